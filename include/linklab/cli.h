@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* cli.h - command dispatch. Each command lives in its own src/cmd_*.c and
+ * returns the process exit status (0 ok, 1 failure, 2 usage error). Only
+ * commands and the console print. */
+#ifndef LINKLAB_CLI_H
+#define LINKLAB_CLI_H
+
+int cli_main(int argc, char **argv);
+
+int cmd_console(int argc, char **argv);
+int cmd_links(int argc, char **argv);
+int cmd_apply(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_clear(int argc, char **argv);
+int cmd_test(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+
+#endif

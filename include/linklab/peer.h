@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/* peer.h - one table of operations on a peer (list links, read qdiscs, apply,
+ * clear, start/stop the test server), implemented twice: local (netlink, in
+ * peer_local.c) and remote (commands over the SSH session, in peer_remote.c).
+ * Both fill the same structs, so a test can apply through either and compare.
+ */
+#ifndef LINKLAB_PEER_H
+#define LINKLAB_PEER_H
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "linklab/err.h"
+#include "linklab/impair.h"
+
+#define PEER_MAX_LINKS  64
+#define PEER_MAX_ADDRS  8
+#define PEER_MAX_QDISCS 8
+
+struct link_info {
+	char name[IF_NAMESIZE];
+	int ifindex;
+	bool up;                  /* IFF_UP */
+	char state[16];           /* operstate: "UP", "DOWN", "UNKNOWN", ... */
+	unsigned mtu;             /* bytes */
+	int naddrs;
+	char addrs[PEER_MAX_ADDRS][64];  /* "10.0.0.1/24", "fd00::1/64" */
+	char qdisc[32];           /* root qdisc kind: "noqueue", "tbf", ... */
+	uint64_t speed_mbps;      /* 0 = unknown */
+};
+
+struct link_list {
+	int n;
+	struct link_info l[PEER_MAX_LINKS];
+};
+
+/* One qdisc as read back from the kernel. */
+struct qdisc_info {
+	char kind[16];            /* "tbf", "netem", "noqueue", ... */
+	uint32_t handle, parent;  /* TC_H values; parent TC_H_ROOT for root */
+	/* counters (tc -s) */
+	uint64_t bytes, packets;
+	uint32_t drops, overlimits, backlog, qlen;
+	/* tbf, read back */
+	uint64_t rate;            /* bit/s */
+	uint32_t burst;           /* bytes */
+	uint32_t limit;           /* bytes (tbf) or packets (netem) */
+	/* netem, read back */
+	int64_t delay, jitter;    /* ns */
+	uint32_t loss, duplicate, corrupt, reorder, gap;   /* u32 fractions */
+	uint32_t delay_corr, loss_corr, dup_corr, corrupt_corr, reorder_corr;
+};
+
+/* The qdisc tree on one interface, root first. */
+struct qdisc_state {
+	char dev[IF_NAMESIZE];
+	int n;
+	struct qdisc_info q[PEER_MAX_QDISCS];
+};
+
+/* Fold a read-back tree into a dial (what the kernel now holds, in dial
+ * terms): tbf rate/burst/limit and the netem fields. Empty dial when the
+ * root qdisc is a kernel default. */
+void qdisc_state_to_impair(const struct qdisc_state *s, struct impair *d);
+
+/* "tbf rate 50Mbit burst 6250b / netem delay 100ms loss 1%" or "noqueue". */
+char *qdisc_state_summary(const struct qdisc_state *s, char *buf, size_t len);
+
+struct peer;
+
+struct peer_ops {
+	const char *name;   /* "local" or "ssh" */
+	/* Interfaces with addresses and root qdisc kind. */
+	int (*list_links)(struct peer *p, struct link_list *out,
+			  struct ll_err *err);
+	/* The interface whose route reaches addr (an IPv4/IPv6 literal). */
+	int (*route_dev)(struct peer *p, const char *addr, char *dev,
+			 size_t len, struct ll_err *err);
+	/* Read the qdisc tree of dev. */
+	int (*read_qdiscs)(struct peer *p, const char *dev,
+			   struct qdisc_state *out, struct ll_err *err);
+	/* Replace whatever is on dev by the plan for d (journalling the
+	 * original first). All or nothing: on failure the original is put
+	 * back. -ENOTSUP with a "modprobe sch_netem" hint when netem is needed
+	 * and missing. */
+	int (*apply)(struct peer *p, const char *dev, const struct impair *d,
+		     struct ll_err *err);
+	/* Restore the journalled original root qdisc of dev (no-op if linklab
+	 * never touched it). */
+	int (*clear)(struct peer *p, const char *dev, struct ll_err *err);
+	/* Print the tc command lines apply would run (remote runs exactly
+	 * these). lines: buffer of len bytes, one command per line. */
+	int (*dry_run)(struct peer *p, const char *dev, const struct impair *d,
+		       char *lines, size_t len, struct ll_err *err);
+	/* Start a one-shot iperf3-compatible server (linklab serve if present,
+	 * else iperf3 -s -1) on a free port; *port gets the port. */
+	int (*server_start)(struct peer *p, int *port, struct ll_err *err);
+	/* Stop the server started by server_start (no-op if it ended). */
+	int (*server_stop)(struct peer *p, struct ll_err *err);
+	/* Release everything (not restoring: call clear first). */
+	void (*close)(struct peer *p);
+};
+
+struct peer {
+	const struct peer_ops *ops;
+	char label[64];           /* "A (this host)", "B (peer-b)" */
+	char host[256];           /* address for test traffic ("" = local) */
+	void *priv;               /* backend state */
+};
+
+/* Local backend: netlink on this host (needs CAP_NET_ADMIN to change). */
+int peer_local_open(struct peer *p, struct ll_err *err);
+
+/* Options to reach a remote peer (filled by sshcfg_resolve from ssh -G). */
+struct ssh_target;
+/* Remote backend: one libssh2 session to the peer. */
+int peer_remote_open(struct peer *p, const struct ssh_target *t,
+		     struct ll_err *err);
+
+#endif

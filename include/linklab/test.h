@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/* test.h - the traffic engine: an iperf3-compatible client (this file) and
+ * server (serve.h). Wire protocol: iperf3's (control connection, 37-byte
+ * cookie, one-byte states, u32-BE length-prefixed JSON params/results; see
+ * iperf3 src/iperf_api.c, iperf_client_api.c, iperf_tcp.c). Streams run on
+ * worker threads; the caller's event loop sees a pipe fd that becomes readable
+ * when an event (interval, end, error) is queued. Never prints, never exits.
+ */
+#ifndef LINKLAB_TEST_H
+#define LINKLAB_TEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "linklab/err.h"
+
+#define TEST_MAX_STREAMS 128
+
+struct test_opts {
+	char host[256];        /* server address or name */
+	int port;              /* default 5201 */
+	int streams;           /* -P, 1..128 */
+	double duration;       /* -t seconds, 1..86400 (default 10) */
+	double interval;       /* -i seconds, 0.1..60 (default 1) */
+	bool reverse;          /* -R: server sends */
+	bool udp;              /* -u (UDP) */
+	uint64_t bitrate;      /* -b bit/s, 0 = unlimited (TCP) */
+	uint64_t window;       /* -w bytes, 0 = default */
+	uint32_t blksize;      /* -l bytes, 0 = default (TCP 128 KiB) */
+	double connect_timeout;/* seconds, default 10 */
+};
+
+/* Fill defaults (port 5201, 1 stream, 10 s, 1 s interval). */
+void test_opts_init(struct test_opts *o);
+
+/* Check ranges; every problem in diag; -EINVAL if any. */
+int test_opts_validate(const struct test_opts *o, struct ll_diag *diag);
+
+/* One stream's figures for one interval, or for the whole test. */
+struct test_stream_sample {
+	int id;                /* iperf3 stream id: 1, 3, 4, ... */
+	bool sender;           /* this side sent on it */
+	double start, end;     /* seconds since test start */
+	uint64_t bytes;
+	double bps;            /* bit/s */
+	/* TCP_INFO (sender side only; -1 when unknown) */
+	int64_t retransmits;   /* delta over the interval (total at the end) */
+	int64_t snd_cwnd;      /* bytes */
+	int64_t rtt_us, rttvar_us;
+	int64_t pmtu;
+};
+
+/* An interval report: every stream plus the SUM. */
+struct test_interval {
+	int nstreams;
+	struct test_stream_sample s[TEST_MAX_STREAMS];
+	struct test_stream_sample sum;
+};
+
+/* End summary as iperf3 prints it: per stream and SUM, sender and receiver
+ * totals (one side's are measured here, the other's come from the peer's
+ * results JSON). */
+struct test_summary {
+	int nstreams;
+	struct test_stream_sample sent[TEST_MAX_STREAMS];
+	struct test_stream_sample received[TEST_MAX_STREAMS];
+	struct test_stream_sample sum_sent, sum_received;
+	double duration;
+	char sender_cc[32], receiver_cc[32];
+};
+
+enum test_event_kind {
+	TEV_CONNECTED,  /* control connected, streams up */
+	TEV_INTERVAL,   /* ev.interval valid */
+	TEV_DONE,       /* summary available via test_summary() */
+	TEV_ERROR,      /* ev.err valid; partial results kept */
+};
+
+struct test_event {
+	enum test_event_kind kind;
+	struct test_interval interval;
+	struct ll_err err;
+};
+
+struct test;
+
+/* Start a test in the background (connect, exchange params, run). Returns 0
+ * and *t, or a negative code (bad opts) with err filled. Connection errors
+ * arrive later as TEV_ERROR. */
+int test_start(const struct test_opts *o, struct test **t, struct ll_err *err);
+
+/* fd readable when events are queued (poll it in the caller's loop). */
+int test_event_fd(const struct test *t);
+
+/* Pop the next event; returns 1 if one was popped, 0 if none queued. */
+int test_next_event(struct test *t, struct test_event *ev);
+
+/* Ask the test to end now (sends TEST_END as at the end of -t). */
+void test_stop(struct test *t);
+
+/* The end summary (valid after TEV_DONE). */
+const struct test_summary *test_summary(const struct test *t);
+
+/* iperf3 -J style JSON document of the whole run (start, intervals[],
+ * end.sum_sent/sum_received, error when failed). Caller frees. */
+char *test_json(const struct test *t);
+
+/* Join threads and free. */
+void test_free(struct test *t);
+
+#endif
