@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/* sshcfg.h - resolve a peer HOST the way OpenSSH does, by running `ssh -G`
+ * (honouring -F FILE) and reading HostName, User, Port, IdentityFile,
+ * UserKnownHostsFile, StrictHostKeyChecking, ProxyJump. */
+#ifndef LINKLAB_SSHCFG_H
+#define LINKLAB_SSHCFG_H
+
+#include <limits.h>
+#include <stdbool.h>
+
+#include "linklab/err.h"
+
+#define SSHCFG_MAX_FILES 8
+
+struct ssh_target {
+	char alias[256];          /* what the user typed */
+	char hostname[256];       /* HostName */
+	char user[64];            /* User */
+	int port;                 /* Port, default 22 */
+	int nidentity;
+	char identity[SSHCFG_MAX_FILES][PATH_MAX];     /* IdentityFile, ~ expanded */
+	int nknown;
+	char known_hosts[SSHCFG_MAX_FILES][PATH_MAX];  /* UserKnownHostsFile */
+	char strict[16];          /* StrictHostKeyChecking: yes|no|accept-new|ask */
+	bool accept_new;          /* --accept-new given on the command line */
+	char proxyjump[256];      /* ProxyJump ("" or "none" = direct) */
+};
+
+struct sshcfg_opts {
+	const char *config_file;  /* -F FILE, NULL = default */
+	const char *key_file;     /* --ssh-key FILE: tried first */
+	const char *known_hosts;  /* --known-hosts FILE: replaces the list */
+	bool accept_new;          /* --accept-new */
+};
+
+/* Resolve host ("alias", "user@host", "host:port", "user@host:port") into t.
+ * -ENOENT if ssh is not installed, -EINVAL if ssh -G rejects the name or the
+ * config (its stderr in err). */
+int sshcfg_resolve(const char *host, const struct sshcfg_opts *o,
+		   struct ssh_target *t, struct ll_err *err);
+
+#endif
