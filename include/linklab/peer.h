@@ -89,6 +89,9 @@ struct peer_ops {
 	/* Restore the journalled original root qdisc of dev (no-op if linklab
 	 * never touched it). */
 	int (*clear)(struct peer *p, const char *dev, struct ll_err *err);
+	/* Restore every interface that has a journal entry on this peer
+	 * (after a crash or kill -9: `linklab clear --all`). May be NULL. */
+	int (*clear_all)(struct peer *p, struct ll_err *err);
 	/* Print the tc command lines apply would run (remote runs exactly
 	 * these). lines: buffer of len bytes, one command per line. */
 	int (*dry_run)(struct peer *p, const char *dev, const struct impair *d,
