@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: MIT */
+/* test_tcjson.c - ip -j / tc -j parsing against fixtures in tests/data/
+ * (captured from this machine's iproute2 6.1 in a private netns; the netem
+ * ones written from tc/q_netem.c netem_print_opt). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <linux/pkt_sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "linklab/tcjson.h"
+
+static char *slurp(const char *name)
+{
+	const char *dir = getenv("LL_TEST_DATA") ? getenv("LL_TEST_DATA") : "tests/data";
+	char path[512];
+	FILE *f;
+	long n;
+	char *buf;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "r");
+	if (!f) {
+		print_error("cannot open fixture %s (run from the repo root)\n", path);
+		fail();
+	}
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = calloc(1, (size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	return buf;
+}
+
+static void test_links(void **state)
+{
+	char *j = slurp("ip_addr.json");
+	struct link_list *ll = calloc(1, sizeof(*ll));
+	struct ll_err err = {0};
+
+	(void)state;
+	assert_int_equal(tcjson_links(j, ll, &err), 0);
+	assert_int_equal(ll->n, 3);
+	assert_string_equal(ll->l[0].name, "lo");
+	assert_int_equal(ll->l[0].mtu, 65536);
+	assert_string_equal(ll->l[0].addrs[0], "127.0.0.1/8");
+	assert_string_equal(ll->l[0].addrs[1], "::1/128");
+	assert_string_equal(ll->l[0].state, "UNKNOWN");
+	assert_true(ll->l[0].up);
+	/* veth-b: only a link-local address, which is skipped */
+	assert_string_equal(ll->l[1].name, "veth-b");
+	assert_int_equal(ll->l[1].ifindex, 2);
+	assert_int_equal(ll->l[1].mtu, 1400);
+	assert_int_equal(ll->l[1].naddrs, 0);
+	assert_string_equal(ll->l[1].qdisc, "noqueue");
+	assert_string_equal(ll->l[2].name, "veth-a");
+	assert_string_equal(ll->l[2].qdisc, "tbf");
+	assert_string_equal(ll->l[2].state, "UP");
+	assert_int_equal(ll->l[2].naddrs, 2);
+	assert_string_equal(ll->l[2].addrs[0], "10.199.0.1/24");
+	assert_string_equal(ll->l[2].addrs[1], "fd99::1/64");
+	free(ll);
+	free(j);
+}
+
+static void test_links_bad(void **state)
+{
+	struct link_list *ll = calloc(1, sizeof(*ll));
+	struct ll_err err = {0};
+
+	(void)state;
+	assert_int_equal(tcjson_links("Error: oops", ll, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "not JSON"));
+	assert_int_equal(tcjson_links("{\"a\":1}", ll, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "array"));
+	assert_int_equal(tcjson_links("[]", ll, &err), 0);
+	assert_int_equal(ll->n, 0);
+	free(ll);
+}
+
+static void test_route_dev(void **state)
+{
+	char *j = slurp("ip_route_get.json");
+	char dev[IF_NAMESIZE], tiny[3];
+	struct ll_err err = {0};
+
+	(void)state;
+	assert_int_equal(tcjson_route_dev(j, dev, sizeof(dev), &err), 0);
+	assert_string_equal(dev, "veth-a");
+	assert_int_equal(tcjson_route_dev(j, tiny, sizeof(tiny), &err), -ENOSPC);
+	assert_int_equal(tcjson_route_dev("[{\"dst\":\"1.2.3.4\"}]", dev,
+					  sizeof(dev), &err), -ENOENT);
+	assert_int_equal(tcjson_route_dev("[", dev, sizeof(dev), &err), -EINVAL);
+	free(j);
+}
+
+static void test_handles(void **state)
+{
+	uint32_t h;
+
+	(void)state;
+	assert_int_equal(tcjson_parse_handle("1:", &h), 0);
+	assert_int_equal(h, 0x10000);
+	assert_int_equal(tcjson_parse_handle("1:1", &h), 0);
+	assert_int_equal(h, 0x10001);
+	assert_int_equal(tcjson_parse_handle("8001:", &h), 0);
+	assert_int_equal(h, 0x80010000);
+	assert_int_equal(tcjson_parse_handle("0:", &h), 0);
+	assert_int_equal(h, 0);
+	assert_int_equal(tcjson_parse_handle("root", &h), 0);
+	assert_int_equal(h, TC_H_ROOT);
+	assert_int_equal(tcjson_parse_handle("1", &h), -EINVAL);
+	assert_int_equal(tcjson_parse_handle("x:", &h), -EINVAL);
+	assert_int_equal(tcjson_parse_handle("10000:", &h), -EINVAL);
+	assert_int_equal(tcjson_parse_handle("", &h), -EINVAL);
+}
+
+static void test_tbf(void **state)
+{
+	char *j = slurp("tc_tbf.json");
+	struct qdisc_state qs;
+	struct ll_err err = {0};
+
+	(void)state;
+	assert_int_equal(tcjson_qdiscs(j, "veth-a", &qs, &err), 0);
+	assert_string_equal(qs.dev, "veth-a");
+	assert_int_equal(qs.n, 1);
+	assert_string_equal(qs.q[0].kind, "tbf");
+	assert_int_equal(qs.q[0].handle, 0x10000);
+	assert_int_equal(qs.q[0].parent, TC_H_ROOT);
+	/* applied as "rate 50mbit burst 6250b limit 318750b": tc -j prints
+	 * rate 6250000 (bytes/s) and lat 50000 (us) */
+	assert_int_equal(qs.q[0].rate, 50000000);
+	assert_int_equal(qs.q[0].burst, 6250);
+	assert_int_equal(qs.q[0].limit, 318750);
+	free(j);
+}
+
+static void test_noqueue(void **state)
+{
+	char *j = slurp("tc_noqueue.json");
+	struct qdisc_state qs;
+
+	(void)state;
+	assert_int_equal(tcjson_qdiscs(j, "veth-b", &qs, NULL), 0);
+	assert_int_equal(qs.n, 1);
+	assert_string_equal(qs.q[0].kind, "noqueue");
+	assert_int_equal(qs.q[0].handle, 0);
+	assert_int_equal(qs.q[0].rate, 0);
+	free(j);
+}
+
+static void test_tbf_pfifo_and_fifo(void **state)
+{
+	char *j = slurp("tc_tbf_pfifo.json");
+	struct qdisc_state qs;
+
+	(void)state;
+	assert_int_equal(tcjson_qdiscs(j, "veth-b", &qs, NULL), 0);
+	assert_int_equal(qs.n, 2);
+	assert_string_equal(qs.q[0].kind, "tbf");
+	assert_int_equal(qs.q[0].rate, 10000000);
+	assert_int_equal(qs.q[0].burst, 5000);
+	/* latency 50ms at 1250000 B/s: 62500 + burst 5000 */
+	assert_int_equal(qs.q[0].limit, 67500);
+	assert_string_equal(qs.q[1].kind, "pfifo");
+	assert_int_equal(qs.q[1].handle, 0x100000);
+	assert_int_equal(qs.q[1].parent, 0x10001);
+	assert_int_equal(qs.q[1].limit, 100);
+	free(j);
+	j = slurp("tc_bfifo.json");
+	assert_int_equal(tcjson_qdiscs(j, "veth-b", &qs, NULL), 0);
+	assert_string_equal(qs.q[0].kind, "bfifo");
+	assert_int_equal(qs.q[0].limit, 30000);
+	free(j);
+}
+
+static void test_netem(void **state)
+{
+	char *j = slurp("tc_tbf_netem.json");
+	struct qdisc_state qs;
+	const struct qdisc_info *n;
+
+	(void)state;
+	assert_int_equal(tcjson_qdiscs(j, "eth1", &qs, NULL), 0);
+	assert_int_equal(qs.n, 2);
+	assert_int_equal(qs.q[0].bytes, 152340);
+	assert_int_equal(qs.q[0].packets, 102);
+	assert_int_equal(qs.q[0].drops, 3);
+	assert_int_equal(qs.q[0].overlimits, 17);
+	assert_int_equal(qs.q[0].backlog, 2960);
+	assert_int_equal(qs.q[0].qlen, 2);
+	n = &qs.q[1];
+	assert_string_equal(n->kind, "netem");
+	assert_int_equal(n->parent, 0x10001);
+	assert_int_equal(n->limit, 1000);
+	assert_int_equal(n->delay, 100000000);
+	assert_int_equal(n->jitter, 10000000);
+	/* 25% -> round(0.25 * UINT32_MAX) as tc's set_percent */
+	assert_int_equal(n->delay_corr, 1073741824);
+	assert_int_equal(n->loss, 42949673);
+	assert_int_equal(n->loss_corr, 1073741824);
+	assert_int_equal(n->duplicate, 21474836);
+	assert_int_equal(n->reorder, 429496730);
+	assert_int_equal(n->reorder_corr, 2147483648u);
+	assert_int_equal(n->corrupt, 4294967);
+	assert_int_equal(n->gap, 5);
+	assert_int_equal(n->drops, 1);
+	free(j);
+	j = slurp("tc_netem_root.json");
+	assert_int_equal(tcjson_qdiscs(j, "eth1", &qs, NULL), 0);
+	assert_int_equal(qs.n, 1);
+	assert_int_equal(qs.q[0].handle, 0x80010000);
+	assert_int_equal(qs.q[0].parent, TC_H_ROOT);
+	assert_int_equal(qs.q[0].delay, 40000000);
+	assert_int_equal(qs.q[0].jitter, 5000000);
+	assert_int_equal(qs.q[0].loss, 21474836);
+	assert_int_equal(qs.q[0].loss_corr, 0);
+	free(j);
+}
+
+static void test_root_first(void **state)
+{
+	/* a child listed before its root is still returned after it */
+	const char *j = "[{\"kind\":\"pfifo\",\"handle\":\"10:\",\"parent\":\"1:1\","
+			"\"options\":{\"limit\":7}},{\"kind\":\"tbf\",\"handle\":\"1:\","
+			"\"root\":true,\"options\":{\"rate\":125000,\"burst\":1600,"
+			"\"limit\":9000}}]";
+	struct qdisc_state qs;
+
+	(void)state;
+	assert_int_equal(tcjson_qdiscs(j, "x", &qs, NULL), 0);
+	assert_int_equal(qs.n, 2);
+	assert_string_equal(qs.q[0].kind, "tbf");
+	assert_int_equal(qs.q[0].rate, 1000000);
+	assert_int_equal(qs.q[0].limit, 9000);
+	assert_string_equal(qs.q[1].kind, "pfifo");
+	assert_int_equal(qs.q[1].limit, 7);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_links),
+		cmocka_unit_test(test_links_bad),
+		cmocka_unit_test(test_route_dev),
+		cmocka_unit_test(test_handles),
+		cmocka_unit_test(test_tbf),
+		cmocka_unit_test(test_noqueue),
+		cmocka_unit_test(test_tbf_pfifo_and_fifo),
+		cmocka_unit_test(test_netem),
+		cmocka_unit_test(test_root_first),
+	};
+	return cmocka_run_group_tests_name("tcjson", tests, NULL, NULL);
+}
