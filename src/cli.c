@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/* cli.c - command dispatch: `linklab [COMMAND] [options]`. */
+#include <stdio.h>
+#include <string.h>
+
+#include "linklab/cli.h"
+
+struct cli_cmd {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *usage;
+};
+
+static const struct cli_cmd cli_cmds[] = {
+	{ "console", cmd_console,
+	  "console [--peer HOST] [--dev IF] [--peer-dev IF] [-F FILE] [--ssh-key FILE]\n"
+	  "                 [--known-hosts FILE] [--accept-new] [--peer-data ADDR] [-c ADDR]" },
+	{ "links", cmd_links, "links [--peer HOST] [-J]" },
+	{ "apply", cmd_apply,
+	  "apply [--peer HOST] [--dev IF] [--peer-dev IF] [--local|--remote] [--dry-run]\n"
+	  "                 [--rate R] [--burst B] [--delay T] [--jitter T] [--loss P] [...] [-J]" },
+	{ "show", cmd_show, "show [--peer HOST] [--dev IF] [--peer-dev IF] [-J]" },
+	{ "clear", cmd_clear,
+	  "clear [--peer HOST] [--dev IF] [--peer-dev IF] [--local|--remote] [--all]" },
+	{ "test", cmd_test,
+	  "test (--peer HOST | -c ADDR) [-p PORT] [-P N] [-t SEC] [-i SEC] [-R] [-l LEN]\n"
+	  "                 [-w SIZE] [-J]" },
+	{ "serve", cmd_serve, "serve [-p PORT] [-B ADDR] [-1]" },
+	{ NULL, NULL, NULL },
+};
+
+static void cli_usage(FILE *f)
+{
+	const struct cli_cmd *c;
+
+	fprintf(f, "usage: linklab [COMMAND] [options]   (default command: console)\n\n");
+	for (c = cli_cmds; c->name; c++)
+		fprintf(f, "  linklab %s\n", c->usage);
+	fprintf(f, "\nHOST is an ssh_config alias or [user@]host[:port], resolved by `ssh -G`.\n"
+		"Units as tc: rates 50mbit (bit/s) or 6mbps (bytes/s), times 100ms, loss 1%%.\n"
+		"Common options: -F FILE (ssh config), --ssh-key FILE, --known-hosts FILE,\n"
+		"--accept-new, --peer-data ADDR (test traffic address), -h for this text.\n");
+}
+
+int cli_main(int argc, char **argv)
+{
+	const struct cli_cmd *c;
+
+	if (argc < 2 || argv[1][0] == '-') {
+		if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+			cli_usage(stdout);
+			return 0;
+		}
+		if (argc >= 2 && (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version"))) {
+			printf("linklab 0.1\n");
+			return 0;
+		}
+		/* Options only: the console. */
+		return cmd_console(argc, argv);
+	}
+	if (!strcmp(argv[1], "help")) {
+		cli_usage(stdout);
+		return 0;
+	}
+	for (c = cli_cmds; c->name; c++)
+		if (!strcmp(argv[1], c->name))
+			return c->run(argc - 1, argv + 1);
+	fprintf(stderr, "linklab: unknown command '%s'\n\n", argv[1]);
+	cli_usage(stderr);
+	return 2;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd_clear.c - `linklab clear`: restore what was on the interfaces before
+ * linklab touched them. */
+#include <stdio.h>
+#include <string.h>
+
+#include "linklab/cli.h"
+#include "linklab/cmd.h"
+
+int cmd_clear(int argc, char **argv)
+{
+	struct cmd_common c = { 0 };
+	struct ll_err err = { 0 };
+	struct peerset ps;
+	bool all = false;
+	unsigned sides;
+	int i, rc, status = 0;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--all")) {
+			all = true;
+			continue;
+		}
+		rc = cmd_common_opt(&c, argc, argv, &i, &err);
+		if (rc < 0)
+			return cmd_fail("clear", &err), 2;
+		if (rc == 0) {
+			fprintf(stderr, "linklab clear: unknown option '%s'\n", argv[i]);
+			return 2;
+		}
+	}
+	if (peerset_open(&ps, &c.po, &err) < 0)
+		return cmd_fail("clear", &err);
+	sides = cmd_sides(&c, &ps, &err);
+	if (!sides) {
+		peerset_close(&ps);
+		return cmd_fail("clear", &err), 2;
+	}
+	for (i = 0; i < 2; i++) {
+		struct peer *p = i == 0 ? &ps.a : &ps.b;
+		const char *dev = i == 0 ? ps.dev_a : ps.dev_b;
+
+		if (!(sides & (i == 0 ? CMD_SIDE_A : CMD_SIDE_B)))
+			continue;
+		if (all && p->ops->clear_all) {
+			rc = p->ops->clear_all(p, &err);
+		} else if (!dev[0]) {
+			fprintf(stderr, "linklab clear: %s: no interface: give %s IF "
+				"(or --all)\n", p->label, i == 0 ? "--dev" : "--peer-dev");
+			status = 1;
+			continue;
+		} else {
+			rc = p->ops->clear(p, dev, &err);
+		}
+		if (rc < 0) {
+			fprintf(stderr, "linklab clear: %s: %s\n", p->label, err.msg);
+			status = 1;
+		} else {
+			printf("%s: %s restored\n", p->label, all ? "all interfaces" : dev);
+		}
+	}
+	peerset_close(&ps);
+	return status;
+}

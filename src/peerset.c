@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/* peerset.c - open peer A (local) and B (ssh) and preselect the interfaces
+ * that route to each other. */
+#include <errno.h>
+#include <netdb.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "linklab/peerset.h"
+
+/* The value of an option "--name VALUE" or "--name=VALUE" at argv[*i]. */
+static int opt_value(const char *name, int argc, char **argv, int *i,
+		     const char **val, struct ll_err *err)
+{
+	size_t n = strlen(name);
+	const char *a = argv[*i];
+
+	if (strncmp(a, name, n) != 0)
+		return 0;
+	if (a[n] == '=') {
+		*val = a + n + 1;
+		return 1;
+	}
+	if (a[n] != '\0')
+		return 0;
+	if (*i + 1 >= argc)
+		return ll_err_set(err, -EINVAL, "option %s needs a value", name);
+	*val = argv[++*i];
+	return 1;
+}
+
+int peerset_parse_opt(struct peerset_opts *o, int argc, char **argv, int *i,
+		      struct ll_err *err)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} opts[] = {
+		{ "--peer-data", offsetof(struct peerset_opts, peer_data) },
+		{ "--peer-dev", offsetof(struct peerset_opts, peer_dev) },
+		{ "--peer", offsetof(struct peerset_opts, peer) },
+		{ "--dev", offsetof(struct peerset_opts, dev) },
+		{ "-F", offsetof(struct peerset_opts, ssh.config_file) },
+		{ "--ssh-key", offsetof(struct peerset_opts, ssh.key_file) },
+		{ "--known-hosts", offsetof(struct peerset_opts, ssh.known_hosts) },
+	};
+	size_t k;
+	int rc;
+
+	if (!strcmp(argv[*i], "--accept-new")) {
+		o->ssh.accept_new = true;
+		return 1;
+	}
+	for (k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
+		const char *val = NULL;
+
+		rc = opt_value(opts[k].name, argc, argv, i, &val, err);
+		if (rc < 0)
+			return rc;
+		if (rc == 0)
+			continue;
+		if (!*val)
+			return ll_err_set(err, -EINVAL, "option %s: empty value",
+					  opts[k].name);
+		*(const char **)((char *)o + opts[k].off) = val;
+		return 1;
+	}
+	return 0;
+}
+
+/* Resolve name to a numeric address literal (first result). */
+static int to_literal(const char *name, char *out, size_t len)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+	int rc;
+
+	rc = getaddrinfo(name, NULL, &hints, &res);
+	if (rc != 0 || !res)
+		return -ENOENT;
+	rc = getnameinfo(res->ai_addr, res->ai_addrlen, out, (socklen_t)len,
+			 NULL, 0, NI_NUMERICHOST);
+	freeaddrinfo(res);
+	return rc ? -ENOENT : 0;
+}
+
+/* First address of dev in the link list, without its /prefix. */
+static void first_addr(const struct link_list *ll, const char *dev, char *out,
+		       size_t len)
+{
+	int i, k;
+
+	out[0] = '\0';
+	for (i = 0; i < ll->n; i++) {
+		if (strcmp(ll->l[i].name, dev))
+			continue;
+		for (k = 0; k < ll->l[i].naddrs; k++) {
+			const char *a = ll->l[i].addrs[k];
+			char *slash;
+
+			if (!strncmp(a, "fe80", 4))
+				continue;
+			snprintf(out, len, "%s", a);
+			slash = strchr(out, '/');
+			if (slash)
+				*slash = '\0';
+			return;
+		}
+	}
+}
+
+int peerset_open(struct peerset *ps, const struct peerset_opts *o,
+		 struct ll_err *err)
+{
+	struct link_list *ll;
+	char lit[256];
+	int rc;
+
+	memset(ps, 0, sizeof(*ps));
+	rc = peer_local_open(&ps->a, err);
+	if (rc < 0)
+		return rc;
+	snprintf(ps->a.label, sizeof(ps->a.label), "A (this host)");
+	if (o->peer) {
+		rc = sshcfg_resolve(o->peer, &o->ssh, &ps->target, err);
+		if (rc == 0)
+			rc = peer_remote_open(&ps->b, &ps->target, err);
+		if (rc < 0) {
+			ll_err_prefix(err, "peer %s: ", o->peer);
+			ps->a.ops->close(&ps->a);
+			return rc;
+		}
+		ps->has_b = true;
+		snprintf(ps->b.label, sizeof(ps->b.label), "B (%s)", o->peer);
+		snprintf(ps->addr_b, sizeof(ps->addr_b), "%s",
+			 o->peer_data ? o->peer_data : ps->target.hostname);
+	}
+	if (o->dev)
+		snprintf(ps->dev_a, sizeof(ps->dev_a), "%s", o->dev);
+	else if (ps->has_b && to_literal(ps->addr_b, lit, sizeof(lit)) == 0)
+		ps->a.ops->route_dev(&ps->a, lit, ps->dev_a, sizeof(ps->dev_a), NULL);
+
+	ll = calloc(1, sizeof(*ll));
+	if (ll && ps->dev_a[0] && ps->a.ops->list_links(&ps->a, ll, NULL) == 0)
+		first_addr(ll, ps->dev_a, ps->addr_a, sizeof(ps->addr_a));
+	free(ll);
+
+	if (o->peer_dev)
+		snprintf(ps->dev_b, sizeof(ps->dev_b), "%s", o->peer_dev);
+	else if (ps->has_b && ps->addr_a[0])
+		ps->b.ops->route_dev(&ps->b, ps->addr_a, ps->dev_b,
+				     sizeof(ps->dev_b), NULL);
+	return 0;
+}
+
+void peerset_close(struct peerset *ps)
+{
+	if (ps->has_b && ps->b.ops)
+		ps->b.ops->close(&ps->b);
+	if (ps->a.ops)
+		ps->a.ops->close(&ps->a);
+	ps->has_b = false;
+}

@@ -1,0 +1,39 @@
+# Shared helpers for the lab suites (sourced). Each suite uses its own
+# namespace names and state dir so suites and a running demo never collide.
+LL_REPO=$(cd "$(dirname "$0")/../.." && pwd)
+LINKLAB=${LINKLAB:-$LL_REPO/build/linklab}
+PASS=0; FAIL=0; SKIP=0
+pass() { PASS=$((PASS+1)); echo "PASS: $*"; }
+fail() { FAIL=$((FAIL+1)); echo "FAIL: $*"; }
+skip() { SKIP=$((SKIP+1)); echo "SKIP: $*"; }
+summary() { echo "$1: $PASS passed, $FAIL failed, $SKIP skipped"; [ "$FAIL" = 0 ]; }
+need_root() {
+	if [ "$(id -u)" != 0 ]; then
+		skip "$1: needs root for network namespaces (run: sudo make check)"
+		summary "$1"; exit 0
+	fi
+}
+# lab_up SUFFIX: bring up a private two-namespace lab, export its settings.
+lab_up() {
+	export LL_NS_A="lla-$1" LL_NS_B="llb-$1" LL_LAB_DIR="${TMPDIR:-/tmp}/linklab-lab-$1"
+	sh "$LL_REPO/lab/lab.sh" up >/dev/null 2>"$LL_LAB_DIR.uperr" || {
+		cat "$LL_LAB_DIR.uperr"; return 1; }
+	eval "$(sh "$LL_REPO/lab/lab.sh" env)"
+}
+lab_down() { sh "$LL_REPO/lab/lab.sh" down >/dev/null 2>&1; }
+ina() { ip netns exec "$LL_NS_A" "$@"; }
+inb() { ip netns exec "$LL_NS_B" "$@"; }
+# root qdisc kind of DEV in namespace NS
+root_kind() {
+	ip netns exec "$1" tc -j qdisc show dev "$2" | python3 -c '
+import json,sys
+q=[x for x in json.load(sys.stdin) if x.get("root")]
+print(q[0]["kind"] if q else "none")'
+}
+# tbf rate of the root qdisc in bit/s (tc -j prints bytes/s)
+root_tbf_rate() {
+	ip netns exec "$1" tc -j qdisc show dev "$2" | python3 -c '
+import json,sys
+q=[x for x in json.load(sys.stdin) if x.get("root") and x["kind"]=="tbf"]
+print(int(q[0]["options"]["rate"])*8 if q else 0)'
+}

@@ -1,0 +1,30 @@
+#!/bin/sh
+# make check: every suite, then one closing line "N passed, N failed, N skipped".
+# Suites print their own "NAME: N passed, N failed[, N skipped]" line.
+cd "$(dirname "$0")/.." || exit 1
+BUILD=${BUILD:-build}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+rcs=0
+for suite in "make --no-print-directory BUILD=$BUILD unit" \
+	"sh tests/lab/run.sh" "sh tests/lab/interop.sh" "sh tests/lab/ssh.sh" \
+	"sh tests/tui/run.sh"; do
+	set -- $suite
+	if [ "$1" = sh ] && [ ! -f "$2" ]; then
+		echo "=== $suite: missing"; echo "$2: 0 passed, 1 failed" >> "$log"
+		rcs=1; continue
+	fi
+	echo "=== $suite"
+	{ LINKLAB="$PWD/$BUILD/linklab" $suite 2>&1; echo "rc=$?" > "$log.rc"; } | tee -a "$log"
+	if ! grep -q '^rc=0$' "$log.rc"; then rcs=1; fi
+	rm -f "$log.rc"
+done
+p=0; f=0; s=0
+for n in $(sed -n 's/.*[: ]\([0-9][0-9]*\) passed.*/\1/p' "$log"); do p=$((p+n)); done
+for n in $(sed -n 's/.* \([0-9][0-9]*\) failed.*/\1/p' "$log"); do f=$((f+n)); done
+for n in $(sed -n 's/.* \([0-9][0-9]*\) skipped.*/\1/p' "$log"); do s=$((s+n)); done
+echo
+grep -E '^[a-z-]+: [0-9]+ passed' "$log" | sed 's/^/  /'
+[ "$rcs" != 0 ] && [ "$f" = 0 ] && f=1
+echo "check: $p passed, $f failed, $s skipped"
+[ "$f" = 0 ]
