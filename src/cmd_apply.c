@@ -2,6 +2,7 @@
 /* cmd_apply.c - `linklab apply`: validate the whole dial first (every problem
  * at once), then apply on this host and/or the peer; all or nothing: if the
  * peer fails, this host is put back as it was. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "linklab/cli.h"
 #include "linklab/cmd.h"
+#include "linklab/profile.h"
 #include "linklab/units.h"
 
 /* Halve a dial so that two peers together give the end-to-end target:
@@ -24,6 +26,18 @@ static void split_dial(struct impair *d)
 		p = units_prob_to_percent(d->loss) / 100.0;
 		d->loss = units_percent_to_prob(100.0 * (1.0 - sqrt(1.0 - p)));
 	}
+}
+
+/* Copy every field given in src onto dst (command line over profile). */
+static void overlay(struct impair *dst, const struct impair *src,
+		    struct ll_diag *diag)
+{
+	const struct impair_field *f;
+	char v[64];
+
+	for (f = impair_fields; f->name; f++)
+		if (src->set & f->bit)
+			impair_set(dst, f->name, impair_get(src, f, v, sizeof(v)), diag);
 }
 
 static int apply_usage_error(const struct ll_diag *diag)
@@ -45,7 +59,9 @@ int cmd_apply(int argc, char **argv)
 	struct cmd_common c = { 0 };
 	struct ll_err err = { 0 };
 	struct ll_diag diag;
-	struct impair d = { 0 };
+	struct impair d = { 0 }, dial[2];
+	struct profile prof;
+	const char *profile = NULL;
 	struct peerset ps;
 	struct qdisc_state *qs;
 	bool dry = false, split = false;
@@ -74,6 +90,14 @@ int cmd_apply(int argc, char **argv)
 			split = true;
 			continue;
 		}
+		if (!strcmp(name, "--profile")) {
+			if (i + 1 >= argc)
+				ll_diag_add(&diag, LL_DIAG_ERROR, NULL,
+					    "--profile needs a NAME (see linklab profile list)");
+			else
+				profile = argv[++i];
+			continue;
+		}
 		if (strncmp(name, "--", 2) != 0) {
 			ll_diag_add(&diag, LL_DIAG_ERROR, NULL,
 				    "unexpected argument '%s'", name);
@@ -100,12 +124,30 @@ int cmd_apply(int argc, char **argv)
 		}
 		impair_set(&d, f->name, val, &diag);
 	}
-	if (diag.nerrors == 0 && impair_is_empty(&d))
+	dial[0] = dial[1] = d;
+	if (profile && diag.nerrors == 0) {
+		char path[PATH_MAX];
+
+		if (profile_find(profile, path, sizeof(path), &err) < 0)
+			ll_diag_add(&diag, LL_DIAG_ERROR, NULL, "%s", err.msg);
+		else if (profile_load(path, &prof, &diag) == 0) {
+			dial[0] = prof.a;
+			dial[1] = prof.b;
+			overlay(&dial[0], &d, &diag);
+			overlay(&dial[1], &d, &diag);
+		}
+	}
+	if (diag.nerrors == 0 && impair_is_empty(&dial[0]) && impair_is_empty(&dial[1]))
 		ll_diag_add(&diag, LL_DIAG_ERROR, NULL,
 			    "nothing to apply: give at least one of --rate, --delay, "
 			    "--jitter, --loss, ... (linklab clear removes an impairment)");
-	if (diag.nerrors == 0)
+	if (diag.nerrors == 0 && !profile)
 		impair_validate(&d, &diag);
+	else if (diag.nerrors == 0 && (d.set || prof.per_side)) {
+		impair_validate(&dial[0], &diag);
+		if (prof.per_side)
+			impair_validate(&dial[1], &diag);
+	}
 	if (diag.nerrors)
 		return apply_usage_error(&diag);
 	for (i = 0; i < diag.n; i++)
@@ -118,8 +160,10 @@ int cmd_apply(int argc, char **argv)
 		peerset_close(&ps);
 		return cmd_fail("apply", &err), 2;
 	}
-	if (split && sides == (CMD_SIDE_A | CMD_SIDE_B))
-		split_dial(&d);
+	if (split && sides == (CMD_SIDE_A | CMD_SIDE_B)) {
+		split_dial(&dial[0]);
+		split_dial(&dial[1]);
+	}
 	if (((sides & CMD_SIDE_A) && !ps.dev_a[0]) ||
 	    ((sides & CMD_SIDE_B) && !ps.dev_b[0])) {
 		fprintf(stderr, "linklab apply: no interface found that routes to the "
@@ -134,10 +178,10 @@ int cmd_apply(int argc, char **argv)
 		struct peer *p = i == 0 ? &ps.a : &ps.b;
 		const char *dev = i == 0 ? ps.dev_a : ps.dev_b;
 
-		if (!(sides & side))
+		if (!(sides & side) || impair_is_empty(&dial[i]))
 			continue;
 		if (dry) {
-			rc = p->ops->dry_run(p, dev, &d, lines, sizeof(lines), &err);
+			rc = p->ops->dry_run(p, dev, &dial[i], lines, sizeof(lines), &err);
 			if (rc < 0) {
 				fprintf(stderr, "linklab apply: %s: %s\n", p->label, err.msg);
 				status = 1;
@@ -146,7 +190,7 @@ int cmd_apply(int argc, char **argv)
 			printf("# %s\n%s", p->label, lines);
 			continue;
 		}
-		rc = p->ops->apply(p, dev, &d, &err);
+		rc = p->ops->apply(p, dev, &dial[i], &err);
 		if (rc < 0) {
 			fprintf(stderr, "linklab apply: %s %s: %s\n", p->label, dev, err.msg);
 			status = 1;

@@ -14,5 +14,6 @@ int cmd_show(int argc, char **argv);
 int cmd_clear(int argc, char **argv);
 int cmd_test(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
 
 #endif

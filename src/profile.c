@@ -1,0 +1,426 @@
+/* SPDX-License-Identifier: MIT */
+/* profile.c - INI profiles through iniparser (the only file including it). */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <iniparser.h>
+
+#include "linklab/profile.h"
+
+#define PROFILE_LINE_MAX 1024
+
+/* iniparser reports through a callback without a context pointer: collect
+ * its messages here while profile_load runs (single-threaded use). */
+static char ini_errbuf[512];
+
+/* iniparser error callback: keep the first message, print nothing. */
+static int ini_errback(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ini_errbuf[0])
+		return 0;
+	va_start(ap, fmt);
+	vsnprintf(ini_errbuf, sizeof(ini_errbuf), fmt, ap);
+	va_end(ap);
+	ini_errbuf[strcspn(ini_errbuf, "\n")] = '\0';
+	return 0;
+}
+
+static const char *const known_sections[] = { "profile", "dial", "a", "b", NULL };
+
+static bool section_known(const char *s)
+{
+	int i;
+
+	for (i = 0; known_sections[i]; i++)
+		if (!strcmp(s, known_sections[i]))
+			return true;
+	return false;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+/* Line-level checks iniparser cannot make: duplicates, case-only section
+ * differences, inline comments that cut a value, over-long lines, unknown
+ * sections and keys. */
+static void lint_file(FILE *f, const char *path, struct ll_diag *diag)
+{
+	char line[PROFILE_LINE_MAX + 2], sec[64] = "", seen[64][96];
+	char secs[16][64];
+	int nseen = 0, nsecs = 0, lineno = 0, i;
+
+	while (fgets(line, sizeof(line), f)) {
+		char *s, *eq, *key, *val;
+
+		lineno++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			int c;
+
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+				    "%s:%d: line longer than %d bytes", path,
+				    lineno, PROFILE_LINE_MAX);
+			while ((c = fgetc(f)) != EOF && c != '\n')
+				;
+			continue;
+		}
+		s = trim(line);
+		if (!*s || *s == '#' || *s == ';')
+			continue;
+		if (*s == '[') {
+			char *end = strchr(s, ']');
+
+			if (!end) {
+				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+					    "%s:%d: section header without ']'", path, lineno);
+				continue;
+			}
+			*end = '\0';
+			snprintf(sec, sizeof(sec), "%s", trim(s + 1));
+			for (i = 0; i < nsecs; i++) {
+				if (!strcmp(secs[i], sec))
+					ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+						    "%s:%d: section [%s] appears twice",
+						    path, lineno, sec);
+				else if (!strcasecmp(secs[i], sec))
+					ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+						    "%s:%d: section [%s] differs from [%s] only in case",
+						    path, lineno, sec, secs[i]);
+			}
+			if (nsecs < 16)
+				snprintf(secs[nsecs++], sizeof(secs[0]), "%s", sec);
+			if (!section_known(sec))
+				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+					    "%s:%d: unknown section [%s] (known: profile, dial, a, b)",
+					    path, lineno, sec);
+			continue;
+		}
+		eq = strchr(s, '=');
+		if (!eq) {
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+				    "%s:%d: expected 'key = value'", path, lineno);
+			continue;
+		}
+		*eq = '\0';
+		key = trim(s);
+		val = trim(eq + 1);
+		if (strpbrk(val, "#;") && val[0] != '"')
+			ll_diag_add(diag, LL_DIAG_WARN, NULL,
+				    "%s:%d: %s: value '%s' is cut at '#' or ';' (the rest "
+				    "is a comment): the value used is '%.*s'",
+				    path, lineno, key, val, (int)strcspn(val, "#;"), val);
+		for (i = 0; i < nseen; i++) {
+			char k[96];
+
+			snprintf(k, sizeof(k), "%s:%s", sec, key);
+			if (!strcasecmp(seen[i], k)) {
+				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+					    "%s:%d: key '%s' repeated in [%s]", path,
+					    lineno, key, sec);
+				break;
+			}
+		}
+		if (nseen < 64)
+			snprintf(seen[nseen++], sizeof(seen[0]), "%s:%s", sec, key);
+		if (!strcmp(sec, "profile")) {
+			if (strcasecmp(key, "name") && strcasecmp(key, "description"))
+				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+					    "%s:%d: unknown key '%s' in [profile] "
+					    "(known: name, description)", path, lineno, key);
+		} else if (section_known(sec) && !impair_field_find(key)) {
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+				    "%s:%d: unknown key '%s' in [%s]", path, lineno,
+				    key, sec);
+		} else if (!sec[0]) {
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+				    "%s:%d: key '%s' outside any section", path, lineno, key);
+		}
+	}
+}
+
+/* Fill d from one section of the dictionary. */
+static void load_section(dictionary *ini, const char *sec, struct impair *d,
+			 const char *path, struct ll_diag *diag)
+{
+	const struct impair_field *f;
+	char key[96];
+
+	for (f = impair_fields; f->name; f++) {
+		const char *v;
+		struct ll_diag one;
+		int i;
+
+		snprintf(key, sizeof(key), "%s:%s", sec, f->name);
+		v = iniparser_getstring(ini, key, NULL);
+		if (!v)
+			continue;
+		ll_diag_clear(&one);
+		if (impair_set(d, f->name, v, &one) < 0)
+			for (i = 0; i < one.n; i++)
+				ll_diag_add(diag, one.e[i].level, f->name,
+					    "%s: [%s] %s", path, sec, one.e[i].text);
+	}
+}
+
+int profile_load(const char *path, struct profile *p, struct ll_diag *diag)
+{
+	dictionary *ini;
+	const char *s, *base;
+	FILE *f;
+	struct ll_diag v;
+	int before = diag->nerrors, side, i;
+
+	memset(p, 0, sizeof(*p));
+	snprintf(p->path, sizeof(p->path), "%s", path);
+	f = fopen(path, "r");
+	if (!f) {
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s: %s", path, strerror(errno));
+		return -ENOENT;
+	}
+	lint_file(f, path, diag);
+	fclose(f);
+
+	ini_errbuf[0] = '\0';
+	iniparser_set_error_callback(ini_errback);
+	ini = iniparser_load(path);
+	if (!ini || ini_errbuf[0]) {
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s: %s", path,
+			    ini_errbuf[0] ? ini_errbuf : "cannot parse");
+		if (ini)
+			iniparser_freedict(ini);
+		return -EINVAL;
+	}
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	s = iniparser_getstring(ini, "profile:name", NULL);
+	snprintf(p->name, sizeof(p->name), "%.*s", (int)strcspn(base, "."), base);
+	if (s && *s)
+		snprintf(p->name, sizeof(p->name), "%s", s);
+	s = iniparser_getstring(ini, "profile:description", "");
+	snprintf(p->description, sizeof(p->description), "%s", s);
+
+	load_section(ini, "dial", &p->a, path, diag);
+	p->b = p->a;
+	if (iniparser_find_entry(ini, "a")) {
+		load_section(ini, "a", &p->a, path, diag);
+		p->per_side = true;
+	}
+	if (iniparser_find_entry(ini, "b")) {
+		load_section(ini, "b", &p->b, path, diag);
+		p->per_side = true;
+	}
+	iniparser_freedict(ini);
+
+	for (side = 0; side < 2 && diag->nerrors == before; side++) {
+		ll_diag_clear(&v);
+		impair_validate(side ? &p->b : &p->a, &v);
+		for (i = 0; i < v.n; i++)
+			ll_diag_add(diag, v.e[i].level, v.e[i].field, "%s: %s%s",
+				    path, p->per_side ? (side ? "[b] " : "[a] ") : "",
+				    v.e[i].text);
+		if (!p->per_side)
+			break;
+	}
+	return diag->nerrors > before ? -EINVAL : 0;
+}
+
+/* The directories searched, in order, into dirs (each PATH_MAX). */
+static int profile_dirs(char dirs[][PATH_MAX], int max, bool *user)
+{
+	const char *env = getenv("LINKLAB_PROFILE_PATH");
+	char exe[PATH_MAX], *slash;
+	ssize_t n;
+	int nd = 0;
+
+	if (env && *env) {
+		char *copy = strdup(env), *tok, *save = NULL;
+
+		for (tok = strtok_r(copy, ":", &save); tok && nd < max;
+		     tok = strtok_r(NULL, ":", &save)) {
+			user[nd] = true;
+			snprintf(dirs[nd++], PATH_MAX, "%s", tok);
+		}
+		free(copy);
+	}
+	if (nd < max) {
+		const char *x = getenv("XDG_CONFIG_HOME"), *h = getenv("HOME");
+
+		user[nd] = true;
+		if (x && *x)
+			snprintf(dirs[nd++], PATH_MAX, "%s/linklab/profiles", x);
+		else if (h && *h)
+			snprintf(dirs[nd++], PATH_MAX, "%s/.config/linklab/profiles", h);
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0 && nd < max) {
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			user[nd] = false;
+			snprintf(dirs[nd++], PATH_MAX, "%.*s/../profiles",
+				 PATH_MAX - 16, exe);
+			if (nd < max) {
+				user[nd] = false;
+				snprintf(dirs[nd++], PATH_MAX, "%.*s/../share/linklab/profiles",
+					 PATH_MAX - 32, exe);
+			}
+		}
+	}
+	return nd;
+}
+
+int profile_find(const char *name, char *path, size_t len, struct ll_err *err)
+{
+	char dirs[8][PATH_MAX];
+	bool user[8];
+	int nd, i;
+
+	if (strchr(name, '/')) {
+		if (access(name, R_OK) == 0) {
+			snprintf(path, len, "%s", name);
+			return 0;
+		}
+		return ll_err_set(err, -ENOENT, "profile file %s: %s", name,
+				  strerror(errno));
+	}
+	nd = profile_dirs(dirs, 8, user);
+	for (i = 0; i < nd; i++) {
+		snprintf(path, len, "%s/%s.ini", dirs[i], name);
+		if (access(path, R_OK) == 0)
+			return 0;
+	}
+	return ll_err_set(err, -ENOENT,
+			  "profile '%s' not found (see `linklab profile list`)", name);
+}
+
+int profile_list(struct profile_entry **out, int *n, struct ll_err *err)
+{
+	char dirs[8][PATH_MAX];
+	bool user[8];
+	struct profile_entry *v = NULL;
+	int nd, i, k, cnt = 0, cap = 0;
+
+	nd = profile_dirs(dirs, 8, user);
+	for (i = 0; i < nd; i++) {
+		DIR *d = opendir(dirs[i]);
+		struct dirent *de;
+
+		if (!d)
+			continue;
+		while ((de = readdir(d))) {
+			size_t l = strlen(de->d_name);
+			bool dup = false;
+
+			if (l < 5 || strcmp(de->d_name + l - 4, ".ini"))
+				continue;
+			for (k = 0; k < cnt; k++)
+				if (!strncmp(v[k].name, de->d_name, l - 4) &&
+				    v[k].name[l - 4] == '\0')
+					dup = true;
+			if (dup)
+				continue;
+			if (cnt == cap) {
+				struct profile_entry *nv;
+
+				cap = cap ? cap * 2 : 16;
+				nv = realloc(v, (size_t)cap * sizeof(*v));
+				if (!nv) {
+					closedir(d);
+					free(v);
+					return ll_err_set(err, -ENOMEM, "out of memory");
+				}
+				v = nv;
+			}
+			snprintf(v[cnt].name, sizeof(v[cnt].name), "%.*s",
+				 (int)(l - 4), de->d_name);
+			snprintf(v[cnt].path, sizeof(v[cnt].path), "%.*s/%s",
+				 PATH_MAX - 300, dirs[i], de->d_name);
+			v[cnt].user = user[i];
+			cnt++;
+		}
+		closedir(d);
+	}
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+/* mkdir -p for the user directory. */
+static int mkdir_p(char *dir)
+{
+	char *p;
+
+	for (p = dir + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int profile_save(const char *name, const char *description,
+		 const struct impair *d, char *path_out, size_t len,
+		 struct ll_err *err)
+{
+	char dirs[8][PATH_MAX], path[PATH_MAX + 80], val[64];
+	const struct impair_field *fl;
+	bool user[8];
+	FILE *f;
+	int rc;
+	const char *c;
+
+	if (!*name || strlen(name) > 48)
+		return ll_err_set(err, -EINVAL, "profile name '%s': 1 to 48 characters", name);
+	for (c = name; *c; c++)
+		if (!isalnum((unsigned char)*c) && !strchr("-_.", *c))
+			return ll_err_set(err, -EINVAL,
+					  "profile name '%s': use letters, digits, '-', '_', '.'",
+					  name);
+	if (profile_dirs(dirs, 8, user) < 1 || !user[0])
+		return ll_err_set(err, -ENOENT, "no user profile directory (HOME unset)");
+	rc = mkdir_p(dirs[0]);
+	if (rc < 0)
+		return ll_err_set(err, rc, "cannot create %s: %s", dirs[0], strerror(-rc));
+	snprintf(path, sizeof(path), "%s/%s.ini", dirs[0], name);
+	f = fopen(path, "w");
+	if (!f)
+		return ll_err_set(err, -errno, "cannot write %s: %s", path, strerror(errno));
+	fprintf(f, "; linklab profile, saved by `linklab profile save`\n[profile]\n"
+		"name = %s\n", name);
+	if (description && *description)
+		fprintf(f, "description = %s\n", description);
+	fprintf(f, "\n[dial]\n");
+	for (fl = impair_fields; fl->name; fl++)
+		if (d->set & fl->bit)
+			fprintf(f, "%s = %s\n", fl->name,
+				impair_get(d, fl, val, sizeof(val)));
+	if (fclose(f) != 0)
+		return ll_err_set(err, -EIO, "cannot write %s", path);
+	if (path_out)
+		snprintf(path_out, len, "%s", path);
+	return 0;
+}

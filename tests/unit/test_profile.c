@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/* test_profile.c - INI profiles: shipped presets load, per-side overlay,
+ * every problem reported with file:line, save/load round trip. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <dirent.h>
+#include <cmocka.h>
+
+#include "linklab/profile.h"
+#include "linklab/units.h"
+
+static int diag_has(const struct ll_diag *d, const char *frag)
+{
+	int i;
+
+	for (i = 0; i < d->n; i++)
+		if (strstr(d->e[i].text, frag))
+			return 1;
+	return 0;
+}
+
+static void dump(const struct ll_diag *d)
+{
+	int i;
+
+	for (i = 0; i < d->n; i++)
+		print_message("  diag: %s\n", d->e[i].text);
+}
+
+static void test_shipped_profiles_load(void **state)
+{
+	DIR *dir = opendir("profiles");
+	struct dirent *de;
+	int n = 0;
+
+	(void)state;
+	assert_non_null(dir);
+	while ((de = readdir(dir))) {
+		char path[512];
+		struct profile p;
+		struct ll_diag diag;
+
+		if (!strstr(de->d_name, ".ini"))
+			continue;
+		snprintf(path, sizeof(path), "profiles/%s", de->d_name);
+		ll_diag_clear(&diag);
+		if (profile_load(path, &p, &diag) != 0 || diag.n) {
+			print_message("%s:\n", path);
+			dump(&diag);
+			fail();
+		}
+		assert_true(p.name[0]);
+		assert_true(p.description[0]);
+		assert_false(impair_is_empty(&p.a) && impair_is_empty(&p.b));
+		n++;
+	}
+	closedir(dir);
+	assert_true(n >= 12);
+}
+
+static void test_per_side(void **state)
+{
+	struct profile p;
+	struct ll_diag diag;
+
+	(void)state;
+	ll_diag_clear(&diag);
+	assert_int_equal(profile_load("tests/data/profiles/good-sides.ini", &p, &diag), 0);
+	assert_true(p.per_side);
+	assert_int_equal(p.a.rate, 10000000);
+	assert_int_equal(p.b.rate, 20000000);
+	assert_int_equal(p.a.delay, 10000000);   /* [dial] applies to both */
+	assert_int_equal(p.b.delay, 10000000);
+	assert_false(p.a.set & IMP_LOSS);
+	assert_int_equal(p.b.loss, 42949673);    /* 1% as tc */
+	assert_string_equal(p.name, "Sides");
+}
+
+static void test_bad_keys_all_reported(void **state)
+{
+	struct profile p;
+	struct ll_diag diag;
+	const char *f = "tests/data/profiles/bad-keys.ini";
+
+	(void)state;
+	ll_diag_clear(&diag);
+	assert_int_equal(profile_load(f, &p, &diag), -22);
+	dump(&diag);
+	assert_true(diag_has(&diag, "bad-keys.ini:5: unknown key 'dealy' in [dial]"));
+	assert_true(diag_has(&diag, "bad-keys.ini:6: key 'rate' repeated in [dial]"));
+	assert_true(diag_has(&diag, "bad-keys.ini:7: loss: value '1% ; cut here' is cut"));
+	assert_true(diag_has(&diag, "bad-keys.ini:8: section [Dial] differs from [dial] only in case"));
+	assert_true(diag_has(&diag, "bad-keys.ini:10: unknown section [bogus]"));
+}
+
+static void test_bad_values_all_reported(void **state)
+{
+	struct profile p;
+	struct ll_diag diag;
+
+	(void)state;
+	ll_diag_clear(&diag);
+	assert_int_equal(profile_load("tests/data/profiles/bad-values.ini", &p, &diag), -22);
+	dump(&diag);
+	assert_true(diag_has(&diag, "50mbs"));
+	assert_true(diag_has(&diag, "-5ms"));
+	assert_true(diag_has(&diag, "150%"));
+	assert_true(diag.nerrors >= 3);
+}
+
+static void test_missing_file(void **state)
+{
+	struct profile p;
+	struct ll_diag diag;
+
+	(void)state;
+	ll_diag_clear(&diag);
+	assert_int_equal(profile_load("tests/data/profiles/nope.ini", &p, &diag), -2);
+	assert_true(diag_has(&diag, "nope.ini"));
+}
+
+static void test_save_roundtrip(void **state)
+{
+	char dir[] = "/tmp/llprofXXXXXX", path[512];
+	struct impair d = { 0 };
+	struct ll_diag diag;
+	struct ll_err err = { 0 };
+	struct profile p;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	setenv("XDG_CONFIG_HOME", dir, 1);
+	unsetenv("LINKLAB_PROFILE_PATH");
+	ll_diag_clear(&diag);
+	assert_int_equal(impair_set(&d, "rate", "50mbit", &diag), 0);
+	assert_int_equal(impair_set(&d, "delay", "100ms", &diag), 0);
+	assert_int_equal(impair_set(&d, "loss", "0.1%", &diag), 0);
+	assert_int_equal(profile_save("class-1", "lesson one", &d, path, sizeof(path), &err), 0);
+	assert_int_equal(profile_find("class-1", path, sizeof(path), &err), 0);
+	assert_int_equal(profile_load(path, &p, &diag), 0);
+	assert_int_equal(p.a.rate, d.rate);
+	assert_int_equal(p.a.delay, d.delay);
+	assert_int_equal(p.a.loss, d.loss);
+	assert_string_equal(p.description, "lesson one");
+	assert_int_not_equal(profile_save("../evil", NULL, &d, NULL, 0, &err), 0);
+	assert_non_null(strstr(err.msg, "../evil"));
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/linklab/profiles", dir);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/linklab", dir);
+	rmdir(path);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_shipped_profiles_load),
+		cmocka_unit_test(test_per_side),
+		cmocka_unit_test(test_bad_keys_all_reported),
+		cmocka_unit_test(test_bad_values_all_reported),
+		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_save_roundtrip),
+	};
+	return cmocka_run_group_tests_name("profile", tests, NULL, NULL);
+}
