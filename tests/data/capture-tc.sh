@@ -1,0 +1,49 @@
+#!/bin/sh
+# capture-tc.sh - regenerate the golden tc-*.hex files: the exact RTM_NEWQDISC
+# bytes iproute2's own tc sends for a set of qdisc commands. Each command runs
+# in a private, throw-away network namespace (unshare -n) on its own lo, so no
+# host interface is touched; tc sends the request even where the kernel then
+# refuses it (no sch_netem here). Needs root (or unshare -Urn), strace, tc.
+#
+# Output format (tests/unit/test_nlqdisc.c reads it): lines starting with '#'
+# are comments (the first one is the tc command), every other line holds hex
+# byte pairs separated by spaces; the bytes are the whole netlink message
+# (nlmsghdr + tcmsg + attributes) of the first RTM_NEWQDISC sendmsg.
+set -eu
+cd "$(dirname "$0")"
+
+cap() {
+	name=$1; shift
+	out="tc-$name.hex"
+	{
+		echo "# tc qdisc add dev lo root $*"
+		echo "# $(tc -V 2>&1 | head -1); captured by capture-tc.sh"
+		unshare -n strace -f -e trace=sendmsg -e write=3 -X raw -s 4096 \
+			tc qdisc add dev lo root "$@" 2>&1 >/dev/null |
+		awk '/^sendmsg\(/ { on = (index($0, "nlmsg_type=0x24") > 0); seen += on; next }
+		     on && seen == 1 && /^ \| [0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]  / {
+			line = substr($0, 11, 49); gsub(/  +/, " ", line);
+			sub(/^ /, "", line); sub(/ $/, "", line); print line }'
+	} > "$out.tmp"
+	if [ "$(grep -vc '^#' "$out.tmp")" -eq 0 ]; then
+		echo "capture-tc: no RTM_NEWQDISC seen for: $*" >&2
+		rm -f "$out.tmp"; exit 1
+	fi
+	mv "$out.tmp" "$out"
+	echo "wrote $out"
+}
+
+cap tbf-50mbit     tbf rate 50mbit burst 25000b limit 337500b
+cap tbf-10mbit     tbf rate 10mbit burst 5000b limit 67500b
+cap tbf-1gbit      tbf rate 1gbit burst 500000b limit 6750000b
+cap tbf-10gbit     tbf rate 10gbit burst 5000000b limit 67500000b
+cap tbf-40gbit     tbf rate 40gbit burst 20000000b limit 270000000b
+cap netem-delay    netem delay 100ms
+cap netem-jitter   netem delay 100ms 10ms 25%
+cap netem-loss1    netem loss 1%
+cap netem-loss75   netem loss 75%
+cap netem-delay200 netem delay 200s
+cap netem-dup      netem duplicate 2% 10%
+cap netem-corrupt  netem corrupt 0.1% 5%
+cap netem-reorder  netem delay 10ms reorder 25% 50% gap 5
+cap netem-limit    netem limit 8334 delay 50ms loss 0.5%
