@@ -31,7 +31,15 @@ void ll_err_prefix(struct ll_err *err, const char *fmt, ...)
 	vsnprintf(pre, sizeof(pre), fmt, ap);
 	va_end(ap);
 	memcpy(old, err->msg, sizeof(old));
-	snprintf(err->msg, sizeof(err->msg), "%s%s", pre, old);
+	old[sizeof(old) - 1] = '\0';
+	{
+		size_t np = strnlen(pre, sizeof(err->msg) - 1);
+		size_t no = strnlen(old, sizeof(err->msg) - 1 - np);
+
+		memcpy(err->msg, pre, np);
+		memcpy(err->msg + np, old, no);
+		err->msg[np + no] = '\0';
+	}
 }
 
 void ll_err_clear(struct ll_err *err)
