@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/* theory.h - the expected TCP goodput ceilings for a dial and a measured RTT,
+ * and which one binds (the console's theory line, the classroom guide):
+ *  - frame ceiling: tbf counts whole frames, so goodput <= rate x MSS /
+ *    (MSS + 66) (66 = 14 Ethernet + 20 IPv4 + 32 TCP with timestamps);
+ *    50 Mbit/s -> 47.8 Mbit/s;
+ *  - window: streams x window / RTT (window = receive buffer max from
+ *    tcp_rmem, less the tcp_adv_win_scale share kept for overhead);
+ *  - Mathis et al. 1997: streams x MSS / RTT x 1.22 / sqrt(p).
+ */
+#ifndef LINKLAB_THEORY_H
+#define LINKLAB_THEORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum theory_bound { THEORY_NONE, THEORY_RATE, THEORY_WINDOW, THEORY_LOSS };
+
+struct theory_in {
+	uint64_t rate;     /* dialled tbf rate, bit/s; 0 = none */
+	double rtt;        /* seconds, measured (or dialled); 0 = unknown */
+	double loss;       /* packet loss probability 0..1 on the data path */
+	uint32_t mss;      /* bytes; 0 -> 1448 */
+	uint64_t window;   /* bytes per stream; 0 = unknown */
+	int streams;       /* >= 1 */
+};
+
+struct theory_out {
+	double frame_bps;  /* rate ceiling after header overhead (0 = none) */
+	double window_bps; /* 0 = not applicable */
+	double mathis_bps; /* 0 = not applicable */
+	double expect_bps; /* the smallest of those that apply */
+	enum theory_bound bound;
+	char line[256];    /* "window-limited: 3.0 MB / 100 ms = 252 Mbit/s; ..." */
+};
+
+/* Compute the ceilings and the one-line explanation. */
+void theory_compute(const struct theory_in *in, struct theory_out *out);
+
+/* Bandwidth-delay product in bytes: rate (bit/s) x rtt (s) / 8. */
+uint64_t theory_bdp(uint64_t rate, double rtt);
+
+/* The effective maximum receive window of one TCP socket on this host in
+ * bytes: tcp_rmem[2] less its 1/2^tcp_adv_win_scale overhead share (kernel
+ * tcp_win_from_space()). 0 if /proc/sys cannot be read. */
+uint64_t theory_local_window(void);
+
+#endif
