@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/* ssh.h - one libssh2 session per peer: connect with a timeout, verify the
+ * host key against every known_hosts file (OpenSSH rules, ssh(1) "VERIFYING
+ * HOST KEYS"), authenticate (agent, then each IdentityFile), run commands on
+ * exec channels and keep one long-running command (the test server) open.
+ * src/ssh.c is the only file that includes <libssh2.h>. Engines: never print,
+ * return 0 or a negative errno code with err filled. */
+#ifndef LINKLAB_SSH_H
+#define LINKLAB_SSH_H
+
+#include <stddef.h>
+
+#include "linklab/err.h"
+#include "linklab/sshcfg.h"
+
+struct ssh_session;
+struct ssh_proc;
+
+/* Connect to t->hostname:t->port (getaddrinfo, every address tried in turn,
+ * connect/handshake/auth bounded by timeout_ms, 0 -> 10000 ms), check the
+ * host key, authenticate as t->user.
+ * Host key: known -> continue; changed -> -EPERM "HOST KEY FOR h HAS
+ * CHANGED"; unknown -> -EPERM with the SHA256 fingerprint and a hint, unless
+ * t->accept_new or t->strict is "accept-new"/"no": then the key is appended
+ * (OpenSSH format, "[host]:port" when port != 22) to t->known_hosts[0].
+ * Errors: -EHOSTUNREACH/-ECONNREFUSED/-ETIMEDOUT (connect), -EPROTO
+ * (handshake), -EACCES (no auth method worked: each key tried is named),
+ * -ENOTSUP (ProxyJump set: not supported). */
+int ssh_open(struct ssh_session **out, const struct ssh_target *t,
+	     int timeout_ms, struct ll_err *err);
+
+/* Close the session (and any open spawn channels); NULL is a no-op. */
+void ssh_close(struct ssh_session *s);
+
+/* "user@host:port" of the session, for messages. */
+const char *ssh_name(const struct ssh_session *s);
+
+/* Run cmd (one shell command line, quoted by the caller) on a new exec
+ * channel; read stdout and stderr to EOF and the exit status, all within
+ * timeout_ms (0 -> 30000). *out and *err_text (either may be NULL) get
+ * malloc'ed NUL-terminated text (caller frees; up to 4 MiB each, more is
+ * discarded). *exit_status gets the remote exit code. Returns 0 when the
+ * command ran (whatever its exit status), -ETIMEDOUT, -EIO (session or
+ * channel error, libssh2 text in err) or -EPROTO (the peer sent no exit
+ * status: treated as a failure). */
+int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
+	     char **err_text, int *exit_status, int timeout_ms,
+	     struct ll_err *err);
+
+/* Start cmd on its own exec channel and leave it running. */
+int ssh_spawn(struct ssh_session *s, const char *cmd, struct ssh_proc **out,
+	      struct ll_err *err);
+
+/* Read one line of the spawned command's stdout (without '\n') into line
+ * within timeout_ms. Returns the line length (>= 0), -ENODATA at EOF (the
+ * command ended; its stderr text in err), -ETIMEDOUT, or -EIO. */
+int ssh_spawn_readline(struct ssh_proc *p, char *line, size_t len,
+		       int timeout_ms, struct ll_err *err);
+
+/* Close the spawned command's channel (sends EOF, does not wait for it to
+ * end: kill it first through ssh_exec if needed). NULL is a no-op. */
+void ssh_spawn_close(struct ssh_proc *p);
+
+/* Does the peer still answer? Runs `true` with a 5 s bound. 0 or negative
+ * errno code. */
+int ssh_alive(struct ssh_session *s, struct ll_err *err);
+
+/* Send a keepalive if due (every 15 s, libssh2_keepalive_send). *next_s gets
+ * the seconds until the next one is due. 0 or -EIO. */
+int ssh_keepalive(struct ssh_session *s, int *next_s, struct ll_err *err);
+
+/* The TCP socket (for the caller's poll loop), -1 if closed. */
+int ssh_fd(const struct ssh_session *s);
+
+#endif

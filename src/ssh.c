@@ -1,0 +1,794 @@
+/* SPDX-License-Identifier: MIT */
+/* ssh.c - the libssh2 session to a peer. Non-blocking session; every wait is
+ * a poll() on the socket in the directions libssh2_session_block_directions()
+ * asks for (libssh2 manual), bounded by a deadline - never a spin on EAGAIN.
+ * Only this file includes <libssh2.h>. */
+#include "linklab/ssh.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libssh2.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SSH_OUT_MAX (4u << 20)
+#define SSH_KEEPALIVE_S 15
+
+struct ssh_session {
+	LIBSSH2_SESSION *ss;
+	int sock;
+	char name[384];
+	char host[256];
+	int port;
+	struct ssh_proc *procs;   /* open spawn channels */
+};
+
+struct ssh_proc {
+	struct ssh_session *s;
+	LIBSSH2_CHANNEL *ch;
+	struct ssh_proc *next;
+	char buf[4096];
+	size_t nbuf;
+	char errbuf[1024];
+	size_t nerr;
+	bool eof;
+};
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static int init_rc;
+
+static void do_init(void)
+{
+	init_rc = libssh2_init(0);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* libssh2's last error text for the session. */
+static const char *last_err(LIBSSH2_SESSION *ss)
+{
+	char *msg = NULL;
+
+	if (!ss)
+		return "no session";
+	libssh2_session_last_error(ss, &msg, NULL, 0);
+	return msg && *msg ? msg : "unknown libssh2 error";
+}
+
+/* Wait until the socket is ready in the direction libssh2 wants, or the
+ * deadline passes (-ETIMEDOUT). */
+static int wait_io(struct ssh_session *s, int64_t deadline)
+{
+	struct pollfd pf = {s->sock, 0, 0};
+	int dir = libssh2_session_block_directions(s->ss), left, rc;
+
+	if (dir & LIBSSH2_SESSION_BLOCK_INBOUND)
+		pf.events |= POLLIN;
+	if (dir & LIBSSH2_SESSION_BLOCK_OUTBOUND)
+		pf.events |= POLLOUT;
+	if (!pf.events)
+		pf.events = POLLIN;
+	for (;;) {
+		left = (int)(deadline - now_ms());
+		if (left <= 0)
+			return -ETIMEDOUT;
+		rc = poll(&pf, 1, left);
+		if (rc > 0)
+			return 0;
+		if (rc == 0)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+/* TCP connect to host:port within the deadline, trying every address. */
+static int tcp_connect(const char *host, int port, int64_t deadline,
+		       struct ll_err *err)
+{
+	struct addrinfo hints = {0}, *res = NULL, *ai;
+	char ports[16], why[200] = "";
+	int rc, fd = -1, last = -EHOSTUNREACH;
+
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_family = AF_UNSPEC;
+	snprintf(ports, sizeof(ports), "%d", port);
+	rc = getaddrinfo(host, ports, &hints, &res);
+	if (rc != 0)
+		return ll_err_set(err, -EHOSTUNREACH, "ssh %s:%d: cannot resolve: %s",
+				  host, port, gai_strerror(rc));
+	for (ai = res; ai; ai = ai->ai_next) {
+		struct pollfd pf;
+		int soerr = 0, left;
+		socklen_t sl = sizeof(soerr);
+
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+			    ai->ai_protocol);
+		if (fd < 0) {
+			last = -errno;
+			snprintf(why, sizeof(why), "socket: %s", strerror(errno));
+			continue;
+		}
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 && errno != EINPROGRESS) {
+			last = -errno;
+			snprintf(why, sizeof(why), "%s", strerror(errno));
+			close(fd);
+			fd = -1;
+			continue;
+		}
+		pf.fd = fd;
+		pf.events = POLLOUT;
+		left = (int)(deadline - now_ms());
+		rc = left > 0 ? poll(&pf, 1, left) : 0;
+		if (rc <= 0) {
+			last = -ETIMEDOUT;
+			snprintf(why, sizeof(why), "connect timed out");
+			close(fd);
+			fd = -1;
+			continue;
+		}
+		getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
+		if (soerr) {
+			last = -soerr;
+			snprintf(why, sizeof(why), "%s", strerror(soerr));
+			close(fd);
+			fd = -1;
+			continue;
+		}
+		break;
+	}
+	freeaddrinfo(res);
+	if (fd < 0)
+		return ll_err_set(err, last, "ssh %s:%d: cannot connect: %s", host,
+				  port, why[0] ? why : "no address");
+	rc = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &rc, sizeof(rc));
+	return fd;
+}
+
+/* OpenSSH-style "SHA256:<base64 without padding>" of the host key. */
+static void fingerprint(LIBSSH2_SESSION *ss, char *buf, size_t len)
+{
+	static const char b64[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *h =
+		(const unsigned char *)libssh2_hostkey_hash(ss, LIBSSH2_HOSTKEY_HASH_SHA256);
+	size_t i, o = 0;
+
+	if (!h) {
+		snprintf(buf, len, "SHA256:?");
+		return;
+	}
+	o = (size_t)snprintf(buf, len, "SHA256:");
+	for (i = 0; i < 32 && o + 5 < len; i += 3) {
+		uint32_t v = (uint32_t)h[i] << 16;
+		int n = 32 - (int)i >= 3 ? 3 : 32 - (int)i;
+
+		if (n > 1)
+			v |= (uint32_t)h[i + 1] << 8;
+		if (n > 2)
+			v |= h[i + 2];
+		buf[o++] = b64[(v >> 18) & 63];
+		buf[o++] = b64[(v >> 12) & 63];
+		if (n > 1)
+			buf[o++] = b64[(v >> 6) & 63];
+		if (n > 2)
+			buf[o++] = b64[v & 63];
+	}
+	buf[o] = '\0';
+}
+
+static int keytype_bit(int hktype, const char **name)
+{
+	switch (hktype) {
+	case LIBSSH2_HOSTKEY_TYPE_RSA: *name = "ssh-rsa"; return LIBSSH2_KNOWNHOST_KEY_SSHRSA;
+	case LIBSSH2_HOSTKEY_TYPE_DSS: *name = "ssh-dss"; return LIBSSH2_KNOWNHOST_KEY_SSHDSS;
+	case LIBSSH2_HOSTKEY_TYPE_ECDSA_256: *name = "ecdsa-sha2-nistp256"; return LIBSSH2_KNOWNHOST_KEY_ECDSA_256;
+	case LIBSSH2_HOSTKEY_TYPE_ECDSA_384: *name = "ecdsa-sha2-nistp384"; return LIBSSH2_KNOWNHOST_KEY_ECDSA_384;
+	case LIBSSH2_HOSTKEY_TYPE_ECDSA_521: *name = "ecdsa-sha2-nistp521"; return LIBSSH2_KNOWNHOST_KEY_ECDSA_521;
+	case LIBSSH2_HOSTKEY_TYPE_ED25519: *name = "ssh-ed25519"; return LIBSSH2_KNOWNHOST_KEY_ED25519;
+	default: *name = "unknown"; return LIBSSH2_KNOWNHOST_KEY_UNKNOWN;
+	}
+}
+
+/* Read every known_hosts file line by line (a line libssh2 cannot parse,
+ * e.g. @cert-authority or an sk- key, is skipped, not fatal). */
+static void load_known(LIBSSH2_KNOWNHOSTS *kh, const struct ssh_target *t)
+{
+	int i;
+
+	for (i = 0; i < t->nknown; i++) {
+		FILE *f = fopen(t->known_hosts[i], "r");
+		char *line = NULL;
+		size_t cap = 0;
+		ssize_t n;
+
+		if (!f)
+			continue;
+		while ((n = getline(&line, &cap, f)) > 0) {
+			if (line[0] == '#' || line[0] == '\n')
+				continue;
+			libssh2_knownhost_readline(kh, line, (size_t)n,
+						   LIBSSH2_KNOWNHOST_FILE_OPENSSH);
+		}
+		free(line);
+		fclose(f);
+	}
+}
+
+/* Append the host key to t->known_hosts[0] in OpenSSH format. */
+static int known_append(struct ssh_session *s, LIBSSH2_KNOWNHOSTS *kh,
+			const struct ssh_target *t, const char *key, size_t klen,
+			int typemask, struct ll_err *err)
+{
+	struct libssh2_knownhost *store = NULL;
+	char host[300], line[8192];
+	size_t outlen = 0;
+	int fd, rc;
+	ssize_t w;
+
+	if (t->nknown < 1)
+		return ll_err_set(err, -ENOENT, "ssh %s: no known_hosts file to add the key to",
+				  s->name);
+	if (s->port != 22)
+		snprintf(host, sizeof(host), "[%s]:%d", s->host, s->port);
+	else
+		snprintf(host, sizeof(host), "%s", s->host);
+	rc = libssh2_knownhost_addc(kh, host, NULL, key, klen, NULL, 0,
+				    LIBSSH2_KNOWNHOST_TYPE_PLAIN |
+				    LIBSSH2_KNOWNHOST_KEYENC_RAW | typemask, &store);
+	if (rc == 0)
+		rc = libssh2_knownhost_writeline(kh, store, line, sizeof(line) - 1,
+						 &outlen, LIBSSH2_KNOWNHOST_FILE_OPENSSH);
+	if (rc != 0)
+		return ll_err_set(err, -EIO, "ssh %s: cannot format known_hosts line: %s",
+				  s->name, last_err(s->ss));
+	if (outlen == 0 || line[outlen - 1] != '\n')
+		line[outlen++] = '\n';
+	fd = open(t->known_hosts[0], O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return ll_err_set(err, -errno, "ssh %s: cannot write %s: %s", s->name,
+				  t->known_hosts[0], strerror(errno));
+	w = write(fd, line, outlen);
+	rc = (w == (ssize_t)outlen) ? 0 : -EIO;
+	if (close(fd) < 0 || rc < 0)
+		return ll_err_set(err, -EIO, "ssh %s: cannot write %s", s->name,
+				  t->known_hosts[0]);
+	return 0;
+}
+
+static int check_hostkey(struct ssh_session *s, const struct ssh_target *t,
+			 struct ll_err *err)
+{
+	LIBSSH2_KNOWNHOSTS *kh;
+	struct libssh2_knownhost *found = NULL;
+	const char *key, *kname;
+	size_t klen = 0;
+	int ktype = 0, bit, rc, ret = 0;
+	char fp[80];
+	bool accept = t->accept_new || strcmp(t->strict, "accept-new") == 0 ||
+		      strcmp(t->strict, "no") == 0 || strcmp(t->strict, "off") == 0;
+
+	key = libssh2_session_hostkey(s->ss, &klen, &ktype);
+	if (!key)
+		return ll_err_set(err, -EPROTO, "ssh %s: no host key: %s", s->name,
+				  last_err(s->ss));
+	bit = keytype_bit(ktype, &kname);
+	fingerprint(s->ss, fp, sizeof(fp));
+	kh = libssh2_knownhost_init(s->ss);
+	if (!kh)
+		return ll_err_set(err, -ENOMEM, "ssh %s: knownhost_init: %s", s->name,
+				  last_err(s->ss));
+	load_known(kh, t);
+	rc = libssh2_knownhost_checkp(kh, s->host, s->port, key, klen,
+				      LIBSSH2_KNOWNHOST_TYPE_PLAIN |
+				      LIBSSH2_KNOWNHOST_KEYENC_RAW | bit, &found);
+	switch (rc) {
+	case LIBSSH2_KNOWNHOST_CHECK_MATCH:
+		break;
+	case LIBSSH2_KNOWNHOST_CHECK_MISMATCH:
+		ret = ll_err_set(err, -EPERM,
+				 "ssh %s: REMOTE HOST IDENTIFICATION HAS CHANGED - HOST KEY FOR %s HAS CHANGED (now %s %s); refusing to connect. If the peer was really re-installed, remove its old line from %s (ssh-keygen -R %s)",
+				 s->name, s->host, kname, fp,
+				 t->nknown ? t->known_hosts[0] : "known_hosts", s->host);
+		break;
+	case LIBSSH2_KNOWNHOST_CHECK_NOTFOUND:
+		if (accept) {
+			ret = known_append(s, kh, t, key, klen, bit, err);
+			break;
+		}
+		ret = ll_err_set(err, -EPERM,
+				 "ssh %s: host key for %s is not known (%s %s); refusing to connect. Check the fingerprint, then connect once with --accept-new (or ssh %s) to add it to %s",
+				 s->name, s->host, kname, fp, t->alias,
+				 t->nknown ? t->known_hosts[0] : "~/.ssh/known_hosts");
+		break;
+	default:
+		ret = ll_err_set(err, -EIO, "ssh %s: host key check failed: %s", s->name,
+				 last_err(s->ss));
+		break;
+	}
+	libssh2_knownhost_free(kh);
+	return ret;
+}
+
+/* Authenticate: agent first (if SSH_AUTH_SOCK), then each identity file. */
+static int authenticate(struct ssh_session *s, const struct ssh_target *t,
+			int64_t deadline, struct ll_err *err)
+{
+	char tried[LL_ERR_MAX - 128] = "";
+	size_t used = 0;
+	char *methods;
+	int rc, i;
+
+#define NOTE(...) do { \
+	int w_ = snprintf(tried + used, sizeof(tried) - used, __VA_ARGS__); \
+	if (w_ > 0) used += (size_t)w_ < sizeof(tried) - used ? (size_t)w_ : sizeof(tried) - used - 1; \
+} while (0)
+
+	for (;;) {
+		methods = libssh2_userauth_list(s->ss, t->user, (unsigned)strlen(t->user));
+		if (methods || libssh2_userauth_authenticated(s->ss))
+			break;
+		if (libssh2_session_last_errno(s->ss) != LIBSSH2_ERROR_EAGAIN)
+			return ll_err_set(err, -EACCES, "ssh %s: cannot list auth methods: %s",
+					  s->name, last_err(s->ss));
+		if (wait_io(s, deadline) < 0)
+			return ll_err_set(err, -ETIMEDOUT, "ssh %s: timed out during authentication",
+					  s->name);
+	}
+	if (libssh2_userauth_authenticated(s->ss))
+		return 0;
+	if (!strstr(methods, "publickey"))
+		return ll_err_set(err, -EACCES,
+				  "ssh %s: server offers only \"%s\"; linklab authenticates with keys (agent or IdentityFile)",
+				  s->name, methods);
+
+	if (getenv("SSH_AUTH_SOCK") && *getenv("SSH_AUTH_SOCK")) {
+		LIBSSH2_AGENT *ag = libssh2_agent_init(s->ss);
+		struct libssh2_agent_publickey *id = NULL, *prev = NULL;
+		int nids = 0;
+
+		if (ag && libssh2_agent_connect(ag) == 0 &&
+		    libssh2_agent_list_identities(ag) == 0) {
+			while (libssh2_agent_get_identity(ag, &id, prev) == 0) {
+				prev = id;
+				nids++;
+				while ((rc = libssh2_agent_userauth(ag, t->user, id)) ==
+				       LIBSSH2_ERROR_EAGAIN)
+					if (wait_io(s, deadline) < 0)
+						break;
+				if (rc == 0) {
+					libssh2_agent_disconnect(ag);
+					libssh2_agent_free(ag);
+					return 0;
+				}
+			}
+			NOTE("agent (%d key%s refused)", nids, nids == 1 ? "" : "s");
+		} else {
+			NOTE("agent (cannot connect)");
+		}
+		if (ag) {
+			libssh2_agent_disconnect(ag);
+			libssh2_agent_free(ag);
+		}
+	}
+	for (i = 0; i < t->nidentity; i++) {
+		const char *priv = t->identity[i];
+		char pub[PATH_MAX + 8];
+		struct stat st;
+
+		if (stat(priv, &st) != 0)
+			continue;        /* ssh -G lists defaults that may not exist */
+		snprintf(pub, sizeof(pub), "%s.pub", priv);
+		while ((rc = libssh2_userauth_publickey_fromfile_ex(
+				s->ss, t->user, (unsigned)strlen(t->user),
+				access(pub, R_OK) == 0 ? pub : NULL, priv, NULL)) ==
+		       LIBSSH2_ERROR_EAGAIN)
+			if (wait_io(s, deadline) < 0)
+				return ll_err_set(err, -ETIMEDOUT,
+						  "ssh %s: timed out during publickey authentication with %s",
+						  s->name, priv);
+		if (rc == 0)
+			return 0;
+		NOTE("%spublickey %s (%s)", used ? ", " : "", priv, last_err(s->ss));
+	}
+#undef NOTE
+	return ll_err_set(err, -EACCES, "ssh %s: authentication failed as %s; tried: %s",
+			  s->name, t->user, used ? tried : "no agent and no readable IdentityFile");
+}
+
+int ssh_open(struct ssh_session **out, const struct ssh_target *t,
+	     int timeout_ms, struct ll_err *err)
+{
+	struct ssh_session *s;
+	int64_t deadline;
+	int rc;
+
+	*out = NULL;
+	pthread_once(&init_once, do_init);
+	if (init_rc != 0)
+		return ll_err_set(err, -EIO, "ssh: libssh2_init failed (%d)", init_rc);
+	if (t->proxyjump[0] && strcmp(t->proxyjump, "none") != 0)
+		return ll_err_set(err, -ENOTSUP,
+				  "ssh %s: ProxyJump %s is not supported; reach the peer directly or use a tunnel",
+				  t->alias, t->proxyjump);
+	if (timeout_ms <= 0)
+		timeout_ms = 10000;
+	deadline = now_ms() + timeout_ms;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return ll_err_set(err, -ENOMEM, "ssh: out of memory");
+	snprintf(s->host, sizeof(s->host), "%s", t->hostname);
+	s->port = t->port > 0 ? t->port : 22;
+	snprintf(s->name, sizeof(s->name), "%s@%s:%d", t->user, s->host, s->port);
+	s->sock = tcp_connect(s->host, s->port, deadline, err);
+	if (s->sock < 0) {
+		rc = s->sock;
+		free(s);
+		return rc;
+	}
+	s->ss = libssh2_session_init();
+	if (!s->ss) {
+		close(s->sock);
+		free(s);
+		return ll_err_set(err, -ENOMEM, "ssh: libssh2_session_init failed");
+	}
+	libssh2_session_set_blocking(s->ss, 0);
+	while ((rc = libssh2_session_handshake(s->ss, s->sock)) == LIBSSH2_ERROR_EAGAIN)
+		if (wait_io(s, deadline) < 0)
+			break;
+	if (rc != 0) {
+		rc = rc == LIBSSH2_ERROR_EAGAIN
+			? ll_err_set(err, -ETIMEDOUT, "ssh %s: handshake timed out", s->name)
+			: ll_err_set(err, -EPROTO, "ssh %s: handshake failed: %s", s->name,
+				     last_err(s->ss));
+		ssh_close(s);
+		return rc;
+	}
+	rc = check_hostkey(s, t, err);
+	if (rc == 0)
+		rc = authenticate(s, t, deadline, err);
+	if (rc < 0) {
+		ssh_close(s);
+		return rc;
+	}
+	libssh2_keepalive_config(s->ss, 1, SSH_KEEPALIVE_S);
+	*out = s;
+	return 0;
+}
+
+void ssh_close(struct ssh_session *s)
+{
+	struct ssh_proc *p;
+
+	if (!s)
+		return;
+	for (p = s->procs; p; p = p->next) {
+		p->s = NULL;     /* channel is freed with the session */
+		p->ch = NULL;
+	}
+	if (s->ss) {
+		int64_t deadline = now_ms() + 1000;
+
+		while (libssh2_session_disconnect(s->ss, "linklab done") ==
+		       LIBSSH2_ERROR_EAGAIN)
+			if (wait_io(s, deadline) < 0)
+				break;
+		libssh2_session_free(s->ss);
+	}
+	if (s->sock >= 0)
+		close(s->sock);
+	free(s);
+}
+
+const char *ssh_name(const struct ssh_session *s)
+{
+	return s ? s->name : "(no session)";
+}
+
+int ssh_fd(const struct ssh_session *s)
+{
+	return s ? s->sock : -1;
+}
+
+/* Open a session channel and exec cmd on it. */
+static LIBSSH2_CHANNEL *open_exec(struct ssh_session *s, const char *cmd,
+				  int64_t deadline, struct ll_err *err)
+{
+	LIBSSH2_CHANNEL *ch;
+	int rc;
+
+	while (!(ch = libssh2_channel_open_session(s->ss))) {
+		if (libssh2_session_last_errno(s->ss) != LIBSSH2_ERROR_EAGAIN) {
+			ll_err_set(err, -EIO, "ssh %s: cannot open a channel: %s", s->name,
+				   last_err(s->ss));
+			return NULL;
+		}
+		if (wait_io(s, deadline) < 0) {
+			ll_err_set(err, -ETIMEDOUT, "ssh %s: timed out opening a channel",
+				   s->name);
+			return NULL;
+		}
+	}
+	while ((rc = libssh2_channel_exec(ch, cmd)) == LIBSSH2_ERROR_EAGAIN)
+		if (wait_io(s, deadline) < 0)
+			break;
+	if (rc != 0) {
+		ll_err_set(err, rc == LIBSSH2_ERROR_EAGAIN ? -ETIMEDOUT : -EIO,
+			   "ssh %s: cannot run command: %s", s->name,
+			   rc == LIBSSH2_ERROR_EAGAIN ? "timed out" : last_err(s->ss));
+		libssh2_channel_free(ch);
+		return NULL;
+	}
+	return ch;
+}
+
+struct growbuf {
+	char *p;
+	size_t n, cap;
+};
+
+static int gb_add(struct growbuf *b, const char *d, size_t n)
+{
+	if (b->n + n > SSH_OUT_MAX)
+		n = SSH_OUT_MAX - b->n;
+	if (b->n + n + 1 > b->cap) {
+		size_t nc = b->cap ? b->cap * 2 : 4096;
+		char *np;
+
+		while (nc < b->n + n + 1)
+			nc *= 2;
+		np = realloc(b->p, nc);
+		if (!np)
+			return -ENOMEM;
+		b->p = np;
+		b->cap = nc;
+	}
+	memcpy(b->p + b->n, d, n);
+	b->n += n;
+	b->p[b->n] = '\0';
+	return 0;
+}
+
+int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
+	     char **err_text, int *exit_status, int timeout_ms,
+	     struct ll_err *err)
+{
+	struct growbuf bo = {0}, be = {0};
+	LIBSSH2_CHANNEL *ch;
+	int64_t deadline;
+	char buf[16384];
+	int rc = 0;
+	char *sig = NULL;
+	size_t siglen = 0;
+
+	if (out)
+		*out = NULL;
+	if (err_text)
+		*err_text = NULL;
+	if (exit_status)
+		*exit_status = -1;
+	if (!s || !s->ss)
+		return ll_err_set(err, -ENOTCONN, "ssh: not connected");
+	if (timeout_ms <= 0)
+		timeout_ms = 30000;
+	deadline = now_ms() + timeout_ms;
+	ch = open_exec(s, cmd, deadline, err);
+	if (!ch)
+		return err ? err->code : -EIO;
+	gb_add(&bo, "", 0);
+	gb_add(&be, "", 0);
+	for (;;) {
+		ssize_t n1 = libssh2_channel_read(ch, buf, sizeof(buf));
+
+		if (n1 > 0) {
+			gb_add(&bo, buf, (size_t)n1);
+			continue;
+		}
+		ssize_t n2 = libssh2_channel_read_stderr(ch, buf, sizeof(buf));
+
+		if (n2 > 0) {
+			gb_add(&be, buf, (size_t)n2);
+			continue;
+		}
+		if (libssh2_channel_eof(ch))
+			break;
+		if ((n1 < 0 && n1 != LIBSSH2_ERROR_EAGAIN) ||
+		    (n2 < 0 && n2 != LIBSSH2_ERROR_EAGAIN)) {
+			rc = ll_err_set(err, -EIO, "ssh %s: reading command output: %s",
+					s->name, last_err(s->ss));
+			break;
+		}
+		if (n1 == 0 && n2 == 0)
+			break;
+		if (wait_io(s, deadline) < 0) {
+			rc = ll_err_set(err, -ETIMEDOUT,
+					"ssh %s: command did not finish within %d ms: %.80s",
+					s->name, timeout_ms, cmd);
+			break;
+		}
+	}
+	if (rc == 0) {
+		while ((rc = libssh2_channel_close(ch)) == LIBSSH2_ERROR_EAGAIN)
+			if (wait_io(s, deadline) < 0)
+				break;
+		while ((rc = libssh2_channel_wait_closed(ch)) == LIBSSH2_ERROR_EAGAIN)
+			if (wait_io(s, deadline) < 0)
+				break;
+		rc = 0;
+		libssh2_channel_get_exit_signal(ch, &sig, &siglen, NULL, NULL, NULL, NULL);
+		if (sig && siglen) {
+			rc = ll_err_set(err, -EPROTO,
+					"ssh %s: command killed by signal %.*s, no exit status: %.80s",
+					s->name, (int)siglen, sig, cmd);
+			if (exit_status)
+				*exit_status = 128;
+		} else if (exit_status) {
+			*exit_status = libssh2_channel_get_exit_status(ch);
+		}
+		free(sig);
+	}
+	libssh2_channel_free(ch);
+	if (out)
+		*out = bo.p;
+	else
+		free(bo.p);
+	if (err_text)
+		*err_text = be.p;
+	else
+		free(be.p);
+	if (rc < 0) {
+		if (out) { free(*out); *out = NULL; }
+		if (err_text) { free(*err_text); *err_text = NULL; }
+	}
+	return rc;
+}
+
+int ssh_spawn(struct ssh_session *s, const char *cmd, struct ssh_proc **out,
+	      struct ll_err *err)
+{
+	struct ssh_proc *p;
+
+	*out = NULL;
+	if (!s || !s->ss)
+		return ll_err_set(err, -ENOTCONN, "ssh: not connected");
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return ll_err_set(err, -ENOMEM, "ssh: out of memory");
+	p->ch = open_exec(s, cmd, now_ms() + 10000, err);
+	if (!p->ch) {
+		free(p);
+		return err ? err->code : -EIO;
+	}
+	p->s = s;
+	p->next = s->procs;
+	s->procs = p;
+	*out = p;
+	return 0;
+}
+
+int ssh_spawn_readline(struct ssh_proc *p, char *line, size_t len,
+		       int timeout_ms, struct ll_err *err)
+{
+	int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+
+	if (!p || !p->s || !p->ch)
+		return ll_err_set(err, -ENOTCONN, "ssh: spawned command is closed");
+	for (;;) {
+		char *nl = memchr(p->buf, '\n', p->nbuf);
+		ssize_t n;
+
+		if (nl || (p->eof && p->nbuf) || p->nbuf == sizeof(p->buf)) {
+			size_t l = nl ? (size_t)(nl - p->buf) : p->nbuf;
+			size_t c = l < len - 1 ? l : len - 1;
+
+			memcpy(line, p->buf, c);
+			line[c] = '\0';
+			if (c && line[c - 1] == '\r')
+				line[--c] = '\0';
+			l += nl ? 1 : 0;
+			memmove(p->buf, p->buf + l, p->nbuf - l);
+			p->nbuf -= l;
+			return (int)c;
+		}
+		if (p->eof)
+			return ll_err_set(err, -ENODATA, "ssh %s: command ended%s%.*s",
+					  p->s->name, p->nerr ? ": " : "",
+					  (int)strcspn(p->errbuf, "\n"), p->errbuf);
+		n = libssh2_channel_read(p->ch, p->buf + p->nbuf, sizeof(p->buf) - p->nbuf);
+		if (n > 0) {
+			p->nbuf += (size_t)n;
+			continue;
+		}
+		if (p->nerr < sizeof(p->errbuf) - 1) {
+			ssize_t m = libssh2_channel_read_stderr(
+				p->ch, p->errbuf + p->nerr, sizeof(p->errbuf) - 1 - p->nerr);
+
+			if (m > 0) {
+				p->nerr += (size_t)m;
+				p->errbuf[p->nerr] = '\0';
+				continue;
+			}
+		}
+		if (n == 0 || libssh2_channel_eof(p->ch)) {
+			p->eof = true;
+			continue;
+		}
+		if (n != LIBSSH2_ERROR_EAGAIN)
+			return ll_err_set(err, -EIO, "ssh %s: reading from command: %s",
+					  p->s->name, last_err(p->s->ss));
+		if (wait_io(p->s, deadline) < 0)
+			return ll_err_set(err, -ETIMEDOUT,
+					  "ssh %s: no line from the command within %d ms",
+					  p->s->name, timeout_ms);
+	}
+}
+
+void ssh_spawn_close(struct ssh_proc *p)
+{
+	struct ssh_proc **pp;
+
+	if (!p)
+		return;
+	if (p->s) {
+		int64_t deadline = now_ms() + 2000;
+
+		for (pp = &p->s->procs; *pp; pp = &(*pp)->next)
+			if (*pp == p) {
+				*pp = p->next;
+				break;
+			}
+		if (p->ch) {
+			while (libssh2_channel_close(p->ch) == LIBSSH2_ERROR_EAGAIN)
+				if (wait_io(p->s, deadline) < 0)
+					break;
+			libssh2_channel_free(p->ch);
+		}
+	}
+	free(p);
+}
+
+int ssh_alive(struct ssh_session *s, struct ll_err *err)
+{
+	int st = -1, rc;
+
+	rc = ssh_exec(s, "true", NULL, NULL, &st, 5000, err);
+	if (rc < 0)
+		return rc;
+	if (st != 0)
+		return ll_err_set(err, -EIO, "ssh %s: `true` exited %d", s->name, st);
+	return 0;
+}
+
+int ssh_keepalive(struct ssh_session *s, int *next_s, struct ll_err *err)
+{
+	int next = SSH_KEEPALIVE_S, rc;
+
+	if (!s || !s->ss)
+		return ll_err_set(err, -ENOTCONN, "ssh: not connected");
+	rc = libssh2_keepalive_send(s->ss, &next);
+	if (next_s)
+		*next_s = next;
+	if (rc != 0 && rc != LIBSSH2_ERROR_EAGAIN)
+		return ll_err_set(err, -EIO, "ssh %s: keepalive failed: %s", s->name,
+				  last_err(s->ss));
+	return 0;
+}
