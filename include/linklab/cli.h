@@ -14,6 +14,13 @@ int cmd_show(int argc, char **argv);
 int cmd_clear(int argc, char **argv);
 int cmd_test(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+
+/* Run one test with already parsed options and print it (text like iperf3,
+ * or the iperf3 -J document when json is non-zero). Returns the exit status
+ * (0 ok, 1 failure). cmd_test() parses argv into a struct test_opts and calls
+ * this; the --peer form calls it after starting the server over SSH. */
+struct test_opts;
+int cmd_test_run(const struct test_opts *o, int json);
 int cmd_profile(int argc, char **argv);
 
 #endif

@@ -1,0 +1,468 @@
+/* SPDX-License-Identifier: MIT */
+/* serve.c - iperf3-compatible server (include/linklab/serve.h).
+ *
+ * Order of the protocol as iperf3 src/iperf_server_api.c: read the 37-byte
+ * cookie, PARAM_EXCHANGE, read params, CREATE_STREAMS, accept the streams on
+ * the same listening socket (each sends the cookie; a wrong one gets
+ * ACCESS_DENIED), TEST_START, TEST_RUNNING, wait for TEST_END,
+ * EXCHANGE_RESULTS (client's first, then ours), DISPLAY_RESULTS, wait for
+ * IPERF_DONE. One test at a time: a connection during a test gets
+ * ACCESS_DENIED. Streams run on worker threads (iperf3.c).
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "linklab/iperf3.h"
+#include "linklab/serve.h"
+
+#define SRV_TIMEOUT_MS 10000
+
+struct srv {
+	const struct serve_opts *o;
+	volatile sig_atomic_t *stop;
+	serve_log_fn log;
+	void *ctx;
+	int lfd, cfd;
+};
+
+static void logf_(struct srv *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void logf_(struct srv *s, const char *fmt, ...)
+{
+	char line[LL_ERR_MAX + 64];
+	va_list ap;
+
+	if (!s->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	s->log(s->ctx, line);
+}
+
+static void addr_text(const struct sockaddr *sa, socklen_t len, char *host,
+		      size_t hlen, int *port)
+{
+	char serv[16];
+
+	if (getnameinfo(sa, len, host, (socklen_t)hlen, serv, sizeof(serv),
+			NI_NUMERICHOST | NI_NUMERICSERV)) {
+		snprintf(host, hlen, "?");
+		*port = 0;
+		return;
+	}
+	*port = atoi(serv);
+}
+
+static int listen_on(const struct serve_opts *o, int *port, struct ll_err *err)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV }, *res, *ai;
+	char ps[16];
+	int fd = -1, r, one = 1, zero = 0;
+
+	snprintf(ps, sizeof(ps), "%d", o->port);
+	if (!o->bind[0])
+		hints.ai_family = AF_INET6;   /* dual-stack any, falls back below */
+	r = getaddrinfo(o->bind[0] ? o->bind : NULL, ps, &hints, &res);
+	if (r && !o->bind[0]) {
+		hints.ai_family = AF_INET;
+		r = getaddrinfo(NULL, ps, &hints, &res);
+	}
+	if (r)
+		return ll_err_set(err, -EINVAL, "bind address \"%s\": %s",
+				  o->bind, gai_strerror(r));
+	r = -EADDRNOTAVAIL;
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0) {
+			r = -errno;
+			continue;
+		}
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (ai->ai_family == AF_INET6 && !o->bind[0])
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
+		    listen(fd, 128) == 0) {
+			r = 0;
+			break;
+		}
+		r = -errno;
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	if (r == -EAFNOSUPPORT && !o->bind[0]) {
+		struct serve_opts o4 = *o;
+		snprintf(o4.bind, sizeof(o4.bind), "0.0.0.0");
+		return listen_on(&o4, port, err);
+	}
+	if (r < 0)
+		return ll_err_set(err, r, "listen on %s port %d: %s",
+				  o->bind[0] ? o->bind : "*", o->port, strerror(-r));
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char h[INET6_ADDRSTRLEN];
+	getsockname(fd, (struct sockaddr *)&ss, &sl);
+	addr_text((struct sockaddr *)&ss, sl, h, sizeof(h), port);
+	return fd;
+}
+
+/* Accept one pending connection on the listener and refuse it (busy). */
+static void deny_one(struct srv *s)
+{
+	int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
+	signed char b = IPERF3_ACCESS_DENIED;
+
+	if (fd < 0)
+		return;
+	if (send(fd, &b, 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+		/* it left already */
+	}
+	close(fd);
+	logf_(s, "refused a connection: a test is running (ACCESS_DENIED)");
+}
+
+static void human_bytes(double b, char *buf, size_t len)
+{
+	const char *u[] = { "Bytes", "KBytes", "MBytes", "GBytes", "TBytes" };
+	int i = 0;
+
+	while (b >= 1024 * 1024 && i < 4) {   /* same thresholds as iperf3 'A' */
+		b /= 1024;
+		i++;
+	}
+	if (b >= 1024 && i < 4) {
+		b /= 1024;
+		i++;
+	}
+	snprintf(buf, len, b < 9.995 ? "%.2f %s" : b < 99.95 ? "%.1f %s" : "%.0f %s",
+		 b, u[i]);
+}
+
+static void human_bits(double b, char *buf, size_t len)
+{
+	const char *u[] = { "bits/sec", "Kbits/sec", "Mbits/sec", "Gbits/sec",
+			    "Tbits/sec" };
+	int i = 0;
+
+	while (b >= 1000 && i < 4) {
+		b /= 1000;
+		i++;
+	}
+	snprintf(buf, len, b < 9.995 ? "%.2f %s" : b < 99.95 ? "%.1f %s" : "%.0f %s",
+		 b, u[i]);
+}
+
+static int serve_one(struct srv *s, struct ll_err *err)
+{
+	char cookie[IPERF3_COOKIE_SIZE], peer[INET6_ADDRSTRLEN];
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	struct iperf3_params p;
+	struct iperf3_stream *st = NULL;
+	int n = 0, r, state, pport;
+	atomic_bool sstop = false;
+	cJSON *j = NULL;
+	struct iperf3_results *res = NULL, *theirs = NULL;
+
+	getpeername(s->cfd, (struct sockaddr *)&ss, &sl);
+	addr_text((struct sockaddr *)&ss, sl, peer, sizeof(peer), &pport);
+	logf_(s, "Accepted connection from %s, port %d", peer, pport);
+	r = iperf3_read_full(s->cfd, cookie, sizeof(cookie), SRV_TIMEOUT_MS, err);
+	if (r < 0) {
+		ll_err_prefix(err, "reading cookie: ");
+		return r;
+	}
+	r = iperf3_send_state(s->cfd, IPERF3_PARAM_EXCHANGE, err);
+	if (r < 0)
+		return r;
+	r = iperf3_json_read(s->cfd, &j, 64 * 1024, SRV_TIMEOUT_MS, err);
+	if (r < 0) {
+		ll_err_prefix(err, "parameters: ");
+		return r;
+	}
+	r = iperf3_params_parse(j, &p, err);
+	cJSON_Delete(j);
+	j = NULL;
+	if (r < 0) {
+		iperf3_send_server_error(s->cfd, IPERF3_IEUNIMP, EINVAL, NULL);
+		return r;
+	}
+	{
+		struct ll_diag *d = calloc(1, sizeof(*d));
+		if (!d)
+			return ll_err_set(err, -ENOMEM, "out of memory");
+		int ie = iperf3_params_check(&p, d);
+		if (ie) {
+			iperf3_send_server_error(s->cfd, ie, 0, NULL);
+			r = ll_diag_to_err(d, err);
+			ll_err_prefix(err, "client parameters refused: ");
+			free(d);
+			return r;
+		}
+		free(d);
+	}
+	st = calloc((size_t)p.parallel, sizeof(*st));
+	res = calloc(1, sizeof(*res));
+	theirs = calloc(1, sizeof(*theirs));
+	if (!st || !res || !theirs) {
+		r = ll_err_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	r = iperf3_send_state(s->cfd, IPERF3_CREATE_STREAMS, err);
+	if (r < 0)
+		goto out;
+	while (n < p.parallel) {
+		struct pollfd pf[2] = { { .fd = s->lfd, .events = POLLIN },
+					{ .fd = s->cfd, .events = POLLIN } };
+		r = poll(pf, 2, SRV_TIMEOUT_MS);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			r = ll_err_set(err, -ETIMEDOUT,
+				       "only %d of %d streams connected within %d s",
+				       n, p.parallel, SRV_TIMEOUT_MS / 1000);
+			goto out;
+		}
+		if (pf[1].revents) {
+			r = iperf3_recv_state(s->cfd, &state, 1000, err);
+			if (r == 0)
+				r = ll_err_set(err, -ECONNABORTED,
+					       "client sent %s while creating streams",
+					       iperf3_state_name(state));
+			goto out;
+		}
+		int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		char c2[IPERF3_COOKIE_SIZE];
+		if (iperf3_read_full(fd, c2, sizeof(c2), SRV_TIMEOUT_MS, NULL) < 0 ||
+		    memcmp(c2, cookie, sizeof(c2)) != 0) {
+			signed char b = IPERF3_ACCESS_DENIED;
+			if (send(fd, &b, 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+				/* gone */
+			}
+			close(fd);
+			logf_(s, "refused a connection: a test is running (ACCESS_DENIED)");
+			continue;
+		}
+		if (p.window) {
+			int w = (int)p.window;
+			setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &w, sizeof(w));
+			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &w, sizeof(w));
+		}
+		st[n].fd = fd;
+		st[n].id = iperf3_stream_id(n);
+		st[n].sender = p.reverse;
+		st[n].len = p.len;
+		st[n].rate = p.bandwidth ? p.bandwidth / (uint64_t)p.parallel : 0;
+		st[n].stop = &sstop;
+		n++;
+	}
+	r = iperf3_send_state(s->cfd, IPERF3_TEST_START, err);
+	if (r == 0)
+		r = iperf3_send_state(s->cfd, IPERF3_TEST_RUNNING, err);
+	if (r < 0)
+		goto out;
+	double t0 = iperf3_now(), cu0, cs0;
+	iperf3_cpu_times(&cu0, &cs0);
+	for (int i = 0; i < n; i++) {
+		r = iperf3_stream_start(&st[i], err);
+		if (r < 0)
+			goto out;
+	}
+	/* wait for TEST_END; safety net: duration + 40 s as iperf3 */
+	double limit = p.time > 0 ? p.time + 40 : 0;
+	for (;;) {
+		struct pollfd pf[2] = { { .fd = s->cfd, .events = POLLIN },
+					{ .fd = s->lfd, .events = POLLIN } };
+		r = poll(pf, 2, 500);
+		if (r < 0 && errno != EINTR) {
+			r = ll_err_set(err, -errno, "poll: %s", strerror(errno));
+			goto out;
+		}
+		if (*s->stop) {
+			iperf3_send_state(s->cfd, IPERF3_SERVER_TERMINATE, NULL);
+			r = ll_err_set(err, -EINTR, "server interrupted during a test");
+			goto out;
+		}
+		if (limit > 0 && iperf3_now() - t0 > limit) {
+			r = ll_err_set(err, -ETIMEDOUT,
+				       "test ran %g s past its %g s duration; closing",
+				       limit - p.time, p.time);
+			goto out;
+		}
+		if (r <= 0)
+			continue;
+		if (pf[1].revents)
+			deny_one(s);
+		if (pf[0].revents) {
+			r = iperf3_recv_state(s->cfd, &state, 1000, err);
+			if (r < 0)
+				goto out;
+			if (state == IPERF3_TEST_END)
+				break;
+			if (state == IPERF3_CLIENT_TERMINATE) {
+				r = ll_err_set(err, -ECONNABORTED,
+					       "the client has terminated the test");
+				goto out;
+			}
+			r = ll_err_set(err, -EPROTO,
+				       "protocol error: client sent state %d (%s) during the test",
+				       state, iperf3_state_name(state));
+			goto out;
+		}
+	}
+	double dur = iperf3_now() - t0;
+	atomic_store(&sstop, true);
+	res->nstreams = n;
+	for (int i = 0; i < n; i++) {
+		struct iperf3_tcpinfo ti;
+		res->s[i].retransmits = -1;
+		if (p.reverse && iperf3_tcp_info(st[i].fd, &ti) == 0)
+			res->s[i].retransmits = ti.total_retrans;
+		shutdown(st[i].fd, SHUT_RDWR);
+	}
+	for (int i = 0; i < n; i++)
+		iperf3_stream_join(&st[i]);
+	double cu, cs;
+	iperf3_cpu_times(&cu, &cs);
+	res->cpu_user = dur > 0 ? (cu - cu0) / dur * 100 : 0;
+	res->cpu_system = dur > 0 ? (cs - cs0) / dur * 100 : 0;
+	res->cpu_total = res->cpu_user + res->cpu_system;
+	res->sender_has_retransmits = p.reverse ? 1 : -1;
+	{
+		char cc[32];
+		socklen_t cl = sizeof(cc);
+		if (getsockopt(s->cfd, IPPROTO_TCP, TCP_CONGESTION, cc, &cl) == 0) {
+			cc[sizeof(cc) - 1] = '\0';
+			snprintf(res->congestion_used, sizeof(res->congestion_used),
+				 "%s", cc);
+		}
+	}
+	uint64_t total = 0;
+	for (int i = 0; i < n; i++) {
+		res->s[i].id = st[i].id;
+		res->s[i].bytes = atomic_load(&st[i].bytes);
+		res->s[i].omitted_errors = res->s[i].omitted_packets = 0;
+		res->s[i].has_times = true;
+		res->s[i].start_time = 0;
+		res->s[i].end_time = dur;
+		total += res->s[i].bytes;
+	}
+	r = iperf3_send_state(s->cfd, IPERF3_EXCHANGE_RESULTS, err);
+	if (r < 0)
+		goto out;
+	r = iperf3_json_read(s->cfd, &j, IPERF3_MAX_JSON, SRV_TIMEOUT_MS, err);
+	if (r < 0) {
+		ll_err_prefix(err, "client results: ");
+		goto out;
+	}
+	r = iperf3_results_parse(j, theirs, err);
+	cJSON_Delete(j);
+	j = NULL;
+	if (r < 0)
+		goto out;
+	j = iperf3_results_build(res);
+	if (!j) {
+		r = ll_err_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	r = iperf3_json_write(s->cfd, j, SRV_TIMEOUT_MS, err);
+	cJSON_Delete(j);
+	j = NULL;
+	if (r < 0)
+		goto out;
+	r = iperf3_send_state(s->cfd, IPERF3_DISPLAY_RESULTS, err);
+	if (r < 0)
+		goto out;
+	/* IPERF_DONE; EOF instead is tolerated (old clients just close) */
+	if (iperf3_recv_state(s->cfd, &state, SRV_TIMEOUT_MS, NULL) == 0 &&
+	    state != IPERF3_IPERF_DONE)
+		logf_(s, "note: client ended with state %d (%s) instead of IPERF_DONE",
+		      state, iperf3_state_name(state));
+	{
+		uint64_t ttot = 0;
+		char b1[32], b2[32];
+		for (int i = 0; i < theirs->nstreams; i++)
+			ttot += theirs->s[i].bytes;
+		uint64_t sent = p.reverse ? total : ttot, rcvd = p.reverse ? ttot : total;
+		human_bytes((double)sent, b1, sizeof(b1));
+		human_bits(dur > 0 ? (double)sent * 8 / dur : 0, b2, sizeof(b2));
+		logf_(s, "[SUM]   0.00-%-5.2f sec  %s  %s  sender  (%d stream%s%s)",
+		      dur, b1, b2, n, n == 1 ? "" : "s", p.reverse ? ", reverse" : "");
+		human_bytes((double)rcvd, b1, sizeof(b1));
+		human_bits(dur > 0 ? (double)rcvd * 8 / dur : 0, b2, sizeof(b2));
+		logf_(s, "[SUM]   0.00-%-5.2f sec  %s  %s  receiver", dur, b1, b2);
+	}
+	r = 0;
+out:
+	atomic_store(&sstop, true);
+	for (int i = 0; st && i < n; i++) {
+		shutdown(st[i].fd, SHUT_RDWR);
+		iperf3_stream_join(&st[i]);
+		close(st[i].fd);
+	}
+	cJSON_Delete(j);
+	free(st);
+	free(res);
+	free(theirs);
+	return r;
+}
+
+int serve_run(const struct serve_opts *o, volatile sig_atomic_t *stop,
+	      void (*on_listen)(void *ctx, int port), serve_log_fn log,
+	      void *ctx, struct ll_err *err)
+{
+	struct srv s = { .o = o, .stop = stop, .log = log, .ctx = ctx, .cfd = -1 };
+	int port = 0, rc = 0;
+
+	if (o->port < 0 || o->port > 65535)
+		return ll_err_set(err, -EINVAL, "port %d out of range 0..65535",
+				  o->port);
+	s.lfd = listen_on(o, &port, err);
+	if (s.lfd < 0)
+		return s.lfd;
+	if (on_listen)
+		on_listen(ctx, port);
+	while (!*stop) {
+		struct pollfd pf = { .fd = s.lfd, .events = POLLIN };
+		/* the timeout only bounds how late a stop flag set by a signal
+		 * that hit another thread is seen */
+		int r = poll(&pf, 1, 500);
+		if (r <= 0)
+			continue;
+		s.cfd = accept4(s.lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (s.cfd < 0)
+			continue;
+		int one = 1;
+		setsockopt(s.cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		struct ll_err e = { 0 };
+		r = serve_one(&s, &e);
+		close(s.cfd);
+		s.cfd = -1;
+		if (r < 0)
+			logf_(&s, "error: %s", e.msg);
+		if (o->one_off) {
+			if (r < 0) {
+				if (err)
+					*err = e;
+				rc = r;
+			}
+			break;
+		}
+	}
+	close(s.lfd);
+	return rc;
+}

@@ -1,0 +1,1046 @@
+/* SPDX-License-Identifier: MIT */
+/* test.c - iperf3-compatible client (include/linklab/test.h).
+ *
+ * One control thread runs the protocol (iperf3 src/iperf_client_api.c order:
+ * cookie, PARAM_EXCHANGE, CREATE_STREAMS, TEST_START, TEST_RUNNING, TEST_END,
+ * EXCHANGE_RESULTS, DISPLAY_RESULTS, IPERF_DONE); one worker thread per data
+ * stream does blocking send()/recv() of len-byte blocks. The control thread
+ * wakes on a CLOCK_MONOTONIC timerfd at every interval boundary, snapshots
+ * the per-stream byte counters and TCP_INFO, and queues a TEV_INTERVAL event;
+ * the caller learns about queued events through a pipe.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "linklab/iperf3.h"
+#include "linklab/test.h"
+
+struct evnode {
+	struct test_event ev;
+	struct evnode *next;
+};
+
+struct conn_info {
+	int fd;
+	char lhost[INET6_ADDRSTRLEN];
+	int lport;
+	char rhost[INET6_ADDRSTRLEN];
+	int rport;
+};
+
+/* per-stream running statistics for the end summary */
+struct stream_acc {
+	uint64_t last_bytes;
+	int64_t last_retr;
+	int64_t max_cwnd, min_rtt, max_rtt;
+	double rtt_sum;
+	long rtt_n;
+};
+
+struct test {
+	struct test_opts o;
+	int evpipe[2];
+	int stoppipe[2];
+	atomic_bool stop_req;
+	atomic_bool streams_stop;
+	pthread_t ctl;
+	bool ctl_started;
+	pthread_mutex_t mu;
+	struct evnode *head, *tail;
+
+	/* protocol state (control thread; read by others after it ended) */
+	int ctrl_fd;
+	char cookie[IPERF3_COOKIE_SIZE];
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	int n;
+	struct iperf3_stream st[TEST_MAX_STREAMS];
+	struct conn_info conn[TEST_MAX_STREAMS];
+	struct stream_acc acc[TEST_MAX_STREAMS];
+	int mss, sndbuf, rcvbuf;
+	double t0;
+	time_t wall_start;
+	double cpu_u0, cpu_s0;
+
+	/* results (under mu) */
+	struct test_interval *iv;
+	size_t niv, caiv;
+	bool connected, done, failed;
+	struct ll_err err;
+	struct test_summary sum;
+	double cpu_total, cpu_user, cpu_system;
+	struct iperf3_results remote;
+	bool have_remote;
+};
+
+void test_opts_init(struct test_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->port = IPERF3_DEFAULT_PORT;
+	o->streams = 1;
+	o->duration = 10;
+	o->interval = 1;
+	o->connect_timeout = 10;
+}
+
+int test_opts_validate(const struct test_opts *o, struct ll_diag *diag)
+{
+	if (!o->host[0])
+		ll_diag_add(diag, LL_DIAG_ERROR, "host",
+			    "server address missing (-c ADDR)");
+	if (o->port < 1 || o->port > 65535)
+		ll_diag_add(diag, LL_DIAG_ERROR, "port",
+			    "port %d out of range 1..65535", o->port);
+	if (o->streams < 1 || o->streams > TEST_MAX_STREAMS)
+		ll_diag_add(diag, LL_DIAG_ERROR, "streams",
+			    "-P %d out of range 1..%d", o->streams, TEST_MAX_STREAMS);
+	if (!(o->duration >= 1 && o->duration <= IPERF3_MAX_TIME))
+		ll_diag_add(diag, LL_DIAG_ERROR, "duration",
+			    "-t %g out of range 1..%d seconds", o->duration,
+			    IPERF3_MAX_TIME);
+	if (!(o->interval >= 0.1 && o->interval <= 60))
+		ll_diag_add(diag, LL_DIAG_ERROR, "interval",
+			    "-i %g out of range 0.1..60 seconds", o->interval);
+	if (o->udp)
+		ll_diag_add(diag, LL_DIAG_ERROR, "udp",
+			    "-u: UDP not supported yet (TCP only)");
+	else if (o->blksize > IPERF3_MAX_BLOCKSIZE)
+		ll_diag_add(diag, LL_DIAG_ERROR, "blksize",
+			    "-l %u out of range 1..%u bytes (TCP)", o->blksize,
+			    IPERF3_MAX_BLOCKSIZE);
+	if (o->window > IPERF3_MAX_WINDOW)
+		ll_diag_add(diag, LL_DIAG_ERROR, "window",
+			    "-w %llu out of range 0..%u bytes",
+			    (unsigned long long)o->window, IPERF3_MAX_WINDOW);
+	if (!(o->connect_timeout > 0 && o->connect_timeout <= 3600))
+		ll_diag_add(diag, LL_DIAG_ERROR, "connect_timeout",
+			    "connect timeout %g out of range (0..3600] seconds",
+			    o->connect_timeout);
+	return diag->nerrors ? -EINVAL : 0;
+}
+
+/* ---- event queue ------------------------------------------------------- */
+
+static void queue_event(struct test *t, const struct test_event *ev)
+{
+	struct evnode *n = malloc(sizeof(*n));
+	char b = 'e';
+
+	if (!n)
+		return;
+	n->ev = *ev;
+	n->next = NULL;
+	pthread_mutex_lock(&t->mu);
+	if (t->tail)
+		t->tail->next = n;
+	else
+		t->head = n;
+	t->tail = n;
+	pthread_mutex_unlock(&t->mu);
+	if (write(t->evpipe[1], &b, 1) < 0) {
+		/* pipe full: the reader still finds the queued events */
+	}
+}
+
+int test_event_fd(const struct test *t)
+{
+	return t->evpipe[0];
+}
+
+int test_next_event(struct test *t, struct test_event *ev)
+{
+	struct evnode *n;
+	char b;
+
+	pthread_mutex_lock(&t->mu);
+	n = t->head;
+	if (n) {
+		t->head = n->next;
+		if (!t->head)
+			t->tail = NULL;
+	}
+	pthread_mutex_unlock(&t->mu);
+	if (!n)
+		return 0;
+	if (read(t->evpipe[0], &b, 1) < 0) {
+		/* nothing to drain */
+	}
+	*ev = n->ev;
+	free(n);
+	return 1;
+}
+
+void test_stop(struct test *t)
+{
+	char b = 's';
+
+	atomic_store(&t->stop_req, true);
+	if (write(t->stoppipe[1], &b, 1) < 0) {
+		/* already signalled */
+	}
+}
+
+const struct test_summary *test_summary(const struct test *t)
+{
+	return &t->sum;
+}
+
+/* ---- connection helpers -------------------------------------------------- */
+
+/* Wait for ev on fd or for the stop pipe until timeout_ms. 1 ready, 0
+ * timeout, -ECANCELED when stop was requested, -errno. */
+static int wait_or_stop(struct test *t, int fd, short ev, int timeout_ms)
+{
+	struct pollfd p[2] = { { .fd = fd, .events = ev },
+			       { .fd = t->stoppipe[0], .events = POLLIN } };
+	int r;
+
+	do
+		r = poll(p, 2, timeout_ms);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	if (p[1].revents)
+		return -ECANCELED;
+	return r > 0;
+}
+
+static int timeout_ms(const struct test *t)
+{
+	return (int)(t->o.connect_timeout * 1000);
+}
+
+static void addr_text(const struct sockaddr *sa, socklen_t len, char *host,
+		      size_t hlen, int *port)
+{
+	char serv[16];
+
+	if (getnameinfo(sa, len, host, (socklen_t)hlen, serv, sizeof(serv),
+			NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+		snprintf(host, hlen, "?");
+		*port = 0;
+		return;
+	}
+	*port = atoi(serv);
+}
+
+/* Non-blocking connect to sa with the connect timeout; fd returned blocking. */
+static int connect_addr(struct test *t, const struct sockaddr *sa,
+			socklen_t len, bool data, int *out, struct ll_err *err)
+{
+	char host[INET6_ADDRSTRLEN];
+	int port, r, fd, one = 1;
+
+	addr_text(sa, len, host, sizeof(host), &port);
+	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return ll_err_set(err, -errno, "socket: %s", strerror(errno));
+	if (data && t->o.window) {
+		int w = (int)t->o.window;
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &w, sizeof(w));
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &w, sizeof(w));
+	}
+	if (!data)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(fd, sa, len) < 0 && errno != EINPROGRESS) {
+		r = -errno;
+		close(fd);
+		return ll_err_set(err, r, "connect to %s port %d: %s", host, port,
+				  strerror(-r));
+	}
+	r = wait_or_stop(t, fd, POLLOUT, timeout_ms(t));
+	if (r <= 0) {
+		close(fd);
+		if (r == 0)
+			return ll_err_set(err, -ETIMEDOUT,
+					  "connect to %s port %d: no answer within %g s",
+					  host, port, t->o.connect_timeout);
+		if (r == -ECANCELED)
+			return ll_err_set(err, r, "connect to %s port %d: stopped",
+					  host, port);
+		return ll_err_set(err, r, "connect to %s port %d: %s", host, port,
+				  strerror(-r));
+	}
+	int soerr = 0;
+	socklen_t sl = sizeof(soerr);
+	getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
+	if (soerr) {
+		close(fd);
+		return ll_err_set(err, -soerr, "connect to %s port %d: %s", host,
+				  port, strerror(soerr));
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	*out = fd;
+	return 0;
+}
+
+static int connect_control(struct test *t, struct ll_err *err)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC,
+				  .ai_socktype = SOCK_STREAM }, *res, *ai;
+	char port[16];
+	int r;
+
+	snprintf(port, sizeof(port), "%d", t->o.port);
+	r = getaddrinfo(t->o.host, port, &hints, &res);
+	if (r)
+		return ll_err_set(err, -EHOSTUNREACH, "resolve %s: %s", t->o.host,
+				  gai_strerror(r));
+	r = -EHOSTUNREACH;
+	for (ai = res; ai; ai = ai->ai_next) {
+		r = connect_addr(t, ai->ai_addr, ai->ai_addrlen, false,
+				 &t->ctrl_fd, err);
+		if (r == 0) {
+			memcpy(&t->addr, ai->ai_addr, ai->ai_addrlen);
+			t->addrlen = ai->ai_addrlen;
+			break;
+		}
+		if (r == -ECANCELED)
+			break;
+	}
+	freeaddrinfo(res);
+	return r;
+}
+
+/* Read one state byte, honouring stop and the connect timeout (< 0: none). */
+static int read_state(struct test *t, int *state, int tmo, struct ll_err *err)
+{
+	int r = wait_or_stop(t, t->ctrl_fd, POLLIN, tmo);
+
+	if (r == 0)
+		return ll_err_set(err, -ETIMEDOUT,
+				  "server %s port %d silent for %g s (no protocol answer)",
+				  t->o.host, t->o.port, (double)tmo / 1000);
+	if (r == -ECANCELED)
+		return ll_err_set(err, r, "test stopped");
+	if (r < 0)
+		return ll_err_set(err, r, "poll: %s", strerror(-r));
+	return iperf3_recv_state(t->ctrl_fd, state, 1000, err);
+}
+
+/* Turn an unexpected state into an error (busy, server error, terminate). */
+static int bad_state(struct test *t, int state, const char *waiting,
+		     struct ll_err *err)
+{
+	switch (state) {
+	case IPERF3_ACCESS_DENIED:
+		return ll_err_set(err, -EBUSY,
+				  "server %s port %d is busy running a test (ACCESS_DENIED); try later",
+				  t->o.host, t->o.port);
+	case IPERF3_SERVER_ERROR:
+		return iperf3_read_server_error(t->ctrl_fd, 5000, err);
+	case IPERF3_SERVER_TERMINATE:
+		return ll_err_set(err, -ECONNABORTED,
+				  "the server has terminated the test (SERVER_TERMINATE)");
+	default:
+		return ll_err_set(err, -EPROTO,
+				  "protocol error: got state %d (%s) while waiting for %s",
+				  state, iperf3_state_name(state), waiting);
+	}
+}
+
+static int create_streams(struct test *t, struct ll_err *err)
+{
+	for (int i = 0; i < t->o.streams; i++) {
+		struct iperf3_stream *s = &t->st[i];
+		struct conn_info *c = &t->conn[i];
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		int fd, r;
+
+		r = connect_addr(t, (struct sockaddr *)&t->addr, t->addrlen, true,
+				 &fd, err);
+		if (r < 0) {
+			ll_err_prefix(err, "stream %d: ", i + 1);
+			return r;
+		}
+		s->fd = fd;
+		s->id = iperf3_stream_id(i);
+		s->sender = !t->o.reverse;
+		s->len = t->o.blksize ? t->o.blksize : IPERF3_DEFAULT_TCP_BLKSIZE;
+		s->rate = t->o.bitrate ? t->o.bitrate / (uint64_t)t->o.streams : 0;
+		s->stop = &t->streams_stop;
+		t->n = i + 1;
+		r = iperf3_write_full(fd, t->cookie, IPERF3_COOKIE_SIZE, 10000, err);
+		if (r < 0) {
+			ll_err_prefix(err, "stream %d: sending cookie: ", i + 1);
+			return r;
+		}
+		c->fd = fd;
+		getsockname(fd, (struct sockaddr *)&ss, &sl);
+		addr_text((struct sockaddr *)&ss, sl, c->lhost, sizeof(c->lhost),
+			  &c->lport);
+		sl = sizeof(ss);
+		getpeername(fd, (struct sockaddr *)&ss, &sl);
+		addr_text((struct sockaddr *)&ss, sl, c->rhost, sizeof(c->rhost),
+			  &c->rport);
+		t->acc[i].min_rtt = -1;
+		t->acc[i].max_rtt = -1;
+		t->acc[i].max_cwnd = -1;
+		t->acc[i].last_retr = -1;
+	}
+	if (t->n) {
+		int v;
+		socklen_t sl = sizeof(v);
+		if (getsockopt(t->st[0].fd, IPPROTO_TCP, TCP_MAXSEG, &v, &sl) == 0)
+			t->mss = v;
+		sl = sizeof(v);
+		if (getsockopt(t->st[0].fd, SOL_SOCKET, SO_SNDBUF, &v, &sl) == 0)
+			t->sndbuf = v;
+		sl = sizeof(v);
+		if (getsockopt(t->st[0].fd, SOL_SOCKET, SO_RCVBUF, &v, &sl) == 0)
+			t->rcvbuf = v;
+	}
+	return 0;
+}
+
+/* ---- measurement ---------------------------------------------------------- */
+
+static void take_interval(struct test *t, double start, double end)
+{
+	struct test_event *ev = calloc(1, sizeof(*ev));
+	if (!ev)
+		return;
+	struct test_interval *iv = &ev->interval;
+	double secs = end - start;
+	bool sender = !t->o.reverse;
+
+	ev->kind = TEV_INTERVAL;
+	iv->nstreams = t->n;
+	iv->sum.id = -1;
+	iv->sum.sender = sender;
+	iv->sum.start = start;
+	iv->sum.end = end;
+	iv->sum.retransmits = sender ? 0 : -1;
+	iv->sum.snd_cwnd = iv->sum.rtt_us = iv->sum.rttvar_us = iv->sum.pmtu = -1;
+	for (int i = 0; i < t->n; i++) {
+		struct test_stream_sample *s = &iv->s[i];
+		struct stream_acc *a = &t->acc[i];
+		uint64_t b = atomic_load_explicit(&t->st[i].bytes,
+						  memory_order_relaxed);
+
+		s->id = t->st[i].id;
+		s->sender = sender;
+		s->start = start;
+		s->end = end;
+		s->bytes = b - a->last_bytes;
+		a->last_bytes = b;
+		s->bps = secs > 0 ? (double)s->bytes * 8 / secs : 0;
+		s->retransmits = s->snd_cwnd = s->rtt_us = s->rttvar_us = -1;
+		s->pmtu = -1;
+		if (sender) {
+			struct iperf3_tcpinfo ti;
+			if (iperf3_tcp_info(t->st[i].fd, &ti) == 0) {
+				int64_t prev = a->last_retr < 0 ? 0 : a->last_retr;
+				s->retransmits = ti.total_retrans - prev;
+				a->last_retr = ti.total_retrans;
+				s->snd_cwnd = ti.snd_cwnd;
+				s->rtt_us = ti.rtt_us;
+				s->rttvar_us = ti.rttvar_us;
+				s->pmtu = ti.pmtu;
+				if (ti.snd_cwnd > a->max_cwnd)
+					a->max_cwnd = ti.snd_cwnd;
+				if (a->min_rtt < 0 || ti.rtt_us < a->min_rtt)
+					a->min_rtt = ti.rtt_us;
+				if (ti.rtt_us > a->max_rtt)
+					a->max_rtt = ti.rtt_us;
+				a->rtt_sum += (double)ti.rtt_us;
+				a->rtt_n++;
+				iv->sum.retransmits += s->retransmits;
+			}
+		}
+		iv->sum.bytes += s->bytes;
+	}
+	iv->sum.bps = secs > 0 ? (double)iv->sum.bytes * 8 / secs : 0;
+
+	pthread_mutex_lock(&t->mu);
+	if (t->niv == t->caiv) {
+		size_t nc = t->caiv ? t->caiv * 2 : 16;
+		struct test_interval *p = realloc(t->iv, nc * sizeof(*p));
+		if (p) {
+			t->iv = p;
+			t->caiv = nc;
+		}
+	}
+	if (t->niv < t->caiv)
+		t->iv[t->niv++] = *iv;
+	pthread_mutex_unlock(&t->mu);
+	queue_event(t, ev);
+	free(ev);
+}
+
+/* Run from TEST_RUNNING until -t elapses or stop; returns 0 or error. */
+static int run_intervals(struct test *t, struct ll_err *err)
+{
+	int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	double deadline = t->t0 + t->o.duration;
+	double next = t->t0 + t->o.interval, prev = 0;
+	int rc = 0;
+
+	if (tfd < 0)
+		return ll_err_set(err, -errno, "timerfd_create: %s", strerror(errno));
+	for (;;) {
+		double wake = next < deadline ? next : deadline;
+		struct itimerspec its = { 0 };
+		its.it_value.tv_sec = (time_t)wake;
+		its.it_value.tv_nsec = (long)((wake - floor(wake)) * 1e9);
+		if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+			its.it_value.tv_nsec = 1;
+		timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL);
+
+		struct pollfd p[3] = {
+			{ .fd = tfd, .events = POLLIN },
+			{ .fd = t->ctrl_fd, .events = POLLIN },
+			{ .fd = t->stoppipe[0], .events = POLLIN },
+		};
+		int r = poll(p, 3, -1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = ll_err_set(err, -errno, "poll: %s", strerror(errno));
+			break;
+		}
+		if (p[1].revents) {
+			int st;
+			r = iperf3_recv_state(t->ctrl_fd, &st, 1000, err);
+			if (r < 0) {
+				rc = r;
+				break;
+			}
+			if (st == IPERF3_TEST_RUNNING)
+				continue;   /* repeated: no-op, as iperf3 */
+			rc = bad_state(t, st, "the end of the test", err);
+			break;
+		}
+		double now = iperf3_now();
+		if (p[2].revents || atomic_load(&t->stop_req)) {
+			if (now - t->t0 - prev > 0.01)
+				take_interval(t, prev, now - t->t0);
+			break;
+		}
+		if (p[0].revents) {
+			uint64_t exp;
+			if (read(tfd, &exp, sizeof(exp)) < 0) {
+				/* spurious */
+			}
+		}
+		if (now >= deadline) {
+			if (now - t->t0 - prev > 0.01)
+				take_interval(t, prev, now - t->t0);
+			break;
+		}
+		if (now >= next) {
+			take_interval(t, prev, now - t->t0);
+			prev = now - t->t0;
+			while (next <= now)
+				next += t->o.interval;
+		}
+	}
+	close(tfd);
+	return rc;
+}
+
+static void stop_streams(struct test *t)
+{
+	atomic_store(&t->streams_stop, true);
+}
+
+static void join_streams(struct test *t)
+{
+	for (int i = 0; i < t->n; i++)
+		if (t->st[i].fd >= 0)
+			shutdown(t->st[i].fd, SHUT_RDWR);
+	for (int i = 0; i < t->n; i++)
+		iperf3_stream_join(&t->st[i]);
+}
+
+static void fill_sample(struct test_stream_sample *s, int id, bool sender,
+			double dur, uint64_t bytes, int64_t retr)
+{
+	memset(s, 0, sizeof(*s));
+	s->id = id;
+	s->sender = sender;
+	s->start = 0;
+	s->end = dur;
+	s->bytes = bytes;
+	s->bps = dur > 0 ? (double)bytes * 8 / dur : 0;
+	s->retransmits = retr;
+	s->snd_cwnd = s->rtt_us = s->rttvar_us = s->pmtu = -1;
+}
+
+static void build_summary(struct test *t, double dur, const int64_t *retr)
+{
+	struct test_summary *S = &t->sum;
+	bool rev = t->o.reverse;
+	uint64_t ts = 0, tr = 0;
+	int64_t rs = 0;
+
+	memset(S, 0, sizeof(*S));
+	S->nstreams = t->n;
+	S->duration = dur;
+	for (int i = 0; i < t->n; i++) {
+		uint64_t mine = atomic_load(&t->st[i].bytes), theirs = 0;
+		int64_t their_retr = -1;
+		double their_dur = dur;
+		for (int k = 0; k < t->remote.nstreams; k++)
+			if (t->remote.s[k].id == t->st[i].id) {
+				theirs = t->remote.s[k].bytes;
+				their_retr = t->remote.s[k].retransmits;
+				if (t->remote.s[k].has_times &&
+				    t->remote.s[k].end_time > t->remote.s[k].start_time)
+					their_dur = t->remote.s[k].end_time -
+						    t->remote.s[k].start_time;
+			}
+		if (!rev) {
+			fill_sample(&S->sent[i], t->st[i].id, true, dur, mine, retr[i]);
+			fill_sample(&S->received[i], t->st[i].id, false, their_dur,
+				    theirs, -1);
+			S->sent[i].snd_cwnd = t->acc[i].max_cwnd;
+			S->sent[i].rtt_us = t->acc[i].rtt_n ?
+				(int64_t)(t->acc[i].rtt_sum / (double)t->acc[i].rtt_n) : -1;
+		} else {
+			fill_sample(&S->sent[i], t->st[i].id, true, their_dur, theirs,
+				    their_retr);
+			fill_sample(&S->received[i], t->st[i].id, false, dur, mine, -1);
+		}
+		ts += S->sent[i].bytes;
+		tr += S->received[i].bytes;
+		if (S->sent[i].retransmits > 0)
+			rs += S->sent[i].retransmits;
+	}
+	double sdur = t->n ? S->sent[0].end : dur, rdur = t->n ? S->received[0].end : dur;
+	fill_sample(&S->sum_sent, -1, true, sdur, ts, rs);
+	fill_sample(&S->sum_received, -1, false, rdur, tr, -1);
+	if (!rev && t->remote.congestion_used[0])
+		snprintf(S->receiver_cc, sizeof(S->receiver_cc), "%s",
+			 t->remote.congestion_used);
+	if (rev && t->remote.congestion_used[0])
+		snprintf(S->sender_cc, sizeof(S->sender_cc), "%s",
+			 t->remote.congestion_used);
+	char cc[32];
+	socklen_t sl = sizeof(cc);
+	if (t->ctrl_fd >= 0 &&
+	    getsockopt(t->ctrl_fd, IPPROTO_TCP, TCP_CONGESTION, cc, &sl) == 0) {
+		cc[sizeof(cc) - 1] = '\0';
+		snprintf(rev ? S->receiver_cc : S->sender_cc, sizeof(S->sender_cc),
+			 "%s", cc);
+	}
+}
+
+static int client_run(struct test *t, struct ll_err *err)
+{
+	int state, r;
+	int64_t retr[TEST_MAX_STREAMS];
+
+	r = connect_control(t, err);
+	if (r < 0)
+		return r;
+	r = iperf3_write_full(t->ctrl_fd, t->cookie, IPERF3_COOKIE_SIZE,
+			      timeout_ms(t), err);
+	if (r < 0) {
+		ll_err_prefix(err, "sending cookie: ");
+		return r;
+	}
+	for (;;) {
+		r = read_state(t, &state, timeout_ms(t), err);
+		if (r < 0)
+			return r;
+		if (state == IPERF3_PARAM_EXCHANGE) {
+			struct iperf3_params p;
+			iperf3_params_init(&p);
+			p.time = t->o.duration;
+			p.parallel = t->o.streams;
+			p.reverse = t->o.reverse;
+			p.window = t->o.window;
+			p.len = t->o.blksize ? t->o.blksize : IPERF3_DEFAULT_TCP_BLKSIZE;
+			p.bandwidth = t->o.bitrate;
+			cJSON *j = iperf3_params_build(&p);
+			if (!j)
+				return ll_err_set(err, -ENOMEM, "params: out of memory");
+			r = iperf3_json_write(t->ctrl_fd, j, timeout_ms(t), err);
+			cJSON_Delete(j);
+			if (r < 0)
+				return r;
+		} else if (state == IPERF3_CREATE_STREAMS) {
+			r = create_streams(t, err);
+			if (r < 0)
+				return r;
+		} else if (state == IPERF3_TEST_START) {
+			continue;
+		} else if (state == IPERF3_TEST_RUNNING) {
+			break;
+		} else {
+			return bad_state(t, state, "TEST_RUNNING", err);
+		}
+	}
+	if (t->n != t->o.streams)
+		return ll_err_set(err, -EPROTO,
+				  "protocol error: TEST_RUNNING before CREATE_STREAMS");
+
+	/* running */
+	t->t0 = iperf3_now();
+	t->wall_start = time(NULL);
+	iperf3_cpu_times(&t->cpu_u0, &t->cpu_s0);
+	for (int i = 0; i < t->n; i++) {
+		r = iperf3_stream_start(&t->st[i], err);
+		if (r < 0) {
+			stop_streams(t);
+			return r;
+		}
+	}
+	pthread_mutex_lock(&t->mu);
+	t->connected = true;
+	pthread_mutex_unlock(&t->mu);
+	{
+		struct test_event *ev = calloc(1, sizeof(*ev));
+		if (ev) {
+			ev->kind = TEV_CONNECTED;
+			ev->interval.nstreams = t->n;
+			queue_event(t, ev);
+			free(ev);
+		}
+	}
+	r = run_intervals(t, err);
+	double t_end = iperf3_now();
+	stop_streams(t);
+	for (int i = 0; i < t->n; i++) {
+		struct iperf3_tcpinfo ti;
+		retr[i] = -1;
+		if (!t->o.reverse && iperf3_tcp_info(t->st[i].fd, &ti) == 0)
+			retr[i] = ti.total_retrans;
+	}
+	if (r < 0)
+		return r;
+	r = iperf3_send_state(t->ctrl_fd, IPERF3_TEST_END, err);
+	if (r < 0)
+		return r;
+	r = read_state(t, &state, timeout_ms(t) + 10000, err);
+	if (r == -ECANCELED)   /* a second stop: still finish politely */
+		r = iperf3_recv_state(t->ctrl_fd, &state, timeout_ms(t), err);
+	if (r < 0)
+		return r;
+	if (state != IPERF3_EXCHANGE_RESULTS)
+		return bad_state(t, state, "EXCHANGE_RESULTS", err);
+	join_streams(t);
+
+	double dur = t_end - t->t0, cu, cs;
+	iperf3_cpu_times(&cu, &cs);
+	t->cpu_user = dur > 0 ? (cu - t->cpu_u0) / dur * 100 : 0;
+	t->cpu_system = dur > 0 ? (cs - t->cpu_s0) / dur * 100 : 0;
+	t->cpu_total = t->cpu_user + t->cpu_system;
+
+	struct iperf3_results *res = calloc(1, sizeof(*res));
+	if (!res)
+		return ll_err_set(err, -ENOMEM, "results: out of memory");
+	res->cpu_total = t->cpu_total;
+	res->cpu_user = t->cpu_user;
+	res->cpu_system = t->cpu_system;
+	res->sender_has_retransmits = t->o.reverse ? -1 : 1;
+	res->nstreams = t->n;
+	for (int i = 0; i < t->n; i++) {
+		struct iperf3_stream_result *s = &res->s[i];
+		s->id = t->st[i].id;
+		s->bytes = atomic_load(&t->st[i].bytes);
+		s->retransmits = t->o.reverse ? -1 : retr[i];
+		s->omitted_errors = s->omitted_packets = 0;
+		s->has_times = true;
+		s->start_time = 0;
+		s->end_time = dur;
+	}
+	cJSON *j = iperf3_results_build(res);
+	free(res);
+	if (!j)
+		return ll_err_set(err, -ENOMEM, "results: out of memory");
+	r = iperf3_json_write(t->ctrl_fd, j, timeout_ms(t), err);
+	cJSON_Delete(j);
+	if (r < 0)
+		return r;
+	r = iperf3_json_read(t->ctrl_fd, &j, IPERF3_MAX_JSON, timeout_ms(t), err);
+	if (r < 0)
+		return r;
+	r = iperf3_results_parse(j, &t->remote, err);
+	cJSON_Delete(j);
+	if (r < 0)
+		return r;
+	t->have_remote = true;
+	r = iperf3_recv_state(t->ctrl_fd, &state, timeout_ms(t), err);
+	if (r < 0)
+		return r;
+	if (state != IPERF3_DISPLAY_RESULTS)
+		return bad_state(t, state, "DISPLAY_RESULTS", err);
+	pthread_mutex_lock(&t->mu);
+	build_summary(t, dur, retr);
+	pthread_mutex_unlock(&t->mu);
+	/* IPERF_DONE last; an old peer may already have closed (tolerated) */
+	iperf3_send_state(t->ctrl_fd, IPERF3_IPERF_DONE, NULL);
+	return 0;
+}
+
+static void *ctl_main(void *arg)
+{
+	struct test *t = arg;
+	struct test_event *ev = calloc(1, sizeof(*ev));
+	struct ll_err e = { 0 };
+	sigset_t all;
+	int r;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	r = client_run(t, &e);
+	stop_streams(t);
+	if (r < 0 && t->ctrl_fd >= 0 && r != -EBUSY && r != -ECONNRESET)
+		iperf3_send_state(t->ctrl_fd, IPERF3_CLIENT_TERMINATE, NULL);
+	join_streams(t);
+	for (int i = 0; i < t->n; i++)
+		if (t->st[i].fd >= 0) {
+			close(t->st[i].fd);
+			t->st[i].fd = -1;
+		}
+	pthread_mutex_lock(&t->mu);
+	if (r < 0) {
+		t->failed = true;
+		t->err = e;
+	} else {
+		t->done = true;
+	}
+	pthread_mutex_unlock(&t->mu);
+	if (ev) {
+		ev->kind = r < 0 ? TEV_ERROR : TEV_DONE;
+		ev->err = e;
+		queue_event(t, ev);
+		free(ev);
+	}
+	return NULL;
+}
+
+int test_start(const struct test_opts *o, struct test **out, struct ll_err *err)
+{
+	struct ll_diag *d = calloc(1, sizeof(*d));
+	struct test *t;
+	int r;
+
+	*out = NULL;
+	if (!d)
+		return ll_err_set(err, -ENOMEM, "test: out of memory");
+	if (test_opts_validate(o, d) < 0) {
+		r = ll_diag_to_err(d, err);
+		free(d);
+		return r;
+	}
+	free(d);
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return ll_err_set(err, -ENOMEM, "test: out of memory");
+	t->o = *o;
+	t->ctrl_fd = -1;
+	for (int i = 0; i < TEST_MAX_STREAMS; i++)
+		t->st[i].fd = t->conn[i].fd = -1;
+	pthread_mutex_init(&t->mu, NULL);
+	if (pipe2(t->evpipe, O_CLOEXEC | O_NONBLOCK) < 0 ||
+	    pipe2(t->stoppipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+		r = ll_err_set(err, -errno, "pipe: %s", strerror(errno));
+		test_free(t);
+		return r;
+	}
+	r = iperf3_make_cookie(t->cookie, err);
+	if (r < 0) {
+		test_free(t);
+		return r;
+	}
+	r = pthread_create(&t->ctl, NULL, ctl_main, t);
+	if (r) {
+		test_free(t);
+		return ll_err_set(err, -r, "test: pthread_create: %s", strerror(r));
+	}
+	t->ctl_started = true;
+	*out = t;
+	return 0;
+}
+
+void test_free(struct test *t)
+{
+	if (!t)
+		return;
+	if (t->ctl_started) {
+		test_stop(t);
+		pthread_join(t->ctl, NULL);
+	}
+	while (t->head) {
+		struct evnode *n = t->head;
+		t->head = n->next;
+		free(n);
+	}
+	if (t->ctrl_fd >= 0)
+		close(t->ctrl_fd);
+	for (int i = 0; i < 2; i++) {
+		if (t->evpipe[i] > 0)
+			close(t->evpipe[i]);
+		if (t->stoppipe[i] > 0)
+			close(t->stoppipe[i]);
+	}
+	free(t->iv);
+	pthread_mutex_destroy(&t->mu);
+	free(t);
+}
+
+/* ---- iperf3 -J document ---------------------------------------------------- */
+
+static cJSON *sample_json(const struct test *t, const struct test_stream_sample *s,
+			  int sock, bool sum)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	if (!sum)
+		cJSON_AddNumberToObject(o, "socket", sock);
+	cJSON_AddNumberToObject(o, "start", s->start);
+	cJSON_AddNumberToObject(o, "end", s->end);
+	cJSON_AddNumberToObject(o, "seconds", s->end - s->start);
+	cJSON_AddNumberToObject(o, "bytes", (double)s->bytes);
+	cJSON_AddNumberToObject(o, "bits_per_second", s->bps);
+	if (s->sender && s->retransmits >= 0)
+		cJSON_AddNumberToObject(o, "retransmits", (double)s->retransmits);
+	if (!sum && s->sender && s->snd_cwnd >= 0) {
+		cJSON_AddNumberToObject(o, "snd_cwnd", (double)s->snd_cwnd);
+		cJSON_AddNumberToObject(o, "rtt", (double)s->rtt_us);
+		cJSON_AddNumberToObject(o, "rttvar", (double)s->rttvar_us);
+		cJSON_AddNumberToObject(o, "pmtu", (double)s->pmtu);
+	}
+	(void)t;
+	cJSON_AddFalseToObject(o, "omitted");
+	cJSON_AddBoolToObject(o, "sender", s->sender);
+	return o;
+}
+
+char *test_json(const struct test *tc)
+{
+	struct test *t = (struct test *)tc;
+	cJSON *root = cJSON_CreateObject(), *start, *arr, *o, *end;
+	char *out;
+
+	if (!root)
+		return NULL;
+	pthread_mutex_lock(&t->mu);
+	start = cJSON_AddObjectToObject(root, "start");
+	arr = cJSON_AddArrayToObject(start, "connected");
+	for (int i = 0; i < t->n; i++) {
+		o = cJSON_CreateObject();
+		cJSON_AddNumberToObject(o, "socket", t->conn[i].fd);
+		cJSON_AddStringToObject(o, "local_host", t->conn[i].lhost);
+		cJSON_AddNumberToObject(o, "local_port", t->conn[i].lport);
+		cJSON_AddStringToObject(o, "remote_host", t->conn[i].rhost);
+		cJSON_AddNumberToObject(o, "remote_port", t->conn[i].rport);
+		cJSON_AddItemToArray(arr, o);
+	}
+	cJSON_AddStringToObject(start, "version", "linklab (iperf3 protocol)");
+	o = cJSON_AddObjectToObject(start, "timestamp");
+	{
+		char tb[64];
+		struct tm tm;
+		time_t w = t->wall_start ? t->wall_start : time(NULL);
+		gmtime_r(&w, &tm);
+		strftime(tb, sizeof(tb), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+		cJSON_AddStringToObject(o, "time", tb);
+		cJSON_AddNumberToObject(o, "timesecs", (double)w);
+	}
+	o = cJSON_AddObjectToObject(start, "connecting_to");
+	cJSON_AddStringToObject(o, "host", t->o.host);
+	cJSON_AddNumberToObject(o, "port", t->o.port);
+	cJSON_AddStringToObject(start, "cookie", t->cookie);
+	cJSON_AddNumberToObject(start, "tcp_mss_default", t->mss);
+	cJSON_AddNumberToObject(start, "sock_bufsize", (double)t->o.window);
+	cJSON_AddNumberToObject(start, "sndbuf_actual", t->sndbuf);
+	cJSON_AddNumberToObject(start, "rcvbuf_actual", t->rcvbuf);
+	o = cJSON_AddObjectToObject(start, "test_start");
+	cJSON_AddStringToObject(o, "protocol", t->o.udp ? "UDP" : "TCP");
+	cJSON_AddNumberToObject(o, "num_streams", t->o.streams);
+	cJSON_AddNumberToObject(o, "blksize",
+				t->o.blksize ? t->o.blksize : IPERF3_DEFAULT_TCP_BLKSIZE);
+	cJSON_AddNumberToObject(o, "omit", 0);
+	cJSON_AddNumberToObject(o, "duration", t->o.duration);
+	cJSON_AddNumberToObject(o, "bytes", 0);
+	cJSON_AddNumberToObject(o, "blocks", 0);
+	cJSON_AddNumberToObject(o, "reverse", t->o.reverse);
+	cJSON_AddNumberToObject(o, "tos", 0);
+	cJSON_AddNumberToObject(o, "target_bitrate", (double)t->o.bitrate);
+	cJSON_AddNumberToObject(o, "bidir", 0);
+	cJSON_AddNumberToObject(o, "fqrate", 0);
+	cJSON_AddNumberToObject(o, "interval", t->o.interval);
+
+	arr = cJSON_AddArrayToObject(root, "intervals");
+	for (size_t k = 0; k < t->niv; k++) {
+		const struct test_interval *iv = &t->iv[k];
+		cJSON *ivo = cJSON_CreateObject();
+		cJSON *sa = cJSON_AddArrayToObject(ivo, "streams");
+		for (int i = 0; i < iv->nstreams; i++)
+			cJSON_AddItemToArray(sa, sample_json(t, &iv->s[i],
+							     t->conn[i].fd, false));
+		cJSON_AddItemToObject(ivo, "sum", sample_json(t, &iv->sum, 0, true));
+		cJSON_AddItemToArray(arr, ivo);
+	}
+
+	end = cJSON_AddObjectToObject(root, "end");
+	if (t->done) {
+		const struct test_summary *S = &t->sum;
+		arr = cJSON_AddArrayToObject(end, "streams");
+		for (int i = 0; i < S->nstreams; i++) {
+			cJSON *so = cJSON_CreateObject();
+			cJSON *snd = sample_json(t, &S->sent[i], t->conn[i].fd, true);
+			cJSON_AddNumberToObject(snd, "socket", t->conn[i].fd);
+			if (!t->o.reverse && t->acc[i].rtt_n) {
+				cJSON_AddNumberToObject(snd, "max_snd_cwnd",
+							(double)t->acc[i].max_cwnd);
+				cJSON_AddNumberToObject(snd, "max_rtt",
+							(double)t->acc[i].max_rtt);
+				cJSON_AddNumberToObject(snd, "min_rtt",
+							(double)t->acc[i].min_rtt);
+				cJSON_AddNumberToObject(snd, "mean_rtt",
+							t->acc[i].rtt_sum / (double)t->acc[i].rtt_n);
+			}
+			cJSON *rcv = sample_json(t, &S->received[i], t->conn[i].fd, true);
+			cJSON_AddNumberToObject(rcv, "socket", t->conn[i].fd);
+			cJSON_AddItemToObject(so, "sender", snd);
+			cJSON_AddItemToObject(so, "receiver", rcv);
+			cJSON_AddItemToArray(arr, so);
+		}
+		cJSON_AddItemToObject(end, "sum_sent",
+				      sample_json(t, &S->sum_sent, 0, true));
+		cJSON_AddItemToObject(end, "sum_received",
+				      sample_json(t, &S->sum_received, 0, true));
+		o = cJSON_AddObjectToObject(end, "cpu_utilization_percent");
+		cJSON_AddNumberToObject(o, "host_total", t->cpu_total);
+		cJSON_AddNumberToObject(o, "host_user", t->cpu_user);
+		cJSON_AddNumberToObject(o, "host_system", t->cpu_system);
+		cJSON_AddNumberToObject(o, "remote_total", t->remote.cpu_total);
+		cJSON_AddNumberToObject(o, "remote_user", t->remote.cpu_user);
+		cJSON_AddNumberToObject(o, "remote_system", t->remote.cpu_system);
+		if (S->sender_cc[0])
+			cJSON_AddStringToObject(end, "sender_tcp_congestion", S->sender_cc);
+		if (S->receiver_cc[0])
+			cJSON_AddStringToObject(end, "receiver_tcp_congestion",
+						S->receiver_cc);
+	}
+	if (t->failed)
+		cJSON_AddStringToObject(root, "error", t->err.msg);
+	pthread_mutex_unlock(&t->mu);
+	out = cJSON_Print(root);
+	cJSON_Delete(root);
+	return out;
+}
