@@ -1,0 +1,632 @@
+/* SPDX-License-Identifier: MIT */
+/* impair.c - the impairment dial: field schema, parsing, validation (every
+ * problem at once), derivation of the qdisc plan, kernel HZ, summary.
+ * Rules: man tc-tbf ("burst ... at least rate/HZ"), man tc-netem, iproute2
+ * tc/q_netem.c (reorder needs delay, gap defaults to 1 with reorder) and
+ * tc/q_tbf.c (limit = rate * latency + burst). */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "linklab/impair.h"
+#include "linklab/units.h"
+
+#define NS_PER_S 1000000000LL
+/* netem's legacy 32-bit tick fields (64 ns ticks) top out at 274.877 s */
+#define DELAY_MAX_NS (274LL * NS_PER_S)
+#define JITTER_MAX_NS ((int64_t)INT32_MAX)
+#define RATE_MAX_BPS 4000000000000ULL   /* 4tbit */
+#define TBF_LATENCY_DEFAULT_NS (50LL * 1000000LL)
+/* link rate assumed for the netem limit when no rate is dialled */
+#define ASSUMED_LINK_BPS 1000000000ULL
+
+const struct impair_field impair_fields[] = {
+	{ "rate", IMP_RATE, IMPK_RATE, "1bit .. 4tbit",
+	  "tbf shaping rate (bit/s units: kbit mbit gbit; bytes/s: kbps mbps)" },
+	{ "burst", IMP_BURST, IMPK_SIZE, "1b .. 4294967295b",
+	  "tbf bucket size; default max(MTU+14, rate/HZ, 1 ms of rate)" },
+	{ "tbf-limit", IMP_TBF_LIMIT, IMPK_SIZE, "1b .. 4294967295b",
+	  "tbf queue size in bytes; default rate * latency + burst" },
+	{ "latency", IMP_LATENCY, IMPK_TIME, "1us .. 274s",
+	  "tbf queueing latency target used to size its queue (default 50ms)" },
+	{ "delay", IMP_DELAY, IMPK_TIME, "0ns .. 274s",
+	  "netem one-way delay added on egress" },
+	{ "jitter", IMP_JITTER, IMPK_TIME, "0ns .. 2147483647ns",
+	  "netem delay variation (uniform +/- jitter)" },
+	{ "delay-corr", IMP_DELAY_CORR, IMPK_PERCENT, "0% .. 100%",
+	  "correlation of successive delays" },
+	{ "loss", IMP_LOSS, IMPK_PERCENT, "0% .. 100%",
+	  "netem random loss probability" },
+	{ "loss-corr", IMP_LOSS_CORR, IMPK_PERCENT, "0% .. 100%",
+	  "correlation of successive losses" },
+	{ "duplicate", IMP_DUP, IMPK_PERCENT, "0% .. 100%",
+	  "netem duplication probability" },
+	{ "dup-corr", IMP_DUP_CORR, IMPK_PERCENT, "0% .. 100%",
+	  "correlation of successive duplications" },
+	{ "corrupt", IMP_CORRUPT, IMPK_PERCENT, "0% .. 100%",
+	  "netem single-bit corruption probability" },
+	{ "corrupt-corr", IMP_CORRUPT_CORR, IMPK_PERCENT, "0% .. 100%",
+	  "correlation of successive corruptions" },
+	{ "reorder", IMP_REORDER, IMPK_PERCENT, "0% .. 100%",
+	  "probability a packet skips the delay (needs delay)" },
+	{ "reorder-corr", IMP_REORDER_CORR, IMPK_PERCENT, "0% .. 100%",
+	  "correlation of successive reorders" },
+	{ "gap", IMP_GAP, IMPK_COUNT, "1 .. 4294967295",
+	  "reorder every Nth packet (needs reorder)" },
+	{ "limit", IMP_LIMIT, IMPK_COUNT, "1 .. 4294967295",
+	  "netem queue in packets; default max(1000, 1.5 x BDP in packets)" },
+	{ NULL, 0, IMPK_COUNT, NULL, NULL }
+};
+
+#define NETEM_BITS (IMP_DELAY | IMP_JITTER | IMP_DELAY_CORR | IMP_LOSS | \
+		    IMP_LOSS_CORR | IMP_DUP | IMP_DUP_CORR | IMP_CORRUPT | \
+		    IMP_CORRUPT_CORR | IMP_REORDER | IMP_REORDER_CORR | \
+		    IMP_GAP | IMP_LIMIT)
+
+const struct impair_field *impair_field_find(const char *name)
+{
+	const struct impair_field *f;
+
+	if (!name)
+		return NULL;
+	for (f = impair_fields; f->name; f++)
+		if (strcmp(f->name, name) == 0)
+			return f;
+	return NULL;
+}
+
+static uint32_t *prob_slot(struct impair *d, uint32_t bit)
+{
+	switch (bit) {
+	case IMP_DELAY_CORR: return &d->delay_corr;
+	case IMP_LOSS: return &d->loss;
+	case IMP_LOSS_CORR: return &d->loss_corr;
+	case IMP_DUP: return &d->duplicate;
+	case IMP_DUP_CORR: return &d->dup_corr;
+	case IMP_CORRUPT: return &d->corrupt;
+	case IMP_CORRUPT_CORR: return &d->corrupt_corr;
+	case IMP_REORDER: return &d->reorder;
+	case IMP_REORDER_CORR: return &d->reorder_corr;
+	default: return NULL;
+	}
+}
+
+static const uint32_t *prob_cslot(const struct impair *d, uint32_t bit)
+{
+	return prob_slot((struct impair *)d, bit);
+}
+
+/* Range checks shared by impair_set and impair_validate. Adds a message and
+ * returns -EINVAL when out of range. */
+static int check_rate(uint64_t v, struct ll_diag *diag)
+{
+	char b[32];
+
+	if (v < 1 || v > RATE_MAX_BPS) {
+		ll_diag_add(diag, LL_DIAG_ERROR, "rate",
+			    "rate: %s is out of range (1bit .. 4tbit)",
+			    units_format_rate(v, b, sizeof(b)));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_time(const struct impair_field *f, int64_t v,
+		      struct ll_diag *diag)
+{
+	char b[32];
+	int64_t lo = 0, hi = DELAY_MAX_NS;
+
+	if (f->bit == IMP_JITTER)
+		hi = JITTER_MAX_NS;
+	if (f->bit == IMP_LATENCY)
+		lo = 1000;
+	if (v < lo || v > hi) {
+		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+			    "%s: %s is out of range (%s)", f->name,
+			    units_format_time(v, b, sizeof(b)), f->range);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_size(const struct impair_field *f, uint64_t v,
+		      struct ll_diag *diag)
+{
+	char b[32];
+
+	if (v < 1 || v > UINT32_MAX) {
+		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+			    "%s: %s is out of range (%s)", f->name,
+			    units_format_size(v, b, sizeof(b)), f->range);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_percent(struct impair *d, const struct impair_field *f,
+		       const char *value, struct ll_diag *diag)
+{
+	struct ll_err e = { 0 };
+	const char *pct = strchr(value, '%');
+	char *end;
+	double v;
+
+	/* a well-formed number with a % sign but out of range gets the range
+	 * message; anything else gets the parser's text */
+	v = strtod(value, &end);
+	if (pct && end == pct && pct[1] == '\0' && end != value &&
+	    (v < 0 || v > 100)) {
+		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+			    "%s: %s is out of range (0%% .. 100%%)", f->name, value);
+		return -EINVAL;
+	}
+	if (units_parse_percent(value, prob_slot(d, f->bit), &e) < 0) {
+		ll_diag_add(diag, LL_DIAG_ERROR, f->name, "%s: %s", f->name, e.msg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_count(const char *value, uint32_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!value || value[0] < '0' || value[0] > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(value, &end, 10);
+	if (*end || errno || v > UINT32_MAX)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int impair_set(struct impair *d, const char *name, const char *value,
+	       struct ll_diag *diag)
+{
+	const struct impair_field *f = impair_field_find(name);
+	struct ll_err e = { 0 };
+
+	if (!f) {
+		ll_diag_add(diag, LL_DIAG_ERROR, name,
+			    "unknown field '%s' (see `linklab apply --help`)",
+			    name ? name : "");
+		return -EINVAL;
+	}
+	if (!value || !*value) {
+		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+			    "%s: missing value (%s)", f->name, f->range);
+		return -EINVAL;
+	}
+	switch (f->kind) {
+	case IMPK_RATE: {
+		uint64_t v;
+
+		if (value[0] == '-') {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: '%s' must not be negative", f->name, value);
+			return -EINVAL;
+		}
+		if (units_parse_rate(value, &v, &e) < 0) {
+			/* "0bit" parses as a number but is out of range */
+			char *end;
+			double z = strtod(value, &end);
+
+			if (end != value && z == 0 && *end &&
+			    strstr(e.msg, "out of range"))
+				return check_rate(0, diag);
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name, "%s: %s",
+				    f->name, e.msg);
+			return -EINVAL;
+		}
+		if (check_rate(v, diag) < 0)
+			return -EINVAL;
+		d->rate = v;
+		break;
+	}
+	case IMPK_TIME: {
+		int64_t v;
+
+		if (units_parse_time(value, &v, 1, &e) < 0) {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name, "%s: %s",
+				    f->name, e.msg);
+			return -EINVAL;
+		}
+		if (v < 0 || value[0] == '-') {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: '%s' must not be negative", f->name, value);
+			return -EINVAL;
+		}
+		if (check_time(f, v, diag) < 0)
+			return -EINVAL;
+		if (f->bit == IMP_DELAY)
+			d->delay = v;
+		else if (f->bit == IMP_JITTER)
+			d->jitter = v;
+		else
+			d->tbf_latency = v;
+		break;
+	}
+	case IMPK_SIZE: {
+		uint64_t v;
+
+		if (value[0] == '-') {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: '%s' must not be negative", f->name, value);
+			return -EINVAL;
+		}
+		if (units_parse_size(value, &v, &e) < 0) {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name, "%s: %s",
+				    f->name, e.msg);
+			return -EINVAL;
+		}
+		if (check_size(f, v, diag) < 0)
+			return -EINVAL;
+		if (f->bit == IMP_BURST)
+			d->burst = v;
+		else
+			d->tbf_limit = v;
+		break;
+	}
+	case IMPK_PERCENT: {
+		struct impair tmp = *d;
+
+		if (set_percent(&tmp, f, value, diag) < 0)
+			return -EINVAL;
+		*prob_slot(d, f->bit) = *prob_cslot(&tmp, f->bit);
+		break;
+	}
+	case IMPK_COUNT: {
+		uint32_t v;
+
+		if (parse_count(value, &v) < 0 || v == 0) {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: '%s' is not a count in range (%s)",
+				    f->name, value, f->range);
+			return -EINVAL;
+		}
+		if (f->bit == IMP_GAP)
+			d->gap = v;
+		else
+			d->limit = v;
+		break;
+	}
+	}
+	d->set |= f->bit;
+	return 0;
+}
+
+char *impair_get(const struct impair *d, const struct impair_field *f,
+		 char *buf, size_t len)
+{
+	if (!len)
+		return buf;
+	buf[0] = '\0';
+	if (!f || !(d->set & f->bit))
+		return buf;
+	switch (f->kind) {
+	case IMPK_RATE:
+		return units_format_rate(d->rate, buf, len);
+	case IMPK_TIME:
+		return units_format_time(f->bit == IMP_DELAY ? d->delay :
+					 f->bit == IMP_JITTER ? d->jitter :
+					 d->tbf_latency, buf, len);
+	case IMPK_SIZE:
+		return units_format_size(f->bit == IMP_BURST ? d->burst :
+					 d->tbf_limit, buf, len);
+	case IMPK_PERCENT:
+		return units_format_percent(*prob_cslot(d, f->bit), buf, len);
+	case IMPK_COUNT:
+		snprintf(buf, len, "%" PRIu32,
+			 f->bit == IMP_GAP ? d->gap : d->limit);
+		return buf;
+	}
+	return buf;
+}
+
+static bool has(const struct impair *d, uint32_t bit)
+{
+	return (d->set & bit) != 0;
+}
+
+/* value given and non-zero */
+static bool nz(const struct impair *d, uint32_t bit)
+{
+	const uint32_t *p;
+
+	if (!has(d, bit))
+		return false;
+	if (bit == IMP_DELAY)
+		return d->delay > 0;
+	if (bit == IMP_JITTER)
+		return d->jitter > 0;
+	p = prob_cslot(d, bit);
+	return p ? *p != 0 : true;
+}
+
+int impair_validate(const struct impair *d, struct ll_diag *diag)
+{
+	static const struct { uint32_t corr, base; const char *msg; } needs[] = {
+		{ IMP_LOSS_CORR, IMP_LOSS, "loss-corr needs loss" },
+		{ IMP_DUP_CORR, IMP_DUP, "dup-corr needs duplicate" },
+		{ IMP_CORRUPT_CORR, IMP_CORRUPT, "corrupt-corr needs corrupt" },
+		{ IMP_REORDER_CORR, IMP_REORDER, "reorder-corr needs reorder" },
+		{ IMP_DELAY_CORR, IMP_JITTER, "delay-corr needs jitter" },
+		{ IMP_JITTER, IMP_DELAY, "jitter needs delay" },
+		{ IMP_REORDER, IMP_DELAY, "reorder needs delay" },
+		{ IMP_GAP, IMP_REORDER, "gap needs reorder" },
+		{ IMP_BURST, IMP_RATE, "burst needs rate" },
+		{ IMP_TBF_LIMIT, IMP_RATE, "tbf-limit needs rate" },
+		{ IMP_LATENCY, IMP_RATE, "latency needs rate" },
+	};
+	const struct impair_field *f;
+	int before = diag ? diag->nerrors : 0;
+	struct ll_diag local;
+	size_t i;
+
+	if (!diag) {
+		ll_diag_clear(&local);
+		diag = &local;
+		before = 0;
+	}
+	for (f = impair_fields; f->name; f++) {
+		if (!has(d, f->bit))
+			continue;
+		switch (f->kind) {
+		case IMPK_RATE:
+			check_rate(d->rate, diag);
+			break;
+		case IMPK_TIME: {
+			int64_t v = f->bit == IMP_DELAY ? d->delay :
+				    f->bit == IMP_JITTER ? d->jitter : d->tbf_latency;
+			char b[32];
+
+			if (v < 0)
+				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+					    "%s: '%s' must not be negative", f->name,
+					    units_format_time(v, b, sizeof(b)));
+			else
+				check_time(f, v, diag);
+			break;
+		}
+		case IMPK_SIZE:
+			check_size(f, f->bit == IMP_BURST ? d->burst : d->tbf_limit,
+				   diag);
+			break;
+		case IMPK_COUNT:
+			if ((f->bit == IMP_GAP ? d->gap : d->limit) == 0)
+				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+					    "%s: 0 is out of range (%s)", f->name,
+					    f->range);
+			break;
+		case IMPK_PERCENT:
+			break;   /* every u32 is a valid fraction */
+		}
+	}
+	for (i = 0; i < sizeof(needs) / sizeof(needs[0]); i++)
+		if (nz(d, needs[i].corr) && !nz(d, needs[i].base))
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s", needs[i].msg);
+	if (has(d, IMP_TBF_LIMIT) && has(d, IMP_LATENCY))
+		ll_diag_add(diag, LL_DIAG_ERROR, "tbf-limit",
+			    "tbf-limit and latency are exclusive (tc-tbf: limit or latency)");
+	if (nz(d, IMP_JITTER) && nz(d, IMP_DELAY) && d->jitter > d->delay)
+		ll_diag_add(diag, LL_DIAG_WARN, "jitter",
+			    "jitter is larger than delay: delays are clamped at 0 and packets reorder");
+	if (has(d, IMP_LOSS) && d->loss == UINT32_MAX)
+		ll_diag_add(diag, LL_DIAG_WARN, "loss",
+			    "loss 100%% drops everything, including an SSH session on this interface");
+	return diag->nerrors > before ? -EINVAL : 0;
+}
+
+bool impair_needs_tbf(const struct impair *d)
+{
+	return has(d, IMP_RATE);
+}
+
+bool impair_needs_netem(const struct impair *d)
+{
+	return (d->set & NETEM_BITS) != 0;
+}
+
+bool impair_is_empty(const struct impair *d)
+{
+	return !impair_needs_tbf(d) && !impair_needs_netem(d);
+}
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+static uint32_t clamp32(uint64_t v)
+{
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+int impair_plan(const struct impair *d, unsigned mtu, unsigned hz,
+		struct impair_plan *p, struct ll_diag *diag)
+{
+	uint64_t min_burst = 0;
+	char b1[32], b2[32];
+
+	memset(p, 0, sizeof(*p));
+	if (impair_validate(d, diag) < 0)
+		return -EINVAL;
+	if (!mtu)
+		mtu = 1500;
+	if (!hz)
+		hz = 250;
+	p->mtu = mtu;
+	p->tbf = impair_needs_tbf(d);
+	p->netem = impair_needs_netem(d);
+	if (p->tbf) {
+		uint64_t by_hz, by_ms, floor_mtu = (uint64_t)mtu + 14;
+		int64_t lat = has(d, IMP_LATENCY) ? d->tbf_latency :
+			      TBF_LATENCY_DEFAULT_NS;
+
+		p->rate_Bps = d->rate / 8;
+		if (!p->rate_Bps)
+			p->rate_Bps = 1;
+		by_hz = ceil_div(p->rate_Bps, hz);
+		by_ms = ceil_div(p->rate_Bps, 1000);
+		min_burst = floor_mtu;
+		if (by_hz > min_burst)
+			min_burst = by_hz;
+		if (by_ms > min_burst)
+			min_burst = by_ms;
+		if (has(d, IMP_BURST)) {
+			if (d->burst < floor_mtu) {
+				ll_diag_add(diag, LL_DIAG_ERROR, "burst",
+					    "burst: %s is smaller than MTU + 14 (%s): the kernel drops every full-size packet",
+					    units_format_size(d->burst, b1, sizeof(b1)),
+					    units_format_size(floor_mtu, b2, sizeof(b2)));
+				return -EINVAL;
+			}
+			if (d->burst < min_burst)
+				ll_diag_add(diag, LL_DIAG_WARN, "burst",
+					    "burst: %s is below max(rate/HZ, 1 ms of rate) = %s; throughput will fall short of the rate",
+					    units_format_size(d->burst, b1, sizeof(b1)),
+					    units_format_size(min_burst, b2, sizeof(b2)));
+			p->burst = clamp32(d->burst);
+		} else {
+			p->burst = clamp32(min_burst);
+		}
+		if (has(d, IMP_TBF_LIMIT)) {
+			p->tbf_limit = clamp32(d->tbf_limit);
+			if (p->tbf_limit < p->burst)
+				ll_diag_add(diag, LL_DIAG_WARN, "tbf-limit",
+					    "tbf-limit is smaller than burst");
+		} else {
+			double lim = (double)p->rate_Bps * (double)lat / 1e9 +
+				     (double)p->burst;
+			p->tbf_limit = lim >= (double)UINT32_MAX ? UINT32_MAX :
+				       (uint32_t)lim;
+		}
+	}
+	if (p->netem) {
+		uint64_t rate = d->rate ? d->rate : ASSUMED_LINK_BPS;
+		double t = (double)(d->delay + d->jitter) / 1e9;
+		double bdp = ceil(1.5 * (double)rate * t / (8.0 * mtu));
+		uint64_t need = bdp > 1000 ? (uint64_t)bdp : 1000;
+
+		p->latency_ns = has(d, IMP_DELAY) ? d->delay : 0;
+		p->jitter_ns = has(d, IMP_JITTER) ? d->jitter : 0;
+		if (has(d, IMP_LIMIT)) {
+			p->limit = d->limit;
+			if (d->limit < need)
+				ll_diag_add(diag, LL_DIAG_WARN, "limit",
+					    "limit: %" PRIu32 " packets is below 1.5 x rate x delay (%llu packets): expect tail drops",
+					    d->limit, (unsigned long long)need);
+		} else {
+			p->limit = clamp32(need);
+		}
+		p->loss = d->loss;
+		p->loss_corr = d->loss_corr;
+		p->delay_corr = d->delay_corr;
+		p->duplicate = d->duplicate;
+		p->dup_corr = d->dup_corr;
+		p->corrupt = d->corrupt;
+		p->corrupt_corr = d->corrupt_corr;
+		p->reorder = d->reorder;
+		p->reorder_corr = d->reorder_corr;
+		p->gap = d->gap;
+		/* tc q_netem.c: reorder without gap means gap 1 (otherwise the
+		 * kernel never reorders) */
+		if (p->reorder && !p->gap)
+			p->gap = 1;
+	}
+	return 0;
+}
+
+static unsigned hz_from_stream(FILE *f)
+{
+	char line[256];
+	unsigned hz = 0;
+
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "CONFIG_HZ=", 10) == 0) {
+			hz = (unsigned)strtoul(line + 10, NULL, 10);
+			break;
+		}
+	return hz;
+}
+
+unsigned impair_kernel_hz(void)
+{
+	static unsigned cached;
+	struct utsname u;
+	char path[128 + sizeof(u.release)];
+	unsigned hz = 0;
+	FILE *f;
+
+	if (cached)
+		return cached;
+	if (uname(&u) == 0) {
+		snprintf(path, sizeof(path), "/boot/config-%s", u.release);
+		f = fopen(path, "re");
+		if (f) {
+			hz = hz_from_stream(f);
+			fclose(f);
+		}
+	}
+	if (!hz) {
+		f = fopen("/proc/config.gz", "re");
+		if (f) {
+			fclose(f);
+			f = popen("gzip -dc /proc/config.gz 2>/dev/null", "r");
+			if (f) {
+				hz = hz_from_stream(f);
+				pclose(f);
+			}
+		}
+	}
+	if (hz < 24 || hz > 10000)
+		hz = 250;
+	cached = hz;
+	return hz;
+}
+
+static void cat(char *buf, size_t len, size_t *off, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void cat(char *buf, size_t len, size_t *off, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*off >= len)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *off, len - *off, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*off += (size_t)n < len - *off ? (size_t)n : len - *off - 1;
+}
+
+char *impair_summary(const struct impair *d, char *buf, size_t len)
+{
+	const struct impair_field *f;
+	size_t off = 0;
+	char v[48];
+
+	if (!len)
+		return buf;
+	buf[0] = '\0';
+	if (impair_is_empty(d)) {
+		snprintf(buf, len, "none");
+		return buf;
+	}
+	for (f = impair_fields; f->name; f++) {
+		if (!(d->set & f->bit))
+			continue;
+		impair_get(d, f, v, sizeof(v));
+		cat(buf, len, &off, "%s%s %s", off ? " " : "", f->name, v);
+	}
+	return buf;
+}

@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: MIT */
+/* test_impair.c - dial parsing, validation messages, plan derivation. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "linklab/impair.h"
+
+static int diag_has(const struct ll_diag *d, const char *frag)
+{
+	int i;
+
+	for (i = 0; i < d->n; i++)
+		if (strstr(d->e[i].text, frag))
+			return 1;
+	return 0;
+}
+
+static void dump(const struct ll_diag *d)
+{
+	int i;
+
+	for (i = 0; i < d->n; i++)
+		fprintf(stderr, "  diag: %s\n", d->e[i].text);
+}
+
+/* Single bad values: impair_set must refuse them with a message naming the
+ * field, the value and the accepted range/units, and leave d unchanged. */
+static void test_bad_values(void **state)
+{
+	static const struct { const char *f, *v, *frag; } bad[] = {
+		{ "loss", "150%", "loss: 150% is out of range (0% .. 100%)" },
+		{ "loss", "-1%", "loss: -1% is out of range (0% .. 100%)" },
+		{ "loss", "1", "loss: '1' needs a % sign" },
+		{ "loss", "abc", "loss: 'abc' is not a percentage" },
+		{ "loss", "1%%", "loss: '1%%' needs a % sign" },
+		{ "loss-corr", "101%", "loss-corr: 101% is out of range" },
+		{ "duplicate", "200%", "duplicate: 200% is out of range (0% .. 100%)" },
+		{ "dup-corr", "x%", "dup-corr: 'x%' is not a percentage" },
+		{ "corrupt", "100.5%", "corrupt: 100.5% is out of range" },
+		{ "corrupt-corr", "5", "corrupt-corr: '5' needs a % sign" },
+		{ "reorder", "-25%", "reorder: -25% is out of range" },
+		{ "reorder-corr", "", "reorder-corr: missing value" },
+		{ "delay-corr", "25 %", "delay-corr: '25 %' needs a % sign" },
+		{ "delay", "-5ms", "delay: '-5ms' must not be negative" },
+		{ "delay", "100", "delay: '100' has no unit" },
+		{ "delay", "100min", "delay: '100min': unknown time unit 'min'" },
+		{ "delay", "300s", "delay: 300s is out of range (0ns .. 274s)" },
+		{ "delay", "fast", "delay: 'fast' is not a time" },
+		{ "jitter", "-1ms", "jitter: '-1ms' must not be negative" },
+		{ "jitter", "3s", "jitter: 3s is out of range (0ns .. 2147483647ns)" },
+		{ "latency", "0ms", "latency: 0ns is out of range (1us .. 274s)" },
+		{ "rate", "0bit", "rate: 0bit is out of range (1bit .. 4tbit)" },
+		{ "rate", "5tbit", "rate: 5tbit is out of range (1bit .. 4tbit)" },
+		{ "rate", "50mbs", "rate: '50mbs': unknown rate unit 'mbs'" },
+		{ "rate", "50", "rate: '50' has no unit; accepted units: bit kbit mbit" },
+		{ "rate", "-1mbit", "rate: '-1mbit' must not be negative" },
+		{ "rate", "mbit", "rate: 'mbit' is not a rate" },
+		{ "burst", "10qb", "burst: '10qb': unknown size unit 'qb'" },
+		{ "burst", "0b", "burst: 0b is out of range (1b .. 4294967295b)" },
+		{ "burst", "8gb", "burst: 8gb is out of range" },
+		{ "tbf-limit", "-3kb", "tbf-limit: '-3kb' must not be negative" },
+		{ "gap", "0", "gap: '0' is not a count in range (1 .. 4294967295)" },
+		{ "gap", "5x", "gap: '5x' is not a count" },
+		{ "limit", "-1", "limit: '-1' is not a count" },
+		{ "limit", "99999999999", "limit: '99999999999' is not a count" },
+		{ "bandwidth", "1mbit", "unknown field 'bandwidth'" },
+	};
+	size_t i;
+
+	(void)state;
+	assert_true(sizeof(bad) / sizeof(bad[0]) >= 30);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct impair d = { 0 }, zero = { 0 };
+		struct ll_diag dg;
+
+		ll_diag_clear(&dg);
+		if (impair_set(&d, bad[i].f, bad[i].v, &dg) != -EINVAL ||
+		    !diag_has(&dg, bad[i].frag)) {
+			fprintf(stderr, "case %zu: %s=%s want '%s'\n", i,
+				bad[i].f, bad[i].v, bad[i].frag);
+			dump(&dg);
+			fail();
+		}
+		assert_int_equal(dg.nerrors, 1);
+		assert_memory_equal(&d, &zero, sizeof(d));
+	}
+}
+
+static void set_all(struct impair *d, const char *const *kv)
+{
+	struct ll_diag dg;
+
+	ll_diag_clear(&dg);
+	for (; kv[0]; kv += 2)
+		assert_int_equal(impair_set(d, kv[0], kv[1], &dg), 0);
+}
+
+/* Cross-field rules: every problem reported at once. */
+static void test_cross_fields(void **state)
+{
+	static const char *const kv[] = {
+		"reorder", "25%", "gap", "5", "loss-corr", "25%",
+		"dup-corr", "10%", "corrupt-corr", "5%", "reorder-corr", "50%",
+		"jitter", "10ms", "delay-corr", "25%", "burst", "10kb",
+		"tbf-limit", "100kb", "latency", "50ms", NULL };
+	struct impair d = { 0 };
+	struct ll_diag dg;
+
+	(void)state;
+	set_all(&d, kv);
+	ll_diag_clear(&dg);
+	assert_int_equal(impair_validate(&d, &dg), -EINVAL);
+	assert_true(diag_has(&dg, "reorder needs delay"));
+	assert_true(diag_has(&dg, "jitter needs delay"));
+	assert_true(diag_has(&dg, "loss-corr needs loss"));
+	assert_true(diag_has(&dg, "dup-corr needs duplicate"));
+	assert_true(diag_has(&dg, "corrupt-corr needs corrupt"));
+	assert_true(diag_has(&dg, "burst needs rate"));
+	assert_true(diag_has(&dg, "tbf-limit needs rate"));
+	assert_true(diag_has(&dg, "latency needs rate"));
+	assert_true(diag_has(&dg, "tbf-limit and latency are exclusive"));
+	assert_int_equal(dg.nerrors, 9);
+
+	/* fix the dial: now only a warning (jitter > delay) remains */
+	{
+		static const char *const fix[] = { "delay", "5ms", "loss", "1%",
+			"duplicate", "1%", "corrupt", "0.1%", "rate", "10mbit", NULL };
+		set_all(&d, fix);
+		d.set &= ~(uint32_t)IMP_LATENCY;
+		ll_diag_clear(&dg);
+		assert_int_equal(impair_validate(&d, &dg), 0);
+		assert_int_equal(dg.nerrors, 0);
+		assert_true(diag_has(&dg, "jitter is larger than delay"));
+	}
+	/* gap without reorder */
+	{
+		struct impair g = { 0 };
+		static const char *const kvg[] = { "gap", "3", "delay", "1ms", NULL };
+		set_all(&g, kvg);
+		ll_diag_clear(&dg);
+		assert_int_equal(impair_validate(&g, &dg), -EINVAL);
+		assert_true(diag_has(&dg, "gap needs reorder"));
+	}
+	/* struct filled by hand with bad values is still caught */
+	{
+		struct impair h = { 0 };
+
+		h.set = IMP_RATE | IMP_DELAY;
+		h.rate = 0;
+		h.delay = -5000000;
+		ll_diag_clear(&dg);
+		assert_int_equal(impair_validate(&h, &dg), -EINVAL);
+		assert_true(diag_has(&dg, "rate: 0bit is out of range (1bit .. 4tbit)"));
+		assert_true(diag_has(&dg, "delay: '-5ms' must not be negative"));
+	}
+}
+
+static void test_plan_figures(void **state)
+{
+	struct impair d = { 0 };
+	struct impair_plan p;
+	struct ll_diag dg;
+
+	(void)state;
+	ll_diag_clear(&dg);
+	/* 10mbit at HZ 250: rate/HZ = 5000 B; limit = 50 ms of rate + burst */
+	assert_int_equal(impair_set(&d, "rate", "10mbit", &dg), 0);
+	assert_int_equal(impair_plan(&d, 1500, 250, &p, &dg), 0);
+	assert_true(p.tbf && !p.netem);
+	assert_true(p.rate_Bps == 1250000);
+	assert_int_equal(p.burst, 5000);
+	assert_int_equal(p.tbf_limit, 67500);
+	/* 900mbit: >= 1 ms of rate (112500 B); rate/HZ 250 gives 450000 B */
+	assert_int_equal(impair_set(&d, "rate", "900mbit", &dg), 0);
+	assert_int_equal(impair_plan(&d, 1500, 250, &p, &dg), 0);
+	assert_true(p.burst >= 112500);
+	assert_int_equal(p.burst, 450000);
+	assert_int_equal(impair_plan(&d, 1500, 1000, &p, &dg), 0);
+	assert_int_equal(p.burst, 112500);
+	/* 1mbit: MTU + 14 dominates */
+	assert_int_equal(impair_set(&d, "rate", "1mbit", &dg), 0);
+	assert_int_equal(impair_plan(&d, 1500, 250, &p, &dg), 0);
+	assert_int_equal(p.burst, 1514);
+	assert_int_equal(p.tbf_limit, 125000 * 50 / 1000 + 1514);
+	/* HZ 1000 and 50mbit: 1 ms of rate = rate/HZ = 6250 */
+	assert_int_equal(impair_set(&d, "rate", "50mbit", &dg), 0);
+	assert_int_equal(impair_plan(&d, 1500, 1000, &p, &dg), 0);
+	assert_int_equal(p.burst, 6250);
+	assert_int_equal(p.tbf_limit, 318750);
+	/* jumbo MTU */
+	assert_int_equal(impair_set(&d, "rate", "1mbit", &dg), 0);
+	assert_int_equal(impair_plan(&d, 9000, 250, &p, &dg), 0);
+	assert_int_equal(p.burst, 9014);
+	/* explicit burst below MTU+14 is an error, below rate/HZ a warning */
+	assert_int_equal(impair_set(&d, "burst", "1000b", &dg), 0);
+	ll_diag_clear(&dg);
+	assert_int_equal(impair_plan(&d, 1500, 250, &p, &dg), -EINVAL);
+	assert_true(diag_has(&dg, "smaller than MTU + 14 (1514b)"));
+	assert_int_equal(impair_set(&d, "rate", "100mbit", &dg), 0);
+	assert_int_equal(impair_set(&d, "burst", "2000b", &dg), 0);
+	ll_diag_clear(&dg);
+	assert_int_equal(impair_plan(&d, 1500, 250, &p, &dg), 0);
+	assert_int_equal(p.burst, 2000);
+	assert_true(diag_has(&dg, "below max(rate/HZ"));
+	/* latency-derived limit */
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(impair_set(&d, "rate", "8mbit", &dg), 0);
+	assert_int_equal(impair_set(&d, "latency", "100ms", &dg), 0);
+	assert_int_equal(impair_plan(&d, 1500, 250, &p, &dg), 0);
+	assert_int_equal(p.burst, 4000);
+	assert_int_equal(p.tbf_limit, 100000 + 4000);
+}
+
+static void test_plan_netem(void **state)
+{
+	struct impair d = { 0 };
+	struct impair_plan p;
+	struct ll_diag dg;
+
+	(void)state;
+	ll_diag_clear(&dg);
+	/* 100mbit, 500ms: 1.5 * 1e8 * 0.5 / 12000 = 6250 packets */
+	assert_int_equal(impair_set(&d, "rate", "100mbit", &dg), 0);
+	assert_int_equal(impair_set(&d, "delay", "500ms", &dg), 0);
+	assert_int_equal(impair_plan(&d, 1500, 250, &p, &dg), 0);
+	assert_true(p.tbf && p.netem);
+	assert_int_equal(p.limit, 6250);
+	assert_true(p.latency_ns == 500000000LL);
+	/* small BDP: floor 1000 */
+	assert_int_equal(impair_set(&d, "delay", "10ms", &dg), 0);
+	assert_int_equal(impair_plan(&d, 1500, 250, &p, &dg), 0);
+	assert_int_equal(p.limit, 1000);
+	/* jitter counts: 1gbit, 90ms + 10ms -> 12500 */
+	assert_int_equal(impair_set(&d, "rate", "1gbit", &dg), 0);
+	assert_int_equal(impair_set(&d, "delay", "90ms", &dg), 0);
+	assert_int_equal(impair_set(&d, "jitter", "10ms", &dg), 0);
+	assert_int_equal(impair_plan(&d, 1500, 250, &p, &dg), 0);
+	assert_int_equal(p.limit, 12500);
+	assert_true(p.jitter_ns == 10000000LL);
+	/* explicit small limit is kept with a warning */
+	assert_int_equal(impair_set(&d, "limit", "1000", &dg), 0);
+	ll_diag_clear(&dg);
+	assert_int_equal(impair_plan(&d, 1500, 250, &p, &dg), 0);
+	assert_int_equal(p.limit, 1000);
+	assert_true(diag_has(&dg, "expect tail drops"));
+	/* netem only, reorder without gap gets gap 1 (tc q_netem.c) */
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(impair_set(&d, "delay", "10ms", &dg), 0);
+	assert_int_equal(impair_set(&d, "reorder", "25%", &dg), 0);
+	assert_int_equal(impair_set(&d, "loss", "1%", &dg), 0);
+	assert_int_equal(impair_plan(&d, 1500, 250, &p, &dg), 0);
+	assert_true(!p.tbf && p.netem);
+	assert_int_equal(p.gap, 1);
+	assert_int_equal(p.reorder, 1073741824U);
+	assert_int_equal(p.loss, 42949673U);
+	assert_true(impair_needs_netem(&d) && !impair_needs_tbf(&d));
+	/* invalid dial -> no plan */
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(impair_set(&d, "reorder", "25%", &dg), 0);
+	assert_int_equal(impair_plan(&d, 1500, 250, &p, &dg), -EINVAL);
+}
+
+static void test_get_summary(void **state)
+{
+	static const char *const kv[] = { "rate", "50mbit", "delay", "100ms",
+		"jitter", "10ms", "delay-corr", "25%", "loss", "1%", "gap", "5",
+		"reorder", "0.5%", NULL };
+	struct impair d = { 0 };
+	char buf[256];
+
+	(void)state;
+	assert_true(impair_is_empty(&d));
+	assert_string_equal(impair_summary(&d, buf, sizeof(buf)), "none");
+	set_all(&d, kv);
+	assert_string_equal(impair_get(&d, impair_field_find("rate"), buf, sizeof(buf)), "50mbit");
+	assert_string_equal(impair_get(&d, impair_field_find("loss"), buf, sizeof(buf)), "1%");
+	assert_string_equal(impair_get(&d, impair_field_find("duplicate"), buf, sizeof(buf)), "");
+	assert_string_equal(impair_summary(&d, buf, sizeof(buf)),
+			    "rate 50mbit delay 100ms jitter 10ms delay-corr 25% loss 1% reorder 0.5% gap 5");
+	assert_null(impair_field_find("nope"));
+	/* every field in the schema has range and help text and round-trips */
+	{
+		const struct impair_field *f;
+		int n = 0;
+
+		for (f = impair_fields; f->name; f++, n++) {
+			assert_non_null(f->range);
+			assert_non_null(f->help);
+			assert_ptr_equal(impair_field_find(f->name), f);
+		}
+		assert_true(n >= 16);
+	}
+}
+
+static void test_kernel_hz(void **state)
+{
+	unsigned hz = impair_kernel_hz();
+
+	(void)state;
+	assert_true(hz == 100 || hz == 250 || hz == 300 || hz == 1000);
+	assert_int_equal(impair_kernel_hz(), hz);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_cross_fields),
+		cmocka_unit_test(test_plan_figures),
+		cmocka_unit_test(test_plan_netem),
+		cmocka_unit_test(test_get_summary),
+		cmocka_unit_test(test_kernel_hz),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
