@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd_console.c - `linklab console [--peer HOST] [options]`, the default
+ * command: one poll() loop over stdin, the test's event fd and a signal
+ * self-pipe; redraws coalesced to at most one per 100 ms (mtr's
+ * MIN_DISPLAY_REDRAW_USEC); quit, Ctrl-C, SIGTERM and SIGHUP restore both
+ * peers before curses ends. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "linklab/cli.h"
+#include "linklab/ctl.h"
+#include "linklab/peerset.h"
+#include "tui/tui.h"
+
+#define CONSOLE_REDRAW_MS 100
+#define CONSOLE_KEY_BURST 256
+
+static int console_sigpipe[2] = { -1, -1 };
+
+/* Signal handlers only write one byte (the signal number). */
+static void console_on_signal(int sig)
+{
+	int saved = errno;
+	unsigned char b = (unsigned char)sig;
+
+	if (write(console_sigpipe[1], &b, 1) < 0) {
+		/* pipe full: a byte is already pending */
+	}
+	errno = saved;
+}
+
+static long long console_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void console_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: linklab [console] [--peer HOST] [--dev IF] [--peer-dev IF] [-F FILE]\n"
+		"                [--ssh-key FILE] [--known-hosts FILE] [--accept-new]\n"
+		"                [--peer-data ADDR] [-c ADDR] [-p PORT]\n"
+		"  -c ADDR   test target when there is no --peer (an iperf3 -s server)\n"
+		"  -p PORT   its port (default 5201)\n");
+}
+
+static int console_signals(void)
+{
+	struct sigaction sa;
+	int k;
+
+	if (pipe2(console_sigpipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -errno;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = console_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	(void)k;
+	return 0;
+}
+
+/* Run the loop until quit; returns the signal that ended it (0 = key). */
+static int console_loop(struct tui *t, struct ctl *c)
+{
+	struct ctl_intent in;
+	struct ll_err e;
+	struct pollfd pfd[3];
+	long long last_draw = 0, now;
+	bool dirty = true;
+	int nfd, timeout, k, key, res, tfd;
+	unsigned char sb[16];
+	ssize_t n;
+
+	for (;;) {
+		now = console_now_ms();
+		if (dirty && now - last_draw >= CONSOLE_REDRAW_MS) {
+			tui_draw(t, ctl_view(c));
+			dirty = false;
+			last_draw = now;
+		}
+		timeout = dirty ? (int)(CONSOLE_REDRAW_MS - (now - last_draw)) : -1;
+		if (dirty && timeout < 0)
+			timeout = 0;
+		nfd = 0;
+		pfd[nfd++] = (struct pollfd){ .fd = 0, .events = POLLIN };
+		pfd[nfd++] = (struct pollfd){ .fd = console_sigpipe[0], .events = POLLIN };
+		tfd = ctl_test_fd(c);
+		if (tfd >= 0)
+			pfd[nfd++] = (struct pollfd){ .fd = tfd, .events = POLLIN };
+		if (poll(pfd, (nfds_t)nfd, timeout) < 0 && errno != EINTR)
+			return 0;
+		if (pfd[1].revents & POLLIN) {
+			n = read(console_sigpipe[0], sb, sizeof(sb));
+			if (n > 0)
+				return sb[0];
+		}
+		if (nfd > 2 && (pfd[2].revents & (POLLIN | POLLHUP | POLLERR)))
+			if (ctl_test_pump(c))
+				dirty = true;
+		/* Drain keys (also after EINTR: SIGWINCH becomes KEY_RESIZE). */
+		for (k = 0; k < CONSOLE_KEY_BURST; k++) {
+			key = tui_getkey();
+			if (key == TUI_NOKEY)
+				break;
+			res = tui_key(t, key, ctl_view(c), &in);
+			if (res & TR_QUIT)
+				return 0;
+			if (res & TR_INTENT) {
+				ll_err_clear(&e);
+				ctl_do(c, &in, &e);
+			}
+			if (res)
+				dirty = true;
+		}
+		if ((pfd[0].revents & (POLLHUP | POLLERR)) && k == 0)
+			return SIGHUP;    /* terminal gone */
+	}
+}
+
+int cmd_console(int argc, char **argv)
+{
+	struct peerset_opts po;
+	struct peerset ps;
+	struct ll_err err = { 0 };
+	struct ctl *c = NULL;
+	struct tui t;
+	const char *target = NULL, *term;
+	char summary[512];
+	int i, rc, port = 0, sig;
+
+	memset(&po, 0, sizeof(po));
+	for (i = 1; i < argc; i++) {
+		rc = peerset_parse_opt(&po, argc, argv, &i, &err);
+		if (rc < 0) {
+			fprintf(stderr, "linklab console: %s\n", err.msg);
+			return 2;
+		}
+		if (rc > 0)
+			continue;
+		if (!strcmp(argv[i], "-c") && i + 1 < argc) {
+			target = argv[++i];
+		} else if (!strcmp(argv[i], "-p") && i + 1 < argc) {
+			char *end;
+			long p = strtol(argv[++i], &end, 10);
+
+			if (*end || p < 1 || p > 65535) {
+				fprintf(stderr, "linklab console: -p '%s': need a port 1..65535\n",
+					argv[i]);
+				return 2;
+			}
+			port = (int)p;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			console_usage(stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "linklab console: unknown option '%s'\n", argv[i]);
+			console_usage(stderr);
+			return 2;
+		}
+	}
+	term = getenv("TERM");
+	if (!isatty(1) || !isatty(0) || !term || !*term || !strcmp(term, "dumb")) {
+		fprintf(stderr,
+			"linklab: the console needs a terminal (%s); use the plain commands:\n"
+			"  linklab links | apply | show | clear | test   (see linklab help)\n",
+			!isatty(1) || !isatty(0) ? "stdin/stdout is not a tty" : "TERM is dumb or unset");
+		return 2;
+	}
+	if (console_signals() < 0) {
+		fprintf(stderr, "linklab console: signal pipe: %s\n", strerror(errno));
+		return 1;
+	}
+	if (po.peer)
+		fprintf(stderr, "linklab: connecting to %s ...\n", po.peer);
+	memset(&ps, 0, sizeof(ps));
+	rc = peerset_open(&ps, &po, &err);
+	if (rc < 0) {
+		fprintf(stderr, "linklab console: %s\n", err.msg);
+		return 1;
+	}
+	rc = ctl_new(&c, &ps, target, port, &err);
+	if (rc < 0) {
+		peerset_close(&ps);
+		fprintf(stderr, "linklab console: %s\n", err.msg);
+		return 1;
+	}
+	rc = tui_init(&t, &err);
+	if (rc < 0) {
+		ctl_free(c);
+		fprintf(stderr, "linklab console: %s\n", err.msg);
+		return 1;
+	}
+	sig = console_loop(&t, c);
+	/* restore while the screen is still ours, then end curses */
+	ll_err_clear(&err);
+	rc = ctl_quit(c, summary, sizeof(summary), &err);
+	tui_done();
+	if (sig)
+		printf("linklab: %s: %s\n", strsignal(sig), summary);
+	else
+		printf("linklab: %s\n", summary);
+	if (rc < 0)
+		fprintf(stderr, "linklab: restore failed: %s\n", err.msg);
+	ctl_free(c);
+	return rc < 0 ? 1 : 0;
+}

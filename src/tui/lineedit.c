@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/* lineedit.c - one-line field editor state (no curses). */
+#include <string.h>
+
+#include "lineedit.h"
+
+void lineedit_init(struct lineedit *le, const char *text)
+{
+	size_t n = text ? strlen(text) : 0;
+
+	if (n > LE_MAX - 1)
+		n = LE_MAX - 1;
+	memcpy(le->buf, text ? text : "", n);
+	le->buf[n] = '\0';
+	le->len = (int)n;
+	le->cur = (int)n;
+}
+
+int lineedit_key(struct lineedit *le, int key)
+{
+	switch (key) {
+	case LE_ENTER:
+		return LE_DONE;
+	case LE_ESCAPE:
+		return LE_CANCEL;
+	case LE_LEFT:
+		if (le->cur > 0)
+			le->cur--;
+		return LE_CONTINUE;
+	case LE_RIGHT:
+		if (le->cur < le->len)
+			le->cur++;
+		return LE_CONTINUE;
+	case LE_HOME:
+		le->cur = 0;
+		return LE_CONTINUE;
+	case LE_END:
+		le->cur = le->len;
+		return LE_CONTINUE;
+	case LE_BACKSPACE:
+		if (le->cur == 0)
+			return LE_CONTINUE;
+		memmove(le->buf + le->cur - 1, le->buf + le->cur,
+			(size_t)(le->len - le->cur + 1));
+		le->cur--;
+		le->len--;
+		return LE_CONTINUE;
+	case LE_DELETE:
+		if (le->cur == le->len)
+			return LE_CONTINUE;
+		memmove(le->buf + le->cur, le->buf + le->cur + 1,
+			(size_t)(le->len - le->cur));
+		le->len--;
+		return LE_CONTINUE;
+	case LE_KILL_LINE:
+		lineedit_init(le, "");
+		return LE_CONTINUE;
+	case LE_KILL_END:
+		le->buf[le->cur] = '\0';
+		le->len = le->cur;
+		return LE_CONTINUE;
+	default:
+		break;
+	}
+	if (key < 0x20 || key > 0x7e)
+		return LE_IGNORED;
+	if (le->len >= LE_MAX - 1)
+		return LE_CONTINUE;
+	memmove(le->buf + le->cur + 1, le->buf + le->cur,
+		(size_t)(le->len - le->cur + 1));
+	le->buf[le->cur] = (char)key;
+	le->cur++;
+	le->len++;
+	return LE_CONTINUE;
+}
+
+void lineedit_window(const struct lineedit *le, int cols, int *first)
+{
+	int f = 0;
+
+	if (cols < 2)
+		cols = 2;
+	/* keep one cell for the cursor after the last byte */
+	if (le->cur >= cols)
+		f = le->cur - cols + 1;
+	*first = f;
+}

@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: MIT */
+/* screen_dial.c - the impairment dial: fields with presets and a line editor
+ * for custom values in tc units, inline validation (impair_set /
+ * impair_validate), the target (both / A / B); Enter applies. */
+#include <curses.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "linklab/impair.h"
+#include "tui.h"
+
+struct dial_row {
+	const char *name;              /* impair field name */
+	const char *presets[8];        /* NULL-terminated; "off" = unset */
+};
+
+/* Preset values (classroom staples: DSL/LTE/WAN-ish figures). */
+static const struct dial_row dial_rows[TUI_DIAL_NFIELDS] = {
+	{ "rate", { "off", "1mbit", "10mbit", "50mbit", "100mbit", "1gbit", NULL } },
+	{ "delay", { "off", "10ms", "50ms", "100ms", "300ms", NULL } },
+	{ "jitter", { "off", "1ms", "5ms", "10ms", "30ms", NULL } },
+	{ "loss", { "off", "0.1%", "1%", "5%", "10%", NULL } },
+	{ "duplicate", { "off", "0.1%", "1%", NULL } },
+	{ "corrupt", { "off", "0.1%", "1%", NULL } },
+	{ "reorder", { "off", "1%", "25%", NULL } },
+};
+
+#define DIAL_ROW_TARGET TUI_DIAL_NFIELDS
+#define DIAL_ROW_APPLY  (TUI_DIAL_NFIELDS + 1)
+#define DIAL_NROWS      (TUI_DIAL_NFIELDS + 2)
+
+static const char *dial_target_name(unsigned sides)
+{
+	switch (sides) {
+	case CTL_A: return "A only (this host)";
+	case CTL_B: return "B only (peer)";
+	default: return "both peers";
+	}
+}
+
+/* Current text of a field in exact tc units ("" when unset). */
+static const char *dial_value(const struct tui *t, int row, char *buf,
+			      size_t len)
+{
+	const struct impair_field *f = impair_field_find(dial_rows[row].name);
+
+	buf[0] = '\0';
+	if (f && (t->dial.set & f->bit))
+		impair_get(&t->dial, f, buf, len);
+	return buf;
+}
+
+/* Rebuild the dial without field `skip` (the schema has no unset). */
+static void dial_unset(struct tui *t, const char *skip)
+{
+	struct impair d;
+	struct ll_diag diag;
+	const struct impair_field *f;
+	char buf[64];
+
+	memset(&d, 0, sizeof(d));
+	ll_diag_clear(&diag);
+	for (f = impair_fields; f->name; f++) {
+		if (!(t->dial.set & f->bit) || !strcmp(f->name, skip))
+			continue;
+		impair_get(&t->dial, f, buf, sizeof(buf));
+		if (buf[0])
+			impair_set(&d, f->name, buf, &diag);
+	}
+	t->dial = d;
+}
+
+/* Validate the whole dial; put the first problem in the message line. */
+static bool dial_check(struct tui *t)
+{
+	struct ll_diag diag;
+	int k;
+
+	ll_diag_clear(&diag);
+	impair_validate(&t->dial, &diag);
+	t->dial_msg[0] = '\0';
+	t->dial_msg_err = false;
+	for (k = 0; k < diag.n; k++) {
+		if (diag.e[k].level == LL_DIAG_ERROR) {
+			snprintf(t->dial_msg, sizeof(t->dial_msg), "%s", diag.e[k].text);
+			t->dial_msg_err = true;
+			return false;
+		}
+	}
+	if (diag.n)
+		snprintf(t->dial_msg, sizeof(t->dial_msg), "warning: %.240s",
+			 diag.e[0].text);
+	return true;
+}
+
+/* Set field row to text ("" or "off" unsets). Returns true if accepted. */
+static bool dial_set_text(struct tui *t, int row, const char *text)
+{
+	struct ll_diag diag;
+	struct impair tmp;
+
+	if (!text[0] || !strcmp(text, "off")) {
+		dial_unset(t, dial_rows[row].name);
+		dial_check(t);
+		return true;
+	}
+	tmp = t->dial;
+	ll_diag_clear(&diag);
+	if (impair_set(&tmp, dial_rows[row].name, text, &diag) < 0) {
+		snprintf(t->dial_msg, sizeof(t->dial_msg), "%s",
+			 diag.n ? diag.e[0].text : "invalid value");
+		t->dial_msg_err = true;
+		return false;
+	}
+	t->dial = tmp;
+	dial_check(t);
+	return true;
+}
+
+/* Step the presets of row by dir (+1/-1) from the current value. */
+static void dial_cycle(struct tui *t, int row, int dir)
+{
+	const struct dial_row *r = &dial_rows[row];
+	char cur[64];
+	int n = 0, k, at = -1;
+
+	dial_value(t, row, cur, sizeof(cur));
+	while (r->presets[n])
+		n++;
+	for (k = 0; k < n; k++)
+		if ((!cur[0] && !strcmp(r->presets[k], "off")) ||
+		    !strcmp(r->presets[k], cur))
+			at = k;
+	if (at < 0)
+		at = dir > 0 ? -1 : 0;
+	at = (at + dir + n) % n;
+	dial_set_text(t, row, r->presets[at]);
+}
+
+void screen_dial_enter(struct tui *t, const struct ctl_view *v)
+{
+	t->editing = false;
+	if (t->dial_loaded)
+		return;
+	/* start from the controller's dial, else from what A holds now */
+	if (!impair_is_empty(&v->dial))
+		t->dial = v->dial;
+	else if (v->side[CTL_IDX_A].qd_valid)
+		t->dial = v->side[CTL_IDX_A].held;
+	t->dial_sides = v->dial_sides ? v->dial_sides : CTL_BOTH;
+	if (!v->side[CTL_IDX_B].present)
+		t->dial_sides = CTL_A;
+	t->dial_loaded = true;
+	t->dial_msg[0] = '\0';
+}
+
+void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
+		      int rows, int cols)
+{
+	char line[512], val[64], pre[256];
+	int k, y = top + 1, p, first;
+	const struct impair_field *f;
+
+	(void)rows;
+	tui_put(y++, 1, cols - 2, A_BOLD, "Impairment dial (tc units)");
+	y++;
+	for (k = 0; k < DIAL_NROWS; k++, y++) {
+		bool sel = k == t->dial_row;
+		unsigned attr = sel ? tui_attr(t, TUI_SELECT) : A_NORMAL;
+
+		if (k < TUI_DIAL_NFIELDS) {
+			f = impair_field_find(dial_rows[k].name);
+			dial_value(t, k, val, sizeof(val));
+			snprintf(line, sizeof(line), "%c %-10s", sel ? '>' : ' ',
+				 dial_rows[k].name);
+			tui_put(y, 1, 13, attr, line);
+			if (sel && t->editing) {
+				int w = 16;
+
+				lineedit_window(&t->le, w, &first);
+				attrset(A_UNDERLINE);
+				mvhline(y, 14, ' ', w);
+				snprintf(val, sizeof(val), "%.*s", w, t->le.buf + first);
+				tui_put(y, 14, w, A_UNDERLINE, val);
+				move(y, 14 + t->le.cur - first);
+				curs_set(1);
+			} else {
+				tui_put(y, 14, 16, val[0] ? A_BOLD : tui_attr(t, TUI_DIM),
+					val[0] ? val : "off");
+			}
+			pre[0] = '\0';
+			for (p = 0; dial_rows[k].presets[p]; p++) {
+				strncat(pre, p ? " " : "", sizeof(pre) - strlen(pre) - 1);
+				strncat(pre, dial_rows[k].presets[p],
+					sizeof(pre) - strlen(pre) - 1);
+			}
+			tui_put(y, 32, 36, tui_attr(t, TUI_DIM), pre);
+			if (f && cols > 72 + 10)
+				tui_put(y, 70, cols - 71, tui_attr(t, TUI_DIM), f->range);
+		} else if (k == DIAL_ROW_TARGET) {
+			snprintf(line, sizeof(line), "%c %-10s %s", sel ? '>' : ' ',
+				 "target", dial_target_name(t->dial_sides));
+			tui_put(y + 1, 1, cols - 2, attr, line);
+		} else {
+			snprintf(line, sizeof(line), "%c [ Apply ]", sel ? '>' : ' ');
+			tui_put(y + 1, 1, cols - 2, attr, line);
+		}
+	}
+	y += 2;
+	impair_summary(&t->dial, val, sizeof(val));
+	snprintf(line, sizeof(line), "dial: %s  ->  %s", val,
+		 dial_target_name(t->dial_sides));
+	tui_put(y++, 1, cols - 2, A_NORMAL, line);
+	if (t->dial_msg[0])
+		tui_put(y, 1, cols - 2,
+			tui_attr(t, t->dial_msg_err ? TUI_ERROR : TUI_WARN),
+			t->dial_msg);
+	y += 2;
+	/* what the kernels hold now, read back */
+	for (k = 0; k < 2; k++) {
+		const struct ctl_side_view *s = &v->side[k];
+
+		if (!s->present)
+			continue;
+		snprintf(line, sizeof(line), "%s %s holds: %s", k ? "B" : "A",
+			 s->dev, s->qd_valid ? s->held_text : "(not read)");
+		tui_put(y++, 1, cols - 2, tui_attr(t, TUI_OK), line);
+		if (s->err[0])
+			tui_put(y++, 3, cols - 4, tui_attr(t, TUI_ERROR), s->err);
+	}
+	if (!t->editing)
+		curs_set(0);
+}
+
+int screen_dial_key(struct tui *t, int key, const struct ctl_view *v,
+		    struct ctl_intent *in)
+{
+	int r;
+
+	if (t->editing) {
+		r = lineedit_key(&t->le, tui_le_key(key));
+		if (r == LE_CANCEL) {
+			t->editing = false;
+			t->dial_msg[0] = '\0';
+		} else if (r == LE_DONE) {
+			if (dial_set_text(t, t->dial_row, t->le.buf))
+				t->editing = false;
+		}
+		return TR_REDRAW;
+	}
+	switch (key) {
+	case KEY_UP:
+	case 'k':
+		t->dial_row = (t->dial_row + DIAL_NROWS - 1) % DIAL_NROWS;
+		return TR_REDRAW;
+	case KEY_DOWN:
+	case 'j':
+	case '\t':
+		t->dial_row = (t->dial_row + 1) % DIAL_NROWS;
+		return TR_REDRAW;
+	case KEY_LEFT:
+	case 'h':
+	case KEY_RIGHT:
+	case 'l':
+	case ' ': {
+		int dir = (key == KEY_LEFT || key == 'h') ? -1 : 1;
+
+		if (t->dial_row < TUI_DIAL_NFIELDS) {
+			dial_cycle(t, t->dial_row, dir);
+		} else if (t->dial_row == DIAL_ROW_TARGET) {
+			static const unsigned order[] = { CTL_BOTH, CTL_A, CTL_B };
+			int k, at = 0;
+
+			if (!v->side[CTL_IDX_B].present) {
+				t->dial_sides = CTL_A;
+				return TR_REDRAW;
+			}
+			for (k = 0; k < 3; k++)
+				if (order[k] == t->dial_sides)
+					at = k;
+			t->dial_sides = order[(at + dir + 3) % 3];
+		}
+		return TR_REDRAW;
+	}
+	case 'x':
+	case KEY_BACKSPACE:
+	case KEY_DC:
+	case 127:
+		if (t->dial_row < TUI_DIAL_NFIELDS)
+			dial_set_text(t, t->dial_row, "");
+		return TR_REDRAW;
+	case 'e':
+	case 'i':
+		if (t->dial_row < TUI_DIAL_NFIELDS) {
+			char val[64];
+
+			lineedit_init(&t->le, dial_value(t, t->dial_row, val, sizeof(val)));
+			t->editing = true;
+			t->dial_msg[0] = '\0';
+		}
+		return TR_REDRAW;
+	case KEY_ENTER:
+	case '\n':
+	case '\r':
+		if (!dial_check(t))
+			return TR_REDRAW;
+		in->kind = CI_APPLY;
+		in->dial = t->dial;
+		in->sides = t->dial_sides;
+		return TR_INTENT | TR_REDRAW;
+	default:
+		break;
+	}
+	/* a digit starts a custom value right away */
+	if (key >= '0' && key <= '9' && t->dial_row < TUI_DIAL_NFIELDS) {
+		lineedit_init(&t->le, "");
+		lineedit_key(&t->le, key);
+		t->editing = true;
+		t->dial_msg[0] = '\0';
+		return TR_REDRAW;
+	}
+	return TR_NONE;
+}

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/* screen_peers.c - two panes: peer A's and peer B's interfaces, and under
+ * each what the kernel holds now on the selected interface (read back). */
+#include <curses.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tui.h"
+
+/* Word-wrap s into at most maxl lines of width w starting at (y, x).
+ * Returns lines used. */
+static int peers_wrap(int y, int x, int w, int maxl, unsigned attr, const char *s)
+{
+	int used = 0, n;
+	const char *p = s;
+
+	while (*p && used < maxl) {
+		n = (int)strlen(p);
+		if (n > w) {
+			int cut = w;
+
+			while (cut > 0 && p[cut] != ' ')
+				cut--;
+			n = cut > 0 ? cut : w;
+		}
+		char part[256];
+
+		snprintf(part, sizeof(part), "%.*s", n, p);
+		tui_put(y + used, x, w, attr, part);
+		used++;
+		p += n;
+		while (*p == ' ')
+			p++;
+	}
+	return used;
+}
+
+/* One pane: header, link rows (two lines each), then the read-back. */
+static void peers_pane(struct tui *t, const struct ctl_side_view *s, int idx,
+		       int top, int rows, int x, int w)
+{
+	char line[512], addrs[400];
+	int y = top, k, a, first = 0, per, fit, bottom;
+	bool focus = t->focus == idx;
+
+	snprintf(line, sizeof(line), "%s%s", focus ? "> " : "  ", s->label);
+	tui_put(y++, x, w, focus ? A_BOLD | A_UNDERLINE : A_BOLD, line);
+	if (!s->present) {
+		tui_put(y + 1, x + 2, w - 2, tui_attr(t, TUI_DIM),
+			"no peer: start with --peer HOST");
+		return;
+	}
+	snprintf(line, sizeof(line), "  %-13s %-7s %5s  %s", "IFACE", "STATE",
+		 "MTU", "QDISC");
+	tui_put(y++, x, w, tui_attr(t, TUI_DIM), line);
+	/* reserve 5 rows at the bottom for the read-back */
+	bottom = top + rows - 5;
+	per = 2;
+	fit = (bottom - y) / per;
+	if (fit < 1)
+		fit = 1;
+	if (s->sel >= fit)
+		first = s->sel - fit + 1;
+	for (k = first; k < s->links.n && k < first + fit; k++) {
+		const struct link_info *l = &s->links.l[k];
+		bool sel = k == s->sel;
+		bool route = !strcmp(l->name, s->route_dev);
+		unsigned attr = sel ? (focus ? tui_attr(t, TUI_SELECT) : A_REVERSE)
+			       : A_NORMAL;
+
+		snprintf(line, sizeof(line), "%c %-13s %-7s %5u  %s%s",
+			 route ? '*' : ' ', l->name, l->state, l->mtu,
+			 l->qdisc[0] ? l->qdisc : "-", route ? "  (to peer)" : "");
+		if (sel) {
+			attrset(attr);
+			mvhline(y, x, ' ', w);
+		}
+		tui_put(y++, x, w, attr, line);
+		addrs[0] = '\0';
+		for (a = 0; a < l->naddrs; a++) {
+			strncat(addrs, a ? " " : "", sizeof(addrs) - strlen(addrs) - 1);
+			strncat(addrs, l->addrs[a], sizeof(addrs) - strlen(addrs) - 1);
+		}
+		snprintf(line, sizeof(line), "    %s", l->naddrs ? addrs : "(no address)");
+		tui_put(y++, x, w, tui_attr(t, TUI_DIM), line);
+	}
+	if (s->links.n == 0)
+		tui_put(y++, x + 2, w - 2, tui_attr(t, TUI_DIM), "(no interfaces listed)");
+	if (s->links.n > first + fit) {
+		snprintf(line, sizeof(line), "  ... %d more", s->links.n - first - fit);
+		tui_put(y, x, w, tui_attr(t, TUI_DIM), line);
+	}
+	y = bottom;
+	snprintf(line, sizeof(line), "kernel holds on %s:", s->dev[0] ? s->dev : "-");
+	tui_put(y++, x, w, A_BOLD, line);
+	if (s->qd_valid)
+		y += peers_wrap(y, x + 2, w - 2, 2, tui_attr(t, TUI_OK),
+				s->held_text[0] ? s->held_text : "(nothing read)");
+	else
+		tui_put(y++, x + 2, w - 2, tui_attr(t, TUI_DIM), "(not read)");
+	if (s->err[0])
+		peers_wrap(y, x + 2, w - 2, top + rows - y, tui_attr(t, TUI_ERROR),
+			   s->err);
+}
+
+void screen_peers_draw(struct tui *t, const struct ctl_view *v, int top,
+		       int rows, int cols)
+{
+	int w = cols / 2;
+
+	peers_pane(t, &v->side[CTL_IDX_A], 0, top + 1, rows - 1, 0, w - 1);
+	attrset(tui_attr(t, TUI_DIM));
+	mvvline(top + 1, w - 1, ACS_VLINE, rows - 1);
+	attrset(A_NORMAL);
+	peers_pane(t, &v->side[CTL_IDX_B], 1, top + 1, rows - 1, w + 1,
+		   cols - w - 1);
+}
+
+int screen_peers_key(struct tui *t, int key, const struct ctl_view *v,
+		     struct ctl_intent *in)
+{
+	const struct ctl_side_view *s = &v->side[t->focus];
+	int sel = s->sel;
+
+	switch (key) {
+	case '\t':
+	case KEY_BTAB:
+		t->focus = !t->focus;
+		return TR_REDRAW;
+	case KEY_LEFT:
+	case 'h':
+		t->focus = 0;
+		return TR_REDRAW;
+	case KEY_RIGHT:
+	case 'l':
+		t->focus = 1;
+		return TR_REDRAW;
+	case KEY_UP:
+	case 'k':
+		sel--;
+		break;
+	case KEY_DOWN:
+	case 'j':
+		sel++;
+		break;
+	case KEY_HOME:
+	case 'g':
+		sel = 0;
+		break;
+	case KEY_END:
+	case 'G':
+		sel = s->links.n - 1;
+		break;
+	case KEY_ENTER:
+	case '\n':
+	case '\r':
+		break;
+	default:
+		return TR_NONE;
+	}
+	if (!s->present || s->links.n == 0)
+		return TR_NONE;
+	if (sel < 0)
+		sel = 0;
+	if (sel >= s->links.n)
+		sel = s->links.n - 1;
+	in->kind = CI_SELECT;
+	in->side = t->focus;
+	in->index = sel;
+	return TR_INTENT | TR_REDRAW;
+}

@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: MIT */
+/* screen_test.c - the test form (streams, duration, interval, direction),
+ * then one bar per stream and a SUM bar redrawn every interval, and the
+ * end summary with sender and receiver totals as iperf3 prints them. */
+#include <curses.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "linklab/units.h"
+#include "bar.h"
+#include "tui.h"
+
+static const double test_intervals[] = { 0.1, 0.2, 0.5, 1, 2, 5, 10 };
+#define TEST_NINTERVALS (int)(sizeof(test_intervals) / sizeof(test_intervals[0]))
+
+static const char *test_state_name(enum ctl_test_state s)
+{
+	switch (s) {
+	case CTL_TEST_IDLE: return "idle";
+	case CTL_TEST_STARTING: return "connecting";
+	case CTL_TEST_RUNNING: return "running";
+	case CTL_TEST_DONE: return "done";
+	case CTL_TEST_FAILED: return "failed";
+	}
+	return "?";
+}
+
+static bool test_busy(const struct ctl_view *v)
+{
+	return v->test.state == CTL_TEST_STARTING ||
+	       v->test.state == CTL_TEST_RUNNING;
+}
+
+/* Text of a form row's value. */
+static void test_row_value(const struct tui *t, const struct ctl_view *v,
+			   int row, char *buf, size_t len)
+{
+	switch (row) {
+	case TT_STREAMS:
+		snprintf(buf, len, "%d", t->req.streams);
+		break;
+	case TT_DURATION:
+		snprintf(buf, len, "%g s", t->req.duration);
+		break;
+	case TT_INTERVAL:
+		snprintf(buf, len, "%g s", t->req.interval);
+		break;
+	case TT_DIRECTION:
+		snprintf(buf, len, "%s", t->req.reverse ?
+			 "B -> A (reverse, -R)" : "A -> B (this host sends)");
+		break;
+	default:
+		snprintf(buf, len, "%s", test_busy(v) ? "[ Stop ]" : "[ Start ]");
+		break;
+	}
+}
+
+/* "47.8 Mbit/s  retr 3  cwnd 120 KiB  rtt 1.20 ms" for one sample. */
+static void test_figures(const struct test_stream_sample *s, char *buf,
+			 size_t len)
+{
+	char rate[32], cwnd[32], rtt[32], part[64];
+
+	units_human_rate(s->bps, rate, sizeof(rate));
+	snprintf(buf, len, "%11s", rate);
+	if (s->retransmits >= 0) {
+		snprintf(part, sizeof(part), "  retr %-4lld", (long long)s->retransmits);
+		strncat(buf, part, len - strlen(buf) - 1);
+	}
+	if (s->snd_cwnd > 0) {
+		units_human_bytes((double)s->snd_cwnd, cwnd, sizeof(cwnd));
+		snprintf(part, sizeof(part), "  cwnd %-9s", cwnd);
+		strncat(buf, part, len - strlen(buf) - 1);
+	}
+	if (s->rtt_us > 0) {
+		units_human_time((double)s->rtt_us * 1000.0, rtt, sizeof(rtt));
+		snprintf(part, sizeof(part), "  rtt %s", rtt);
+		strncat(buf, part, len - strlen(buf) - 1);
+	}
+}
+
+/* One bar row: label, bar, figures. */
+static void test_bar_row(const struct tui *t, int y, int cols, const char *label,
+			 const struct test_stream_sample *s, double full,
+			 unsigned attr)
+{
+	char bar[3 * 80 + 1], fig[160];
+	int bw = cols - 8 - 52;
+
+	if (bw < 10)
+		bw = 10;
+	if (bw > 80)
+		bw = 80;
+	tui_put(y, 1, 7, attr, label);
+	bar_render(bar, sizeof(bar), s->bps, full, bw, t->utf8);
+	attrset(tui_attr(t, TUI_BAR));
+	mvaddstr(y, 8, bar);
+	attrset(A_NORMAL);
+	test_figures(s, fig, sizeof(fig));
+	tui_put(y, 9 + bw, cols - 10 - bw, attr, fig);
+}
+
+/* iperf3-style summary line. */
+static void test_summary_line(char *buf, size_t len, const char *id,
+			      const struct test_stream_sample *s,
+			      double duration, const char *role)
+{
+	char bytes[32], rate[32], retr[24] = "";
+
+	units_human_bytes((double)s->bytes, bytes, sizeof(bytes));
+	units_human_rate(s->bps, rate, sizeof(rate));
+	if (s->sender && s->retransmits >= 0)
+		snprintf(retr, sizeof(retr), "%lld", (long long)s->retransmits);
+	snprintf(buf, len, "[%3s]  %5.2f-%-5.2f sec  %10s  %12s  %5s  %s", id,
+		 s->start, s->end > 0 ? s->end : duration, bytes, rate, retr, role);
+}
+
+void screen_test_draw(struct tui *t, const struct ctl_view *v, int top,
+		      int rows, int cols)
+{
+	const struct ctl_test_view *tv = &v->test;
+	char line[512], val[64], id[8];
+	int k, y = top + 1, bottom = top + rows, n;
+	double full, sfull;
+
+	tui_put(y++, 1, cols - 2, A_BOLD, "Throughput test (iperf3 protocol)");
+	for (k = 0; k < TT_NROWS; k++, y++) {
+		static const char *const names[] = { "streams", "duration",
+						     "interval", "direction", "" };
+		bool sel = k == t->test_row;
+		unsigned attr = sel ? tui_attr(t, TUI_SELECT) : A_NORMAL;
+
+		if (sel && t->test_editing) {
+			snprintf(line, sizeof(line), "> %-10s", names[k]);
+			tui_put(y, 1, 13, attr, line);
+			attrset(A_UNDERLINE);
+			mvhline(y, 14, ' ', 12);
+			tui_put(y, 14, 12, A_UNDERLINE, t->le.buf);
+			continue;
+		}
+		test_row_value(t, v, k, val, sizeof(val));
+		snprintf(line, sizeof(line), "%c %-10s %s", sel ? '>' : ' ', names[k],
+			 val);
+		tui_put(y, 1, cols - 2, attr, line);
+	}
+	if (t->test_msg[0])
+		tui_put(y, 1, cols - 2, tui_attr(t, TUI_ERROR), t->test_msg);
+	y++;
+	if (tv->state == CTL_TEST_IDLE) {
+		tui_put(y + 1, 1, cols - 2, tui_attr(t, TUI_DIM),
+			"Enter on [ Start ] (or s) runs the test; bars show each stream.");
+		return;
+	}
+	snprintf(line, sizeof(line), "%s: %d stream%s to %s:%d, %g s, interval %g s%s  [%d intervals]",
+		 test_state_name(tv->state), tv->opts.streams,
+		 tv->opts.streams == 1 ? "" : "s", tv->opts.host, tv->opts.port,
+		 tv->opts.duration, tv->opts.interval,
+		 tv->opts.reverse ? ", reverse" : "", tv->nintervals);
+	tui_put(y++, 1, cols - 2,
+		tv->state == CTL_TEST_FAILED ? tui_attr(t, TUI_ERROR) : A_BOLD, line);
+	if (tv->state == CTL_TEST_FAILED && tv->err[0])
+		tui_put(y++, 1, cols - 2, tui_attr(t, TUI_ERROR), tv->err);
+	full = tv->scale_bps > 0 ? tv->scale_bps : tv->max_sum_bps;
+	if (tv->nintervals > 0) {
+		char sc[32];
+
+		units_human_rate(full, sc, sizeof(sc));
+		snprintf(line, sizeof(line), "bars: full scale %s (%s)", sc,
+			 tv->scale_bps > tv->max_sum_bps ? "dialled rate" : "max seen");
+		tui_put(y++, 1, cols - 2, tui_attr(t, TUI_DIM), line);
+	}
+	if (tv->have_summary && tv->state == CTL_TEST_DONE) {
+		const struct test_summary *s = &tv->summary;
+
+		if (tv->nintervals > 0)
+			test_bar_row(t, y++, cols, "[SUM]", &tv->last.sum, full, A_BOLD);
+		snprintf(line, sizeof(line), "[ ID]  Interval         %10s  %12s  %5s",
+			 "Transfer", "Bitrate", "Retr");
+		tui_put(y++, 1, cols - 2, A_BOLD, line);
+		n = s->nstreams;
+		/* per stream only if they all fit above the SUM lines */
+		if (y + 2 * n + 2 > bottom)
+			n = 0;
+		for (k = 0; k < n; k++) {
+			snprintf(id, sizeof(id), "%d", s->sent[k].id);
+			test_summary_line(line, sizeof(line), id, &s->sent[k],
+					  s->duration, "sender");
+			tui_put(y++, 1, cols - 2, A_NORMAL, line);
+			test_summary_line(line, sizeof(line), id, &s->received[k],
+					  s->duration, "receiver");
+			tui_put(y++, 1, cols - 2, A_NORMAL, line);
+		}
+		test_summary_line(line, sizeof(line), "SUM", &s->sum_sent,
+				  s->duration, "sender");
+		tui_put(y++, 1, cols - 2, A_BOLD, line);
+		test_summary_line(line, sizeof(line), "SUM", &s->sum_received,
+				  s->duration, "receiver");
+		tui_put(y++, 1, cols - 2, A_BOLD, line);
+		return;
+	}
+	if (tv->nintervals == 0)
+		return;
+	/* live bars: streams scaled to their fair share of the full scale */
+	sfull = tv->last.nstreams > 0 ? full / tv->last.nstreams : full;
+	if (tv->max_stream_bps > sfull)
+		sfull = tv->max_stream_bps;
+	n = tv->last.nstreams;
+	if (n > bottom - y - 1)
+		n = bottom - y - 2;
+	if (n < 0)
+		n = 0;
+	for (k = 0; k < n; k++) {
+		snprintf(id, sizeof(id), "[%3d]", tv->last.s[k].id);
+		test_bar_row(t, y++, cols, id, &tv->last.s[k], sfull, A_NORMAL);
+	}
+	if (n < tv->last.nstreams) {
+		snprintf(line, sizeof(line), "  ... %d more streams",
+			 tv->last.nstreams - n);
+		tui_put(y++, 1, cols - 2, tui_attr(t, TUI_DIM), line);
+	}
+	test_bar_row(t, y++, cols, "[SUM]", &tv->last.sum, full, A_BOLD);
+}
+
+/* Parse the editor's text into the form row; false with a message. */
+static bool test_commit(struct tui *t)
+{
+	char *end;
+	double d;
+	long l;
+
+	t->test_msg[0] = '\0';
+	switch (t->test_row) {
+	case TT_STREAMS:
+		l = strtol(t->le.buf, &end, 10);
+		if (end == t->le.buf || *end || l < 1 || l > TEST_MAX_STREAMS) {
+			snprintf(t->test_msg, sizeof(t->test_msg),
+				 "streams '%s': need a whole number 1..%d", t->le.buf,
+				 TEST_MAX_STREAMS);
+			return false;
+		}
+		t->req.streams = (int)l;
+		return true;
+	case TT_DURATION:
+	case TT_INTERVAL:
+		d = strtod(t->le.buf, &end);
+		while (*end == ' ')
+			end++;
+		if (*end == 's')
+			end++;
+		if (t->test_row == TT_DURATION) {
+			if (end == t->le.buf || *end || !(d >= 1 && d <= 86400)) {
+				snprintf(t->test_msg, sizeof(t->test_msg),
+					 "duration '%s': need seconds 1..86400", t->le.buf);
+				return false;
+			}
+			t->req.duration = d;
+		} else {
+			if (end == t->le.buf || *end || !(d >= 0.1 && d <= 60)) {
+				snprintf(t->test_msg, sizeof(t->test_msg),
+					 "interval '%s': need seconds 0.1..60", t->le.buf);
+				return false;
+			}
+			t->req.interval = d;
+		}
+		return true;
+	default:
+		return true;
+	}
+}
+
+/* Step a form row by dir. */
+static void test_step(struct tui *t, int dir, int big)
+{
+	int k, at = 3;
+
+	switch (t->test_row) {
+	case TT_STREAMS:
+		t->req.streams += dir * (big ? 10 : 1);
+		if (t->req.streams < 1)
+			t->req.streams = 1;
+		if (t->req.streams > TEST_MAX_STREAMS)
+			t->req.streams = TEST_MAX_STREAMS;
+		break;
+	case TT_DURATION:
+		t->req.duration += dir * (big ? 10 : 1);
+		if (t->req.duration < 1)
+			t->req.duration = 1;
+		if (t->req.duration > 86400)
+			t->req.duration = 86400;
+		break;
+	case TT_INTERVAL:
+		for (k = 0; k < TEST_NINTERVALS; k++)
+			if (test_intervals[k] <= t->req.interval + 1e-9)
+				at = k;
+		at += dir;
+		if (at < 0)
+			at = 0;
+		if (at >= TEST_NINTERVALS)
+			at = TEST_NINTERVALS - 1;
+		t->req.interval = test_intervals[at];
+		break;
+	case TT_DIRECTION:
+		t->req.reverse = !t->req.reverse;
+		break;
+	default:
+		break;
+	}
+}
+
+int screen_test_key(struct tui *t, int key, const struct ctl_view *v,
+		    struct ctl_intent *in)
+{
+	char val[64];
+	int r;
+
+	if (t->test_editing) {
+		r = lineedit_key(&t->le, tui_le_key(key));
+		if (r == LE_CANCEL) {
+			t->test_editing = false;
+			t->test_msg[0] = '\0';
+		} else if (r == LE_DONE && test_commit(t)) {
+			t->test_editing = false;
+		}
+		return TR_REDRAW;
+	}
+	switch (key) {
+	case KEY_UP:
+	case 'k':
+		t->test_row = (t->test_row + TT_NROWS - 1) % TT_NROWS;
+		return TR_REDRAW;
+	case KEY_DOWN:
+	case 'j':
+	case '\t':
+		t->test_row = (t->test_row + 1) % TT_NROWS;
+		return TR_REDRAW;
+	case KEY_LEFT:
+	case 'h':
+		test_step(t, -1, 0);
+		return TR_REDRAW;
+	case KEY_RIGHT:
+	case 'l':
+	case ' ':
+		test_step(t, 1, 0);
+		return TR_REDRAW;
+	case KEY_NPAGE:
+		test_step(t, -1, 1);
+		return TR_REDRAW;
+	case KEY_PPAGE:
+		test_step(t, 1, 1);
+		return TR_REDRAW;
+	case 'e':
+	case 'i':
+		if (t->test_row <= TT_INTERVAL) {
+			test_row_value(t, v, t->test_row, val, sizeof(val));
+			val[strcspn(val, " ")] = '\0';
+			lineedit_init(&t->le, val);
+			t->test_editing = true;
+			t->test_msg[0] = '\0';
+		}
+		return TR_REDRAW;
+	case 'x':
+		if (!test_busy(v))
+			return TR_NONE;
+		in->kind = CI_TEST_STOP;
+		return TR_INTENT | TR_REDRAW;
+	case 's':
+	case KEY_ENTER:
+	case '\n':
+	case '\r':
+		if (test_busy(v)) {
+			if (key == 's' || t->test_row != TT_START)
+				return TR_NONE;
+			in->kind = CI_TEST_STOP;
+			return TR_INTENT | TR_REDRAW;
+		}
+		t->test_msg[0] = '\0';
+		in->kind = CI_TEST_START;
+		in->test = t->req;
+		return TR_INTENT | TR_REDRAW;
+	default:
+		break;
+	}
+	if (key >= '0' && key <= '9' && t->test_row <= TT_INTERVAL) {
+		lineedit_init(&t->le, "");
+		lineedit_key(&t->le, key);
+		t->test_editing = true;
+		t->test_msg[0] = '\0';
+		return TR_REDRAW;
+	}
+	return TR_NONE;
+}

@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: MIT */
+/* tui.c - curses set-up and teardown, stderr capture, the frame (title,
+ * status and help lines), global keys and the screen switch. */
+#include <curses.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "tui.h"
+
+static bool tui_active;
+static int tui_saved_stderr = -1;   /* the real stderr while diverted */
+static int tui_capture_fd = -1;     /* memfd (or tmp file) with stderr */
+
+enum { PAIR_TITLE = 1, PAIR_ERROR, PAIR_OK, PAIR_SELECT, PAIR_BAR, PAIR_WARN,
+       PAIR_DIM };
+
+/* Divert fd 2 into a memfd so library chatter cannot corrupt the screen. */
+static void tui_divert_stderr(void)
+{
+	int fd;
+
+	fd = memfd_create("linklab-stderr", MFD_CLOEXEC);
+	if (fd < 0) {
+		char path[] = "/tmp/linklab-stderr-XXXXXX";
+
+		fd = mkostemp(path, O_CLOEXEC);
+		if (fd < 0)
+			return;
+		unlink(path);
+	}
+	fflush(stderr);
+	tui_saved_stderr = fcntl(2, F_DUPFD_CLOEXEC, 3);
+	if (tui_saved_stderr < 0) {
+		close(fd);
+		return;
+	}
+	if (dup2(fd, 2) < 0) {
+		close(tui_saved_stderr);
+		tui_saved_stderr = -1;
+		close(fd);
+		return;
+	}
+	tui_capture_fd = fd;
+}
+
+/* Put the real stderr back and replay what was captured. */
+static void tui_restore_stderr(void)
+{
+	char buf[4096];
+	ssize_t n;
+	off_t off = 0;
+	bool banner = false;
+
+	if (tui_saved_stderr < 0)
+		return;
+	fflush(stderr);
+	dup2(tui_saved_stderr, 2);
+	close(tui_saved_stderr);
+	tui_saved_stderr = -1;
+	while ((n = pread(tui_capture_fd, buf, sizeof(buf), off)) > 0) {
+		if (!banner) {
+			static const char b[] =
+				"linklab: messages written while the console was open:\n";
+			if (write(2, b, sizeof(b) - 1) < 0)
+				break;
+			banner = true;
+		}
+		if (write(2, buf, (size_t)n) < 0)
+			break;
+		off += n;
+	}
+	close(tui_capture_fd);
+	tui_capture_fd = -1;
+}
+
+int tui_init(struct tui *t, struct ll_err *err)
+{
+	const char *cs;
+
+	memset(t, 0, sizeof(*t));
+	t->screen = TS_PEERS;
+	t->req.streams = 1;
+	t->req.duration = 10;
+	t->req.interval = 1;
+	setlocale(LC_ALL, "");
+	cs = nl_langinfo(CODESET);
+	t->utf8 = cs && (!strcasecmp(cs, "UTF-8") || !strcasecmp(cs, "utf8"));
+	if (!isatty(0) || !isatty(1))
+		return ll_err_set(err, -ENOTTY, "console: stdin/stdout is not a terminal");
+	tui_divert_stderr();
+	if (!initscr()) {
+		tui_restore_stderr();
+		return ll_err_set(err, -EIO, "console: initscr failed (TERM=%s)",
+				  getenv("TERM") ? getenv("TERM") : "");
+	}
+	tui_active = true;
+	cbreak();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	set_escdelay(25);
+	curs_set(0);
+	if (has_colors() && start_color() == OK) {
+		use_default_colors();
+		t->color = true;
+		init_pair(PAIR_TITLE, COLOR_BLACK, COLOR_CYAN);
+		init_pair(PAIR_ERROR, COLOR_RED, -1);
+		init_pair(PAIR_OK, COLOR_GREEN, -1);
+		init_pair(PAIR_SELECT, COLOR_BLACK, COLOR_YELLOW);
+		init_pair(PAIR_BAR, COLOR_GREEN, -1);
+		init_pair(PAIR_WARN, COLOR_YELLOW, -1);
+		init_pair(PAIR_DIM, COLOR_BLUE, -1);
+	}
+	return 0;
+}
+
+void tui_done(void)
+{
+	if (tui_active) {
+		endwin();
+		tui_active = false;
+	}
+	tui_restore_stderr();
+}
+
+void tui_fatal(const char *fmt, ...)
+{
+	va_list ap;
+	int saved = errno;
+
+	tui_done();
+	errno = saved;
+	fputs("linklab: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+unsigned tui_attr(const struct tui *t, enum tui_role r)
+{
+	if (t->color) {
+		switch (r) {
+		case TUI_NORMAL: return A_NORMAL;
+		case TUI_TITLE: return COLOR_PAIR(PAIR_TITLE) | A_BOLD;
+		case TUI_ERROR: return COLOR_PAIR(PAIR_ERROR) | A_BOLD;
+		case TUI_OK: return COLOR_PAIR(PAIR_OK);
+		case TUI_SELECT: return COLOR_PAIR(PAIR_SELECT);
+		case TUI_BAR: return COLOR_PAIR(PAIR_BAR);
+		case TUI_WARN: return COLOR_PAIR(PAIR_WARN);
+		case TUI_DIM: return COLOR_PAIR(PAIR_DIM);
+		}
+		return A_NORMAL;
+	}
+	switch (r) {
+	case TUI_TITLE: return A_REVERSE;
+	case TUI_ERROR: return A_BOLD;
+	case TUI_SELECT: return A_REVERSE;
+	case TUI_WARN: return A_BOLD;
+	case TUI_DIM: return A_DIM;
+	default: return A_NORMAL;
+	}
+}
+
+int tui_put(int y, int x, int w, unsigned attr, const char *s)
+{
+	int n = (int)strlen(s);
+
+	if (w <= 0)
+		return 0;
+	if (n > w)
+		n = w;
+	attrset(attr);
+	mvaddnstr(y, x, s, n);
+	attrset(A_NORMAL);
+	return n;
+}
+
+int tui_getkey(void)
+{
+	return getch();
+}
+
+int tui_le_key(int key)
+{
+	switch (key) {
+	case KEY_LEFT: return LE_LEFT;
+	case KEY_RIGHT: return LE_RIGHT;
+	case KEY_HOME: case 1: return LE_HOME;           /* Ctrl-A */
+	case KEY_END: case 5: return LE_END;             /* Ctrl-E */
+	case KEY_BACKSPACE: case 127: case 8: return LE_BACKSPACE;
+	case KEY_DC: return LE_DELETE;
+	case 21: return LE_KILL_LINE;                    /* Ctrl-U */
+	case 11: return LE_KILL_END;                     /* Ctrl-K */
+	case KEY_ENTER: case '\n': case '\r': return LE_ENTER;
+	case 27: return LE_ESCAPE;
+	default: return key;
+	}
+}
+
+static const char *const tui_help_text[] = {
+	"Keys",
+	"  d          dial: rate, delay, jitter, loss ... and where to apply",
+	"  t          test: streams, duration, interval, direction; live bars",
+	"  c          clear: restore the original qdisc on both peers",
+	"  r          refresh links and read back the qdiscs",
+	"  q          quit (restores both peers first)",
+	"  ?          this help          Esc  back to the peers screen",
+	"",
+	"Peers screen",
+	"  Tab, h/l, Left/Right   switch pane (peer A / peer B)",
+	"  j/k, Up/Down           select interface (its qdiscs are read back)",
+	"",
+	"Dial screen",
+	"  j/k, Up/Down    field        h/l, Left/Right   cycle presets",
+	"  e or a digit    type a custom value in tc units (50mbit, 100ms, 1%)",
+	"  Backspace/x     unset field  Enter             apply to the target",
+	"",
+	"Test screen",
+	"  j/k field, h/l change, e edit, Enter/s start, x stop",
+	"",
+	"Read back: every value shown under a pane is what the kernel holds",
+	"now, read after each change - never what was asked.",
+};
+
+/* Draw the help screen. */
+static void tui_draw_help(const struct tui *t, int top, int rows, int cols)
+{
+	int k, n = (int)(sizeof(tui_help_text) / sizeof(tui_help_text[0]));
+
+	for (k = 0; k < n && k < rows; k++)
+		tui_put(top + k, 1, cols - 2,
+			tui_help_text[k][0] != ' ' ? A_BOLD : tui_attr(t, TUI_NORMAL),
+			tui_help_text[k]);
+}
+
+void tui_draw(struct tui *t, const struct ctl_view *v)
+{
+	int rows, cols, x;
+	char line[512];
+	static const char *const names[] = { "Peers", "Dial", "Test", "Help" };
+	static const char *const help[] = {
+		"Tab pane  j/k select  d dial  t test  c clear  r refresh  ? help  q quit",
+		"j/k field  h/l preset  e edit  x unset  Enter apply  Esc back  q quit",
+		"j/k field  h/l change  e edit  Enter start  x stop  Esc back  q quit",
+		"Esc back  q quit",
+	};
+	int k;
+
+	getmaxyx(stdscr, rows, cols);
+	erase();
+	if (cols < TUI_MIN_COLS || rows < TUI_MIN_ROWS) {
+		snprintf(line, sizeof(line), "terminal too small (%dx%d, need %dx%d)",
+			 cols, rows, TUI_MIN_COLS, TUI_MIN_ROWS);
+		tui_put(rows / 2, 0, cols, A_BOLD, line);
+		refresh();
+		return;
+	}
+	/* title bar */
+	attrset(tui_attr(t, TUI_TITLE));
+	mvhline(0, 0, ' ', cols);
+	x = tui_put(0, 1, cols - 2, tui_attr(t, TUI_TITLE), "linklab") + 2;
+	for (k = 0; k < 4; k++) {
+		snprintf(line, sizeof(line), t->screen == (enum tui_screen)k ?
+			 "[%s]" : " %s ", names[k]);
+		x += tui_put(0, x, cols - x, tui_attr(t, TUI_TITLE), line);
+	}
+	snprintf(line, sizeof(line), "%s", v->session);
+	if ((int)strlen(line) < cols - x - 2)
+		tui_put(0, cols - 1 - (int)strlen(line), (int)strlen(line),
+			tui_attr(t, TUI_TITLE), line);
+
+	switch (t->screen) {
+	case TS_PEERS:
+		screen_peers_draw(t, v, 1, rows - 3, cols);
+		break;
+	case TS_DIAL:
+		screen_dial_draw(t, v, 1, rows - 3, cols);
+		break;
+	case TS_TEST:
+		screen_test_draw(t, v, 1, rows - 3, cols);
+		break;
+	case TS_HELP:
+		tui_draw_help(t, 2, rows - 4, cols);
+		break;
+	}
+
+	/* status line: error wins over the last status */
+	if (v->error[0]) {
+		snprintf(line, sizeof(line), "error: %.500s", v->error);
+		tui_put(rows - 2, 0, cols, tui_attr(t, TUI_ERROR), line);
+	} else {
+		snprintf(line, sizeof(line), "%s", v->status);
+		tui_put(rows - 2, 0, cols, tui_attr(t, TUI_OK), line);
+	}
+	attrset(tui_attr(t, TUI_TITLE));
+	mvhline(rows - 1, 0, ' ', cols);
+	tui_put(rows - 1, 0, cols, tui_attr(t, TUI_TITLE), help[t->screen]);
+	attrset(A_NORMAL);
+	refresh();
+}
+
+int tui_key(struct tui *t, int key, const struct ctl_view *v,
+	    struct ctl_intent *intent)
+{
+	int res;
+
+	memset(intent, 0, sizeof(*intent));
+	if (key == KEY_RESIZE)
+		return TR_REDRAW;
+	/* an active field editor gets every key first */
+	if (t->screen == TS_DIAL && t->editing)
+		return screen_dial_key(t, key, v, intent);
+	if (t->screen == TS_TEST && t->test_editing)
+		return screen_test_key(t, key, v, intent);
+	switch (key) {
+	case 'q':
+	case 'Q':
+		return TR_QUIT;
+	case '?':
+		if (t->screen != TS_HELP) {
+			t->back = t->screen;
+			t->screen = TS_HELP;
+		} else {
+			t->screen = t->back;
+		}
+		return TR_REDRAW;
+	case 'd':
+		if (t->screen != TS_DIAL)
+			screen_dial_enter(t, v);
+		t->screen = TS_DIAL;
+		return TR_REDRAW;
+	case 't':
+		t->screen = TS_TEST;
+		return TR_REDRAW;
+	case 'c':
+		intent->kind = CI_CLEAR;
+		intent->sides = CTL_BOTH;
+		return TR_INTENT | TR_REDRAW;
+	case 'r':
+		intent->kind = CI_REFRESH;
+		return TR_INTENT | TR_REDRAW;
+	case 27:    /* Esc */
+		if (t->screen == TS_HELP)
+			t->screen = t->back == TS_HELP ? TS_PEERS : t->back;
+		else
+			t->screen = TS_PEERS;
+		return TR_REDRAW;
+	default:
+		break;
+	}
+	switch (t->screen) {
+	case TS_PEERS:
+		res = screen_peers_key(t, key, v, intent);
+		break;
+	case TS_DIAL:
+		res = screen_dial_key(t, key, v, intent);
+		break;
+	case TS_TEST:
+		res = screen_test_key(t, key, v, intent);
+		break;
+	default:
+		res = TR_NONE;
+		break;
+	}
+	return res;
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/* tui.h - the console's screens (ncursesw). The only module that includes
+ * <curses.h>. Screens draw from a struct ctl_view snapshot; key handlers
+ * return what must happen (enum tui_res) and, for TR_INTENT, fill a
+ * struct ctl_intent the main loop hands to ctl_do(). They never call
+ * engines. */
+#ifndef LINKLAB_TUI_H
+#define LINKLAB_TUI_H
+
+#include <stdbool.h>
+
+#include "linklab/ctl.h"
+#include "linklab/err.h"
+#include "lineedit.h"
+
+/* Smallest usable terminal; below it a "terminal too small" notice. */
+#define TUI_MIN_COLS 60
+#define TUI_MIN_ROWS 16
+
+enum tui_screen { TS_PEERS, TS_DIAL, TS_TEST, TS_HELP };
+
+/* What a key handler asks for (bit set). */
+enum tui_res {
+	TR_NONE   = 0,
+	TR_REDRAW = 1u << 0,
+	TR_QUIT   = 1u << 1,    /* restore both peers and leave */
+	TR_INTENT = 1u << 2,    /* *intent filled: pass it to ctl_do() */
+};
+
+/* Rows of the dial screen: the dial fields, then target and apply. */
+#define TUI_DIAL_NFIELDS 7
+
+/* Rows of the test form. */
+enum tui_test_row { TT_STREAMS, TT_DURATION, TT_INTERVAL, TT_DIRECTION,
+		    TT_START, TT_NROWS };
+
+struct tui {
+	enum tui_screen screen, back;  /* back: where Esc from help returns */
+	bool utf8;                     /* UTF-8 locale: Unicode bars */
+	bool color;                    /* has_colors(): else bold/reverse */
+	int focus;                     /* peers screen: pane 0 (A) or 1 (B) */
+	/* dial screen */
+	bool dial_loaded;              /* dial copied from the view once */
+	struct impair dial;            /* the dial being edited */
+	unsigned dial_sides;           /* enum ctl_side */
+	int dial_row;                  /* 0..TUI_DIAL_NFIELDS+1 */
+	bool editing;                  /* line editor active on dial_row */
+	struct lineedit le;
+	char dial_msg[256];            /* inline validation message */
+	bool dial_msg_err;             /* error (else info/warning) */
+	/* test screen */
+	struct ctl_test_req req;
+	int test_row;
+	bool test_editing;
+	char test_msg[128];
+};
+
+/* Start curses: locale, colours (monochrome fallback), keypad, stderr
+ * diverted to a memfd (replayed by tui_done). Returns 0 or -ENOTTY/-EIO
+ * with err filled. */
+int tui_init(struct tui *t, struct ll_err *err);
+
+/* End curses (idempotent), then replay what was written to stderr. */
+void tui_done(void);
+
+/* End curses, print "linklab: MSG" to stderr and exit(2). Safe to call
+ * before tui_init. */
+void tui_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2),
+						    noreturn));
+
+/* Draw the whole screen from v (erase, draw, refresh). */
+void tui_draw(struct tui *t, const struct ctl_view *v);
+
+/* Handle one key from getch() (KEY_RESIZE included). Returns enum tui_res
+ * bits; fills *intent when TR_INTENT is set. */
+int tui_key(struct tui *t, int key, const struct ctl_view *v,
+	    struct ctl_intent *intent);
+
+/* tui_getkey's "no key pending" (curses ERR). */
+#define TUI_NOKEY (-1)
+
+/* Read one key without blocking (TUI_NOKEY when none). */
+int tui_getkey(void);
+
+/* Per-screen parts (screen_*.c), used by tui.c. top/rows: the body area. */
+void screen_peers_draw(struct tui *t, const struct ctl_view *v, int top,
+		       int rows, int cols);
+int screen_peers_key(struct tui *t, int key, const struct ctl_view *v,
+		     struct ctl_intent *in);
+void screen_dial_enter(struct tui *t, const struct ctl_view *v);
+void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
+		      int rows, int cols);
+int screen_dial_key(struct tui *t, int key, const struct ctl_view *v,
+		    struct ctl_intent *in);
+void screen_test_draw(struct tui *t, const struct ctl_view *v, int top,
+		      int rows, int cols);
+int screen_test_key(struct tui *t, int key, const struct ctl_view *v,
+		    struct ctl_intent *in);
+
+/* Colour/attribute roles. */
+enum tui_role { TUI_NORMAL, TUI_TITLE, TUI_ERROR, TUI_OK, TUI_SELECT,
+		TUI_BAR, TUI_WARN, TUI_DIM };
+/* curses attribute for a role (colour pair or mono fallback). */
+unsigned tui_attr(const struct tui *t, enum tui_role r);
+
+/* Map a curses key to a lineedit key (LE_*), or the key itself. */
+int tui_le_key(int key);
+
+/* Draw s at (y, x), clipped to width w; returns cells used. */
+int tui_put(int y, int x, int w, unsigned attr, const char *s);
+
+#endif
