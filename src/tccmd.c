@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/* tccmd.c - tc command lines equivalent to a qdisc plan (iproute2 tc(8),
+ * tc-tbf(8), tc-netem(8) syntax). Same layout as the netlink path in
+ * peer_local.c: root tbf 1:, netem 10: under 1:1, or root netem 1:. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "linklab/tccmd.h"
+#include "linklab/units.h"
+
+#define IF_NAMESIZE_TCCMD 15   /* IFNAMSIZ - 1 */
+
+int tccmd_quote(const char *word, char *out, size_t len)
+{
+	size_t o = 0;
+	const char *s;
+
+	if (!out || len == 0)
+		return -ENOSPC;
+	if (o + 1 >= len)
+		return -ENOSPC;
+	out[o++] = '\'';
+	for (s = word ? word : ""; *s; s++) {
+		if (*s == '\'') {
+			if (o + 4 >= len)
+				return -ENOSPC;
+			memcpy(out + o, "'\\''", 4);
+			o += 4;
+		} else {
+			if (o + 1 >= len)
+				return -ENOSPC;
+			out[o++] = *s;
+		}
+	}
+	if (o + 2 > len)
+		return -ENOSPC;
+	out[o++] = '\'';
+	out[o] = '\0';
+	return 0;
+}
+
+struct sbuf { char *p; size_t len, off; int err; };
+
+static void sb_add(struct sbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void sb_add(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->err)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(b->p + b->off, b->len - b->off, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= b->len - b->off) {
+		b->err = -ENOSPC;
+		b->p[b->off] = '\0';
+		return;
+	}
+	b->off += (size_t)n;
+}
+
+static void prob_pair(struct sbuf *b, const char *word, uint32_t p, uint32_t c)
+{
+	char v1[32], v2[32];
+
+	if (!p)
+		return;
+	sb_add(b, " %s %s", word, units_format_percent(p, v1, sizeof(v1)));
+	if (c)
+		sb_add(b, " %s", units_format_percent(c, v2, sizeof(v2)));
+}
+
+static void netem_words(struct sbuf *b, const struct impair_plan *p)
+{
+	char t1[32], t2[32], c[32];
+
+	sb_add(b, " netem limit %" PRIu32, p->limit ? p->limit : 1000);
+	if (p->latency_ns || p->jitter_ns) {
+		sb_add(b, " delay %s", units_format_time(p->latency_ns, t1, sizeof(t1)));
+		if (p->jitter_ns) {
+			sb_add(b, " %s", units_format_time(p->jitter_ns, t2, sizeof(t2)));
+			if (p->delay_corr)
+				sb_add(b, " %s", units_format_percent(p->delay_corr, c, sizeof(c)));
+		}
+	}
+	prob_pair(b, "loss", p->loss, p->loss_corr);
+	prob_pair(b, "duplicate", p->duplicate, p->dup_corr);
+	prob_pair(b, "corrupt", p->corrupt, p->corrupt_corr);
+	prob_pair(b, "reorder", p->reorder, p->reorder_corr);
+	if (p->reorder && p->gap)
+		sb_add(b, " gap %" PRIu32, p->gap);
+}
+
+int tccmd_apply(const char *dev, const struct impair_plan *p, char *out,
+		size_t len, struct ll_err *err)
+{
+	struct sbuf b = { out, len, 0, 0 };
+	char q[4 * IF_NAMESIZE_TCCMD + 8];
+
+	if (!out || !len)
+		return ll_err_set(err, -ENOSPC, "tc command buffer is empty");
+	out[0] = '\0';
+	if (!dev || !*dev)
+		return ll_err_set(err, -EINVAL, "no interface given");
+	if (strlen(dev) > IF_NAMESIZE_TCCMD)
+		return ll_err_set(err, -EINVAL, "interface name too long");
+	if (!p->tbf && !p->netem)
+		return ll_err_set(err, -EINVAL, "empty plan: nothing to apply");
+	if (tccmd_quote(dev, q, sizeof(q)) < 0)
+		return ll_err_set(err, -ENOSPC, "interface name too long to quote");
+	if (p->tbf) {
+		char r[32], bu[32], li[32];
+
+		sb_add(&b, "tc qdisc replace dev %s root handle 1: tbf rate %s burst %s limit %s\n",
+		       q, units_format_rate(p->rate_Bps * 8, r, sizeof(r)),
+		       units_format_size(p->burst, bu, sizeof(bu)),
+		       units_format_size(p->tbf_limit, li, sizeof(li)));
+	}
+	if (p->netem) {
+		if (p->tbf)
+			sb_add(&b, "tc qdisc replace dev %s parent 1:1 handle 10:", q);
+		else
+			sb_add(&b, "tc qdisc replace dev %s root handle 1:", q);
+		netem_words(&b, p);
+		sb_add(&b, "\n");
+	}
+	if (b.err)
+		return ll_err_set(err, b.err, "tc command lines do not fit in %zu bytes", len);
+	return 0;
+}
+
+int tccmd_clear(const char *dev, char *out, size_t len, struct ll_err *err)
+{
+	char q[4 * IF_NAMESIZE_TCCMD + 8];
+	int n;
+
+	if (!dev || !*dev || strlen(dev) > IF_NAMESIZE_TCCMD)
+		return ll_err_set(err, -EINVAL, "bad interface name");
+	if (tccmd_quote(dev, q, sizeof(q)) < 0)
+		return ll_err_set(err, -ENOSPC, "interface name too long to quote");
+	n = snprintf(out, len, "tc qdisc del dev %s root\n", q);
+	if (n < 0 || (size_t)n >= len)
+		return ll_err_set(err, -ENOSPC, "tc command does not fit in %zu bytes", len);
+	return 0;
+}
