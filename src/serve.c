@@ -62,6 +62,8 @@ static void addr_text(const struct sockaddr *sa, socklen_t len, char *host,
 		return;
 	}
 	*port = atoi(serv);
+	if (!strncmp(host, "::ffff:", 7) && strchr(host + 7, '.'))
+		memmove(host, host + 7, strlen(host + 7) + 1);   /* v4-mapped */
 }
 
 static int listen_on(const struct serve_opts *o, int *port, struct ll_err *err)

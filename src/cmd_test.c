@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd_test.c - `linklab test -c ADDR [-p PORT] [-P N] [-t SEC] [-i SEC] [-R]
+ * [-l LEN] [-w SIZE] [-b RATE] [-u] [-J] [--connect-timeout SEC]`: run an
+ * iperf3-compatible client test and print it like iperf3 (text, or -J). */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "linklab/cli.h"
+#include "linklab/iperf3.h"
+#include "linklab/test.h"
+
+static volatile sig_atomic_t test_sig;
+
+static void on_sig(int sig)
+{
+	test_sig = sig;
+}
+
+static int bad_opt(const char *opt, const char *val, const char *range)
+{
+	fprintf(stderr, "linklab test: invalid %s '%s': %s\n", opt, val, range);
+	return 2;
+}
+
+/* number with optional iperf3 suffix K/M/G/T (1024-based when k1024). */
+static int parse_suffixed(const char *s, double k, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || !isfinite(v) || v < 0)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': v *= k; end++; break;
+	case 'm': case 'M': v *= k * k; end++; break;
+	case 'g': case 'G': v *= k * k * k; end++; break;
+	case 't': case 'T': v *= k * k * k * k; end++; break;
+	default: break;
+	}
+	if (*end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_num(const char *s, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	return (end == s || *end || errno || !isfinite(*out)) ? -1 : 0;
+}
+
+/* iperf3 units.c style: bytes 1024-based "12.3 MBytes", bits 1000-based. */
+static void fmt_bytes(double b, char *buf, size_t len)
+{
+	static const char *const u[] = { "Bytes", "KBytes", "MBytes", "GBytes",
+					 "TBytes" };
+	int i = 0;
+
+	while (b >= 1024 && i < 4) {
+		b /= 1024;
+		i++;
+	}
+	snprintf(buf, len, b < 9.995 ? "%4.2f %s" : b < 99.95 ? "%4.1f %s" :
+		 "%4.0f %s", b, u[i]);
+}
+
+static void fmt_bits(double b, char *buf, size_t len)
+{
+	static const char *const u[] = { "bits/sec", "Kbits/sec", "Mbits/sec",
+					 "Gbits/sec", "Tbits/sec" };
+	int i = 0;
+
+	while (b >= 1000 && i < 4) {
+		b /= 1000;
+		i++;
+	}
+	snprintf(buf, len, b < 9.995 ? "%4.2f %s" : b < 99.95 ? "%4.1f %s" :
+		 "%4.0f %s", b, u[i]);
+}
+
+static void print_sample(const char *tag, const struct test_stream_sample *s,
+			 bool cols, const char *role)
+{
+	char by[32], bi[32], cw[32];
+
+	fmt_bytes((double)s->bytes, by, sizeof(by));
+	fmt_bits(s->bps, bi, sizeof(bi));
+	printf("[%s] %6.2f-%-6.2f sec  %s  %s", tag, s->start, s->end, by, bi);
+	if (role) {
+		if (s->sender && s->retransmits >= 0)
+			printf("  %4lld", (long long)s->retransmits);
+		else
+			printf("      ");
+		printf("             %s\n", role);
+		return;
+	}
+	if (cols && s->retransmits >= 0) {
+		printf("  %4lld", (long long)s->retransmits);
+		if (s->snd_cwnd >= 0) {
+			fmt_bytes((double)s->snd_cwnd, cw, sizeof(cw));
+			printf("   %s", cw);
+		}
+	}
+	printf("\n");
+}
+
+static void tag_of(int id, char *buf, size_t len)
+{
+	snprintf(buf, len, "%3d", id);
+}
+
+static void print_interval(const struct test_interval *iv, bool sender)
+{
+	char tag[16];
+
+	for (int i = 0; i < iv->nstreams; i++) {
+		tag_of(iv->s[i].id, tag, sizeof(tag));
+		print_sample(tag, &iv->s[i], sender, NULL);
+	}
+	if (iv->nstreams > 1)
+		print_sample("SUM", &iv->sum, sender, NULL);
+	if (iv->nstreams > 1)
+		printf("- - - - - - - - - - - - - - - - - - - - - - - - -\n");
+	fflush(stdout);
+}
+
+static void print_summary(const struct test_summary *S)
+{
+	char tag[16];
+
+	printf("- - - - - - - - - - - - - - - - - - - - - - - - -\n");
+	printf("[ ID] Interval           Transfer     Bitrate         Retr\n");
+	for (int i = 0; i < S->nstreams; i++) {
+		tag_of(S->sent[i].id, tag, sizeof(tag));
+		print_sample(tag, &S->sent[i], true, "sender");
+		print_sample(tag, &S->received[i], true, "receiver");
+	}
+	if (S->nstreams > 1) {
+		print_sample("SUM", &S->sum_sent, true, "sender");
+		print_sample("SUM", &S->sum_received, true, "receiver");
+	}
+	printf("\nlinklab test done.\n");
+	fflush(stdout);
+}
+
+int cmd_test_run(const struct test_opts *o, int json)
+{
+	struct sigaction sa, old_int, old_term;
+	struct test *t = NULL;
+	struct test_event *ev;
+	struct ll_err err = { 0 };
+	int rc = 1, stopped = 0, finished = 0;
+
+	ev = malloc(sizeof(*ev));
+	if (!ev) {
+		fprintf(stderr, "linklab test: out of memory\n");
+		return 1;
+	}
+	if (test_start(o, &t, &err) < 0) {
+		fprintf(stderr, "linklab test: %s\n", err.msg);
+		free(ev);
+		return 1;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sig;   /* only sets a flag; no SA_RESTART */
+	sigemptyset(&sa.sa_mask);
+	test_sig = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	if (!json) {
+		printf("Connecting to host %s, port %d\n", o->host, o->port);
+		fflush(stdout);
+	}
+	while (!finished) {
+		struct pollfd p = { .fd = test_event_fd(t), .events = POLLIN };
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			break;
+		if (test_sig && !stopped) {
+			stopped = 1;
+			test_stop(t);
+		}
+		while (!finished && test_next_event(t, ev) == 1) {
+			switch (ev->kind) {
+			case TEV_CONNECTED:
+				if (!json) {
+					printf("%s%d stream%s connected%s\n",
+					       "", ev->interval.nstreams,
+					       ev->interval.nstreams == 1 ? "" : "s",
+					       o->reverse ? " (reverse mode: server is sending)" : "");
+					if (o->reverse)
+						printf("[ ID] Interval           Transfer     Bitrate\n");
+					else
+						printf("[ ID] Interval           Transfer     Bitrate         Retr  Cwnd\n");
+				}
+				break;
+			case TEV_INTERVAL:
+				if (!json)
+					print_interval(&ev->interval, !o->reverse);
+				break;
+			case TEV_DONE:
+				if (!json)
+					print_summary(test_summary(t));
+				rc = 0;
+				finished = 1;
+				break;
+			case TEV_ERROR:
+				if (!json)
+					fprintf(stderr, "linklab test: error - %s\n",
+						ev->err.msg);
+				finished = 1;
+				break;
+			}
+		}
+	}
+	if (json) {
+		char *s = test_json(t);
+		if (s) {
+			printf("%s\n", s);
+			free(s);
+		}
+		fflush(stdout);
+	}
+	test_free(t);
+	free(ev);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	return rc;
+}
+
+static void test_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: linklab test -c ADDR [-p PORT] [-P N] [-t SEC] [-i SEC] [-R]\n"
+		"                    [-l LEN] [-w SIZE] [-b RATE] [-J] [--connect-timeout SEC]\n"
+		"  -c ADDR   server (linklab serve or iperf3 -s)\n"
+		"  -p PORT   server port, 1..65535 (default 5201)\n"
+		"  -P N      parallel streams, 1..128 (default 1)\n"
+		"  -t SEC    duration, 1..86400 (default 10)\n"
+		"  -i SEC    report interval, 0.1..60 (default 1)\n"
+		"  -R        reverse: the server sends\n"
+		"  -l LEN    block size in bytes, K/M suffixes 1024-based, 1..1M (default 128K)\n"
+		"  -w SIZE   socket buffer size, K/M suffixes, up to 512M\n"
+		"  -b RATE   target bit/s per test, K/M/G 1000-based (default unlimited)\n"
+		"  -u        UDP (not supported yet)\n"
+		"  -J        print an iperf3 -J style JSON document\n");
+}
+
+int cmd_test(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "client", required_argument, NULL, 'c' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "parallel", required_argument, NULL, 'P' },
+		{ "time", required_argument, NULL, 't' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "reverse", no_argument, NULL, 'R' },
+		{ "length", required_argument, NULL, 'l' },
+		{ "window", required_argument, NULL, 'w' },
+		{ "bitrate", required_argument, NULL, 'b' },
+		{ "udp", no_argument, NULL, 'u' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "connect-timeout", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct test_opts o;
+	int json = 0, c;
+	double v;
+
+	test_opts_init(&o);
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+c:p:P:t:i:Rl:w:b:uJh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			if (!optarg[0] || strlen(optarg) >= sizeof(o.host))
+				return bad_opt("-c", optarg, "a host name or address");
+			snprintf(o.host, sizeof(o.host), "%s", optarg);
+			break;
+		case 'p':
+			if (parse_num(optarg, &v) || v < 1 || v > 65535 || v != floor(v))
+				return bad_opt("-p", optarg, "an integer 1..65535");
+			o.port = (int)v;
+			break;
+		case 'P':
+			if (parse_num(optarg, &v) || v < 1 || v > TEST_MAX_STREAMS ||
+			    v != floor(v))
+				return bad_opt("-P", optarg, "an integer 1..128");
+			o.streams = (int)v;
+			break;
+		case 't':
+			if (parse_num(optarg, &v) || v < 1 || v > IPERF3_MAX_TIME)
+				return bad_opt("-t", optarg, "seconds, 1..86400");
+			o.duration = v;
+			break;
+		case 'i':
+			if (parse_num(optarg, &v) || v < 0.1 || v > 60)
+				return bad_opt("-i", optarg, "seconds, 0.1..60");
+			o.interval = v;
+			break;
+		case 'R':
+			o.reverse = true;
+			break;
+		case 'l':
+			if (parse_suffixed(optarg, 1024, &v) || v < 1 ||
+			    v > IPERF3_MAX_BLOCKSIZE)
+				return bad_opt("-l", optarg,
+					       "bytes, 1..1M (K/M suffixes are 1024-based)");
+			o.blksize = (uint32_t)v;
+			break;
+		case 'w':
+			if (parse_suffixed(optarg, 1024, &v) || v < 1 ||
+			    v > IPERF3_MAX_WINDOW)
+				return bad_opt("-w", optarg,
+					       "bytes, 1..512M (K/M suffixes are 1024-based)");
+			o.window = (uint64_t)v;
+			break;
+		case 'b':
+			if (parse_suffixed(optarg, 1000, &v) || v > 1e15)
+				return bad_opt("-b", optarg,
+					       "bit/s, 0 (unlimited) .. 1000T (K/M/G are 1000-based)");
+			o.bitrate = (uint64_t)v;
+			break;
+		case 'u':
+			o.udp = true;
+			break;
+		case 'J':
+			json = 1;
+			break;
+		case 'T':
+			if (parse_num(optarg, &v) || v <= 0 || v > 3600)
+				return bad_opt("--connect-timeout", optarg,
+					       "seconds, (0..3600]");
+			o.connect_timeout = v;
+			break;
+		case 'h':
+			test_usage(stdout);
+			return 0;
+		default:
+			if (optopt && strchr("cpPtilwbT", optopt))
+				fprintf(stderr, "linklab test: option -%c needs a value\n",
+					optopt);
+			else
+				fprintf(stderr, "linklab test: unknown option '%s'\n",
+					argv[optind - 1]);
+			test_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "linklab test: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (!o.host[0]) {
+		fprintf(stderr, "linklab test: -c ADDR is required (the server to test against)\n");
+		test_usage(stderr);
+		return 2;
+	}
+	if (o.udp) {
+		fprintf(stderr, "linklab test: invalid -u: UDP not supported yet (TCP only)\n");
+		return 2;
+	}
+	struct ll_diag d = { 0 };
+	if (test_opts_validate(&o, &d) < 0) {
+		for (int i = 0; i < d.n; i++)
+			fprintf(stderr, "linklab test: %s\n", d.e[i].text);
+		return 2;
+	}
+	return cmd_test_run(&o, json);
+}
