@@ -272,11 +272,11 @@ char *units_format_percent(uint32_t prob, char *buf, size_t len)
 	double pct = units_prob_to_percent(prob);
 	int prec;
 
-	for (prec = 1; prec <= 17; prec++) {
+	for (prec = 0; prec <= 17; prec++) {
 		char tmp[64];
 		double back;
 
-		snprintf(tmp, sizeof(tmp), "%.*g", prec, pct);
+		snprintf(tmp, sizeof(tmp), "%.*f", prec, pct);
 		back = strtod(tmp, NULL);
 		if (units_percent_to_prob(back) == prob) {
 			snprintf(buf, len, "%s%%", tmp);
