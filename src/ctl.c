@@ -449,6 +449,19 @@ int ctl_test_start(struct ctl *c, const struct ctl_test_req *r,
 	o.duration = r->duration;
 	o.interval = r->interval;
 	o.reverse = r->reverse;
+	if (!c->ps.has_b && !c->target[0]) {
+		rc = ll_err_set(&e, -EDESTADDRREQ,
+				"test: no peer and no target (start with --peer HOST or -c ADDR)");
+		goto fail;
+	}
+	if (c->ps.has_b && !c->ps.addr_b[0]) {
+		rc = ll_err_set(&e, -EDESTADDRREQ,
+				"test: no address for B's test traffic (use --peer-data ADDR)");
+		goto fail;
+	}
+	ctl_fmt(o.host, sizeof(o.host), "%s",
+		c->ps.has_b ? c->ps.addr_b : c->target);
+	o.port = port;
 	ll_diag_clear(&diag);
 	if (test_opts_validate(&o, &diag) < 0) {
 		rc = ll_diag_to_err(&diag, &e);
@@ -456,26 +469,13 @@ int ctl_test_start(struct ctl *c, const struct ctl_test_req *r,
 			rc = ll_err_set(&e, -EINVAL, "test options do not validate");
 		goto fail;
 	}
-	if (!c->ps.has_b && !c->target[0]) {
-		rc = ll_err_set(&e, -EDESTADDRREQ,
-				"test: no peer and no target (start with --peer HOST or -c ADDR)");
-		goto fail;
-	}
 	if (c->ps.has_b) {
-		if (!c->ps.addr_b[0]) {
-			rc = ll_err_set(&e, -EDESTADDRREQ,
-					"test: no address for B's test traffic (use --peer-data ADDR)");
-			goto fail;
-		}
 		rc = c->ps.b.ops->server_start(&c->ps.b, &port, &e);
 		if (rc < 0) {
 			ll_err_prefix(&e, "B: start test server: ");
 			goto fail;
 		}
 		c->server_up = true;
-		ctl_fmt(o.host, sizeof(o.host), "%s", c->ps.addr_b);
-	} else {
-		ctl_fmt(o.host, sizeof(o.host), "%s", c->target);
 	}
 	o.port = port;
 	rc = test_start(&o, &c->test, &e);
