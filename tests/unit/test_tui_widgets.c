@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/* test_tui_widgets.c - the console's curses-free widget logic: the line
+ * editor (pure key -> state) and the text bars (Unicode eighths / ASCII).
+ * The widget sources live in src/tui/ (not linked into libcore), so they are
+ * compiled in here directly. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../src/tui/bar.c"
+#include "../../src/tui/lineedit.c"
+
+static void le_type(struct lineedit *le, const char *s)
+{
+	while (*s)
+		assert_int_equal(lineedit_key(le, (unsigned char)*s++), LE_CONTINUE);
+}
+
+static void lineedit_insert_move_delete(void **state)
+{
+	struct lineedit le;
+
+	(void)state;
+	lineedit_init(&le, "50");
+	assert_int_equal(le.cur, 2);
+	le_type(&le, "mbit");
+	assert_string_equal(le.buf, "50mbit");
+	assert_int_equal(lineedit_key(&le, LE_HOME), LE_CONTINUE);
+	assert_int_equal(le.cur, 0);
+	le_type(&le, "1");
+	assert_string_equal(le.buf, "150mbit");
+	assert_int_equal(lineedit_key(&le, LE_DELETE), LE_CONTINUE);
+	assert_string_equal(le.buf, "10mbit");
+	lineedit_key(&le, LE_END);
+	lineedit_key(&le, LE_BACKSPACE);
+	lineedit_key(&le, LE_BACKSPACE);
+	lineedit_key(&le, LE_BACKSPACE);
+	assert_string_equal(le.buf, "10m");
+	lineedit_key(&le, LE_LEFT);
+	lineedit_key(&le, LE_KILL_END);
+	assert_string_equal(le.buf, "10");
+	lineedit_key(&le, LE_KILL_LINE);
+	assert_string_equal(le.buf, "");
+	assert_int_equal(le.len, 0);
+	/* backspace and left at the start are harmless */
+	assert_int_equal(lineedit_key(&le, LE_BACKSPACE), LE_CONTINUE);
+	assert_int_equal(lineedit_key(&le, LE_LEFT), LE_CONTINUE);
+	assert_int_equal(le.cur, 0);
+}
+
+static void lineedit_finish_and_limits(void **state)
+{
+	struct lineedit le;
+	int k;
+
+	(void)state;
+	lineedit_init(&le, "x");
+	assert_int_equal(lineedit_key(&le, LE_ENTER), LE_DONE);
+	assert_int_equal(lineedit_key(&le, LE_ESCAPE), LE_CANCEL);
+	assert_int_equal(lineedit_key(&le, 0x07), LE_IGNORED);
+	assert_int_equal(lineedit_key(&le, 0x80), LE_IGNORED);
+	assert_string_equal(le.buf, "x");
+	for (k = 0; k < 2 * LE_MAX; k++)
+		lineedit_key(&le, 'a');
+	assert_int_equal(le.len, LE_MAX - 1);
+	assert_int_equal((int)strlen(le.buf), LE_MAX - 1);
+	lineedit_window(&le, 10, &k);
+	assert_int_equal(k, le.cur - 9);
+	lineedit_key(&le, LE_HOME);
+	lineedit_window(&le, 10, &k);
+	assert_int_equal(k, 0);
+}
+
+static void bar_ascii(void **state)
+{
+	char b[64];
+
+	(void)state;
+	assert_int_equal(bar_render(b, sizeof(b), 50, 100, 10, false), 5);
+	assert_string_equal(b, "#####.....");
+	assert_int_equal(bar_render(b, sizeof(b), 0, 100, 4, false), 0);
+	assert_string_equal(b, "....");
+	/* clamped above full, empty when full is 0 or value NaN-ish */
+	assert_int_equal(bar_render(b, sizeof(b), 300, 100, 4, false), 4);
+	assert_string_equal(b, "####");
+	assert_int_equal(bar_render(b, sizeof(b), 5, 0, 3, false), 0);
+	assert_string_equal(b, "...");
+	assert_int_equal(bar_render(b, sizeof(b), -5, 10, 3, false), 0);
+	assert_string_equal(b, "...");
+}
+
+static void bar_utf8_eighths(void **state)
+{
+	char b[64];
+
+	(void)state;
+	/* 1/4 of 2 cells = 4 eighths: half block then one shade cell */
+	assert_int_equal(bar_render(b, sizeof(b), 1, 4, 2, true), 0);
+	assert_string_equal(b, "\u258c\u2591");
+	/* 9/16 of 2 cells = 9 eighths: a full block and 1/8 */
+	assert_int_equal(bar_render(b, sizeof(b), 9, 16, 2, true), 1);
+	assert_string_equal(b, "\u2588\u258f");
+	assert_int_equal(bar_render(b, sizeof(b), 1, 1, 3, true), 3);
+	assert_string_equal(b, "\u2588\u2588\u2588");
+	/* a too-small buffer never overflows and stays terminated */
+	assert_int_equal(bar_render(b, 4, 1, 1, 3, true), 3);
+	assert_string_equal(b, "\u2588");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(lineedit_insert_move_delete),
+		cmocka_unit_test(lineedit_finish_and_limits),
+		cmocka_unit_test(bar_ascii),
+		cmocka_unit_test(bar_utf8_eighths),
+	};
+
+	return cmocka_run_group_tests_name("tui_widgets", tests, NULL, NULL);
+}
