@@ -1,0 +1,588 @@
+/* SPDX-License-Identifier: MIT */
+/* test_iperf3.c - iperf3 wire protocol pieces, client and server engines. */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "linklab/iperf3.h"
+#include "linklab/serve.h"
+#include "linklab/test.h"   /* before cmocka.h: it #defines test_free */
+
+#include <cmocka.h>
+#undef test_free            /* ours, not cmocka's allocation checker */
+
+static void test_cookie(void **state)
+{
+	char a[IPERF3_COOKIE_SIZE], b[IPERF3_COOKIE_SIZE];
+	(void)state;
+
+	assert_int_equal(iperf3_make_cookie(a, NULL), 0);
+	assert_int_equal(iperf3_make_cookie(b, NULL), 0);
+	assert_int_equal(strlen(a), 36);
+	assert_int_equal(a[36], '\0');
+	assert_true(iperf3_cookie_valid(a));
+	assert_true(iperf3_cookie_valid(b));
+	assert_string_not_equal(a, b);
+	for (int i = 0; i < 36; i++)
+		assert_true((a[i] >= 'a' && a[i] <= 'z') || (a[i] >= '2' && a[i] <= '7'));
+	/* observed on the wire from iperf3 3.12 */
+	assert_true(iperf3_cookie_valid("nbscte3e2kp5orakuybxk5x4c6w2gygaa75s"));
+	a[5] = '1';   /* '1' is not in the alphabet */
+	assert_false(iperf3_cookie_valid(a));
+	assert_int_equal(iperf3_stream_id(0), 1);
+	assert_int_equal(iperf3_stream_id(1), 3);
+	assert_int_equal(iperf3_stream_id(2), 4);
+}
+
+static void pair(int sv[2])
+{
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+}
+
+static void test_framing(void **state)
+{
+	int sv[2];
+	unsigned char hdr[4];
+	char body[64];
+	cJSON *j, *o;
+	struct ll_err err = { 0 };
+	(void)state;
+
+	pair(sv);
+	j = cJSON_CreateObject();
+	cJSON_AddNumberToObject(j, "a", 1);
+	assert_int_equal(iperf3_json_write(sv[0], j, 1000, &err), 0);
+	cJSON_Delete(j);
+	assert_int_equal(read(sv[1], hdr, 4), 4);
+	assert_memory_equal(hdr, "\0\0\0\x07", 4);     /* {"a":1} = 7 bytes, BE */
+	assert_int_equal(read(sv[1], body, 7), 7);
+	assert_memory_equal(body, "{\"a\":1}", 7);
+
+	/* trailing bytes inside the declared length are ignored, as iperf3 */
+	const char msg[] = "\0\0\0\x0a{\"b\":2} xx";
+	assert_int_equal(write(sv[0], msg, sizeof(msg) - 1), (ssize_t)sizeof(msg) - 1);
+	assert_int_equal(iperf3_json_read(sv[1], &o, 1024, 1000, &err), 0);
+	assert_int_equal(cJSON_GetObjectItem(o, "b")->valueint, 2);
+	cJSON_Delete(o);
+
+	/* oversize refused */
+	const char big[] = "\x01\0\0\0";
+	assert_int_equal(write(sv[0], big, 4), 4);
+	assert_int_equal(iperf3_json_read(sv[1], &o, 1024, 1000, &err), -EMSGSIZE);
+	assert_null(o);
+
+	/* timeout: nothing arrives */
+	assert_int_equal(iperf3_json_read(sv[1], &o, 1024, 50, &err), -ETIMEDOUT);
+	assert_non_null(strstr(err.msg, "50 ms"));
+
+	/* not JSON */
+	const char bad[] = "\0\0\0\x03xyz";
+	assert_int_equal(write(sv[0], bad, 7), 7);
+	assert_int_equal(iperf3_json_read(sv[1], &o, 1024, 1000, &err), -EPROTO);
+
+	/* states are signed bytes; SERVER_ERROR carries two int32 BE */
+	int st;
+	assert_int_equal(iperf3_send_state(sv[0], IPERF3_ACCESS_DENIED, &err), 0);
+	assert_int_equal(iperf3_recv_state(sv[1], &st, 1000, &err), 0);
+	assert_int_equal(st, -1);
+	assert_int_equal(iperf3_send_server_error(sv[0], IPERF3_IENUMSTREAMS, 0, &err), 0);
+	assert_int_equal(iperf3_recv_state(sv[1], &st, 1000, &err), 0);
+	assert_int_equal(st, IPERF3_SERVER_ERROR);
+	assert_int_equal(iperf3_read_server_error(sv[1], 1000, &err), -EIO);
+	assert_non_null(strstr(err.msg, "parallel streams"));
+
+	/* EOF in the middle of a body */
+	const char half[] = "\0\0\0\x10{\"a\"";
+	assert_int_equal(write(sv[0], half, 8), 8);
+	close(sv[0]);
+	assert_int_equal(iperf3_json_read(sv[1], &o, 1024, 1000, &err), -ECONNRESET);
+	close(sv[1]);
+}
+
+static void test_params(void **state)
+{
+	struct iperf3_params p, q;
+	struct ll_err err = { 0 };
+	cJSON *j;
+	(void)state;
+
+	iperf3_params_init(&p);
+	p.parallel = 2;
+	p.time = 2;
+	j = iperf3_params_build(&p);
+	/* booleans by presence only: never "reverse": false */
+	assert_null(cJSON_GetObjectItem(j, "reverse"));
+	assert_null(cJSON_GetObjectItem(j, "bidirectional"));
+	assert_null(cJSON_GetObjectItem(j, "bandwidth"));   /* absent = unlimited */
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(j, "tcp")));
+	assert_int_equal(cJSON_GetObjectItem(j, "len")->valueint, 131072);
+	assert_int_equal(cJSON_GetObjectItem(j, "parallel")->valueint, 2);
+	cJSON_Delete(j);
+
+	p.reverse = true;
+	p.bandwidth = 50000000;
+	j = iperf3_params_build(&p);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(j, "reverse")));
+	assert_int_equal(iperf3_params_parse(j, &q, &err), 0);
+	cJSON_Delete(j);
+	assert_true(q.reverse);
+	assert_int_equal(q.parallel, 2);
+	assert_int_equal(q.bandwidth, 50000000);
+
+	/* what iperf3 3.12 sends for -P 2 -t 2 */
+	j = cJSON_Parse("{\"tcp\":true,\"omit\":0,\"time\":2,\"num\":0,\"blockcount\":0,"
+			"\"parallel\":2,\"len\":131072,\"pacing_timer\":1000,"
+			"\"client_version\":\"3.12\"}");
+	assert_int_equal(iperf3_params_parse(j, &q, &err), 0);
+	cJSON_Delete(j);
+	assert_false(q.udp);
+	assert_false(q.reverse);
+	assert_int_equal(q.parallel, 2);
+	assert_true(q.time == 2);
+	assert_int_equal(q.len, 131072);
+	assert_string_equal(q.client_version, "3.12");
+
+	/* presence semantics: 3.12 sends "reverse":true; a newer peer's typed
+	 * false must not turn it on; unknown keys ignored */
+	j = cJSON_Parse("{\"tcp\":true,\"reverse\":false,\"gso\":0,\"parallel\":1}");
+	assert_int_equal(iperf3_params_parse(j, &q, &err), 0);
+	cJSON_Delete(j);
+	assert_false(q.reverse);
+	j = cJSON_Parse("{\"tcp\":true,\"reverse\":1}");
+	assert_int_equal(iperf3_params_parse(j, &q, &err), 0);
+	cJSON_Delete(j);
+	assert_true(q.reverse);
+
+	j = cJSON_Parse("{\"tcp\":true,\"time\":\"ten\"}");
+	assert_int_equal(iperf3_params_parse(j, &q, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "time"));
+	cJSON_Delete(j);
+}
+
+static void test_params_check(void **state)
+{
+	static const struct {
+		int parallel;
+		uint32_t len;
+		double time;
+		uint64_t window;
+		int ie;
+	} tab[] = {
+		{ 1, 131072, 10, 0, 0 },
+		{ 128, 1048576, 86400, 0, 0 },
+		{ 129, 131072, 10, 0, IPERF3_IENUMSTREAMS },
+		{ 0, 131072, 10, 0, IPERF3_IENUMSTREAMS },
+		{ 1, 1048577, 10, 0, IPERF3_IEBLOCKSIZE },
+		{ 1, 0, 10, 0, IPERF3_IEBLOCKSIZE },
+		{ 1, 131072, 86401, 0, IPERF3_IEDURATION },
+		{ 1, 131072, -1, 0, IPERF3_IEDURATION },
+		{ 1, 131072, 10, 600u << 20, IPERF3_IEBUFSIZE },
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		struct iperf3_params p;
+		struct ll_diag d = { 0 };
+		iperf3_params_init(&p);
+		p.parallel = tab[i].parallel;
+		p.len = tab[i].len;
+		p.time = tab[i].time;
+		p.window = tab[i].window;
+		assert_int_equal(iperf3_params_check(&p, &d), tab[i].ie);
+		assert_int_equal(d.nerrors, tab[i].ie ? 1 : 0);
+	}
+	/* several problems at once, first one's i_errno returned */
+	struct iperf3_params p;
+	struct ll_diag d = { 0 };
+	iperf3_params_init(&p);
+	p.parallel = 200;
+	p.len = 2u << 20;
+	p.time = 1e6;
+	assert_int_equal(iperf3_params_check(&p, &d), IPERF3_IENUMSTREAMS);
+	assert_int_equal(d.nerrors, 3);
+	assert_non_null(strstr(d.e[0].text, "200"));
+
+	/* client-side option validation */
+	struct test_opts o;
+	test_opts_init(&o);
+	assert_int_equal(o.port, 5201);
+	assert_int_equal(o.streams, 1);
+	ll_diag_clear(&d);
+	assert_int_equal(test_opts_validate(&o, &d), -EINVAL);   /* no host */
+	snprintf(o.host, sizeof(o.host), "127.0.0.1");
+	ll_diag_clear(&d);
+	assert_int_equal(test_opts_validate(&o, &d), 0);
+	o.streams = 129;
+	o.interval = 0.05;
+	o.blksize = (1u << 20) + 1;
+	ll_diag_clear(&d);
+	assert_int_equal(test_opts_validate(&o, &d), -EINVAL);
+	assert_int_equal(d.nerrors, 3);
+	test_opts_init(&o);
+	snprintf(o.host, sizeof(o.host), "127.0.0.1");
+	o.udp = true;
+	ll_diag_clear(&d);
+	assert_int_equal(test_opts_validate(&o, &d), -EINVAL);
+	assert_non_null(strstr(d.e[0].text, "UDP not supported yet"));
+}
+
+static void test_results(void **state)
+{
+	struct iperf3_results *r = calloc(1, sizeof(*r)), *r2 = calloc(1, sizeof(*r2));
+	struct ll_err err = { 0 };
+	cJSON *j;
+	(void)state;
+
+	/* iperf3 3.12 prints -1 as 18446744073709551615; no omitted_*, and
+	 * (for pre-3.2 peers) no start_time/end_time */
+	j = cJSON_Parse("{\"cpu_util_total\":12.5,\"cpu_util_user\":2.5,"
+			"\"cpu_util_system\":10,\"sender_has_retransmits\":18446744073709551615,"
+			"\"streams\":[{\"id\":1,\"bytes\":5000,\"retransmits\":18446744073709551615,"
+			"\"jitter\":0,\"errors\":0,\"packets\":0,\"start_time\":0,\"end_time\":2.001},"
+			"{\"id\":3,\"bytes\":7000,\"retransmits\":4,\"jitter\":0,\"errors\":0,"
+			"\"packets\":0}]}");
+	assert_non_null(j);
+	assert_int_equal(iperf3_results_parse(j, r, &err), 0);
+	cJSON_Delete(j);
+	assert_int_equal(r->sender_has_retransmits, -1);
+	assert_int_equal(r->nstreams, 2);
+	assert_int_equal(r->s[0].id, 1);
+	assert_int_equal(r->s[0].bytes, 5000);
+	assert_int_equal(r->s[0].retransmits, -1);
+	assert_int_equal(r->s[0].omitted_errors, -1);
+	assert_true(r->s[0].has_times);
+	assert_true(r->s[0].end_time > 2.0 && r->s[0].end_time < 2.01);
+	assert_int_equal(r->s[1].id, 3);
+	assert_int_equal(r->s[1].retransmits, 4);
+	assert_false(r->s[1].has_times);
+	assert_true(r->cpu_total == 12.5);
+
+	/* round trip through our builder */
+	r->s[1].omitted_errors = 0;
+	r->s[1].omitted_packets = 0;
+	j = iperf3_results_build(r);
+	assert_int_equal(iperf3_results_parse(j, r2, &err), 0);
+	cJSON_Delete(j);
+	assert_int_equal(r2->nstreams, 2);
+	assert_int_equal(r2->s[1].bytes, 7000);
+	assert_int_equal(r2->s[0].retransmits, -1);
+	assert_int_equal(r2->s[1].omitted_packets, 0);
+
+	/* a required key missing is an error naming it */
+	j = cJSON_Parse("{\"cpu_util_total\":1,\"cpu_util_user\":1,\"cpu_util_system\":0,"
+			"\"sender_has_retransmits\":1,\"streams\":[{\"id\":1,\"bytes\":1,"
+			"\"retransmits\":0,\"jitter\":0,\"errors\":0}]}");
+	assert_int_equal(iperf3_results_parse(j, r2, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "packets"));
+	cJSON_Delete(j);
+
+	cJSON *n = cJSON_CreateNumber(18446744073709551615.0);
+	assert_int_equal(iperf3_json_int(n), -1);
+	cJSON_Delete(n);
+	n = cJSON_CreateNumber(42);
+	assert_int_equal(iperf3_json_int(n), 42);
+	cJSON_Delete(n);
+	free(r);
+	free(r2);
+}
+
+/* ---- in-process server ------------------------------------------------ */
+
+struct srv_thread {
+	struct serve_opts o;
+	volatile sig_atomic_t stop;
+	pthread_t th;
+	int port;
+	int rc;
+	int lines;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct ll_err err;
+};
+
+static void srv_listen(void *ctx, int port)
+{
+	struct srv_thread *s = ctx;
+
+	pthread_mutex_lock(&s->mu);
+	s->port = port;
+	pthread_cond_signal(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+}
+
+static void srv_log(void *ctx, const char *line)
+{
+	struct srv_thread *s = ctx;
+
+	(void)line;
+	s->lines++;
+}
+
+static void *srv_main(void *arg)
+{
+	struct srv_thread *s = arg;
+
+	s->rc = serve_run(&s->o, &s->stop, srv_listen, srv_log, s, &s->err);
+	srv_listen(s, -1);
+	return NULL;
+}
+
+static struct srv_thread *srv_start(bool one_off)
+{
+	struct srv_thread *s = calloc(1, sizeof(*s));
+
+	s->o.port = 0;
+	snprintf(s->o.bind, sizeof(s->o.bind), "127.0.0.1");
+	s->o.one_off = one_off;
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
+	assert_int_equal(pthread_create(&s->th, NULL, srv_main, s), 0);
+	pthread_mutex_lock(&s->mu);
+	while (s->port == 0)
+		pthread_cond_wait(&s->cv, &s->mu);
+	pthread_mutex_unlock(&s->mu);
+	assert_true(s->port > 0);
+	return s;
+}
+
+static void srv_end(struct srv_thread *s)
+{
+	s->stop = 1;
+	pthread_join(s->th, NULL);
+	pthread_mutex_destroy(&s->mu);
+	pthread_cond_destroy(&s->cv);
+	free(s);
+}
+
+/* Run a client to completion; returns the last event kind. */
+static int run_client(struct test_opts *o, struct test **tp, struct ll_err *eout,
+		      int *nintervals)
+{
+	struct test_event *ev = malloc(sizeof(*ev));
+	struct ll_err err = { 0 };
+	struct test *t;
+	int last = -1;
+
+	*nintervals = 0;
+	assert_int_equal(test_start(o, &t, &err), 0);
+	for (;;) {
+		struct pollfd p = { .fd = test_event_fd(t), .events = POLLIN };
+		assert_true(poll(&p, 1, 30000) == 1);
+		if (test_next_event(t, ev) != 1)
+			continue;
+		last = ev->kind;
+		if (ev->kind == TEV_INTERVAL) {
+			(*nintervals)++;
+			assert_int_equal(ev->interval.nstreams, o->streams);
+		}
+		if (ev->kind == TEV_DONE || ev->kind == TEV_ERROR) {
+			*eout = ev->err;
+			break;
+		}
+	}
+	free(ev);
+	*tp = t;
+	return last;
+}
+
+static void test_loopback(void **state)
+{
+	struct srv_thread *s = srv_start(true);
+	struct test_opts o;
+	struct test *t;
+	struct ll_err err;
+	int niv;
+	(void)state;
+
+	test_opts_init(&o);
+	snprintf(o.host, sizeof(o.host), "127.0.0.1");
+	o.port = s->port;
+	o.streams = 2;
+	o.duration = 1;
+	o.interval = 0.5;
+	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
+	assert_true(niv >= 2);
+	const struct test_summary *S = test_summary(t);
+	assert_int_equal(S->nstreams, 2);
+	assert_true(S->sum_sent.bytes > 0);
+	assert_true(S->sum_received.bytes > 0);
+	assert_true(S->sum_sent.bytes >= S->sum_received.bytes);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(S->sent[i].id, iperf3_stream_id(i));
+		assert_true(S->sent[i].bytes > 0);
+		assert_true(S->received[i].bytes > 0);
+		assert_true(S->sent[i].bytes >= S->received[i].bytes);
+	}
+	assert_true(S->duration > 0.9 && S->duration < 1.5);
+
+	char *js = test_json(t);
+	cJSON *j = cJSON_Parse(js);
+	free(js);
+	assert_non_null(j);
+	cJSON *end = cJSON_GetObjectItem(j, "end");
+	assert_true(cJSON_GetObjectItem(cJSON_GetObjectItem(end, "sum_received"),
+					"bytes")->valuedouble > 0);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(
+		cJSON_GetObjectItem(j, "start"), "connected")), 2);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(end, "streams")), 2);
+	cJSON *iv0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "intervals"), 0);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(iv0, "streams")), 2);
+	assert_non_null(cJSON_GetObjectItem(iv0, "sum"));
+	assert_null(cJSON_GetObjectItem(j, "error"));
+	cJSON_Delete(j);
+	test_free(t);
+	pthread_join(s->th, NULL);
+	assert_int_equal(s->rc, 0);
+	s->stop = 1;
+	pthread_mutex_destroy(&s->mu);
+	pthread_cond_destroy(&s->cv);
+	free(s);
+}
+
+static void test_loopback_reverse(void **state)
+{
+	struct srv_thread *s = srv_start(false);
+	struct test_opts o;
+	struct test *t;
+	struct ll_err err;
+	int niv;
+	(void)state;
+
+	test_opts_init(&o);
+	snprintf(o.host, sizeof(o.host), "127.0.0.1");
+	o.port = s->port;
+	o.streams = 1;
+	o.duration = 1;
+	o.reverse = true;
+	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
+	const struct test_summary *S = test_summary(t);
+	assert_true(S->sum_received.bytes > 0);
+	assert_true(S->sum_sent.bytes >= S->sum_received.bytes);
+	/* the server was the sender: its TCP_INFO retransmit total came back */
+	assert_true(S->sent[0].retransmits >= 0);
+	test_free(t);
+	srv_end(s);
+}
+
+static int raw_connect(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+static void test_server_refuses(void **state)
+{
+	struct srv_thread *s = srv_start(false);
+	char cookie[IPERF3_COOKIE_SIZE];
+	struct ll_err err = { 0 };
+	int st;
+	(void)state;
+
+	/* out-of-range parallel -> SERVER_ERROR with IENUMSTREAMS */
+	int fd = raw_connect(s->port);
+	iperf3_make_cookie(cookie, NULL);
+	assert_int_equal(iperf3_write_full(fd, cookie, sizeof(cookie), 1000, &err), 0);
+	assert_int_equal(iperf3_recv_state(fd, &st, 5000, &err), 0);
+	assert_int_equal(st, IPERF3_PARAM_EXCHANGE);
+	cJSON *j = cJSON_Parse("{\"tcp\":true,\"time\":2,\"parallel\":200,\"len\":131072}");
+	assert_int_equal(iperf3_json_write(fd, j, 1000, &err), 0);
+	cJSON_Delete(j);
+	assert_int_equal(iperf3_recv_state(fd, &st, 5000, &err), 0);
+	assert_int_equal(st, IPERF3_SERVER_ERROR);
+	unsigned char b[8];
+	assert_int_equal(iperf3_read_full(fd, b, 8, 1000, &err), 0);
+	assert_memory_equal(b, "\0\0\0\x06", 4);   /* IENUMSTREAMS = 6 */
+	close(fd);
+
+	/* a client holding the server -> a second client is told "busy" */
+	fd = raw_connect(s->port);
+	assert_int_equal(iperf3_write_full(fd, cookie, sizeof(cookie), 1000, &err), 0);
+	assert_int_equal(iperf3_recv_state(fd, &st, 5000, &err), 0);
+	assert_int_equal(st, IPERF3_PARAM_EXCHANGE);
+	j = cJSON_Parse("{\"tcp\":true,\"time\":2,\"parallel\":1,\"len\":131072}");
+	assert_int_equal(iperf3_json_write(fd, j, 1000, &err), 0);
+	cJSON_Delete(j);
+	assert_int_equal(iperf3_recv_state(fd, &st, 5000, &err), 0);
+	assert_int_equal(st, IPERF3_CREATE_STREAMS);
+
+	struct test_opts o;
+	struct test *t;
+	int niv;
+	test_opts_init(&o);
+	snprintf(o.host, sizeof(o.host), "127.0.0.1");
+	o.port = s->port;
+	o.duration = 1;
+	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_ERROR);
+	assert_int_equal(err.code, -EBUSY);
+	assert_non_null(strstr(err.msg, "busy"));
+	char *js = test_json(t);
+	assert_non_null(strstr(js, "\"error\""));
+	free(js);
+	test_free(t);
+	close(fd);
+	srv_end(s);
+}
+
+static void test_silent_peer(void **state)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t al = sizeof(a);
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+	struct test_opts o;
+	struct test *t;
+	struct ll_err err;
+	int niv;
+	(void)state;
+
+	/* accepts the TCP connection (backlog) but never says a word */
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(lfd, 4), 0);
+	getsockname(lfd, (struct sockaddr *)&a, &al);
+	test_opts_init(&o);
+	snprintf(o.host, sizeof(o.host), "127.0.0.1");
+	o.port = ntohs(a.sin_port);
+	o.connect_timeout = 0.3;
+	double t0 = iperf3_now();
+	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_ERROR);
+	double el = iperf3_now() - t0;
+	assert_int_equal(err.code, -ETIMEDOUT);
+	assert_true(el >= 0.25 && el < 2.0);
+	test_free(t);
+	close(lfd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cookie),
+		cmocka_unit_test(test_framing),
+		cmocka_unit_test(test_params),
+		cmocka_unit_test(test_params_check),
+		cmocka_unit_test(test_results),
+		cmocka_unit_test(test_loopback),
+		cmocka_unit_test(test_loopback_reverse),
+		cmocka_unit_test(test_server_refuses),
+		cmocka_unit_test(test_silent_peer),
+	};
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
