@@ -1,0 +1,716 @@
+/* SPDX-License-Identifier: MIT */
+/* peer_remote.c - the remote peer backend: ip/tc commands over the SSH
+ * session, output read as JSON (ip -j, tc -j) through tcjson.c. Every word of
+ * every command goes through tccmd_quote(); interface names are validated
+ * first (kernel dev_valid_name rules: 1..15 chars, not "." or "..", no '/',
+ * ':' or whitespace). The original root qdisc of a device is journalled in
+ * memory and on the peer under /run/linklab/ before the first change. */
+#include "linklab/peer.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <linux/pkt_sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "linklab/impair.h"
+#include "linklab/ssh.h"
+#include "linklab/sshcfg.h"
+#include "linklab/tccmd.h"
+#include "linklab/tcjson.h"
+
+#define RJ_MAX 8
+#define CMD_MAX 8192
+#define JOURNAL_DIR "/run/linklab"
+
+struct rjournal {
+	char dev[IF_NAMESIZE];
+	char *orig;               /* tc -j qdisc show dev X before linklab */
+};
+
+struct remote {
+	struct ssh_session *s;
+	struct ssh_target t;
+	unsigned hz;              /* peer's CONFIG_HZ, 0 = not probed yet */
+	struct rjournal j[RJ_MAX];
+	char nsid[24];            /* peer's netns inode: journals per netns */
+	struct ssh_proc *srv;
+	long srv_pid;
+	int srv_port;
+};
+
+static struct remote *R(struct peer *p)
+{
+	return p->priv;
+}
+
+static int valid_ifname(const char *dev, struct ll_err *err)
+{
+	size_t n = dev ? strlen(dev) : 0, i;
+
+	if (n == 0 || n >= IF_NAMESIZE || strcmp(dev, ".") == 0 ||
+	    strcmp(dev, "..") == 0)
+		return ll_err_set(err, -EINVAL,
+				  "interface name \"%s\" is invalid (1..%d characters)",
+				  dev ? dev : "", IF_NAMESIZE - 1);
+	for (i = 0; i < n; i++)
+		if (dev[i] == '/' || dev[i] == ':' || isspace((unsigned char)dev[i]) ||
+		    !isprint((unsigned char)dev[i]))
+			return ll_err_set(err, -EINVAL,
+					  "interface name \"%s\" is invalid (no '/', ':', whitespace or control characters)",
+					  dev);
+	return 0;
+}
+
+/* Append the quoted word to cmd (space-separated). */
+static int addw(char *cmd, size_t len, const char *word)
+{
+	size_t u = strlen(cmd);
+	int rc;
+
+	if (u && u + 1 < len)
+		cmd[u++] = ' ', cmd[u] = '\0';
+	rc = tccmd_quote(word, cmd + u, len - u);
+	return rc < 0 ? -ENOSPC : 0;
+}
+
+/* Append raw shell text (operators, redirections we wrote ourselves). */
+static int addraw(char *cmd, size_t len, const char *raw)
+{
+	size_t u = strlen(cmd);
+
+	if ((size_t)snprintf(cmd + u, len - u, "%s%s", u ? " " : "", raw) >= len - u)
+		return -ENOSPC;
+	return 0;
+}
+
+/* First line of text (for messages). */
+static const char *first_line(const char *s, char *buf, size_t len)
+{
+	size_t n;
+
+	while (s && (*s == '\n' || *s == ' '))
+		s++;
+	if (!s || !*s)
+		return "no message";
+	n = strcspn(s, "\n");
+	snprintf(buf, len, "%.*s", (int)(n < len ? n : len - 1), s);
+	return buf;
+}
+
+/* Run cmd on the peer; a non-zero exit is -EIO with its stderr. *out (if
+ * given) gets stdout; *errt (if given) gets stderr even on failure. */
+static int run(struct remote *r, const char *cmd, const char *what,
+	       char **out, char **errt, struct ll_err *err)
+{
+	char *o = NULL, *e = NULL, line[300];
+	int st = -1, rc;
+
+	if (out)
+		*out = NULL;
+	if (errt)
+		*errt = NULL;
+	rc = ssh_exec(r->s, cmd, &o, &e, &st, 30000, err);
+	if (rc < 0)
+		return rc;
+	if (st != 0) {
+		rc = ll_err_set(err, st == 127 ? -ENOENT : -EIO,
+				"peer %s: %s failed (exit %d): %s", r->t.alias, what,
+				st, first_line(e && *e ? e : o, line, sizeof(line)));
+		free(o);
+		if (errt)
+			*errt = e;
+		else
+			free(e);
+		return rc;
+	}
+	if (out)
+		*out = o;
+	else
+		free(o);
+	if (errt)
+		*errt = e;
+	else
+		free(e);
+	return 0;
+}
+
+static int remote_list_links(struct peer *p, struct link_list *out,
+			     struct ll_err *err)
+{
+	struct remote *r = R(p);
+	char *o = NULL;
+	int rc;
+
+	rc = run(r, "ip -j addr show", "ip -j addr show", &o, NULL, err);
+	if (rc < 0)
+		return rc;
+	rc = tcjson_links(o, out, err);
+	free(o);
+	if (rc < 0)
+		ll_err_prefix(err, "peer %s: ", r->t.alias);
+	return rc;
+}
+
+static int remote_route_dev(struct peer *p, const char *addr, char *dev,
+			    size_t len, struct ll_err *err)
+{
+	struct remote *r = R(p);
+	unsigned char a[16];
+	char cmd[256] = "ip -j route get", *o = NULL;
+	int rc;
+
+	if (!addr || (inet_pton(AF_INET, addr, a) != 1 &&
+		      inet_pton(AF_INET6, addr, a) != 1))
+		return ll_err_set(err, -EINVAL, "route: \"%s\" is not an IPv4/IPv6 address",
+				  addr ? addr : "");
+	if (addw(cmd, sizeof(cmd), addr) < 0)
+		return ll_err_set(err, -ENOSPC, "route: address too long");
+	rc = run(r, cmd, "ip route get", &o, NULL, err);
+	if (rc < 0)
+		return rc;
+	rc = tcjson_route_dev(o, dev, len, err);
+	free(o);
+	if (rc < 0)
+		ll_err_prefix(err, "peer %s: ", r->t.alias);
+	return rc;
+}
+
+/* tc -j [-s] qdisc show dev DEV -> raw JSON text. */
+static int qdisc_json(struct remote *r, const char *dev, bool stats, char **o,
+		      struct ll_err *err)
+{
+	char cmd[256] = "";
+
+	addraw(cmd, sizeof(cmd), stats ? "tc -j -s qdisc show dev" : "tc -j qdisc show dev");
+	if (addw(cmd, sizeof(cmd), dev) < 0)
+		return ll_err_set(err, -ENOSPC, "command too long");
+	return run(r, cmd, "tc qdisc show", o, NULL, err);
+}
+
+static int remote_read_qdiscs(struct peer *p, const char *dev,
+			      struct qdisc_state *out, struct ll_err *err)
+{
+	struct remote *r = R(p);
+	char *o = NULL;
+	int rc;
+
+	rc = valid_ifname(dev, err);
+	if (rc < 0)
+		return rc;
+	rc = qdisc_json(r, dev, true, &o, err);
+	if (rc < 0)
+		return rc;
+	rc = tcjson_qdiscs(o, dev, out, err);
+	free(o);
+	if (rc < 0)
+		ll_err_prefix(err, "peer %s: ", r->t.alias);
+	return rc;
+}
+
+/* The peer's CONFIG_HZ (from /proc/config.gz or /boot/config-*), else 250. */
+static unsigned remote_hz(struct remote *r)
+{
+	char *o = NULL;
+	unsigned hz = 0;
+
+	if (r->hz)
+		return r->hz;
+	if (run(r, "{ zcat /proc/config.gz 2>/dev/null || cat \"/boot/config-$(uname -r)\" 2>/dev/null; } | sed -n 's/^CONFIG_HZ=//p'",
+		"read CONFIG_HZ", &o, NULL, NULL) == 0 && o)
+		hz = (unsigned)strtoul(o, NULL, 10);
+	free(o);
+	r->hz = (hz >= 24 && hz <= 10000) ? hz : 250;
+	return r->hz;
+}
+
+/* MTU of dev on the peer (also checks that dev exists). */
+static int remote_mtu(struct remote *r, const char *dev, unsigned *mtu,
+		      struct ll_err *err)
+{
+	char cmd[128] = "ip -j link show dev", *o = NULL;
+	struct link_list *ll;
+	int rc;
+
+	if (addw(cmd, sizeof(cmd), dev) < 0)
+		return ll_err_set(err, -ENOSPC, "command too long");
+	rc = run(r, cmd, "ip link show", &o, NULL, err);
+	if (rc < 0)
+		return rc == -EIO ? (ll_err_prefix(err, "no interface %s? ", dev), -ENODEV) : rc;
+	ll = calloc(1, sizeof(*ll));
+	if (!ll) {
+		free(o);
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	}
+	rc = tcjson_links(o, ll, err);
+	free(o);
+	if (rc == 0 && ll->n < 1)
+		rc = ll_err_set(err, -ENODEV, "peer %s: no interface %s", r->t.alias, dev);
+	if (rc == 0)
+		*mtu = ll->l[0].mtu;
+	free(ll);
+	return rc;
+}
+
+static int plan_lines(struct remote *r, const char *dev, const struct impair *d,
+		      char *lines, size_t len, struct impair_plan *plan,
+		      struct ll_err *err)
+{
+	struct ll_diag diag;
+	unsigned mtu = 0;
+	int rc;
+
+	rc = valid_ifname(dev, err);
+	if (rc < 0)
+		return rc;
+	rc = remote_mtu(r, dev, &mtu, err);
+	if (rc < 0)
+		return rc;
+	ll_diag_clear(&diag);
+	memset(plan, 0, sizeof(*plan));
+	rc = impair_plan(d, mtu, remote_hz(r), plan, &diag);
+	if (rc < 0) {
+		ll_diag_to_err(&diag, err);
+		return -EINVAL;
+	}
+	return tccmd_apply(dev, plan, lines, len, err);
+}
+
+static int remote_dry_run(struct peer *p, const char *dev,
+			  const struct impair *d, char *lines, size_t len,
+			  struct ll_err *err)
+{
+	struct impair_plan plan;
+
+	return plan_lines(R(p), dev, d, lines, len, &plan, err);
+}
+
+static struct rjournal *jfind(struct remote *r, const char *dev, bool create)
+{
+	int i;
+
+	for (i = 0; i < RJ_MAX; i++)
+		if (r->j[i].dev[0] && strcmp(r->j[i].dev, dev) == 0)
+			return &r->j[i];
+	if (!create)
+		return NULL;
+	for (i = 0; i < RJ_MAX; i++)
+		if (!r->j[i].dev[0]) {
+			snprintf(r->j[i].dev, sizeof(r->j[i].dev), "%s", dev);
+			return &r->j[i];
+		}
+	return NULL;
+}
+
+/* /run/linklab/remote-<netns inode>-<dev>.tc.json: /run is usually shared
+ * between network namespaces, so two labs with the same device names on one
+ * machine must not share a journal. */
+static void journal_path(struct remote *r, const char *dev, char *buf, size_t len)
+{
+	char *o = NULL;
+
+	if (!r->nsid[0]) {
+		if (run(r, "stat -L -c %i /proc/self/ns/net", "stat netns", &o, NULL,
+			NULL) == 0 && o && strspn(o, "0123456789") > 0)
+			snprintf(r->nsid, sizeof(r->nsid), "%.*s",
+				 (int)strspn(o, "0123456789"), o);
+		else
+			snprintf(r->nsid, sizeof(r->nsid), "0");
+		free(o);
+	}
+	snprintf(buf, len, JOURNAL_DIR "/remote-%s-%s.tc.json", r->nsid, dev);
+}
+
+/* Record the original qdisc of dev (in memory and in the peer's journal
+ * file). A journal file left by an earlier run wins: it holds the real
+ * original. */
+static int journal_take(struct remote *r, const char *dev, struct ll_err *err)
+{
+	struct rjournal *j = jfind(r, dev, false);
+	char path[128], *cur = NULL, *o = NULL;
+	char *cmd;
+	int rc;
+
+	if (j && j->orig)
+		return 0;
+	rc = qdisc_json(r, dev, false, &cur, err);
+	if (rc < 0)
+		return rc;
+	cur[strcspn(cur, "\n")] = '\0';
+	cmd = calloc(1, CMD_MAX);
+	if (!cmd) {
+		free(cur);
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	}
+	journal_path(r, dev, path, sizeof(path));
+	/* umask 077; mkdir -p DIR && { [ -e F ] || printf '%s\n' JSON > F; } && cat F */
+	rc = addraw(cmd, CMD_MAX, "umask 077; mkdir -p");
+	rc |= addw(cmd, CMD_MAX, JOURNAL_DIR);
+	rc |= addraw(cmd, CMD_MAX, "&& { [ -e");
+	rc |= addw(cmd, CMD_MAX, path);
+	rc |= addraw(cmd, CMD_MAX, "] || printf '%s\\n'");
+	rc |= addw(cmd, CMD_MAX, cur);
+	rc |= addraw(cmd, CMD_MAX, ">");
+	rc |= addw(cmd, CMD_MAX, path);
+	rc |= addraw(cmd, CMD_MAX, "; } && cat");
+	rc |= addw(cmd, CMD_MAX, path);
+	free(cur);
+	if (rc) {
+		free(cmd);
+		return ll_err_set(err, -ENOSPC, "journal command too long");
+	}
+	rc = run(r, cmd, "write journal " JOURNAL_DIR, &o, NULL, err);
+	free(cmd);
+	if (rc < 0)
+		return rc;
+	o[strcspn(o, "\n")] = '\0';
+	j = jfind(r, dev, true);
+	if (!j) {
+		free(o);
+		return ll_err_set(err, -ENOSPC, "too many journalled interfaces");
+	}
+	free(j->orig);
+	j->orig = o;
+	return 0;
+}
+
+/* Command that puts the original (JSON) back on dev. -ENOTSUP for kinds we
+ * cannot rebuild. */
+static int restore_cmd(struct remote *r, const char *dev, const char *orig,
+		       char *cmd, size_t len, struct ll_err *err)
+{
+	struct qdisc_state qs;
+	const struct qdisc_info *q;
+	char h[32], v[64];
+	int rc, i;
+
+	rc = tcjson_qdiscs(orig, dev, &qs, err);
+	if (rc < 0)
+		return rc;
+	cmd[0] = '\0';
+	if (qs.n == 0 || qs.q[0].handle == 0) {
+		/* kernel default (handle 0:): deleting ours brings it back;
+		 * "handle of zero" means nothing of ours is there any more */
+		rc = addraw(cmd, len, "out=$(tc qdisc del dev");
+		rc |= addw(cmd, len, dev);
+		rc |= addraw(cmd, len, "root 2>&1) || case $out in *\"handle of zero\"*) ;; *) echo \"$out\" >&2; exit 1;; esac");
+		return rc ? -ENOSPC : 0;
+	}
+	for (i = 0; i < qs.n; i++) {
+		q = &qs.q[i];
+		if (i > 0 && (q->parent >> 16) != (qs.q[0].handle >> 16))
+			continue;
+		if (i)
+			rc = addraw(cmd, len, "&&");
+		rc |= addraw(cmd, len, i ? "tc qdisc add dev" : "tc qdisc replace dev");
+		rc |= addw(cmd, len, dev);
+		if (i == 0) {
+			rc |= addraw(cmd, len, "root");
+		} else {
+			snprintf(h, sizeof(h), "%x:%x", q->parent >> 16, q->parent & 0xffff);
+			rc |= addraw(cmd, len, "parent");
+			rc |= addw(cmd, len, h);
+		}
+		snprintf(h, sizeof(h), "%x:", q->handle >> 16);
+		rc |= addraw(cmd, len, "handle");
+		rc |= addw(cmd, len, h);
+		if (strcmp(q->kind, "tbf") == 0) {
+			rc |= addraw(cmd, len, "tbf rate");
+			snprintf(v, sizeof(v), "%llubit", (unsigned long long)q->rate);
+			rc |= addw(cmd, len, v);
+			snprintf(v, sizeof(v), "burst %ub limit %ub", q->burst, q->limit);
+			rc |= addraw(cmd, len, v);
+		} else if (strcmp(q->kind, "pfifo") == 0) {
+			snprintf(v, sizeof(v), "pfifo limit %u", q->limit);
+			rc |= addraw(cmd, len, v);
+		} else if (strcmp(q->kind, "bfifo") == 0) {
+			snprintf(v, sizeof(v), "bfifo limit %ub", q->limit);
+			rc |= addraw(cmd, len, v);
+		} else if (strcmp(q->kind, "fq_codel") == 0) {
+			snprintf(v, sizeof(v), "fq_codel limit %u", q->limit);
+			rc |= addraw(cmd, len, q->limit ? v : "fq_codel");
+		} else {
+			return ll_err_set(err, -ENOTSUP,
+					  "peer %s: cannot rebuild the original %s qdisc on %s (only tbf, pfifo, bfifo, fq_codel); journal kept in %s",
+					  r->t.alias, q->kind, dev, JOURNAL_DIR);
+		}
+		if (rc)
+			return -ENOSPC;
+	}
+	return 0;
+}
+
+/* Put the journalled original back and drop the journal. */
+static int restore(struct remote *r, const char *dev, const char *orig,
+		   struct ll_err *err)
+{
+	char *cmd = calloc(1, CMD_MAX), path[128];
+	struct rjournal *j;
+	int rc;
+
+	if (!cmd)
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	rc = restore_cmd(r, dev, orig, cmd, CMD_MAX, err);
+	if (rc == 0) {
+		journal_path(r, dev, path, sizeof(path));
+		rc = addraw(cmd, CMD_MAX, "&& rm -f") | addw(cmd, CMD_MAX, path);
+		rc = rc ? ll_err_set(err, -ENOSPC, "command too long")
+			: run(r, cmd, "restore original qdisc", NULL, NULL, err);
+	}
+	free(cmd);
+	if (rc == 0 && (j = jfind(r, dev, false)) != NULL) {
+		free(j->orig);
+		memset(j, 0, sizeof(*j));
+	}
+	return rc;
+}
+
+static int remote_clear(struct peer *p, const char *dev, struct ll_err *err)
+{
+	struct remote *r = R(p);
+	struct rjournal *j;
+	char path[128], cmd[256] = "cat", *o = NULL;
+	int rc;
+
+	rc = valid_ifname(dev, err);
+	if (rc < 0)
+		return rc;
+	j = jfind(r, dev, false);
+	if (j && j->orig)
+		return restore(r, dev, j->orig, err);
+	/* not touched in this session: a journal left on the peer by an
+	 * earlier run (crash, kill -9) is restored; none means a no-op */
+	journal_path(r, dev, path, sizeof(path));
+	addw(cmd, sizeof(cmd), path);
+	addraw(cmd, sizeof(cmd), "2>/dev/null || true");
+	rc = run(r, cmd, "read journal", &o, NULL, err);
+	if (rc < 0)
+		return rc;
+	if (!o[0]) {
+		free(o);
+		return 0;
+	}
+	o[strcspn(o, "\n")] = '\0';
+	rc = restore(r, dev, o, err);
+	free(o);
+	return rc;
+}
+
+static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
+			struct ll_err *err)
+{
+	struct remote *r = R(p);
+	struct impair_plan plan;
+	struct qdisc_state qs;
+	struct rjournal *j;
+	char *lines, *cmd, *errt = NULL, *s;
+	int rc;
+
+	if (impair_is_empty(d))
+		return remote_clear(p, dev, err);
+	lines = calloc(1, CMD_MAX);
+	cmd = calloc(1, CMD_MAX);
+	if (!lines || !cmd) {
+		free(lines);
+		free(cmd);
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	}
+	rc = plan_lines(r, dev, d, lines, CMD_MAX, &plan, err);
+	if (rc == 0)
+		rc = journal_take(r, dev, err);
+	if (rc < 0)
+		goto out;
+	/* the lines as ONE shell command joined with && */
+	for (s = lines; *s; ) {
+		size_t n = strcspn(s, "\n");
+
+		if (n) {
+			size_t u = strlen(cmd);
+
+			if ((size_t)snprintf(cmd + u, CMD_MAX - u, "%s%.*s",
+					     u ? " && " : "", (int)n, s) >= CMD_MAX - u) {
+				rc = ll_err_set(err, -ENOSPC, "tc command too long");
+				goto out;
+			}
+		}
+		s += n + (s[n] == '\n');
+	}
+	rc = run(r, cmd, "tc", NULL, &errt, err);
+	if (rc < 0) {
+		struct ll_err rerr = {0};
+		bool no_netem = errt && strstr(errt, "Specified qdisc kind is unknown") &&
+				plan.netem;
+
+		j = jfind(r, dev, false);
+		if (j && j->orig && restore(r, dev, j->orig, &rerr) < 0)
+			ll_err_prefix(err, "restore failed too (%s); ", rerr.msg);
+		if (no_netem)
+			rc = ll_err_set(err, -ENOTSUP,
+					"peer %s: peer's kernel has no netem (CONFIG_NET_SCH_NETEM); try modprobe sch_netem",
+					r->t.alias);
+		goto out;
+	}
+	/* read back to confirm */
+	rc = remote_read_qdiscs(p, dev, &qs, err);
+	if (rc < 0)
+		goto out;
+	if (qs.n < 1 || strcmp(qs.q[0].kind, plan.tbf ? "tbf" : "netem") != 0 ||
+	    (plan.tbf && qs.q[0].rate / 8 != plan.rate_Bps)) {
+		rc = ll_err_set(err, -EIO,
+				"peer %s: read-back of %s does not match (root %s, rate %llu bit/s)",
+				r->t.alias, dev, qs.n ? qs.q[0].kind : "none",
+				qs.n ? (unsigned long long)qs.q[0].rate : 0ULL);
+	}
+out:
+	free(errt);
+	free(lines);
+	free(cmd);
+	return rc;
+}
+
+/* Kill the remembered server pid if it still runs; close its channel. */
+static int stop_server(struct remote *r, struct ll_err *err)
+{
+	char cmd[128];
+	int rc = 0;
+
+	if (r->srv_pid > 1) {
+		snprintf(cmd, sizeof(cmd), "kill -0 %ld 2>/dev/null && kill %ld; true",
+			 r->srv_pid, r->srv_pid);
+		rc = run(r, cmd, "stop test server", NULL, NULL, err);
+	}
+	ssh_spawn_close(r->srv);
+	r->srv = NULL;
+	r->srv_pid = 0;
+	r->srv_port = 0;
+	return rc;
+}
+
+static int remote_server_stop(struct peer *p, struct ll_err *err)
+{
+	return stop_server(R(p), err);
+}
+
+/* Start cmd (it must print its pid first), wait for "Server listening on". */
+static int try_server(struct remote *r, const char *cmd, int *port,
+		      struct ll_err *err)
+{
+	char line[512], *end;
+	int rc, i;
+
+	rc = ssh_spawn(r->s, cmd, &r->srv, err);
+	if (rc < 0)
+		return rc;
+	rc = ssh_spawn_readline(r->srv, line, sizeof(line), 10000, err);
+	if (rc < 0)
+		goto fail;
+	r->srv_pid = strtol(line, &end, 10);
+	if (end == line || r->srv_pid <= 1) {
+		rc = ll_err_set(err, -EPROTO, "test server: expected a pid, got \"%.60s\"", line);
+		goto fail;
+	}
+	for (i = 0; i < 50; i++) {
+		rc = ssh_spawn_readline(r->srv, line, sizeof(line), 10000, err);
+		if (rc < 0)
+			goto fail;
+		if (strncmp(line, "Server listening on ", 20) == 0) {
+			long pt = strtol(line + 20, &end, 10);
+
+			if (pt > 0 && pt < 65536) {
+				r->srv_port = (int)pt;
+				*port = (int)pt;
+				return 0;
+			}
+		}
+	}
+	rc = ll_err_set(err, -EPROTO, "test server printed no \"Server listening on\" line");
+fail:
+	stop_server(r, NULL);
+	return rc;
+}
+
+static int remote_server_start(struct peer *p, int *port, struct ll_err *err)
+{
+	struct remote *r = R(p);
+	char *o = NULL, cmd[160];
+	int rc, pt;
+
+	if (r->srv)
+		remote_server_stop(p, NULL);
+	rc = run(r, "command -v linklab >/dev/null 2>&1 && echo yes || echo no",
+		 "command -v linklab", &o, NULL, err);
+	if (rc < 0)
+		return rc;
+	if (strncmp(o, "yes", 3) == 0) {
+		rc = try_server(r, "sh -c 'echo $$; exec linklab serve -1 -p 0'", port, err);
+		if (rc == 0) {
+			free(o);
+			return 0;
+		}
+	}
+	free(o);
+	for (pt = 5201; pt <= 5210; pt++) {
+		snprintf(cmd, sizeof(cmd), "sh -c 'echo $$; exec iperf3 -s -1 -p %d --forceflush' 2>&1", pt);
+		rc = try_server(r, cmd, port, err);
+		if (rc == 0 || rc == -ETIMEDOUT || rc == -EIO)
+			break;
+	}
+	if (rc < 0)
+		ll_err_prefix(err, "peer %s: cannot start a test server (linklab serve or iperf3 -s): ",
+			      r->t.alias);
+	return rc;
+}
+
+static void remote_close(struct peer *p)
+{
+	struct remote *r = R(p);
+	int i;
+
+	if (!r)
+		return;
+	if (r->srv)
+		remote_server_stop(p, NULL);
+	for (i = 0; i < RJ_MAX; i++)
+		free(r->j[i].orig);
+	ssh_close(r->s);
+	free(r);
+	p->priv = NULL;
+}
+
+static const struct peer_ops remote_ops = {
+	.name = "ssh",
+	.list_links = remote_list_links,
+	.route_dev = remote_route_dev,
+	.read_qdiscs = remote_read_qdiscs,
+	.apply = remote_apply,
+	.clear = remote_clear,
+	.dry_run = remote_dry_run,
+	.server_start = remote_server_start,
+	.server_stop = remote_server_stop,
+	.close = remote_close,
+};
+
+int peer_remote_open(struct peer *p, const struct ssh_target *t,
+		     struct ll_err *err)
+{
+	struct remote *r;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	r->t = *t;
+	rc = ssh_open(&r->s, t, 10000, err);
+	if (rc < 0) {
+		free(r);
+		return rc;
+	}
+	p->ops = &remote_ops;
+	p->priv = r;
+	snprintf(p->label, sizeof(p->label), "B (%.58s)", t->alias);
+	snprintf(p->host, sizeof(p->host), "%s", t->hostname);
+	return 0;
+}

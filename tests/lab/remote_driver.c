@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/* remote_driver.c - drive the remote peer backend from tests/lab/ssh.sh.
+ *   remote_driver [-F CFG] [--known-hosts F] [--ssh-key K] [--accept-new] PEER CMD [ARGS]
+ * CMD: connect | links | route ADDR | show DEV | apply DEV RATE |
+ *      apply-netem DEV DELAY | dry DEV RATE | clear DEV | server | alive
+ * Prints results on stdout; on failure "ERROR: <message>" and exit 1. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "linklab/impair.h"
+#include "linklab/peer.h"
+#include "linklab/sshcfg.h"
+
+static int fail(const struct ll_err *e)
+{
+	printf("ERROR: %s\n", e->msg);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct sshcfg_opts o = {0};
+	struct ssh_target t;
+	struct peer p;
+	struct ll_err e = {0};
+	struct ll_diag diag;
+	struct impair d;
+	int i = 1, rc = 0;
+	const char *peer, *cmd;
+
+	while (i < argc && argv[i][0] == '-') {
+		if (strcmp(argv[i], "-F") == 0 && i + 1 < argc)
+			o.config_file = argv[++i];
+		else if (strcmp(argv[i], "--known-hosts") == 0 && i + 1 < argc)
+			o.known_hosts = argv[++i];
+		else if (strcmp(argv[i], "--ssh-key") == 0 && i + 1 < argc)
+			o.key_file = argv[++i];
+		else if (strcmp(argv[i], "--accept-new") == 0)
+			o.accept_new = true;
+		else {
+			fprintf(stderr, "unknown option %s\n", argv[i]);
+			return 2;
+		}
+		i++;
+	}
+	if (i + 2 > argc) {
+		fprintf(stderr, "usage: remote_driver [opts] PEER CMD [ARGS]\n");
+		return 2;
+	}
+	peer = argv[i++];
+	cmd = argv[i++];
+	if (sshcfg_resolve(peer, &o, &t, &e) < 0 || peer_remote_open(&p, &t, &e) < 0)
+		return fail(&e);
+	memset(&d, 0, sizeof(d));
+	ll_diag_clear(&diag);
+	if (strcmp(cmd, "connect") == 0) {
+		printf("connected %s\n", p.label);
+	} else if (strcmp(cmd, "links") == 0) {
+		struct link_list *ll = calloc(1, sizeof(*ll));
+		int k, a;
+
+		rc = p.ops->list_links(&p, ll, &e);
+		for (k = 0; rc == 0 && k < ll->n; k++) {
+			printf("%s|%s|%u|%s", ll->l[k].name, ll->l[k].qdisc,
+			       ll->l[k].mtu, ll->l[k].state);
+			for (a = 0; a < ll->l[k].naddrs; a++)
+				printf("|%s", ll->l[k].addrs[a]);
+			printf("\n");
+		}
+		free(ll);
+	} else if (strcmp(cmd, "route") == 0 && i < argc) {
+		char dev[IF_NAMESIZE];
+
+		rc = p.ops->route_dev(&p, argv[i], dev, sizeof(dev), &e);
+		if (rc == 0)
+			printf("%s\n", dev);
+	} else if (strcmp(cmd, "show") == 0 && i < argc) {
+		struct qdisc_state qs;
+		int k;
+
+		rc = p.ops->read_qdiscs(&p, argv[i], &qs, &e);
+		for (k = 0; rc == 0 && k < qs.n; k++)
+			printf("%s handle %x: rate %llu burst %u limit %u\n", qs.q[k].kind,
+			       qs.q[k].handle >> 16, (unsigned long long)qs.q[k].rate,
+			       qs.q[k].burst, qs.q[k].limit);
+	} else if ((strcmp(cmd, "apply") == 0 || strcmp(cmd, "dry") == 0 ||
+		    strcmp(cmd, "apply-netem") == 0) && i + 1 < argc) {
+		const char *field = strcmp(cmd, "apply-netem") == 0 ? "delay" : "rate";
+
+		if (impair_set(&d, field, argv[i + 1], &diag) < 0) {
+			ll_diag_to_err(&diag, &e);
+			rc = -EINVAL;
+		} else if (strcmp(cmd, "dry") == 0) {
+			char lines[4096];
+
+			rc = p.ops->dry_run(&p, argv[i], &d, lines, sizeof(lines), &e);
+			if (rc == 0)
+				fputs(lines, stdout);
+		} else {
+			rc = p.ops->apply(&p, argv[i], &d, &e);
+			if (rc == 0)
+				printf("applied\n");
+		}
+	} else if (strcmp(cmd, "clear") == 0 && i < argc) {
+		rc = p.ops->clear(&p, argv[i], &e);
+		if (rc == 0)
+			printf("cleared\n");
+	} else if (strcmp(cmd, "server") == 0) {
+		int port = 0;
+
+		rc = p.ops->server_start(&p, &port, &e);
+		if (rc == 0) {
+			printf("port %d\n", port);
+			rc = p.ops->server_stop(&p, &e);
+		}
+	} else {
+		fprintf(stderr, "unknown command %s\n", cmd);
+		rc = -EINVAL;
+	}
+	if (rc < 0)
+		fail(&e);
+	p.ops->close(&p);
+	return rc < 0 ? 1 : 0;
+}
