@@ -404,7 +404,7 @@ static int restore_cmd(struct remote *r, const char *dev, const char *orig,
 			continue;
 		if (i)
 			rc = addraw(cmd, len, "&&");
-		rc |= addraw(cmd, len, i ? "tc qdisc add dev" : "tc qdisc replace dev");
+		rc |= addraw(cmd, len, "tc qdisc replace dev");
 		rc |= addw(cmd, len, dev);
 		if (i == 0) {
 			rc |= addraw(cmd, len, "root");
@@ -543,13 +543,14 @@ static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 		bool no_netem = errt && strstr(errt, "Specified qdisc kind is unknown") &&
 				plan.netem;
 
-		j = jfind(r, dev, false);
-		if (j && j->orig && restore(r, dev, j->orig, &rerr) < 0)
-			ll_err_prefix(err, "restore failed too (%s); ", rerr.msg);
 		if (no_netem)
 			rc = ll_err_set(err, -ENOTSUP,
 					"peer %s: peer's kernel has no netem (CONFIG_NET_SCH_NETEM); try modprobe sch_netem",
 					r->t.alias);
+		j = jfind(r, dev, false);
+		if (j && j->orig && restore(r, dev, j->orig, &rerr) < 0)
+			ll_err_prefix(err, "restoring the original failed too (%s); ",
+				      rerr.msg);
 		goto out;
 	}
 	/* read back to confirm */
