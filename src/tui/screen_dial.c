@@ -194,9 +194,9 @@ void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 				strncat(pre, dial_rows[k].presets[p],
 					sizeof(pre) - strlen(pre) - 1);
 			}
-			tui_put(y, 32, 36, tui_attr(t, TUI_DIM), pre);
-			if (f && cols > 72 + 10)
-				tui_put(y, 70, cols - 71, tui_attr(t, TUI_DIM), f->range);
+			tui_put(y, 32, cols - 33 < 40 ? cols - 33 : 40, tui_attr(t, TUI_DIM), pre);
+			if (f && cols > 74 + 10)
+				tui_put(y, 74, cols - 75, tui_attr(t, TUI_DIM), f->range);
 		} else if (k == DIAL_ROW_TARGET) {
 			snprintf(line, sizeof(line), "%c %-10s %s", sel ? '>' : ' ',
 				 "target", dial_target_name(t->dial_sides));

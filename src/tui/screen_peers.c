@@ -88,9 +88,10 @@ static void peers_pane(struct tui *t, const struct ctl_side_view *s, int idx,
 		tui_put(y++, x + 2, w - 2, tui_attr(t, TUI_DIM), "(no interfaces listed)");
 	if (s->links.n > first + fit) {
 		snprintf(line, sizeof(line), "  ... %d more", s->links.n - first - fit);
-		tui_put(y, x, w, tui_attr(t, TUI_DIM), line);
+		tui_put(y++, x, w, tui_attr(t, TUI_DIM), line);
 	}
-	y = bottom;
+	/* the read-back right under the list (never below the reserve) */
+	y = y + 1 < bottom ? y + 1 : bottom;
 	snprintf(line, sizeof(line), "kernel holds on %s:", s->dev[0] ? s->dev : "-");
 	tui_put(y++, x, w, A_BOLD, line);
 	if (s->qd_valid)

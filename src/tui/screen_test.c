@@ -86,10 +86,10 @@ static void test_bar_row(const struct tui *t, int y, int cols, const char *label
 			 unsigned attr)
 {
 	char bar[3 * 80 + 1], fig[160];
-	int bw = cols - 8 - 52;
+	int bw = cols - 66;   /* the figures need about 54 cells */
 
-	if (bw < 10)
-		bw = 10;
+	if (bw < 8)
+		bw = 8;
 	if (bw > 80)
 		bw = 80;
 	tui_put(y, 1, 7, attr, label);
