@@ -111,7 +111,7 @@ static int rate_parse(const char *s, uint64_t *bps, struct ll_err *err)
 
 int units_parse_rate(const char *s, uint64_t *bps, struct ll_err *err)
 {
-	uint64_t v;
+	uint64_t v = 0;
 	int rc = rate_parse(s, &v, err);
 
 	if (rc < 0)

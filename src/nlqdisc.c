@@ -1,0 +1,613 @@
+/* SPDX-License-Identifier: MIT */
+/* nlqdisc.c - tbf/netem qdisc messages over rtnetlink with libnl's message
+ * API; dump parsing; ack and extended-ack handling. Encodings: uapi
+ * linux/pkt_sched.h, kernel net/sched/sch_tbf.c and sch_netem.c, and what
+ * iproute2 6.1 tc/q_tbf.c, tc/q_netem.c, tc/tc_core.c send (see
+ * tests/data/tc-*.hex). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <linux/gen_stats.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+#include <netlink/attr.h>
+#include <netlink/errno.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+
+#include "linklab/nlqdisc.h"
+
+#ifndef SOL_NETLINK
+#define SOL_NETLINK 270
+#endif
+#ifndef NETLINK_EXT_ACK
+#define NETLINK_EXT_ACK 11
+#endif
+#ifndef NETLINK_CAP_ACK
+#define NETLINK_CAP_ACK 10
+#endif
+
+double nlqdisc_tick_in_usec(void)
+{
+	static double tick;
+	unsigned t2us = 0, us2t = 0, res = 0;
+	FILE *f;
+
+	if (tick > 0)
+		return tick;
+	f = fopen("/proc/net/psched", "re");
+	if (f) {
+		if (fscanf(f, "%08x%08x%08x", &t2us, &us2t, &res) != 3)
+			t2us = us2t = res = 0;
+		fclose(f);
+	}
+	if (t2us && us2t && res) {
+		/* tc_core.c: a clock_res of 1e9 means "tick multiplier 1" */
+		if (res == 1000000000)
+			t2us = us2t;
+		tick = (double)t2us / us2t * ((double)res / 1000000.);
+	}
+	if (!(tick > 0))
+		tick = 15.625;
+	return tick;
+}
+
+static uint32_t us2ticks(double us)
+{
+	double t;
+	unsigned u;
+
+	if (us < 0)
+		us = 0;
+	if (us > (double)UINT32_MAX)
+		us = (double)UINT32_MAX;
+	u = (unsigned)us;           /* tc passes whole microseconds */
+	t = (double)u * nlqdisc_tick_in_usec();
+	return t >= (double)UINT32_MAX ? UINT32_MAX : (uint32_t)t;
+}
+
+/* tc_calc_xmittime(rate, size): time to send size bytes at rate, in ticks */
+static uint32_t xmittime(uint32_t rate, uint32_t size)
+{
+	return us2ticks(1000000. * ((double)size / (double)rate));
+}
+
+static int start(const struct nlqdisc_target *t, int type, int flags,
+		 const char *kind, struct nl_msg **out, struct ll_err *err)
+{
+	struct tcmsg tcm;
+	struct nl_msg *m;
+
+	*out = NULL;
+	m = nlmsg_alloc_simple(type, flags | NLM_F_REQUEST | NLM_F_ACK);
+	if (!m)
+		return ll_err_set(err, -ENOMEM, "cannot allocate a netlink message");
+	memset(&tcm, 0, sizeof(tcm));
+	tcm.tcm_family = AF_UNSPEC;
+	tcm.tcm_ifindex = t->ifindex;
+	tcm.tcm_handle = t->handle;
+	tcm.tcm_parent = t->parent;
+	if (nlmsg_append(m, &tcm, sizeof(tcm), NLMSG_ALIGNTO) < 0 ||
+	    (kind && nla_put_string(m, TCA_KIND, kind) < 0)) {
+		nlmsg_free(m);
+		return ll_err_set(err, -ENOMEM, "netlink message too small");
+	}
+	*out = m;
+	return 0;
+}
+
+/* TCA_OPTIONS is opened with length 4 and stretched to the message end once
+ * every option is in (no NLA_F_NESTED, like tc's addattr_nest). */
+static void close_opts(struct nl_msg *m, struct nlattr *opts)
+{
+	opts->nla_len = (uint16_t)((char *)nlmsg_tail(nlmsg_hdr(m)) -
+				   (char *)opts);
+}
+
+static int fail_nomem(struct nl_msg **out, struct ll_err *err)
+{
+	nlmsg_free(*out);
+	*out = NULL;
+	return ll_err_set(err, -ENOMEM, "netlink message too small for the options");
+}
+
+int nlqdisc_build_tbf(const struct nlqdisc_target *t,
+		      const struct impair_plan *p, struct nl_msg **out,
+		      struct ll_err *err)
+{
+	struct tc_tbf_qopt q;
+	uint32_t rtab[256], rate32;
+	struct nlattr *opts;
+	int rc, i;
+
+	if (!p->tbf || !p->rate_Bps || !p->burst || !p->tbf_limit)
+		return ll_err_set(err, -EINVAL,
+				  "tbf needs rate, burst and limit (plan incomplete)");
+	rc = start(t, RTM_NEWQDISC, t->verb, "tbf", out, err);
+	if (rc < 0)
+		return rc;
+	rate32 = p->rate_Bps >= (1ULL << 32) ? UINT32_MAX : (uint32_t)p->rate_Bps;
+	memset(&q, 0, sizeof(q));
+	q.rate.rate = rate32;
+	/* tc_calc_rtable with mtu 0 -> 2047: cell_log 3 */
+	q.rate.cell_log = 3;
+	q.rate.linklayer = TC_LINKLAYER_ETHERNET;
+	q.rate.cell_align = -1;
+	q.limit = p->tbf_limit;
+	q.buffer = xmittime(rate32, p->burst);
+	for (i = 0; i < 256; i++)
+		rtab[i] = xmittime(rate32, (uint32_t)(i + 1) << 3);
+	opts = nla_reserve(*out, TCA_OPTIONS, 0);
+	if (!opts ||
+	    nla_put(*out, TCA_TBF_PARMS, sizeof(q), &q) < 0 ||
+	    nla_put_u32(*out, TCA_TBF_BURST, p->burst) < 0 ||
+	    (p->rate_Bps >= (1ULL << 32) &&
+	     nla_put_u64(*out, TCA_TBF_RATE64, p->rate_Bps) < 0) ||
+	    nla_put(*out, TCA_TBF_RTAB, sizeof(rtab), rtab) < 0)
+		return fail_nomem(out, err);
+	close_opts(*out, opts);
+	return 0;
+}
+
+int nlqdisc_build_netem(const struct nlqdisc_target *t,
+			const struct impair_plan *p, bool explicit_zero,
+			struct nl_msg **out, struct ll_err *err)
+{
+	struct tc_netem_qopt q;
+	struct nlattr *opts;
+	int rc;
+
+	if (!p->netem)
+		return ll_err_set(err, -EINVAL, "plan has no netem part");
+	rc = start(t, RTM_NEWQDISC, t->verb, "netem", out, err);
+	if (rc < 0)
+		return rc;
+	memset(&q, 0, sizeof(q));
+	q.latency = us2ticks((double)(p->latency_ns / 1000));
+	q.jitter = us2ticks((double)(p->jitter_ns / 1000));
+	q.limit = p->limit ? p->limit : 1000;
+	q.loss = p->loss;
+	q.gap = p->gap;
+	q.duplicate = p->duplicate;
+	opts = nla_reserve(*out, TCA_OPTIONS, sizeof(q));
+	if (!opts)
+		return fail_nomem(out, err);
+	memcpy(nla_data(opts), &q, sizeof(q));
+	if (explicit_zero || p->delay_corr || p->loss_corr || p->dup_corr ||
+	    p->reorder_corr || p->corrupt_corr) {
+		struct tc_netem_corr c = { p->delay_corr, p->loss_corr, p->dup_corr };
+
+		if (nla_put(*out, TCA_NETEM_CORR, sizeof(c), &c) < 0)
+			return fail_nomem(out, err);
+	}
+	if (explicit_zero || p->reorder) {
+		struct tc_netem_reorder r = { p->reorder, p->reorder_corr };
+
+		if (nla_put(*out, TCA_NETEM_REORDER, sizeof(r), &r) < 0)
+			return fail_nomem(out, err);
+	}
+	if (explicit_zero || p->corrupt) {
+		struct tc_netem_corrupt c = { p->corrupt, p->corrupt_corr };
+
+		if (nla_put(*out, TCA_NETEM_CORRUPT, sizeof(c), &c) < 0)
+			return fail_nomem(out, err);
+	}
+	if ((explicit_zero || p->latency_ns) &&
+	    nla_put_s64(*out, TCA_NETEM_LATENCY64, p->latency_ns) < 0)
+		return fail_nomem(out, err);
+	if ((explicit_zero || p->jitter_ns) &&
+	    nla_put_s64(*out, TCA_NETEM_JITTER64, p->jitter_ns) < 0)
+		return fail_nomem(out, err);
+	close_opts(*out, opts);
+	return 0;
+}
+
+int nlqdisc_build_raw(const struct nlqdisc_target *t, const char *kind,
+		      const void *opts, size_t optlen, struct nl_msg **out,
+		      struct ll_err *err)
+{
+	int rc;
+
+	if (!kind || !*kind)
+		return ll_err_set(err, -EINVAL, "no qdisc kind to replay");
+	if (optlen > NLQDISC_OPTS_MAX)
+		return ll_err_set(err, -EINVAL, "saved options too long (%zu bytes)",
+				  optlen);
+	rc = start(t, RTM_NEWQDISC, t->verb, kind, out, err);
+	if (rc < 0)
+		return rc;
+	if (optlen && nla_put(*out, TCA_OPTIONS, (int)optlen, opts) < 0)
+		return fail_nomem(out, err);
+	return 0;
+}
+
+int nlqdisc_build_del(const struct nlqdisc_target *t, struct nl_msg **out,
+		      struct ll_err *err)
+{
+	return start(t, RTM_DELQDISC, 0, NULL, out, err);
+}
+
+/* --- parsing ------------------------------------------------------------- */
+
+static void parse_stats(struct nlattr *tb[], struct qdisc_info *q)
+{
+	if (tb[TCA_STATS2]) {
+		struct nlattr *s[TCA_STATS_MAX + 1];
+
+		if (nla_parse_nested(s, TCA_STATS_MAX, tb[TCA_STATS2], NULL) == 0) {
+			if (s[TCA_STATS_BASIC] &&
+			    nla_len(s[TCA_STATS_BASIC]) >= 12) {
+				struct gnet_stats_basic b;
+
+				memset(&b, 0, sizeof(b));
+				memcpy(&b, nla_data(s[TCA_STATS_BASIC]),
+				       (size_t)nla_len(s[TCA_STATS_BASIC]) < sizeof(b) ?
+				       (size_t)nla_len(s[TCA_STATS_BASIC]) : sizeof(b));
+				q->bytes = b.bytes;
+				q->packets = b.packets;
+			}
+			if (s[TCA_STATS_QUEUE] &&
+			    (size_t)nla_len(s[TCA_STATS_QUEUE]) >= sizeof(struct gnet_stats_queue)) {
+				struct gnet_stats_queue g;
+
+				memcpy(&g, nla_data(s[TCA_STATS_QUEUE]), sizeof(g));
+				q->qlen = g.qlen;
+				q->backlog = g.backlog;
+				q->drops = g.drops;
+				q->overlimits = g.overlimits;
+			}
+			return;
+		}
+	}
+	if (tb[TCA_STATS] && (size_t)nla_len(tb[TCA_STATS]) >= sizeof(struct tc_stats)) {
+		struct tc_stats st;
+
+		memcpy(&st, nla_data(tb[TCA_STATS]), sizeof(st));
+		q->bytes = st.bytes;
+		q->packets = st.packets;
+		q->drops = st.drops;
+		q->overlimits = st.overlimits;
+		q->qlen = st.qlen;
+		q->backlog = st.backlog;
+	}
+}
+
+static int parse_tbf(struct nlattr *opts, struct qdisc_info *q)
+{
+	struct nlattr *tb[TCA_TBF_MAX + 1];
+	struct tc_tbf_qopt p;
+	uint64_t rate;
+
+	if (nla_parse_nested(tb, TCA_TBF_MAX, opts, NULL) < 0 || !tb[TCA_TBF_PARMS] ||
+	    (size_t)nla_len(tb[TCA_TBF_PARMS]) < sizeof(p))
+		return -EINVAL;
+	memcpy(&p, nla_data(tb[TCA_TBF_PARMS]), sizeof(p));
+	rate = p.rate.rate;
+	if (tb[TCA_TBF_RATE64] && nla_len(tb[TCA_TBF_RATE64]) >= 8)
+		rate = nla_get_u64(tb[TCA_TBF_RATE64]);
+	q->rate = rate * 8;
+	q->limit = p.limit;
+	if (tb[TCA_TBF_BURST] && nla_len(tb[TCA_TBF_BURST]) >= 4) {
+		q->burst = nla_get_u32(tb[TCA_TBF_BURST]);
+	} else {
+		/* tc_calc_xmitsize: rate * whole microseconds of buffer */
+		unsigned us = (unsigned)(p.buffer / nlqdisc_tick_in_usec());
+		double b = (double)rate * us / 1000000.;
+
+		q->burst = b >= (double)UINT32_MAX ? UINT32_MAX : (uint32_t)b;
+	}
+	return 0;
+}
+
+static int parse_netem(struct nlattr *opts, struct qdisc_info *q)
+{
+	struct nlattr *tb[TCA_NETEM_MAX + 1];
+	struct tc_netem_qopt p;
+	double tick_ns = 1000. / nlqdisc_tick_in_usec();
+	int len = nla_len(opts);
+
+	if ((size_t)len < sizeof(p))
+		return -EINVAL;
+	memcpy(&p, nla_data(opts), sizeof(p));
+	q->limit = p.limit;
+	q->loss = p.loss;
+	q->gap = p.gap;
+	q->duplicate = p.duplicate;
+	q->delay = (int64_t)llround(p.latency * tick_ns);
+	q->jitter = (int64_t)llround(p.jitter * tick_ns);
+	memset(tb, 0, sizeof(tb));
+	if (len > NLA_ALIGN((int)sizeof(p)) &&
+	    nla_parse(tb, TCA_NETEM_MAX,
+		      (struct nlattr *)((char *)nla_data(opts) + NLA_ALIGN(sizeof(p))),
+		      len - NLA_ALIGN((int)sizeof(p)), NULL) < 0)
+		return -EINVAL;
+	if (tb[TCA_NETEM_LATENCY64] && nla_len(tb[TCA_NETEM_LATENCY64]) >= 8)
+		q->delay = nla_get_s64(tb[TCA_NETEM_LATENCY64]);
+	if (tb[TCA_NETEM_JITTER64] && nla_len(tb[TCA_NETEM_JITTER64]) >= 8)
+		q->jitter = nla_get_s64(tb[TCA_NETEM_JITTER64]);
+	if (tb[TCA_NETEM_CORR] &&
+	    (size_t)nla_len(tb[TCA_NETEM_CORR]) >= sizeof(struct tc_netem_corr)) {
+		struct tc_netem_corr c;
+
+		memcpy(&c, nla_data(tb[TCA_NETEM_CORR]), sizeof(c));
+		q->delay_corr = c.delay_corr;
+		q->loss_corr = c.loss_corr;
+		q->dup_corr = c.dup_corr;
+	}
+	if (tb[TCA_NETEM_REORDER] &&
+	    (size_t)nla_len(tb[TCA_NETEM_REORDER]) >= sizeof(struct tc_netem_reorder)) {
+		struct tc_netem_reorder r;
+
+		memcpy(&r, nla_data(tb[TCA_NETEM_REORDER]), sizeof(r));
+		q->reorder = r.probability;
+		q->reorder_corr = r.correlation;
+	}
+	if (tb[TCA_NETEM_CORRUPT] &&
+	    (size_t)nla_len(tb[TCA_NETEM_CORRUPT]) >= sizeof(struct tc_netem_corrupt)) {
+		struct tc_netem_corrupt c;
+
+		memcpy(&c, nla_data(tb[TCA_NETEM_CORRUPT]), sizeof(c));
+		q->corrupt = c.probability;
+		q->corrupt_corr = c.correlation;
+	}
+	return 0;
+}
+
+int nlqdisc_parse(const struct nlmsghdr *nlh, struct qdisc_info *q,
+		  int *ifindex, struct nlqdisc_root *root, struct ll_err *err)
+{
+	struct nlattr *tb[TCA_MAX + 1];
+	struct tcmsg *tcm;
+
+	memset(q, 0, sizeof(*q));
+	if (nlh->nlmsg_type != RTM_NEWQDISC ||
+	    !nlmsg_valid_hdr(nlh, sizeof(struct tcmsg)))
+		return ll_err_set(err, -EINVAL, "not a qdisc message (type %u)",
+				  nlh->nlmsg_type);
+	tcm = nlmsg_data(nlh);
+	if (nlmsg_parse((struct nlmsghdr *)nlh, sizeof(*tcm), tb, TCA_MAX, NULL) < 0)
+		return ll_err_set(err, -EINVAL, "malformed qdisc message");
+	if (ifindex)
+		*ifindex = tcm->tcm_ifindex;
+	q->handle = tcm->tcm_handle;
+	q->parent = tcm->tcm_parent;
+	if (tb[TCA_KIND])
+		nla_strlcpy(q->kind, tb[TCA_KIND], sizeof(q->kind));
+	parse_stats(tb, q);
+	if (tb[TCA_OPTIONS]) {
+		int rc = 0;
+
+		if (strcmp(q->kind, "tbf") == 0)
+			rc = parse_tbf(tb[TCA_OPTIONS], q);
+		else if (strcmp(q->kind, "netem") == 0)
+			rc = parse_netem(tb[TCA_OPTIONS], q);
+		if (rc < 0)
+			return ll_err_set(err, -EINVAL, "malformed %s options", q->kind);
+	}
+	if (root) {
+		memset(root, 0, sizeof(*root));
+		snprintf(root->kind, sizeof(root->kind), "%s", q->kind);
+		root->handle = q->handle;
+		root->found = true;
+		if (tb[TCA_OPTIONS]) {
+			size_t n = (size_t)nla_len(tb[TCA_OPTIONS]);
+
+			if (n > sizeof(root->opts))
+				return ll_err_set(err, -E2BIG,
+						  "%s options too long to journal (%zu bytes)",
+						  q->kind, n);
+			memcpy(root->opts, nla_data(tb[TCA_OPTIONS]), n);
+			root->optlen = n;
+		}
+	}
+	return 0;
+}
+
+/* --- errors, acks, dumps ------------------------------------------------- */
+
+int nlqdisc_map_error(int errnum, const char *what, const char *kind,
+		      const char *extack, struct ll_err *err)
+{
+	const char *ext = extack && *extack ? extack : NULL;
+
+	if (errnum < 0)
+		errnum = -errnum;
+	if (errnum == ENOENT && kind && strcmp(kind, "netem") == 0)
+		return ll_err_set(err, -ENOTSUP,
+				  "%s: this kernel has no netem (CONFIG_NET_SCH_NETEM); try modprobe sch_netem%s%s%s",
+				  what, ext ? " (kernel: " : "", ext ? ext : "",
+				  ext ? ")" : "");
+	if (errnum == EPERM)
+		return ll_err_set(err, -EPERM, "%s: needs root or CAP_NET_ADMIN", what);
+	if (errnum == ENODEV)
+		return ll_err_set(err, -ENODEV, "%s: no such interface", what);
+	return ll_err_set(err, -errnum, "%s: %s%s%s", what, strerror(errnum),
+			  ext ? ": kernel says: " : "", ext ? ext : "");
+}
+
+struct talk_ctx {
+	int done;
+	int error;                  /* positive errno from the ack */
+	char ext[256];
+	int (*valid)(struct nl_msg *, void *);
+	void *arg;
+};
+
+static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
+{
+	struct talk_ctx *c = arg;
+	struct nlmsghdr *nlh = (struct nlmsghdr *)((char *)e - NLMSG_HDRLEN);
+
+	(void)nla;
+	c->done = 1;
+	c->error = e->error < 0 ? -e->error : e->error;
+	if (nlh->nlmsg_flags & NLM_F_ACK_TLVS) {
+		size_t off = sizeof(*e);
+		size_t total = nlh->nlmsg_len - NLMSG_HDRLEN;
+
+		if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+			off += e->msg.nlmsg_len - NLMSG_HDRLEN;
+		off = NLMSG_ALIGN(off);
+		if (off < total) {
+			struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+
+			if (nla_parse(tb, NLMSGERR_ATTR_MAX,
+				      (struct nlattr *)((char *)e + off),
+				      (int)(total - off), NULL) == 0 &&
+			    tb[NLMSGERR_ATTR_MSG])
+				nla_strlcpy(c->ext, tb[NLMSGERR_ATTR_MSG],
+					    sizeof(c->ext));
+		}
+	}
+	return NL_STOP;
+}
+
+static int on_ack(struct nl_msg *m, void *arg)
+{
+	struct talk_ctx *c = arg;
+
+	(void)m;
+	c->done = 1;
+	return NL_STOP;
+}
+
+static int on_finish(struct nl_msg *m, void *arg)
+{
+	return on_ack(m, arg);
+}
+
+static int on_valid(struct nl_msg *m, void *arg)
+{
+	struct talk_ctx *c = arg;
+
+	return c->valid ? c->valid(m, c->arg) : NL_OK;
+}
+
+static int exchange(struct nl_sock *sk, struct nl_msg *msg, struct talk_ctx *c,
+		    const char *what, const char *kind, struct ll_err *err)
+{
+	struct nl_cb *cb;
+	int one = 1, rc;
+
+	setsockopt(nl_socket_get_fd(sk), SOL_NETLINK, NETLINK_EXT_ACK, &one,
+		   sizeof(one));
+	setsockopt(nl_socket_get_fd(sk), SOL_NETLINK, NETLINK_CAP_ACK, &one,
+		   sizeof(one));
+	cb = nl_cb_alloc(NL_CB_DEFAULT);
+	if (!cb)
+		return ll_err_set(err, -ENOMEM, "%s: cannot allocate libnl callbacks", what);
+	nl_cb_err(cb, NL_CB_CUSTOM, on_error, c);
+	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, on_ack, c);
+	nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, on_finish, c);
+	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, on_valid, c);
+	rc = nl_send_auto(sk, msg);
+	if (rc < 0) {
+		nl_cb_put(cb);
+		return ll_err_set(err, -EIO, "%s: send failed: %s", what, nl_geterror(rc));
+	}
+	while (!c->done) {
+		rc = nl_recvmsgs(sk, cb);
+		if (rc < 0 && !c->done) {
+			nl_cb_put(cb);
+			return ll_err_set(err, -EIO, "%s: %s", what, nl_geterror(rc));
+		}
+	}
+	nl_cb_put(cb);
+	if (c->error)
+		return nlqdisc_map_error(c->error, what, kind, c->ext, err);
+	return 0;
+}
+
+int nlqdisc_talk(struct nl_sock *sk, struct nl_msg *msg, const char *what,
+		 const char *kind, struct ll_err *err)
+{
+	struct talk_ctx c;
+
+	memset(&c, 0, sizeof(c));
+	return exchange(sk, msg, &c, what, kind, err);
+}
+
+struct dump_ctx {
+	int ifindex;
+	struct qdisc_state *st;
+	struct nlqdisc_root *root;
+	struct ll_err perr;
+	int bad;
+};
+
+static int on_dump(struct nl_msg *m, void *arg)
+{
+	struct dump_ctx *d = arg;
+	struct qdisc_info q;
+	struct nlqdisc_root r;
+	struct nlmsghdr *nlh = nlmsg_hdr(m);
+	int ifi = 0;
+
+	if (nlmsg_valid_hdr(nlh, sizeof(struct tcmsg)) &&
+	    ((struct tcmsg *)nlmsg_data(nlh))->tcm_ifindex != d->ifindex)
+		return NL_OK;
+	if (nlqdisc_parse(nlmsg_hdr(m), &q, &ifi, &r, &d->perr) < 0) {
+		d->bad = 1;
+		return NL_OK;
+	}
+	if (ifi != d->ifindex)
+		return NL_OK;
+	if (q.parent == TC_H_ROOT) {
+		if (d->root)
+			*d->root = r;
+		if (d->st->n >= PEER_MAX_QDISCS)
+			d->st->n = PEER_MAX_QDISCS - 1;
+		memmove(&d->st->q[1], &d->st->q[0], sizeof(q) * (size_t)d->st->n);
+		d->st->q[0] = q;
+		d->st->n++;
+	} else if (d->st->n < PEER_MAX_QDISCS && q.parent != TC_H_INGRESS) {
+		d->st->q[d->st->n++] = q;
+	}
+	return NL_OK;
+}
+
+int nlqdisc_dump(struct nl_sock *sk, int ifindex, struct qdisc_state *st,
+		 struct nlqdisc_root *root, struct ll_err *err)
+{
+	struct talk_ctx c;
+	struct dump_ctx d;
+	struct nl_msg *m;
+	struct tcmsg tcm;
+	int rc;
+
+	st->n = 0;
+	if (root)
+		memset(root, 0, sizeof(*root));
+	m = nlmsg_alloc_simple(RTM_GETQDISC, NLM_F_DUMP);
+	if (!m)
+		return ll_err_set(err, -ENOMEM, "cannot allocate a netlink message");
+	memset(&tcm, 0, sizeof(tcm));
+	tcm.tcm_family = AF_UNSPEC;
+	tcm.tcm_ifindex = ifindex;
+	if (nlmsg_append(m, &tcm, sizeof(tcm), NLMSG_ALIGNTO) < 0) {
+		nlmsg_free(m);
+		return ll_err_set(err, -ENOMEM, "netlink message too small");
+	}
+	memset(&c, 0, sizeof(c));
+	memset(&d, 0, sizeof(d));
+	d.ifindex = ifindex;
+	d.st = st;
+	d.root = root;
+	c.valid = on_dump;
+	c.arg = &d;
+	rc = exchange(sk, m, &c, "dump qdiscs", NULL, err);
+	nlmsg_free(m);
+	if (rc < 0) {
+		st->n = 0;
+		return rc;
+	}
+	if (d.bad) {
+		st->n = 0;
+		return ll_err_set(err, -EIO, "dump qdiscs: %s", d.perr.msg);
+	}
+	return 0;
+}
