@@ -57,7 +57,6 @@ static void console_usage(FILE *f)
 static int console_signals(void)
 {
 	struct sigaction sa;
-	int k;
 
 	if (pipe2(console_sigpipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		return -errno;
@@ -69,7 +68,6 @@ static int console_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
-	(void)k;
 	return 0;
 }
 
@@ -120,6 +118,16 @@ static int console_loop(struct tui *t, struct ctl *c)
 			if (res & TR_QUIT)
 				return 0;
 			if (res & TR_INTENT) {
+				static const char *const busy[] = {
+					[CI_APPLY] = "applying ...",
+					[CI_CLEAR] = "clearing ...",
+					[CI_REFRESH] = "reading links and qdiscs ...",
+					[CI_TEST_START] = "starting the test ...",
+				};
+
+				if ((size_t)in.kind < sizeof(busy) / sizeof(busy[0]) &&
+				    busy[in.kind])
+					tui_flash(t, busy[in.kind]);
 				ll_err_clear(&e);
 				ctl_do(c, &in, &e);
 			}
@@ -206,6 +214,7 @@ int cmd_console(int argc, char **argv)
 	}
 	sig = console_loop(&t, c);
 	/* restore while the screen is still ours, then end curses */
+	tui_flash(&t, "restoring both peers ...");
 	ll_err_clear(&err);
 	rc = ctl_quit(c, summary, sizeof(summary), &err);
 	tui_done();

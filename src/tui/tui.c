@@ -186,6 +186,19 @@ int tui_put(int y, int x, int w, unsigned attr, const char *s)
 	return n;
 }
 
+void tui_flash(const struct tui *t, const char *msg)
+{
+	int rows, cols;
+
+	getmaxyx(stdscr, rows, cols);
+	if (rows < TUI_MIN_ROWS || cols < TUI_MIN_COLS)
+		return;
+	move(rows - 2, 0);
+	clrtoeol();
+	tui_put(rows - 2, 0, cols, tui_attr(t, TUI_WARN), msg);
+	refresh();
+}
+
 int tui_getkey(void)
 {
 	return getch();

@@ -79,6 +79,10 @@ int tui_key(struct tui *t, int key, const struct ctl_view *v,
 /* tui_getkey's "no key pending" (curses ERR). */
 #define TUI_NOKEY (-1)
 
+/* Show msg on the status line right away (before a blocking intent such as
+ * an apply over SSH), without a full redraw. */
+void tui_flash(const struct tui *t, const char *msg);
+
 /* Read one key without blocking (TUI_NOKEY when none). */
 int tui_getkey(void);
 
