@@ -2,7 +2,7 @@
 /* remote_driver.c - drive the remote peer backend from tests/lab/ssh.sh.
  *   remote_driver [-F CFG] [--known-hosts F] [--ssh-key K] [--accept-new] PEER CMD [ARGS]
  * CMD: connect | links | route ADDR | show DEV | apply DEV RATE |
- *      apply-netem DEV DELAY | dry DEV RATE | clear DEV | server | alive
+ *      apply-netem DEV DELAY | dry DEV RATE | clear DEV | server
  * Prints results on stdout; on failure "ERROR: <message>" and exit 1. */
 #include <errno.h>
 #include <stdio.h>

@@ -1,0 +1,170 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# ssh.sh - the remote peer backend against a real sshd in the lab's peer B:
+#  links/route over SSH, tbf applied remotely and read back with tc -j in B,
+#  clear restores noqueue (and a non-default original), host-key refusal
+#  (changed, unknown) and accept-new, hostile interface names, test server,
+#  netem refused with the modprobe hint when the kernel lacks it.
+# Uses its own namespaces/state dir (lib.sh lab_up), so it never touches a demo.
+. "$(dirname "$0")/lib.sh"
+need_root ssh
+SUF=ssh$$
+T=$(mktemp -d /tmp/ll-sshtest.XXXXXX)
+cleanup() {
+	lab_down
+	rm -f "$LL_LAB_DIR.uperr" /root/Lq
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- the driver: built against the core objects it needs -------------------
+CFLAGS_DRV="-std=c11 -D_GNU_SOURCE -O1 -g -I$LL_REPO/include $(pkg-config --cflags libssh2 libcjson)"
+SRCS="ssh.c sshcfg.c tcjson.c peer_remote.c tccmd.c impair.c units.c err.c"
+set --
+for s in $SRCS; do set -- "$@" "$LL_REPO/src/$s"; done
+if ! cc $CFLAGS_DRV -o "$T/drv" "$LL_REPO/tests/lab/remote_driver.c" "$@" \
+	$(pkg-config --libs libssh2 libcjson) -lm 2> "$T/cc.err"; then
+	fail "build remote_driver: $(head -5 "$T/cc.err")"
+	summary ssh; exit 1
+fi
+
+if ! lab_up "$SUF"; then fail "lab up"; summary ssh; exit 1; fi
+DRV="$T/drv"
+D() { ina "$DRV" -F "$LL_SSH_CONFIG" "$@"; }
+JDIR=/run/linklab
+
+# lab.sh up is idempotent
+if sh "$LL_REPO/lab/lab.sh" up | grep -q "already up"; then
+	pass "lab.sh up twice: second run finds the lab up"
+else
+	fail "lab.sh up is not idempotent"
+fi
+
+# --- links and route ------------------------------------------------------
+if D peer-b links > "$T/links" 2>&1 && grep -qx 'veth-b|noqueue|1500|UP|10.199.0.2/24|fd99::2/64' "$T/links"; then
+	pass "links over SSH: veth-b, noqueue, mtu 1500, both addresses"
+else
+	fail "links: $(cat "$T/links")"
+fi
+r=$(D peer-b route "$LL_ADDR_A" 2>&1)
+[ "$r" = veth-b ] && pass "route_dev $LL_ADDR_A -> veth-b" || fail "route_dev: $r"
+r=$(D peer-b route 'fd99::1' 2>&1)
+[ "$r" = veth-b ] && pass "route_dev fd99::1 -> veth-b" || fail "route_dev v6: $r"
+
+# --- apply / read back / clear --------------------------------------------
+r=$(D peer-b dry veth-b 50mbit 2>&1)
+case "$r" in
+"tc qdisc replace dev 'veth-b' root handle 1: tbf rate "*) pass "dry-run prints quoted tc lines";;
+*) fail "dry-run: $r";;
+esac
+if D peer-b apply veth-b 50mbit > "$T/apply" 2>&1; then pass "apply tbf 50mbit over SSH"; else fail "apply: $(cat "$T/apply")"; fi
+rb=$(root_tbf_rate "$LL_NS_B" veth-b)
+[ "$rb" = 50000000 ] && pass "B veth-b holds tbf 50Mbit (ip netns exec B tc -j)" || fail "B veth-b tbf rate=$rb"
+ls $JDIR/remote-*-veth-b.tc.json >/dev/null 2>&1 && pass "journal written under $JDIR" || fail "no journal in $JDIR"
+r=$(D peer-b show veth-b 2>&1)
+case "$r" in "tbf handle 1: rate 50000000 "*) pass "read_qdiscs over SSH: tbf 50000000 bit/s";; *) fail "show: $r";; esac
+# a second process re-applies: the journal on the peer keeps the real original
+D peer-b apply veth-b 20mbit >/dev/null 2>&1
+if D peer-b clear veth-b > "$T/clear" 2>&1 && [ "$(root_kind "$LL_NS_B" veth-b)" = noqueue ]; then
+	pass "clear (from another session) -> noqueue back"
+else
+	fail "clear: $(cat "$T/clear") root=$(root_kind "$LL_NS_B" veth-b)"
+fi
+ls $JDIR/remote-*-veth-b.tc.json >/dev/null 2>&1 && fail "journal left after clear" || pass "journal removed by clear"
+r=$(D peer-b clear veth-b 2>&1)
+[ "$r" = cleared ] && pass "clear on an untouched device is a no-op" || fail "second clear: $r"
+
+# a non-default original (tbf 7: with a pfifo child) is rebuilt by clear
+inb tc qdisc replace dev veth-b root handle 7: tbf rate 10mbit burst 5000 latency 50ms
+inb tc qdisc add dev veth-b parent 7:1 handle 20: pfifo limit 33
+D peer-b apply veth-b 30mbit >/dev/null 2>&1
+D peer-b clear veth-b >/dev/null 2>&1
+if inb tc -j qdisc show dev veth-b | grep -q '"handle":"7:".*"rate":1250000.*"handle":"20:".*"limit":33'; then
+	pass "clear rebuilds an original tbf 7: + pfifo 20: limit 33"
+else
+	fail "original not rebuilt: $(inb tc -j qdisc show dev veth-b)"
+fi
+inb tc qdisc del dev veth-b root 2>/dev/null
+
+# --- netem -----------------------------------------------------------------
+r=$(D peer-b apply-netem veth-b 100ms 2>&1)
+case "$r" in
+*"modprobe sch_netem"*)
+	[ "$(root_kind "$LL_NS_B" veth-b)" = noqueue ] && pass "netem missing: -ENOTSUP with modprobe hint, noqueue kept" \
+		|| fail "netem failure left $(root_kind "$LL_NS_B" veth-b)";;
+applied)
+	skip "kernel has netem: refusal path not exercised"; D peer-b clear veth-b >/dev/null 2>&1;;
+*) fail "apply netem: $r";;
+esac
+
+# --- test server -------------------------------------------------------------
+r=$(D peer-b server 2>&1)
+case "$r" in "port "[0-9]*) pass "server_start/stop on the peer ($r)";; *) fail "server: $r";; esac
+
+# --- host keys ---------------------------------------------------------------
+ssh-keygen -q -t ed25519 -N '' -f "$T/other" >/dev/null
+echo "$LL_ADDR_B $(cut -d' ' -f1,2 "$T/other.pub")" > "$T/kh_bad"
+r=$(D --known-hosts "$T/kh_bad" peer-b connect 2>&1)
+case "$r" in *"HOST KEY FOR $LL_ADDR_B HAS CHANGED"*) pass "changed host key refused loudly";; *) fail "mismatch: $r";; esac
+r=$(D --known-hosts "$T/kh_bad" --accept-new peer-b connect 2>&1)
+case "$r" in *"HAS CHANGED"*) pass "changed host key refused even with --accept-new";; *) fail "mismatch+accept-new: $r";; esac
+: > "$T/kh_empty"
+r=$(D --known-hosts "$T/kh_empty" peer-b connect 2>&1)
+fp=$(ssh-keygen -lf "$LL_LAB_DIR/ssh_host_ed25519_key.pub" | awk '{print $2}')
+case "$r" in
+*"is not known"*"$fp"*) [ -s "$T/kh_empty" ] && fail "unknown key written without accept-new" || pass "unknown host refused, fingerprint shown, nothing written";;
+*) fail "unknown: $r";;
+esac
+r=$(D --known-hosts "$T/kh_empty" --accept-new peer-b connect 2>&1)
+if [ "$r" = "connected B (peer-b)" ] && grep -q "^$LL_ADDR_B ssh-ed25519 " "$T/kh_empty"; then
+	pass "--accept-new connects and appends the key in OpenSSH format"
+else
+	fail "accept-new: $r / $(cat "$T/kh_empty")"
+fi
+r=$(D --known-hosts "$T/kh_empty" peer-b connect 2>&1)
+[ "$r" = "connected B (peer-b)" ] && pass "the appended key is accepted next time" || fail "re-connect: $r"
+# the written key matches what OpenSSH sees
+if ina ssh -F "$LL_SSH_CONFIG" -o UserKnownHostsFile="$T/kh_empty" peer-b true 2>/dev/null; then
+	pass "OpenSSH accepts the line linklab wrote"
+else
+	fail "OpenSSH rejects the known_hosts line linklab wrote"
+fi
+
+# a closed port: a clear connect error, no hang
+r=$(D --known-hosts "$T/kh_empty" root@$LL_ADDR_B:2222 connect 2>&1)
+case "$r" in *"cannot connect"*"refused"*) pass "closed port: connection refused reported";; *) fail "closed port: $r";; esac
+# a key that is not authorised: the method and key tried are named
+ssh-keygen -q -t ed25519 -N '' -f "$T/nokey" >/dev/null
+r=$(ina env -u SSH_AUTH_SOCK "$DRV" --known-hosts "$T/kh_empty" --ssh-key "$T/nokey" root@$LL_ADDR_B connect 2>&1)
+case "$r" in *"authentication failed"*"publickey $T/nokey"*) pass "auth failure names the key tried";; *) fail "auth failure: $r";; esac
+
+# --- hostile interface names on the peer -------------------------------------
+rm -f /root/Lq
+inb ip link add 'a;b' type veth peer name 'x$(id)' &&
+inb ip link add ';touch${IFS}Lq' type veth peer name 'c`id`' &&
+inb ip link set 'a;b' up && inb ip link set 'x$(id)' up &&
+inb ip link set ';touch${IFS}Lq' up && inb ip link set 'c`id`' up || fail "cannot create hostile veth names in B"
+D peer-b links > "$T/links2" 2>&1
+if grep -q '^a;b|' "$T/links2" && grep -q '^x$(id)|' "$T/links2" && grep -q '^;touch${IFS}Lq|' "$T/links2"; then
+	pass "hostile names listed verbatim"
+else
+	fail "hostile names not listed: $(cat "$T/links2")"
+fi
+ok=1
+for dev in 'a;b' 'x$(id)' ';touch${IFS}Lq' 'c`id`'; do
+	r=$(D peer-b apply "$dev" 10mbit 2>&1)
+	rb=$(root_tbf_rate "$LL_NS_B" "$dev")
+	[ "$r" = applied ] && [ "$rb" = 10000000 ] || { ok=0; fail "apply on '$dev': $r rate=$rb"; }
+	r=$(D peer-b clear "$dev" 2>&1)
+	[ "$r" = cleared ] && [ "$(root_kind "$LL_NS_B" "$dev")" = noqueue ] || { ok=0; fail "clear on '$dev': $r"; }
+done
+[ $ok = 1 ] && pass "hostile names shaped and cleared (tc -j in B confirms)"
+[ -e /root/Lq ] && fail "INJECTION: /root/Lq was created" || pass "nothing injected (no /root/Lq)"
+r=$(D peer-b apply 'bad/name' 10mbit 2>&1)
+case "$r" in *"invalid"*) pass "'bad/name' refused before any command";; *) fail "bad/name: $r";; esac
+r=$(D peer-b apply 'waytoolongname16' 10mbit 2>&1)
+case "$r" in *"invalid"*) pass "16-character name refused";; *) fail "long name: $r";; esac
+inb ip link del 'a;b' 2>/dev/null; inb ip link del ';touch${IFS}Lq' 2>/dev/null
+
+summary ssh
