@@ -251,7 +251,7 @@ static void test_usage(FILE *f)
 		"  -R        reverse: the server sends\n"
 		"  -l LEN    block size in bytes, K/M suffixes 1024-based, 1..1M (default 128K)\n"
 		"  -w SIZE   socket buffer size, K/M suffixes, up to 512M\n"
-		"  -b RATE   target bit/s per test, K/M/G 1000-based (default unlimited)\n"
+		"  -b RATE   target bit/s per stream, K/M/G 1000-based (default unlimited)\n"
 		"  -u        UDP (not supported yet)\n"
 		"  -J        print an iperf3 -J style JSON document\n");
 }

@@ -32,6 +32,7 @@ struct srv {
 	serve_log_fn log;
 	void *ctx;
 	int lfd, cfd;
+	bool lfd_tuned;    /* listener got -w buffers: recreate it after */
 };
 
 static void logf_(struct srv *s, const char *fmt, ...)
@@ -222,6 +223,14 @@ static int serve_one(struct srv *s, struct ll_err *err)
 		r = ll_err_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
+	if (p.window) {
+		/* set on the listener so that accepted streams inherit it before
+		 * the handshake (window scale), as iperf3 uses a fresh listener */
+		int w = (int)p.window;
+		setsockopt(s->lfd, SOL_SOCKET, SO_SNDBUF, &w, sizeof(w));
+		setsockopt(s->lfd, SOL_SOCKET, SO_RCVBUF, &w, sizeof(w));
+		s->lfd_tuned = true;
+	}
 	r = iperf3_send_state(s->cfd, IPERF3_CREATE_STREAMS, err);
 	if (r < 0)
 		goto out;
@@ -259,16 +268,11 @@ static int serve_one(struct srv *s, struct ll_err *err)
 			logf_(s, "refused a connection: a test is running (ACCESS_DENIED)");
 			continue;
 		}
-		if (p.window) {
-			int w = (int)p.window;
-			setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &w, sizeof(w));
-			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &w, sizeof(w));
-		}
 		st[n].fd = fd;
 		st[n].id = iperf3_stream_id(n);
 		st[n].sender = p.reverse;
 		st[n].len = p.len;
-		st[n].rate = p.bandwidth ? p.bandwidth / (uint64_t)p.parallel : 0;
+		st[n].rate = p.bandwidth;   /* per stream, as iperf3 -b */
 		st[n].stop = &sstop;
 		n++;
 	}
@@ -456,6 +460,16 @@ int serve_run(const struct serve_opts *o, volatile sig_atomic_t *stop,
 		s.cfd = -1;
 		if (r < 0)
 			logf_(&s, "error: %s", e.msg);
+		if (s.lfd_tuned && !o->one_off) {
+			/* back to default buffers for the next test */
+			struct serve_opts o2 = *o;
+			o2.port = port;
+			close(s.lfd);
+			s.lfd_tuned = false;
+			s.lfd = listen_on(&o2, &port, err);
+			if (s.lfd < 0)
+				return s.lfd;
+		}
 		if (o->one_off) {
 			if (r < 0) {
 				if (err)

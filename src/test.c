@@ -375,7 +375,7 @@ static int create_streams(struct test *t, struct ll_err *err)
 		s->id = iperf3_stream_id(i);
 		s->sender = !t->o.reverse;
 		s->len = t->o.blksize ? t->o.blksize : IPERF3_DEFAULT_TCP_BLKSIZE;
-		s->rate = t->o.bitrate ? t->o.bitrate / (uint64_t)t->o.streams : 0;
+		s->rate = t->o.bitrate;   /* per stream, as iperf3 -b (man iperf3) */
 		s->stop = &t->streams_stop;
 		t->n = i + 1;
 		r = iperf3_write_full(fd, t->cookie, IPERF3_COOKIE_SIZE, 10000, err);
