@@ -531,6 +531,18 @@ int nlqdisc_talk(struct nl_sock *sk, struct nl_msg *msg, const char *what,
 	return exchange(sk, msg, &c, what, kind, err);
 }
 
+int nlqdisc_request(struct nl_sock *sk, struct nl_msg *msg,
+		    int (*valid)(struct nl_msg *, void *), void *arg,
+		    const char *what, struct ll_err *err)
+{
+	struct talk_ctx c;
+
+	memset(&c, 0, sizeof(c));
+	c.valid = valid;
+	c.arg = arg;
+	return exchange(sk, msg, &c, what, NULL, err);
+}
+
 struct dump_ctx {
 	int ifindex;
 	struct qdisc_state *st;

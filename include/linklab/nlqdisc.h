@@ -114,6 +114,13 @@ int nlqdisc_map_error(int errnum, const char *what, const char *kind,
 int nlqdisc_talk(struct nl_sock *sk, struct nl_msg *msg, const char *what,
 		 const char *kind, struct ll_err *err);
 
+/* Send any request msg on sk and wait for its ack (or the end of a dump),
+ * handing every reply message to valid(msg, arg) (may be NULL; return
+ * NL_OK). Errors are mapped as in nlqdisc_talk. Does not free msg. */
+int nlqdisc_request(struct nl_sock *sk, struct nl_msg *msg,
+		    int (*valid)(struct nl_msg *, void *), void *arg,
+		    const char *what, struct ll_err *err);
+
 /* Dump the qdiscs of ifindex into st (root first), and the root's raw
  * options into root (may be NULL). 0, or negative errno (nothing valid in
  * st then). */

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/* qdisc.c - fold a read-back qdisc tree into dial terms, and summarize it. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "linklab/peer.h"
+#include "linklab/units.h"
+
+static const struct qdisc_info *find_kind(const struct qdisc_state *s,
+					  const char *kind)
+{
+	int i;
+
+	for (i = 0; i < s->n; i++)
+		if (strcmp(s->q[i].kind, kind) == 0)
+			return &s->q[i];
+	return NULL;
+}
+
+#define PROB(field, bit) do { if (n->field) { d->field = n->field; d->set |= (bit); } } while (0)
+
+void qdisc_state_to_impair(const struct qdisc_state *s, struct impair *d)
+{
+	const struct qdisc_info *root, *t, *n;
+
+	memset(d, 0, sizeof(*d));
+	if (!s || s->n == 0)
+		return;
+	root = &s->q[0];
+	/* kernel defaults (handle 0:) and anything not ours carry no dial */
+	if ((root->handle >> 16) == 0)
+		return;
+	t = strcmp(root->kind, "tbf") == 0 ? root : NULL;
+	n = strcmp(root->kind, "netem") == 0 ? root :
+	    (t ? find_kind(s, "netem") : NULL);
+	if (t) {
+		d->rate = t->rate;
+		d->burst = t->burst;
+		d->tbf_limit = t->limit;
+		d->set |= IMP_RATE | IMP_BURST | IMP_TBF_LIMIT;
+	}
+	if (n) {
+		if (n->delay) {
+			d->delay = n->delay;
+			d->set |= IMP_DELAY;
+		}
+		if (n->jitter) {
+			d->jitter = n->jitter;
+			d->set |= IMP_JITTER;
+		}
+		PROB(delay_corr, IMP_DELAY_CORR);
+		PROB(loss, IMP_LOSS);
+		PROB(loss_corr, IMP_LOSS_CORR);
+		PROB(duplicate, IMP_DUP);
+		PROB(dup_corr, IMP_DUP_CORR);
+		PROB(corrupt, IMP_CORRUPT);
+		PROB(corrupt_corr, IMP_CORRUPT_CORR);
+		PROB(reorder, IMP_REORDER);
+		PROB(reorder_corr, IMP_REORDER_CORR);
+		/* gap 1 is what tc and linklab add for a bare reorder */
+		if (n->gap > 1 || (n->gap == 1 && !n->reorder)) {
+			d->gap = n->gap;
+			d->set |= IMP_GAP;
+		}
+		d->limit = n->limit;
+		d->set |= IMP_LIMIT;
+	}
+}
+
+static void cat(char *buf, size_t len, size_t *off, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void cat(char *buf, size_t len, size_t *off, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*off + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *off, len - *off, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*off += (size_t)n < len - *off ? (size_t)n : len - *off - 1;
+}
+
+static void prob(char *buf, size_t len, size_t *off, const char *w,
+		 uint32_t p, uint32_t c)
+{
+	char a[32], b[32];
+
+	if (!p)
+		return;
+	cat(buf, len, off, " %s %s", w, units_format_percent(p, a, sizeof(a)));
+	if (c)
+		cat(buf, len, off, " %s", units_format_percent(c, b, sizeof(b)));
+}
+
+char *qdisc_state_summary(const struct qdisc_state *s, char *buf, size_t len)
+{
+	size_t off = 0;
+	int i;
+
+	if (!len)
+		return buf;
+	buf[0] = '\0';
+	if (!s || s->n == 0) {
+		snprintf(buf, len, "none");
+		return buf;
+	}
+	for (i = 0; i < s->n; i++) {
+		const struct qdisc_info *q = &s->q[i];
+		char a[32], b[32], c[32];
+
+		if (i)
+			cat(buf, len, &off, " / ");
+		cat(buf, len, &off, "%s", q->kind[0] ? q->kind : "?");
+		if (strcmp(q->kind, "tbf") == 0) {
+			cat(buf, len, &off, " rate %s burst %s limit %s",
+			    units_format_rate(q->rate, a, sizeof(a)),
+			    units_format_size(q->burst, b, sizeof(b)),
+			    units_format_size(q->limit, c, sizeof(c)));
+		} else if (strcmp(q->kind, "netem") == 0) {
+			cat(buf, len, &off, " limit %" PRIu32, q->limit);
+			if (q->delay || q->jitter) {
+				cat(buf, len, &off, " delay %s",
+				    units_format_time(q->delay, a, sizeof(a)));
+				if (q->jitter)
+					cat(buf, len, &off, " %s",
+					    units_format_time(q->jitter, b, sizeof(b)));
+				if (q->jitter && q->delay_corr)
+					cat(buf, len, &off, " %s",
+					    units_format_percent(q->delay_corr, c, sizeof(c)));
+			}
+			prob(buf, len, &off, "loss", q->loss, q->loss_corr);
+			prob(buf, len, &off, "duplicate", q->duplicate, q->dup_corr);
+			prob(buf, len, &off, "corrupt", q->corrupt, q->corrupt_corr);
+			prob(buf, len, &off, "reorder", q->reorder, q->reorder_corr);
+			if (q->reorder && q->gap > 1)
+				cat(buf, len, &off, " gap %" PRIu32, q->gap);
+		}
+	}
+	return buf;
+}

@@ -1,0 +1,461 @@
+/* SPDX-License-Identifier: MIT */
+/* test_peer_local.c - the local (netlink) peer, the journal and the read-back
+ * folding. The netlink part needs root: the test process moves itself into a
+ * private, anonymous network namespace (unshare(CLONE_NEWNET)) with a veth
+ * pair llA0/llA1, so no host interface is touched; the namespace disappears
+ * with the process. Without root those tests skip with the reason printed. */
+#include <errno.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+
+#include "linklab/impair.h"
+#include "linklab/journal.h"
+#include "linklab/peer.h"
+
+static char rundir[] = "/tmp/linklab-A-test-XXXXXX";
+static int have_netns;
+static char why[256];
+
+static void rm_rundir(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", rundir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", rundir);
+}
+
+static int sh(const char *cmd)
+{
+	int rc = system(cmd);
+
+	return rc == 0 ? 0 : -1;
+}
+
+static int group_setup(void **state)
+{
+	(void)state;
+	if (!mkdtemp(rundir))
+		return -1;
+	setenv("LINKLAB_RUN_DIR", rundir, 1);
+	if (geteuid() != 0) {
+		snprintf(why, sizeof(why), "not root: network namespace tests need CAP_SYS_ADMIN/CAP_NET_ADMIN");
+		return 0;
+	}
+	if (unshare(CLONE_NEWNET) < 0) {
+		snprintf(why, sizeof(why), "unshare(CLONE_NEWNET): %s", strerror(errno));
+		return 0;
+	}
+	if (sh("ip link add llA0 type veth peer name llA1 && ip link set lo up && "
+	       "ip link set llA0 up && ip link set llA1 up && "
+	       "ip addr add 10.9.0.1/24 dev llA0 && ip addr add 10.9.0.2/24 dev llA1") < 0) {
+		snprintf(why, sizeof(why), "cannot create the veth pair in the private netns");
+		return 0;
+	}
+	have_netns = 1;
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	rm_rundir();
+	return 0;
+}
+
+#define NEED_NETNS() do { if (!have_netns) { printf("skip: %s\n", why); skip(); } } while (0)
+
+static void set_dial(struct impair *d, const char *const *kv)
+{
+	struct ll_diag dg;
+
+	memset(d, 0, sizeof(*d));
+	ll_diag_clear(&dg);
+	for (; kv[0]; kv += 2)
+		assert_int_equal(impair_set(d, kv[0], kv[1], &dg), 0);
+}
+
+/* rate (bytes/s) and burst of the root qdisc according to `tc -j`. */
+static int tc_json_root(const char *dev, char *kind, size_t klen,
+			double *rate, double *burst)
+{
+	char cmd[128], buf[8192];
+	cJSON *a, *it;
+	size_t n;
+	FILE *f;
+	int rc = -1;
+
+	snprintf(cmd, sizeof(cmd), "tc -j qdisc show dev %s", dev);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	pclose(f);
+	a = cJSON_Parse(buf);
+	cJSON_ArrayForEach(it, a) {
+		cJSON *root = cJSON_GetObjectItem(it, "root");
+		cJSON *k = cJSON_GetObjectItem(it, "kind");
+		cJSON *o = cJSON_GetObjectItem(it, "options");
+
+		if (!cJSON_IsTrue(root) || !cJSON_IsString(k))
+			continue;
+		snprintf(kind, klen, "%s", k->valuestring);
+		*rate = *burst = 0;
+		if (o && cJSON_GetObjectItem(o, "rate"))
+			*rate = cJSON_GetObjectItem(o, "rate")->valuedouble;
+		if (o && cJSON_GetObjectItem(o, "burst"))
+			*burst = cJSON_GetObjectItem(o, "burst")->valuedouble;
+		rc = 0;
+	}
+	cJSON_Delete(a);
+	return rc;
+}
+
+static void test_apply_tbf_replace_clear(void **state)
+{
+	static const char *const r50[] = { "rate", "50mbit", NULL };
+	static const char *const r20[] = { "rate", "20mbit", "latency", "20ms", NULL };
+	struct peer p;
+	struct impair d;
+	struct qdisc_state st;
+	struct journal_entry je;
+	struct ll_err e = { 0 };
+	uint64_t ns;
+	char kind[32];
+	double rate, burst;
+	unsigned hz = impair_kernel_hz();
+
+	(void)state;
+	NEED_NETNS();
+	assert_int_equal(peer_local_open(&p, &e), 0);
+	assert_string_equal(p.ops->name, "local");
+	assert_int_equal(p.ops->read_qdiscs(&p, "llA0", &st, &e), 0);
+	assert_true(st.n >= 1);
+	assert_string_equal(st.q[0].kind, "noqueue");
+
+	set_dial(&d, r50);
+	if (p.ops->apply(&p, "llA0", &d, &e) != 0)
+		fail_msg("apply: %s", e.msg);
+	assert_int_equal(p.ops->read_qdiscs(&p, "llA0", &st, &e), 0);
+	assert_string_equal(st.q[0].kind, "tbf");
+	assert_int_equal(st.q[0].handle, 0x00010000);
+	assert_true(st.q[0].rate == 50000000ULL);
+	assert_int_equal(st.q[0].burst, 6250000 / hz);
+	assert_int_equal(st.q[0].limit, 312500 + 6250000 / hz);
+	/* the same state through iproute2's eyes */
+	assert_int_equal(tc_json_root("llA0", kind, sizeof(kind), &rate, &burst), 0);
+	assert_string_equal(kind, "tbf");
+	assert_true(rate == 6250000.0);
+	assert_true(burst == (double)st.q[0].burst);
+
+	/* the journal holds the kernel's default */
+	assert_int_equal(journal_netns(&ns, &e), 0);
+	assert_int_equal(journal_lookup(ns, st.q[0].handle ? (int)if_nametoindex("llA0") : 0, &je, &e), 0);
+	assert_string_equal(je.kind, "noqueue");
+	assert_true(je.is_default);
+
+	/* second dial: replace, no "File exists"; the first original stays */
+	set_dial(&d, r20);
+	if (p.ops->apply(&p, "llA0", &d, &e) != 0)
+		fail_msg("second apply: %s", e.msg);
+	assert_int_equal(p.ops->read_qdiscs(&p, "llA0", &st, &e), 0);
+	assert_true(st.q[0].rate == 20000000ULL);
+	assert_int_equal(st.q[0].limit, 50000 + st.q[0].burst);
+	assert_int_equal(journal_lookup(ns, (int)if_nametoindex("llA0"), &je, &e), 0);
+	assert_string_equal(je.kind, "noqueue");
+
+	/* clear: noqueue back, journal entry gone; clearing again is a no-op */
+	if (p.ops->clear(&p, "llA0", &e) != 0)
+		fail_msg("clear: %s", e.msg);
+	assert_int_equal(p.ops->read_qdiscs(&p, "llA0", &st, &e), 0);
+	assert_string_equal(st.q[0].kind, "noqueue");
+	assert_int_equal(journal_lookup(ns, (int)if_nametoindex("llA0"), &je, &e), -ENOENT);
+	assert_int_equal(p.ops->clear(&p, "llA0", &e), 0);
+	p.ops->close(&p);
+}
+
+static void test_netem_refused_cleanly(void **state)
+{
+	static const char *const net[] = { "delay", "100ms", "loss", "1%", NULL };
+	static const char *const both[] = { "rate", "10mbit", "delay", "20ms", NULL };
+	struct peer p;
+	struct impair d;
+	struct qdisc_state st;
+	struct journal_entry je;
+	struct ll_err e = { 0 };
+	uint64_t ns;
+	int rc;
+
+	(void)state;
+	NEED_NETNS();
+	assert_int_equal(peer_local_open(&p, &e), 0);
+	assert_int_equal(journal_netns(&ns, &e), 0);
+	set_dial(&d, net);
+	rc = p.ops->apply(&p, "llA0", &d, &e);
+	if (rc == 0) {
+		/* a kernel with netem: check the read-back, then clear */
+		printf("note: this kernel has netem; checking read-back instead\n");
+		assert_int_equal(p.ops->read_qdiscs(&p, "llA0", &st, &e), 0);
+		assert_string_equal(st.q[0].kind, "netem");
+		assert_true(st.q[0].delay == 100000000LL);
+		assert_int_equal(st.q[0].loss, 42949673U);
+		assert_int_equal(p.ops->clear(&p, "llA0", &e), 0);
+		p.ops->close(&p);
+		return;
+	}
+	assert_int_equal(rc, -ENOTSUP);
+	assert_non_null(strstr(e.msg, "modprobe sch_netem"));
+	assert_int_equal(p.ops->read_qdiscs(&p, "llA0", &st, &e), 0);
+	assert_string_equal(st.q[0].kind, "noqueue");
+	assert_int_equal(journal_lookup(ns, (int)if_nametoindex("llA0"), &je, &e), -ENOENT);
+	/* tbf + netem: refused before the tbf step, interface untouched */
+	set_dial(&d, both);
+	assert_int_equal(p.ops->apply(&p, "llA0", &d, &e), -ENOTSUP);
+	assert_int_equal(p.ops->read_qdiscs(&p, "llA0", &st, &e), 0);
+	assert_string_equal(st.q[0].kind, "noqueue");
+	assert_int_equal(st.n, 1);
+	p.ops->close(&p);
+}
+
+/* A non-default original (someone's own tbf at 5:) is replayed on clear. */
+static void test_replay_original(void **state)
+{
+	static const char *const r50[] = { "rate", "50mbit", NULL };
+	struct peer p;
+	struct impair d;
+	struct qdisc_state st;
+	struct ll_err e = { 0 };
+
+	(void)state;
+	NEED_NETNS();
+	assert_int_equal(sh("tc qdisc add dev llA1 root handle 5: tbf rate 1mbit burst 1600b limit 10000b"), 0);
+	assert_int_equal(peer_local_open(&p, &e), 0);
+	set_dial(&d, r50);
+	if (p.ops->apply(&p, "llA1", &d, &e) != 0)
+		fail_msg("apply: %s", e.msg);
+	assert_int_equal(p.ops->read_qdiscs(&p, "llA1", &st, &e), 0);
+	assert_int_equal(st.q[0].handle, 0x00010000);
+	if (p.ops->clear(&p, "llA1", &e) != 0)
+		fail_msg("clear: %s", e.msg);
+	assert_int_equal(p.ops->read_qdiscs(&p, "llA1", &st, &e), 0);
+	assert_string_equal(st.q[0].kind, "tbf");
+	assert_int_equal(st.q[0].handle, 0x00050000);
+	assert_true(st.q[0].rate == 1000000ULL);
+	assert_int_equal(st.q[0].limit, 10000);
+	assert_int_equal(sh("tc qdisc del dev llA1 root"), 0);
+	p.ops->close(&p);
+}
+
+/* The tc lines of dry_run, run by tc, give the same kernel state. */
+static void test_dry_run_same_state(void **state)
+{
+	static const char *const r[] = { "rate", "30mbit", "latency", "10ms", NULL };
+	struct peer p;
+	struct impair d;
+	struct qdisc_state a, b;
+	struct ll_err e = { 0 };
+	char lines[512];
+
+	(void)state;
+	NEED_NETNS();
+	assert_int_equal(peer_local_open(&p, &e), 0);
+	set_dial(&d, r);
+	assert_int_equal(p.ops->dry_run(&p, "llA1", &d, lines, sizeof(lines), &e), 0);
+	assert_non_null(strstr(lines, "tc qdisc replace dev 'llA1' root handle 1: tbf rate 30mbit"));
+	assert_int_equal(sh(lines), 0);
+	assert_int_equal(p.ops->read_qdiscs(&p, "llA1", &b, &e), 0);
+	assert_int_equal(sh("tc qdisc del dev llA1 root"), 0);
+	assert_int_equal(p.ops->apply(&p, "llA1", &d, &e), 0);
+	assert_int_equal(p.ops->read_qdiscs(&p, "llA1", &a, &e), 0);
+	assert_string_equal(a.q[0].kind, b.q[0].kind);
+	assert_true(a.q[0].rate == b.q[0].rate);
+	assert_int_equal(a.q[0].burst, b.q[0].burst);
+	assert_int_equal(a.q[0].limit, b.q[0].limit);
+	assert_int_equal(p.ops->clear(&p, "llA1", &e), 0);
+	p.ops->close(&p);
+}
+
+static void test_links_routes_errors(void **state)
+{
+	static const char *const r[] = { "rate", "1mbit", NULL };
+	struct link_list *ll = calloc(1, sizeof(*ll));
+	struct peer p;
+	struct impair d;
+	struct qdisc_state st;
+	struct ll_err e = { 0 };
+	char dev[IF_NAMESIZE];
+	int i, found = 0;
+
+	(void)state;
+	assert_non_null(ll);
+	if (!have_netns) {
+		free(ll);
+		printf("skip: %s\n", why);
+		skip();
+	}
+	assert_int_equal(peer_local_open(&p, &e), 0);
+	assert_int_equal(p.ops->list_links(&p, ll, &e), 0);
+	for (i = 0; i < ll->n; i++) {
+		if (strcmp(ll->l[i].name, "llA0") != 0)
+			continue;
+		found = 1;
+		assert_int_equal(ll->l[i].mtu, 1500);
+		assert_true(ll->l[i].up);
+		assert_string_equal(ll->l[i].qdisc, "noqueue");
+		assert_true(ll->l[i].naddrs >= 1);   /* + IPv6 link-local */
+		assert_string_equal(ll->l[i].addrs[0], "10.9.0.1/24");
+		assert_string_equal(ll->l[i].state, "UP");
+	}
+	assert_true(found);
+	free(ll);
+	assert_int_equal(p.ops->route_dev(&p, "10.9.0.7", dev, sizeof(dev), &e), 0);
+	assert_string_equal(dev, "llA0");
+	assert_int_equal(p.ops->route_dev(&p, "bogus", dev, sizeof(dev), &e), -EINVAL);
+	set_dial(&d, r);
+	assert_int_equal(p.ops->apply(&p, "nosuchdev0", &d, &e), -ENODEV);
+	assert_non_null(strstr(e.msg, "no such interface"));
+	assert_int_equal(p.ops->read_qdiscs(&p, "x;y", &st, &e), -ENODEV);
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(p.ops->apply(&p, "llA0", &d, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "empty dial"));
+	assert_int_equal(p.ops->server_start(&p, &i, &e), -ENOTSUP);
+	p.ops->close(&p);
+}
+
+/* --- no privileges needed ------------------------------------------------ */
+
+static void test_journal(void **state)
+{
+	struct journal_entry a, b, c, list[8];
+	struct ll_err e = { 0 };
+	char path[512];
+	struct stat sb;
+	int n;
+
+	(void)state;
+	assert_string_equal(journal_dir(), rundir);
+	memset(&a, 0, sizeof(a));
+	a.netns = 4026531992ULL;
+	a.ifindex = 42;
+	snprintf(a.dev, sizeof(a.dev), "../x;$(id)");
+	snprintf(a.kind, sizeof(a.kind), "tbf");
+	a.handle = 0x00050000;
+	a.optlen = 3;
+	a.opts[0] = 0xde; a.opts[1] = 0xad; a.opts[2] = 0x01;
+	assert_int_equal(journal_record(&a, &e), 1);
+	/* the name never reaches the path */
+	snprintf(path, sizeof(path), "%s/4026531992-42.json", rundir);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0600);
+	/* the first original wins */
+	b = a;
+	snprintf(b.kind, sizeof(b.kind), "netem");
+	assert_int_equal(journal_record(&b, &e), 0);
+	assert_int_equal(journal_lookup(a.netns, 42, &c, &e), 0);
+	assert_string_equal(c.kind, "tbf");
+	assert_string_equal(c.dev, "../x;$(id)");
+	assert_int_equal(c.handle, 0x00050000);
+	assert_false(c.is_default);
+	assert_int_equal(c.optlen, 3);
+	assert_memory_equal(c.opts, a.opts, 3);
+	/* a second interface, default original */
+	b.ifindex = 7;
+	b.is_default = true;
+	b.optlen = 0;
+	snprintf(b.kind, sizeof(b.kind), "noqueue");
+	assert_int_equal(journal_record(&b, &e), 1);
+	assert_int_equal(journal_list(list, 8, &n, &e), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(journal_remove(a.netns, 42, &e), 0);
+	assert_int_equal(journal_lookup(a.netns, 42, &c, &e), -ENOENT);
+	assert_int_equal(journal_remove(a.netns, 42, &e), 0);
+	/* a damaged file is reported, and skipped by list */
+	snprintf(path, sizeof(path), "%s/4026531992-9.json", rundir);
+	{
+		FILE *f = fopen(path, "w");
+
+		assert_non_null(f);
+		fputs("{\"ifindex\": \"nope\"", f);
+		fclose(f);
+	}
+	assert_int_equal(journal_lookup(a.netns, 9, &c, &e), -EINVAL);
+	assert_int_equal(journal_list(list, 8, &n, &e), 0);
+	assert_int_equal(n, 1);
+	assert_true(list[0].is_default);
+	unlink(path);
+	assert_int_equal(journal_remove(a.netns, 7, &e), 0);
+}
+
+static void test_state_fold(void **state)
+{
+	struct qdisc_state s;
+	struct impair d;
+	char buf[256];
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	assert_string_equal(qdisc_state_summary(&s, buf, sizeof(buf)), "none");
+	s.n = 1;
+	snprintf(s.q[0].kind, sizeof(s.q[0].kind), "noqueue");
+	s.q[0].parent = 0xffffffff;
+	qdisc_state_to_impair(&s, &d);
+	assert_true(impair_is_empty(&d));
+	assert_string_equal(qdisc_state_summary(&s, buf, sizeof(buf)), "noqueue");
+
+	s.n = 2;
+	snprintf(s.q[0].kind, sizeof(s.q[0].kind), "tbf");
+	s.q[0].handle = 0x00010000;
+	s.q[0].rate = 50000000;
+	s.q[0].burst = 25000;
+	s.q[0].limit = 337500;
+	snprintf(s.q[1].kind, sizeof(s.q[1].kind), "netem");
+	s.q[1].handle = 0x000a0000;
+	s.q[1].parent = 0x00010001;
+	s.q[1].delay = 100000000;
+	s.q[1].jitter = 10000000;
+	s.q[1].delay_corr = 1073741824U;
+	s.q[1].loss = 42949673U;
+	s.q[1].reorder = 1073741824U;
+	s.q[1].gap = 1;
+	s.q[1].limit = 1000;
+	qdisc_state_to_impair(&s, &d);
+	assert_true(d.rate == 50000000ULL);
+	assert_true(d.burst == 25000);
+	assert_true(d.delay == 100000000LL);
+	assert_int_equal(d.loss, 42949673U);
+	assert_int_equal(d.limit, 1000);
+	assert_false(d.set & IMP_GAP);
+	assert_true(d.set & IMP_REORDER);
+	assert_string_equal(impair_summary(&d, buf, sizeof(buf)),
+			    "rate 50mbit burst 25000b tbf-limit 337500b delay 100ms jitter 10ms "
+			    "delay-corr 25% loss 1% reorder 25% limit 1000");
+	assert_string_equal(qdisc_state_summary(&s, buf, sizeof(buf)),
+			    "tbf rate 50mbit burst 25000b limit 337500b / netem limit 1000 "
+			    "delay 100ms 10ms 25% loss 1% reorder 25%");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_journal),
+		cmocka_unit_test(test_state_fold),
+		cmocka_unit_test(test_apply_tbf_replace_clear),
+		cmocka_unit_test(test_netem_refused_cleanly),
+		cmocka_unit_test(test_replay_original),
+		cmocka_unit_test(test_dry_run_same_state),
+		cmocka_unit_test(test_links_routes_errors),
+	};
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
