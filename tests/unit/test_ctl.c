@@ -1,0 +1,469 @@
+/* SPDX-License-Identifier: MIT */
+/* test_ctl.c - the console controller against fake peers: preselection,
+ * apply/clear with read-back (what the fake kernel holds, not what was
+ * asked), error text, quit restoring only what was changed, test start
+ * errors and a failing test pumped through the real engine. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* before cmocka.h: it defines a test_free() macro that clashes with test.h */
+#include "linklab/ctl.h"
+
+#include <cmocka.h>
+
+/* One fake host: a link list and one root qdisc per link. */
+struct fake {
+	struct link_list links;
+	uint64_t rate[4];        /* tbf rate held per link (0 = noqueue) */
+	int napply, nclear, nclose, nserver;
+	char cleared[8][IF_NAMESIZE];
+	int apply_rc;            /* forced apply result (0 = ok) */
+	int server_rc;           /* forced server_start result */
+};
+
+static int fake_idx(struct fake *f, const char *dev)
+{
+	int k;
+
+	for (k = 0; k < f->links.n; k++)
+		if (!strcmp(f->links.l[k].name, dev))
+			return k;
+	return -1;
+}
+
+static int fake_list(struct peer *p, struct link_list *out, struct ll_err *err)
+{
+	struct fake *f = p->priv;
+
+	(void)err;
+	*out = f->links;
+	return 0;
+}
+
+static int fake_route(struct peer *p, const char *addr, char *dev, size_t len,
+		      struct ll_err *err)
+{
+	(void)p; (void)addr; (void)dev; (void)len; (void)err;
+	return -ENOTSUP;
+}
+
+static int fake_read(struct peer *p, const char *dev, struct qdisc_state *out,
+		     struct ll_err *err)
+{
+	struct fake *f = p->priv;
+	int k = fake_idx(f, dev);
+
+	if (k < 0)
+		return ll_err_set(err, -ENODEV, "%s: no such device", dev);
+	memset(out, 0, sizeof(*out));
+	snprintf(out->dev, sizeof(out->dev), "%s", dev);
+	out->n = 1;
+	out->q[0].parent = 0xffffffffu;
+	if (f->rate[k]) {
+		snprintf(out->q[0].kind, sizeof(out->q[0].kind), "tbf");
+		out->q[0].handle = 0x10000;
+		out->q[0].rate = f->rate[k];
+		out->q[0].burst = 6250;
+		out->q[0].limit = 318750;
+	} else {
+		snprintf(out->q[0].kind, sizeof(out->q[0].kind), "noqueue");
+	}
+	return 0;
+}
+
+static int fake_apply(struct peer *p, const char *dev, const struct impair *d,
+		      struct ll_err *err)
+{
+	struct fake *f = p->priv;
+	int k = fake_idx(f, dev);
+
+	f->napply++;
+	if (f->apply_rc)
+		return ll_err_set(err, f->apply_rc, "tbf on %s: Operation not permitted",
+				  dev);
+	if (k < 0)
+		return ll_err_set(err, -ENODEV, "%s: no such device", dev);
+	/* the "kernel" keeps a rounded rate: what it holds differs */
+	f->rate[k] = d->rate - d->rate % 1000000 + 8;
+	return 0;
+}
+
+static int fake_clear(struct peer *p, const char *dev, struct ll_err *err)
+{
+	struct fake *f = p->priv;
+	int k = fake_idx(f, dev);
+
+	if (k < 0)
+		return ll_err_set(err, -ENODEV, "%s: no such device", dev);
+	if (f->nclear < 8)
+		snprintf(f->cleared[f->nclear], IF_NAMESIZE, "%s", dev);
+	f->nclear++;
+	f->rate[k] = 0;
+	return 0;
+}
+
+static int fake_server_start(struct peer *p, int *port, struct ll_err *err)
+{
+	struct fake *f = p->priv;
+
+	f->nserver++;
+	if (f->server_rc)
+		return ll_err_set(err, f->server_rc, "linklab serve: not found");
+	*port = 5299;
+	return 0;
+}
+
+static int fake_server_stop(struct peer *p, struct ll_err *err)
+{
+	(void)p; (void)err;
+	return 0;
+}
+
+static void fake_close(struct peer *p)
+{
+	struct fake *f = p->priv;
+
+	f->nclose++;
+}
+
+static const struct peer_ops fake_ops = {
+	.name = "fake",
+	.list_links = fake_list,
+	.route_dev = fake_route,
+	.read_qdiscs = fake_read,
+	.apply = fake_apply,
+	.clear = fake_clear,
+	.server_start = fake_server_start,
+	.server_stop = fake_server_stop,
+	.close = fake_close,
+};
+
+static void fake_add(struct fake *f, const char *name, const char *addr)
+{
+	struct link_info *l = &f->links.l[f->links.n++];
+
+	memset(l, 0, sizeof(*l));
+	snprintf(l->name, sizeof(l->name), "%s", name);
+	snprintf(l->state, sizeof(l->state), "UP");
+	l->up = true;
+	l->mtu = strcmp(name, "lo") ? 1500 : 65536;
+	l->naddrs = 1;
+	snprintf(l->addrs[0], sizeof(l->addrs[0]), "%s", addr);
+	snprintf(l->qdisc, sizeof(l->qdisc), "noqueue");
+}
+
+struct fix {
+	struct fake fa, fb;
+	struct peerset ps;
+	struct ctl *c;
+};
+
+static struct fix *fix_new(bool with_b, const char *target)
+{
+	struct fix *x = calloc(1, sizeof(*x));
+	assert_non_null(x);
+	struct ll_err err = { 0 };
+
+	fake_add(&x->fa, "lo", "127.0.0.1/8");
+	fake_add(&x->fa, "veth-a", "10.77.0.1/24");
+	fake_add(&x->fb, "lo", "127.0.0.1/8");
+	fake_add(&x->fb, "veth-b", "10.77.0.2/24");
+	x->ps.a.ops = &fake_ops;
+	x->ps.a.priv = &x->fa;
+	snprintf(x->ps.a.label, sizeof(x->ps.a.label), "A (this host)");
+	snprintf(x->ps.dev_a, sizeof(x->ps.dev_a), "veth-a");
+	if (with_b) {
+		x->ps.has_b = true;
+		x->ps.b.ops = &fake_ops;
+		x->ps.b.priv = &x->fb;
+		snprintf(x->ps.b.label, sizeof(x->ps.b.label), "B (peer-b)");
+		snprintf(x->ps.dev_b, sizeof(x->ps.dev_b), "veth-b");
+		snprintf(x->ps.addr_b, sizeof(x->ps.addr_b), "10.77.0.2");
+		snprintf(x->ps.target.alias, sizeof(x->ps.target.alias), "peer-b");
+	}
+	assert_int_equal(ctl_new(&x->c, &x->ps, target, 0, &err), 0);
+	return x;
+}
+
+static void fix_free(struct fix *x)
+{
+	ctl_free(x->c);
+	free(x);
+}
+
+static struct impair rate_dial(uint64_t bps)
+{
+	struct impair d;
+
+	memset(&d, 0, sizeof(d));
+	d.set = IMP_RATE;
+	d.rate = bps;
+	return d;
+}
+
+static void new_preselects_and_reads_back(void **state)
+{
+	struct fix *x = fix_new(true, NULL);
+	const struct ctl_view *v = ctl_view(x->c);
+
+	(void)state;
+	assert_true(v->side[CTL_IDX_A].present);
+	assert_true(v->side[CTL_IDX_B].present);
+	assert_int_equal(v->side[CTL_IDX_A].links.n, 2);
+	assert_int_equal(v->side[CTL_IDX_A].sel, 1);
+	assert_string_equal(v->side[CTL_IDX_A].dev, "veth-a");
+	assert_string_equal(v->side[CTL_IDX_A].route_dev, "veth-a");
+	assert_string_equal(v->side[CTL_IDX_B].dev, "veth-b");
+	assert_true(v->side[CTL_IDX_A].qd_valid);
+	assert_string_equal(v->side[CTL_IDX_A].qd.q[0].kind, "noqueue");
+	assert_non_null(strstr(v->session, "peer-b"));
+	assert_int_equal(v->dial_sides, CTL_BOTH);
+	ctl_free(x->c);
+	assert_int_equal(x->fa.nclose, 1);
+	assert_int_equal(x->fb.nclose, 1);
+	free(x);
+}
+
+static void apply_keeps_what_kernel_holds(void **state)
+{
+	struct fix *x = fix_new(true, NULL);
+	const struct ctl_view *v = ctl_view(x->c);
+	struct impair d = rate_dial(50123456);
+	struct ll_err err = { 0 };
+
+	(void)state;
+	assert_int_equal(ctl_apply(x->c, &d, CTL_BOTH, &err), 0);
+	assert_int_equal(x->fa.napply, 1);
+	assert_int_equal(x->fb.napply, 1);
+	/* the fake kernel holds 50000008 bit/s, not the 50123456 asked */
+	assert_string_equal(v->side[CTL_IDX_A].qd.q[0].kind, "tbf");
+	assert_int_equal(v->side[CTL_IDX_A].qd.q[0].rate, 50000008);
+	assert_int_equal(v->side[CTL_IDX_B].qd.q[0].rate, 50000008);
+	assert_int_equal(v->side[CTL_IDX_A].held.rate, 50000008);
+	assert_string_equal(v->side[CTL_IDX_A].links.l[1].qdisc, "tbf");
+	assert_int_equal(v->dial.rate, 50123456);
+	assert_non_null(strstr(v->status, "applied on A veth-a, B veth-b"));
+	assert_string_equal(v->error, "");
+	fix_free(x);
+}
+
+static void apply_one_side_only(void **state)
+{
+	struct fix *x = fix_new(true, NULL);
+	struct impair d = rate_dial(10000000);
+
+	(void)state;
+	assert_int_equal(ctl_apply(x->c, &d, CTL_B, NULL), 0);
+	assert_int_equal(x->fa.napply, 0);
+	assert_int_equal(x->fb.napply, 1);
+	assert_string_equal(ctl_view(x->c)->side[CTL_IDX_A].qd.q[0].kind, "noqueue");
+	fix_free(x);
+}
+
+static void apply_eperm_says_needs_root(void **state)
+{
+	struct fix *x = fix_new(true, NULL);
+	const struct ctl_view *v = ctl_view(x->c);
+	struct impair d = rate_dial(50000000);
+	struct ll_err err = { 0 };
+
+	(void)state;
+	x->fa.apply_rc = -EPERM;
+	assert_int_equal(ctl_apply(x->c, &d, CTL_BOTH, &err), -EPERM);
+	assert_non_null(strstr(err.msg, "needs root"));
+	assert_non_null(strstr(err.msg, "A: "));
+	assert_non_null(strstr(v->side[CTL_IDX_A].err, "needs root"));
+	assert_non_null(strstr(v->error, "needs root"));
+	/* B still applied, A still shows what it holds (nothing) */
+	assert_int_equal(x->fb.napply, 1);
+	assert_string_equal(v->side[CTL_IDX_A].qd.q[0].kind, "noqueue");
+	assert_string_equal(v->side[CTL_IDX_B].qd.q[0].kind, "tbf");
+	fix_free(x);
+}
+
+static void apply_invalid_dial_touches_nothing(void **state)
+{
+	struct fix *x = fix_new(true, NULL);
+	struct impair d;
+	struct ll_err err = { 0 };
+
+	(void)state;
+	memset(&d, 0, sizeof(d));
+	d.set = IMP_RATE;
+	d.rate = 0;    /* rate 0 is refused by impair_validate */
+	assert_int_equal(ctl_apply(x->c, &d, CTL_BOTH, &err), -EINVAL);
+	assert_true(err.msg[0] != '\0');
+	assert_int_equal(x->fa.napply, 0);
+	assert_int_equal(x->fb.napply, 0);
+	assert_non_null(strstr(ctl_view(x->c)->error, "dial"));
+	fix_free(x);
+}
+
+static void quit_restores_only_changed(void **state)
+{
+	struct fix *x = fix_new(true, NULL);
+	struct impair d = rate_dial(20000000);
+	char sum[256];
+	struct ll_err err = { 0 };
+
+	(void)state;
+	assert_int_equal(ctl_apply(x->c, &d, CTL_BOTH, NULL), 0);
+	/* select lo on A and apply there too */
+	assert_int_equal(ctl_select(x->c, CTL_IDX_A, 0, NULL), 0);
+	assert_string_equal(ctl_view(x->c)->side[CTL_IDX_A].dev, "lo");
+	assert_int_equal(ctl_apply(x->c, &d, CTL_A, NULL), 0);
+	assert_int_equal(ctl_quit(x->c, sum, sizeof(sum), &err), 0);
+	assert_int_equal(x->fa.nclear, 2);
+	assert_int_equal(x->fb.nclear, 1);
+	assert_string_equal(x->fa.cleared[0], "veth-a");
+	assert_string_equal(x->fa.cleared[1], "lo");
+	assert_string_equal(x->fb.cleared[0], "veth-b");
+	assert_string_equal(sum, "restored A veth-a, A lo, B veth-b");
+	assert_int_equal(x->fa.rate[1], 0);
+	/* a second quit has nothing left */
+	assert_int_equal(ctl_quit(x->c, sum, sizeof(sum), &err), 0);
+	assert_string_equal(sum, "nothing to restore");
+	assert_int_equal(x->fa.nclear, 2);
+	fix_free(x);
+}
+
+static void clear_intent_unmarks(void **state)
+{
+	struct fix *x = fix_new(true, NULL);
+	struct ctl_intent in;
+	char sum[128];
+
+	(void)state;
+	memset(&in, 0, sizeof(in));
+	in.kind = CI_APPLY;
+	in.dial = rate_dial(1000000);
+	in.sides = CTL_BOTH;
+	assert_int_equal(ctl_do(x->c, &in, NULL), 0);
+	in.kind = CI_CLEAR;
+	assert_int_equal(ctl_do(x->c, &in, NULL), 0);
+	assert_int_equal(x->fa.nclear, 1);
+	assert_string_equal(ctl_view(x->c)->side[CTL_IDX_A].qd.q[0].kind, "noqueue");
+	assert_non_null(strstr(ctl_view(x->c)->status, "cleared"));
+	assert_int_equal(ctl_quit(x->c, sum, sizeof(sum), NULL), 0);
+	assert_string_equal(sum, "nothing to restore");
+	assert_int_equal(x->fa.nclear, 1);
+	fix_free(x);
+}
+
+static void select_out_of_range(void **state)
+{
+	struct fix *x = fix_new(false, NULL);
+	struct ll_err err = { 0 };
+
+	(void)state;
+	assert_int_equal(ctl_select(x->c, CTL_IDX_A, 5, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "out of range"));
+	assert_int_equal(ctl_select(x->c, CTL_IDX_B, 0, &err), -ENODEV);
+	assert_false(ctl_view(x->c)->side[CTL_IDX_B].present);
+	fix_free(x);
+}
+
+static void test_start_errors(void **state)
+{
+	struct fix *x = fix_new(false, NULL);
+	struct ctl_test_req r = { .streams = 2, .duration = 3, .interval = 1 };
+	struct ll_err err = { 0 };
+
+	(void)state;
+	assert_int_equal(ctl_test_start(x->c, &r, &err), -EDESTADDRREQ);
+	assert_non_null(strstr(err.msg, "-c ADDR"));
+	assert_int_equal(ctl_test_fd(x->c), -1);
+	fix_free(x);
+
+	x = fix_new(true, NULL);
+	r.streams = 0;
+	assert_int_equal(ctl_test_start(x->c, &r, &err), -EINVAL);
+	assert_int_equal(x->fb.nserver, 0);
+	r.streams = 2;
+	x->fb.server_rc = -ENOENT;
+	assert_int_equal(ctl_test_start(x->c, &r, &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "start test server"));
+	assert_int_equal(x->fb.nserver, 1);
+	assert_int_equal(ctl_test_fd(x->c), -1);
+	fix_free(x);
+}
+
+/* A port on loopback with nothing listening. */
+static int closed_port(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
+	port = ntohs(sa.sin_port);
+	close(fd);
+	return port;
+}
+
+static void test_failure_is_pumped(void **state)
+{
+	struct fix *x;
+	struct ctl_test_req r = { .streams = 1, .duration = 2, .interval = 1 };
+	struct ll_err err = { 0 };
+	struct pollfd pfd;
+	struct ctl *c;
+	int k, fd;
+
+	(void)state;
+	x = calloc(1, sizeof(*x));
+	assert_non_null(x);
+	fake_add(&x->fa, "lo", "127.0.0.1/8");
+	x->ps.a.ops = &fake_ops;
+	x->ps.a.priv = &x->fa;
+	assert_int_equal(ctl_new(&c, &x->ps, "127.0.0.1", closed_port(), &err), 0);
+	x->c = c;
+	assert_non_null(strstr(ctl_view(c)->session, "127.0.0.1"));
+	assert_int_equal(ctl_test_start(c, &r, &err), 0);
+	assert_int_equal(ctl_test_start(c, &r, &err), -EBUSY);
+	for (k = 0; k < 100 && ctl_view(c)->test.state != CTL_TEST_FAILED; k++) {
+		fd = ctl_test_fd(c);
+		if (fd < 0)
+			break;
+		pfd.fd = fd;
+		pfd.events = POLLIN;
+		poll(&pfd, 1, 100);
+		ctl_test_pump(c);
+	}
+	assert_int_equal(ctl_view(c)->test.state, CTL_TEST_FAILED);
+	assert_true(ctl_view(c)->test.err[0] != '\0');
+	assert_non_null(strstr(ctl_view(c)->error, "test: "));
+	assert_int_equal(ctl_test_fd(c), -1);
+	fix_free(x);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(new_preselects_and_reads_back),
+		cmocka_unit_test(apply_keeps_what_kernel_holds),
+		cmocka_unit_test(apply_one_side_only),
+		cmocka_unit_test(apply_eperm_says_needs_root),
+		cmocka_unit_test(apply_invalid_dial_touches_nothing),
+		cmocka_unit_test(quit_restores_only_changed),
+		cmocka_unit_test(clear_intent_unmarks),
+		cmocka_unit_test(select_out_of_range),
+		cmocka_unit_test(test_start_errors),
+		cmocka_unit_test(test_failure_is_pumped),
+	};
+
+	return cmocka_run_group_tests_name("ctl", tests, NULL, NULL);
+}
