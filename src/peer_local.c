@@ -469,15 +469,12 @@ static int local_apply(struct peer *p, const char *dev, const struct impair *d,
 	return rc;
 }
 
-static int local_clear(struct peer *p, const char *dev, struct ll_err *err)
+static int clear_ifindex(struct local *l, const char *dev, int ifindex,
+			 struct ll_err *err)
 {
-	struct local *l = L(p);
 	struct journal_entry je;
-	int ifindex, rc;
+	int rc;
 
-	rc = dev_info(l, dev, &ifindex, NULL, err);
-	if (rc < 0)
-		return rc;
 	rc = journal_lookup(l->netns, ifindex, &je, err);
 	if (rc == -ENOENT) {
 		ll_err_clear(err);
@@ -489,6 +486,55 @@ static int local_clear(struct peer *p, const char *dev, struct ll_err *err)
 	if (rc < 0)
 		return rc;
 	return journal_remove(l->netns, ifindex, err);
+}
+
+static int local_clear(struct peer *p, const char *dev, struct ll_err *err)
+{
+	struct local *l = L(p);
+	int ifindex, rc;
+
+	rc = dev_info(l, dev, &ifindex, NULL, err);
+	if (rc < 0)
+		return rc;
+	return clear_ifindex(l, dev, ifindex, err);
+}
+
+/* Every journal entry of this network namespace: restore it; an entry whose
+ * interface is gone is dropped (its qdiscs went with it). Entries of other
+ * namespaces are left for a linklab running there. */
+static int local_clear_all(struct peer *p, struct ll_err *err)
+{
+	struct local *l = L(p);
+	struct journal_entry *list;
+	struct ll_err one = { 0 };
+	int n = 0, i, rc, failed = 0;
+
+	list = calloc(JOURNAL_LIST_MAX, sizeof(*list));
+	if (!list)
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	rc = journal_list(list, JOURNAL_LIST_MAX, &n, err);
+	if (rc < 0) {
+		free(list);
+		return rc;
+	}
+	ll_err_clear(err);
+	for (i = 0; i < n; i++) {
+		char name[IF_NAMESIZE];
+
+		if (list[i].netns != l->netns)
+			continue;
+		if (!if_indextoname((unsigned)list[i].ifindex, name)) {
+			journal_remove(l->netns, list[i].ifindex, NULL);
+			continue;
+		}
+		rc = clear_ifindex(l, name, list[i].ifindex, &one);
+		if (rc < 0 && !failed) {
+			failed = rc;
+			ll_err_set(err, rc, "%s", one.msg);
+		}
+	}
+	free(list);
+	return failed;
 }
 
 static int local_dry_run(struct peer *p, const char *dev, const struct impair *d,
@@ -535,6 +581,7 @@ static const struct peer_ops local_ops = {
 	.read_qdiscs = local_read_qdiscs,
 	.apply = local_apply,
 	.clear = local_clear,
+	.clear_all = local_clear_all,
 	.dry_run = local_dry_run,
 	.server_start = local_server_start,
 	.server_stop = local_server_stop,

@@ -186,6 +186,47 @@ static void test_apply_tbf_replace_clear(void **state)
 	p.ops->close(&p);
 }
 
+/* clear --all after a "crash": a fresh peer restores both veth ends from the
+ * journal alone, and drops the entry of an interface that is gone. */
+static void test_clear_all(void **state)
+{
+	static const char *const r[] = { "rate", "5mbit", NULL };
+	struct peer p, q;
+	struct impair d;
+	struct qdisc_state st;
+	struct journal_entry gone, list[8];
+	struct ll_err e = { 0 };
+	int n;
+
+	(void)state;
+	NEED_NETNS();
+	assert_int_equal(peer_local_open(&p, &e), 0);
+	set_dial(&d, r);
+	assert_int_equal(p.ops->apply(&p, "llA0", &d, &e), 0);
+	assert_int_equal(p.ops->apply(&p, "llA1", &d, &e), 0);
+	p.ops->close(&p);               /* "crash": no clear */
+	memset(&gone, 0, sizeof(gone));
+	assert_int_equal(journal_netns(&gone.netns, &e), 0);
+	gone.ifindex = 999;
+	gone.is_default = true;
+	snprintf(gone.kind, sizeof(gone.kind), "noqueue");
+	assert_int_equal(journal_record(&gone, &e), 1);
+	assert_int_equal(journal_list(list, 8, &n, &e), 0);
+	assert_int_equal(n, 3);
+
+	assert_int_equal(peer_local_open(&q, &e), 0);
+	assert_non_null(q.ops->clear_all);
+	if (q.ops->clear_all(&q, &e) != 0)
+		fail_msg("clear_all: %s", e.msg);
+	assert_int_equal(q.ops->read_qdiscs(&q, "llA0", &st, &e), 0);
+	assert_string_equal(st.q[0].kind, "noqueue");
+	assert_int_equal(q.ops->read_qdiscs(&q, "llA1", &st, &e), 0);
+	assert_string_equal(st.q[0].kind, "noqueue");
+	assert_int_equal(journal_list(list, 8, &n, &e), 0);
+	assert_int_equal(n, 0);
+	q.ops->close(&q);
+}
+
 static void test_netem_refused_cleanly(void **state)
 {
 	static const char *const net[] = { "delay", "100ms", "loss", "1%", NULL };
@@ -452,6 +493,7 @@ int main(void)
 		cmocka_unit_test(test_journal),
 		cmocka_unit_test(test_state_fold),
 		cmocka_unit_test(test_apply_tbf_replace_clear),
+		cmocka_unit_test(test_clear_all),
 		cmocka_unit_test(test_netem_refused_cleanly),
 		cmocka_unit_test(test_replay_original),
 		cmocka_unit_test(test_dry_run_same_state),
