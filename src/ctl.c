@@ -322,10 +322,10 @@ static int ctl_change(struct ctl *c, const struct impair *d, unsigned sides,
 		}
 		if (!s->dev[0]) {
 			rc = ll_err_set(&e, -ENODEV, "no interface selected");
-		} else if (i == CTL_IDX_A && d && !c->v.is_root) {
+		} else if (i == CTL_IDX_A && !c->v.is_root) {
 			rc = ll_err_set(&e, -EPERM,
-					"%s: needs root (CAP_NET_ADMIN) to change qdiscs",
-					s->dev);
+					"%s: needs root (CAP_NET_ADMIN) to %s qdiscs",
+					s->dev, d ? "change" : "restore");
 		} else if (d) {
 			rc = p->ops->apply(p, s->dev, d, &e);
 			if (rc == -EPERM && i == CTL_IDX_A)

@@ -226,7 +226,7 @@ void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 			 s->dev, s->qd_valid ? s->held_text : "(not read)");
 		tui_put(y++, 1, cols - 2, tui_attr(t, TUI_OK), line);
 		if (s->err[0])
-			tui_put(y++, 3, cols - 4, tui_attr(t, TUI_ERROR), s->err);
+			y += tui_wrap(y, 3, cols - 4, 2, tui_attr(t, TUI_ERROR), s->err);
 	}
 	if (!t->editing)
 		curs_set(0);

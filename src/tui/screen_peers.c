@@ -7,34 +7,6 @@
 
 #include "tui.h"
 
-/* Word-wrap s into at most maxl lines of width w starting at (y, x).
- * Returns lines used. */
-static int peers_wrap(int y, int x, int w, int maxl, unsigned attr, const char *s)
-{
-	int used = 0, n;
-	const char *p = s;
-
-	while (*p && used < maxl) {
-		n = (int)strlen(p);
-		if (n > w) {
-			int cut = w;
-
-			while (cut > 0 && p[cut] != ' ')
-				cut--;
-			n = cut > 0 ? cut : w;
-		}
-		char part[256];
-
-		snprintf(part, sizeof(part), "%.*s", n, p);
-		tui_put(y + used, x, w, attr, part);
-		used++;
-		p += n;
-		while (*p == ' ')
-			p++;
-	}
-	return used;
-}
-
 /* One pane: header, link rows (two lines each), then the read-back. */
 static void peers_pane(struct tui *t, const struct ctl_side_view *s, int idx,
 		       int top, int rows, int x, int w)
@@ -95,12 +67,12 @@ static void peers_pane(struct tui *t, const struct ctl_side_view *s, int idx,
 	snprintf(line, sizeof(line), "kernel holds on %s:", s->dev[0] ? s->dev : "-");
 	tui_put(y++, x, w, A_BOLD, line);
 	if (s->qd_valid)
-		y += peers_wrap(y, x + 2, w - 2, 2, tui_attr(t, TUI_OK),
+		y += tui_wrap(y, x + 2, w - 2, 2, tui_attr(t, TUI_OK),
 				s->held_text[0] ? s->held_text : "(nothing read)");
 	else
 		tui_put(y++, x + 2, w - 2, tui_attr(t, TUI_DIM), "(not read)");
 	if (s->err[0])
-		peers_wrap(y, x + 2, w - 2, top + rows - y, tui_attr(t, TUI_ERROR),
+		tui_wrap(y, x + 2, w - 2, top + rows - y, tui_attr(t, TUI_ERROR),
 			   s->err);
 }
 

@@ -199,6 +199,33 @@ void tui_flash(const struct tui *t, const char *msg)
 	refresh();
 }
 
+/* Word-wrap s into at most maxl lines of width w starting at (y, x).
+ * Returns lines used. */
+int tui_wrap(int y, int x, int w, int maxl, unsigned attr, const char *s)
+{
+	int used = 0, n;
+	const char *p = s;
+	char part[256];
+
+	while (*p && used < maxl) {
+		n = (int)strlen(p);
+		if (n > w) {
+			int cut = w;
+
+			while (cut > 0 && p[cut] != ' ')
+				cut--;
+			n = cut > 0 ? cut : w;
+		}
+		snprintf(part, sizeof(part), "%.*s", n, p);
+		tui_put(y + used, x, w, attr, part);
+		used++;
+		p += n;
+		while (*p == ' ')
+			p++;
+	}
+	return used;
+}
+
 int tui_getkey(void)
 {
 	return getch();

@@ -110,6 +110,10 @@ unsigned tui_attr(const struct tui *t, enum tui_role r);
 /* Map a curses key to a lineedit key (LE_*), or the key itself. */
 int tui_le_key(int key);
 
+/* Word-wrap s into at most maxl lines of width w from (y, x); returns the
+ * lines used. */
+int tui_wrap(int y, int x, int w, int maxl, unsigned attr, const char *s);
+
 /* Draw s at (y, x), clipped to width w; returns cells used. */
 int tui_put(int y, int x, int w, unsigned attr, const char *s);
 
