@@ -18,9 +18,14 @@
 #include <cmocka.h>
 
 #include <cjson/cJSON.h>
+#include <linux/pkt_sched.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
 
 #include "linklab/impair.h"
 #include "linklab/journal.h"
+#include "linklab/nlqdisc.h"
 #include "linklab/peer.h"
 
 static char rundir[] = "/tmp/linklab-A-test-XXXXXX";
@@ -375,6 +380,53 @@ static void test_links_routes_errors(void **state)
 	p.ops->close(&p);
 }
 
+/* The kernel's extended-ack text reaches the message: replacing tbf 1: by
+ * another kind at the same handle is refused with "Invalid qdisc name". */
+static void test_extack_text(void **state)
+{
+	static const char *const r[] = { "rate", "5mbit", NULL };
+	struct nlqdisc_target t = { 0, TC_H_ROOT, 0x00010000, NLQ_REPLACE };
+	struct qdisc_state st;
+	struct impair_plan plan;
+	struct impair d;
+	struct ll_diag dg;
+	struct nl_sock *sk;
+	struct nl_msg *m = NULL;
+	struct ll_err e = { 0 };
+
+	(void)state;
+	NEED_NETNS();
+	t.ifindex = (int)if_nametoindex("llA1");
+	sk = nl_socket_alloc();
+	assert_non_null(sk);
+	assert_int_equal(nl_connect(sk, NETLINK_ROUTE), 0);
+	set_dial(&d, r);
+	ll_diag_clear(&dg);
+	assert_int_equal(impair_plan(&d, 1500, 250, &plan, &dg), 0);
+	assert_int_equal(nlqdisc_build_tbf(&t, &plan, &m, &e), 0);
+	assert_int_equal(nlqdisc_talk(sk, m, "replace tbf on llA1", "tbf", &e), 0);
+	nlmsg_free(m);
+	assert_int_equal(nlqdisc_build_raw(&t, "htb", NULL, 0, &m, &e), 0);
+	assert_int_equal(nlqdisc_talk(sk, m, "replace htb on llA1", "htb", &e), -EINVAL);
+	nlmsg_free(m);
+	printf("kernel said: %s\n", e.msg);
+	assert_non_null(strstr(e.msg, "replace htb on llA1: Invalid argument"));
+	assert_non_null(strstr(e.msg, "kernel says: "));
+	/* the dump still parses, then remove our tbf */
+	assert_int_equal(nlqdisc_dump(sk, t.ifindex, &st, NULL, &e), 0);
+	assert_string_equal(st.q[0].kind, "tbf");
+	t.handle = 0;
+	assert_int_equal(nlqdisc_build_del(&t, &m, &e), 0);
+	assert_int_equal(nlqdisc_talk(sk, m, "delete", NULL, &e), 0);
+	nlmsg_free(m);
+	/* deleting again: the kernel default cannot be deleted */
+	assert_int_equal(nlqdisc_build_del(&t, &m, &e), 0);
+	assert_true(nlqdisc_talk(sk, m, "delete again", NULL, &e) < 0);
+	printf("second delete: %s\n", e.msg);
+	nlmsg_free(m);
+	nl_socket_free(sk);
+}
+
 /* --- no privileges needed ------------------------------------------------ */
 
 static void test_journal(void **state)
@@ -498,6 +550,7 @@ int main(void)
 		cmocka_unit_test(test_replay_original),
 		cmocka_unit_test(test_dry_run_same_state),
 		cmocka_unit_test(test_links_routes_errors),
+		cmocka_unit_test(test_extack_text),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
