@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/* test_tui_keys.c - the console's key handlers without a terminal: they
+ * only change screen state and return what must happen (redraw, quit, an
+ * intent for the controller). The tui sources live in src/tui/ (not in
+ * libcore), so they are compiled in here; no curses screen is started. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* before cmocka.h: it defines a test_free() macro that clashes with test.h */
+#include "../../src/tui/tui.c"
+#include "../../src/tui/screen_dial.c"
+#include "../../src/tui/screen_peers.c"
+#include "../../src/tui/screen_test.c"
+#include "../../src/tui/lineedit.c"
+#include "../../src/tui/bar.c"
+
+#include <cmocka.h>
+
+struct kfix {
+	struct tui t;
+	struct ctl_view v;
+	struct ctl_intent in;
+};
+
+static struct kfix *kfix_new(void)
+{
+	struct kfix *k = calloc(1, sizeof(*k));
+	int s;
+
+	assert_non_null(k);
+	k->t.screen = TS_PEERS;
+	k->t.req.streams = 1;
+	k->t.req.duration = 10;
+	k->t.req.interval = 1;
+	for (s = 0; s < 2; s++) {
+		struct ctl_side_view *sv = &k->v.side[s];
+
+		sv->present = true;
+		sv->links.n = 3;
+		strcpy(sv->links.l[0].name, "lo");
+		strcpy(sv->links.l[1].name, s ? "veth-b" : "veth-a");
+		strcpy(sv->links.l[2].name, "eth9");
+		sv->sel = 1;
+	}
+	k->v.dial_sides = CTL_BOTH;
+	return k;
+}
+
+/* Feed a string of keys; returns the result of the last one. */
+static int feed(struct kfix *k, const char *keys)
+{
+	int r = 0;
+
+	for (; *keys; keys++)
+		r = tui_key(&k->t, (unsigned char)*keys, &k->v, &k->in);
+	return r;
+}
+
+static void global_keys(void **state)
+{
+	struct kfix *k = kfix_new();
+
+	(void)state;
+	assert_int_equal(feed(k, "q"), TR_QUIT);
+	assert_int_equal(feed(k, "d"), TR_REDRAW);
+	assert_int_equal(k->t.screen, TS_DIAL);
+	assert_int_equal(feed(k, "t"), TR_REDRAW);
+	assert_int_equal(k->t.screen, TS_TEST);
+	assert_int_equal(feed(k, "?"), TR_REDRAW);
+	assert_int_equal(k->t.screen, TS_HELP);
+	assert_int_equal(feed(k, "?"), TR_REDRAW);
+	assert_int_equal(k->t.screen, TS_TEST);
+	assert_int_equal(feed(k, "\033"), TR_REDRAW);
+	assert_int_equal(k->t.screen, TS_PEERS);
+	assert_int_equal(feed(k, "c"), TR_INTENT | TR_REDRAW);
+	assert_int_equal(k->in.kind, CI_CLEAR);
+	assert_int_equal(k->in.sides, CTL_BOTH);
+	assert_int_equal(feed(k, "r"), TR_INTENT | TR_REDRAW);
+	assert_int_equal(k->in.kind, CI_REFRESH);
+	assert_int_equal(tui_key(&k->t, KEY_RESIZE, &k->v, &k->in), TR_REDRAW);
+	free(k);
+}
+
+static void peers_select_and_panes(void **state)
+{
+	struct kfix *k = kfix_new();
+
+	(void)state;
+	assert_int_equal(feed(k, "j"), TR_INTENT | TR_REDRAW);
+	assert_int_equal(k->in.kind, CI_SELECT);
+	assert_int_equal(k->in.side, CTL_IDX_A);
+	assert_int_equal(k->in.index, 2);
+	/* clamped at the end of the list */
+	k->v.side[0].sel = 2;
+	feed(k, "j");
+	assert_int_equal(k->in.index, 2);
+	assert_int_equal(feed(k, "\t"), TR_REDRAW);
+	assert_int_equal(k->t.focus, 1);
+	feed(k, "k");
+	assert_int_equal(k->in.kind, CI_SELECT);
+	assert_int_equal(k->in.side, CTL_IDX_B);
+	assert_int_equal(k->in.index, 0);
+	assert_int_equal(tui_key(&k->t, KEY_LEFT, &k->v, &k->in), TR_REDRAW);
+	assert_int_equal(k->t.focus, 0);
+	/* no peer B: nothing to select there */
+	k->v.side[1].present = false;
+	feed(k, "l");
+	assert_int_equal(feed(k, "j"), TR_NONE);
+	free(k);
+}
+
+static void dial_edit_validate_apply(void **state)
+{
+	struct kfix *k = kfix_new();
+
+	(void)state;
+	feed(k, "d");
+	/* a bad value: message names the field, editor stays open */
+	feed(k, "e50xyz\r");
+	assert_true(k->t.editing);
+	assert_true(k->t.dial_msg_err);
+	assert_non_null(strstr(k->t.dial_msg, "rate"));
+	assert_non_null(strstr(k->t.dial_msg, "50xyz"));
+	/* keys typed while editing are not global keys ('q', 'd', 'c') */
+	assert_int_equal(tui_key(&k->t, 21, &k->v, &k->in), TR_REDRAW); /* ^U */
+	assert_int_equal(feed(k, "50mbit"), TR_REDRAW);
+	assert_int_equal(k->t.screen, TS_DIAL);
+	feed(k, "\r");
+	assert_false(k->t.editing);
+	assert_false(k->t.dial_msg_err);
+	assert_true(k->t.dial.set & IMP_RATE);
+	assert_int_equal(k->t.dial.rate, 50000000);
+	/* a preset on the delay row, then Enter applies to both */
+	feed(k, "jl");
+	assert_true(k->t.dial.set & IMP_DELAY);
+	assert_int_equal(k->t.dial.delay, 10000000);
+	assert_int_equal(feed(k, "\r"), TR_INTENT | TR_REDRAW);
+	assert_int_equal(k->in.kind, CI_APPLY);
+	assert_int_equal(k->in.sides, CTL_BOTH);
+	assert_int_equal(k->in.dial.rate, 50000000);
+	assert_int_equal(k->in.dial.delay, 10000000);
+	/* unset delay with x; target row cycles both -> A -> B */
+	feed(k, "x");
+	assert_false(k->t.dial.set & IMP_DELAY);
+	assert_true(k->t.dial.set & IMP_RATE);
+	feed(k, "jjjjjjl");
+	assert_int_equal(k->t.dial_sides, CTL_A);
+	feed(k, "l");
+	assert_int_equal(k->t.dial_sides, CTL_B);
+	feed(k, "\r");
+	assert_int_equal(k->in.kind, CI_APPLY);
+	assert_int_equal(k->in.sides, CTL_B);
+	free(k);
+}
+
+static void dial_cross_field_error_blocks_apply(void **state)
+{
+	struct kfix *k = kfix_new();
+
+	(void)state;
+	feed(k, "d");
+	/* jitter without delay: impair_validate refuses, no intent */
+	feed(k, "jje5ms\r");
+	assert_true(k->t.dial.set & IMP_JITTER);
+	assert_int_equal(feed(k, "\r"), TR_REDRAW);
+	assert_int_not_equal(k->in.kind, CI_APPLY);
+	assert_true(k->t.dial_msg_err);
+	assert_non_null(strstr(k->t.dial_msg, "jitter"));
+	free(k);
+}
+
+static void test_form_and_start(void **state)
+{
+	struct kfix *k = kfix_new();
+
+	(void)state;
+	feed(k, "t");
+	feed(k, "l");
+	assert_int_equal(k->t.req.streams, 2);
+	feed(k, "je");
+	assert_true(k->t.test_editing);
+	tui_key(&k->t, 21, &k->v, &k->in);
+	feed(k, "3\r");
+	assert_false(k->t.test_editing);
+	assert_true(k->t.req.duration == 3);
+	/* out of range: refused with a message naming the field */
+	feed(k, "e");
+	tui_key(&k->t, 21, &k->v, &k->in);
+	feed(k, "0\r");
+	assert_true(k->t.test_editing);
+	assert_non_null(strstr(k->t.test_msg, "duration"));
+	tui_key(&k->t, 27, &k->v, &k->in);
+	assert_false(k->t.test_editing);
+	assert_true(k->t.req.duration == 3);
+	feed(k, "jjl");    /* direction: reverse */
+	assert_true(k->t.req.reverse);
+	assert_int_equal(feed(k, "\r"), TR_INTENT | TR_REDRAW);
+	assert_int_equal(k->in.kind, CI_TEST_START);
+	assert_int_equal(k->in.test.streams, 2);
+	assert_true(k->in.test.duration == 3);
+	assert_true(k->in.test.reverse);
+	/* while running: x stops, s does not start another */
+	k->v.test.state = CTL_TEST_RUNNING;
+	assert_int_equal(feed(k, "s"), TR_NONE);
+	assert_int_equal(feed(k, "x"), TR_INTENT | TR_REDRAW);
+	assert_int_equal(k->in.kind, CI_TEST_STOP);
+	free(k);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(global_keys),
+		cmocka_unit_test(peers_select_and_panes),
+		cmocka_unit_test(dial_edit_validate_apply),
+		cmocka_unit_test(dial_cross_field_error_blocks_apply),
+		cmocka_unit_test(test_form_and_start),
+	};
+
+	return cmocka_run_group_tests_name("tui_keys", tests, NULL, NULL);
+}
