@@ -14,12 +14,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 
+#include <linux/ethtool.h>
 #include <linux/pkt_sched.h>
+#include <linux/sockios.h>
 #include <linux/rtnetlink.h>
 #include <netlink/addr.h>
 #include <netlink/attr.h>
@@ -80,13 +84,34 @@ static int dev_info(struct local *l, const char *dev, int *ifindex,
 
 /* --- list_links ---------------------------------------------------------- */
 
+/* Link speed in Mbit/s from ethtool (ETHTOOL_GSET, in this process's
+ * network namespace, unlike /sys); 0 when unknown. */
+static uint64_t link_speed(int fd, const char *name)
+{
+	struct ethtool_cmd ec;
+	struct ifreq ifr;
+	uint32_t sp;
+
+	if (fd < 0)
+		return 0;
+	memset(&ec, 0, sizeof(ec));
+	memset(&ifr, 0, sizeof(ifr));
+	ec.cmd = ETHTOOL_GSET;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	ifr.ifr_data = (char *)&ec;
+	if (ioctl(fd, SIOCETHTOOL, &ifr) < 0)
+		return 0;
+	sp = ethtool_cmd_speed(&ec);
+	return sp == 0 || sp == (uint32_t)SPEED_UNKNOWN ? 0 : sp;
+}
+
 static int local_list_links(struct peer *p, struct link_list *out,
 			    struct ll_err *err)
 {
 	struct local *l = L(p);
 	struct nl_cache *lc = NULL, *ac = NULL, *qc = NULL;
 	struct nl_object *o;
-	int rc;
+	int rc, fd;
 
 	memset(out, 0, sizeof(*out));
 	rc = rtnl_link_alloc_cache(l->sk, AF_UNSPEC, &lc);
@@ -100,6 +125,7 @@ static int local_list_links(struct peer *p, struct link_list *out,
 	rc = rtnl_qdisc_alloc_cache(l->sk, &qc);
 	if (rc < 0)
 		qc = NULL;      /* kinds stay empty; links are still worth showing */
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	for (o = nl_cache_get_first(lc); o && out->n < PEER_MAX_LINKS;
 	     o = nl_cache_get_next(o)) {
 		struct rtnl_link *k = (struct rtnl_link *)o;
@@ -113,6 +139,7 @@ static int local_list_links(struct peer *p, struct link_list *out,
 		li->ifindex = rtnl_link_get_ifindex(k);
 		li->up = (rtnl_link_get_flags(k) & IFF_UP) != 0;
 		li->mtu = rtnl_link_get_mtu(k);
+		li->speed_mbps = link_speed(fd, li->name);
 		rtnl_link_operstate2str(rtnl_link_get_operstate(k), st, sizeof(st));
 		for (i = 0; st[i] && i < sizeof(li->state) - 1; i++)
 			li->state[i] = (char)(st[i] >= 'a' && st[i] <= 'z' ?
@@ -140,6 +167,8 @@ static int local_list_links(struct peer *p, struct link_list *out,
 			}
 		}
 	}
+	if (fd >= 0)
+		close(fd);
 	nl_cache_free(lc);
 	nl_cache_free(ac);
 	if (qc)

@@ -363,6 +363,7 @@ static void test_links_routes_errors(void **state)
 		assert_true(ll->l[i].naddrs >= 1);   /* + IPv6 link-local */
 		assert_string_equal(ll->l[i].addrs[0], "10.9.0.1/24");
 		assert_string_equal(ll->l[i].state, "UP");
+		assert_true(ll->l[i].speed_mbps == 10000);   /* veth reports 10G */
 	}
 	assert_true(found);
 	free(ll);
