@@ -189,4 +189,44 @@ jb=$(tcj "$NS_B" veth-b)
 case "$ja" in *'"kind":"noqueue"'*) ok "veth-a back to noqueue" ;; *) bad "veth-a after quit: $ja" ;; esac
 case "$jb" in *'"kind":"noqueue"'*) ok "veth-b back to noqueue" ;; *) bad "veth-b after quit: $jb" ;; esac
 
+# 6. Ctrl-C and SIGTERM also restore both peers before leaving
+# start_console NAME: a fresh console in its own window, peers listed.
+start_console() {
+	$TMUX kill-session -t tui 2>/dev/null
+	$TMUX new-session -d -s tui -x 120 -y 36 \
+		"TERM=screen ip netns exec $NS_A $BIN console -F $LL_SSH_CONFIG --peer $LL_PEER 2>&1; echo console-exit=\$?; sleep 600"
+	wait_for "veth-b" 150
+}
+# apply_rate: dial 10mbit on both and wait for the read-back.
+apply_rate() {
+	keys d
+	wait_for "Impairment dial" 30
+	keys e C-u 1 0 m b i t Enter Enter
+	wait_for "applied on A veth-a, B veth-b" 150
+}
+for how in INT TERM; do
+	if ! start_console; then bad "console ($how run) did not start"; continue; fi
+	if ! apply_rate; then bad "apply before SIG$how failed"; capture; continue; fi
+	case "$(tcj "$NS_B" veth-b)" in *'"kind":"tbf"'*) ;; *) bad "SIG$how: no tbf on veth-b before the signal" ;; esac
+	if [ $how = INT ]; then
+		keys C-c
+	else
+		# the console is the child of the pane's shell (ip netns exec execs it)
+		ppid=$($TMUX display -p -t tui '#{pane_pid}')
+		cpid=$(ps -o pid= --ppid "$ppid" | head -1 | tr -d ' ')
+		[ -n "$cpid" ] && kill -TERM "$cpid"
+	fi
+	if wait_for "console-exit=" 150 && capture | grep -q "restored A veth-a, B veth-b"; then
+		ok "SIG$how: restore summary printed after the signal"
+	else
+		bad "SIG$how: no restore summary"; capture | tail -5
+	fi
+	ja=$(tcj "$NS_A" veth-a)
+	jb=$(tcj "$NS_B" veth-b)
+	case "$ja$jb" in
+	*'"kind":"noqueue"'*'"kind":"noqueue"'*) ok "SIG$how: both peers back to noqueue" ;;
+	*) bad "SIG$how: after the signal: $ja / $jb" ;;
+	esac
+done
+
 finish
