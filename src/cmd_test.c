@@ -97,6 +97,19 @@ static void print_sample(const char *tag, const struct test_stream_sample *s,
 	fmt_bytes((double)s->bytes, by, sizeof(by));
 	fmt_bits(s->bps, bi, sizeof(bi));
 	printf("[%s] %6.2f-%-6.2f sec  %s  %s", tag, s->start, s->end, by, bi);
+	if (s->packets >= 0) {   /* UDP, as iperf3's UDP report lines */
+		if (s->sender && !role)
+			printf("  %lld\n", (long long)s->packets);
+		else if (s->sender)
+			printf("  %.3f ms  0/%lld (0%%)  %s\n", 0.0,
+			       (long long)s->packets, role);
+		else
+			printf("  %.3f ms  %lld/%lld (%.2g%%)%s%s\n", s->jitter_ms,
+			       (long long)s->lost, (long long)s->packets,
+			       s->packets > 0 ? 100.0 * (double)s->lost / (double)s->packets : 0.0,
+			       role ? "  " : "", role ? role : "");
+		return;
+	}
 	if (role) {
 		if (s->sender && s->retransmits >= 0)
 			printf("  %4lld", (long long)s->retransmits);
@@ -140,7 +153,10 @@ static void print_summary(const struct test_summary *S)
 	char tag[16];
 
 	printf("- - - - - - - - - - - - - - - - - - - - - - - - -\n");
-	printf("[ ID] Interval           Transfer     Bitrate         Retr\n");
+	if (S->sum_sent.packets >= 0)
+		printf("[ ID] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams\n");
+	else
+		printf("[ ID] Interval           Transfer     Bitrate         Retr\n");
 	for (int i = 0; i < S->nstreams; i++) {
 		tag_of(S->sent[i].id, tag, sizeof(tag));
 		print_sample(tag, &S->sent[i], true, "sender");
@@ -198,7 +214,11 @@ int cmd_test_run(const struct test_opts *o, int json)
 					       "", ev->interval.nstreams,
 					       ev->interval.nstreams == 1 ? "" : "s",
 					       o->reverse ? " (reverse mode: server is sending)" : "");
-					if (o->reverse)
+					if (o->udp && o->reverse)
+						printf("[ ID] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams\n");
+					else if (o->udp)
+						printf("[ ID] Interval           Transfer     Bitrate         Total Datagrams\n");
+					else if (o->reverse)
 						printf("[ ID] Interval           Transfer     Bitrate\n");
 					else
 						printf("[ ID] Interval           Transfer     Bitrate         Retr  Cwnd\n");
@@ -249,10 +269,10 @@ static void test_usage(FILE *f)
 		"  -t SEC    duration, 1..86400 (default 10)\n"
 		"  -i SEC    report interval, 0.1..60 (default 1)\n"
 		"  -R        reverse: the server sends\n"
-		"  -l LEN    block size in bytes, K/M suffixes 1024-based, 1..1M (default 128K)\n"
+		"  -l LEN    block size in bytes, K/M suffixes 1024-based, 1..1M (TCP default 128K)\n"
 		"  -w SIZE   socket buffer size, K/M suffixes, up to 512M\n"
 		"  -b RATE   target bit/s per stream, K/M/G 1000-based (default unlimited)\n"
-		"  -u        UDP (not supported yet)\n"
+		"  -u        UDP (default -b 1M per stream, -l 1460, 16..65507)\n"
 		"  -J        print an iperf3 -J style JSON document\n");
 }
 
@@ -276,6 +296,7 @@ int cmd_test(int argc, char **argv)
 	};
 	struct test_opts o;
 	int json = 0, c;
+	bool b_given = false;
 	double v;
 
 	test_opts_init(&o);
@@ -331,6 +352,7 @@ int cmd_test(int argc, char **argv)
 				return bad_opt("-b", optarg,
 					       "bit/s, 0 (unlimited) .. 1000T (K/M/G are 1000-based)");
 			o.bitrate = (uint64_t)v;
+			b_given = true;
 			break;
 		case 'u':
 			o.udp = true;
@@ -367,10 +389,8 @@ int cmd_test(int argc, char **argv)
 		test_usage(stderr);
 		return 2;
 	}
-	if (o.udp) {
-		fprintf(stderr, "linklab test: invalid -u: UDP not supported yet (TCP only)\n");
-		return 2;
-	}
+	if (o.udp && !b_given)
+		o.bitrate = IPERF3_UDP_DEFAULT_RATE;   /* iperf3's UDP default */
 	struct ll_diag d = { 0 };
 	if (test_opts_validate(&o, &d) < 0) {
 		for (int i = 0; i < d.n; i++)

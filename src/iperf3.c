@@ -412,8 +412,6 @@ int iperf3_params_check(const struct iperf3_params *p, struct ll_diag *diag)
 		    (unsigned long long)p->window, IPERF3_MAX_WINDOW);
 	if (!(p->omit >= 0 && p->omit <= 600))
 		BAD(IPERF3_IEOMIT, "omit", "omit %g out of range 0..600 s", p->omit);
-	if (p->udp)
-		BAD(IPERF3_IEUNIMP, "udp", "UDP not supported yet by linklab serve");
 	if (p->bidir)
 		BAD(IPERF3_IEUNIMP, "bidirectional",
 		    "--bidir not supported yet by linklab serve");
@@ -604,6 +602,91 @@ static void pace(struct iperf3_stream *s, double t0, uint64_t sent)
 	}
 }
 
+double iperf3_stream_jitter(const struct iperf3_stream *s)
+{
+	uint64_t b = atomic_load_explicit(&s->jitter_bits, memory_order_relaxed);
+	double d;
+
+	memcpy(&d, &b, sizeof(d));
+	return d;
+}
+
+static void udp_send_loop(struct iperf3_stream *s)
+{
+	double t0 = iperf3_now();
+	uint64_t total = 0;
+	uint32_t seq = 0;
+
+	while (!atomic_load_explicit(s->stop, memory_order_relaxed)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		put_be32(s->buf, (uint32_t)ts.tv_sec);
+		put_be32(s->buf + 4, (uint32_t)(ts.tv_nsec / 1000));
+		put_be32(s->buf + 8, ++seq);
+		ssize_t r = send(s->fd, s->buf, s->len, MSG_NOSIGNAL);
+		if (r < 0) {
+			if (errno == EINTR || errno == EAGAIN || errno == ENOBUFS ||
+			    errno == ECONNREFUSED) {
+				seq--;
+				continue;
+			}
+			atomic_store(&s->error, errno);
+			break;
+		}
+		total += (uint64_t)r;
+		atomic_fetch_add_explicit(&s->bytes, (uint64_t)r, memory_order_relaxed);
+		atomic_fetch_add_explicit(&s->packets, 1, memory_order_relaxed);
+		if (s->rate)
+			pace(s, t0, total);
+	}
+}
+
+static void udp_recv_loop(struct iperf3_stream *s)
+{
+	uint64_t highest = 0, n = 0;
+	double jitter = 0;
+
+	while (!atomic_load_explicit(s->stop, memory_order_relaxed)) {
+		ssize_t r = recv(s->fd, s->buf, s->len, 0);
+		if (r < 0) {
+			if (errno == EINTR || errno == EAGAIN || errno == ECONNREFUSED)
+				continue;   /* EAGAIN: SO_RCVTIMEO, re-check stop */
+			atomic_store(&s->error, errno);
+			break;
+		}
+		if (r == 0 && atomic_load(s->stop))
+			break;
+		if (r < IPERF3_UDP_HDR)
+			continue;   /* a late "9876"/"6789" or junk */
+		double now = iperf3_now();
+		double sent = (double)get_be32(s->buf) +
+			      (double)get_be32(s->buf + 4) / 1e6;
+		uint64_t seq = get_be32(s->buf + 8);
+		/* iperf3_udp_recv: gaps count as lost, a late one gives one back */
+		if (seq >= highest + 1) {
+			if (seq > highest + 1)
+				atomic_fetch_add(&s->lost, (int64_t)(seq - highest - 1));
+			highest = seq;
+			atomic_store_explicit(&s->packets, highest, memory_order_relaxed);
+		} else {
+			atomic_fetch_add(&s->outoforder, 1);
+			if (atomic_load(&s->lost) > 0)
+				atomic_fetch_sub(&s->lost, 1);
+		}
+		/* RFC 1889 jitter: J += (|D| - J) / 16 */
+		double transit = now - sent;
+		if (n++) {
+			double d = fabs(transit - s->prev_transit);
+			jitter += (d - jitter) / 16.0;
+			uint64_t b;
+			memcpy(&b, &jitter, sizeof(b));
+			atomic_store_explicit(&s->jitter_bits, b, memory_order_relaxed);
+		}
+		s->prev_transit = transit;
+		atomic_fetch_add_explicit(&s->bytes, (uint64_t)r, memory_order_relaxed);
+	}
+}
+
 static void *stream_main(void *arg)
 {
 	struct iperf3_stream *s = arg;
@@ -613,6 +696,13 @@ static void *stream_main(void *arg)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	if (s->udp) {
+		if (s->sender)
+			udp_send_loop(s);
+		else
+			udp_recv_loop(s);
+		return NULL;
+	}
 	while (!atomic_load_explicit(s->stop, memory_order_relaxed)) {
 		ssize_t r;
 		if (s->sender)
@@ -656,6 +746,22 @@ int iperf3_stream_start(struct iperf3_stream *s, struct ll_err *err)
 	}
 	atomic_store(&s->bytes, 0);
 	atomic_store(&s->error, 0);
+	atomic_store(&s->packets, 0);
+	atomic_store(&s->lost, 0);
+	atomic_store(&s->outoforder, 0);
+	atomic_store(&s->jitter_bits, 0);
+	s->prev_transit = 0;
+	if (s->udp && s->len < IPERF3_UDP_HDR) {
+		free(s->buf);
+		s->buf = NULL;
+		return ll_err_set(err, -EINVAL, "stream %d: UDP length %u < %d",
+				  s->id, s->len, IPERF3_UDP_HDR);
+	}
+	if (s->udp && !s->sender) {
+		/* a receiver blocked in recv() re-checks the stop flag this often */
+		struct timeval tv = { .tv_sec = 0, .tv_usec = 200000 };
+		setsockopt(s->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	}
 	r = pthread_create(&s->thread, NULL, stream_main, s);
 	if (r) {
 		free(s->buf);

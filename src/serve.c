@@ -167,6 +167,57 @@ static void human_bits(double b, char *buf, size_t len)
 		 b, u[i]);
 }
 
+/* A UDP socket on the listener's address and port (iperf3 netannounce with
+ * SO_REUSEADDR: one per stream, the previous one is connect()ed). */
+static int udp_listener(struct srv *s, struct ll_err *err)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	int fd, one = 1, zero = 0;
+
+	getsockname(s->lfd, (struct sockaddr *)&ss, &sl);
+	fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return ll_err_set(err, -errno, "UDP socket: %s", strerror(errno));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ss.ss_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (bind(fd, (struct sockaddr *)&ss, sl) < 0) {
+		int e = errno;
+		close(fd);
+		return ll_err_set(err, -e, "UDP bind: %s", strerror(e));
+	}
+	return fd;
+}
+
+/* Accept one UDP stream: wait for the 4-byte hello, connect to its sender,
+ * answer "6789". *ufd becomes the stream; a fresh listener replaces it. */
+static int udp_accept(struct srv *s, int *ufd, int *out, struct ll_err *err)
+{
+	struct sockaddr_storage peer;
+	socklen_t pl = sizeof(peer);
+	char buf[64];
+
+	ssize_t n = recvfrom(*ufd, buf, sizeof(buf), 0, (struct sockaddr *)&peer, &pl);
+	if (n < 0)
+		return ll_err_set(err, -errno, "UDP recvfrom: %s", strerror(errno));
+	if (connect(*ufd, (struct sockaddr *)&peer, pl) < 0)
+		return ll_err_set(err, -errno, "UDP connect: %s", strerror(errno));
+	/* the next listener must exist before the reply: the client sends
+	 * the next stream's hello as soon as it has the reply */
+	*out = *ufd;
+	*ufd = udp_listener(s, err);
+	if (*ufd < 0) {
+		close(*out);
+		return *ufd;
+	}
+	if (send(*out, IPERF3_UDP_REPLY, 4, 0) != 4) {
+		close(*out);
+		return ll_err_set(err, -errno, "UDP stream reply: %s", strerror(errno));
+	}
+	return 0;
+}
+
 static int serve_one(struct srv *s, struct ll_err *err)
 {
 	char cookie[IPERF3_COOKIE_SIZE], peer[INET6_ADDRSTRLEN];
@@ -174,7 +225,7 @@ static int serve_one(struct srv *s, struct ll_err *err)
 	socklen_t sl = sizeof(ss);
 	struct iperf3_params p;
 	struct iperf3_stream *st = NULL;
-	int n = 0, r, state, pport;
+	int n = 0, r, state, pport, ufd = -1;
 	atomic_bool sstop = false;
 	cJSON *j = NULL;
 	struct iperf3_results *res = NULL, *theirs = NULL;
@@ -231,11 +282,18 @@ static int serve_one(struct srv *s, struct ll_err *err)
 		setsockopt(s->lfd, SOL_SOCKET, SO_RCVBUF, &w, sizeof(w));
 		s->lfd_tuned = true;
 	}
+	if (p.udp) {
+		ufd = udp_listener(s, err);
+		if (ufd < 0) {
+			r = ufd;
+			goto out;
+		}
+	}
 	r = iperf3_send_state(s->cfd, IPERF3_CREATE_STREAMS, err);
 	if (r < 0)
 		goto out;
 	while (n < p.parallel) {
-		struct pollfd pf[2] = { { .fd = s->lfd, .events = POLLIN },
+		struct pollfd pf[2] = { { .fd = p.udp ? ufd : s->lfd, .events = POLLIN },
 					{ .fd = s->cfd, .events = POLLIN } };
 		r = poll(pf, 2, SRV_TIMEOUT_MS);
 		if (r < 0 && errno == EINTR)
@@ -254,7 +312,14 @@ static int serve_one(struct srv *s, struct ll_err *err)
 					       iperf3_state_name(state));
 			goto out;
 		}
-		int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
+		int fd = -1;
+		if (p.udp) {
+			r = udp_accept(s, &ufd, &fd, err);
+			if (r < 0)
+				goto out;
+			goto accepted;
+		}
+		fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
 		char c2[IPERF3_COOKIE_SIZE];
@@ -268,13 +333,19 @@ static int serve_one(struct srv *s, struct ll_err *err)
 			logf_(s, "refused a connection: a test is running (ACCESS_DENIED)");
 			continue;
 		}
+accepted:
 		st[n].fd = fd;
+		st[n].udp = p.udp;
 		st[n].id = iperf3_stream_id(n);
 		st[n].sender = p.reverse;
 		st[n].len = p.len;
 		st[n].rate = p.bandwidth;   /* per stream, as iperf3 -b */
 		st[n].stop = &sstop;
 		n++;
+	}
+	if (ufd >= 0) {
+		close(ufd);
+		ufd = -1;
 	}
 	r = iperf3_send_state(s->cfd, IPERF3_TEST_START, err);
 	if (r == 0)
@@ -347,7 +418,7 @@ static int serve_one(struct srv *s, struct ll_err *err)
 	res->cpu_user = dur > 0 ? (cu - cu0) / dur * 100 : 0;
 	res->cpu_system = dur > 0 ? (cs - cs0) / dur * 100 : 0;
 	res->cpu_total = res->cpu_user + res->cpu_system;
-	res->sender_has_retransmits = p.reverse ? 1 : -1;
+	res->sender_has_retransmits = p.reverse ? (p.udp ? 0 : 1) : -1;
 	{
 		char cc[32];
 		socklen_t cl = sizeof(cc);
@@ -365,6 +436,13 @@ static int serve_one(struct srv *s, struct ll_err *err)
 		res->s[i].has_times = true;
 		res->s[i].start_time = 0;
 		res->s[i].end_time = dur;
+		if (p.udp) {
+			res->s[i].packets = (int64_t)atomic_load(&st[i].packets);
+			if (!p.reverse) {
+				res->s[i].errors = atomic_load(&st[i].lost);
+				res->s[i].jitter = iperf3_stream_jitter(&st[i]);
+			}
+		}
 		total += res->s[i].bytes;
 	}
 	r = iperf3_send_state(s->cfd, IPERF3_EXCHANGE_RESULTS, err);
@@ -421,6 +499,8 @@ out:
 		close(st[i].fd);
 	}
 	cJSON_Delete(j);
+	if (ufd >= 0)
+		close(ufd);
 	free(st);
 	free(res);
 	free(theirs);

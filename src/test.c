@@ -47,7 +47,8 @@ struct conn_info {
 
 /* per-stream running statistics for the end summary */
 struct stream_acc {
-	uint64_t last_bytes;
+	uint64_t last_bytes, last_packets;
+	int64_t last_lost;
 	int64_t last_retr;
 	int64_t max_cwnd, min_rtt, max_rtt;
 	double rtt_sum;
@@ -118,10 +119,10 @@ int test_opts_validate(const struct test_opts *o, struct ll_diag *diag)
 	if (!(o->interval >= 0.1 && o->interval <= 60))
 		ll_diag_add(diag, LL_DIAG_ERROR, "interval",
 			    "-i %g out of range 0.1..60 seconds", o->interval);
-	if (o->udp)
-		ll_diag_add(diag, LL_DIAG_ERROR, "udp",
-			    "-u: UDP not supported yet (TCP only)");
-	else if (o->blksize > IPERF3_MAX_BLOCKSIZE)
+	if (o->udp && o->blksize && (o->blksize < 16 || o->blksize > 65507))
+		ll_diag_add(diag, LL_DIAG_ERROR, "blksize",
+			    "-l %u out of range 16..65507 bytes (UDP)", o->blksize);
+	else if (!o->udp && o->blksize > IPERF3_MAX_BLOCKSIZE)
 		ll_diag_add(diag, LL_DIAG_ERROR, "blksize",
 			    "-l %u out of range 1..%u bytes (TCP)", o->blksize,
 			    IPERF3_MAX_BLOCKSIZE);
@@ -356,6 +357,63 @@ static int bad_state(struct test *t, int state, const char *waiting,
 	}
 }
 
+static uint32_t blksize(const struct test *t)
+{
+	if (t->o.blksize)
+		return t->o.blksize;
+	return t->o.udp ? IPERF3_UDP_DEFAULT_LEN : IPERF3_DEFAULT_TCP_BLKSIZE;
+}
+
+/* iperf3_udp_connect: connect()ed UDP socket, "9876" out, 4-byte reply in
+ * (in -R data may arrive first: skipped). */
+static int udp_connect(struct test *t, int *out, struct ll_err *err)
+{
+	const struct sockaddr *sa = (const struct sockaddr *)&t->addr;
+	char host[INET6_ADDRSTRLEN], buf[64];
+	int port, fd, r;
+	double until = iperf3_now() + t->o.connect_timeout;
+
+	addr_text(sa, t->addrlen, host, sizeof(host), &port);
+	fd = socket(sa->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return ll_err_set(err, -errno, "UDP socket: %s", strerror(errno));
+	if (t->o.window) {
+		int w = (int)t->o.window;
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &w, sizeof(w));
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &w, sizeof(w));
+	}
+	if (connect(fd, sa, t->addrlen) < 0 ||
+	    send(fd, IPERF3_UDP_HELLO, 4, 0) != 4) {
+		r = -errno;
+		close(fd);
+		return ll_err_set(err, r, "UDP to %s port %d: %s", host, port,
+				  strerror(-r));
+	}
+	for (;;) {
+		int left = (int)((until - iperf3_now()) * 1000);
+		r = wait_or_stop(t, fd, POLLIN, left > 0 ? left : 0);
+		if (r <= 0) {
+			close(fd);
+			if (r == -ECANCELED)
+				return ll_err_set(err, r, "stopped");
+			return ll_err_set(err, r ? r : -ETIMEDOUT,
+					  "UDP to %s port %d: no reply to the stream hello within %g s",
+					  host, port, t->o.connect_timeout);
+		}
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 0) {
+			r = -errno;
+			close(fd);
+			return ll_err_set(err, r, "UDP to %s port %d: %s", host, port,
+					  strerror(-r));
+		}
+		if (n == 4)
+			break;   /* "6789" (or a legacy 987654321) */
+	}
+	*out = fd;
+	return 0;
+}
+
 static int create_streams(struct test *t, struct ll_err *err)
 {
 	for (int i = 0; i < t->o.streams; i++) {
@@ -365,8 +423,11 @@ static int create_streams(struct test *t, struct ll_err *err)
 		socklen_t sl = sizeof(ss);
 		int fd, r;
 
-		r = connect_addr(t, (struct sockaddr *)&t->addr, t->addrlen, true,
-				 &fd, err);
+		if (t->o.udp)
+			r = udp_connect(t, &fd, err);
+		else
+			r = connect_addr(t, (struct sockaddr *)&t->addr, t->addrlen,
+					 true, &fd, err);
 		if (r < 0) {
 			ll_err_prefix(err, "stream %d: ", i + 1);
 			return r;
@@ -374,11 +435,13 @@ static int create_streams(struct test *t, struct ll_err *err)
 		s->fd = fd;
 		s->id = iperf3_stream_id(i);
 		s->sender = !t->o.reverse;
-		s->len = t->o.blksize ? t->o.blksize : IPERF3_DEFAULT_TCP_BLKSIZE;
+		s->len = blksize(t);
+		s->udp = t->o.udp;
 		s->rate = t->o.bitrate;   /* per stream, as iperf3 -b (man iperf3) */
 		s->stop = &t->streams_stop;
 		t->n = i + 1;
-		r = iperf3_write_full(fd, t->cookie, IPERF3_COOKIE_SIZE, 10000, err);
+		r = t->o.udp ? 0 : iperf3_write_full(fd, t->cookie,
+						      IPERF3_COOKIE_SIZE, 10000, err);
 		if (r < 0) {
 			ll_err_prefix(err, "stream %d: sending cookie: ", i + 1);
 			return r;
@@ -396,7 +459,7 @@ static int create_streams(struct test *t, struct ll_err *err)
 		t->acc[i].max_cwnd = -1;
 		t->acc[i].last_retr = -1;
 	}
-	if (t->n) {
+	if (t->n && !t->o.udp) {
 		int v;
 		socklen_t sl = sizeof(v);
 		if (getsockopt(t->st[0].fd, IPPROTO_TCP, TCP_MAXSEG, &v, &sl) == 0)
@@ -430,6 +493,8 @@ static void take_interval(struct test *t, double start, double end)
 	iv->sum.end = end;
 	iv->sum.retransmits = sender ? 0 : -1;
 	iv->sum.snd_cwnd = iv->sum.rtt_us = iv->sum.rttvar_us = iv->sum.pmtu = -1;
+	iv->sum.packets = t->o.udp ? 0 : -1;
+	iv->sum.lost = t->o.udp && !sender ? 0 : -1;
 	for (int i = 0; i < t->n; i++) {
 		struct test_stream_sample *s = &iv->s[i];
 		struct stream_acc *a = &t->acc[i];
@@ -445,7 +510,21 @@ static void take_interval(struct test *t, double start, double end)
 		s->bps = secs > 0 ? (double)s->bytes * 8 / secs : 0;
 		s->retransmits = s->snd_cwnd = s->rtt_us = s->rttvar_us = -1;
 		s->pmtu = -1;
-		if (sender) {
+		s->packets = s->lost = -1;
+		if (t->o.udp) {
+			uint64_t pk = atomic_load(&t->st[i].packets);
+			int64_t lo = atomic_load(&t->st[i].lost);
+			s->packets = (int64_t)(pk - a->last_packets);
+			a->last_packets = pk;
+			iv->sum.packets += s->packets;
+			if (!sender) {
+				s->lost = lo - a->last_lost;
+				a->last_lost = lo;
+				s->jitter_ms = iperf3_stream_jitter(&t->st[i]) * 1000;
+				iv->sum.lost += s->lost;
+				iv->sum.jitter_ms += s->jitter_ms / t->n;
+			}
+		} else if (sender) {
 			struct iperf3_tcpinfo ti;
 			if (iperf3_tcp_info(t->st[i].fd, &ti) == 0) {
 				int64_t prev = a->last_retr < 0 ? 0 : a->last_retr;
@@ -583,6 +662,7 @@ static void fill_sample(struct test_stream_sample *s, int id, bool sender,
 	s->bps = dur > 0 ? (double)bytes * 8 / dur : 0;
 	s->retransmits = retr;
 	s->snd_cwnd = s->rtt_us = s->rttvar_us = s->pmtu = -1;
+	s->packets = s->lost = -1;
 }
 
 static void build_summary(struct test *t, double dur, const int64_t *retr)
@@ -597,12 +677,16 @@ static void build_summary(struct test *t, double dur, const int64_t *retr)
 	S->duration = dur;
 	for (int i = 0; i < t->n; i++) {
 		uint64_t mine = atomic_load(&t->st[i].bytes), theirs = 0;
-		int64_t their_retr = -1;
+		int64_t their_retr = -1, their_pk = 0, their_err = 0;
+		double their_jit = 0;
 		double their_dur = dur;
 		for (int k = 0; k < t->remote.nstreams; k++)
 			if (t->remote.s[k].id == t->st[i].id) {
 				theirs = t->remote.s[k].bytes;
 				their_retr = t->remote.s[k].retransmits;
+				their_pk = t->remote.s[k].packets;
+				their_err = t->remote.s[k].errors;
+				their_jit = t->remote.s[k].jitter;
 				if (t->remote.s[k].has_times &&
 				    t->remote.s[k].end_time > t->remote.s[k].start_time)
 					their_dur = t->remote.s[k].end_time -
@@ -620,14 +704,34 @@ static void build_summary(struct test *t, double dur, const int64_t *retr)
 				    their_retr);
 			fill_sample(&S->received[i], t->st[i].id, false, dur, mine, -1);
 		}
+		if (t->o.udp) {
+			struct test_stream_sample *snd = &S->sent[i], *rcv = &S->received[i];
+			int64_t my_pk = (int64_t)atomic_load(&t->st[i].packets);
+			snd->packets = rev ? their_pk : my_pk;
+			rcv->packets = rev ? my_pk : their_pk;
+			rcv->lost = rev ? atomic_load(&t->st[i].lost) : their_err;
+			rcv->jitter_ms = (rev ? iperf3_stream_jitter(&t->st[i]) : their_jit) * 1000;
+			snd->retransmits = -1;
+			S->sum_sent.packets += snd->packets;
+			S->sum_received.packets += rcv->packets;
+			S->sum_received.lost += rcv->lost;
+			S->sum_received.jitter_ms += rcv->jitter_ms / t->n;
+		}
 		ts += S->sent[i].bytes;
 		tr += S->received[i].bytes;
 		if (S->sent[i].retransmits > 0)
 			rs += S->sent[i].retransmits;
 	}
 	double sdur = t->n ? S->sent[0].end : dur, rdur = t->n ? S->received[0].end : dur;
-	fill_sample(&S->sum_sent, -1, true, sdur, ts, rs);
+	struct test_stream_sample us = S->sum_sent, ur = S->sum_received;
+	fill_sample(&S->sum_sent, -1, true, sdur, ts, t->o.udp ? -1 : rs);
 	fill_sample(&S->sum_received, -1, false, rdur, tr, -1);
+	if (t->o.udp) {
+		S->sum_sent.packets = us.packets;
+		S->sum_received.packets = ur.packets;
+		S->sum_received.lost = ur.lost;
+		S->sum_received.jitter_ms = ur.jitter_ms;
+	}
 	if (!rev && t->remote.congestion_used[0])
 		snprintf(S->receiver_cc, sizeof(S->receiver_cc), "%s",
 			 t->remote.congestion_used);
@@ -669,7 +773,8 @@ static int client_run(struct test *t, struct ll_err *err)
 			p.parallel = t->o.streams;
 			p.reverse = t->o.reverse;
 			p.window = t->o.window;
-			p.len = t->o.blksize ? t->o.blksize : IPERF3_DEFAULT_TCP_BLKSIZE;
+			p.udp = t->o.udp;
+			p.len = blksize(t);
 			p.bandwidth = t->o.bitrate;
 			cJSON *j = iperf3_params_build(&p);
 			if (!j)
@@ -752,13 +857,20 @@ static int client_run(struct test *t, struct ll_err *err)
 	res->cpu_total = t->cpu_total;
 	res->cpu_user = t->cpu_user;
 	res->cpu_system = t->cpu_system;
-	res->sender_has_retransmits = t->o.reverse ? -1 : 1;
+	res->sender_has_retransmits = t->o.reverse ? -1 : t->o.udp ? 0 : 1;
 	res->nstreams = t->n;
 	for (int i = 0; i < t->n; i++) {
 		struct iperf3_stream_result *s = &res->s[i];
 		s->id = t->st[i].id;
 		s->bytes = atomic_load(&t->st[i].bytes);
 		s->retransmits = t->o.reverse ? -1 : retr[i];
+		if (t->o.udp) {
+			s->packets = (int64_t)atomic_load(&t->st[i].packets);
+			if (t->o.reverse) {
+				s->errors = atomic_load(&t->st[i].lost);
+				s->jitter = iperf3_stream_jitter(&t->st[i]);
+			}
+		}
 		s->omitted_errors = s->omitted_packets = 0;
 		s->has_times = true;
 		s->start_time = 0;
@@ -924,6 +1036,16 @@ static cJSON *sample_json(const struct test *t, const struct test_stream_sample 
 		cJSON_AddNumberToObject(o, "pmtu", (double)s->pmtu);
 	}
 	(void)t;
+	if (s->packets >= 0) {   /* UDP */
+		if (!s->sender) {
+			cJSON_AddNumberToObject(o, "jitter_ms", s->jitter_ms);
+			cJSON_AddNumberToObject(o, "lost_packets", (double)s->lost);
+		}
+		cJSON_AddNumberToObject(o, "packets", (double)s->packets);
+		if (!s->sender)
+			cJSON_AddNumberToObject(o, "lost_percent", s->packets > 0 ?
+						100.0 * (double)s->lost / (double)s->packets : 0);
+	}
 	cJSON_AddFalseToObject(o, "omitted");
 	cJSON_AddBoolToObject(o, "sender", s->sender);
 	return o;
@@ -1019,6 +1141,11 @@ char *test_json(const struct test *tc)
 			cJSON_AddItemToObject(so, "sender", snd);
 			cJSON_AddItemToObject(so, "receiver", rcv);
 			cJSON_AddItemToArray(arr, so);
+		}
+		if (t->o.udp) {
+			/* iperf3's UDP "sum": receiver figures over the sender's time */
+			cJSON *u = sample_json(t, &S->sum_received, 0, true);
+			cJSON_AddItemToObject(end, "sum", u);
 		}
 		cJSON_AddItemToObject(end, "sum_sent",
 				      sample_json(t, &S->sum_sent, 0, true));

@@ -202,10 +202,30 @@ struct iperf3_stream {
 	const atomic_bool *stop;
 	_Atomic uint64_t bytes;        /* bytes sent or received so far */
 	_Atomic int error;             /* 0 or errno that ended it */
+	/* UDP (iperf3 src/iperf_udp.c): 12-byte header sec, usec, seq
+	 * (u32 BE each, seq from 1), receiver statistics as iperf3 keeps them */
+	bool udp;
+	_Atomic uint64_t packets;      /* sent; receiver: highest seq seen */
+	_Atomic int64_t lost;          /* receiver: sequence gaps */
+	_Atomic int64_t outoforder;    /* receiver */
+	_Atomic uint64_t jitter_bits;  /* receiver: jitter in s, double bits */
+	double prev_transit;           /* receiver thread only */
 	pthread_t thread;
 	bool running;
 	unsigned char *buf;
 };
+
+/* UDP stream setup (iperf3 iperf_udp_connect/accept): the client sends the
+ * 4 bytes "9876", the server answers "6789" from a socket connect()ed to
+ * the client. */
+#define IPERF3_UDP_HELLO "9876"
+#define IPERF3_UDP_REPLY "6789"
+#define IPERF3_UDP_HDR   12            /* bytes: sec, usec, seq */
+#define IPERF3_UDP_DEFAULT_LEN 1460    /* bytes (iperf3: control MSS) */
+#define IPERF3_UDP_DEFAULT_RATE 1048576 /* bit/s (iperf3 UDP default) */
+
+/* Receiver jitter of a UDP stream in seconds. */
+double iperf3_stream_jitter(const struct iperf3_stream *s);
 
 /* Start the worker (allocates buf of len random bytes). -errno with err. */
 int iperf3_stream_start(struct iperf3_stream *s, struct ll_err *err);

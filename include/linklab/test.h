@@ -48,6 +48,13 @@ struct test_stream_sample {
 	int64_t snd_cwnd;      /* bytes */
 	int64_t rtt_us, rttvar_us;
 	int64_t pmtu;
+	/* UDP (added for -u; -1 / 0 for TCP): datagrams sent or, at the
+	 * receiver, the highest sequence number seen (iperf3 packet_count);
+	 * lost = sequence gaps (iperf3 cnt_error); jitter RFC 1889 smoothed,
+	 * ms (receiver only). */
+	int64_t packets;
+	int64_t lost;
+	double jitter_ms;
 };
 
 /* An interval report: every stream plus the SUM. */

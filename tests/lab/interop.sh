@@ -2,7 +2,8 @@
 # interop.sh - linklab's iperf3 protocol against the real iperf3 (3.12 on
 # Debian 12), loopback only (127.0.0.1):
 #   linklab test -> iperf3 -s -1,  iperf3 -c -> linklab serve -1,
-#   linklab test -> linklab serve -1;  each -P 4 -t 2, normal and -R.
+#   linklab test -> linklab serve -1;  each -P 4 -t 2, normal and -R,
+#   TCP and UDP (-u -b 10M).
 # Every client runs with -J; the document is checked with python3:
 # end.sum_received.bytes > 0, sum_sent >= sum_received, 4 streams.
 # Prints PASS/FAIL/SKIP lines, then exactly one "interop: N passed, N failed".
@@ -58,7 +59,8 @@ if len(d.get("start", {}).get("connected", [])) != n:
 iv = d.get("intervals", [])
 if not iv or len(iv[0].get("streams", [])) != n or "sum" not in iv[0]:
     print("intervals[0] malformed"); sys.exit(1)
-print("%.2f Gbit/s received" % (end["sum_received"].get("bits_per_second", 0) / 1e9))
+bps = end["sum_received"].get("bits_per_second", 0)
+print("%.2f %s received" % ((bps / 1e9, "Gbit/s") if bps >= 1e9 else (bps / 1e6, "Mbit/s")))
 EOF
 }
 
@@ -101,7 +103,7 @@ stop_server() {
 	srv_pid=
 }
 
-# run_case NAME SERVER_KIND CLIENT_KIND REVERSE_FLAG
+# run_case NAME SERVER_KIND CLIENT_KIND "FLAGS"
 run_case() {
 	name=$1 skind=$2 ckind=$3 rflag=$4
 	case "$skind$ckind" in
@@ -141,11 +143,14 @@ run_case() {
 	fi
 }
 
-for r in "" "-R"; do
-	tag=${r:+ -R}
-	run_case "linklab test -> iperf3 -s$tag" iperf3 linklab "$r"
-	run_case "iperf3 -c -> linklab serve$tag" linklab iperf3 "$r"
-	run_case "linklab test -> linklab serve$tag" linklab linklab "$r"
+for u in "" "-u -b 10M"; do
+	for r in "" "-R"; do
+		f="$u${u:+${r:+ }}$r"
+		tag=${f:+ $f}
+		run_case "linklab test -> iperf3 -s$tag" iperf3 linklab "$f"
+		run_case "iperf3 -c -> linklab serve$tag" linklab iperf3 "$f"
+		run_case "linklab test -> linklab serve$tag" linklab linklab "$f"
+	done
 done
 
 echo "interop: $pass passed, $fail failed"

@@ -236,8 +236,16 @@ static void test_params_check(void **state)
 	snprintf(o.host, sizeof(o.host), "127.0.0.1");
 	o.udp = true;
 	ll_diag_clear(&d);
+	assert_int_equal(test_opts_validate(&o, &d), 0);
+	o.blksize = 8;   /* UDP datagrams need the 12-byte header: 16..65507 */
+	ll_diag_clear(&d);
 	assert_int_equal(test_opts_validate(&o, &d), -EINVAL);
-	assert_non_null(strstr(d.e[0].text, "UDP not supported yet"));
+	assert_non_null(strstr(d.e[0].text, "16..65507"));
+	iperf3_params_init(&p);
+	p.udp = true;
+	p.len = 70000;
+	ll_diag_clear(&d);
+	assert_int_equal(iperf3_params_check(&p, &d), IPERF3_IEBLOCKSIZE);
 }
 
 static void test_results(void **state)
@@ -478,6 +486,56 @@ static void test_loopback_reverse(void **state)
 	srv_end(s);
 }
 
+static void test_loopback_udp(void **state)
+{
+	struct srv_thread *s = srv_start(false);
+	struct test_opts o;
+	struct test *t;
+	struct ll_err err;
+	int niv;
+	(void)state;
+
+	test_opts_init(&o);
+	snprintf(o.host, sizeof(o.host), "127.0.0.1");
+	o.port = s->port;
+	o.streams = 2;
+	o.duration = 1;
+	o.udp = true;
+	o.bitrate = 20000000;   /* per stream */
+	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
+	const struct test_summary *S = test_summary(t);
+	for (int i = 0; i < 2; i++) {
+		/* 20 Mbit/s of 1460-byte datagrams for ~1 s: ~1700 each */
+		assert_true(S->sent[i].packets > 1000 && S->sent[i].packets < 2500);
+		assert_true(S->received[i].packets > 0);
+		assert_true(S->received[i].packets <= S->sent[i].packets);
+		assert_true(S->received[i].lost >= 0);
+		assert_true(S->received[i].jitter_ms >= 0);
+		assert_true(S->sent[i].bytes >= S->received[i].bytes);
+	}
+	assert_true(S->sum_received.bytes > 0);
+	/* rate shaping by pacing: within 10% of 40 Mbit/s */
+	assert_true(S->sum_sent.bps > 36e6 && S->sum_sent.bps < 44e6);
+	char *js = test_json(t);
+	cJSON *j = cJSON_Parse(js);
+	free(js);
+	cJSON *end = cJSON_GetObjectItem(j, "end");
+	assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(end, "sum_received"),
+					    "lost_packets"));
+	cJSON_Delete(j);
+	test_free(t);
+
+	/* and reverse: the server paces, we count sequence gaps */
+	o.reverse = true;
+	o.streams = 1;
+	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
+	S = test_summary(t);
+	assert_true(S->received[0].packets > 1000);
+	assert_true(S->sent[0].packets >= S->received[0].packets);
+	test_free(t);
+	srv_end(s);
+}
+
 static int raw_connect(int port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
@@ -580,6 +638,7 @@ int main(void)
 		cmocka_unit_test(test_results),
 		cmocka_unit_test(test_loopback),
 		cmocka_unit_test(test_loopback_reverse),
+		cmocka_unit_test(test_loopback_udp),
 		cmocka_unit_test(test_server_refuses),
 		cmocka_unit_test(test_silent_peer),
 	};
