@@ -9,15 +9,14 @@
  * name"). All or nothing: if a step fails the journalled original is put
  * back. */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 
@@ -317,46 +316,53 @@ static int restore(struct local *l, const char *dev, int ifindex,
 						  &m, err), what, e->kind, err);
 }
 
-/* Is netem available? Tried once in a forked child inside a private network
- * namespace on its own lo, so nothing of ours is touched. 1 yes, 0 no,
- * -1 cannot tell (no privilege to unshare). */
-static int probe_netem(struct local *l)
+/* Is netem available? Tried once per session in a short-lived thread that
+ * unshare()s its own network namespace (a per-thread property) and asks for
+ * netem on that namespace's lo, so nothing real is touched and no fork is
+ * needed in a process that may run stream threads. 1 yes, 0 no, -1 cannot
+ * tell (no privilege to unshare: then the real request decides). */
+static void *probe_thread(void *arg)
 {
-	pid_t pid;
-	int st;
+	int *res = arg;
+	struct impair_plan p;
+	struct nlqdisc_target t = { 1, TC_H_ROOT, H_ROOT, NLQ_REPLACE };
+	struct nl_sock *sk;
+	struct nl_msg *m = NULL;
+	int rc;
 
-	if (l->netem_ok)
-		return l->netem_ok > 0;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		struct impair_plan p;
-		struct nlqdisc_target t = { 1, TC_H_ROOT, H_ROOT, NLQ_REPLACE };
-		struct nl_sock *sk;
-		struct nl_msg *m = NULL;
-		int rc;
-
-		if (unshare(CLONE_NEWNET) < 0)
-			_exit(3);
-		sk = nl_socket_alloc();
-		if (!sk || nl_connect(sk, NETLINK_ROUTE) < 0)
-			_exit(3);
+	*res = -1;
+	if (unshare(CLONE_NEWNET) < 0)
+		return NULL;
+	sk = nl_socket_alloc();
+	if (!sk)
+		return NULL;
+	if (nl_connect(sk, NETLINK_ROUTE) == 0) {
 		memset(&p, 0, sizeof(p));
 		p.netem = true;
 		p.limit = 1000;
-		if (nlqdisc_build_netem(&t, &p, false, &m, NULL) < 0)
-			_exit(3);
-		rc = nlqdisc_talk(sk, m, "probe", "netem", NULL);
-		_exit(rc == 0 ? 0 : rc == -ENOTSUP ? 1 : 3);
+		if (nlqdisc_build_netem(&t, &p, false, &m, NULL) == 0) {
+			rc = nlqdisc_talk(sk, m, "probe", "netem", NULL);
+			*res = rc == 0 ? 1 : rc == -ENOTSUP ? 0 : -1;
+			nlmsg_free(m);
+		}
 	}
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	if (!WIFEXITED(st) || WEXITSTATUS(st) == 3)
+	nl_socket_free(sk);
+	return NULL;
+}
+
+static int probe_netem(struct local *l)
+{
+	pthread_t th;
+	int res = -1;
+
+	if (l->netem_ok)
+		return l->netem_ok > 0;
+	if (pthread_create(&th, NULL, probe_thread, &res) != 0)
 		return -1;
-	l->netem_ok = WEXITSTATUS(st) == 0 ? 1 : -1;
-	return l->netem_ok > 0;
+	pthread_join(th, NULL);
+	if (res >= 0)
+		l->netem_ok = res ? 1 : -1;
+	return res;
 }
 
 /* --- apply / clear ------------------------------------------------------- */

@@ -269,6 +269,8 @@ static void test_netem_refused_cleanly(void **state)
 	/* tbf + netem: refused before the tbf step, interface untouched */
 	set_dial(&d, both);
 	assert_int_equal(p.ops->apply(&p, "llA0", &d, &e), -ENOTSUP);
+	/* the probe answered: no tbf was installed and rolled back */
+	assert_null(strstr(e.msg, "restored"));
 	assert_int_equal(p.ops->read_qdiscs(&p, "llA0", &st, &e), 0);
 	assert_string_equal(st.q[0].kind, "noqueue");
 	assert_int_equal(st.n, 1);
