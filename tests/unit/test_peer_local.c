@@ -306,6 +306,46 @@ static void test_replay_original(void **state)
 	p.ops->close(&p);
 }
 
+/* All or nothing: with the probe off, tbf goes in, the netem child is
+ * refused by the kernel, and the original (tbf 5: 1mbit) is put back. */
+static void test_rollback(void **state)
+{
+	static const char *const both[] = { "rate", "10mbit", "delay", "20ms", NULL };
+	struct peer p;
+	struct impair d;
+	struct qdisc_state st;
+	struct journal_entry je;
+	struct ll_err e = { 0 };
+	uint64_t ns;
+	int rc;
+
+	(void)state;
+	NEED_NETNS();
+	assert_int_equal(sh("tc qdisc add dev llA1 root handle 5: tbf rate 1mbit burst 1600b limit 10000b"), 0);
+	setenv("LINKLAB_NO_NETEM_PROBE", "1", 1);
+	assert_int_equal(peer_local_open(&p, &e), 0);
+	set_dial(&d, both);
+	rc = p.ops->apply(&p, "llA1", &d, &e);
+	unsetenv("LINKLAB_NO_NETEM_PROBE");
+	if (rc == 0) {
+		printf("note: this kernel has netem; roll-back not exercised\n");
+		assert_int_equal(p.ops->clear(&p, "llA1", &e), 0);
+	} else {
+		printf("apply: %s\n", e.msg);
+		assert_int_equal(rc, -ENOTSUP);
+		assert_non_null(strstr(e.msg, "modprobe sch_netem"));
+		assert_non_null(strstr(e.msg, "the original qdisc was restored"));
+	}
+	assert_int_equal(p.ops->read_qdiscs(&p, "llA1", &st, &e), 0);
+	assert_string_equal(st.q[0].kind, "tbf");
+	assert_int_equal(st.q[0].handle, 0x00050000);
+	assert_true(st.q[0].rate == 1000000ULL);
+	assert_int_equal(journal_netns(&ns, &e), 0);
+	assert_int_equal(journal_lookup(ns, (int)if_nametoindex("llA1"), &je, &e), -ENOENT);
+	assert_int_equal(sh("tc qdisc del dev llA1 root"), 0);
+	p.ops->close(&p);
+}
+
 /* The tc lines of dry_run, run by tc, give the same kernel state. */
 static void test_dry_run_same_state(void **state)
 {
@@ -551,6 +591,7 @@ int main(void)
 		cmocka_unit_test(test_clear_all),
 		cmocka_unit_test(test_netem_refused_cleanly),
 		cmocka_unit_test(test_replay_original),
+		cmocka_unit_test(test_rollback),
 		cmocka_unit_test(test_dry_run_same_state),
 		cmocka_unit_test(test_links_routes_errors),
 		cmocka_unit_test(test_extack_text),
