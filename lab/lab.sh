@@ -127,6 +127,14 @@ EOC
 	echo "$ADDR_B $(cut -d' ' -f1,2 "$STATE/ssh_host_ed25519_key.pub")" > "$STATE/known_hosts"
 	echo "$ADDR6_B $(cut -d' ' -f1,2 "$STATE/ssh_host_ed25519_key.pub")" >> "$STATE/known_hosts"
 
+	# operstate follows carrier through linkwatch (up to ~1 s later)
+	i=0
+	while [ $i -lt 30 ]; do
+		[ "$(ip -n "$NS_A" -br link show dev veth-a | awk '{print $2}')" = UP ] &&
+		[ "$(ip -n "$NS_B" -br link show dev veth-b | awk '{print $2}')" = UP ] && break
+		sleep 0.1; i=$((i+1))
+	done
+
 	ip netns exec "$NS_B" "$SSHD" -f "$STATE/sshd_config" -E "$STATE/sshd.log" ||
 		{ cat "$STATE/sshd.log" >&2 2>/dev/null; do_down; die "sshd failed to start"; }
 	i=0

@@ -2,7 +2,8 @@
 /* remote_driver.c - drive the remote peer backend from tests/lab/ssh.sh.
  *   remote_driver [-F CFG] [--known-hosts F] [--ssh-key K] [--accept-new] PEER CMD [ARGS]
  * CMD: connect | links | route ADDR | show DEV | apply DEV RATE |
- *      apply-netem DEV DELAY | dry DEV RATE | clear DEV | server
+ *      apply-netem DEV DELAY | dry DEV RATE | clear DEV | server |
+ *      exec TIMEOUT_MS SHELL_CMD (ssh.h directly) | alive
  * Prints results on stdout; on failure "ERROR: <message>" and exit 1. */
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 
 #include "linklab/impair.h"
 #include "linklab/peer.h"
+#include "linklab/ssh.h"
 #include "linklab/sshcfg.h"
 
 static int fail(const struct ll_err *e)
@@ -51,7 +53,38 @@ int main(int argc, char **argv)
 	}
 	peer = argv[i++];
 	cmd = argv[i++];
-	if (sshcfg_resolve(peer, &o, &t, &e) < 0 || peer_remote_open(&p, &t, &e) < 0)
+	if (sshcfg_resolve(peer, &o, &t, &e) < 0)
+		return fail(&e);
+	if (strcmp(cmd, "exec") == 0 || strcmp(cmd, "alive") == 0) {
+		struct ssh_session *s;
+		char *out = NULL, *et = NULL;
+		int st = -1;
+
+		if (ssh_open(&s, &t, 0, &e) < 0)
+			return fail(&e);
+		if (strcmp(cmd, "alive") == 0) {
+			int next = 0;
+
+			rc = ssh_alive(s, &e);
+			if (rc == 0)
+				rc = ssh_keepalive(s, &next, &e);
+			if (rc == 0)
+				printf("alive fd %d keepalive-in %d\n", ssh_fd(s) >= 0, next);
+		} else if (i + 1 < argc) {
+			rc = ssh_exec(s, argv[i + 1], &out, &et, &st, atoi(argv[i]), &e);
+			if (rc == 0)
+				printf("status %d out %zu err %zu first-out \"%.*s\" first-err \"%.*s\"\n",
+				       st, strlen(out), strlen(et), (int)strcspn(out, "\n"),
+				       out, (int)strcspn(et, "\n"), et);
+			free(out);
+			free(et);
+		}
+		if (rc < 0)
+			fail(&e);
+		ssh_close(s);
+		return rc < 0 ? 1 : 0;
+	}
+	if (peer_remote_open(&p, &t, &e) < 0)
 		return fail(&e);
 	memset(&d, 0, sizeof(d));
 	ll_diag_clear(&diag);

@@ -102,6 +102,34 @@ esac
 r=$(D peer-b server 2>&1)
 case "$r" in "port "[0-9]*) pass "server_start/stop on the peer ($r)";; *) fail "server: $r";; esac
 
+# a busy 5201 on the peer: the server moves on to the next port
+inb python3 -c 'import socket,time
+s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", 5201)); s.listen(1); time.sleep(60)' &
+BUSY=$!
+sleep 0.5
+r=$(PATH=/usr/bin:/bin D peer-b server 2>&1)
+kill $BUSY 2>/dev/null; wait $BUSY 2>/dev/null
+case "$r" in "port 5201") skip "busy port test: linklab serve picked its own port";;
+"port "[0-9]*) pass "5201 busy: server started on the next free port ($r)";; *) fail "server with 5201 busy: $r";; esac
+if ps -eo args | grep -q '^iperf3 -s -1 -p 52[0-9]* --forceflush'; then
+	fail "an iperf3 server was left running on the peer"
+else
+	pass "server_stop left no iperf3 server running"
+fi
+
+# --- ssh.h directly: exec, stderr, exit status, big output, timeout, signal --
+r=$(D peer-b exec 0 'echo hi; echo oops >&2; exit 3' 2>&1)
+[ "$r" = 'status 3 out 3 err 5 first-out "hi" first-err "oops"' ] && pass "ssh_exec: stdout, stderr and exit status apart" || fail "exec: $r"
+r=$(D peer-b exec 0 'yes e | head -c 3000000 >&2; yes o | head -c 3000000' 2>&1)
+case "$r" in "status 0 out 3000000 err 3000000 "*) pass "ssh_exec: 3 MB on stderr then 3 MB on stdout, no deadlock";; *) fail "big exec: $r";; esac
+r=$(D peer-b exec 1000 'sleep 3' 2>&1)
+case "$r" in *"did not finish within 1000 ms"*) pass "ssh_exec timeout reported";; *) fail "timeout: $r";; esac
+r=$(D peer-b exec 0 'kill -9 $$' 2>&1)
+case "$r" in *"signal KILL"*) pass "killed command: no exit status -> failure";; *) fail "signal: $r";; esac
+r=$(D peer-b alive 2>&1)
+case "$r" in "alive fd 1 keepalive-in "*) pass "ssh_alive and keepalive";; *) fail "alive: $r";; esac
+
 # --- host keys ---------------------------------------------------------------
 ssh-keygen -q -t ed25519 -N '' -f "$T/other" >/dev/null
 echo "$LL_ADDR_B $(cut -d' ' -f1,2 "$T/other.pub")" > "$T/kh_bad"
