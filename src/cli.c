@@ -22,7 +22,7 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "show", cmd_show, "show [--peer HOST] [--dev IF] [--peer-dev IF] [-J]" },
 	{ "clear", cmd_clear,
 	  "clear [--peer HOST] [--dev IF] [--peer-dev IF] [--local|--remote] [--all]" },
-	{ "test", cmd_test,
+	{ "test", cmd_test_peer,
 	  "test (--peer HOST | -c ADDR) [-p PORT] [-P N] [-t SEC] [-i SEC] [-R] [-l LEN]\n"
 	  "                 [-w SIZE] [-J]" },
 	{ "serve", cmd_serve, "serve [-p PORT] [-B ADDR] [-1]" },

@@ -22,5 +22,7 @@ int cmd_serve(int argc, char **argv);
 struct test_opts;
 int cmd_test_run(const struct test_opts *o, int json);
 int cmd_profile(int argc, char **argv);
+/* `test` with --peer: start the server on B over SSH, then cmd_test. */
+int cmd_test_peer(int argc, char **argv);
 
 #endif
