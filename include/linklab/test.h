@@ -25,6 +25,9 @@ struct test_opts {
 	bool reverse;          /* -R: server sends */
 	bool udp;              /* -u (UDP) */
 	uint64_t bitrate;      /* -b bit/s, 0 = unlimited (TCP) */
+	                       /* (per stream, as iperf3; 0 is unlimited for
+	                        * UDP too: `linklab test -u` puts iperf3's UDP
+	                        * default 1048576 here when -b is not given) */
 	uint64_t window;       /* -w bytes, 0 = default */
 	uint32_t blksize;      /* -l bytes, 0 = default (TCP 128 KiB) */
 	double connect_timeout;/* seconds, default 10 */
