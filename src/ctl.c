@@ -513,12 +513,9 @@ static void ctl_test_scale(struct ctl *c)
 	const struct ctl_side_view *snd =
 		&c->v.side[t->opts.reverse ? CTL_IDX_B : CTL_IDX_A];
 
-	if (snd->qd_valid && (snd->held.set & IMP_RATE) && snd->held.rate)
-		t->scale_bps = (double)snd->held.rate;
-	else
-		t->scale_bps = t->max_sum_bps;
-	if (t->scale_bps < t->max_sum_bps * 0.5 || t->scale_bps <= 0)
-		t->scale_bps = t->max_sum_bps;
+	t->scale_dialled = snd->qd_valid && (snd->held.set & IMP_RATE) &&
+			   snd->held.rate > 0;
+	t->scale_bps = t->scale_dialled ? (double)snd->held.rate : t->max_sum_bps;
 }
 
 /* Fold one interval into the view. */

@@ -68,6 +68,7 @@ struct ctl_test_view {
 	double max_sum_bps;           /* max SUM bit/s seen */
 	double scale_bps;             /* bar full scale: held tbf rate on the
 					 sending side, else max SUM seen */
+	bool scale_dialled;           /* scale_bps is the held tbf rate */
 	bool have_summary;
 	struct test_summary summary;  /* valid when have_summary */
 	char err[LL_ERR_MAX];

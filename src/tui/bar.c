@@ -54,3 +54,36 @@ int bar_render(char *out, size_t len, double value, double full, int width,
 		bar_put(out, len, &pos, utf8 ? bar_empty_utf8 : ".");
 	return cells;
 }
+
+int bar_spark(char *out, size_t len, const double *vals, int n, double full,
+	      bool utf8)
+{
+	static const char *const up[8] = {
+		"\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586",
+		"\u2587", "\u2588",
+	};
+	static const char *const ascii[8] = { "_", ".", "-", ":", "=", "+", "*", "#" };
+	size_t pos = 0, before;
+	int k, lvl, done = 0;
+
+	if (!len)
+		return 0;
+	out[0] = '\0';
+	for (k = 0; k < n; k++) {
+		before = pos;
+		if (!(vals[k] > 0) || !(full > 0)) {
+			bar_put(out, len, &pos, " ");
+		} else {
+			lvl = (int)(vals[k] / full * 8.0);
+			if (lvl > 7)
+				lvl = 7;
+			if (lvl < 0)
+				lvl = 0;
+			bar_put(out, len, &pos, utf8 ? up[lvl] : ascii[lvl]);
+		}
+		if (pos == before)
+			break;
+		done++;
+	}
+	return done;
+}

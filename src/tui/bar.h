@@ -16,4 +16,11 @@
 int bar_render(char *out, size_t len, double value, double full, int width,
 	       bool utf8);
 
+/* Fill out with a sparkline of n values, one cell each, scaled to full:
+ * U+2581..U+2588 (eight heights) in UTF-8, " .-:=+*#" style ASCII
+ * otherwise; a value <= 0 is a blank cell. Returns cells written (n, or
+ * fewer if out is too small). out needs n * 3 + 1 bytes for UTF-8. */
+int bar_spark(char *out, size_t len, const double *vals, int n, double full,
+	      bool utf8);
+
 #endif

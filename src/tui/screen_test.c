@@ -101,6 +101,30 @@ static void test_bar_row(const struct tui *t, int y, int cols, const char *label
 	tui_put(y, 9 + bw, cols - 10 - bw, attr, fig);
 }
 
+/* One line of SUM history (the controller keeps every interval's SUM). */
+static void test_history(const struct tui *t, const struct ctl_test_view *tv,
+			 int y, int cols, double full)
+{
+	double vals[256];
+	char spark[3 * 256 + 1];
+	int n = cols - 10, k, from;
+
+	if (n > 256)
+		n = 256;
+	if (n > tv->nhist)
+		n = tv->nhist;
+	if (n <= 1)
+		return;
+	from = tv->nhist - n;
+	for (k = 0; k < n; k++)
+		vals[k] = tv->hist[from + k].bps;
+	tui_put(y, 1, 7, tui_attr(t, TUI_DIM), "[hist]");
+	bar_spark(spark, sizeof(spark), vals, n, full, t->utf8);
+	attrset(tui_attr(t, TUI_BAR));
+	mvaddstr(y, 8, spark);
+	attrset(A_NORMAL);
+}
+
 /* iperf3-style summary line. */
 static void test_summary_line(char *buf, size_t len, const char *id,
 			      const struct test_stream_sample *s,
@@ -167,7 +191,7 @@ void screen_test_draw(struct tui *t, const struct ctl_view *v, int top,
 
 		units_human_rate(full, sc, sizeof(sc));
 		snprintf(line, sizeof(line), "bars: full scale %s (%s)", sc,
-			 tv->scale_bps > tv->max_sum_bps ? "dialled rate" : "max seen");
+			 tv->scale_dialled ? "rate the sender holds" : "max seen");
 		tui_put(y++, 1, cols - 2, tui_attr(t, TUI_DIM), line);
 	}
 	if (tv->have_summary && tv->state == CTL_TEST_DONE) {
@@ -220,6 +244,7 @@ void screen_test_draw(struct tui *t, const struct ctl_view *v, int top,
 		tui_put(y++, 1, cols - 2, tui_attr(t, TUI_DIM), line);
 	}
 	test_bar_row(t, y++, cols, "[SUM]", &tv->last.sum, full, A_BOLD);
+	test_history(t, tv, y, cols, full);
 }
 
 /* Parse the editor's text into the form row; false with a message. */

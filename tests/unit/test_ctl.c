@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +20,7 @@
 
 /* before cmocka.h: it defines a test_free() macro that clashes with test.h */
 #include "linklab/ctl.h"
+#include "linklab/serve.h"
 
 #include <cmocka.h>
 
@@ -450,6 +453,99 @@ static void test_failure_is_pumped(void **state)
 	fix_free(x);
 }
 
+/* A one-off linklab server on loopback in a thread. */
+struct srv {
+	pthread_t th;
+	volatile sig_atomic_t stop;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int port;
+	int rc;
+};
+
+static void srv_listen(void *ctx, int port)
+{
+	struct srv *s = ctx;
+
+	pthread_mutex_lock(&s->mu);
+	s->port = port;
+	pthread_cond_signal(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+}
+
+static void *srv_main(void *arg)
+{
+	struct srv *s = arg;
+	struct serve_opts o = { .port = 0, .one_off = true };
+	struct ll_err err = { 0 };
+
+	snprintf(o.bind, sizeof(o.bind), "127.0.0.1");
+	s->rc = serve_run(&o, &s->stop, srv_listen, NULL, s, &err);
+	srv_listen(s, -1);    /* wake the waiter if it never listened */
+	return NULL;
+}
+
+static void test_runs_and_scales_to_held_rate(void **state)
+{
+	struct fix *x;
+	struct srv s = { .port = 0 };
+	struct ctl_test_req r = { .streams = 2, .duration = 1, .interval = 0.5 };
+	struct ll_err err = { 0 };
+	struct impair d = rate_dial(40000000);
+	const struct ctl_test_view *tv;
+	struct pollfd pfd;
+	struct ctl *c;
+	int k, fd;
+
+	(void)state;
+	pthread_mutex_init(&s.mu, NULL);
+	pthread_cond_init(&s.cv, NULL);
+	assert_int_equal(pthread_create(&s.th, NULL, srv_main, &s), 0);
+	pthread_mutex_lock(&s.mu);
+	while (s.port == 0)
+		pthread_cond_wait(&s.cv, &s.mu);
+	pthread_mutex_unlock(&s.mu);
+	assert_true(s.port > 0);
+
+	x = calloc(1, sizeof(*x));
+	assert_non_null(x);
+	fake_add(&x->fa, "lo", "127.0.0.1/8");
+	x->ps.a.ops = &fake_ops;
+	x->ps.a.priv = &x->fa;
+	assert_int_equal(ctl_new(&c, &x->ps, "127.0.0.1", s.port, &err), 0);
+	x->c = c;
+	/* the fake A holds 40000008 bit/s after this */
+	assert_int_equal(ctl_apply(c, &d, CTL_A, &err), 0);
+	assert_int_equal(ctl_test_start(c, &r, &err), 0);
+	tv = &ctl_view(c)->test;
+	for (k = 0; k < 200 && tv->state != CTL_TEST_DONE &&
+		    tv->state != CTL_TEST_FAILED; k++) {
+		fd = ctl_test_fd(c);
+		if (fd < 0)
+			break;
+		pfd.fd = fd;
+		pfd.events = POLLIN;
+		poll(&pfd, 1, 100);
+		ctl_test_pump(c);
+	}
+	assert_string_equal(tv->err, "");
+	assert_int_equal(tv->state, CTL_TEST_DONE);
+	assert_true(tv->nintervals >= 2);
+	assert_int_equal(tv->nhist, tv->nintervals);
+	assert_int_equal(tv->last.nstreams, 2);
+	assert_true(tv->max_sum_bps > 0);
+	assert_true(tv->have_summary);
+	assert_int_equal(tv->summary.nstreams, 2);
+	assert_true(tv->summary.sum_received.bytes > 0);
+	/* bars scale to the rate the sender holds, not to what was seen */
+	assert_true(tv->scale_dialled);
+	assert_true(tv->scale_bps == 40000008.0);
+	assert_int_equal(ctl_test_fd(c), -1);
+	pthread_join(s.th, NULL);
+	assert_int_equal(s.rc, 0);
+	fix_free(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -463,6 +559,7 @@ int main(void)
 		cmocka_unit_test(select_out_of_range),
 		cmocka_unit_test(test_start_errors),
 		cmocka_unit_test(test_failure_is_pumped),
+		cmocka_unit_test(test_runs_and_scales_to_held_rate),
 	};
 
 	return cmocka_run_group_tests_name("ctl", tests, NULL, NULL);

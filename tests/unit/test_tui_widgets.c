@@ -111,6 +111,23 @@ static void bar_utf8_eighths(void **state)
 	assert_string_equal(b, "\u2588");
 }
 
+static void spark_levels(void **state)
+{
+	const double v[5] = { 0, 1, 4, 8, 100 };
+	char b[64];
+
+	(void)state;
+	assert_int_equal(bar_spark(b, sizeof(b), v, 5, 8, false), 5);
+	assert_string_equal(b, " .=##");
+	assert_int_equal(bar_spark(b, sizeof(b), v, 5, 8, true), 5);
+	assert_string_equal(b, " \u2582\u2585\u2588\u2588");
+	/* stops at the buffer's end, still terminated */
+	assert_int_equal(bar_spark(b, 7, v, 5, 8, true), 2);
+	assert_string_equal(b, " \u2582");
+	assert_int_equal(bar_spark(b, sizeof(b), v, 3, 0, false), 3);
+	assert_string_equal(b, "   ");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -118,6 +135,7 @@ int main(void)
 		cmocka_unit_test(lineedit_finish_and_limits),
 		cmocka_unit_test(bar_ascii),
 		cmocka_unit_test(bar_utf8_eighths),
+		cmocka_unit_test(spark_levels),
 	};
 
 	return cmocka_run_group_tests_name("tui_widgets", tests, NULL, NULL);
