@@ -53,7 +53,13 @@ static void peers_pane(struct tui *t, const struct ctl_side_view *s, int idx,
 			strncat(addrs, a ? " " : "", sizeof(addrs) - strlen(addrs) - 1);
 			strncat(addrs, l->addrs[a], sizeof(addrs) - strlen(addrs) - 1);
 		}
-		snprintf(line, sizeof(line), "    %s", l->naddrs ? addrs : "(no address)");
+		if (l->speed_mbps)
+			snprintf(line, sizeof(line), "    %lluMb/s %s",
+				 (unsigned long long)l->speed_mbps,
+				 l->naddrs ? addrs : "(no address)");
+		else
+			snprintf(line, sizeof(line), "    %s",
+				 l->naddrs ? addrs : "(no address)");
 		tui_put(y++, x, w, tui_attr(t, TUI_DIM), line);
 	}
 	if (s->links.n == 0)

@@ -287,6 +287,7 @@ static void tui_draw_help(const struct tui *t, int top, int rows, int cols)
 void tui_draw(struct tui *t, const struct ctl_view *v)
 {
 	int rows, cols, x;
+	bool session_in_title;
 	char line[512];
 	static const char *const names[] = { "Peers", "Dial", "Test", "Help" };
 	static const char *const help[] = {
@@ -316,7 +317,8 @@ void tui_draw(struct tui *t, const struct ctl_view *v)
 		x += tui_put(0, x, cols - x, tui_attr(t, TUI_TITLE), line);
 	}
 	snprintf(line, sizeof(line), "%s", v->session);
-	if ((int)strlen(line) < cols - x - 2)
+	session_in_title = (int)strlen(line) < cols - x - 2;
+	if (session_in_title)
 		tui_put(0, cols - 1 - (int)strlen(line), (int)strlen(line),
 			tui_attr(t, TUI_TITLE), line);
 
@@ -339,6 +341,10 @@ void tui_draw(struct tui *t, const struct ctl_view *v)
 	if (v->error[0]) {
 		snprintf(line, sizeof(line), "error: %.500s", v->error);
 		tui_put(rows - 2, 0, cols, tui_attr(t, TUI_ERROR), line);
+	} else if (!session_in_title) {
+		/* session first: the title bar had no room for it */
+		snprintf(line, sizeof(line), "%.150s | %.300s", v->session, v->status);
+		tui_put(rows - 2, 0, cols, tui_attr(t, TUI_OK), line);
 	} else {
 		snprintf(line, sizeof(line), "%s", v->status);
 		tui_put(rows - 2, 0, cols, tui_attr(t, TUI_OK), line);
