@@ -111,6 +111,31 @@ static void first_addr(const struct link_list *ll, const char *dev, char *out,
 	}
 }
 
+static bool has_link(const struct link_list *ll, const char *dev)
+{
+	int i;
+
+	for (i = 0; i < ll->n; i++)
+		if (!strcmp(ll->l[i].name, dev))
+			return true;
+	return false;
+}
+
+/* "--dev nosuchif0: no such interface on A (this host) (have: veth-a, lo)" */
+static int no_such_dev(struct ll_err *err, const char *opt, const char *dev,
+		       const struct peer *p, const struct link_list *ll)
+{
+	char have[256] = "";
+	size_t off = 0;
+	int i;
+
+	for (i = 0; i < ll->n && off < sizeof(have) - 20; i++)
+		off += (size_t)snprintf(have + off, sizeof(have) - off, "%s%s",
+					i ? ", " : "", ll->l[i].name);
+	return ll_err_set(err, -ENODEV, "%s %s: no such interface on %s (it has: %s)",
+			  opt, dev, p->label, have);
+}
+
 int peerset_open(struct peerset *ps, const struct peerset_opts *o,
 		 struct ll_err *err)
 {
@@ -143,16 +168,36 @@ int peerset_open(struct peerset *ps, const struct peerset_opts *o,
 		ps->a.ops->route_dev(&ps->a, lit, ps->dev_a, sizeof(ps->dev_a), NULL);
 
 	ll = calloc(1, sizeof(*ll));
-	if (ll && ps->dev_a[0] && ps->a.ops->list_links(&ps->a, ll, NULL) == 0)
+	if (!ll) {
+		peerset_close(ps);
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	}
+	if (ps->dev_a[0] && ps->a.ops->list_links(&ps->a, ll, NULL) == 0) {
+		if (o->dev && !has_link(ll, o->dev)) {
+			rc = no_such_dev(err, "--dev", o->dev, &ps->a, ll);
+			goto fail;
+		}
 		first_addr(ll, ps->dev_a, ps->addr_a, sizeof(ps->addr_a));
-	free(ll);
-
+	}
 	if (o->peer_dev)
 		snprintf(ps->dev_b, sizeof(ps->dev_b), "%s", o->peer_dev);
 	else if (ps->has_b && ps->addr_a[0])
 		ps->b.ops->route_dev(&ps->b, ps->addr_a, ps->dev_b,
 				     sizeof(ps->dev_b), NULL);
+	if (ps->has_b && o->peer_dev) {
+		memset(ll, 0, sizeof(*ll));
+		if (ps->b.ops->list_links(&ps->b, ll, NULL) == 0 &&
+		    !has_link(ll, o->peer_dev)) {
+			rc = no_such_dev(err, "--peer-dev", o->peer_dev, &ps->b, ll);
+			goto fail;
+		}
+	}
+	free(ll);
 	return 0;
+fail:
+	free(ll);
+	peerset_close(ps);
+	return rc;
 }
 
 void peerset_close(struct peerset *ps)
