@@ -359,12 +359,28 @@ accepted:
 		if (r < 0)
 			goto out;
 	}
-	/* wait for TEST_END; safety net: duration + 40 s as iperf3 */
-	double limit = p.time > 0 ? p.time + 40 : 0;
+	/* wait for TEST_END; safety net: duration + omit + 40 s as iperf3.
+	 * -O: the first omit seconds are left out of the counts (snapshot) */
+	double limit = p.time > 0 ? p.time + p.omit + 40 : 0;
+	double t_count = t0 + p.omit;
+	bool omitting = p.omit > 0;
 	for (;;) {
 		struct pollfd pf[2] = { { .fd = s->cfd, .events = POLLIN },
 					{ .fd = s->lfd, .events = POLLIN } };
-		r = poll(pf, 2, 500);
+		int tmo = 500;
+		if (omitting) {
+			double left = (t_count - iperf3_now()) * 1000 + 1;
+			tmo = left < 0 ? 0 : left < 500 ? (int)left : 500;
+		}
+		r = poll(pf, 2, tmo);
+		if (omitting && iperf3_now() >= t_count) {
+			for (int i = 0; i < n; i++) {
+				st[i].omit_bytes = atomic_load(&st[i].bytes);
+				st[i].omit_packets = atomic_load(&st[i].packets);
+			}
+			t_count = iperf3_now();
+			omitting = false;
+		}
 		if (r < 0 && errno != EINTR) {
 			r = ll_err_set(err, -errno, "poll: %s", strerror(errno));
 			goto out;
@@ -401,7 +417,9 @@ accepted:
 			goto out;
 		}
 	}
-	double dur = iperf3_now() - t0;
+	if (omitting)   /* ended inside the omit period: count it all */
+		t_count = t0;
+	double dur = iperf3_now() - t_count;
 	atomic_store(&sstop, true);
 	res->nstreams = n;
 	for (int i = 0; i < n; i++) {
@@ -431,13 +449,14 @@ accepted:
 	uint64_t total = 0;
 	for (int i = 0; i < n; i++) {
 		res->s[i].id = st[i].id;
-		res->s[i].bytes = atomic_load(&st[i].bytes);
+		res->s[i].bytes = atomic_load(&st[i].bytes) - st[i].omit_bytes;
 		res->s[i].omitted_errors = res->s[i].omitted_packets = 0;
 		res->s[i].has_times = true;
 		res->s[i].start_time = 0;
 		res->s[i].end_time = dur;
 		if (p.udp) {
-			res->s[i].packets = (int64_t)atomic_load(&st[i].packets);
+			res->s[i].packets = (int64_t)(atomic_load(&st[i].packets) -
+						      st[i].omit_packets);
 			if (!p.reverse) {
 				res->s[i].errors = atomic_load(&st[i].lost);
 				res->s[i].jitter = iperf3_stream_jitter(&st[i]);

@@ -210,6 +210,7 @@ struct iperf3_stream {
 	_Atomic int64_t outoforder;    /* receiver */
 	_Atomic uint64_t jitter_bits;  /* receiver: jitter in s, double bits */
 	double prev_transit;           /* receiver thread only */
+	uint64_t omit_bytes, omit_packets;  /* counts at the end of -O (owner) */
 	pthread_t thread;
 	bool running;
 	unsigned char *buf;
