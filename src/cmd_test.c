@@ -210,10 +210,16 @@ int cmd_test_run(const struct test_opts *o, int json)
 			switch (ev->kind) {
 			case TEV_CONNECTED:
 				if (!json) {
-					printf("%s%d stream%s connected%s\n",
-					       "", ev->interval.nstreams,
-					       ev->interval.nstreams == 1 ? "" : "s",
-					       o->reverse ? " (reverse mode: server is sending)" : "");
+					for (int i = 0; i < ev->interval.nstreams; i++) {
+						char lh[64], rh[64];
+						int lp, rp, id = test_stream_addr(t, i, lh, sizeof(lh),
+										  &lp, rh, sizeof(rh), &rp);
+						if (id > 0)
+							printf("[%3d] local %s port %d connected to %s port %d\n",
+							       id, lh, lp, rh, rp);
+					}
+					if (o->reverse)
+						printf("Reverse mode, remote host %s is sending\n", o->host);
 					if (o->udp && o->reverse)
 						printf("[ ID] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams\n");
 					else if (o->udp)

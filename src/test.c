@@ -188,6 +188,24 @@ int test_next_event(struct test *t, struct test_event *ev)
 	return 1;
 }
 
+int test_stream_addr(const struct test *tc, int i, char *local, size_t llen,
+		     int *lport, char *remote, size_t rlen, int *rport)
+{
+	struct test *t = (struct test *)tc;
+	int id = -ENOENT;
+
+	pthread_mutex_lock(&t->mu);
+	if (t->connected && i >= 0 && i < t->n) {
+		snprintf(local, llen, "%s", t->conn[i].lhost);
+		snprintf(remote, rlen, "%s", t->conn[i].rhost);
+		*lport = t->conn[i].lport;
+		*rport = t->conn[i].rport;
+		id = t->st[i].id;
+	}
+	pthread_mutex_unlock(&t->mu);
+	return id;
+}
+
 void test_stop(struct test *t)
 {
 	char b = 's';

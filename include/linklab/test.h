@@ -10,6 +10,7 @@
 #define LINKLAB_TEST_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "linklab/err.h"
@@ -104,6 +105,13 @@ int test_event_fd(const struct test *t);
 
 /* Pop the next event; returns 1 if one was popped, 0 if none queued. */
 int test_next_event(struct test *t, struct test_event *ev);
+
+/* Addresses of stream i (0-based, < streams) after TEV_CONNECTED: numeric
+ * local and remote host and ports, as iperf3's "[ ID] local A port P
+ * connected to B port Q" line. Returns its iperf3 stream id (1, 3, 4, ...),
+ * or -ENOENT before the streams exist or when i is out of range. */
+int test_stream_addr(const struct test *t, int i, char *local, size_t llen,
+		     int *lport, char *remote, size_t rlen, int *rport);
 
 /* Ask the test to end now (sends TEST_END as at the end of -t). */
 void test_stop(struct test *t);

@@ -436,6 +436,15 @@ static void test_loopback(void **state)
 		assert_true(S->sent[i].bytes >= S->received[i].bytes);
 	}
 	assert_true(S->duration > 0.9 && S->duration < 1.5);
+	char lh[64], rh[64];
+	int lp = 0, rp = 0;
+	assert_int_equal(test_stream_addr(t, 1, lh, sizeof(lh), &lp, rh, sizeof(rh), &rp), 3);
+	assert_string_equal(lh, "127.0.0.1");
+	assert_string_equal(rh, "127.0.0.1");
+	assert_int_equal(rp, s->port);
+	assert_true(lp > 0 && lp != rp);
+	assert_int_equal(test_stream_addr(t, 2, lh, sizeof(lh), &lp, rh, sizeof(rh), &rp),
+			 -ENOENT);
 
 	char *js = test_json(t);
 	cJSON *j = cJSON_Parse(js);
