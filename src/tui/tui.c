@@ -268,9 +268,7 @@ static const char *const tui_help_text[] = {
 	"",
 	"Test screen",
 	"  j/k field, h/l change, e edit, Enter/s start, x stop",
-	"",
-	"Read back: every value shown under a pane is what the kernel holds",
-	"now, read after each change - never what was asked.",
+	"Shown under each pane: what the kernel holds, read back after each change.",
 };
 
 /* Draw the help screen. */
