@@ -31,6 +31,14 @@ fi
 
 if ! lab_up "$SUF"; then fail "lab up"; summary ssh; exit 1; fi
 DRV="$T/drv"
+ssh-keygen -q -t ed25519 -N '' -f "$T/other" >/dev/null
+NSID=$(inb stat -L -c %i /proc/self/ns/net)
+# pids of iperf3 servers running in B's network namespace
+b_iperf3() {
+	for p in $(ps -eo pid=,comm= | awk '$2=="iperf3"{print $1}'); do
+		[ "$(stat -L -c %i /proc/$p/ns/net 2>/dev/null)" = "$NSID" ] && echo "$p"
+	done
+}
 D() { ina "$DRV" -F "$LL_SSH_CONFIG" "$@"; }
 JDIR=/run/linklab
 
@@ -61,7 +69,7 @@ esac
 if D peer-b apply veth-b 50mbit > "$T/apply" 2>&1; then pass "apply tbf 50mbit over SSH"; else fail "apply: $(cat "$T/apply")"; fi
 rb=$(root_tbf_rate "$LL_NS_B" veth-b)
 [ "$rb" = 50000000 ] && pass "B veth-b holds tbf 50Mbit (ip netns exec B tc -j)" || fail "B veth-b tbf rate=$rb"
-ls $JDIR/remote-*-veth-b.tc.json >/dev/null 2>&1 && pass "journal written under $JDIR" || fail "no journal in $JDIR"
+ls $JDIR/remote-$NSID-veth-b.tc.json >/dev/null 2>&1 && pass "journal written under $JDIR" || fail "no journal in $JDIR"
 r=$(D peer-b show veth-b 2>&1)
 case "$r" in "tbf handle 1: rate 50000000 "*) pass "read_qdiscs over SSH: tbf 50000000 bit/s";; *) fail "show: $r";; esac
 # a second process re-applies: the journal on the peer keeps the real original
@@ -71,7 +79,7 @@ if D peer-b clear veth-b > "$T/clear" 2>&1 && [ "$(root_kind "$LL_NS_B" veth-b)"
 else
 	fail "clear: $(cat "$T/clear") root=$(root_kind "$LL_NS_B" veth-b)"
 fi
-ls $JDIR/remote-*-veth-b.tc.json >/dev/null 2>&1 && fail "journal left after clear" || pass "journal removed by clear"
+ls $JDIR/remote-$NSID-veth-b.tc.json >/dev/null 2>&1 && fail "journal left after clear" || pass "journal removed by clear"
 r=$(D peer-b clear veth-b 2>&1)
 [ "$r" = cleared ] && pass "clear on an untouched device is a no-op" || fail "second clear: $r"
 
@@ -112,7 +120,7 @@ r=$(PATH=/usr/bin:/bin D peer-b server 2>&1)
 kill $BUSY 2>/dev/null; wait $BUSY 2>/dev/null
 case "$r" in "port 5201") skip "busy port test: linklab serve picked its own port";;
 "port "[0-9]*) pass "5201 busy: server started on the next free port ($r)";; *) fail "server with 5201 busy: $r";; esac
-if ps -eo args | grep -q '^iperf3 -s -1 -p 52[0-9]* --forceflush'; then
+if [ -n "$(b_iperf3)" ]; then
 	fail "an iperf3 server was left running on the peer"
 else
 	pass "server_stop left no iperf3 server running"
@@ -131,7 +139,6 @@ r=$(D peer-b alive 2>&1)
 case "$r" in "alive fd 1 keepalive-in "*) pass "ssh_alive and keepalive";; *) fail "alive: $r";; esac
 
 # --- host keys ---------------------------------------------------------------
-ssh-keygen -q -t ed25519 -N '' -f "$T/other" >/dev/null
 echo "$LL_ADDR_B $(cut -d' ' -f1,2 "$T/other.pub")" > "$T/kh_bad"
 r=$(D --known-hosts "$T/kh_bad" peer-b connect 2>&1)
 case "$r" in *"HOST KEY FOR $LL_ADDR_B HAS CHANGED"*) pass "changed host key refused loudly";; *) fail "mismatch: $r";; esac
@@ -158,6 +165,36 @@ if ina ssh -F "$LL_SSH_CONFIG" -o UserKnownHostsFile="$T/kh_empty" peer-b true 2
 else
 	fail "OpenSSH rejects the known_hosts line linklab wrote"
 fi
+
+# hashed known_hosts entries (ssh-keygen -H) match too
+cp "$LL_LAB_DIR/known_hosts" "$T/kh_hashed"
+ssh-keygen -q -H -f "$T/kh_hashed" >/dev/null 2>&1; rm -f "$T/kh_hashed.old"
+r=$(D --known-hosts "$T/kh_hashed" peer-b connect 2>&1)
+if grep -q '^|1|' "$T/kh_hashed" && [ "$r" = "connected B (peer-b)" ]; then
+	pass "hashed known_hosts entry accepted"
+else
+	fail "hashed known_hosts: $r"
+fi
+
+# a second sshd on port 2222: "[host]:port" entries
+inb /usr/sbin/sshd -f "$LL_LAB_DIR/sshd_config" -o Port=2222 -o PidFile="$T/sshd2.pid" -E "$T/sshd2.log"
+i=0; while [ ! -s "$T/sshd2.pid" ] && [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done
+KEY="--ssh-key $LL_LAB_DIR/id_ed25519"
+echo "[$LL_ADDR_B]:2222 $(cut -d' ' -f1,2 "$T/other.pub")" > "$T/kh_port"
+r=$(D --known-hosts "$T/kh_port" $KEY root@$LL_ADDR_B:2222 connect 2>&1)
+case "$r" in *"HAS CHANGED"*) pass "port 2222: the [host]:2222 entry is the one checked";; *) fail "port 2222 mismatch: $r";; esac
+: > "$T/kh_port"
+r=$(D --known-hosts "$T/kh_port" $KEY root@$LL_ADDR_B:2222 connect 2>&1)
+case "$r" in *"is not known"*) pass "port 2222: unknown without an entry";; *) fail "port 2222 unknown: $r";; esac
+r=$(D --known-hosts "$T/kh_port" $KEY --accept-new root@$LL_ADDR_B:2222 connect 2>&1)
+if [ "$r" = "connected B (root@$LL_ADDR_B:2222)" ] && grep -q "^\[$LL_ADDR_B\]:2222 ssh-ed25519 " "$T/kh_port" &&
+   ina ssh -F /dev/null -i "$LL_LAB_DIR/id_ed25519" -o BatchMode=yes -o StrictHostKeyChecking=yes \
+	-o UserKnownHostsFile="$T/kh_port" -p 2222 root@$LL_ADDR_B true 2>/dev/null; then
+	pass "accept-new on port 2222 writes [host]:2222, OpenSSH accepts it"
+else
+	fail "port 2222 accept-new: $r / $(cat "$T/kh_port")"
+fi
+[ -s "$T/sshd2.pid" ] && kill "$(cat "$T/sshd2.pid")" 2>/dev/null
 
 # a closed port: a clear connect error, no hang
 r=$(D --known-hosts "$T/kh_empty" root@$LL_ADDR_B:2222 connect 2>&1)
