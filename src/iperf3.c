@@ -689,6 +689,27 @@ static void udp_recv_loop(struct iperf3_stream *s)
 	}
 }
 
+void iperf3_gate_init(struct iperf3_gate *g)
+{
+	pthread_mutex_init(&g->mu, NULL);
+	pthread_cond_init(&g->cv, NULL);
+	g->open = false;
+}
+
+void iperf3_gate_open(struct iperf3_gate *g)
+{
+	pthread_mutex_lock(&g->mu);
+	g->open = true;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+}
+
+void iperf3_gate_destroy(struct iperf3_gate *g)
+{
+	pthread_cond_destroy(&g->cv);
+	pthread_mutex_destroy(&g->mu);
+}
+
 static void *stream_main(void *arg)
 {
 	struct iperf3_stream *s = arg;
@@ -698,6 +719,13 @@ static void *stream_main(void *arg)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	if (s->gate) {
+		pthread_mutex_lock(&s->gate->mu);
+		while (!s->gate->open)
+			pthread_cond_wait(&s->gate->cv, &s->gate->mu);
+		pthread_mutex_unlock(&s->gate->mu);
+		t0 = iperf3_now();
+	}
 	if (s->udp) {
 		if (s->sender)
 			udp_send_loop(s);

@@ -227,9 +227,11 @@ static int serve_one(struct srv *s, struct ll_err *err)
 	struct iperf3_stream *st = NULL;
 	int n = 0, r, state, pport, ufd = -1;
 	atomic_bool sstop = false;
+	struct iperf3_gate gate;
 	cJSON *j = NULL;
 	struct iperf3_results *res = NULL, *theirs = NULL;
 
+	iperf3_gate_init(&gate);
 	getpeername(s->cfd, (struct sockaddr *)&ss, &sl);
 	addr_text((struct sockaddr *)&ss, sl, peer, sizeof(peer), &pport);
 	logf_(s, "Accepted connection from %s, port %d", peer, pport);
@@ -352,13 +354,15 @@ accepted:
 		r = iperf3_send_state(s->cfd, IPERF3_TEST_RUNNING, err);
 	if (r < 0)
 		goto out;
-	double t0 = iperf3_now(), cu0, cs0;
-	iperf3_cpu_times(&cu0, &cs0);
 	for (int i = 0; i < n; i++) {
+		st[i].gate = &gate;
 		r = iperf3_stream_start(&st[i], err);
 		if (r < 0)
 			goto out;
 	}
+	double t0 = iperf3_now(), cu0, cs0;
+	iperf3_cpu_times(&cu0, &cs0);
+	iperf3_gate_open(&gate);
 	/* wait for TEST_END; safety net: duration + omit + 40 s as iperf3.
 	 * -O: the first omit seconds are left out of the counts (snapshot) */
 	double limit = p.time > 0 ? p.time + p.omit + 40 : 0;
@@ -512,6 +516,7 @@ accepted:
 	r = 0;
 out:
 	atomic_store(&sstop, true);
+	iperf3_gate_open(&gate);
 	for (int i = 0; st && i < n; i++) {
 		shutdown(st[i].fd, SHUT_RDWR);
 		iperf3_stream_join(&st[i]);
@@ -523,6 +528,7 @@ out:
 	free(st);
 	free(res);
 	free(theirs);
+	iperf3_gate_destroy(&gate);
 	return r;
 }
 

@@ -61,6 +61,7 @@ struct test {
 	int stoppipe[2];
 	atomic_bool stop_req;
 	atomic_bool streams_stop;
+	struct iperf3_gate gate;
 	pthread_t ctl;
 	bool ctl_started;
 	pthread_mutex_t mu;
@@ -657,6 +658,7 @@ static int run_intervals(struct test *t, struct ll_err *err)
 static void stop_streams(struct test *t)
 {
 	atomic_store(&t->streams_stop, true);
+	iperf3_gate_open(&t->gate);   /* gated workers then see stop and end */
 }
 
 static void join_streams(struct test *t)
@@ -817,17 +819,19 @@ static int client_run(struct test *t, struct ll_err *err)
 		return ll_err_set(err, -EPROTO,
 				  "protocol error: TEST_RUNNING before CREATE_STREAMS");
 
-	/* running */
-	t->t0 = iperf3_now();
-	t->wall_start = time(NULL);
-	iperf3_cpu_times(&t->cpu_u0, &t->cpu_s0);
+	/* running: workers created behind the gate, then released at t0 */
 	for (int i = 0; i < t->n; i++) {
+		t->st[i].gate = &t->gate;
 		r = iperf3_stream_start(&t->st[i], err);
 		if (r < 0) {
 			stop_streams(t);
 			return r;
 		}
 	}
+	t->t0 = iperf3_now();
+	t->wall_start = time(NULL);
+	iperf3_cpu_times(&t->cpu_u0, &t->cpu_s0);
+	iperf3_gate_open(&t->gate);
 	pthread_mutex_lock(&t->mu);
 	t->connected = true;
 	pthread_mutex_unlock(&t->mu);
@@ -983,6 +987,7 @@ int test_start(const struct test_opts *o, struct test **out, struct ll_err *err)
 	for (int i = 0; i < TEST_MAX_STREAMS; i++)
 		t->st[i].fd = t->conn[i].fd = -1;
 	pthread_mutex_init(&t->mu, NULL);
+	iperf3_gate_init(&t->gate);
 	if (pipe2(t->evpipe, O_CLOEXEC | O_NONBLOCK) < 0 ||
 	    pipe2(t->stoppipe, O_CLOEXEC | O_NONBLOCK) < 0) {
 		r = ll_err_set(err, -errno, "pipe: %s", strerror(errno));
@@ -1026,6 +1031,7 @@ void test_free(struct test *t)
 			close(t->stoppipe[i]);
 	}
 	free(t->iv);
+	iperf3_gate_destroy(&t->gate);
 	pthread_mutex_destroy(&t->mu);
 	free(t);
 }

@@ -188,6 +188,17 @@ int iperf3_tcp_info(int fd, struct iperf3_tcpinfo *ti);
  * iperf_add_stream keeps id 2 unused). */
 int iperf3_stream_id(int index);
 
+/* A start gate: workers are created blocked on it and released together,
+ * so that starting 128 threads does not eat into the measured time. */
+struct iperf3_gate {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool open;
+};
+void iperf3_gate_init(struct iperf3_gate *g);
+void iperf3_gate_open(struct iperf3_gate *g);   /* idempotent */
+void iperf3_gate_destroy(struct iperf3_gate *g);
+
 /* A data stream worker: one thread, blocking send() or recv() of len-byte
  * blocks, counting bytes in an atomic counter the control thread snapshots.
  * Sender optionally paced to rate bit/s (0 = unlimited). The worker stops when
@@ -200,6 +211,7 @@ struct iperf3_stream {
 	uint32_t len;                  /* bytes per block */
 	uint64_t rate;                 /* bit/s, 0 = unlimited (sender) */
 	const atomic_bool *stop;
+	struct iperf3_gate *gate;      /* NULL: start at once */
 	_Atomic uint64_t bytes;        /* bytes sent or received so far */
 	_Atomic int error;             /* 0 or errno that ended it */
 	/* UDP (iperf3 src/iperf_udp.c): 12-byte header sec, usec, seq

@@ -345,7 +345,11 @@ static void *srv_main(void *arg)
 	struct srv_thread *s = arg;
 
 	s->rc = serve_run(&s->o, &s->stop, srv_listen, srv_log, s, &s->err);
-	srv_listen(s, -1);
+	pthread_mutex_lock(&s->mu);
+	if (s->port == 0)   /* failed before listening: unblock srv_start */
+		s->port = -1;
+	pthread_cond_signal(&s->cv);
+	pthread_mutex_unlock(&s->mu);
 	return NULL;
 }
 
