@@ -559,10 +559,16 @@ static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 		goto out;
 	if (qs.n < 1 || strcmp(qs.q[0].kind, plan.tbf ? "tbf" : "netem") != 0 ||
 	    (plan.tbf && qs.q[0].rate / 8 != plan.rate_Bps)) {
+		struct ll_err rerr = {0};
+
 		rc = ll_err_set(err, -EIO,
-				"peer %s: read-back of %s does not match (root %s, rate %llu bit/s)",
+				"peer %s: read-back of %s does not match (root %s, rate %llu bit/s); original put back",
 				r->t.alias, dev, qs.n ? qs.q[0].kind : "none",
 				qs.n ? (unsigned long long)qs.q[0].rate : 0ULL);
+		j = jfind(r, dev, false);
+		if (j && j->orig && restore(r, dev, j->orig, &rerr) < 0)
+			ll_err_prefix(err, "restoring the original failed too (%s); ",
+				      rerr.msg);
 	}
 out:
 	free(errt);

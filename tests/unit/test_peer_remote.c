@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: MIT */
+/* test_peer_remote.c - the remote backend against a scripted fake of ssh.h
+ * (this file defines ssh_open/ssh_exec/..., so ssh.o is not linked): checks
+ * the exact commands sent - quoting of hostile names, the journal, one
+ * &&-joined tc command, restore on failure, the netem hint, read-back. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "linklab/impair.h"
+#include "linklab/peer.h"
+#include "linklab/ssh.h"
+#include "linklab/sshcfg.h"
+
+/* ---- the fake peer ------------------------------------------------------ */
+#define MAXC 64
+static char *cmds[MAXC];
+static int ncmds;
+static const char *orig_json;      /* what tc -j qdisc show returns before */
+static const char *after_json;     /* ... after the apply */
+static bool applied;
+static int tc_status;              /* exit status of the tc apply command */
+static const char *tc_stderr;
+static char journal[4096];         /* the peer's journal file ("" = none) */
+
+static void reset(void)
+{
+	int i;
+
+	for (i = 0; i < ncmds; i++)
+		free(cmds[i]);
+	ncmds = 0;
+	orig_json = "[{\"kind\":\"noqueue\",\"handle\":\"0:\",\"root\":true,\"options\":{}}]";
+	after_json = "[{\"kind\":\"tbf\",\"handle\":\"1:\",\"root\":true,\"options\":"
+		     "{\"rate\":6250000,\"burst\":25000,\"lat\":50000}}]";
+	applied = false;
+	tc_status = 0;
+	tc_stderr = "";
+	journal[0] = '\0';
+}
+
+static int started(const char *s, const char *p)
+{
+	return strncmp(s, p, strlen(p)) == 0;
+}
+
+int ssh_open(struct ssh_session **out, const struct ssh_target *t,
+	     int timeout_ms, struct ll_err *err)
+{
+	(void)t; (void)timeout_ms; (void)err;
+	*out = (struct ssh_session *)&ncmds;   /* any non-NULL token */
+	return 0;
+}
+
+void ssh_close(struct ssh_session *s)
+{
+	(void)s;
+}
+
+int ssh_spawn(struct ssh_session *s, const char *cmd, struct ssh_proc **out,
+	      struct ll_err *err)
+{
+	(void)s; (void)cmd; (void)out;
+	return ll_err_set(err, -EIO, "fake: no spawn");
+}
+
+int ssh_spawn_readline(struct ssh_proc *p, char *line, size_t len,
+		       int timeout_ms, struct ll_err *err)
+{
+	(void)p; (void)line; (void)len; (void)timeout_ms;
+	return ll_err_set(err, -EIO, "fake");
+}
+
+void ssh_spawn_close(struct ssh_proc *p)
+{
+	(void)p;
+}
+
+int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
+	     char **err_text, int *exit_status, int timeout_ms,
+	     struct ll_err *err)
+{
+	const char *o = "", *e = "";
+	int st = 0;
+
+	(void)s; (void)timeout_ms; (void)err;
+	if (ncmds < MAXC)
+		cmds[ncmds++] = strdup(cmd);
+	if (started(cmd, "ip -j link show dev ")) {
+		o = "[{\"ifindex\":5,\"ifname\":\"x\",\"flags\":[\"UP\"],\"mtu\":1500,"
+		    "\"qdisc\":\"noqueue\",\"operstate\":\"UP\"}]";
+	} else if (strstr(cmd, "CONFIG_HZ")) {
+		o = "250\n";
+	} else if (started(cmd, "stat -L -c %i /proc/self/ns/net")) {
+		o = "4026531840\n";
+	} else if (started(cmd, "tc -j qdisc show dev ") ||
+		   started(cmd, "tc -j -s qdisc show dev ")) {
+		o = applied ? after_json : orig_json;
+	} else if (started(cmd, "umask 077; mkdir -p ")) {
+		if (!journal[0])
+			snprintf(journal, sizeof(journal), "%s", orig_json);
+		o = journal;
+	} else if (started(cmd, "cat ")) {
+		o = journal;
+	} else if (started(cmd, "tc qdisc replace ") && !strstr(cmd, "rm -f")) {
+		st = tc_status;
+		e = tc_stderr;
+		applied = st == 0;
+	} else if (strstr(cmd, "rm -f '/run/linklab/")) {
+		applied = false;
+		journal[0] = '\0';
+	} else {
+		o = "";
+	}
+	if (out)
+		*out = strdup(o);
+	if (err_text)
+		*err_text = strdup(e);
+	if (exit_status)
+		*exit_status = st;
+	return 0;
+}
+
+/* ---- helpers ---------------------------------------------------------------- */
+static struct peer P;
+
+static int setup(void **state)
+{
+	struct ssh_target t;
+	struct ll_err err = {0};
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	snprintf(t.alias, sizeof(t.alias), "peer-x");
+	snprintf(t.hostname, sizeof(t.hostname), "192.0.2.9");
+	reset();
+	return peer_remote_open(&P, &t, &err);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	P.ops->close(&P);
+	reset();
+	return 0;
+}
+
+static const char *find_cmd(const char *prefix)
+{
+	int i;
+
+	for (i = 0; i < ncmds; i++)
+		if (started(cmds[i], prefix))
+			return cmds[i];
+	return NULL;
+}
+
+/* every occurrence of name in every command must sit inside '...' */
+static void assert_always_quoted(const char *name)
+{
+	char q[64];
+	int i;
+
+	snprintf(q, sizeof(q), "'%s'", name);
+	for (i = 0; i < ncmds; i++) {
+		const char *s = cmds[i];
+
+		while ((s = strstr(s, name)) != NULL) {
+			bool ok = s > cmds[i] && s[-1] == '\'' &&
+				  s[strlen(name)] == '\'';
+			bool in_path = s > cmds[i] && s[-1] == '-' &&
+				       strncmp(s + strlen(name), ".tc.json'", 9) == 0;
+
+			if (!ok && !in_path) {
+				print_error("unquoted %s in: %s\n", q, cmds[i]);
+				fail();
+			}
+			s += strlen(name);
+		}
+	}
+}
+
+static void dial_rate(struct impair *d, const char *rate)
+{
+	struct ll_diag diag;
+
+	memset(d, 0, sizeof(*d));
+	ll_diag_clear(&diag);
+	assert_int_equal(impair_set(d, "rate", rate, &diag), 0);
+}
+
+/* ---- tests ---------------------------------------------------------------- */
+static void test_apply_hostile_name(void **state)
+{
+	struct impair d;
+	struct ll_err err = {0};
+	const char *c;
+
+	(void)state;
+	dial_rate(&d, "50mbit");
+	assert_int_equal(P.ops->apply(&P, "x$(id);b", &d, &err), 0);
+	c = find_cmd("ip -j link show dev ");
+	assert_non_null(c);
+	assert_string_equal(c, "ip -j link show dev 'x$(id);b'");
+	/* journal: directory and file quoted, original JSON quoted */
+	c = find_cmd("umask 077; mkdir -p '/run/linklab' && { [ -e '/run/linklab/remote-4026531840-x$(id);b.tc.json' ] || printf '%s\\n' '[{\"kind\":\"noqueue\"");
+	assert_non_null(c);
+	/* one tc command, the device quoted */
+	c = find_cmd("tc qdisc replace dev 'x$(id);b' root handle 1: tbf rate ");
+	assert_non_null(c);
+	/* read back after the apply */
+	assert_non_null(find_cmd("tc -j -s qdisc show dev 'x$(id);b'"));
+	assert_always_quoted("x$(id);b");
+	assert_true(strstr(journal, "noqueue") != NULL);
+}
+
+static void test_apply_then_clear(void **state)
+{
+	struct impair d;
+	struct ll_err err = {0};
+	const char *c;
+
+	(void)state;
+	dial_rate(&d, "50mbit");
+	assert_int_equal(P.ops->apply(&P, "eth1", &d, &err), 0);
+	assert_int_equal(P.ops->clear(&P, "eth1", &err), 0);
+	/* original was the kernel default: del root, then drop the journal */
+	c = find_cmd("out=$(tc qdisc del dev 'eth1' root 2>&1)");
+	assert_non_null(c);
+	assert_non_null(strstr(c, "&& rm -f '/run/linklab/remote-4026531840-eth1.tc.json'"));
+	assert_string_equal(journal, "");
+}
+
+static void test_rebuild_tbf_original(void **state)
+{
+	struct impair d;
+	struct ll_err err = {0};
+	const char *c;
+
+	(void)state;
+	orig_json = "[{\"kind\":\"tbf\",\"handle\":\"7:\",\"root\":true,\"options\":"
+		    "{\"rate\":1250000,\"burst\":5000,\"lat\":50000}},{\"kind\":\"pfifo\","
+		    "\"handle\":\"20:\",\"parent\":\"7:1\",\"options\":{\"limit\":33}}]";
+	dial_rate(&d, "50mbit");
+	if (P.ops->apply(&P, "eth1", &d, &err) != 0)
+		print_error("apply: %s\n", err.msg);
+	assert_int_equal(err.code, 0);
+	assert_int_equal(P.ops->clear(&P, "eth1", &err), 0);
+	c = find_cmd("tc qdisc replace dev 'eth1' root handle '7:' tbf rate '10000000bit' burst 5000b limit 67500b && tc qdisc replace dev 'eth1' parent '7:1' handle '20:' pfifo limit 33 && rm -f");
+	if (!c) {
+		int i;
+
+		for (i = 0; i < ncmds; i++)
+			print_message("cmd: %s\n", cmds[i]);
+	}
+	assert_non_null(c);
+}
+
+static void test_unrebuildable_original(void **state)
+{
+	struct impair d;
+	struct ll_err err = {0};
+
+	(void)state;
+	orig_json = "[{\"kind\":\"htb\",\"handle\":\"1:\",\"root\":true,\"options\":{}}]";
+	dial_rate(&d, "50mbit");
+	if (P.ops->apply(&P, "eth1", &d, &err) != 0)
+		print_error("apply: %s\n", err.msg);
+	assert_int_equal(err.code, 0);
+	assert_int_equal(P.ops->clear(&P, "eth1", &err), -ENOTSUP);
+	assert_non_null(strstr(err.msg, "cannot rebuild the original htb"));
+	/* the journal is kept for a later attempt */
+	assert_non_null(strstr(journal, "htb"));
+}
+
+static void test_netem_missing(void **state)
+{
+	struct impair d;
+	struct ll_diag diag;
+	struct ll_err err = {0};
+	const char *c;
+
+	(void)state;
+	memset(&d, 0, sizeof(d));
+	ll_diag_clear(&diag);
+	assert_int_equal(impair_set(&d, "delay", "100ms", &diag), 0);
+	tc_status = 2;
+	tc_stderr = "Error: Specified qdisc kind is unknown.\n";
+	assert_int_equal(P.ops->apply(&P, "eth1", &d, &err), -ENOTSUP);
+	assert_non_null(strstr(err.msg, "no netem (CONFIG_NET_SCH_NETEM); try modprobe sch_netem"));
+	/* the original is put back and the journal removed */
+	c = find_cmd("out=$(tc qdisc del dev 'eth1' root 2>&1)");
+	assert_non_null(c);
+	assert_string_equal(journal, "");
+}
+
+static void test_tc_failure_reports_stderr(void **state)
+{
+	struct impair d;
+	struct ll_err err = {0};
+
+	(void)state;
+	dial_rate(&d, "50mbit");
+	tc_status = 2;
+	tc_stderr = "Error: Exclusivity flag on, cannot modify.\n";
+	assert_int_equal(P.ops->apply(&P, "eth1", &d, &err), -EIO);
+	assert_non_null(strstr(err.msg, "Exclusivity flag on"));
+	assert_non_null(find_cmd("out=$(tc qdisc del dev 'eth1' root 2>&1)"));
+}
+
+static void test_readback_mismatch(void **state)
+{
+	struct impair d;
+	struct ll_err err = {0};
+
+	(void)state;
+	dial_rate(&d, "50mbit");
+	after_json = "[{\"kind\":\"tbf\",\"handle\":\"1:\",\"root\":true,\"options\":"
+		     "{\"rate\":125000,\"burst\":25000,\"lat\":50000}}]";
+	assert_int_equal(P.ops->apply(&P, "eth1", &d, &err), -EIO);
+	assert_non_null(strstr(err.msg, "read-back"));
+	/* all or nothing: the original is put back */
+	assert_non_null(find_cmd("out=$(tc qdisc del dev 'eth1' root 2>&1)"));
+	assert_string_equal(journal, "");
+}
+
+static void test_bad_names_send_nothing(void **state)
+{
+	static const char *bad[] = {"", "bad/name", "a b", "tab\tx", "waytoolongname16",
+				    ".", "..", "a:b"};
+	struct impair d;
+	struct ll_err err = {0};
+	struct qdisc_state qs;
+	char lines[512], dev[IF_NAMESIZE];
+	size_t i;
+
+	(void)state;
+	dial_rate(&d, "50mbit");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(P.ops->apply(&P, bad[i], &d, &err), -EINVAL);
+		assert_int_equal(P.ops->clear(&P, bad[i], &err), -EINVAL);
+		assert_int_equal(P.ops->read_qdiscs(&P, bad[i], &qs, &err), -EINVAL);
+		assert_int_equal(P.ops->dry_run(&P, bad[i], &d, lines, sizeof(lines), &err),
+				 -EINVAL);
+	}
+	assert_int_equal(P.ops->route_dev(&P, "10.0.0.1; reboot", dev, sizeof(dev), &err),
+			 -EINVAL);
+	assert_int_equal(ncmds, 0);
+}
+
+static void test_dry_run_lines(void **state)
+{
+	struct impair d;
+	struct ll_err err = {0};
+	char lines[1024];
+
+	(void)state;
+	dial_rate(&d, "50mbit");
+	assert_int_equal(P.ops->dry_run(&P, "a;b", &d, lines, sizeof(lines), &err), 0);
+	assert_true(started(lines, "tc qdisc replace dev 'a;b' root handle 1: tbf rate "));
+	/* dry run changes nothing: no journal, no tc replace */
+	assert_null(find_cmd("umask"));
+	assert_null(find_cmd("tc qdisc replace"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_apply_hostile_name, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_apply_then_clear, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rebuild_tbf_original, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unrebuildable_original, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_netem_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tc_failure_reports_stderr, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_readback_mismatch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_names_send_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dry_run_lines, setup, teardown),
+	};
+	return cmocka_run_group_tests_name("peer_remote", tests, NULL, NULL);
+}
