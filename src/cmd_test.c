@@ -128,29 +128,46 @@ static void print_sample(const char *tag, const struct test_stream_sample *s,
 	printf("\n");
 }
 
-static void tag_of(int id, char *buf, size_t len)
+/* "[  1]" or, with --bidir, "[  1][TX-C]" as iperf3 marks the roles */
+static void tag_of(int id, bool bidir, bool we_send, char *buf, size_t len)
 {
-	snprintf(buf, len, "%3d", id);
+	if (id < 0)
+		snprintf(buf, len, bidir ? "SUM][%s" : "SUM%.0s",
+			 we_send ? "TX-C" : "RX-C");
+	else if (bidir)
+		snprintf(buf, len, "%3d][%s", id, we_send ? "TX-C" : "RX-C");
+	else
+		snprintf(buf, len, "%3d", id);
 }
 
-static void print_interval(const struct test_interval *iv, bool sender)
+static void print_interval(const struct test_interval *iv,
+			   const struct test_opts *o)
 {
-	char tag[16];
+	char tag[32];
+	int nfwd = o->bidir ? o->streams : iv->nstreams;
 
 	for (int i = 0; i < iv->nstreams; i++) {
-		tag_of(iv->s[i].id, tag, sizeof(tag));
-		print_sample(tag, &iv->s[i], sender, NULL);
+		tag_of(iv->s[i].id, o->bidir, iv->s[i].sender, tag, sizeof(tag));
+		print_sample(tag, &iv->s[i], iv->s[i].sender, NULL);
 	}
-	if (iv->nstreams > 1)
-		print_sample("SUM", &iv->sum, sender, NULL);
+	if (nfwd > 1) {
+		tag_of(-1, o->bidir, iv->sum.sender, tag, sizeof(tag));
+		print_sample(tag, &iv->sum, iv->sum.sender, NULL);
+	}
+	if (o->bidir && o->streams > 1) {
+		tag_of(-1, true, false, tag, sizeof(tag));
+		print_sample(tag, &iv->sum_reverse, false, NULL);
+	}
 	if (iv->nstreams > 1)
 		printf("- - - - - - - - - - - - - - - - - - - - - - - - -\n");
 	fflush(stdout);
 }
 
-static void print_summary(const struct test_summary *S)
+static void print_summary(const struct test_summary *S,
+			  const struct test_opts *o)
 {
-	char tag[16];
+	char tag[32];
+	int nfwd = o->bidir ? o->streams : S->nstreams;
 
 	printf("- - - - - - - - - - - - - - - - - - - - - - - - -\n");
 	if (S->sum_sent.packets >= 0)
@@ -158,13 +175,20 @@ static void print_summary(const struct test_summary *S)
 	else
 		printf("[ ID] Interval           Transfer     Bitrate         Retr\n");
 	for (int i = 0; i < S->nstreams; i++) {
-		tag_of(S->sent[i].id, tag, sizeof(tag));
+		bool we_send = o->bidir ? i < o->streams : !o->reverse;
+		tag_of(S->sent[i].id, o->bidir, we_send, tag, sizeof(tag));
 		print_sample(tag, &S->sent[i], true, "sender");
 		print_sample(tag, &S->received[i], true, "receiver");
 	}
-	if (S->nstreams > 1) {
-		print_sample("SUM", &S->sum_sent, true, "sender");
-		print_sample("SUM", &S->sum_received, true, "receiver");
+	if (nfwd > 1 || o->bidir) {
+		tag_of(-1, o->bidir, !o->reverse, tag, sizeof(tag));
+		print_sample(tag, &S->sum_sent, true, "sender");
+		print_sample(tag, &S->sum_received, true, "receiver");
+	}
+	if (o->bidir) {
+		tag_of(-1, true, false, tag, sizeof(tag));
+		print_sample(tag, &S->sum_sent_reverse, true, "sender");
+		print_sample(tag, &S->sum_received_reverse, true, "receiver");
 	}
 	printf("\nlinklab test done.\n");
 	fflush(stdout);
@@ -232,11 +256,11 @@ int cmd_test_run(const struct test_opts *o, int json)
 				break;
 			case TEV_INTERVAL:
 				if (!json)
-					print_interval(&ev->interval, !o->reverse);
+					print_interval(&ev->interval, o);
 				break;
 			case TEV_DONE:
 				if (!json)
-					print_summary(test_summary(t));
+					print_summary(test_summary(t), o);
 				rc = 0;
 				finished = 1;
 				break;
@@ -267,7 +291,7 @@ int cmd_test_run(const struct test_opts *o, int json)
 static void test_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: linklab test -c ADDR [-p PORT] [-P N] [-t SEC] [-i SEC] [-R]\n"
+		"usage: linklab test -c ADDR [-p PORT] [-P N] [-t SEC] [-i SEC] [-R] [--bidir] [-u]\n"
 		"                    [-l LEN] [-w SIZE] [-b RATE] [-J] [--connect-timeout SEC]\n"
 		"  -c ADDR   server (linklab serve or iperf3 -s)\n"
 		"  -p PORT   server port, 1..65535 (default 5201)\n"
@@ -275,6 +299,7 @@ static void test_usage(FILE *f)
 		"  -t SEC    duration, 1..86400 (default 10)\n"
 		"  -i SEC    report interval, 0.1..60 (default 1)\n"
 		"  -R        reverse: the server sends\n"
+		"  --bidir   both directions at once, -P streams each way (1..64)\n"
 		"  -l LEN    block size in bytes, K/M suffixes 1024-based, 1..1M (TCP default 128K)\n"
 		"  -w SIZE   socket buffer size, K/M suffixes, up to 512M\n"
 		"  -b RATE   target bit/s per stream, K/M/G 1000-based (default unlimited)\n"
@@ -297,6 +322,7 @@ int cmd_test(int argc, char **argv)
 		{ "udp", no_argument, NULL, 'u' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "connect-timeout", required_argument, NULL, 'T' },
+		{ "bidir", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -365,6 +391,9 @@ int cmd_test(int argc, char **argv)
 			break;
 		case 'J':
 			json = 1;
+			break;
+		case 'D':
+			o.bidir = true;
 			break;
 		case 'T':
 			if (parse_num(optarg, &v) || v <= 0 || v > 3600)

@@ -412,9 +412,13 @@ int iperf3_params_check(const struct iperf3_params *p, struct ll_diag *diag)
 		    (unsigned long long)p->window, IPERF3_MAX_WINDOW);
 	if (!(p->omit >= 0 && p->omit <= 600))
 		BAD(IPERF3_IEOMIT, "omit", "omit %g out of range 0..600 s", p->omit);
-	if (p->bidir)
-		BAD(IPERF3_IEUNIMP, "bidirectional",
-		    "--bidir not supported yet by linklab serve");
+	if (p->bidir && p->parallel > IPERF3_MAX_STREAMS / 2)
+		BAD(IPERF3_IENUMSTREAMS, "parallel",
+		    "parallel %d out of range 1..%d with bidirectional",
+		    p->parallel, IPERF3_MAX_STREAMS / 2);
+	if (p->bidir && (p->num || p->blockcount))
+		BAD(IPERF3_IEUNIMP, "num",
+		    "-n/-k with --bidir not supported yet by linklab serve");
 	/* -n/-k: the client ends the test in normal mode; a sending server
 	 * would have to count, which linklab serve does not do yet */
 	if ((p->num || p->blockcount) && p->reverse)

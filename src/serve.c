@@ -269,7 +269,10 @@ static int serve_one(struct srv *s, struct ll_err *err)
 		}
 		free(d);
 	}
-	st = calloc((size_t)p.parallel, sizeof(*st));
+	/* --bidir: the first N streams are the client's senders (we receive),
+	 * the next N ours (iperf3 rec_streams_accepted / send_streams_accepted) */
+	int total_streams = p.bidir ? 2 * p.parallel : p.parallel;
+	st = calloc((size_t)total_streams, sizeof(*st));
 	res = calloc(1, sizeof(*res));
 	theirs = calloc(1, sizeof(*theirs));
 	if (!st || !res || !theirs) {
@@ -294,7 +297,7 @@ static int serve_one(struct srv *s, struct ll_err *err)
 	r = iperf3_send_state(s->cfd, IPERF3_CREATE_STREAMS, err);
 	if (r < 0)
 		goto out;
-	while (n < p.parallel) {
+	while (n < total_streams) {
 		struct pollfd pf[2] = { { .fd = p.udp ? ufd : s->lfd, .events = POLLIN },
 					{ .fd = s->cfd, .events = POLLIN } };
 		r = poll(pf, 2, SRV_TIMEOUT_MS);
@@ -303,7 +306,7 @@ static int serve_one(struct srv *s, struct ll_err *err)
 		if (r <= 0) {
 			r = ll_err_set(err, -ETIMEDOUT,
 				       "only %d of %d streams connected within %d s",
-				       n, p.parallel, SRV_TIMEOUT_MS / 1000);
+				       n, total_streams, SRV_TIMEOUT_MS / 1000);
 			goto out;
 		}
 		if (pf[1].revents) {
@@ -339,7 +342,7 @@ accepted:
 		st[n].fd = fd;
 		st[n].udp = p.udp;
 		st[n].id = iperf3_stream_id(n);
-		st[n].sender = p.reverse;
+		st[n].sender = p.bidir ? n >= p.parallel : p.reverse;
 		st[n].len = p.len;
 		st[n].rate = p.bandwidth;   /* per stream, as iperf3 -b */
 		st[n].stop = &sstop;
@@ -429,7 +432,7 @@ accepted:
 	for (int i = 0; i < n; i++) {
 		struct iperf3_tcpinfo ti;
 		res->s[i].retransmits = -1;
-		if (p.reverse && iperf3_tcp_info(st[i].fd, &ti) == 0)
+		if (st[i].sender && !p.udp && iperf3_tcp_info(st[i].fd, &ti) == 0)
 			res->s[i].retransmits = ti.total_retrans;
 		shutdown(st[i].fd, SHUT_RDWR);
 	}
@@ -440,7 +443,7 @@ accepted:
 	res->cpu_user = dur > 0 ? (cu - cu0) / dur * 100 : 0;
 	res->cpu_system = dur > 0 ? (cs - cs0) / dur * 100 : 0;
 	res->cpu_total = res->cpu_user + res->cpu_system;
-	res->sender_has_retransmits = p.reverse ? (p.udp ? 0 : 1) : -1;
+	res->sender_has_retransmits = (p.reverse || p.bidir) ? (p.udp ? 0 : 1) : -1;
 	{
 		char cc[32];
 		socklen_t cl = sizeof(cc);
@@ -461,7 +464,7 @@ accepted:
 		if (p.udp) {
 			res->s[i].packets = (int64_t)(atomic_load(&st[i].packets) -
 						      st[i].omit_packets);
-			if (!p.reverse) {
+			if (!st[i].sender) {
 				res->s[i].errors = atomic_load(&st[i].lost);
 				res->s[i].jitter = iperf3_stream_jitter(&st[i]);
 			}
@@ -500,15 +503,22 @@ accepted:
 		logf_(s, "note: client ended with state %d (%s) instead of IPERF_DONE",
 		      state, iperf3_state_name(state));
 	{
-		uint64_t ttot = 0;
+		uint64_t sent = 0, rcvd = 0;
 		char b1[32], b2[32];
-		for (int i = 0; i < theirs->nstreams; i++)
-			ttot += theirs->s[i].bytes;
-		uint64_t sent = p.reverse ? total : ttot, rcvd = p.reverse ? ttot : total;
+		for (int i = 0; i < n; i++) {
+			uint64_t th = 0;
+			for (int k = 0; k < theirs->nstreams; k++)
+				if (theirs->s[k].id == st[i].id)
+					th = theirs->s[k].bytes;
+			sent += st[i].sender ? res->s[i].bytes : th;
+			rcvd += st[i].sender ? th : res->s[i].bytes;
+		}
+		(void)total;
 		human_bytes((double)sent, b1, sizeof(b1));
 		human_bits(dur > 0 ? (double)sent * 8 / dur : 0, b2, sizeof(b2));
 		logf_(s, "[SUM]   0.00-%-5.2f sec  %s  %s  sender  (%d stream%s%s)",
-		      dur, b1, b2, n, n == 1 ? "" : "s", p.reverse ? ", reverse" : "");
+		      dur, b1, b2, n, n == 1 ? "" : "s",
+		      p.bidir ? ", bidir" : p.reverse ? ", reverse" : "");
 		human_bytes((double)rcvd, b1, sizeof(b1));
 		human_bits(dur > 0 ? (double)rcvd * 8 / dur : 0, b2, sizeof(b2));
 		logf_(s, "[SUM]   0.00-%-5.2f sec  %s  %s  receiver", dur, b1, b2);

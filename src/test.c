@@ -113,6 +113,13 @@ int test_opts_validate(const struct test_opts *o, struct ll_diag *diag)
 	if (o->streams < 1 || o->streams > TEST_MAX_STREAMS)
 		ll_diag_add(diag, LL_DIAG_ERROR, "streams",
 			    "-P %d out of range 1..%d", o->streams, TEST_MAX_STREAMS);
+	else if (o->bidir && o->streams > TEST_MAX_STREAMS / 2)
+		ll_diag_add(diag, LL_DIAG_ERROR, "streams",
+			    "-P %d out of range 1..%d with --bidir (streams each way)",
+			    o->streams, TEST_MAX_STREAMS / 2);
+	if (o->bidir && o->reverse)
+		ll_diag_add(diag, LL_DIAG_ERROR, "bidir",
+			    "--bidir and -R are mutually exclusive (as in iperf3)");
 	if (!(o->duration >= 1 && o->duration <= IPERF3_MAX_TIME))
 		ll_diag_add(diag, LL_DIAG_ERROR, "duration",
 			    "-t %g out of range 1..%d seconds", o->duration,
@@ -433,9 +440,16 @@ static int udp_connect(struct test *t, int *out, struct ll_err *err)
 	return 0;
 }
 
+static int nstreams_total(const struct test *t)
+{
+	return t->o.bidir ? 2 * t->o.streams : t->o.streams;
+}
+
 static int create_streams(struct test *t, struct ll_err *err)
 {
-	for (int i = 0; i < t->o.streams; i++) {
+	/* --bidir: our N sending streams first, then N receiving (iperf3
+	 * iperf_create_streams order; the server labels them the same way) */
+	for (int i = 0; i < nstreams_total(t); i++) {
 		struct iperf3_stream *s = &t->st[i];
 		struct conn_info *c = &t->conn[i];
 		struct sockaddr_storage ss;
@@ -453,7 +467,7 @@ static int create_streams(struct test *t, struct ll_err *err)
 		}
 		s->fd = fd;
 		s->id = iperf3_stream_id(i);
-		s->sender = !t->o.reverse;
+		s->sender = t->o.bidir ? i < t->o.streams : !t->o.reverse;
 		s->len = blksize(t);
 		s->udp = t->o.udp;
 		s->rate = t->o.bitrate;   /* per stream, as iperf3 -b (man iperf3) */
@@ -495,6 +509,27 @@ static int create_streams(struct test *t, struct ll_err *err)
 
 /* ---- measurement ---------------------------------------------------------- */
 
+/* Is stream i in the client-to-server direction's sums (all streams unless
+ * --bidir, where the first half is)? */
+static bool forward_dir(const struct test *t, int i)
+{
+	return !t->o.bidir || i < t->o.streams;
+}
+
+static void sum_init(struct test_stream_sample *sum, bool sender, bool udp,
+		     double start, double end)
+{
+	memset(sum, 0, sizeof(*sum));
+	sum->id = -1;
+	sum->sender = sender;
+	sum->start = start;
+	sum->end = end;
+	sum->retransmits = sender && !udp ? 0 : -1;
+	sum->snd_cwnd = sum->rtt_us = sum->rttvar_us = sum->pmtu = -1;
+	sum->packets = udp ? 0 : -1;
+	sum->lost = udp && !sender ? 0 : -1;
+}
+
 static void take_interval(struct test *t, double start, double end)
 {
 	struct test_event *ev = calloc(1, sizeof(*ev));
@@ -502,21 +537,21 @@ static void take_interval(struct test *t, double start, double end)
 		return;
 	struct test_interval *iv = &ev->interval;
 	double secs = end - start;
-	bool sender = !t->o.reverse;
+	int nfwd = t->o.bidir ? t->o.streams : t->n;
+	int nrev = t->n - nfwd;
 
 	ev->kind = TEV_INTERVAL;
 	iv->nstreams = t->n;
-	iv->sum.id = -1;
-	iv->sum.sender = sender;
-	iv->sum.start = start;
-	iv->sum.end = end;
-	iv->sum.retransmits = sender ? 0 : -1;
-	iv->sum.snd_cwnd = iv->sum.rtt_us = iv->sum.rttvar_us = iv->sum.pmtu = -1;
-	iv->sum.packets = t->o.udp ? 0 : -1;
-	iv->sum.lost = t->o.udp && !sender ? 0 : -1;
+	sum_init(&iv->sum, t->n ? t->st[0].sender : !t->o.reverse, t->o.udp,
+		 start, end);
+	sum_init(&iv->sum_reverse, false, t->o.udp, start, end);
 	for (int i = 0; i < t->n; i++) {
 		struct test_stream_sample *s = &iv->s[i];
 		struct stream_acc *a = &t->acc[i];
+		bool sender = t->st[i].sender;
+		struct test_stream_sample *sum = forward_dir(t, i) ? &iv->sum :
+						 &iv->sum_reverse;
+		int nsum = forward_dir(t, i) ? nfwd : nrev;
 		uint64_t b = atomic_load_explicit(&t->st[i].bytes,
 						  memory_order_relaxed);
 
@@ -535,13 +570,13 @@ static void take_interval(struct test *t, double start, double end)
 			int64_t lo = atomic_load(&t->st[i].lost);
 			s->packets = (int64_t)(pk - a->last_packets);
 			a->last_packets = pk;
-			iv->sum.packets += s->packets;
+			sum->packets += s->packets;
 			if (!sender) {
 				s->lost = lo - a->last_lost;
 				a->last_lost = lo;
 				s->jitter_ms = iperf3_stream_jitter(&t->st[i]) * 1000;
-				iv->sum.lost += s->lost;
-				iv->sum.jitter_ms += s->jitter_ms / t->n;
+				sum->lost += s->lost;
+				sum->jitter_ms += s->jitter_ms / nsum;
 			}
 		} else if (sender) {
 			struct iperf3_tcpinfo ti;
@@ -561,12 +596,13 @@ static void take_interval(struct test *t, double start, double end)
 					a->max_rtt = ti.rtt_us;
 				a->rtt_sum += (double)ti.rtt_us;
 				a->rtt_n++;
-				iv->sum.retransmits += s->retransmits;
+				sum->retransmits += s->retransmits;
 			}
 		}
-		iv->sum.bytes += s->bytes;
+		sum->bytes += s->bytes;
 	}
 	iv->sum.bps = secs > 0 ? (double)iv->sum.bytes * 8 / secs : 0;
+	iv->sum_reverse.bps = secs > 0 ? (double)iv->sum_reverse.bytes * 8 / secs : 0;
 
 	pthread_mutex_lock(&t->mu);
 	if (t->niv == t->caiv) {
@@ -685,17 +721,49 @@ static void fill_sample(struct test_stream_sample *s, int id, bool sender,
 	s->packets = s->lost = -1;
 }
 
+/* Totals of one direction over streams [from, to) into sum_sent/sum_received. */
+static void sum_dir(struct test *t, int from, int to, double dur,
+		    struct test_stream_sample *ss, struct test_stream_sample *sr)
+{
+	struct test_summary *S = &t->sum;
+	uint64_t ts = 0, tr = 0;
+	int64_t rs = 0, pk_s = 0, pk_r = 0, lost = 0;
+	double jit = 0;
+	int n = to - from;
+
+	for (int i = from; i < to; i++) {
+		ts += S->sent[i].bytes;
+		tr += S->received[i].bytes;
+		if (S->sent[i].retransmits > 0)
+			rs += S->sent[i].retransmits;
+		if (t->o.udp) {
+			pk_s += S->sent[i].packets;
+			pk_r += S->received[i].packets;
+			lost += S->received[i].lost;
+			jit += S->received[i].jitter_ms / n;
+		}
+	}
+	double sdur = n ? S->sent[from].end : dur, rdur = n ? S->received[from].end : dur;
+	fill_sample(ss, -1, true, sdur, ts, t->o.udp ? -1 : rs);
+	fill_sample(sr, -1, false, rdur, tr, -1);
+	if (t->o.udp) {
+		ss->packets = pk_s;
+		sr->packets = pk_r;
+		sr->lost = lost;
+		sr->jitter_ms = jit;
+	}
+}
+
 static void build_summary(struct test *t, double dur, const int64_t *retr)
 {
 	struct test_summary *S = &t->sum;
 	bool rev = t->o.reverse;
-	uint64_t ts = 0, tr = 0;
-	int64_t rs = 0;
 
 	memset(S, 0, sizeof(*S));
 	S->nstreams = t->n;
 	S->duration = dur;
 	for (int i = 0; i < t->n; i++) {
+		bool mine_sent = t->st[i].sender;
 		uint64_t mine = atomic_load(&t->st[i].bytes), theirs = 0;
 		int64_t their_retr = -1, their_pk = 0, their_err = 0;
 		double their_jit = 0;
@@ -712,7 +780,7 @@ static void build_summary(struct test *t, double dur, const int64_t *retr)
 					their_dur = t->remote.s[k].end_time -
 						    t->remote.s[k].start_time;
 			}
-		if (!rev) {
+		if (mine_sent) {
 			fill_sample(&S->sent[i], t->st[i].id, true, dur, mine, retr[i]);
 			fill_sample(&S->received[i], t->st[i].id, false, their_dur,
 				    theirs, -1);
@@ -727,31 +795,19 @@ static void build_summary(struct test *t, double dur, const int64_t *retr)
 		if (t->o.udp) {
 			struct test_stream_sample *snd = &S->sent[i], *rcv = &S->received[i];
 			int64_t my_pk = (int64_t)atomic_load(&t->st[i].packets);
-			snd->packets = rev ? their_pk : my_pk;
-			rcv->packets = rev ? my_pk : their_pk;
-			rcv->lost = rev ? atomic_load(&t->st[i].lost) : their_err;
-			rcv->jitter_ms = (rev ? iperf3_stream_jitter(&t->st[i]) : their_jit) * 1000;
+			snd->packets = mine_sent ? my_pk : their_pk;
+			rcv->packets = mine_sent ? their_pk : my_pk;
+			rcv->lost = mine_sent ? their_err : atomic_load(&t->st[i].lost);
+			rcv->jitter_ms = (mine_sent ? their_jit :
+					  iperf3_stream_jitter(&t->st[i])) * 1000;
 			snd->retransmits = -1;
-			S->sum_sent.packets += snd->packets;
-			S->sum_received.packets += rcv->packets;
-			S->sum_received.lost += rcv->lost;
-			S->sum_received.jitter_ms += rcv->jitter_ms / t->n;
 		}
-		ts += S->sent[i].bytes;
-		tr += S->received[i].bytes;
-		if (S->sent[i].retransmits > 0)
-			rs += S->sent[i].retransmits;
 	}
-	double sdur = t->n ? S->sent[0].end : dur, rdur = t->n ? S->received[0].end : dur;
-	struct test_stream_sample us = S->sum_sent, ur = S->sum_received;
-	fill_sample(&S->sum_sent, -1, true, sdur, ts, t->o.udp ? -1 : rs);
-	fill_sample(&S->sum_received, -1, false, rdur, tr, -1);
-	if (t->o.udp) {
-		S->sum_sent.packets = us.packets;
-		S->sum_received.packets = ur.packets;
-		S->sum_received.lost = ur.lost;
-		S->sum_received.jitter_ms = ur.jitter_ms;
-	}
+	int nfwd = t->o.bidir ? t->o.streams : t->n;
+	sum_dir(t, 0, nfwd, dur, &S->sum_sent, &S->sum_received);
+	if (t->o.bidir)
+		sum_dir(t, nfwd, t->n, dur, &S->sum_sent_reverse,
+			&S->sum_received_reverse);
 	if (!rev && t->remote.congestion_used[0])
 		snprintf(S->receiver_cc, sizeof(S->receiver_cc), "%s",
 			 t->remote.congestion_used);
@@ -792,6 +848,7 @@ static int client_run(struct test *t, struct ll_err *err)
 			p.time = t->o.duration;
 			p.parallel = t->o.streams;
 			p.reverse = t->o.reverse;
+			p.bidir = t->o.bidir;
 			p.window = t->o.window;
 			p.udp = t->o.udp;
 			p.len = blksize(t);
@@ -815,7 +872,7 @@ static int client_run(struct test *t, struct ll_err *err)
 			return bad_state(t, state, "TEST_RUNNING", err);
 		}
 	}
-	if (t->n != t->o.streams)
+	if (t->n != nstreams_total(t))
 		return ll_err_set(err, -EPROTO,
 				  "protocol error: TEST_RUNNING before CREATE_STREAMS");
 
@@ -850,7 +907,8 @@ static int client_run(struct test *t, struct ll_err *err)
 	for (int i = 0; i < t->n; i++) {
 		struct iperf3_tcpinfo ti;
 		retr[i] = -1;
-		if (!t->o.reverse && iperf3_tcp_info(t->st[i].fd, &ti) == 0)
+		if (t->st[i].sender && !t->o.udp &&
+		    iperf3_tcp_info(t->st[i].fd, &ti) == 0)
 			retr[i] = ti.total_retrans;
 	}
 	if (r < 0)
@@ -885,10 +943,10 @@ static int client_run(struct test *t, struct ll_err *err)
 		struct iperf3_stream_result *s = &res->s[i];
 		s->id = t->st[i].id;
 		s->bytes = atomic_load(&t->st[i].bytes);
-		s->retransmits = t->o.reverse ? -1 : retr[i];
+		s->retransmits = t->st[i].sender ? retr[i] : -1;
 		if (t->o.udp) {
 			s->packets = (int64_t)atomic_load(&t->st[i].packets);
-			if (t->o.reverse) {
+			if (!t->st[i].sender) {
 				s->errors = atomic_load(&t->st[i].lost);
 				s->jitter = iperf3_stream_jitter(&t->st[i]);
 			}
@@ -1126,7 +1184,7 @@ char *test_json(const struct test *tc)
 	cJSON_AddNumberToObject(o, "reverse", t->o.reverse);
 	cJSON_AddNumberToObject(o, "tos", 0);
 	cJSON_AddNumberToObject(o, "target_bitrate", (double)t->o.bitrate);
-	cJSON_AddNumberToObject(o, "bidir", 0);
+	cJSON_AddNumberToObject(o, "bidir", t->o.bidir);
 	cJSON_AddNumberToObject(o, "fqrate", 0);
 	cJSON_AddNumberToObject(o, "interval", t->o.interval);
 
@@ -1139,6 +1197,9 @@ char *test_json(const struct test *tc)
 			cJSON_AddItemToArray(sa, sample_json(t, &iv->s[i],
 							     t->conn[i].fd, false));
 		cJSON_AddItemToObject(ivo, "sum", sample_json(t, &iv->sum, 0, true));
+		if (t->o.bidir)
+			cJSON_AddItemToObject(ivo, "sum_bidir_reverse",
+					      sample_json(t, &iv->sum_reverse, 0, true));
 		cJSON_AddItemToArray(arr, ivo);
 	}
 
@@ -1150,7 +1211,7 @@ char *test_json(const struct test *tc)
 			cJSON *so = cJSON_CreateObject();
 			cJSON *snd = sample_json(t, &S->sent[i], t->conn[i].fd, true);
 			cJSON_AddNumberToObject(snd, "socket", t->conn[i].fd);
-			if (!t->o.reverse && t->acc[i].rtt_n) {
+			if (t->st[i].sender && t->acc[i].rtt_n) {
 				cJSON_AddNumberToObject(snd, "max_snd_cwnd",
 							(double)t->acc[i].max_cwnd);
 				cJSON_AddNumberToObject(snd, "max_rtt",
@@ -1175,6 +1236,12 @@ char *test_json(const struct test *tc)
 				      sample_json(t, &S->sum_sent, 0, true));
 		cJSON_AddItemToObject(end, "sum_received",
 				      sample_json(t, &S->sum_received, 0, true));
+		if (t->o.bidir) {
+			cJSON_AddItemToObject(end, "sum_sent_bidir_reverse",
+					      sample_json(t, &S->sum_sent_reverse, 0, true));
+			cJSON_AddItemToObject(end, "sum_received_bidir_reverse",
+					      sample_json(t, &S->sum_received_reverse, 0, true));
+		}
 		o = cJSON_AddObjectToObject(end, "cpu_utilization_percent");
 		cJSON_AddNumberToObject(o, "host_total", t->cpu_total);
 		cJSON_AddNumberToObject(o, "host_user", t->cpu_user);

@@ -138,8 +138,9 @@ int iperf3_params_parse(const cJSON *j, struct iperf3_params *p,
 			struct ll_err *err);
 
 /* Server-side range checks (iperf3 master's get_parameters limits):
- * parallel 1..128, TCP len 1..1 MiB (UDP 16..65507), time 0..86400,
- * window <= 512 MiB, omit 0..600, udp/bidir unsupported here. Every problem in
+ * parallel 1..128 (1..64 with bidirectional), TCP len 1..1 MiB (UDP
+ * 16..65507), time 0..86400, window <= 512 MiB, omit 0..600; -n/-k only in
+ * the client-sends direction (IEUNIMP otherwise). Every problem in
  * diag; returns 0, or the iperf3 i_errno of the first problem (positive) for
  * SERVER_ERROR. */
 int iperf3_params_check(const struct iperf3_params *p, struct ll_diag *diag);

@@ -32,6 +32,8 @@ struct test_opts {
 	uint64_t window;       /* -w bytes, 0 = default */
 	uint32_t blksize;      /* -l bytes, 0 = default (TCP 128 KiB) */
 	double connect_timeout;/* seconds, default 10 */
+	bool bidir;            /* --bidir: -P streams each way at once (iperf3
+	                        * 3.7+); streams 1..64, not with -R */
 };
 
 /* Fill defaults (port 5201, 1 stream, 10 s, 1 s interval). */
@@ -66,6 +68,10 @@ struct test_interval {
 	int nstreams;
 	struct test_stream_sample s[TEST_MAX_STREAMS];
 	struct test_stream_sample sum;
+	/* --bidir: s[] holds the client-to-server streams first, then the
+	 * server-to-client ones (sample.sender tells); sum covers the first
+	 * direction, sum_reverse the second (iperf3 sum_bidir_reverse). */
+	struct test_stream_sample sum_reverse;
 };
 
 /* End summary as iperf3 prints it: per stream and SUM, sender and receiver
@@ -78,6 +84,9 @@ struct test_summary {
 	struct test_stream_sample sum_sent, sum_received;
 	double duration;
 	char sender_cc[32], receiver_cc[32];
+	/* --bidir: the server-to-client direction's totals (iperf3
+	 * sum_sent_bidir_reverse / sum_received_bidir_reverse) */
+	struct test_stream_sample sum_sent_reverse, sum_received_reverse;
 };
 
 enum test_event_kind {

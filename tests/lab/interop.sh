@@ -3,7 +3,7 @@
 # Debian 12), loopback only (127.0.0.1):
 #   linklab test -> iperf3 -s -1,  iperf3 -c -> linklab serve -1,
 #   linklab test -> linklab serve -1;  each -P 4 -t 2, normal and -R,
-#   TCP and UDP (-u -b 10M).
+#   TCP and UDP (-u -b 10M); and --bidir -P 2 (4 streams) both ways.
 # Every client runs with -J; the document is checked with python3:
 # end.sum_received.bytes > 0, sum_sent >= sum_received, 4 streams.
 # Prints PASS/FAIL/SKIP lines, then exactly one "interop: N passed, N failed".
@@ -34,9 +34,9 @@ free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
-# check_json FILE: iperf3 -J schema checks; prints a reason on failure
+# check_json FILE NSTREAMS: iperf3 -J schema checks; prints a reason on failure
 check_json() {
-	python3 - "$1" "$P" <<'EOF'
+	python3 - "$1" "$2" <<'EOF'
 import json, sys
 try:
     d = json.load(open(sys.argv[1]))
@@ -103,9 +103,9 @@ stop_server() {
 	srv_pid=
 }
 
-# run_case NAME SERVER_KIND CLIENT_KIND "FLAGS"
+# run_case NAME SERVER_KIND CLIENT_KIND "FLAGS" [NSTREAMS [PARALLEL]]
 run_case() {
-	name=$1 skind=$2 ckind=$3 rflag=$4
+	name=$1 skind=$2 ckind=$3 rflag=$4 nst=${5:-$P} par=${6:-$P}
 	case "$skind$ckind" in
 	*iperf3*) if [ ! -x "$IPERF3" ]; then skip "$name" "no $IPERF3"; return; fi ;;
 	esac
@@ -122,15 +122,15 @@ run_case() {
 		return
 	fi
 	if [ "$ckind" = iperf3 ]; then
-		timeout 30 "$IPERF3" -c 127.0.0.1 -p "$port" -P $P -t $T $rflag -J \
+		timeout 30 "$IPERF3" -c 127.0.0.1 -p "$port" -P $par -t $T $rflag -J \
 			>"$tmp/$name.json" 2>"$tmp/$name.err"
 	else
-		timeout 30 "$LINKLAB" test -c 127.0.0.1 -p "$port" -P $P -t $T $rflag -J \
+		timeout 30 "$LINKLAB" test -c 127.0.0.1 -p "$port" -P $par -t $T $rflag -J \
 			>"$tmp/$name.json" 2>"$tmp/$name.err"
 	fi
 	crc=$?
 	stop_server
-	why=$(check_json "$tmp/$name.json")
+	why=$(check_json "$tmp/$name.json" "$nst")
 	jrc=$?
 	if [ $crc -ne 0 ]; then
 		bad "$name" "client exit $crc: $(head -c 300 "$tmp/$name.err") $why"
@@ -151,6 +151,12 @@ for u in "" "-u -b 10M"; do
 		run_case "iperf3 -c -> linklab serve$tag" linklab iperf3 "$f"
 		run_case "linklab test -> linklab serve$tag" linklab linklab "$f"
 	done
+done
+
+for f in "--bidir" "--bidir -u -b 10M"; do
+	run_case "linklab test -> iperf3 -s -P 2 $f" iperf3 linklab "$f" 4 2
+	run_case "iperf3 -c -> linklab serve -P 2 $f" linklab iperf3 "$f" 4 2
+	run_case "linklab test -> linklab serve -P 2 $f" linklab linklab "$f" 4 2
 done
 
 echo "interop: $pass passed, $fail failed"

@@ -241,6 +241,19 @@ static void test_params_check(void **state)
 	ll_diag_clear(&d);
 	assert_int_equal(test_opts_validate(&o, &d), -EINVAL);
 	assert_non_null(strstr(d.e[0].text, "16..65507"));
+	test_opts_init(&o);
+	snprintf(o.host, sizeof(o.host), "127.0.0.1");
+	o.bidir = true;
+	o.reverse = true;
+	o.streams = 65;   /* 130 streams in all: over 128 */
+	ll_diag_clear(&d);
+	assert_int_equal(test_opts_validate(&o, &d), -EINVAL);
+	assert_int_equal(d.nerrors, 2);
+	iperf3_params_init(&p);
+	p.bidir = true;
+	p.parallel = 65;
+	ll_diag_clear(&d);
+	assert_int_equal(iperf3_params_check(&p, &d), IPERF3_IENUMSTREAMS);
 	iperf3_params_init(&p);
 	p.udp = true;
 	p.len = 70000;
@@ -399,7 +412,8 @@ static int run_client(struct test_opts *o, struct test **tp, struct ll_err *eout
 		last = ev->kind;
 		if (ev->kind == TEV_INTERVAL) {
 			(*nintervals)++;
-			assert_int_equal(ev->interval.nstreams, o->streams);
+			assert_int_equal(ev->interval.nstreams,
+					 o->bidir ? 2 * o->streams : o->streams);
 		}
 		if (ev->kind == TEV_DONE || ev->kind == TEV_ERROR) {
 			*eout = ev->err;
@@ -549,6 +563,46 @@ static void test_loopback_udp(void **state)
 	srv_end(s);
 }
 
+static void test_loopback_bidir(void **state)
+{
+	struct srv_thread *s = srv_start(false);
+	struct test_opts o;
+	struct test *t;
+	struct ll_err err;
+	int niv;
+	(void)state;
+
+	test_opts_init(&o);
+	snprintf(o.host, sizeof(o.host), "127.0.0.1");
+	o.port = s->port;
+	o.streams = 2;
+	o.duration = 1;
+	o.bidir = true;
+	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
+	assert_true(niv >= 1);
+	const struct test_summary *S = test_summary(t);
+	assert_int_equal(S->nstreams, 4);
+	/* ids 1,3 carry client->server, 4,5 server->client */
+	assert_int_equal(S->sent[2].id, 4);
+	assert_true(S->sum_received.bytes > 0);
+	assert_true(S->sum_received_reverse.bytes > 0);
+	assert_true(S->sum_sent.bytes >= S->sum_received.bytes);
+	assert_true(S->sum_sent_reverse.bytes >= S->sum_received_reverse.bytes);
+	assert_int_equal(S->sum_sent.bytes + S->sum_sent_reverse.bytes,
+			 S->sent[0].bytes + S->sent[1].bytes + S->sent[2].bytes +
+			 S->sent[3].bytes);
+	char *js = test_json(t);
+	cJSON *j = cJSON_Parse(js);
+	free(js);
+	cJSON *end = cJSON_GetObjectItem(j, "end");
+	assert_non_null(cJSON_GetObjectItem(end, "sum_received_bidir_reverse"));
+	cJSON *iv0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "intervals"), 0);
+	assert_non_null(cJSON_GetObjectItem(iv0, "sum_bidir_reverse"));
+	cJSON_Delete(j);
+	test_free(t);
+	srv_end(s);
+}
+
 static int raw_connect(int port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
@@ -652,6 +706,7 @@ int main(void)
 		cmocka_unit_test(test_loopback),
 		cmocka_unit_test(test_loopback_reverse),
 		cmocka_unit_test(test_loopback_udp),
+		cmocka_unit_test(test_loopback_bidir),
 		cmocka_unit_test(test_server_refuses),
 		cmocka_unit_test(test_silent_peer),
 	};
