@@ -141,6 +141,50 @@ static void expand_tilde(const char *in, char *out, size_t len)
 	snprintf(out, len, "%s%s", home, in + 1);
 }
 
+/* Expand ssh_config(5) TOKENS in an IdentityFile (ssh -G prints them
+ * unexpanded): %% %d %h %i %L %l %n %p %r %u, then a leading ~. */
+static void expand_tokens(const char *in, const struct ssh_target *t,
+			  const char *home, char *out, size_t len)
+{
+	char host[256] = "", tmp[PATH_MAX];
+	size_t o = 0;
+	const char *s;
+
+	gethostname(host, sizeof(host) - 1);
+	for (s = in; *s && o + 1 < sizeof(tmp); s++) {
+		char v[PATH_MAX];
+
+		if (*s != '%' || !s[1]) {
+			tmp[o++] = *s;
+			continue;
+		}
+		s++;
+		switch (*s) {
+		case '%': snprintf(v, sizeof(v), "%%"); break;
+		case 'd': snprintf(v, sizeof(v), "%s", home); break;
+		case 'h': snprintf(v, sizeof(v), "%s", t->hostname); break;
+		case 'i': snprintf(v, sizeof(v), "%u", (unsigned)getuid()); break;
+		case 'l': snprintf(v, sizeof(v), "%s", host); break;
+		case 'L': snprintf(v, sizeof(v), "%.*s", (int)strcspn(host, "."), host); break;
+		case 'n': snprintf(v, sizeof(v), "%s", t->alias); break;
+		case 'p': snprintf(v, sizeof(v), "%d", t->port); break;
+		case 'r': snprintf(v, sizeof(v), "%s", t->user); break;
+		case 'u': {
+			struct passwd *pw = getpwuid(getuid());
+
+			snprintf(v, sizeof(v), "%s", pw ? pw->pw_name : "");
+			break;
+		}
+		default: snprintf(v, sizeof(v), "%%%c", *s); break;
+		}
+		o += (size_t)snprintf(tmp + o, sizeof(tmp) - o, "%s", v);
+		if (o >= sizeof(tmp))
+			o = sizeof(tmp) - 1;
+	}
+	tmp[o] = '\0';
+	expand_tilde(tmp, out, len);
+}
+
 /* Append path to a list unless already there. */
 static void list_add(char list[][PATH_MAX], int *n, const char *path)
 {
@@ -340,8 +384,6 @@ int sshcfg_resolve(const char *host, const struct sshcfg_opts *o,
 			snprintf(t->proxyjump, sizeof(t->proxyjump), "%s", val);
 		}
 	}
-	for (i = 0; i < n_id_g; i++)
-		list_add(t->identity, &t->nidentity, id_from_g[i]);
 	free(out);
 	free(errt);
 	if (!t->hostname[0])
@@ -350,6 +392,17 @@ int sshcfg_resolve(const char *host, const struct sshcfg_opts *o,
 		struct passwd *pw = getpwuid(getuid());
 
 		snprintf(t->user, sizeof(t->user), "%s", pw ? pw->pw_name : "root");
+	}
+	{
+		char home[PATH_MAX];
+
+		expand_tilde("~", home, sizeof(home));
+		for (i = 0; i < n_id_g; i++) {
+			char exp[PATH_MAX];
+
+			expand_tokens(id_from_g[i], t, home, exp, sizeof(exp));
+			list_add(t->identity, &t->nidentity, exp);
+		}
 	}
 	return 0;
 }

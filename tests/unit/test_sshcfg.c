@@ -40,6 +40,12 @@ static int setup(void **state)
 		   "Host strict-y\n"
 		   "  HostName 10.9.8.8\n"
 		   "  StrictHostKeyChecking yes\n"
+		   "Host tok\n"
+		   "  HostName 10.1.1.1\n"
+		   "  User zed\n"
+		   "  Port 2200\n"
+		   "  IdentityFile ~/.ssh/%%h_%%r_%%p\n"
+		   "  IdentityFile %%d/k_%%n_%%%%\n"
 		   "Host *\n"
 		   "  IdentityFile /etc/lab/default\n");
 	fclose(f);
@@ -129,6 +135,20 @@ static void test_strict_yes(void **state)
 	assert_string_equal(t.strict, "yes");
 }
 
+static void test_tokens(void **state)
+{
+	struct ssh_target t;
+	struct sshcfg_opts o = {.config_file = cfg_path};
+	struct ll_err err = {0};
+
+	(void)state;
+	need_ssh();
+	assert_int_equal(sshcfg_resolve("tok", &o, &t, &err), 0);
+	/* ssh -G leaves IdentityFile tokens unexpanded; we expand them */
+	assert_string_equal(t.identity[0], "/home/tester/.ssh/10.1.1.1_zed_2200");
+	assert_string_equal(t.identity[1], "/home/tester/k_tok_%");
+}
+
 static void test_user_host_port(void **state)
 {
 	struct ssh_target t;
@@ -193,6 +213,7 @@ int main(void)
 		cmocka_unit_test(test_alias),
 		cmocka_unit_test(test_opts_override),
 		cmocka_unit_test(test_strict_yes),
+		cmocka_unit_test(test_tokens),
 		cmocka_unit_test(test_user_host_port),
 		cmocka_unit_test(test_bad_forms),
 		cmocka_unit_test(test_bad_config),
