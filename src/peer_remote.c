@@ -144,10 +144,36 @@ static int remote_list_links(struct peer *p, struct link_list *out,
 	char *o = NULL;
 	int rc;
 
-	rc = run(r, "ip -j addr show", "ip -j addr show", &o, NULL, err);
+	char *nl, *line;
+	int k;
+
+	/* the JSON on one line, then "/sys/class/net/NAME/speed:MBPS" lines */
+	rc = run(r, "ip -j addr show && { grep -H . /sys/class/net/*/speed 2>/dev/null; true; }",
+		 "ip -j addr show", &o, NULL, err);
 	if (rc < 0)
 		return rc;
+	nl = strchr(o, '\n');
+	if (nl)
+		*nl++ = '\0';
 	rc = tcjson_links(o, out, err);
+	for (line = nl; rc == 0 && line && *line; line = nl) {
+		char *colon, *name;
+		long mbps;
+
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl++ = '\0';
+		colon = strrchr(line, ':');
+		if (strncmp(line, "/sys/class/net/", 15) != 0 || !colon ||
+		    colon - line < 21 || strncmp(colon - 6, "/speed", 6) != 0)
+			continue;
+		name = line + 15;
+		colon[-6] = '\0';
+		mbps = strtol(colon + 1, NULL, 10);
+		for (k = 0; k < out->n; k++)
+			if (mbps > 0 && strcmp(out->l[k].name, name) == 0)
+				out->l[k].speed_mbps = (uint64_t)mbps;
+	}
 	free(o);
 	if (rc < 0)
 		ll_err_prefix(err, "peer %s: ", r->t.alias);

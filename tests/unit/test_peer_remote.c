@@ -93,7 +93,14 @@ int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
 	(void)s; (void)timeout_ms; (void)err;
 	if (ncmds < MAXC)
 		cmds[ncmds++] = strdup(cmd);
-	if (started(cmd, "ip -j link show dev ")) {
+	if (started(cmd, "ip -j addr show")) {
+		o = "[{\"ifindex\":1,\"ifname\":\"lo\",\"flags\":[\"UP\"],\"mtu\":65536},"
+		    "{\"ifindex\":2,\"ifname\":\"a:b/speed\",\"flags\":[],\"mtu\":1500},"
+		    "{\"ifindex\":3,\"ifname\":\"eth0\",\"flags\":[\"UP\"],\"mtu\":9000}]\n"
+		    "/sys/class/net/eth0/speed:25000\n"
+		    "/sys/class/net/a:b/speed/speed:-1\n"
+		    "junk line\n";
+	} else if (started(cmd, "ip -j link show dev ")) {
 		o = "[{\"ifindex\":5,\"ifname\":\"x\",\"flags\":[\"UP\"],\"mtu\":1500,"
 		    "\"qdisc\":\"noqueue\",\"operstate\":\"UP\"}]";
 	} else if (strstr(cmd, "CONFIG_HZ")) {
@@ -355,6 +362,22 @@ static void test_bad_names_send_nothing(void **state)
 	assert_int_equal(ncmds, 0);
 }
 
+static void test_links_with_speed(void **state)
+{
+	struct link_list *ll = calloc(1, sizeof(*ll));
+	struct ll_err err = {0};
+
+	(void)state;
+	assert_int_equal(P.ops->list_links(&P, ll, &err), 0);
+	assert_int_equal(ll->n, 3);
+	assert_string_equal(ll->l[2].name, "eth0");
+	assert_int_equal(ll->l[2].mtu, 9000);
+	assert_int_equal(ll->l[2].speed_mbps, 25000);
+	assert_int_equal(ll->l[1].speed_mbps, 0);    /* -1: unknown */
+	assert_int_equal(ll->l[0].speed_mbps, 0);
+	free(ll);
+}
+
 static void test_dry_run_lines(void **state)
 {
 	struct impair d;
@@ -382,6 +405,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_readback_mismatch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_names_send_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dry_run_lines, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_links_with_speed, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("peer_remote", tests, NULL, NULL);
 }
