@@ -59,13 +59,44 @@ const struct impair_field impair_fields[] = {
 	  "reorder every Nth packet (needs reorder)" },
 	{ "limit", IMP_LIMIT, IMPK_COUNT, "1 .. 4294967295",
 	  "netem queue in packets; default max(1000, 1.5 x BDP in packets)" },
+	{ "distribution", IMP_DIST, IMPK_CHOICE,
+	  "uniform | normal | pareto | paretonormal",
+	  "shape of the jitter (needs jitter; uniform = no table)" },
+	{ "loss-state", IMP_LOSS_STATE, IMPK_PLIST, "P13[,P31[,P32[,P23[,P14]]]] each 0% .. 100%",
+	  "4-state Markov loss (tc loss state); defaults p31=1-p13 p32=0 p23=1 p14=0" },
+	{ "loss-gemodel", IMP_LOSS_GE, IMPK_PLIST, "P[,R[,1-H[,1-K]]] each 0% .. 100%",
+	  "Gilbert-Elliott loss (tc loss gemodel); defaults r=1-p 1-h=100% 1-k=0%" },
+	{ "ecn", IMP_ECN, IMPK_FLAG, "on | off",
+	  "mark ECN-capable packets CE instead of dropping them (needs a loss)" },
+	{ "netem-rate", IMP_NETEM_RATE, IMPK_RATE, "1bit .. 4tbit",
+	  "netem's own rate limit (tc netem rate), counts packet/cell overheads" },
+	{ "packet-overhead", IMP_PKT_OVERHEAD, IMPK_INT, "-2147483648 .. 2147483647",
+	  "bytes added to each packet for netem-rate (e.g. -14 strips Ethernet)" },
+	{ "cell-size", IMP_CELL_SIZE, IMPK_COUNT, "1 .. 4294967295",
+	  "netem-rate counts whole cells of this many bytes (ATM: 48)" },
+	{ "cell-overhead", IMP_CELL_OVERHEAD, IMPK_INT, "-2147483648 .. 2147483647",
+	  "bytes added to each cell for netem-rate (ATM: 5)" },
+	{ "slot", IMP_SLOT, IMPK_TIMEPAIR, "MIN[,MAX] each 0ns .. 274s, MAX >= MIN",
+	  "release packets in slots every MIN..MAX (Wi-Fi/DOCSIS-like bursts)" },
+	{ "slot-packets", IMP_SLOT_PACKETS, IMPK_INT, "1 .. 2147483647",
+	  "at most this many packets per slot (needs slot)" },
+	{ "slot-bytes", IMP_SLOT_BYTES, IMPK_SIZE, "1b .. 2147483647b",
+	  "at most this many bytes per slot (needs slot)" },
+	{ "seed", IMP_SEED, IMPK_U64, "0 .. 18446744073709551615",
+	  "netem PRNG seed for repeatable loss/corruption (kernel >= 6.6)" },
 	{ NULL, 0, IMPK_COUNT, NULL, NULL }
 };
+
+static const char *const dist_names[] = { "uniform", "normal", "pareto",
+					  "paretonormal" };
 
 #define NETEM_BITS (IMP_DELAY | IMP_JITTER | IMP_DELAY_CORR | IMP_LOSS | \
 		    IMP_LOSS_CORR | IMP_DUP | IMP_DUP_CORR | IMP_CORRUPT | \
 		    IMP_CORRUPT_CORR | IMP_REORDER | IMP_REORDER_CORR | \
-		    IMP_GAP | IMP_LIMIT)
+		    IMP_GAP | IMP_LIMIT | IMP_DIST | IMP_LOSS_STATE | \
+		    IMP_LOSS_GE | IMP_ECN | IMP_NETEM_RATE | IMP_PKT_OVERHEAD | \
+		    IMP_CELL_SIZE | IMP_CELL_OVERHEAD | IMP_SLOT | \
+		    IMP_SLOT_PACKETS | IMP_SLOT_BYTES | IMP_SEED)
 
 const struct impair_field *impair_field_find(const char *name)
 {
@@ -102,13 +133,13 @@ static const uint32_t *prob_cslot(const struct impair *d, uint32_t bit)
 
 /* Range checks shared by impair_set and impair_validate. Adds a message and
  * returns -EINVAL when out of range. */
-static int check_rate(uint64_t v, struct ll_diag *diag)
+static int check_rate_of(const char *name, uint64_t v, struct ll_diag *diag)
 {
 	char b[32];
 
 	if (v < 1 || v > RATE_MAX_BPS) {
-		ll_diag_add(diag, LL_DIAG_ERROR, "rate",
-			    "rate: %s is out of range (1bit .. 4tbit)",
+		ll_diag_add(diag, LL_DIAG_ERROR, name,
+			    "%s: %s is out of range (1bit .. 4tbit)", name,
 			    units_format_rate(v, b, sizeof(b)));
 		return -EINVAL;
 	}
@@ -139,7 +170,7 @@ static int check_size(const struct impair_field *f, uint64_t v,
 {
 	char b[32];
 
-	if (v < 1 || v > UINT32_MAX) {
+	if (v < 1 || v > (f->bit == IMP_SLOT_BYTES ? (uint64_t)INT32_MAX : UINT32_MAX)) {
 		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
 			    "%s: %s is out of range (%s)", f->name,
 			    units_format_size(v, b, sizeof(b)), f->range);
@@ -187,6 +218,183 @@ static int parse_count(const char *value, uint32_t *out)
 	return 0;
 }
 
+/* Split a list on commas and blanks: up to max words into w (each < 64). */
+static int split_list(const char *value, char w[][64], int max)
+{
+	int n = 0;
+	const char *s = value;
+
+	for (;;) {
+		size_t k;
+
+		s += strspn(s, ", \t");
+		if (!*s)
+			break;
+		k = strcspn(s, ", \t");
+		if (n >= max || k >= 64)
+			return -1;
+		memcpy(w[n], s, k);
+		w[n][k] = '\0';
+		n++;
+		s += k;
+	}
+	return n;
+}
+
+static int parse_s64(const char *value, int64_t lo, int64_t hi, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (!value || !(value[0] == '-' || (value[0] >= '0' && value[0] <= '9')))
+		return -EINVAL;
+	errno = 0;
+	v = strtoll(value, &end, 10);
+	if (*end || errno || end == value || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* The kinds added by issue 3. */
+static int set_more(struct impair *d, const struct impair_field *f,
+		    const char *value, struct ll_diag *diag)
+{
+	char w[6][64];
+	int n, i;
+
+	switch (f->kind) {
+	case IMPK_CHOICE:
+		for (i = 0; i < (int)(sizeof(dist_names) / sizeof(dist_names[0])); i++)
+			if (strcmp(value, dist_names[i]) == 0) {
+				d->dist = (uint8_t)i;
+				return 0;
+			}
+		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+			    "%s: '%s' is not one of %s", f->name, value, f->range);
+		return -EINVAL;
+	case IMPK_PLIST: {
+		int max = f->bit == IMP_LOSS_STATE ? 5 : 4;
+		uint32_t v[5];
+		struct ll_err e = { 0 };
+
+		n = split_list(value, w, max);
+		if (n < 1) {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: '%s' needs 1 to %d percentages (%s)",
+				    f->name, value, max, f->range);
+			return -EINVAL;
+		}
+		for (i = 0; i < n; i++)
+			if (units_parse_percent(w[i], &v[i], &e) < 0) {
+				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+					    "%s: value %d: %s", f->name, i + 1, e.msg);
+				return -EINVAL;
+			}
+		if (f->bit == IMP_LOSS_STATE) {
+			memcpy(d->loss_state, v, sizeof(uint32_t) * (size_t)n);
+			d->loss_state_n = (uint8_t)n;
+		} else {
+			memcpy(d->loss_ge, v, sizeof(uint32_t) * (size_t)n);
+			d->loss_ge_n = (uint8_t)n;
+		}
+		return 0;
+	}
+	case IMPK_FLAG:
+		if (!strcmp(value, "on") || !strcmp(value, "yes") ||
+		    !strcmp(value, "true") || !strcmp(value, "1")) {
+			d->ecn = true;
+			return 0;
+		}
+		if (!strcmp(value, "off") || !strcmp(value, "no") ||
+		    !strcmp(value, "false") || !strcmp(value, "0")) {
+			d->ecn = false;
+			return 0;
+		}
+		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+			    "%s: '%s' is not on or off", f->name, value);
+		return -EINVAL;
+	case IMPK_INT: {
+		int64_t lo = f->bit == IMP_SLOT_PACKETS ? 1 : INT32_MIN, v;
+
+		if (parse_s64(value, lo, INT32_MAX, &v) < 0) {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: '%s' is not a whole number in range (%s)",
+				    f->name, value, f->range);
+			return -EINVAL;
+		}
+		if (f->bit == IMP_PKT_OVERHEAD)
+			d->packet_overhead = (int32_t)v;
+		else if (f->bit == IMP_CELL_OVERHEAD)
+			d->cell_overhead = (int32_t)v;
+		else
+			d->slot_packets = (int32_t)v;
+		return 0;
+	}
+	case IMPK_U64: {
+		char *end;
+		unsigned long long v;
+
+		errno = 0;
+		v = (value[0] >= '0' && value[0] <= '9') ?
+		    strtoull(value, &end, 0) : 0;
+		if (!(value[0] >= '0' && value[0] <= '9') || *end || errno) {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: '%s' is not a number in range (%s)",
+				    f->name, value, f->range);
+			return -EINVAL;
+		}
+		d->seed = v;
+		return 0;
+	}
+	case IMPK_TIMEPAIR: {
+		int64_t t[2] = { 0, 0 };
+		struct ll_err e = { 0 };
+		char b1[32], b2[32];
+
+		n = split_list(value, w, 2);
+		if (n < 1) {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: '%s' needs one or two times (%s)",
+				    f->name, value, f->range);
+			return -EINVAL;
+		}
+		for (i = 0; i < n; i++) {
+			if (w[i][0] == '-') {
+				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+					    "%s: '%s' must not be negative", f->name, w[i]);
+				return -EINVAL;
+			}
+			if (units_parse_time(w[i], &t[i], 0, &e) < 0) {
+				ll_diag_add(diag, LL_DIAG_ERROR, f->name, "%s: %s",
+					    f->name, e.msg);
+				return -EINVAL;
+			}
+			if (t[i] > DELAY_MAX_NS) {
+				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+					    "%s: %s is out of range (%s)", f->name,
+					    units_format_time(t[i], b1, sizeof(b1)), f->range);
+				return -EINVAL;
+			}
+		}
+		if (n == 1)
+			t[1] = t[0];
+		if (t[1] < t[0]) {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: max %s is below min %s (tc-netem: slot MIN MAX)",
+				    f->name, units_format_time(t[1], b2, sizeof(b2)),
+				    units_format_time(t[0], b1, sizeof(b1)));
+			return -EINVAL;
+		}
+		d->slot_min = t[0];
+		d->slot_max = t[1];
+		return 0;
+	}
+	default:
+		return -EINVAL;
+	}
+}
+
 int impair_set(struct impair *d, const char *name, const char *value,
 	       struct ll_diag *diag)
 {
@@ -220,14 +428,17 @@ int impair_set(struct impair *d, const char *name, const char *value,
 
 			if (end != value && z == 0 && *end &&
 			    strstr(e.msg, "out of range"))
-				return check_rate(0, diag);
+				return check_rate_of(f->name, 0, diag);
 			ll_diag_add(diag, LL_DIAG_ERROR, f->name, "%s: %s",
 				    f->name, e.msg);
 			return -EINVAL;
 		}
-		if (check_rate(v, diag) < 0)
+		if (check_rate_of(f->name, v, diag) < 0)
 			return -EINVAL;
-		d->rate = v;
+		if (f->bit == IMP_NETEM_RATE)
+			d->netem_rate = v;
+		else
+			d->rate = v;
 		break;
 	}
 	case IMPK_TIME: {
@@ -270,6 +481,8 @@ int impair_set(struct impair *d, const char *name, const char *value,
 			return -EINVAL;
 		if (f->bit == IMP_BURST)
 			d->burst = v;
+		else if (f->bit == IMP_SLOT_BYTES)
+			d->slot_bytes = (int32_t)v;
 		else
 			d->tbf_limit = v;
 		break;
@@ -293,10 +506,16 @@ int impair_set(struct impair *d, const char *name, const char *value,
 		}
 		if (f->bit == IMP_GAP)
 			d->gap = v;
+		else if (f->bit == IMP_CELL_SIZE)
+			d->cell_size = v;
 		else
 			d->limit = v;
 		break;
 	}
+	default:
+		if (set_more(d, f, value, diag) < 0)
+			return -EINVAL;
+		break;
 	}
 	d->set |= f->bit;
 	return 0;
@@ -312,20 +531,63 @@ char *impair_get(const struct impair *d, const struct impair_field *f,
 		return buf;
 	switch (f->kind) {
 	case IMPK_RATE:
-		return units_format_rate(d->rate, buf, len);
+		return units_format_rate(f->bit == IMP_NETEM_RATE ? d->netem_rate :
+					 d->rate, buf, len);
 	case IMPK_TIME:
 		return units_format_time(f->bit == IMP_DELAY ? d->delay :
 					 f->bit == IMP_JITTER ? d->jitter :
 					 d->tbf_latency, buf, len);
 	case IMPK_SIZE:
 		return units_format_size(f->bit == IMP_BURST ? d->burst :
+					 f->bit == IMP_SLOT_BYTES ? (uint64_t)d->slot_bytes :
 					 d->tbf_limit, buf, len);
 	case IMPK_PERCENT:
 		return units_format_percent(*prob_cslot(d, f->bit), buf, len);
 	case IMPK_COUNT:
 		snprintf(buf, len, "%" PRIu32,
-			 f->bit == IMP_GAP ? d->gap : d->limit);
+			 f->bit == IMP_GAP ? d->gap :
+			 f->bit == IMP_CELL_SIZE ? d->cell_size : d->limit);
 		return buf;
+	case IMPK_CHOICE:
+		snprintf(buf, len, "%s", d->dist < 4 ? dist_names[d->dist] : "?");
+		return buf;
+	case IMPK_PLIST: {
+		const uint32_t *v = f->bit == IMP_LOSS_STATE ? d->loss_state : d->loss_ge;
+		int n = f->bit == IMP_LOSS_STATE ? d->loss_state_n : d->loss_ge_n, i;
+		size_t off = 0;
+		char p[32];
+
+		for (i = 0; i < n && i < 5; i++) {
+			int k = snprintf(buf + off, len - off, "%s%s", i ? "," : "",
+					 units_format_percent(v[i], p, sizeof(p)));
+			if (k < 0 || (size_t)k >= len - off)
+				break;
+			off += (size_t)k;
+		}
+		return buf;
+	}
+	case IMPK_FLAG:
+		snprintf(buf, len, "%s", d->ecn ? "on" : "off");
+		return buf;
+	case IMPK_INT:
+		snprintf(buf, len, "%" PRId32, f->bit == IMP_PKT_OVERHEAD ?
+			 d->packet_overhead : f->bit == IMP_CELL_OVERHEAD ?
+			 d->cell_overhead : d->slot_packets);
+		return buf;
+	case IMPK_U64:
+		snprintf(buf, len, "%" PRIu64, d->seed);
+		return buf;
+	case IMPK_TIMEPAIR: {
+		char a[32], b[32];
+
+		units_format_time(d->slot_min, a, sizeof(a));
+		if (d->slot_max != d->slot_min)
+			snprintf(buf, len, "%s,%s", a,
+				 units_format_time(d->slot_max, b, sizeof(b)));
+		else
+			snprintf(buf, len, "%s", a);
+		return buf;
+	}
 	}
 	return buf;
 }
@@ -380,7 +642,8 @@ int impair_validate(const struct impair *d, struct ll_diag *diag)
 			continue;
 		switch (f->kind) {
 		case IMPK_RATE:
-			check_rate(d->rate, diag);
+			check_rate_of(f->name, f->bit == IMP_NETEM_RATE ?
+				      d->netem_rate : d->rate, diag);
 			break;
 		case IMPK_TIME: {
 			int64_t v = f->bit == IMP_DELAY ? d->delay :
@@ -396,22 +659,93 @@ int impair_validate(const struct impair *d, struct ll_diag *diag)
 			break;
 		}
 		case IMPK_SIZE:
-			check_size(f, f->bit == IMP_BURST ? d->burst : d->tbf_limit,
-				   diag);
+			check_size(f, f->bit == IMP_BURST ? d->burst :
+				   f->bit == IMP_SLOT_BYTES ?
+				   (uint64_t)(d->slot_bytes < 0 ? 0 : d->slot_bytes) :
+				   d->tbf_limit, diag);
 			break;
 		case IMPK_COUNT:
-			if ((f->bit == IMP_GAP ? d->gap : d->limit) == 0)
+			if ((f->bit == IMP_GAP ? d->gap : f->bit == IMP_CELL_SIZE ?
+			     d->cell_size : d->limit) == 0)
 				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
 					    "%s: 0 is out of range (%s)", f->name,
 					    f->range);
 			break;
+		case IMPK_CHOICE:
+			if (d->dist > IMP_DIST_PARETONORMAL)
+				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+					    "%s: %u is not one of %s", f->name,
+					    d->dist, f->range);
+			break;
+		case IMPK_PLIST: {
+			int n = f->bit == IMP_LOSS_STATE ? d->loss_state_n : d->loss_ge_n;
+
+			if (n < 1 || n > (f->bit == IMP_LOSS_STATE ? 5 : 4))
+				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+					    "%s: needs 1 to %d values (%s)", f->name,
+					    f->bit == IMP_LOSS_STATE ? 5 : 4, f->range);
+			break;
+		}
+		case IMPK_INT:
+			if (f->bit == IMP_SLOT_PACKETS && d->slot_packets < 1)
+				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+					    "%s: %d is out of range (%s)", f->name,
+					    d->slot_packets, f->range);
+			break;
+		case IMPK_TIMEPAIR: {
+			char b1[32], b2[32];
+
+			if (d->slot_min < 0 || d->slot_max > DELAY_MAX_NS ||
+			    d->slot_max < d->slot_min)
+				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+					    "%s: %s,%s is out of range (%s)", f->name,
+					    units_format_time(d->slot_min, b1, sizeof(b1)),
+					    units_format_time(d->slot_max, b2, sizeof(b2)),
+					    f->range);
+			break;
+		}
 		case IMPK_PERCENT:
-			break;   /* every u32 is a valid fraction */
+		case IMPK_FLAG:
+		case IMPK_U64:
+			break;   /* every value is valid */
 		}
 	}
 	for (i = 0; i < sizeof(needs) / sizeof(needs[0]); i++)
 		if (nz(d, needs[i].corr) && !nz(d, needs[i].base))
 			ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s", needs[i].msg);
+	/* issue 3 rules (tc q_netem.c netem_parse_opt) */
+	if (has(d, IMP_DIST) && d->dist != IMP_DIST_UNIFORM && !nz(d, IMP_JITTER))
+		ll_diag_add(diag, LL_DIAG_ERROR, "distribution",
+			    "distribution needs jitter (tc-netem: distribution needs delay and jitter)");
+	if (has(d, IMP_LOSS_STATE) && has(d, IMP_LOSS_GE))
+		ll_diag_add(diag, LL_DIAG_ERROR, "loss-state",
+			    "loss-state and loss-gemodel exclude each other (one loss model)");
+	if ((has(d, IMP_LOSS_STATE) || has(d, IMP_LOSS_GE)) && nz(d, IMP_LOSS))
+		ll_diag_add(diag, LL_DIAG_ERROR, "loss",
+			    "loss and %s exclude each other (one loss model; tc: duplicate loss argument)",
+			    has(d, IMP_LOSS_STATE) ? "loss-state" : "loss-gemodel");
+	if (has(d, IMP_ECN) && d->ecn && !nz(d, IMP_LOSS) &&
+	    !has(d, IMP_LOSS_STATE) && !has(d, IMP_LOSS_GE))
+		ll_diag_add(diag, LL_DIAG_ERROR, "ecn",
+			    "ecn needs loss, loss-state or loss-gemodel (tc-netem: ecn requested without loss model)");
+	if (has(d, IMP_PKT_OVERHEAD) && !has(d, IMP_NETEM_RATE))
+		ll_diag_add(diag, LL_DIAG_ERROR, "packet-overhead",
+			    "packet-overhead needs netem-rate");
+	if (has(d, IMP_CELL_SIZE) && !has(d, IMP_NETEM_RATE))
+		ll_diag_add(diag, LL_DIAG_ERROR, "cell-size", "cell-size needs netem-rate");
+	if (has(d, IMP_CELL_OVERHEAD) && !has(d, IMP_NETEM_RATE))
+		ll_diag_add(diag, LL_DIAG_ERROR, "cell-overhead",
+			    "cell-overhead needs netem-rate");
+	else if (has(d, IMP_CELL_OVERHEAD) && !has(d, IMP_CELL_SIZE))
+		ll_diag_add(diag, LL_DIAG_WARN, "cell-overhead",
+			    "cell-overhead without cell-size is ignored by the kernel");
+	if (has(d, IMP_SLOT_PACKETS) && !has(d, IMP_SLOT))
+		ll_diag_add(diag, LL_DIAG_ERROR, "slot-packets", "slot-packets needs slot");
+	if (has(d, IMP_SLOT_BYTES) && !has(d, IMP_SLOT))
+		ll_diag_add(diag, LL_DIAG_ERROR, "slot-bytes", "slot-bytes needs slot");
+	if (has(d, IMP_RATE) && has(d, IMP_NETEM_RATE))
+		ll_diag_add(diag, LL_DIAG_WARN, "netem-rate",
+			    "both rate (tbf) and netem-rate are set: the lower one limits");
 	if (has(d, IMP_TBF_LIMIT) && has(d, IMP_LATENCY))
 		ll_diag_add(diag, LL_DIAG_ERROR, "tbf-limit",
 			    "tbf-limit and latency are exclusive (tc-tbf: limit or latency)");
@@ -431,7 +765,9 @@ bool impair_needs_tbf(const struct impair *d)
 
 bool impair_needs_netem(const struct impair *d)
 {
-	return (d->set & NETEM_BITS) != 0;
+	/* "ecn off" alone asks for nothing */
+	return (d->set & NETEM_BITS & ~(uint32_t)IMP_ECN) != 0 ||
+	       (has(d, IMP_ECN) && d->ecn);
 }
 
 bool impair_is_empty(const struct impair *d)
@@ -510,21 +846,83 @@ int impair_plan(const struct impair *d, unsigned mtu, unsigned hz,
 		}
 	}
 	if (p->netem) {
-		uint64_t rate = d->rate ? d->rate : ASSUMED_LINK_BPS;
-		double t = (double)(d->delay + d->jitter) / 1e9;
-		double bdp = ceil(1.5 * (double)rate * t / (8.0 * mtu));
-		uint64_t need = bdp > 1000 ? (uint64_t)bdp : 1000;
+		uint64_t rate = ASSUMED_LINK_BPS;
+		double t, bdp, strict;
+		uint64_t need;
+
+		/* the slowest shaper decides how many packets wait in netem */
+		if (has(d, IMP_RATE) && d->rate)
+			rate = d->rate;
+		if (has(d, IMP_NETEM_RATE) && d->netem_rate &&
+		    (!has(d, IMP_RATE) || d->netem_rate < rate))
+			rate = d->netem_rate;
+		t = (double)((has(d, IMP_DELAY) ? d->delay : 0) +
+			     (has(d, IMP_JITTER) ? d->jitter : 0) +
+			     (has(d, IMP_SLOT) ? d->slot_max : 0)) / 1e9;
+		strict = ceil((double)rate * t / (8.0 * mtu));
+		bdp = ceil(1.5 * (double)rate * t / (8.0 * mtu));
+		need = bdp > 1000 ? (uint64_t)bdp : 1000;
+		p->limit_need = strict >= (double)UINT32_MAX ? UINT32_MAX :
+				(uint32_t)strict;
 
 		p->latency_ns = has(d, IMP_DELAY) ? d->delay : 0;
 		p->jitter_ns = has(d, IMP_JITTER) ? d->jitter : 0;
 		if (has(d, IMP_LIMIT)) {
 			p->limit = d->limit;
-			if (d->limit < need)
+			if (d->limit < p->limit_need)
 				ll_diag_add(diag, LL_DIAG_WARN, "limit",
-					    "limit: %" PRIu32 " packets is below 1.5 x rate x delay (%llu packets): expect tail drops",
+					    "LIMIT TOO SMALL: limit %" PRIu32 " packets cannot hold rate x delay = %" PRIu32 " packets: netem WILL tail-drop (auto-size would use %llu)",
+					    d->limit, p->limit_need, (unsigned long long)need);
+			else if (d->limit < need)
+				ll_diag_add(diag, LL_DIAG_WARN, "limit",
+					    "limit: %" PRIu32 " packets is below 1.5 x rate x delay (%llu packets): expect tail drops on bursts",
 					    d->limit, (unsigned long long)need);
 		} else {
 			p->limit = clamp32(need);
+		}
+		if (has(d, IMP_DIST))
+			p->dist = d->dist;
+		if (has(d, IMP_LOSS_STATE)) {
+			const uint32_t *v = d->loss_state;
+			int n = d->loss_state_n;
+
+			/* tc q_netem.c defaults; kernel order p13 p31 p32 p14 p23 */
+			p->loss_model = IMP_LOSSM_STATE;
+			p->gi[0] = v[0];
+			p->gi[1] = n > 1 ? v[1] : UINT32_MAX - v[0];
+			p->gi[2] = n > 2 ? v[2] : 0;
+			p->gi[4] = n > 3 ? v[3] : UINT32_MAX;
+			p->gi[3] = n > 4 ? v[4] : 0;
+		} else if (has(d, IMP_LOSS_GE)) {
+			const uint32_t *v = d->loss_ge;
+			int n = d->loss_ge_n;
+
+			/* the CLI takes 1-h, the kernel wants h */
+			p->loss_model = IMP_LOSSM_GE;
+			p->ge[0] = v[0];
+			p->ge[1] = n > 1 ? v[1] : UINT32_MAX - v[0];
+			p->ge[2] = n > 2 ? UINT32_MAX - v[2] : 0;
+			p->ge[3] = n > 3 ? v[3] : 0;
+		}
+		p->ecn = has(d, IMP_ECN) && d->ecn;
+		if (has(d, IMP_NETEM_RATE)) {
+			p->netem_rate_Bps = d->netem_rate / 8;
+			if (!p->netem_rate_Bps)
+				p->netem_rate_Bps = 1;
+			p->packet_overhead = has(d, IMP_PKT_OVERHEAD) ? d->packet_overhead : 0;
+			p->cell_size = has(d, IMP_CELL_SIZE) ? d->cell_size : 0;
+			p->cell_overhead = has(d, IMP_CELL_OVERHEAD) ? d->cell_overhead : 0;
+		}
+		if (has(d, IMP_SLOT)) {
+			p->slot = true;
+			p->slot_min_ns = d->slot_min;
+			p->slot_max_ns = d->slot_max;
+			p->slot_packets = has(d, IMP_SLOT_PACKETS) ? d->slot_packets : 0;
+			p->slot_bytes = has(d, IMP_SLOT_BYTES) ? d->slot_bytes : 0;
+		}
+		if (has(d, IMP_SEED)) {
+			p->has_seed = true;
+			p->seed = d->seed;
 		}
 		p->loss = d->loss;
 		p->loss_corr = d->loss_corr;
@@ -542,6 +940,15 @@ int impair_plan(const struct impair *d, unsigned mtu, unsigned hz,
 			p->gap = 1;
 	}
 	return 0;
+}
+
+double impair_goodput_ceiling(uint64_t rate, unsigned mtu, unsigned mss)
+{
+	if (!mtu)
+		mtu = 1500;
+	if (!mss)
+		mss = mtu > 52 ? mtu - 52 : 1;
+	return (double)rate * (double)mss / ((double)mss + 66.0);
 }
 
 static unsigned hz_from_stream(FILE *f)

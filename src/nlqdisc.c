@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -19,7 +20,14 @@
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
 
+#include "linklab/netem_dist.h"
 #include "linklab/nlqdisc.h"
+
+/* newer uapi than this system's headers (kernel 6.6, sch_netem.c) */
+#define LL_TCA_NETEM_PRNG_SEED 14
+#define LL_TCA_NETEM_MAX 14
+/* room for a 16384-entry s16 distribution table and everything else */
+#define NLQ_MSG_SIZE (2 * NETEM_DIST_ENTRIES_MAX * 2 + 8192)
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270
@@ -83,7 +91,12 @@ static int start(const struct nlqdisc_target *t, int type, int flags,
 	struct nl_msg *m;
 
 	*out = NULL;
-	m = nlmsg_alloc_simple(type, flags | NLM_F_REQUEST | NLM_F_ACK);
+	m = nlmsg_alloc_size(NLQ_MSG_SIZE);
+	if (m && !nlmsg_put(m, NL_AUTO_PORT, NL_AUTO_SEQ, type, 0,
+			    flags | NLM_F_REQUEST | NLM_F_ACK)) {
+		nlmsg_free(m);
+		m = NULL;
+	}
 	if (!m)
 		return ll_err_set(err, -ENOMEM, "cannot allocate a netlink message");
 	memset(&tcm, 0, sizeof(tcm));
@@ -190,10 +203,86 @@ int nlqdisc_build_netem(const struct nlqdisc_target *t,
 		if (nla_put(*out, TCA_NETEM_REORDER, sizeof(r), &r) < 0)
 			return fail_nomem(out, err);
 	}
+	/* tc sends an int 1 (q_netem.c: &present[TCA_NETEM_ECN]) */
+	if ((explicit_zero || p->ecn) &&
+	    nla_put_u32(*out, TCA_NETEM_ECN, p->ecn ? 1 : 0) < 0)
+		return fail_nomem(out, err);
 	if (explicit_zero || p->corrupt) {
 		struct tc_netem_corrupt c = { p->corrupt, p->corrupt_corr };
 
 		if (nla_put(*out, TCA_NETEM_CORRUPT, sizeof(c), &c) < 0)
+			return fail_nomem(out, err);
+	}
+	if (explicit_zero || p->slot) {
+		struct tc_netem_slot sl;
+
+		memset(&sl, 0, sizeof(sl));
+		if (p->slot) {
+			sl.min_delay = p->slot_min_ns;
+			sl.max_delay = p->slot_max_ns;
+			sl.max_packets = p->slot_packets;
+			sl.max_bytes = p->slot_bytes;
+		}
+		if (nla_put(*out, TCA_NETEM_SLOT, sizeof(sl), &sl) < 0)
+			return fail_nomem(out, err);
+	}
+	if (p->loss_model == IMP_LOSSM_STATE || p->loss_model == IMP_LOSSM_GE) {
+		/* a real nest with NLA_F_NESTED, as tc's addattr_nest */
+		struct nlattr *nest = nla_nest_start(*out, TCA_NETEM_LOSS);
+		int rc2;
+
+		if (!nest)
+			return fail_nomem(out, err);
+		nest->nla_type |= NLA_F_NESTED;
+		if (p->loss_model == IMP_LOSSM_STATE) {
+			struct tc_netem_gimodel gi = { p->gi[0], p->gi[1], p->gi[2],
+						       p->gi[3], p->gi[4] };
+
+			rc2 = nla_put(*out, NETEM_LOSS_GI, sizeof(gi), &gi);
+		} else {
+			struct tc_netem_gemodel ge = { p->ge[0], p->ge[1], p->ge[2],
+						       p->ge[3] };
+
+			rc2 = nla_put(*out, NETEM_LOSS_GE, sizeof(ge), &ge);
+		}
+		if (rc2 < 0)
+			return fail_nomem(out, err);
+		nla_nest_end(*out, nest);
+	}
+	if (explicit_zero || p->netem_rate_Bps) {
+		struct tc_netem_rate r;
+
+		memset(&r, 0, sizeof(r));
+		if (p->netem_rate_Bps >= (1ULL << 32)) {
+			if (nla_put_u64(*out, TCA_NETEM_RATE64, p->netem_rate_Bps) < 0)
+				return fail_nomem(out, err);
+			r.rate = UINT32_MAX;
+		} else {
+			r.rate = (uint32_t)p->netem_rate_Bps;
+		}
+		r.packet_overhead = p->packet_overhead;
+		r.cell_size = p->cell_size;
+		r.cell_overhead = p->cell_overhead;
+		if (nla_put(*out, TCA_NETEM_RATE, sizeof(r), &r) < 0)
+			return fail_nomem(out, err);
+	}
+	if (p->dist != IMP_DIST_UNIFORM) {
+		int16_t *table = calloc(NETEM_DIST_ENTRIES_MAX, sizeof(*table));
+		size_t n = 0;
+
+		if (!table)
+			return fail_nomem(out, err);
+		rc = netem_dist_load(p->dist, table, NETEM_DIST_ENTRIES_MAX, &n, err);
+		if (rc < 0) {
+			free(table);
+			nlmsg_free(*out);
+			*out = NULL;
+			return rc;
+		}
+		rc = nla_put(*out, TCA_NETEM_DELAY_DIST, (int)(n * sizeof(table[0])),
+			     table);
+		free(table);
+		if (rc < 0)
 			return fail_nomem(out, err);
 	}
 	if ((explicit_zero || p->latency_ns) &&
@@ -201,6 +290,11 @@ int nlqdisc_build_netem(const struct nlqdisc_target *t,
 		return fail_nomem(out, err);
 	if ((explicit_zero || p->jitter_ns) &&
 	    nla_put_s64(*out, TCA_NETEM_JITTER64, p->jitter_ns) < 0)
+		return fail_nomem(out, err);
+	/* only when asked; kernels before 6.6 skip the unknown attribute
+	 * (netem parses its options liberally) */
+	if (p->has_seed &&
+	    nla_put_u64(*out, LL_TCA_NETEM_PRNG_SEED, p->seed) < 0)
 		return fail_nomem(out, err);
 	close_opts(*out, opts);
 	return 0;
@@ -305,7 +399,7 @@ static int parse_tbf(struct nlattr *opts, struct qdisc_info *q)
 
 static int parse_netem(struct nlattr *opts, struct qdisc_info *q)
 {
-	struct nlattr *tb[TCA_NETEM_MAX + 1];
+	struct nlattr *tb[LL_TCA_NETEM_MAX + 1];
 	struct tc_netem_qopt p;
 	double tick_ns = 1000. / nlqdisc_tick_in_usec();
 	int len = nla_len(opts);
@@ -321,7 +415,7 @@ static int parse_netem(struct nlattr *opts, struct qdisc_info *q)
 	q->jitter = (int64_t)llround(p.jitter * tick_ns);
 	memset(tb, 0, sizeof(tb));
 	if (len > NLA_ALIGN((int)sizeof(p)) &&
-	    nla_parse(tb, TCA_NETEM_MAX,
+	    nla_parse(tb, LL_TCA_NETEM_MAX,
 		      (struct nlattr *)((char *)nla_data(opts) + NLA_ALIGN(sizeof(p))),
 		      len - NLA_ALIGN((int)sizeof(p)), NULL) < 0)
 		return -EINVAL;
@@ -353,6 +447,67 @@ static int parse_netem(struct nlattr *opts, struct qdisc_info *q)
 		memcpy(&c, nla_data(tb[TCA_NETEM_CORRUPT]), sizeof(c));
 		q->corrupt = c.probability;
 		q->corrupt_corr = c.correlation;
+	}
+	if (tb[TCA_NETEM_ECN] && nla_len(tb[TCA_NETEM_ECN]) >= 4)
+		q->ecn = nla_get_u32(tb[TCA_NETEM_ECN]) != 0;
+	if (tb[TCA_NETEM_RATE] &&
+	    (size_t)nla_len(tb[TCA_NETEM_RATE]) >= sizeof(struct tc_netem_rate)) {
+		struct tc_netem_rate r;
+		uint64_t bytes;
+
+		memcpy(&r, nla_data(tb[TCA_NETEM_RATE]), sizeof(r));
+		bytes = r.rate;
+		/* the kernel uses max(rate, rate64) */
+		if (tb[TCA_NETEM_RATE64] && nla_len(tb[TCA_NETEM_RATE64]) >= 8 &&
+		    nla_get_u64(tb[TCA_NETEM_RATE64]) > bytes)
+			bytes = nla_get_u64(tb[TCA_NETEM_RATE64]);
+		q->netem_rate = bytes * 8;
+		q->packet_overhead = r.packet_overhead;
+		q->cell_size = r.cell_size;
+		q->cell_overhead = r.cell_overhead;
+	}
+	if (tb[TCA_NETEM_SLOT] &&
+	    (size_t)nla_len(tb[TCA_NETEM_SLOT]) >= sizeof(struct tc_netem_slot)) {
+		struct tc_netem_slot sl;
+
+		memcpy(&sl, nla_data(tb[TCA_NETEM_SLOT]), sizeof(sl));
+		q->slot_min = sl.min_delay;
+		q->slot_max = sl.max_delay;
+		/* the kernel dumps "unlimited" as INT_MAX */
+		q->slot_packets = sl.max_packets == INT32_MAX ? 0 : sl.max_packets;
+		q->slot_bytes = sl.max_bytes == INT32_MAX ? 0 : sl.max_bytes;
+	}
+	if (tb[TCA_NETEM_LOSS]) {
+		struct nlattr *lt[NETEM_LOSS_MAX + 1];
+
+		if (nla_parse_nested(lt, NETEM_LOSS_MAX, tb[TCA_NETEM_LOSS], NULL) == 0) {
+			if (lt[NETEM_LOSS_GI] && (size_t)nla_len(lt[NETEM_LOSS_GI]) >=
+			    sizeof(struct tc_netem_gimodel)) {
+				struct tc_netem_gimodel g;
+
+				memcpy(&g, nla_data(lt[NETEM_LOSS_GI]), sizeof(g));
+				q->loss_model = IMP_LOSSM_STATE;
+				q->gi[0] = g.p13;
+				q->gi[1] = g.p31;
+				q->gi[2] = g.p32;
+				q->gi[3] = g.p14;
+				q->gi[4] = g.p23;
+			} else if (lt[NETEM_LOSS_GE] && (size_t)nla_len(lt[NETEM_LOSS_GE]) >=
+				   sizeof(struct tc_netem_gemodel)) {
+				struct tc_netem_gemodel g;
+
+				memcpy(&g, nla_data(lt[NETEM_LOSS_GE]), sizeof(g));
+				q->loss_model = IMP_LOSSM_GE;
+				q->ge[0] = g.p;
+				q->ge[1] = g.r;
+				q->ge[2] = g.h;
+				q->ge[3] = g.k1;
+			}
+		}
+	}
+	if (tb[LL_TCA_NETEM_PRNG_SEED] && nla_len(tb[LL_TCA_NETEM_PRNG_SEED]) >= 8) {
+		q->has_seed = true;
+		q->seed = nla_get_u64(tb[LL_TCA_NETEM_PRNG_SEED]);
 	}
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "linklab/netem_dist.h"
 #include "linklab/tccmd.h"
 #include "linklab/units.h"
 
@@ -89,12 +90,50 @@ static void netem_words(struct sbuf *b, const struct impair_plan *p)
 				sb_add(b, " %s", units_format_percent(p->delay_corr, c, sizeof(c)));
 		}
 	}
+	if (p->dist != IMP_DIST_UNIFORM && netem_dist_name(p->dist))
+		sb_add(b, " distribution %s", netem_dist_name(p->dist));
 	prob_pair(b, "loss", p->loss, p->loss_corr);
+	if (p->loss_model == IMP_LOSSM_STATE) {
+		/* all five in CLI order p13 p31 p32 p23 p14 (kernel: p14 p23) */
+		static const int cli[5] = { 0, 1, 2, 4, 3 };
+		int i;
+
+		sb_add(b, " loss state");
+		for (i = 0; i < 5; i++)
+			sb_add(b, " %s", units_format_percent(p->gi[cli[i]], c, sizeof(c)));
+	} else if (p->loss_model == IMP_LOSSM_GE) {
+		/* tc takes 1-h and stores h = UINT32_MAX - (1-h) */
+		sb_add(b, " loss gemodel %s", units_format_percent(p->ge[0], c, sizeof(c)));
+		sb_add(b, " %s", units_format_percent(p->ge[1], c, sizeof(c)));
+		sb_add(b, " %s", units_format_percent(UINT32_MAX - p->ge[2], c, sizeof(c)));
+		sb_add(b, " %s", units_format_percent(p->ge[3], c, sizeof(c)));
+	}
+	if (p->ecn)
+		sb_add(b, " ecn");
 	prob_pair(b, "duplicate", p->duplicate, p->dup_corr);
 	prob_pair(b, "corrupt", p->corrupt, p->corrupt_corr);
 	prob_pair(b, "reorder", p->reorder, p->reorder_corr);
 	if (p->reorder && p->gap)
 		sb_add(b, " gap %" PRIu32, p->gap);
+	if (p->netem_rate_Bps) {
+		sb_add(b, " rate %s", units_format_rate(p->netem_rate_Bps * 8, t1, sizeof(t1)));
+		if (p->packet_overhead || p->cell_size || p->cell_overhead)
+			sb_add(b, " %" PRId32, p->packet_overhead);
+		if (p->cell_size || p->cell_overhead)
+			sb_add(b, " %" PRIu32 " %" PRId32, p->cell_size, p->cell_overhead);
+	}
+	if (p->slot) {
+		sb_add(b, " slot %s %s", units_format_time(p->slot_min_ns, t1, sizeof(t1)),
+		       units_format_time(p->slot_max_ns, t2, sizeof(t2)));
+		if (p->slot_packets)
+			sb_add(b, " packets %" PRId32, p->slot_packets);
+		if (p->slot_bytes)
+			sb_add(b, " bytes %s", units_format_size((uint64_t)p->slot_bytes,
+								  c, sizeof(c)));
+	}
+	/* iproute2 >= 6.6 only (tc 6.1: What is "seed"?) */
+	if (p->has_seed)
+		sb_add(b, " seed %" PRIu64, p->seed);
 }
 
 int tccmd_apply(const char *dev, const struct impair_plan *p, char *out,

@@ -40,6 +40,36 @@ enum impair_bit {
 	IMP_GAP         = 1u << 14,
 	IMP_LIMIT       = 1u << 15,
 	IMP_LATENCY     = 1u << 16,
+	/* added by the full impairment engine (issue 3) */
+	IMP_DIST        = 1u << 17,
+	IMP_LOSS_STATE  = 1u << 18,
+	IMP_LOSS_GE     = 1u << 19,
+	IMP_ECN         = 1u << 20,
+	IMP_NETEM_RATE  = 1u << 21,
+	IMP_PKT_OVERHEAD= 1u << 22,
+	IMP_CELL_SIZE   = 1u << 23,
+	IMP_CELL_OVERHEAD=1u << 24,
+	IMP_SLOT        = 1u << 25,
+	IMP_SLOT_PACKETS= 1u << 26,
+	IMP_SLOT_BYTES  = 1u << 27,
+	IMP_SEED        = 1u << 28,
+};
+
+/* netem delay distribution (tc-netem "distribution"). UNIFORM is the
+ * kernel's own default when no table is loaded (sch_netem.c tabledist);
+ * the others upload iproute2's <name>.dist table. */
+enum impair_dist {
+	IMP_DIST_UNIFORM = 0,
+	IMP_DIST_NORMAL,
+	IMP_DIST_PARETO,
+	IMP_DIST_PARETONORMAL,
+};
+
+/* Which loss model a plan uses (uapi NETEM_LOSS_*). */
+enum impair_loss_model {
+	IMP_LOSSM_RANDOM = 0,   /* qopt.loss (+ loss-corr) */
+	IMP_LOSSM_STATE,        /* 4-state Markov, NETEM_LOSS_GI */
+	IMP_LOSSM_GE,           /* Gilbert-Elliott, NETEM_LOSS_GE */
 };
 
 /* The dial. Units: bit/s, bytes, ns, u32 probability fraction, packets. */
@@ -62,10 +92,38 @@ struct impair {
 	uint32_t reorder_corr;
 	uint32_t gap;            /* packets */
 	uint32_t limit;          /* netem queue in packets; 0 = derive */
+	/* --- added by issue 3 (tc-netem(8) names in comments) --- */
+	uint8_t dist;            /* enum impair_dist ("distribution") */
+	uint8_t loss_state_n;    /* values given in loss_state (1..5) */
+	uint8_t loss_ge_n;       /* values given in loss_ge (1..4) */
+	/* "loss state P13 [P31 [P32 [P23 [P14]]]]" in CLI order, u32
+	 * fractions; missing ones take tc's defaults (p31 = 1-p13, p32 = 0,
+	 * p23 = 1, p14 = 0) */
+	uint32_t loss_state[5];
+	/* "loss gemodel P [R [1-H [1-K]]]" in CLI order, u32 fractions;
+	 * defaults r = 1-p, 1-h = 1 (h = 0), 1-k = 0 */
+	uint32_t loss_ge[4];
+	bool ecn;                /* mark CE instead of dropping (needs loss) */
+	uint64_t netem_rate;     /* bit/s, netem's own shaper; 0 = none */
+	int32_t packet_overhead; /* bytes per packet added (may be < 0) */
+	uint32_t cell_size;      /* bytes, 0 = no cells */
+	int32_t cell_overhead;   /* bytes per cell (may be < 0) */
+	int64_t slot_min, slot_max;  /* ns, "slot MIN [MAX]" */
+	int32_t slot_packets;    /* max packets per slot, 0 = unlimited */
+	int32_t slot_bytes;      /* max bytes per slot, 0 = unlimited */
+	uint64_t seed;           /* netem PRNG seed (kernel >= 6.6) */
 };
 
 /* Field kinds for the schema table. */
-enum impair_kind { IMPK_RATE, IMPK_TIME, IMPK_SIZE, IMPK_PERCENT, IMPK_COUNT };
+enum impair_kind { IMPK_RATE, IMPK_TIME, IMPK_SIZE, IMPK_PERCENT, IMPK_COUNT,
+	/* added by issue 3 */
+	IMPK_CHOICE,    /* one word of a fixed list ("normal") */
+	IMPK_PLIST,     /* 1..N percents, "1%,30%" (commas or blanks) */
+	IMPK_FLAG,      /* on/off (also yes/no, true/false, 1/0) */
+	IMPK_INT,       /* signed 32-bit count */
+	IMPK_U64,       /* unsigned 64-bit number */
+	IMPK_TIMEPAIR,  /* "MIN" or "MIN,MAX" times */
+};
 
 /* One dial field: name as on the command line (--NAME) and in profiles. */
 struct impair_field {
@@ -116,6 +174,23 @@ struct impair_plan {
 	uint32_t limit;          /* packets */
 	uint32_t loss, loss_corr, delay_corr, duplicate, dup_corr;
 	uint32_t corrupt, corrupt_corr, reorder, reorder_corr, gap;
+	/* --- added by issue 3 --- */
+	uint8_t dist;            /* enum impair_dist: table to upload */
+	uint8_t loss_model;      /* enum impair_loss_model */
+	uint32_t gi[5];          /* kernel order: p13 p31 p32 p14 p23 */
+	uint32_t ge[4];          /* kernel: p r h k1, h = UINT32_MAX - (1-h) */
+	bool ecn;
+	uint64_t netem_rate_Bps; /* bytes/s, 0 = none (RATE64 >= 2^32) */
+	int32_t packet_overhead;
+	uint32_t cell_size;
+	int32_t cell_overhead;
+	bool slot;
+	int64_t slot_min_ns, slot_max_ns;
+	int32_t slot_packets, slot_bytes;
+	bool has_seed;
+	uint64_t seed;
+	uint32_t limit_need;     /* packets rate x (delay + jitter) needs,
+				  * ceil(rate * t / (8 * mtu)), no margin */
 };
 
 /* Derive the plan. mtu: device MTU in bytes (0 -> 1500). hz: kernel HZ (0 ->
@@ -125,6 +200,13 @@ struct impair_plan {
  * -EINVAL (diag filled) if the dial does not validate. */
 int impair_plan(const struct impair *d, unsigned mtu, unsigned hz,
 		struct impair_plan *p, struct ll_diag *diag);
+
+/* Goodput ceiling of a tbf-shaped TCP flow: tbf counts whole Ethernet
+ * frames, so payload <= rate * mss / (mss + 66) (66 = 12 TCP options + 20
+ * TCP + 20 IP + 14 Ethernet header; e.g. 50 Mbit/s x 1448/1514 = 47.82
+ * Mbit/s). rate in bit/s; mss in bytes (0 -> mtu - 52, mtu 0 -> 1500).
+ * Returns bit/s (0 if rate is 0). */
+double impair_goodput_ceiling(uint64_t rate, unsigned mtu, unsigned mss);
 
 /* The running kernel's HZ (from /proc/config.gz CONFIG_HZ, else
  * sysconf-derived guess 250). */

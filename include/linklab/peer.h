@@ -50,6 +50,19 @@ struct qdisc_info {
 	int64_t delay, jitter;    /* ns */
 	uint32_t loss, duplicate, corrupt, reorder, gap;   /* u32 fractions */
 	uint32_t delay_corr, loss_corr, dup_corr, corrupt_corr, reorder_corr;
+	/* netem, read back (added by issue 3; the distribution table is
+	 * never dumped by the kernel) */
+	bool ecn;
+	uint8_t loss_model;       /* enum impair_loss_model */
+	uint32_t gi[5];           /* kernel order p13 p31 p32 p14 p23 */
+	uint32_t ge[4];           /* kernel p r h k1 (h, not 1-h) */
+	uint64_t netem_rate;      /* bit/s, 0 = none */
+	int32_t packet_overhead, cell_overhead;
+	uint32_t cell_size;
+	int64_t slot_min, slot_max;       /* ns */
+	int32_t slot_packets, slot_bytes; /* 0 = unlimited */
+	bool has_seed;
+	uint64_t seed;
 };
 
 /* The qdisc tree on one interface, root first. */

@@ -11,9 +11,14 @@
 # (nlmsghdr + tcmsg + attributes) of the first RTM_NEWQDISC sendmsg.
 set -eu
 cd "$(dirname "$0")"
+# optional arguments: capture only these names (e.g. netem-ecn netem-slot)
+ONLY=" $* "
 
 cap() {
 	name=$1; shift
+	if [ "$ONLY" != "  " ] && [ "${ONLY#* $name }" = "$ONLY" ]; then
+		return 0
+	fi
 	out="tc-$name.hex"
 	{
 		echo "# tc qdisc add dev lo root $*"
@@ -47,3 +52,18 @@ cap netem-dup      netem duplicate 2% 10%
 cap netem-corrupt  netem corrupt 0.1% 5%
 cap netem-reorder  netem delay 10ms reorder 25% 50% gap 5
 cap netem-limit    netem limit 8334 delay 50ms loss 0.5%
+# issue 3: every other netem knob (tc 6.1 has no "seed": checked by value)
+cap netem-dist-normal  netem delay 100ms 10ms distribution normal
+cap netem-dist-pareto  netem delay 50ms 20ms 10% distribution pareto
+cap netem-dist-pn      netem delay 10ms 5ms distribution paretonormal
+cap netem-state1   netem loss state 1%
+cap netem-state5   netem loss state 1% 30% 2% 90% 0.5%
+cap netem-ge1      netem loss gemodel 1%
+cap netem-ge4      netem loss gemodel 1% 30% 80% 0.1%
+cap netem-ecn      netem loss 1% ecn
+cap netem-rate     netem rate 8mbit
+cap netem-rate-cells netem rate 1mbit -14 48 5
+cap netem-rate64   netem rate 40gbit
+cap netem-slot     netem slot 800us 1ms packets 10 bytes 64kb
+cap netem-slot1    netem slot 2ms
+cap netem-combo    netem limit 20000 delay 100ms 10ms 25% distribution normal loss gemodel 1% 30% ecn corrupt 0.1% reorder 5% gap 3 rate 100mbit slot 1ms 2ms

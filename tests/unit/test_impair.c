@@ -70,11 +70,35 @@ static void test_bad_values(void **state)
 		{ "limit", "-1", "limit: '-1' is not a count" },
 		{ "limit", "99999999999", "limit: '99999999999' is not a count" },
 		{ "bandwidth", "1mbit", "unknown field 'bandwidth'" },
+		/* issue 3 fields */
+		{ "distribution", "gauss", "distribution: 'gauss' is not one of uniform | normal | pareto | paretonormal" },
+		{ "distribution", "../etc/passwd", "is not one of" },
+		{ "loss-state", "1%,2%,3%,4%,5%,6%", "loss-state: '1%,2%,3%,4%,5%,6%' needs 1 to 5 percentages" },
+		{ "loss-state", ",,", "loss-state: ',,' needs 1 to 5 percentages" },
+		{ "loss-state", "1%,150%", "loss-state: value 2:" },
+		{ "loss-gemodel", "1%,2%,3%,4%,5%", "needs 1 to 4 percentages" },
+		{ "loss-gemodel", "1", "loss-gemodel: value 1: '1' needs a % sign" },
+		{ "ecn", "maybe", "ecn: 'maybe' is not on or off" },
+		{ "netem-rate", "0bit", "netem-rate: 0bit is out of range (1bit .. 4tbit)" },
+		{ "netem-rate", "8", "netem-rate: '8' has no unit" },
+		{ "packet-overhead", "1.5", "packet-overhead: '1.5' is not a whole number" },
+		{ "packet-overhead", "3000000000", "is not a whole number in range (-2147483648 .. 2147483647)" },
+		{ "cell-size", "0", "cell-size: '0' is not a count in range" },
+		{ "cell-overhead", "x", "cell-overhead: 'x' is not a whole number" },
+		{ "slot", "1ms,500us", "slot: max 500us is below min 1ms" },
+		{ "slot", "-1ms", "slot: '-1ms' must not be negative" },
+		{ "slot", "5", "slot: '5' has no unit" },
+		{ "slot", "1ms,2ms,3ms", "slot: '1ms,2ms,3ms' needs one or two times" },
+		{ "slot", "300s", "slot: 300s is out of range" },
+		{ "slot-packets", "0", "slot-packets: '0' is not a whole number in range (1 .. 2147483647)" },
+		{ "slot-bytes", "3gb", "slot-bytes: 3gb is out of range (1b .. 2147483647b)" },
+		{ "seed", "-1", "seed: '-1' is not a number" },
+		{ "seed", "99999999999999999999", "seed: '99999999999999999999' is not a number" },
 	};
 	size_t i;
 
 	(void)state;
-	assert_true(sizeof(bad) / sizeof(bad[0]) >= 30);
+	assert_true(sizeof(bad) / sizeof(bad[0]) >= 55);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct impair d = { 0 }, zero = { 0 };
 		struct ll_diag dg;
@@ -158,6 +182,108 @@ static void test_cross_fields(void **state)
 		assert_int_equal(impair_validate(&h, &dg), -EINVAL);
 		assert_true(diag_has(&dg, "rate: 0bit is out of range (1bit .. 4tbit)"));
 		assert_true(diag_has(&dg, "delay: '-5ms' must not be negative"));
+	}
+}
+
+/* Issue 3 cross-field rules (tc q_netem.c), all at once. */
+static void test_cross_fields_more(void **state)
+{
+	static const char *const kv[] = { "distribution", "normal",
+		"loss-state", "1%", "loss-gemodel", "1%", "loss", "2%",
+		"packet-overhead", "-14", "cell-size", "48", "cell-overhead", "5",
+		"slot-packets", "3", "slot-bytes", "1kb", "delay", "10ms", NULL };
+	struct impair d = { 0 };
+	struct ll_diag dg;
+
+	(void)state;
+	set_all(&d, kv);
+	ll_diag_clear(&dg);
+	assert_int_equal(impair_validate(&d, &dg), -EINVAL);
+	assert_true(diag_has(&dg, "distribution needs jitter"));
+	assert_true(diag_has(&dg, "loss-state and loss-gemodel exclude each other"));
+	assert_true(diag_has(&dg, "loss and loss-state exclude each other"));
+	assert_true(diag_has(&dg, "packet-overhead needs netem-rate"));
+	assert_true(diag_has(&dg, "cell-size needs netem-rate"));
+	assert_true(diag_has(&dg, "cell-overhead needs netem-rate"));
+	assert_true(diag_has(&dg, "slot-packets needs slot"));
+	assert_true(diag_has(&dg, "slot-bytes needs slot"));
+	assert_int_equal(dg.nerrors, 8);
+	/* ecn without any loss; ecn off alone is no impairment at all */
+	memset(&d, 0, sizeof(d));
+	{
+		static const char *const e1[] = { "ecn", "on", "delay", "1ms", NULL };
+		static const char *const e0[] = { "ecn", "off", NULL };
+
+		set_all(&d, e1);
+		ll_diag_clear(&dg);
+		assert_int_equal(impair_validate(&d, &dg), -EINVAL);
+		assert_true(diag_has(&dg, "ecn needs loss, loss-state or loss-gemodel"));
+		memset(&d, 0, sizeof(d));
+		set_all(&d, e0);
+		assert_true(impair_is_empty(&d));
+	}
+	/* uniform needs no jitter (it is no table); fixed dial validates */
+	memset(&d, 0, sizeof(d));
+	{
+		static const char *const ok[] = { "distribution", "uniform",
+			"loss-gemodel", "1%,30%", "ecn", "on", "netem-rate", "1mbit",
+			"cell-overhead", "5", "slot", "1ms", "slot-bytes", "1kb", NULL };
+		struct impair_plan p;
+
+		set_all(&d, ok);
+		ll_diag_clear(&dg);
+		assert_int_equal(impair_validate(&d, &dg), 0);
+		assert_true(diag_has(&dg, "cell-overhead without cell-size is ignored"));
+		assert_int_equal(impair_plan(&d, 1500, 250, &p, &dg), 0);
+		assert_int_equal(p.dist, IMP_DIST_UNIFORM);
+		assert_int_equal(p.loss_model, IMP_LOSSM_GE);
+		assert_int_equal(p.ge[0], 42949673U);
+		assert_int_equal(p.ge[1], 1288490188U);
+		assert_int_equal(p.ge[2], 0);          /* 1-h default 100% -> h 0 */
+		assert_int_equal(p.ge[3], 0);
+		assert_true(p.ecn && p.slot && p.slot_max_ns == 1000000);
+		assert_true(p.netem_rate_Bps == 125000 && p.cell_overhead == 5);
+	}
+}
+
+/* Every new field prints back to text that parses to the same value. */
+static void test_roundtrip_more(void **state)
+{
+	static const char *const kv[] = {
+		"distribution", "paretonormal", "paretonormal",
+		"loss-state", "1% 30% 0.001%", "1%,30%,0.001%",
+		"loss-gemodel", "0.1%,99.9%,75%,0%", "0.1%,99.9%,75%,0%",
+		"ecn", "yes", "on",
+		"netem-rate", "1544kbit", "1544kbit",
+		"packet-overhead", "-14", "-14",
+		"cell-size", "53", "53",
+		"cell-overhead", "-5", "-5",
+		"slot", "800us,1ms", "800us,1ms",
+		"slot", "2ms 2ms", "2ms",
+		"slot-packets", "64", "64",
+		"slot-bytes", "64kb", "64kb",
+		"seed", "0x10", "16",
+		NULL };
+	size_t i;
+
+	(void)state;
+	for (i = 0; kv[i]; i += 3) {
+		struct impair d = { 0 }, d2 = { 0 };
+		const struct impair_field *f = impair_field_find(kv[i]);
+		struct ll_diag dg;
+		char buf[96];
+
+		ll_diag_clear(&dg);
+		assert_non_null(f);
+		assert_int_equal(impair_set(&d, kv[i], kv[i + 1], &dg), 0);
+		impair_get(&d, f, buf, sizeof(buf));
+		if (strcmp(buf, kv[i + 2])) {
+			fprintf(stderr, "%s=%s printed '%s' want '%s'\n", kv[i],
+				kv[i + 1], buf, kv[i + 2]);
+			fail();
+		}
+		assert_int_equal(impair_set(&d2, kv[i], buf, &dg), 0);
+		assert_memory_equal(&d, &d2, sizeof(d));
 	}
 }
 
@@ -248,7 +374,25 @@ static void test_plan_netem(void **state)
 	ll_diag_clear(&dg);
 	assert_int_equal(impair_plan(&d, 1500, 250, &p, &dg), 0);
 	assert_int_equal(p.limit, 1000);
-	assert_true(diag_has(&dg, "expect tail drops"));
+	/* 1 Gbit/s x 100 ms = ceil(8333.3) = 8334 packets: loud warning */
+	assert_int_equal(p.limit_need, 8334);
+	assert_true(diag_has(&dg, "LIMIT TOO SMALL: limit 1000 packets cannot hold rate x delay = 8334 packets"));
+	assert_true(diag_has(&dg, "auto-size would use 12500"));
+	/* between the strict need and the 1.5x margin: the milder warning */
+	assert_int_equal(impair_set(&d, "limit", "9000", &dg), 0);
+	ll_diag_clear(&dg);
+	assert_int_equal(impair_plan(&d, 1500, 250, &p, &dg), 0);
+	assert_true(diag_has(&dg, "expect tail drops on bursts"));
+	assert_false(diag_has(&dg, "LIMIT TOO SMALL"));
+	/* netem-rate slower than tbf rate sizes the queue: 10mbit x 100ms */
+	assert_int_equal(impair_set(&d, "netem-rate", "10mbit", &dg), 0);
+	d.set &= ~(uint32_t)IMP_LIMIT;
+	ll_diag_clear(&dg);
+	assert_int_equal(impair_plan(&d, 1500, 250, &p, &dg), 0);
+	assert_int_equal(p.limit_need, 84);
+	assert_int_equal(p.limit, 1000);
+	assert_true(p.netem_rate_Bps == 1250000);
+	assert_true(diag_has(&dg, "the lower one limits"));
 	/* netem only, reorder without gap gets gap 1 (tc q_netem.c) */
 	memset(&d, 0, sizeof(d));
 	assert_int_equal(impair_set(&d, "delay", "10ms", &dg), 0);
@@ -312,6 +456,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_cross_fields),
+		cmocka_unit_test(test_cross_fields_more),
+		cmocka_unit_test(test_roundtrip_more),
 		cmocka_unit_test(test_plan_figures),
 		cmocka_unit_test(test_plan_netem),
 		cmocka_unit_test(test_get_summary),

@@ -146,7 +146,7 @@ static const struct nlattr *netem_attr(const unsigned char *opts, int len, int t
  * allowed_extra (LATENCY64/JITTER64 and, where tc 6.1 drops it, CORR). */
 static void check_netem(const char *file, const char *const *kv, int extra_corr)
 {
-	unsigned char g[4096];
+	static unsigned char g[65536];
 	struct impair_plan p;
 	struct nl_msg *m = NULL;
 	struct ll_err e = { 0 };
@@ -172,7 +172,7 @@ static void check_netem(const char *file, const char *const *kv, int extra_corr)
 	assert_memory_equal(gopt, oopt, sizeof(struct tc_netem_qopt));
 	for (off = 24; off + 4 <= glen; off += NLA_ALIGN(((const struct nlattr *)(gopt + off))->nla_len)) {
 		const struct nlattr *a = (const void *)(gopt + off);
-		const struct nlattr *b = netem_attr(oopt, olen, a->nla_type);
+		const struct nlattr *b = netem_attr(oopt, olen, a->nla_type & NLA_TYPE_MASK);
 
 		if (!b)
 			fprintf(stderr, "%s: attribute %d missing\n", file, a->nla_type);
@@ -181,7 +181,7 @@ static void check_netem(const char *file, const char *const *kv, int extra_corr)
 		assert_memory_equal(a, b, a->nla_len);
 	}
 	/* our extras */
-	for (t = 1; t <= TCA_NETEM_MAX; t++) {
+	for (t = 1; t <= 14; t++) {
 		const struct nlattr *b = netem_attr(oopt, olen, t);
 
 		if (!b || netem_attr(gopt, glen, t))
@@ -199,6 +199,11 @@ static void check_netem(const char *file, const char *const *kv, int extra_corr)
 			const struct tc_netem_corr *c = nla_data(b);
 
 			assert_int_equal(c->dup_corr, p.dup_corr);
+		} else if (t == 14 && p.has_seed) {   /* TCA_NETEM_PRNG_SEED */
+			uint64_t sv;
+
+			memcpy(&sv, nla_data(b), sizeof(sv));
+			assert_true(sv == p.seed);
 		} else {
 			fprintf(stderr, "%s: unexpected extra attribute %d\n", file, t);
 			fail();
@@ -235,6 +240,136 @@ static void test_netem_golden(void **state)
 	check_netem("tc-netem-corrupt.hex", cor, 0);
 	check_netem("tc-netem-reorder.hex", reo, 0);
 	check_netem("tc-netem-limit.hex", lim, 0);
+}
+
+/* Issue 3: every other netem knob against tc 6.1's bytes. */
+static void test_netem_golden_more(void **state)
+{
+	static const char *const dn[] = { "delay", "100ms", "jitter", "10ms",
+		"distribution", "normal", "limit", "1000", NULL };
+	static const char *const dp[] = { "delay", "50ms", "jitter", "20ms",
+		"delay-corr", "10%", "distribution", "pareto", "limit", "1000", NULL };
+	static const char *const dpn[] = { "delay", "10ms", "jitter", "5ms",
+		"distribution", "paretonormal", "limit", "1000", NULL };
+	static const char *const s1[] = { "loss-state", "1%", "limit", "1000", NULL };
+	static const char *const s5[] = { "loss-state", "1%,30%,2%,90%,0.5%",
+		"limit", "1000", NULL };
+	static const char *const g1[] = { "loss-gemodel", "1%", "limit", "1000", NULL };
+	static const char *const g4[] = { "loss-gemodel", "1% 30% 80% 0.1%",
+		"limit", "1000", NULL };
+	static const char *const ecn[] = { "loss", "1%", "ecn", "on", "limit",
+		"1000", NULL };
+	static const char *const r8[] = { "netem-rate", "8mbit", "limit", "1000", NULL };
+	static const char *const rc[] = { "netem-rate", "1mbit", "packet-overhead",
+		"-14", "cell-size", "48", "cell-overhead", "5", "limit", "1000", NULL };
+	static const char *const r64[] = { "netem-rate", "40gbit", "limit", "1000", NULL };
+	static const char *const sl[] = { "slot", "800us,1ms", "slot-packets", "10",
+		"slot-bytes", "64kb", "limit", "1000", NULL };
+	static const char *const sl1[] = { "slot", "2ms", "limit", "1000", NULL };
+	static const char *const combo[] = { "limit", "20000", "delay", "100ms",
+		"jitter", "10ms", "delay-corr", "25%", "distribution", "normal",
+		"loss-gemodel", "1%,30%", "ecn", "on", "corrupt", "0.1%",
+		"reorder", "5%", "gap", "3", "netem-rate", "100mbit",
+		"slot", "1ms,2ms", "seed", "42", NULL };
+
+	(void)state;
+	check_netem("tc-netem-dist-normal.hex", dn, 0);
+	check_netem("tc-netem-dist-pareto.hex", dp, 0);
+	check_netem("tc-netem-dist-pn.hex", dpn, 0);
+	check_netem("tc-netem-state1.hex", s1, 0);
+	check_netem("tc-netem-state5.hex", s5, 0);
+	check_netem("tc-netem-ge1.hex", g1, 0);
+	check_netem("tc-netem-ge4.hex", g4, 0);
+	check_netem("tc-netem-ecn.hex", ecn, 0);
+	check_netem("tc-netem-rate.hex", r8, 0);
+	check_netem("tc-netem-rate-cells.hex", rc, 0);
+	check_netem("tc-netem-rate64.hex", r64, 0);
+	check_netem("tc-netem-slot.hex", sl, 0);
+	check_netem("tc-netem-slot1.hex", sl1, 0);
+	/* tc 6.1 has no seed: ours carries PRNG_SEED 42 as the only extra */
+	check_netem("tc-netem-combo.hex", combo, 0);
+}
+
+/* Every issue-3 attribute we build parses back to the same kernel values. */
+static void test_parse_more(void **state)
+{
+	static const char *const st[] = { "delay", "5s", "jitter", "2147483647ns",
+		"loss-state", "1%,30%,2%,90%,0.5%", "ecn", "on",
+		"netem-rate", "40gbit", "packet-overhead", "-14", "cell-size", "48",
+		"cell-overhead", "5", "slot", "800us,1ms", "slot-packets", "10",
+		"slot-bytes", "64kb", "seed", "18446744073709551615", NULL };
+	static const char *const ge[] = { "loss-gemodel", "1%,30%,80%,0.1%", NULL };
+	struct impair_plan p;
+	struct qdisc_info q;
+	struct nl_msg *m = NULL;
+	struct ll_err e = { 0 };
+	int ifi = 0;
+
+	(void)state;
+	plan_of(st, &p);
+	assert_int_equal(nlqdisc_build_netem(&root_add, &p, true, &m, &e), 0);
+	assert_int_equal(nlqdisc_parse(nlmsg_hdr(m), &q, &ifi, NULL, &e), 0);
+	/* 5 s is past the u32 32-bit tick field only in tc < 6.9; LATENCY64 is exact */
+	assert_true(q.delay == 5000000000LL);
+	assert_true(q.jitter == 2147483647LL);
+	assert_int_equal(q.loss_model, IMP_LOSSM_STATE);
+	assert_int_equal(q.gi[0], 42949673U);            /* p13 1% */
+	assert_int_equal(q.gi[1], 1288490188U);          /* p31 30% */
+	assert_int_equal(q.gi[2], 85899346U);            /* p32 2% */
+	assert_int_equal(q.gi[3], 21474836U);            /* p14 0.5% */
+	assert_int_equal(q.gi[4], 3865470566U);          /* p23 90% */
+	assert_true(q.ecn);
+	assert_true(q.netem_rate == 40000000000ULL);
+	assert_int_equal(q.packet_overhead, -14);
+	assert_int_equal(q.cell_size, 48);
+	assert_int_equal(q.cell_overhead, 5);
+	assert_true(q.slot_min == 800000 && q.slot_max == 1000000);
+	assert_int_equal(q.slot_packets, 10);
+	assert_int_equal(q.slot_bytes, 65536);
+	assert_true(q.has_seed && q.seed == UINT64_MAX);
+	nlmsg_free(m);
+
+	plan_of(ge, &p);
+	assert_int_equal(nlqdisc_build_netem(&root_add, &p, true, &m, &e), 0);
+	assert_int_equal(nlqdisc_parse(nlmsg_hdr(m), &q, &ifi, NULL, &e), 0);
+	assert_int_equal(q.loss_model, IMP_LOSSM_GE);
+	assert_int_equal(q.ge[0], 42949673U);
+	assert_int_equal(q.ge[1], 1288490188U);
+	assert_int_equal(q.ge[2], UINT32_MAX - 3435973836U);   /* h = 1 - 80% */
+	assert_int_equal(q.ge[3], 4294967U);
+	/* explicit_zero: rate/slot/ecn sent as zeros so a change clears them */
+	assert_true(q.netem_rate == 0 && !q.ecn && q.slot_max == 0);
+	assert_false(q.has_seed);
+	nlmsg_free(m);
+}
+
+/* A missing distribution table is an error naming where we looked. */
+static void test_dist_missing(void **state)
+{
+	static const char *const dn[] = { "delay", "100ms", "jitter", "10ms",
+		"distribution", "pareto", NULL };
+	struct impair_plan p;
+	struct nl_msg *m = NULL;
+	struct ll_err e = { 0 };
+	char *old = getenv("TC_LIB_DIR") ? strdup(getenv("TC_LIB_DIR")) : NULL;
+
+	(void)state;
+	plan_of(dn, &p);
+	setenv("TC_LIB_DIR", "/nonexistent", 1);
+	/* the system table is still found after $TC_LIB_DIR */
+	assert_int_equal(nlqdisc_build_netem(&root_add, &p, false, &m, &e), 0);
+	nlmsg_free(m);
+	m = NULL;
+	p.dist = 9;
+	assert_int_equal(nlqdisc_build_netem(&root_add, &p, false, &m, &e), -EINVAL);
+	assert_null(m);
+	assert_non_null(strstr(e.msg, "distribution 9 has no table"));
+	if (old) {
+		setenv("TC_LIB_DIR", old, 1);
+		free(old);
+	} else {
+		unsetenv("TC_LIB_DIR");
+	}
 }
 
 /* Parse what we build (a dump carries the same options) and tc's golden. */
@@ -371,6 +506,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tbf_golden),
 		cmocka_unit_test(test_netem_golden),
+		cmocka_unit_test(test_netem_golden_more),
+		cmocka_unit_test(test_dist_missing),
+		cmocka_unit_test(test_parse_more),
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_stats_and_raw),
 		cmocka_unit_test(test_errors),
