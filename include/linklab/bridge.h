@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/* bridge.h - middle-box mode: forward frames between two interfaces of this
+ * host (netns) and impair each direction.
+ *
+ * User engine (bridge_open/bridge_start): linklab's own impairment model
+ * (emu.h) between two AF_PACKET sockets bound to IF_A and IF_B:
+ *  - promiscuous through PACKET_ADD_MEMBERSHIP (PACKET_MR_PROMISC), which the
+ *    kernel drops when the socket closes - even after kill -9 - so nothing is
+ *    left to restore by hand;
+ *  - PACKET_IGNORE_OUTGOING: a socket never reads frames leaving its port;
+ *  - PACKET_VNET_HDR on both sockets: GSO super-packets (TSO from a veth peer,
+ *    GRO on a NIC) and CHECKSUM_PARTIAL state cross unchanged, so no offload
+ *    has to be turned off and restored (packet(7), virtio_net_hdr);
+ *  - batched recvmmsg/sendmmsg, one thread per direction (A->B reads IF_A and
+ *    writes IF_B), queued frames released at their time to send by a timerfd
+ *    armed at the earliest one (CLOCK_MONOTONIC, absolute): no polling loop.
+ * Kernel engine (bridge_kernel_up/down): a Linux bridge holding both ports,
+ * the dials then go on the egress ports (A->B on IF_B, B->A on IF_A) through
+ * the local peer's apply (netem/tbf over netlink). Raw rtnetlink here; the
+ * qdiscs through peer.h.
+ */
+#ifndef LINKLAB_BRIDGE_H
+#define LINKLAB_BRIDGE_H
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "linklab/emu.h"
+#include "linklab/err.h"
+
+enum bridge_dir { BRIDGE_A_TO_B = 0, BRIDGE_B_TO_A = 1 };
+
+struct bridge_opts {
+	char if_a[IF_NAMESIZE], if_b[IF_NAMESIZE];
+	struct emu_config dir[2];       /* indexed by enum bridge_dir */
+	unsigned batch;                 /* frames per recvmmsg/sendmmsg (0 -> 64) */
+};
+
+struct bridge_stats {
+	struct emu_stats emu;           /* model counters (lost, dup, ...) */
+	uint64_t rx_pkts, rx_bytes;     /* read from the ingress port */
+	uint64_t tx_pkts, tx_bytes;     /* written to the egress port */
+	uint64_t tx_errors;             /* sendmmsg refused (frame dropped) */
+	uint64_t rx_truncated;          /* frames larger than the buffer */
+	uint64_t gso_pkts;              /* of rx_pkts, GSO super-packets */
+	uint64_t sock_drops;            /* kernel drops at the ingress socket
+					 * (PACKET_STATISTICS tp_drops) */
+	uint64_t wire_bytes;            /* bytes as segments on the wire
+					 * (GSO expanded: what rate counts) */
+};
+
+struct bridge;
+
+/* Open both sockets (needs CAP_NET_RAW), join promiscuous mode and build one
+ * model per direction. -ENODEV (no such interface), -EPERM, -EINVAL (the
+ * same interface twice, a bad model config); err says which. */
+int bridge_open(const struct bridge_opts *o, struct bridge **out,
+		struct ll_err *err);
+
+/* Start the two forwarding threads. */
+int bridge_start(struct bridge *b, struct ll_err *err);
+
+/* Stop forwarding (safe to call from any thread, not from a signal
+ * handler), join the threads; queued frames are flushed out (sent) unless
+ * discard is set. Idempotent. */
+void bridge_stop(struct bridge *b, bool discard);
+
+/* Snapshot of one direction's counters (any thread, while running too). */
+void bridge_get_stats(struct bridge *b, enum bridge_dir d,
+		      struct bridge_stats *s);
+
+/* Stop if running, close the sockets (promiscuous mode ends), free. */
+void bridge_close(struct bridge *b);
+
+/* Does this kernel accept a netem qdisc? Asked in a private network
+ * namespace of a helper thread (nothing real touched). 1 yes, 0 no ("unknown
+ * qdisc kind"), negative errno when it cannot tell (no privilege). */
+int bridge_kernel_has_netem(void);
+
+/* Kernel engine: create bridge BR (up) and enslave IF_A and IF_B (both set
+ * up). -EEXIST when BR exists, -ENODEV, -EPERM; err names the step and has
+ * the kernel's text. On failure nothing is left behind. */
+int bridge_kernel_up(const char *br, const char *if_a, const char *if_b,
+		     struct ll_err *err);
+
+/* Delete bridge BR (its ports are released, stay up). 0 if it is gone. */
+int bridge_kernel_down(const char *br, struct ll_err *err);
+
+#endif

@@ -1,0 +1,718 @@
+/* SPDX-License-Identifier: MIT */
+/* bridge.c - middle-box forwarder: AF_PACKET user engine over emu.c, and the
+ * kernel engine's bridge plumbing over raw rtnetlink (see bridge.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <linux/netlink.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+#include <linux/virtio_net.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+
+#include "linklab/bridge.h"
+
+#ifndef VIRTIO_NET_HDR_GSO_UDP_L4
+#define VIRTIO_NET_HDR_GSO_UDP_L4 5     /* linux/virtio_net.h since 4.18 */
+#endif
+#define VH ((uint32_t)sizeof(struct virtio_net_hdr))
+#define RXBUF (65536u + 512u)   /* a 64 KiB GSO frame + headers + vnet hdr */
+
+struct pkt {
+	uint32_t len;           /* bytes in data (vnet hdr + frame) */
+	uint32_t wire;          /* bytes on the wire (GSO expanded) */
+	unsigned char data[];
+};
+
+struct dir {
+	struct bridge *b;
+	int idx;
+	int rx, tx;             /* sockets (owned by the bridge) */
+	int tfd;                /* timerfd */
+	struct emu *emu;
+	pthread_t th;
+	bool started;
+	int64_t armed;          /* time the timer is armed for, INT64_MAX none */
+	pthread_mutex_t mu;
+	struct bridge_stats st;         /* thread-local running counters */
+	struct bridge_stats snap;       /* copy for readers, under mu */
+	uint64_t sock_drops;            /* under mu */
+	unsigned char *rxbuf;
+	struct mmsghdr *rmsg, *smsg;
+	struct iovec *riov, *siov;
+	struct pkt **sp;
+};
+
+struct bridge {
+	struct bridge_opts o;
+	unsigned batch;
+	int fd[2];              /* 0: IF_A, 1: IF_B */
+	int stopfd;
+	bool discard, stopped;
+	struct dir d[2];
+};
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* --- sockets -------------------------------------------------------------- */
+
+static int open_port(const char *ifname, int *fdp, struct ll_err *err)
+{
+	struct sockaddr_ll sll = { 0 };
+	struct packet_mreq mr = { 0 };
+	int fd, one = 1, big = 32 << 20, idx;
+
+	idx = (int)if_nametoindex(ifname);
+	if (!idx)
+		return ll_err_set(err, -ENODEV, "bridge: interface %s: %s", ifname,
+				  strerror(errno));
+	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return ll_err_set(err, -errno, "bridge: packet socket for %s: %s%s", ifname,
+				  strerror(errno), errno == EPERM ? " (needs CAP_NET_RAW)" : "");
+	if (setsockopt(fd, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one)) < 0 ||
+	    setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) < 0) {
+		int e = errno;
+
+		close(fd);
+		return ll_err_set(err, -e, "bridge: %s: PACKET_VNET_HDR/IGNORE_OUTGOING: %s",
+				  ifname, strerror(e));
+	}
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof(big)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+	sll.sll_family = AF_PACKET;
+	sll.sll_protocol = htons(ETH_P_ALL);
+	sll.sll_ifindex = idx;
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0) {
+		int e = errno;
+
+		close(fd);
+		return ll_err_set(err, -e, "bridge: bind to %s: %s", ifname, strerror(e));
+	}
+	mr.mr_ifindex = idx;
+	mr.mr_type = PACKET_MR_PROMISC;
+	if (setsockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof(mr)) < 0) {
+		int e = errno;
+
+		close(fd);
+		return ll_err_set(err, -e, "bridge: promiscuous mode on %s: %s", ifname,
+				  strerror(e));
+	}
+	*fdp = fd;
+	return 0;
+}
+
+/* --- frames ---------------------------------------------------------------- */
+
+/* Bytes this frame takes on the wire: a GSO super-packet is counted as its
+ * segments, each with its own copy of the headers (like qdisc_pkt_len_init). */
+static uint32_t wire_len(const struct virtio_net_hdr *vh, const unsigned char *f,
+			 uint32_t len)
+{
+	uint32_t hdr, segs;
+
+	if ((vh->gso_type & ~VIRTIO_NET_HDR_GSO_ECN) == VIRTIO_NET_HDR_GSO_NONE ||
+	    vh->gso_size == 0)
+		return len;
+	hdr = vh->hdr_len;
+	if (vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) {
+		uint32_t cs = vh->csum_start;
+
+		if ((vh->gso_type & ~VIRTIO_NET_HDR_GSO_ECN) == VIRTIO_NET_HDR_GSO_UDP_L4 ||
+		    (vh->gso_type & ~VIRTIO_NET_HDR_GSO_ECN) == VIRTIO_NET_HDR_GSO_UDP)
+			hdr = cs + 8;
+		else if (cs + 13 <= len)
+			hdr = cs + (uint32_t)(f[cs + 12] >> 4) * 4;
+	}
+	if (hdr == 0 || hdr >= len)
+		return len;
+	segs = (len - hdr + vh->gso_size - 1) / vh->gso_size;
+	return len + (segs - 1) * hdr;
+}
+
+/* Fill in a pending (CHECKSUM_PARTIAL) L4 checksum in software, as the
+ * kernel's skb_checksum_help() before netem corrupts a packet. */
+static void csum_help(struct virtio_net_hdr *vh, unsigned char *f, uint32_t len)
+{
+	uint32_t s = vh->csum_start, o = s + vh->csum_offset, i;
+	uint64_t sum = 0;
+	uint16_t r;
+
+	if (!(vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) || o + 2 > len || s >= len)
+		return;
+	for (i = s; i + 1 < len; i += 2)
+		sum += (uint32_t)(f[i] << 8 | f[i + 1]);
+	if (i < len)
+		sum += (uint32_t)f[i] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	r = (uint16_t)~sum;
+	if (r == 0)
+		r = 0xffff;
+	f[o] = (unsigned char)(r >> 8);
+	f[o + 1] = (unsigned char)r;
+	vh->flags &= (uint8_t)~VIRTIO_NET_HDR_F_NEEDS_CSUM;
+}
+
+static void queue_copy(struct dir *d, const unsigned char *buf, uint32_t n,
+		       uint32_t wire, const struct emu_fate *f, int64_t now)
+{
+	struct pkt *p;
+	struct virtio_net_hdr *vh;
+	uint32_t flen = n - VH;
+
+	if (f->corrupt) {
+		const struct virtio_net_hdr *ivh = (const void *)buf;
+
+		/* a GSO super-packet cannot be corrupted in one segment without
+		 * segmenting it: it is dropped (what the receiver's checksum
+		 * would do to the corrupted segment); see doc/bridge.md */
+		if ((ivh->gso_type & ~VIRTIO_NET_HDR_GSO_ECN) != VIRTIO_NET_HDR_GSO_NONE)
+			return;
+	}
+	p = malloc(sizeof(*p) + n);
+	if (!p) {
+		d->st.tx_errors++;
+		return;
+	}
+	p->len = n;
+	p->wire = wire;
+	memcpy(p->data, buf, n);
+	if (f->corrupt && flen > ETH_HLEN) {
+		uint32_t bit = ETH_HLEN * 8 + f->corrupt_bit % ((flen - ETH_HLEN) * 8);
+
+		vh = (void *)p->data;
+		csum_help(vh, p->data + VH, flen);
+		p->data[VH + bit / 8] ^= (unsigned char)(1u << (bit % 8));
+	}
+	if (emu_enqueue(d->emu, now, wire, p, NULL) < 0)
+		free(p);
+}
+
+static void handle(struct dir *d, const unsigned char *buf, uint32_t n, int64_t now)
+{
+	const struct virtio_net_hdr *vh = (const void *)buf;
+	struct emu_fate f, g;
+	uint32_t wire;
+
+	if (n <= VH)
+		return;
+	wire = wire_len(vh, buf + VH, n - VH);
+	d->st.rx_pkts++;
+	d->st.rx_bytes += n - VH;
+	d->st.wire_bytes += wire;
+	if (wire != n - VH)
+		d->st.gso_pkts++;
+	emu_fate(d->emu, wire, false, &f);
+	if (f.dup) {
+		/* netem re-enqueues the copy at the root: its own loss/corrupt */
+		emu_fate(d->emu, wire, true, &g);
+		if (!g.lost)
+			queue_copy(d, buf, n, wire, &g, now);
+	}
+	if (!f.lost)
+		queue_copy(d, buf, n, wire, &f, now);
+}
+
+/* Send what is due at now, in batches. */
+static void release(struct dir *d, int64_t now)
+{
+	unsigned batch = d->b->batch;
+
+	for (;;) {
+		unsigned k = 0, sent = 0, i;
+		struct pkt *p;
+
+		while (k < batch && (p = emu_dequeue(d->emu, now, NULL))) {
+			d->sp[k] = p;
+			d->siov[k].iov_base = p->data;
+			d->siov[k].iov_len = p->len;
+			memset(&d->smsg[k], 0, sizeof(d->smsg[k]));
+			d->smsg[k].msg_hdr.msg_iov = &d->siov[k];
+			d->smsg[k].msg_hdr.msg_iovlen = 1;
+			k++;
+		}
+		if (!k)
+			return;
+		while (sent < k) {
+			int r = sendmmsg(d->tx, d->smsg + sent, k - sent, 0);
+
+			if (r < 0) {
+				if (errno == EINTR)
+					continue;
+				d->st.tx_errors++;
+				d->sp[sent]->len = 0;   /* mark: not sent */
+				sent++;
+				continue;
+			}
+			sent += (unsigned)r;
+		}
+		for (i = 0; i < k; i++) {
+			if (d->sp[i]->len) {
+				d->st.tx_pkts++;
+				d->st.tx_bytes += d->sp[i]->len - VH;
+			}
+			free(d->sp[i]);
+		}
+		if (k < batch)
+			return;
+	}
+}
+
+static void rearm(struct dir *d)
+{
+	int64_t next = emu_next_time(d->emu);
+	struct itimerspec its = { 0 };
+
+	if (next == d->armed)
+		return;
+	if (next != INT64_MAX) {
+		if (next <= 0)
+			next = 1;
+		its.it_value.tv_sec = next / 1000000000LL;
+		its.it_value.tv_nsec = next % 1000000000LL;
+	}
+	timerfd_settime(d->tfd, TFD_TIMER_ABSTIME, &its, NULL);
+	d->armed = next;
+}
+
+static void publish(struct dir *d)
+{
+	pthread_mutex_lock(&d->mu);
+	d->snap = d->st;
+	emu_get_stats(d->emu, &d->snap.emu);
+	pthread_mutex_unlock(&d->mu);
+}
+
+static void *dir_thread(void *arg)
+{
+	struct dir *d = arg;
+	struct bridge *b = d->b;
+	struct pollfd pfd[3] = {
+		{ .fd = d->rx, .events = POLLIN },
+		{ .fd = d->tfd, .events = POLLIN },
+		{ .fd = b->stopfd, .events = POLLIN },
+	};
+	unsigned batch = b->batch, i;
+	uint64_t junk;
+	struct pkt *p;
+
+	for (i = 0; i < batch; i++) {
+		d->riov[i].iov_base = d->rxbuf + (size_t)i * RXBUF;
+		d->riov[i].iov_len = RXBUF;
+	}
+	for (;;) {
+		int rounds;
+
+		if (poll(pfd, 3, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[2].revents)
+			break;
+		if (pfd[1].revents && read(d->tfd, &junk, sizeof(junk)) < 0)
+			junk = 0;
+		if (pfd[1].revents)
+			d->armed = INT64_MAX;   /* fired: the next rearm must set it */
+		for (rounds = 0; rounds < 8; rounds++) {
+			int n, k;
+			int64_t now;
+
+			for (i = 0; i < batch; i++) {
+				memset(&d->rmsg[i], 0, sizeof(d->rmsg[i]));
+				d->rmsg[i].msg_hdr.msg_iov = &d->riov[i];
+				d->rmsg[i].msg_hdr.msg_iovlen = 1;
+			}
+			n = recvmmsg(d->rx, d->rmsg, batch, MSG_DONTWAIT, NULL);
+			if (n <= 0)
+				break;
+			now = mono_ns();
+			for (k = 0; k < n; k++) {
+				if (d->rmsg[k].msg_hdr.msg_flags & MSG_TRUNC) {
+					d->st.rx_truncated++;
+					continue;
+				}
+				handle(d, d->riov[k].iov_base, d->rmsg[k].msg_len, now);
+			}
+			release(d, now);
+			if ((unsigned)n < batch)
+				break;
+		}
+		release(d, mono_ns());
+		rearm(d);
+		publish(d);
+	}
+	/* stop: flush (send now) or discard what is queued */
+	if (!b->discard) {
+		while (emu_next_time(d->emu) != INT64_MAX)
+			release(d, INT64_MAX - 1);
+	}
+	while ((p = emu_drain(d->emu, NULL)))
+		free(p);
+	publish(d);
+	return NULL;
+}
+
+/* --- life cycle --------------------------------------------------------------- */
+
+int bridge_open(const struct bridge_opts *o, struct bridge **out, struct ll_err *err)
+{
+	struct bridge *b;
+	int rc, i;
+
+	*out = NULL;
+	if (!strcmp(o->if_a, o->if_b))
+		return ll_err_set(err, -EINVAL, "bridge: IF_A and IF_B are both %s", o->if_a);
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return ll_err_set(err, -ENOMEM, "bridge: out of memory");
+	b->o = *o;
+	b->batch = o->batch ? o->batch : 64;
+	b->fd[0] = b->fd[1] = b->stopfd = -1;
+	for (i = 0; i < 2; i++) {
+		b->d[i].tfd = -1;
+		pthread_mutex_init(&b->d[i].mu, NULL);
+	}
+	if ((rc = open_port(o->if_a, &b->fd[0], err)) < 0 ||
+	    (rc = open_port(o->if_b, &b->fd[1], err)) < 0)
+		goto fail;
+	b->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (b->stopfd < 0) {
+		rc = ll_err_set(err, -errno, "bridge: eventfd: %s", strerror(errno));
+		goto fail;
+	}
+	for (i = 0; i < 2; i++) {
+		struct dir *d = &b->d[i];
+
+		d->b = b;
+		d->idx = i;
+		d->rx = b->fd[i];
+		d->tx = b->fd[!i];
+		d->armed = INT64_MAX;
+		rc = emu_new(&o->dir[i], &d->emu, err);
+		if (rc < 0) {
+			ll_err_prefix(err, "%s: ", i == 0 ? "A->B" : "B->A");
+			goto fail;
+		}
+		d->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		d->rxbuf = malloc((size_t)b->batch * RXBUF);
+		d->rmsg = calloc(b->batch, sizeof(*d->rmsg));
+		d->smsg = calloc(b->batch, sizeof(*d->smsg));
+		d->riov = calloc(b->batch, sizeof(*d->riov));
+		d->siov = calloc(b->batch, sizeof(*d->siov));
+		d->sp = calloc(b->batch, sizeof(*d->sp));
+		if (d->tfd < 0 || !d->rxbuf || !d->rmsg || !d->smsg || !d->riov ||
+		    !d->siov || !d->sp) {
+			rc = ll_err_set(err, -ENOMEM, "bridge: buffers/timerfd: %s",
+					strerror(errno));
+			goto fail;
+		}
+	}
+	b->stopped = true;
+	*out = b;
+	return 0;
+fail:
+	bridge_close(b);
+	return rc;
+}
+
+int bridge_start(struct bridge *b, struct ll_err *err)
+{
+	int i, rc;
+
+	b->stopped = false;
+	for (i = 0; i < 2; i++) {
+		rc = pthread_create(&b->d[i].th, NULL, dir_thread, &b->d[i]);
+		if (rc) {
+			bridge_stop(b, true);
+			return ll_err_set(err, -rc, "bridge: thread: %s", strerror(rc));
+		}
+		b->d[i].started = true;
+	}
+	return 0;
+}
+
+void bridge_stop(struct bridge *b, bool discard)
+{
+	uint64_t one = 1;
+	int i;
+
+	if (!b || b->stopped)
+		return;
+	b->discard = discard;
+	if (write(b->stopfd, &one, sizeof(one)) < 0)
+		one = 0;
+	for (i = 0; i < 2; i++)
+		if (b->d[i].started) {
+			pthread_join(b->d[i].th, NULL);
+			b->d[i].started = false;
+		}
+	b->stopped = true;
+}
+
+void bridge_get_stats(struct bridge *b, enum bridge_dir dir, struct bridge_stats *s)
+{
+	struct dir *d = &b->d[dir];
+	struct tpacket_stats tp = { 0 };
+	socklen_t l = sizeof(tp);
+
+	pthread_mutex_lock(&d->mu);
+	if (getsockopt(d->rx, SOL_PACKET, PACKET_STATISTICS, &tp, &l) == 0)
+		d->sock_drops += tp.tp_drops;
+	*s = d->snap;
+	if (!d->started && d->emu && !d->snap.rx_pkts)
+		emu_get_stats(d->emu, &s->emu);
+	s->sock_drops = d->sock_drops;
+	pthread_mutex_unlock(&d->mu);
+}
+
+void bridge_close(struct bridge *b)
+{
+	int i;
+
+	if (!b)
+		return;
+	bridge_stop(b, true);
+	for (i = 0; i < 2; i++) {
+		struct dir *d = &b->d[i];
+
+		if (d->emu) {
+			struct pkt *p;
+
+			while ((p = emu_drain(d->emu, NULL)))
+				free(p);
+			emu_free(d->emu);
+		}
+		if (d->tfd >= 0)
+			close(d->tfd);
+		free(d->rxbuf);
+		free(d->rmsg);
+		free(d->smsg);
+		free(d->riov);
+		free(d->siov);
+		free(d->sp);
+		pthread_mutex_destroy(&d->mu);
+		if (b->fd[i] >= 0)
+			close(b->fd[i]);
+	}
+	if (b->stopfd >= 0)
+		close(b->stopfd);
+	free(b);
+}
+
+/* --- raw rtnetlink for the kernel engine ------------------------------------ */
+
+struct nlreq {
+	struct nlmsghdr h;
+	union {
+		struct ifinfomsg i;
+		struct tcmsg t;
+	} u;
+	char buf[1024];
+};
+
+static void add_attr(struct nlmsghdr *h, unsigned short type, const void *data,
+		     size_t len)
+{
+	struct rtattr *a = (struct rtattr *)((char *)h + NLMSG_ALIGN(h->nlmsg_len));
+
+	a->rta_type = type;
+	a->rta_len = (unsigned short)RTA_LENGTH(len);
+	if (len)
+		memcpy(RTA_DATA(a), data, len);
+	h->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len) + RTA_ALIGN(a->rta_len);
+}
+
+static struct rtattr *nest_start(struct nlmsghdr *h, unsigned short type)
+{
+	struct rtattr *a = (struct rtattr *)((char *)h + NLMSG_ALIGN(h->nlmsg_len));
+
+	add_attr(h, type, NULL, 0);
+	return a;
+}
+
+static void nest_end(struct nlmsghdr *h, struct rtattr *a)
+{
+	a->rta_len = (unsigned short)((char *)h + h->nlmsg_len - (char *)a);
+}
+
+/* Send one request and read its ack; the kernel's extack text goes into err. */
+static int rtnl_talk(struct nlmsghdr *h, const char *what, struct ll_err *err)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	char rbuf[8192];
+	int fd, one = 1, rc;
+	ssize_t n;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		return ll_err_set(err, -errno, "%s: netlink socket: %s", what, strerror(errno));
+	setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	h->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
+	h->nlmsg_seq = 1;
+	if (sendto(fd, h, h->nlmsg_len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		rc = ll_err_set(err, -errno, "%s: netlink send: %s", what, strerror(errno));
+		close(fd);
+		return rc;
+	}
+	n = recv(fd, rbuf, sizeof(rbuf), 0);
+	close(fd);
+	if (n < (ssize_t)NLMSG_LENGTH(sizeof(struct nlmsgerr)))
+		return ll_err_set(err, -EIO, "%s: short netlink reply", what);
+	{
+		struct nlmsghdr *r = (struct nlmsghdr *)rbuf;
+		struct nlmsgerr *e = NLMSG_DATA(r);
+		const char *ext = NULL;
+
+		if (r->nlmsg_type != NLMSG_ERROR)
+			return ll_err_set(err, -EIO, "%s: unexpected netlink reply", what);
+		if (e->error == 0)
+			return 0;
+		if (r->nlmsg_flags & NLM_F_ACK_TLVS) {
+			size_t off = NLMSG_LENGTH(sizeof(*e)) + (r->nlmsg_flags & NLM_F_CAPPED ?
+				     0 : NLMSG_ALIGN(e->msg.nlmsg_len - NLMSG_HDRLEN));
+			struct rtattr *a = (struct rtattr *)((char *)r + NLMSG_ALIGN(off));
+			int left = (int)r->nlmsg_len - (int)NLMSG_ALIGN(off);
+
+			for (; RTA_OK(a, left); a = RTA_NEXT(a, left))
+				if (a->rta_type == NLMSGERR_ATTR_MSG)
+					ext = RTA_DATA(a);
+		}
+		return ll_err_set(err, e->error, "%s: %s%s%s%s", what, strerror(-e->error),
+				  ext ? " (" : "", ext ? ext : "", ext ? ")" : "");
+	}
+}
+
+static void *probe_thread(void *arg)
+{
+	int *res = arg;
+	struct nlreq r;
+	struct tc_netem_qopt q = { .limit = 1000 };
+	struct ll_err err = { 0 };
+	struct rtattr *o;
+	int rc;
+
+	*res = -EPERM;
+	if (unshare(CLONE_NEWNET) < 0) {
+		*res = -errno;
+		return NULL;
+	}
+	memset(&r, 0, sizeof(r));
+	r.h.nlmsg_len = NLMSG_LENGTH(sizeof(struct tcmsg));
+	r.h.nlmsg_type = RTM_NEWQDISC;
+	r.h.nlmsg_flags = NLM_F_CREATE | NLM_F_REPLACE;
+	r.u.t.tcm_family = AF_UNSPEC;
+	r.u.t.tcm_ifindex = 1;          /* lo of the private namespace */
+	r.u.t.tcm_parent = TC_H_ROOT;
+	r.u.t.tcm_handle = 0x10000;
+	add_attr(&r.h, TCA_KIND, "netem", 6);
+	o = nest_start(&r.h, TCA_OPTIONS);
+	memcpy(RTA_DATA(o), &q, sizeof(q));
+	r.h.nlmsg_len += RTA_ALIGN(sizeof(q));
+	nest_end(&r.h, o);
+	rc = rtnl_talk(&r.h, "netem probe", &err);
+	*res = rc == 0 ? 1 : rc == -ENOENT ? 0 : rc;
+	return NULL;
+}
+
+int bridge_kernel_has_netem(void)
+{
+	pthread_t th;
+	int res = -EIO;
+
+	if (pthread_create(&th, NULL, probe_thread, &res) != 0)
+		return -EAGAIN;
+	pthread_join(th, NULL);
+	return res;
+}
+
+static int link_req(int type, int flags, int ifindex, const char *name,
+		    const char *kind, int master, bool up, const char *what,
+		    struct ll_err *err)
+{
+	struct nlreq r;
+
+	memset(&r, 0, sizeof(r));
+	r.h.nlmsg_len = NLMSG_LENGTH(sizeof(struct ifinfomsg));
+	r.h.nlmsg_type = (unsigned short)type;
+	r.h.nlmsg_flags = (unsigned short)flags;
+	r.u.i.ifi_family = AF_UNSPEC;
+	r.u.i.ifi_index = ifindex;
+	if (up) {
+		r.u.i.ifi_flags = IFF_UP;
+		r.u.i.ifi_change = IFF_UP;
+	}
+	if (name)
+		add_attr(&r.h, IFLA_IFNAME, name, strlen(name) + 1);
+	if (kind) {
+		struct rtattr *li = nest_start(&r.h, IFLA_LINKINFO);
+
+		add_attr(&r.h, IFLA_INFO_KIND, kind, strlen(kind) + 1);
+		nest_end(&r.h, li);
+	}
+	if (master >= 0)
+		add_attr(&r.h, IFLA_MASTER, &master, sizeof(master));
+	return rtnl_talk(&r.h, what, err);
+}
+
+int bridge_kernel_up(const char *br, const char *if_a, const char *if_b,
+		     struct ll_err *err)
+{
+	const char *ports[2] = { if_a, if_b };
+	char what[96];
+	int rc, bi, i;
+
+	for (i = 0; i < 2; i++)
+		if (!if_nametoindex(ports[i]))
+			return ll_err_set(err, -ENODEV, "bridge: interface %s: %s", ports[i],
+					  strerror(errno));
+	snprintf(what, sizeof(what), "create bridge %s", br);
+	rc = link_req(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, 0, br, "bridge", -1,
+		      false, what, err);
+	if (rc < 0)
+		return rc;
+	bi = (int)if_nametoindex(br);
+	for (i = 0; i < 2 && rc == 0; i++) {
+		snprintf(what, sizeof(what), "add %s to bridge %s", ports[i], br);
+		rc = link_req(RTM_NEWLINK, 0, (int)if_nametoindex(ports[i]), NULL, NULL, bi,
+			      true, what, err);
+	}
+	if (rc == 0) {
+		snprintf(what, sizeof(what), "set bridge %s up", br);
+		rc = link_req(RTM_NEWLINK, 0, bi, NULL, NULL, -1, true, what, err);
+	}
+	if (rc < 0)
+		bridge_kernel_down(br, NULL);
+	return rc;
+}
+
+int bridge_kernel_down(const char *br, struct ll_err *err)
+{
+	char what[96];
+	int idx = (int)if_nametoindex(br);
+
+	if (!idx)
+		return 0;
+	snprintf(what, sizeof(what), "delete bridge %s", br);
+	return link_req(RTM_DELLINK, 0, idx, NULL, NULL, -1, false, what, err);
+}
