@@ -26,6 +26,7 @@ static const struct cli_cmd cli_cmds[] = {
 	  "test (--peer HOST | -c ADDR) [-p PORT] [-P N] [-t SEC] [-i SEC] [-R] [-l LEN]\n"
 	  "                 [-w SIZE] [-J]" },
 	{ "serve", cmd_serve, "serve [-p PORT] [-B ADDR] [-1]" },
+	{ "bridge", cmd_bridge, "bridge IF_A IF_B [--engine auto|kernel|user] [dial options] [-t SEC] [-J]" },
 	{ "profile", cmd_profile, "profile list | show NAME | save NAME [dial options]" },
 	{ NULL, NULL, NULL },
 };

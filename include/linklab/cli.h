@@ -14,6 +14,8 @@ int cmd_show(int argc, char **argv);
 int cmd_clear(int argc, char **argv);
 int cmd_test(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+/* `bridge IF_A IF_B`: middle-box mode in the foreground (cmd_bridge.c). */
+int cmd_bridge(int argc, char **argv);
 
 /* Run one test with already parsed options and print it (text like iperf3,
  * or the iperf3 -J document when json is non-zero). Returns the exit status
