@@ -435,6 +435,21 @@ static int install(struct local *l, const char *dev, int ifindex,
 		if (rc < 0)
 			return rc;
 	}
+	/* The kernel keeps a netem's delay distribution table on "change" (an
+	 * absent TCA_NETEM_DELAY_DIST leaves it, and no table can be sent to
+	 * mean uniform), so going back to uniform jitter needs a fresh netem. */
+	if (plan->netem && plan->jitter_ns && plan->dist == IMP_DIST_UNIFORM) {
+		if (!plan->tbf && root->found && root->handle == H_ROOT &&
+		    strcmp(root->kind, "netem") == 0)
+			rc = del_qdisc(l, dev, ifindex, TC_H_ROOT, 0, err);
+		else if (plan->tbf && root->found && root->handle == H_ROOT &&
+			 strcmp(root->kind, "tbf") == 0 && has_netem_child(st))
+			rc = del_qdisc(l, dev, ifindex, H_CLASS, H_NETEM, err);
+		else
+			rc = 0;
+		if (rc < 0)
+			return rc;
+	}
 	snprintf(what, sizeof(what), "replace root %s on %s", kind, dev);
 	if (plan->tbf)
 		rc = send_built(l, m, nlqdisc_build_tbf(&rt, plan, &m, err), what,

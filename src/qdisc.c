@@ -21,6 +21,64 @@ static const struct qdisc_info *find_kind(const struct qdisc_state *s,
 
 #define PROB(field, bit) do { if (n->field) { d->field = n->field; d->set |= (bit); } } while (0)
 
+/* The issue-3 netem fields (the distribution table is never dumped). */
+static void fold_more(const struct qdisc_info *n, struct impair *d)
+{
+	if (n->loss_model == IMP_LOSSM_STATE) {
+		d->loss_state[0] = n->gi[0];
+		d->loss_state[1] = n->gi[1];
+		d->loss_state[2] = n->gi[2];
+		d->loss_state[3] = n->gi[4];     /* CLI p23 */
+		d->loss_state[4] = n->gi[3];     /* CLI p14 */
+		d->loss_state_n = 5;
+		d->set |= IMP_LOSS_STATE;
+	} else if (n->loss_model == IMP_LOSSM_GE) {
+		d->loss_ge[0] = n->ge[0];
+		d->loss_ge[1] = n->ge[1];
+		d->loss_ge[2] = UINT32_MAX - n->ge[2];   /* 1-h */
+		d->loss_ge[3] = n->ge[3];
+		d->loss_ge_n = 4;
+		d->set |= IMP_LOSS_GE;
+	}
+	if (n->ecn) {
+		d->ecn = true;
+		d->set |= IMP_ECN;
+	}
+	if (n->netem_rate) {
+		d->netem_rate = n->netem_rate;
+		d->set |= IMP_NETEM_RATE;
+		if (n->packet_overhead) {
+			d->packet_overhead = n->packet_overhead;
+			d->set |= IMP_PKT_OVERHEAD;
+		}
+		if (n->cell_size) {
+			d->cell_size = n->cell_size;
+			d->set |= IMP_CELL_SIZE;
+		}
+		if (n->cell_overhead) {
+			d->cell_overhead = n->cell_overhead;
+			d->set |= IMP_CELL_OVERHEAD;
+		}
+	}
+	if (n->slot_min || n->slot_max) {
+		d->slot_min = n->slot_min;
+		d->slot_max = n->slot_max;
+		d->set |= IMP_SLOT;
+		if (n->slot_packets > 0) {
+			d->slot_packets = n->slot_packets;
+			d->set |= IMP_SLOT_PACKETS;
+		}
+		if (n->slot_bytes > 0) {
+			d->slot_bytes = n->slot_bytes;
+			d->set |= IMP_SLOT_BYTES;
+		}
+	}
+	if (n->has_seed) {
+		d->seed = n->seed;
+		d->set |= IMP_SEED;
+	}
+}
+
 void qdisc_state_to_impair(const struct qdisc_state *s, struct impair *d)
 {
 	const struct qdisc_info *root, *t, *n;
@@ -66,6 +124,7 @@ void qdisc_state_to_impair(const struct qdisc_state *s, struct impair *d)
 		}
 		d->limit = n->limit;
 		d->set |= IMP_LIMIT;
+		fold_more(n, d);
 	}
 }
 
@@ -96,6 +155,46 @@ static void prob(char *buf, size_t len, size_t *off, const char *w,
 	cat(buf, len, off, " %s %s", w, units_format_percent(p, a, sizeof(a)));
 	if (c)
 		cat(buf, len, off, " %s", units_format_percent(c, b, sizeof(b)));
+}
+
+static void summary_more(char *buf, size_t len, size_t *off,
+			 const struct qdisc_info *q)
+{
+	char a[32], b[32], c[32], e[32], f[32];
+
+	if (q->loss_model == IMP_LOSSM_STATE)
+		cat(buf, len, off, " loss state %s %s %s %s %s",
+		    units_format_percent(q->gi[0], a, sizeof(a)),
+		    units_format_percent(q->gi[1], b, sizeof(b)),
+		    units_format_percent(q->gi[2], c, sizeof(c)),
+		    units_format_percent(q->gi[4], e, sizeof(e)),
+		    units_format_percent(q->gi[3], f, sizeof(f)));
+	else if (q->loss_model == IMP_LOSSM_GE)
+		cat(buf, len, off, " loss gemodel %s %s %s %s",
+		    units_format_percent(q->ge[0], a, sizeof(a)),
+		    units_format_percent(q->ge[1], b, sizeof(b)),
+		    units_format_percent(UINT32_MAX - q->ge[2], c, sizeof(c)),
+		    units_format_percent(q->ge[3], e, sizeof(e)));
+	if (q->ecn)
+		cat(buf, len, off, " ecn");
+	if (q->netem_rate) {
+		cat(buf, len, off, " rate %s", units_format_rate(q->netem_rate, a, sizeof(a)));
+		if (q->packet_overhead || q->cell_size || q->cell_overhead)
+			cat(buf, len, off, " %" PRId32 " %" PRIu32 " %" PRId32,
+			    q->packet_overhead, q->cell_size, q->cell_overhead);
+	}
+	if (q->slot_min || q->slot_max) {
+		cat(buf, len, off, " slot %s %s",
+		    units_format_time(q->slot_min, a, sizeof(a)),
+		    units_format_time(q->slot_max, b, sizeof(b)));
+		if (q->slot_packets > 0)
+			cat(buf, len, off, " packets %" PRId32, q->slot_packets);
+		if (q->slot_bytes > 0)
+			cat(buf, len, off, " bytes %s",
+			    units_format_size((uint64_t)q->slot_bytes, c, sizeof(c)));
+	}
+	if (q->has_seed)
+		cat(buf, len, off, " seed %" PRIu64, q->seed);
 }
 
 char *qdisc_state_summary(const struct qdisc_state *s, char *buf, size_t len)
@@ -140,6 +239,7 @@ char *qdisc_state_summary(const struct qdisc_state *s, char *buf, size_t len)
 			prob(buf, len, &off, "reorder", q->reorder, q->reorder_corr);
 			if (q->reorder && q->gap > 1)
 				cat(buf, len, &off, " gap %" PRIu32, q->gap);
+			summary_more(buf, len, &off, q);
 		}
 	}
 	return buf;
