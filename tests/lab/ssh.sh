@@ -18,13 +18,17 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# --- the driver: built against the core objects it needs -------------------
-CFLAGS_DRV="-std=c11 -D_GNU_SOURCE -O1 -g -I$LL_REPO/include $(pkg-config --cflags libssh2 libcjson)"
-SRCS="ssh.c sshcfg.c tcjson.c peer_remote.c tccmd.c impair.c units.c err.c"
-set --
-for s in $SRCS; do set -- "$@" "$LL_REPO/src/$s"; done
-if ! cc $CFLAGS_DRV -o "$T/drv" "$LL_REPO/tests/lab/remote_driver.c" "$@" \
-	$(pkg-config --libs libssh2 libcjson) -lm 2> "$T/cc.err"; then
+# --- the driver: linked against the core objects of a normal build --------
+B=${LL_BUILD:-$LL_REPO/build}
+if ! make -C "$LL_REPO" -s BUILD="$B" all > "$T/make.log" 2>&1; then
+	fail "make BUILD=$B all: $(tail -5 "$T/make.log")"
+	summary ssh; exit 1
+fi
+ar rcs "$T/libcore.a" $(ls "$B"/obj/*.o | grep -v '/main\.o$')
+PKGS="libnl-route-3.0 libssh2 ncursesw libcjson"
+if ! cc -std=c11 -D_GNU_SOURCE -O1 -g -I"$LL_REPO/include" -o "$T/drv" \
+	"$LL_REPO/tests/lab/remote_driver.c" "$T/libcore.a" \
+	$(pkg-config --libs $PKGS) -liniparser -lpthread -lm 2> "$T/cc.err"; then
 	fail "build remote_driver: $(head -5 "$T/cc.err")"
 	summary ssh; exit 1
 fi
