@@ -59,6 +59,7 @@ labsh() { LL_NS_A=$NS_A LL_NS_B=$NS_B LL_LAB_DIR=$LAB_DIR sh "$REPO/lab/lab.sh" 
 
 cleanup() {
 	$TMUX kill-server 2>/dev/null
+	rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"
 	labsh down >/dev/null 2>&1
 	rm -rf "$LAB_DIR"
 }
