@@ -4,7 +4,10 @@
  * HOST KEYS"), authenticate (agent, then each IdentityFile), run commands on
  * exec channels and keep one long-running command (the test server) open.
  * src/ssh.c is the only file that includes <libssh2.h>. Engines: never print,
- * return 0 or a negative errno code with err filled. */
+ * return 0 or a negative errno code with err filled.
+ * A session is not thread-safe (libssh2 rule): use it from one thread at a
+ * time. Waits are poll() on the socket in the directions libssh2 asks for
+ * (libssh2_session_block_directions), each bounded by its timeout. */
 #ifndef LINKLAB_SSH_H
 #define LINKLAB_SSH_H
 
