@@ -656,12 +656,12 @@ static void udp_recv_loop(struct iperf3_stream *s)
 		ssize_t r = recv(s->fd, s->buf, s->len, 0);
 		if (r < 0) {
 			if (errno == EINTR || errno == EAGAIN || errno == ECONNREFUSED)
-				continue;   /* EAGAIN: SO_RCVTIMEO, re-check stop */
+				continue;
 			atomic_store(&s->error, errno);
 			break;
 		}
-		if (r == 0 && atomic_load(s->stop))
-			break;
+		if (r == 0)   /* shutdown() by the owner (or an empty datagram) */
+			continue;   /* the loop condition re-checks stop */
 		if (r < IPERF3_UDP_HDR)
 			continue;   /* a late "9876"/"6789" or junk */
 		double now = iperf3_now();
@@ -791,11 +791,7 @@ int iperf3_stream_start(struct iperf3_stream *s, struct ll_err *err)
 		return ll_err_set(err, -EINVAL, "stream %d: UDP length %u < %d",
 				  s->id, s->len, IPERF3_UDP_HDR);
 	}
-	if (s->udp && !s->sender) {
-		/* a receiver blocked in recv() re-checks the stop flag this often */
-		struct timeval tv = { .tv_sec = 0, .tv_usec = 200000 };
-		setsockopt(s->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	}
+
 	r = pthread_create(&s->thread, NULL, stream_main, s);
 	if (r) {
 		free(s->buf);

@@ -204,7 +204,9 @@ void iperf3_gate_destroy(struct iperf3_gate *g);
  * blocks, counting bytes in an atomic counter the control thread snapshots.
  * Sender optionally paced to rate bit/s (0 = unlimited). The worker stops when
  * *stop becomes true (checked after every block), on EOF or on an error; it
- * blocks all signals so that they reach the main thread. */
+ * blocks all signals so that they reach the main thread. To end a worker
+ * blocked in send()/recv(), set *stop, then shutdown(fd, SHUT_RDWR) (this
+ * wakes connected UDP sockets too), then iperf3_stream_join(). */
 struct iperf3_stream {
 	int fd;
 	int id;
