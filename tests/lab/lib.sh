@@ -15,7 +15,7 @@ need_root() {
 }
 # lab_up SUFFIX: bring up a private two-namespace lab, export its settings.
 lab_up() {
-	export LL_NS_A="lla-$1" LL_NS_B="llb-$1" LL_LAB_DIR="${TMPDIR:-/tmp}/linklab-lab-$1"
+	export LL_NS_A="lla-$1$$" LL_NS_B="llb-$1$$" LL_LAB_DIR="${TMPDIR:-/tmp}/linklab-lab-$1$$"
 	sh "$LL_REPO/lab/lab.sh" up >/dev/null 2>"$LL_LAB_DIR.uperr" || {
 		cat "$LL_LAB_DIR.uperr"; return 1; }
 	eval "$(sh "$LL_REPO/lab/lab.sh" env)"
