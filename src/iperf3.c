@@ -303,6 +303,8 @@ cJSON *iperf3_params_build(const struct iperf3_params *p)
 		cJSON_AddNumberToObject(j, "MSS", p->mss);
 	if (p->nodelay)
 		cJSON_AddTrueToObject(j, "nodelay");
+	if (p->udp_counters_64bit)   /* iperf3 sends these flags as 1 */
+		cJSON_AddNumberToObject(j, "udp_counters_64bit", 1);
 	cJSON_AddNumberToObject(j, "parallel", p->parallel);
 	if (p->reverse)
 		cJSON_AddTrueToObject(j, "reverse");
@@ -354,6 +356,7 @@ int iperf3_params_parse(const cJSON *j, struct iperf3_params *p,
 	p->reverse = flag_present(j, "reverse");
 	p->bidir = flag_present(j, "bidirectional");
 	p->nodelay = flag_present(j, "nodelay");
+	p->udp_counters_64bit = flag_present(j, "udp_counters_64bit");
 #define NUM(key, expr) \
 	do { \
 		if ((r = num_key(j, key, &d, err)) < 0) \
@@ -621,14 +624,20 @@ static void udp_send_loop(struct iperf3_stream *s)
 {
 	double t0 = iperf3_now();
 	uint64_t total = 0;
-	uint32_t seq = 0;
+	uint64_t seq = 0;
 
 	while (!atomic_load_explicit(s->stop, memory_order_relaxed)) {
 		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		put_be32(s->buf, (uint32_t)ts.tv_sec);
 		put_be32(s->buf + 4, (uint32_t)(ts.tv_nsec / 1000));
-		put_be32(s->buf + 8, ++seq);
+		++seq;
+		if (s->seq64) {
+			put_be32(s->buf + 8, (uint32_t)(seq >> 32));
+			put_be32(s->buf + 12, (uint32_t)seq);
+		} else {
+			put_be32(s->buf + 8, (uint32_t)seq);
+		}
 		ssize_t r = send(s->fd, s->buf, s->len, MSG_NOSIGNAL);
 		if (r < 0) {
 			if (errno == EINTR || errno == EAGAIN || errno == ENOBUFS ||
@@ -662,12 +671,14 @@ static void udp_recv_loop(struct iperf3_stream *s)
 		}
 		if (r == 0)   /* shutdown() by the owner (or an empty datagram) */
 			continue;   /* the loop condition re-checks stop */
-		if (r < IPERF3_UDP_HDR)
+		if (r < (s->seq64 ? IPERF3_UDP_HDR + 4 : IPERF3_UDP_HDR))
 			continue;   /* a late "9876"/"6789" or junk */
 		double now = iperf3_now();
 		double sent = (double)get_be32(s->buf) +
 			      (double)get_be32(s->buf + 4) / 1e6;
 		uint64_t seq = get_be32(s->buf + 8);
+		if (s->seq64)
+			seq = seq << 32 | get_be32(s->buf + 12);
 		/* iperf3_udp_recv: gaps count as lost, a late one gives one back */
 		if (seq >= highest + 1) {
 			if (seq > highest + 1)
@@ -785,7 +796,7 @@ int iperf3_stream_start(struct iperf3_stream *s, struct ll_err *err)
 	atomic_store(&s->outoforder, 0);
 	atomic_store(&s->jitter_bits, 0);
 	s->prev_transit = 0;
-	if (s->udp && s->len < IPERF3_UDP_HDR) {
+	if (s->udp && s->len < (s->seq64 ? IPERF3_UDP_HDR + 4 : IPERF3_UDP_HDR)) {
 		free(s->buf);
 		s->buf = NULL;
 		return ll_err_set(err, -EINVAL, "stream %d: UDP length %u < %d",

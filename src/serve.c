@@ -341,6 +341,7 @@ static int serve_one(struct srv *s, struct ll_err *err)
 accepted:
 		st[n].fd = fd;
 		st[n].udp = p.udp;
+		st[n].seq64 = p.udp_counters_64bit;
 		st[n].id = iperf3_stream_id(n);
 		st[n].sender = p.bidir ? n >= p.parallel : p.reverse;
 		st[n].len = p.len;

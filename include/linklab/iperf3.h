@@ -107,6 +107,7 @@ struct iperf3_params {
 	bool reverse;          /* "reverse" present */
 	bool bidir;            /* "bidirectional" present */
 	bool nodelay;          /* "nodelay" present */
+	bool udp_counters_64bit; /* "udp_counters_64bit" present: 64-bit seq */
 	double omit;           /* s */
 	double time;           /* s, 0 = unlimited */
 	uint64_t num;          /* bytes, 0 = unused */
@@ -220,6 +221,7 @@ struct iperf3_stream {
 	/* UDP (iperf3 src/iperf_udp.c): 12-byte header sec, usec, seq
 	 * (u32 BE each, seq from 1), receiver statistics as iperf3 keeps them */
 	bool udp;
+	bool seq64;                    /* --udp-counters-64bit: 16-byte header */
 	_Atomic uint64_t packets;      /* sent; receiver: highest seq seen */
 	_Atomic int64_t lost;          /* receiver: sequence gaps */
 	_Atomic int64_t outoforder;    /* receiver */

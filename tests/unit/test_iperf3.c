@@ -166,6 +166,13 @@ static void test_params(void **state)
 	assert_int_equal(iperf3_params_parse(j, &q, &err), 0);
 	cJSON_Delete(j);
 	assert_true(q.reverse);
+	/* iperf3 sends these flags as the number 1 */
+	j = cJSON_Parse("{\"udp\":true,\"udp_counters_64bit\":1,\"len\":1400}");
+	assert_int_equal(iperf3_params_parse(j, &q, &err), 0);
+	cJSON_Delete(j);
+	assert_true(q.udp);
+	assert_true(q.udp_counters_64bit);
+	assert_int_equal(q.len, 1400);
 
 	j = cJSON_Parse("{\"tcp\":true,\"time\":\"ten\"}");
 	assert_int_equal(iperf3_params_parse(j, &q, &err), -EINVAL);
