@@ -240,9 +240,14 @@ static int parse_args(int argc, char **argv, struct bopts *b, struct ll_diag *di
 				i--;
 			continue;
 		}
-		for (d = 0; d < DIRS; d++)
-			if (dirs & (1u << d))
-				impair_set(&b->dial[d], f->name, val, diag);
+		for (d = 0; d < DIRS; d++) {
+			struct ll_diag quiet;
+
+			ll_diag_clear(&quiet);
+			if (dirs & (1u << d))  /* one message for both directions */
+				impair_set(&b->dial[d], f->name, val,
+					   d == 1 && dirs == 3 ? &quiet : diag);
+		}
 	}
 	if (npos < 2)
 		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "need two interfaces: IF_A IF_B");

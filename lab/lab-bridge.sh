@@ -1,0 +1,252 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# lab-bridge.sh - the three-namespace lab for middle-box mode:
+#   peer A (veth-a) -- (veth-ma) middle (veth-mb) -- (veth-b) peer B
+# The middle namespace has no IP address; `linklab bridge veth-ma veth-mb`
+# forwards between its two veths. A real sshd runs in B, as in lab.sh.
+#   lab-bridge.sh up | down | status | env | demo
+#   lab-bridge.sh engine [linklab bridge options]  (re)start the engine in the
+#                 middle (no options: plain forwarding); output in $STATE/engine.out
+#   lab-bridge.sh stop-engine                      SIGTERM it, print its output
+# Env: LL_NS_A, LL_NS_M, LL_NS_B (namespace names, default linklab-ba,
+#      linklab-bm, linklab-bb), LL_LAB_DIR (state dir, default
+#      <repo>/lab/run-bridge), LINKLAB (binary, default <repo>/build/linklab).
+set -u
+
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+NS_A=${LL_NS_A:-linklab-ba}
+NS_M=${LL_NS_M:-linklab-bm}
+NS_B=${LL_NS_B:-linklab-bb}
+STATE=${LL_LAB_DIR:-$REPO/lab/run-bridge}
+LINKLAB=${LINKLAB:-$REPO/build/linklab}
+ADDR_A=10.198.0.1
+ADDR_B=10.198.0.2
+SSHD=/usr/sbin/sshd
+
+die() { echo "lab-bridge.sh: $*" >&2; exit 1; }
+say() { echo "lab-bridge.sh: $*"; }
+
+need_root() {
+	[ "$(id -u)" = 0 ] || die "must run as root (creates network namespaces and starts sshd); try: sudo $0 $1"
+	command -v ip >/dev/null || die "ip (iproute2) not found"
+	[ -x "$SSHD" ] || die "$SSHD not found (install openssh-server)"
+	command -v ssh-keygen >/dev/null || die "ssh-keygen not found (install openssh-client)"
+}
+
+ns_exists() { ip netns list 2>/dev/null | awk '{print $1}' | grep -qx "$1"; }
+
+# pid from FILE if it is still the process we started: comm NAME and our
+# state dir or interface names on its command line
+our_pid() { # file comm pattern
+	[ -f "$1" ] || return 1
+	pid=$(cat "$1" 2>/dev/null)
+	case "$pid" in ''|*[!0-9]*) return 1;; esac
+	[ "$(cat /proc/"$pid"/comm 2>/dev/null)" = "$2" ] || return 1
+	tr '\0' ' ' < /proc/"$pid"/cmdline 2>/dev/null | grep -q -- "$3" || return 1
+	echo "$pid"
+}
+sshd_pid() { our_pid "$STATE/sshd.pid" sshd "$STATE/sshd_config"; }
+engine_pid() { our_pid "$STATE/engine.pid" linklab "veth-ma veth-mb"; }
+
+kill_wait() { # pid
+	kill "$1" 2>/dev/null
+	i=0
+	while [ -d /proc/"$1" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+	[ -d /proc/"$1" ] && kill -9 "$1" 2>/dev/null
+	return 0
+}
+
+do_stop_engine() {
+	if pid=$(engine_pid); then
+		kill_wait "$pid"
+		# wait for the wrapper shell to have written the exit status
+		i=0
+		while [ ! -s "$STATE/engine.rc" ] && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done
+	fi
+	rm -f "$STATE/engine.pid"
+	[ -f "$STATE/engine.out" ] && cat "$STATE/engine.out"
+	return 0
+}
+
+do_engine() {
+	[ -x "$LINKLAB" ] || die "$LINKLAB not built (run make)"
+	do_stop_engine >/dev/null
+	rm -f "$STATE/engine.out" "$STATE/engine.err" "$STATE/engine.rc"
+	# the subshell records the exit status; $! of the inner command is the engine
+	(
+		ip netns exec "$NS_M" "$LINKLAB" bridge veth-ma veth-mb "$@" \
+			> "$STATE/engine.out" 2> "$STATE/engine.err" &
+		echo $! > "$STATE/engine.pid"
+		wait $!
+		echo $? > "$STATE/engine.rc"
+	) </dev/null >/dev/null 2>&1 &
+	i=0
+	while [ $i -lt 50 ]; do
+		grep -q "forwarding\|kernel engine" "$STATE/engine.err" 2>/dev/null && return 0
+		[ -s "$STATE/engine.rc" ] && { cat "$STATE/engine.err" >&2; die "engine exited"; }
+		sleep 0.1; i=$((i+1))
+	done
+	cat "$STATE/engine.err" >&2
+	die "engine did not start"
+}
+
+do_down() {
+	do_stop_engine >/dev/null
+	if pid=$(sshd_pid); then kill_wait "$pid"; fi
+	for ns in "$NS_A" "$NS_M" "$NS_B"; do
+		ns_exists "$ns" && ip netns del "$ns"
+	done
+	if [ -d "$STATE" ] && [ -f "$STATE/.linklab-lab" ]; then
+		rm -rf "$STATE"
+	fi
+	return 0
+}
+
+ssh_ok() {
+	ip netns exec "$NS_A" ssh -F "$STATE/ssh_config" -o BatchMode=yes \
+		-o ConnectTimeout=3 peer-b true 2>"$STATE/ssh_wait.err"
+}
+
+do_up() {
+	if ns_exists "$NS_A" || ns_exists "$NS_M" || ns_exists "$NS_B"; then
+		if [ -f "$STATE/.linklab-lab" ] && sshd_pid >/dev/null && engine_pid >/dev/null && ssh_ok; then
+			say "lab already up ($NS_A, $NS_M, $NS_B, state $STATE)"
+			return 0
+		fi
+		say "half-present lab found: taking it down first"
+		do_down
+	fi
+	if [ -e "$STATE" ] && [ ! -f "$STATE/.linklab-lab" ] && [ -n "$(ls -A "$STATE" 2>/dev/null)" ]; then
+		die "$STATE exists and is not a lab state directory; set LL_LAB_DIR"
+	fi
+	[ -x "$LINKLAB" ] || die "$LINKLAB not built (run make)"
+	mkdir -p "$STATE" && chmod 700 "$STATE" && : > "$STATE/.linklab-lab" || die "cannot create $STATE"
+
+	for ns in "$NS_A" "$NS_M" "$NS_B"; do
+		ip netns add "$ns" || { do_down; die "cannot create namespace $ns"; }
+		ip -n "$ns" link set lo up
+	done
+	ip link add veth-a netns "$NS_A" type veth peer name veth-ma netns "$NS_M" &&
+	ip link add veth-b netns "$NS_B" type veth peer name veth-mb netns "$NS_M" ||
+		{ do_down; die "cannot create the veth pairs"; }
+	# the middle has no address at all (no IPv6 link-local chatter either)
+	ip netns exec "$NS_M" sh -c 'echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6;
+		echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6' 2>/dev/null
+	# room for a 1 Gbit/s x 100 ms window in the peers (per-namespace sysctls)
+	for ns in "$NS_A" "$NS_B"; do
+		ip netns exec "$ns" sh -c 'echo "4096 131072 67108864" > /proc/sys/net/ipv4/tcp_rmem;
+			echo "4096 131072 67108864" > /proc/sys/net/ipv4/tcp_wmem' 2>/dev/null
+	done
+	ip -n "$NS_A" addr add $ADDR_A/24 dev veth-a
+	ip -n "$NS_B" addr add $ADDR_B/24 dev veth-b
+	for l in "$NS_A veth-a" "$NS_M veth-ma" "$NS_M veth-mb" "$NS_B veth-b"; do
+		set -- $l
+		ip -n "$1" link set "$2" up
+	done
+
+	ssh-keygen -q -t ed25519 -N '' -C linklab-lab-host -f "$STATE/ssh_host_ed25519_key" ||
+		{ do_down; die "ssh-keygen (host key) failed"; }
+	ssh-keygen -q -t ed25519 -N '' -C linklab-lab-client -f "$STATE/id_ed25519" ||
+		{ do_down; die "ssh-keygen (client key) failed"; }
+	cp "$STATE/id_ed25519.pub" "$STATE/authorized_keys"
+	chmod 600 "$STATE/authorized_keys"
+	mkdir -p /run/sshd && chmod 755 /run/sshd
+	cat > "$STATE/sshd_config" <<EOC
+# linklab bridge lab sshd (namespace $NS_B) - generated by lab/lab-bridge.sh
+Port 22
+ListenAddress $ADDR_B
+HostKey $STATE/ssh_host_ed25519_key
+PidFile $STATE/sshd.pid
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+AuthorizedKeysFile $STATE/authorized_keys
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+UseDNS no
+MaxSessions 50
+MaxStartups 50
+ClientAliveInterval 15
+SetEnv PATH=$(dirname "$LINKLAB"):/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+EOC
+	cat > "$STATE/ssh_config" <<EOC
+# linklab bridge lab ssh config - generated by lab/lab-bridge.sh
+Host peer-b
+  HostName $ADDR_B
+  User root
+  IdentityFile $STATE/id_ed25519
+  IdentitiesOnly yes
+  UserKnownHostsFile $STATE/known_hosts
+  StrictHostKeyChecking yes
+  BatchMode yes
+EOC
+	echo "$ADDR_B $(cut -d' ' -f1,2 "$STATE/ssh_host_ed25519_key.pub")" > "$STATE/known_hosts"
+
+	i=0
+	while [ $i -lt 30 ]; do
+		[ "$(ip -n "$NS_A" -br link show dev veth-a | awk '{print $2}')" = UP ] &&
+		[ "$(ip -n "$NS_B" -br link show dev veth-b | awk '{print $2}')" = UP ] && break
+		sleep 0.1; i=$((i+1))
+	done
+	do_engine || { do_down; exit 1; }
+	ip netns exec "$NS_B" "$SSHD" -f "$STATE/sshd_config" -E "$STATE/sshd.log" ||
+		{ cat "$STATE/sshd.log" >&2 2>/dev/null; do_down; die "sshd failed to start"; }
+	i=0
+	until ssh_ok; do
+		i=$((i+1))
+		if [ $i -ge 50 ]; then
+			cat "$STATE/ssh_wait.err" "$STATE/sshd.log" "$STATE/engine.err" >&2 2>/dev/null
+			do_down
+			die "sshd in $NS_B is not reachable through the bridge"
+		fi
+		sleep 0.2
+	done
+	say "lab up: $NS_A ($ADDR_A) <-> $NS_M (linklab bridge veth-ma veth-mb, pid $(engine_pid)) <-> $NS_B ($ADDR_B, sshd), ssh config $STATE/ssh_config, peer peer-b"
+}
+
+do_status() {
+	for ns in "$NS_A" "$NS_M" "$NS_B"; do
+		if ns_exists "$ns"; then echo "namespace $ns: present"; else echo "namespace $ns: absent"; fi
+	done
+	if pid=$(engine_pid); then echo "engine: running (pid $pid)"; else echo "engine: not running"; fi
+	if pid=$(sshd_pid); then echo "sshd: running (pid $pid)"; else echo "sshd: not running"; fi
+	if ns_exists "$NS_A" && [ -f "$STATE/ssh_config" ] && ssh_ok; then
+		echo "ssh peer-b: reachable"
+	else
+		echo "ssh peer-b: not reachable"
+		return 1
+	fi
+}
+
+do_env() {
+	echo "LL_SSH_CONFIG='$STATE/ssh_config'"
+	echo "LL_PEER=peer-b"
+	echo "LL_ADDR_A=$ADDR_A"
+	echo "LL_ADDR_B=$ADDR_B"
+	echo "LL_NS_A='$NS_A'"
+	echo "LL_NS_M='$NS_M'"
+	echo "LL_NS_B='$NS_B'"
+	echo "LL_LAB_DIR='$STATE'"
+	echo "LL_SSH_KEY='$STATE/id_ed25519'"
+	echo "LL_KNOWN_HOSTS='$STATE/known_hosts'"
+}
+
+cmd=${1:-}
+[ $# -gt 0 ] && shift
+case "$cmd" in
+up)          need_root up; do_up ;;
+down)        need_root down; do_down; say "lab down" ;;
+status)      need_root status; do_status ;;
+env)         do_env ;;
+engine)      need_root engine; do_engine "$@" ;;
+stop-engine) need_root stop-engine; do_stop_engine ;;
+demo)
+	need_root demo
+	do_up || exit 1
+	trap 'do_down; say "lab down"' EXIT
+	trap 'exit 130' INT TERM HUP
+	ip netns exec "$NS_A" "$LINKLAB" console -F "$STATE/ssh_config" --peer peer-b
+	;;
+*)  echo "usage: $0 up|down|demo|status|env|engine [bridge options]|stop-engine" >&2; exit 2 ;;
+esac
