@@ -84,6 +84,13 @@ static uint32_t xmittime(uint32_t rate, uint32_t size)
 	return us2ticks(1000000. * ((double)size / (double)rate));
 }
 
+uint32_t nlqdisc_xmittime(uint64_t rate_Bps, uint32_t size)
+{
+	if (!rate_Bps)
+		return UINT32_MAX;
+	return us2ticks(1000000. * ((double)size / (double)rate_Bps));
+}
+
 static int start(const struct nlqdisc_target *t, int type, int flags,
 		 const char *kind, struct nl_msg **out, struct ll_err *err)
 {

@@ -61,6 +61,10 @@ struct nlqdisc_root {
  * (tc/tc_core.c tc_core_init; 15.625 on every current kernel = 64 ns). */
 double nlqdisc_tick_in_usec(void);
 
+/* tc_core.c tc_calc_xmittime: ticks to send size bytes at rate_Bps (bytes/s),
+ * whole microseconds as tc computes them. */
+uint32_t nlqdisc_xmittime(uint64_t rate_Bps, uint32_t size);
+
 /* Build RTM_NEWQDISC "tbf" for p (p->tbf must be set): TCA_TBF_PARMS (rate
  * u32 bytes/s saturated at ~0, buffer in ticks, limit bytes, cell_log 3,
  * linklayer ethernet, cell_align -1), TCA_TBF_BURST (bytes), TCA_TBF_RATE64

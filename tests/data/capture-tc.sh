@@ -67,3 +67,34 @@ cap netem-rate64   netem rate 40gbit
 cap netem-slot     netem slot 800us 1ms packets 10 bytes 64kb
 cap netem-slot1    netem slot 2ms
 cap netem-combo    netem limit 20000 delay 100ms 10ms 25% distribution normal loss gemodel 1% 30% ecn corrupt 0.1% reorder 5% gap 3 rate 100mbit slot 1ms 2ms
+# issue 3: ingress (IFB + mirred), per-flow scope (htb + u32). capx NAME
+# TYPE(hex nlmsg_type) SETUP TC-ARGS...: SETUP runs first in the namespace.
+capx() {
+	name=$1; type=$2; setup=$3; shift 3
+	if [ "$ONLY" != "  " ] && [ "${ONLY#* $name }" = "$ONLY" ]; then
+		return 0
+	fi
+	out="tc-$name.hex"
+	{
+		echo "# $setup; tc $*"
+		echo "# $(tc -V 2>&1 | head -1); captured by capture-tc.sh"
+		unshare -n sh -c "$setup; strace -f -e trace=sendmsg -e write=3 -X raw -s 4096 tc $*" 2>&1 >/dev/null |
+		awk -v t="nlmsg_type=$type" '/sendmsg\(/ { on = (index($0, t) > 0); seen += on; next }
+		     on && seen == 1 && /^ \| [0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]  / {
+			line = substr($0, 11, 49); gsub(/  +/, " ", line);
+			sub(/^ /, "", line); sub(/ $/, "", line); print line }'
+	} > "$out.tmp"
+	if [ "$(grep -vc '^#' "$out.tmp")" -eq 0 ]; then
+		echo "capture-tc: no request seen for: $*" >&2
+		rm -f "$out.tmp"; exit 1
+	fi
+	mv "$out.tmp" "$out"
+	echo "wrote $out"
+}
+capx ingress 0x24 "ip link set lo up" qdisc replace dev lo ingress
+capx filter-mirred 0x2c "ip link add ifb0 type ifb" filter replace dev lo parent ffff: protocol all prio 1 handle 800::800 u32 match u32 0 0 action mirred egress redirect dev ifb0
+capx filter-flow 0x2c "true" filter replace dev lo parent 1: protocol ip prio 1 handle 800::800 u32 match ip dst 10.9.0.0/16 match ip dport 5201 0xffff flowid 1:1
+capx filter-dport 0x2c "true" filter replace dev lo parent 1: protocol ip prio 1 handle 800::800 u32 match ip dport 5201 0xffff flowid 1:1
+capx htb 0x24 "true" qdisc replace dev lo root handle 1: htb default 2
+capx htb-class 0x28 "tc qdisc add dev lo root handle 1: htb default 2" class replace dev lo parent 1: classid 1:1 htb rate 50mbit ceil 50mbit burst 25000b cburst 25000b
+capx htb-class64 0x28 "tc qdisc add dev lo root handle 1: htb default 2" class replace dev lo parent 1: classid 1:2 htb rate 40gbit ceil 40gbit burst 20000000b cburst 20000000b
