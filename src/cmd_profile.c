@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* cmd_profile.c - `linklab profile list | show NAME | save NAME [dial options]`. */
+/* cmd_profile.c - `linklab profile list | show NAME | save NAME [dial options] |
+ * rename NAME NEWNAME | delete NAME`. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,7 +121,27 @@ int cmd_profile(int argc, char **argv)
 		return profile_show(argv[2]);
 	if (argc >= 3 && !strcmp(argv[1], "save"))
 		return profile_do_save(argc - 1, argv + 1);
+	if ((argc == 4 && !strcmp(argv[1], "rename")) ||
+	    (argc == 3 && !strcmp(argv[1], "delete"))) {
+		char path[PATH_MAX], npath[PATH_MAX];
+
+		if (profile_find(argv[2], path, sizeof(path), &err) < 0) {
+			fprintf(stderr, "linklab profile: %s\n", err.msg);
+			return 1;
+		}
+		if (argc == 4 ? profile_rename(path, argv[3], npath, sizeof(npath), &err) < 0
+			      : profile_delete(path, &err) < 0) {
+			fprintf(stderr, "linklab profile %s: %s\n", argv[1], err.msg);
+			return 1;
+		}
+		if (argc == 4)
+			printf("renamed %s -> %s\n", path, npath);
+		else
+			printf("deleted %s\n", path);
+		return 0;
+	}
 	fprintf(stderr, "usage: linklab profile list | show NAME | save NAME "
-		"[--description TEXT] [--rate R] [--delay T] ...\n");
+		"[--description TEXT] [--rate R] [--delay T] ...\n"
+		"       linklab profile rename NAME NEWNAME | delete NAME  (user profiles)\n");
 	return 2;
 }

@@ -382,45 +382,203 @@ static int mkdir_p(char *dir)
 	return 0;
 }
 
-int profile_save(const char *name, const char *description,
-		 const struct impair *d, char *path_out, size_t len,
-		 struct ll_err *err)
+/* Check a profile name: letters, digits, '-', '_', '.'; 1..48. */
+static int profile_name_ok(const char *name, struct ll_err *err)
 {
-	char dirs[8][PATH_MAX], path[PATH_MAX + 80], val[64];
-	const struct impair_field *fl;
-	bool user[8];
-	FILE *f;
-	int rc;
 	const char *c;
 
 	if (!*name || strlen(name) > 48)
 		return ll_err_set(err, -EINVAL, "profile name '%s': 1 to 48 characters", name);
+	if (name[0] == '.')
+		return ll_err_set(err, -EINVAL, "profile name '%s': must not start with '.'",
+				  name);
 	for (c = name; *c; c++)
 		if (!isalnum((unsigned char)*c) && !strchr("-_.", *c))
 			return ll_err_set(err, -EINVAL,
 					  "profile name '%s': use letters, digits, '-', '_', '.'",
 					  name);
+	return 0;
+}
+
+static void write_section(FILE *f, const char *sec, const struct impair *d)
+{
+	const struct impair_field *fl;
+	char val[64];
+
+	fprintf(f, "\n[%s]\n", sec);
+	for (fl = impair_fields; fl->name; fl++)
+		if (d->set & fl->bit)
+			fprintf(f, "%s = %s\n", fl->name,
+				impair_get(d, fl, val, sizeof(val)));
+}
+
+/* Same dial: the same fields set with the same tc text. */
+static bool dial_same(const struct impair *a, const struct impair *b)
+{
+	const struct impair_field *fl;
+	char x[64], y[64];
+
+	if (a->set != b->set)
+		return false;
+	for (fl = impair_fields; fl->name; fl++)
+		if ((a->set & fl->bit) &&
+		    strcmp(impair_get(a, fl, x, sizeof(x)), impair_get(b, fl, y, sizeof(y))))
+			return false;
+	return true;
+}
+
+int profile_write(const char *path, const char *name, const char *description,
+		  const struct impair *a, const struct impair *b,
+		  struct ll_err *err)
+{
+	FILE *f = fopen(path, "w");
+	char desc[256];
+
+	if (!f)
+		return ll_err_set(err, -errno, "cannot write %s: %s", path, strerror(errno));
+	fprintf(f, "; linklab profile\n[profile]\nname = %s\n", name);
+	if (description && *description) {
+		/* an inline ';' or '#' would cut the value when read back */
+		snprintf(desc, sizeof(desc), "%s", description);
+		for (char *c = desc; *c; c++)
+			if (*c == ';' || *c == '#' || *c == '\n')
+				*c = ',';
+		fprintf(f, "description = %s\n", desc);
+	}
+	if (!b || dial_same(a, b)) {
+		write_section(f, "dial", a);
+	} else {
+		write_section(f, "a", a);
+		write_section(f, "b", b);
+	}
+	if (fclose(f) != 0)
+		return ll_err_set(err, -EIO, "cannot write %s", path);
+	return 0;
+}
+
+int profile_save_sides(const char *name, const char *description,
+		       const struct impair *a, const struct impair *b,
+		       char *path_out, size_t len, struct ll_err *err)
+{
+	char dirs[8][PATH_MAX], path[PATH_MAX + 80];
+	bool user[8];
+	int rc;
+
+	rc = profile_name_ok(name, err);
+	if (rc < 0)
+		return rc;
 	if (profile_dirs(dirs, 8, user) < 1 || !user[0])
 		return ll_err_set(err, -ENOENT, "no user profile directory (HOME unset)");
 	rc = mkdir_p(dirs[0]);
 	if (rc < 0)
 		return ll_err_set(err, rc, "cannot create %s: %s", dirs[0], strerror(-rc));
 	snprintf(path, sizeof(path), "%s/%s.ini", dirs[0], name);
-	f = fopen(path, "w");
-	if (!f)
-		return ll_err_set(err, -errno, "cannot write %s: %s", path, strerror(errno));
-	fprintf(f, "; linklab profile, saved by `linklab profile save`\n[profile]\n"
-		"name = %s\n", name);
-	if (description && *description)
-		fprintf(f, "description = %s\n", description);
-	fprintf(f, "\n[dial]\n");
-	for (fl = impair_fields; fl->name; fl++)
-		if (d->set & fl->bit)
-			fprintf(f, "%s = %s\n", fl->name,
-				impair_get(d, fl, val, sizeof(val)));
-	if (fclose(f) != 0)
-		return ll_err_set(err, -EIO, "cannot write %s", path);
+	rc = profile_write(path, name, description, a, b, err);
+	if (rc < 0)
+		return rc;
 	if (path_out)
 		snprintf(path_out, len, "%s", path);
+	return 0;
+}
+
+int profile_save(const char *name, const char *description,
+		 const struct impair *d, char *path_out, size_t len,
+		 struct ll_err *err)
+{
+	return profile_save_sides(name, description, d, NULL, path_out, len, err);
+}
+
+bool profile_is_user_path(const char *path)
+{
+	char dirs[8][PATH_MAX];
+	bool user[8];
+	int nd, i;
+	size_t l;
+
+	nd = profile_dirs(dirs, 8, user);
+	for (i = 0; i < nd; i++) {
+		l = strlen(dirs[i]);
+		if (user[i] && !strncmp(path, dirs[i], l) && path[l] == '/' &&
+		    !strchr(path + l + 1, '/'))
+			return true;
+	}
+	return false;
+}
+
+int profile_rename(const char *path, const char *newname, char *path_out,
+		   size_t len, struct ll_err *err)
+{
+	char npath[PATH_MAX + 80], line[PROFILE_LINE_MAX + 2], sec[64] = "";
+	const char *slash;
+	FILE *in, *out;
+	bool named = false;
+	int rc;
+
+	rc = profile_name_ok(newname, err);
+	if (rc < 0)
+		return rc;
+	if (!profile_is_user_path(path))
+		return ll_err_set(err, -EPERM,
+				  "%s: shipped profiles are read-only (save a copy instead)",
+				  path);
+	slash = strrchr(path, '/');
+	snprintf(npath, sizeof(npath), "%.*s/%s.ini", (int)(slash - path), path,
+		 newname);
+	if (access(npath, F_OK) == 0)
+		return ll_err_set(err, -EEXIST, "profile %s already exists", npath);
+	in = fopen(path, "r");
+	if (!in)
+		return ll_err_set(err, -errno, "%s: %s", path, strerror(errno));
+	out = fopen(npath, "wx");
+	if (!out) {
+		rc = -errno;
+		fclose(in);
+		return ll_err_set(err, rc, "cannot write %s: %s", npath, strerror(-rc));
+	}
+	while (fgets(line, sizeof(line), in)) {
+		char *s = trim(line), *e;
+
+		if (*s == '[' && (e = strchr(s, ']'))) {
+			if (!strcmp(sec, "profile") && !named) {
+				fprintf(out, "name = %s\n", newname);
+				named = true;
+			}
+			snprintf(sec, sizeof(sec), "%.*s", (int)(e - s - 1), s + 1);
+			fprintf(out, "%s\n", s);
+			continue;
+		}
+		if (!strcmp(sec, "profile") && !strncmp(s, "name", 4) &&
+		    (s[4] == '=' || isspace((unsigned char)s[4]))) {
+			fprintf(out, "name = %s\n", newname);
+			named = true;
+			continue;
+		}
+		fprintf(out, "%s\n", s);
+	}
+	fclose(in);
+	if (!strcmp(sec, "profile") && !named)
+		fprintf(out, "name = %s\n", newname);
+	if (fclose(out) != 0) {
+		unlink(npath);
+		return ll_err_set(err, -EIO, "cannot write %s", npath);
+	}
+	if (unlink(path) < 0) {
+		rc = -errno;
+		unlink(npath);
+		return ll_err_set(err, rc, "cannot remove %s: %s", path, strerror(-rc));
+	}
+	if (path_out)
+		snprintf(path_out, len, "%s", npath);
+	return 0;
+}
+
+int profile_delete(const char *path, struct ll_err *err)
+{
+	if (!profile_is_user_path(path))
+		return ll_err_set(err, -EPERM,
+				  "%s: shipped profiles are read-only", path);
+	if (unlink(path) < 0)
+		return ll_err_set(err, -errno, "cannot delete %s: %s", path,
+				  strerror(errno));
 	return 0;
 }

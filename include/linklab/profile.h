@@ -56,4 +56,34 @@ int profile_save(const char *name, const char *description,
 		 const struct impair *d, char *path_out, size_t len,
 		 struct ll_err *err);
 
+/* Write a profile file at path: [profile] name/description, then [dial]
+ * when b is NULL or holds the same dial as a, else [a] and [b] sections.
+ * Values in exact tc units (impair_get), so profile_load reads back the
+ * same dials. Returns 0 or -errno with err naming the file. */
+int profile_write(const char *path, const char *name, const char *description,
+		  const struct impair *a, const struct impair *b,
+		  struct ll_err *err);
+
+/* profile_save with a dial per side (b NULL: same as profile_save). */
+int profile_save_sides(const char *name, const char *description,
+		       const struct impair *a, const struct impair *b,
+		       char *path_out, size_t len, struct ll_err *err);
+
+/* Rename the user profile file at path to NEWNAME.ini in the same
+ * directory and set its [profile] name line (other lines, comments
+ * included, are kept). NEWNAME as for profile_save. -EEXIST if the target
+ * exists, -EPERM if path is not in a user directory (shipped profiles are
+ * read-only), -ENOENT if missing. path_out (may be NULL) gets the new
+ * path. */
+int profile_rename(const char *path, const char *newname, char *path_out,
+		   size_t len, struct ll_err *err);
+
+/* Delete the user profile file at path. -EPERM for shipped profiles
+ * (not in a user directory), -ENOENT if missing. */
+int profile_delete(const char *path, struct ll_err *err);
+
+/* True if path lies in one of the user profile directories
+ * ($LINKLAB_PROFILE_PATH entries, $XDG_CONFIG_HOME/linklab/profiles). */
+bool profile_is_user_path(const char *path);
+
 #endif
