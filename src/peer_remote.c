@@ -493,6 +493,54 @@ static int restore(struct remote *r, const char *dev, const char *orig,
 	return rc;
 }
 
+/* Arm a revert timer on the peer before changing dev: if the session dies
+ * (say the new rate starves it), the peer restores the original by itself
+ * after REVERT_AFTER_S seconds. Returns its pid, or 0 if it could not be
+ * armed (best effort: apply goes on). */
+#ifndef REVERT_AFTER_S
+#define REVERT_AFTER_S 30
+#endif
+static long arm_revert(struct remote *r, const char *dev, const char *orig)
+{
+	char *inner = calloc(1, CMD_MAX), *cmd = calloc(1, CMD_MAX), *o = NULL;
+	char path[128], head[160];
+	long pid = 0;
+
+	if (!inner || !cmd)
+		goto out;
+	/* TERM (disarm) kills the sleep and exits without restoring */
+	snprintf(head, sizeof(head),
+		 "trap 'kill $s 2>/dev/null; exit 0' TERM; sleep %d & s=$!; wait $s &&",
+		 REVERT_AFTER_S);
+	snprintf(inner, CMD_MAX, "%s", head);
+	if (restore_cmd(r, dev, orig, inner + strlen(inner) + 1,
+			CMD_MAX - strlen(inner) - 1, NULL) < 0)
+		goto out;
+	inner[strlen(inner)] = ' ';
+	journal_path(r, dev, path, sizeof(path));
+	if (addraw(inner, CMD_MAX, "&& rm -f") || addw(inner, CMD_MAX, path) ||
+	    addraw(cmd, CMD_MAX, "nohup sh -c") || addw(cmd, CMD_MAX, inner) ||
+	    addraw(cmd, CMD_MAX, ">/dev/null 2>&1 </dev/null & echo $!"))
+		goto out;
+	if (run(r, cmd, "arm revert timer", &o, NULL, NULL) == 0 && o)
+		pid = strtol(o, NULL, 10);
+out:
+	free(o);
+	free(inner);
+	free(cmd);
+	return pid > 1 ? pid : 0;
+}
+
+static void disarm_revert(struct remote *r, long pid)
+{
+	char cmd[96];
+
+	if (pid <= 1)
+		return;
+	snprintf(cmd, sizeof(cmd), "kill %ld 2>/dev/null; true", pid);
+	run(r, cmd, "disarm revert timer", NULL, NULL, NULL);
+}
+
 static int remote_clear(struct peer *p, const char *dev, struct ll_err *err)
 {
 	struct remote *r = R(p);
@@ -532,6 +580,7 @@ static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 	struct qdisc_state qs;
 	struct rjournal *j;
 	char *lines, *cmd, *errt = NULL, *s;
+	long timer = 0;
 	int rc;
 
 	if (impair_is_empty(d))
@@ -548,6 +597,8 @@ static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 		rc = journal_take(r, dev, err);
 	if (rc < 0)
 		goto out;
+	j = jfind(r, dev, false);
+	timer = j && j->orig ? arm_revert(r, dev, j->orig) : 0;
 	/* the lines as ONE shell command joined with && */
 	for (s = lines; *s; ) {
 		size_t n = strcspn(s, "\n");
@@ -597,6 +648,8 @@ static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 				      rerr.msg);
 	}
 out:
+	/* read-back worked (or we restored): the peer is reachable */
+	disarm_revert(r, timer);
 	free(errt);
 	free(lines);
 	free(cmd);

@@ -37,9 +37,9 @@ if ! lab_up "$SUF"; then fail "lab up"; summary ssh; exit 1; fi
 DRV="$T/drv"
 ssh-keygen -q -t ed25519 -N '' -f "$T/other" >/dev/null
 NSID=$(inb stat -L -c %i /proc/self/ns/net)
-# pids of iperf3 servers running in B's network namespace
+# pids of processes named $1 (default iperf3) in B's network namespace
 b_iperf3() {
-	for p in $(ps -eo pid=,comm= | awk '$2=="iperf3"{print $1}'); do
+	for p in $(ps -eo pid=,comm= | awk -v c="${1:-iperf3}" '$2==c{print $1}'); do
 		[ "$(stat -L -c %i /proc/$p/ns/net 2>/dev/null)" = "$NSID" ] && echo "$p"
 	done
 }
@@ -74,6 +74,7 @@ if D peer-b apply veth-b 50mbit > "$T/apply" 2>&1; then pass "apply tbf 50mbit o
 rb=$(root_tbf_rate "$LL_NS_B" veth-b)
 [ "$rb" = 50000000 ] && pass "B veth-b holds tbf 50Mbit (ip netns exec B tc -j)" || fail "B veth-b tbf rate=$rb"
 ls $JDIR/remote-$NSID-veth-b.tc.json >/dev/null 2>&1 && pass "journal written under $JDIR" || fail "no journal in $JDIR"
+[ -z "$(b_iperf3 sleep)" ] && pass "revert timer disarmed after the read-back" || fail "revert timer still armed: $(b_iperf3 sleep)"
 r=$(D peer-b show veth-b 2>&1)
 case "$r" in "tbf handle 1: rate 50000000 "*) pass "read_qdiscs over SSH: tbf 50000000 bit/s";; *) fail "show: $r";; esac
 # a second process re-applies: the journal on the peer keeps the real original

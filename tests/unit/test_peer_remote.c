@@ -114,6 +114,8 @@ int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
 		if (!journal[0])
 			snprintf(journal, sizeof(journal), "%s", orig_json);
 		o = journal;
+	} else if (started(cmd, "nohup sh -c ")) {
+		o = "4242\n";
 	} else if (started(cmd, "cat ")) {
 		o = journal;
 	} else if (started(cmd, "tc qdisc replace ") && !strstr(cmd, "rm -f")) {
@@ -226,6 +228,24 @@ static void test_apply_hostile_name(void **state)
 	assert_non_null(find_cmd("tc -j -s qdisc show dev 'x$(id);b'"));
 	assert_always_quoted("x$(id);b");
 	assert_true(strstr(journal, "noqueue") != NULL);
+	/* revert timer armed before the change, disarmed after the read-back */
+	c = find_cmd("nohup sh -c 'trap '\\''kill $s 2>/dev/null; exit 0'\\'' TERM; sleep 30 & s=$!; wait $s && out=$(tc qdisc del dev '\\''x$(id);b'\\'' root 2>&1)");
+	assert_non_null(c);
+	assert_non_null(strstr(c, "' >/dev/null 2>&1 </dev/null & echo $!"));
+	assert_non_null(find_cmd("kill 4242 2>/dev/null; true"));
+	{
+		int i, arm = -1, tc = -1, disarm = -1;
+
+		for (i = 0; i < ncmds; i++) {
+			if (started(cmds[i], "nohup sh -c "))
+				arm = i;
+			if (started(cmds[i], "tc qdisc replace dev 'x$(id);b' root handle 1:"))
+				tc = i;
+			if (started(cmds[i], "kill 4242"))
+				disarm = i;
+		}
+		assert_true(arm >= 0 && arm < tc && tc < disarm);
+	}
 }
 
 static void test_apply_then_clear(void **state)
