@@ -166,9 +166,13 @@ int cmd_apply(int argc, char **argv)
 	}
 	if (((sides & CMD_SIDE_A) && !ps.dev_a[0]) ||
 	    ((sides & CMD_SIDE_B) && !ps.dev_b[0])) {
-		fprintf(stderr, "linklab apply: no interface found that routes to the "
-			"other peer: give %s\n", (sides & CMD_SIDE_A) && !ps.dev_a[0]
-			? "--dev IF" : "--peer-dev IF");
+		if (!ps.has_b)
+			fprintf(stderr, "linklab apply: which interface? give --dev IF "
+				"(or --peer HOST to pick the one that routes to it)\n");
+		else
+			fprintf(stderr, "linklab apply: no interface found that routes "
+				"to the other peer: give %s\n",
+				(sides & CMD_SIDE_A) && !ps.dev_a[0] ? "--dev IF" : "--peer-dev IF");
 		peerset_close(&ps);
 		return 2;
 	}
