@@ -14,6 +14,7 @@ P=4
 T=2
 pass=0
 fail=0
+ncase=0
 tmp=$(mktemp -d /tmp/linklab-interop.XXXXXX)
 srv_pid=
 
@@ -80,6 +81,7 @@ wait_listen() {
 start_server() {
 	out=$tmp/$1.srv
 	shift
+	: >"$out"   # exists before the background child opens it
 	"$@" >"$out" 2>&1 &
 	srv_pid=$!
 	port=$(wait_listen "$out") || port=
@@ -106,15 +108,17 @@ stop_server() {
 # run_case NAME SERVER_KIND CLIENT_KIND "FLAGS" [NSTREAMS [PARALLEL]]
 run_case() {
 	name=$1 skind=$2 ckind=$3 rflag=$4 nst=${5:-$P} par=${6:-$P}
+	ncase=$((ncase + 1))
+	cf=case$ncase   # file names: no spaces or '>' from the case name
 	case "$skind$ckind" in
 	*iperf3*) if [ ! -x "$IPERF3" ]; then skip "$name" "no $IPERF3"; return; fi ;;
 	esac
 	if [ ! -x "$LINKLAB" ]; then skip "$name" "no linklab binary at $LINKLAB"; return; fi
 	if [ "$skind" = iperf3 ]; then
 		p0=$(free_port)
-		start_server "$name" "$IPERF3" -s -1 -p "$p0" -B 127.0.0.1 --forceflush
+		start_server "$cf" "$IPERF3" -s -1 -p "$p0" -B 127.0.0.1 --forceflush
 	else
-		start_server "$name" "$LINKLAB" serve -1 -p 0 -B 127.0.0.1
+		start_server "$cf" "$LINKLAB" serve -1 -p 0 -B 127.0.0.1
 	fi
 	if [ -z "$port" ]; then
 		stop_server
@@ -123,21 +127,21 @@ run_case() {
 	fi
 	if [ "$ckind" = iperf3 ]; then
 		timeout 30 "$IPERF3" -c 127.0.0.1 -p "$port" -P $par -t $T $rflag -J \
-			>"$tmp/$name.json" 2>"$tmp/$name.err"
+			>"$tmp/$cf.json" 2>"$tmp/$cf.err"
 	else
 		timeout 30 "$LINKLAB" test -c 127.0.0.1 -p "$port" -P $par -t $T $rflag -J \
-			>"$tmp/$name.json" 2>"$tmp/$name.err"
+			>"$tmp/$cf.json" 2>"$tmp/$cf.err"
 	fi
 	crc=$?
 	stop_server
-	why=$(check_json "$tmp/$name.json" "$nst")
+	why=$(check_json "$tmp/$cf.json" "$nst")
 	jrc=$?
 	if [ $crc -ne 0 ]; then
-		bad "$name" "client exit $crc: $(head -c 300 "$tmp/$name.err") $why"
+		bad "$name" "client exit $crc: $(head -c 300 "$tmp/$cf.err") $why"
 	elif [ $jrc -ne 0 ]; then
 		bad "$name" "$why"
 	elif [ "$srv_rc" != 0 ]; then
-		bad "$name" "server exit $srv_rc: $(tail -n 3 "$tmp/$name.srv" | tr '\n' ' ')"
+		bad "$name" "server exit $srv_rc: $(tail -n 3 "$tmp/$cf.srv" | tr '\n' ' ')"
 	else
 		ok "$name: $why"
 	fi
