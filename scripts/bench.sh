@@ -12,16 +12,16 @@ NS=llbench$$
 ip netns add $NS || exit 1
 trap 'ip netns del $NS 2>/dev/null' EXIT INT TERM
 ip -n $NS link set lo up
-in() { ip netns exec $NS "$@"; }
+nsx() { ip netns exec $NS "$@"; }
 tmp=$(mktemp -d)
 
 # run_pair NAME SERVER... -- CLIENT... : prints "gbps cpu_s"
 run_pair() {
 	name=$1; shift
 	srv=""; while [ "$1" != -- ]; do srv="$srv $1"; shift; done; shift
-	in /usr/bin/time -f "%U %S" -o "$tmp/$name.srv.time" $srv > /dev/null 2>&1 &
+	nsx /usr/bin/time -f "%U %S" -o "$tmp/$name.srv.time" $srv > /dev/null 2>&1 &
 	sp=$!; sleep 0.5
-	in /usr/bin/time -f "%U %S" -o "$tmp/$name.cli.time" "$@" > "$tmp/$name.json" 2>/dev/null
+	nsx /usr/bin/time -f "%U %S" -o "$tmp/$name.cli.time" "$@" > "$tmp/$name.json" 2>/dev/null
 	wait $sp
 	python3 - "$tmp/$name.json" "$tmp/$name.srv.time" "$tmp/$name.cli.time" <<'PY'
 import json,sys
@@ -32,10 +32,12 @@ print("%.2f %.2f" % (s["bits_per_second"]/1e9, cpu))
 PY
 }
 report() { # label iperf_line linklab_line
-	python3 - "$1" "$2" "$3" <<'PY'
+	python3 - "$1" "$2" "$3" "$T" <<'PY'
 import sys
 lab=sys.argv[1]; ig,ic=map(float,sys.argv[2].split()); lg,lc=map(float,sys.argv[3].split())
-ipg=ic/ig if ig else 0; lpg=lc/lg if lg else 0
+t=float(sys.argv[4])
+# CPU seconds (client + server) per Gbit moved
+ipg=ic/(ig*t) if ig else 0; lpg=lc/(lg*t) if lg else 0
 print("%-22s iperf3 %6.2f Gbit/s  linklab %6.2f Gbit/s  ratio %.2fx   CPU s/Gbit: iperf3 %.3f linklab %.3f (%.2fx)"
       % (lab, ig, lg, lg/ig if ig else 0, ipg, lpg, lpg/ipg if ipg else 0))
 PY
