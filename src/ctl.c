@@ -2,13 +2,18 @@
 /* ctl.c - the console's controller: peers, dial, read-back state, the test.
  * No curses here; the screens only see struct ctl_view. */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "linklab/csvout.h"
 #include "linklab/ctl.h"
+#include "linklab/plot.h"
+#include "linklab/units.h"
 
 #define CTL_MAX_CHANGED 16
 
@@ -38,7 +43,22 @@ struct ctl {
 	bool quit_done;
 	struct ctl_changed changed[2];
 	struct ctl_view v;
+	/* issue 6 */
+	struct test_interval *ivs;    /* the run's intervals (<= CTL_HISTORY) */
+	int nivs, capivs;
+	struct ctl_profile *prof;
+	uint64_t prev_bytes[2];       /* root qdisc bytes at prev_t[] */
+	double prev_t[2];             /* monotonic seconds, 0 = none */
+	double tick_t;                /* last ctl_tick */
 };
+
+static double ctl_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 /* The peer of side i, or NULL when that side is not open. */
 static struct peer *ctl_peer(struct ctl *c, int i)
@@ -92,6 +112,85 @@ static int ctl_side_fail(struct ctl *c, int i, const struct ll_err *e)
 	return e->code ? e->code : -EIO;
 }
 
+void ctl_path_compute(const struct impair *a, const struct impair *b,
+		      struct ctl_path *out)
+{
+	static const struct impair none;
+	char r1[32], d1[32], l1[32], r2[32], d2[32], l2[32], rt[32], half[2][96];
+	const struct impair *s[2];
+	int i;
+
+	memset(out, 0, sizeof(*out));
+	out->valid = a || b;
+	s[0] = a ? a : &none;
+	s[1] = b ? b : &none;
+	out->rate_ab = (s[0]->set & IMP_RATE) ? s[0]->rate : 0;
+	out->rate_ba = (s[1]->set & IMP_RATE) ? s[1]->rate : 0;
+	out->delay_ab = (s[0]->set & IMP_DELAY) ? s[0]->delay : 0;
+	out->delay_ba = (s[1]->set & IMP_DELAY) ? s[1]->delay : 0;
+	out->loss_ab = (s[0]->set & IMP_LOSS) ? (double)s[0]->loss / UINT32_MAX : 0;
+	out->loss_ba = (s[1]->set & IMP_LOSS) ? (double)s[1]->loss / UINT32_MAX : 0;
+	out->rtt_added = out->delay_ab + out->delay_ba;
+	out->loss_rt = 1.0 - (1.0 - out->loss_ab) * (1.0 - out->loss_ba);
+	for (i = 0; i < 2; i++) {
+		uint64_t rate = i ? out->rate_ba : out->rate_ab;
+		int64_t delay = i ? out->delay_ba : out->delay_ab;
+		double loss = i ? out->loss_ba : out->loss_ab;
+		char *R = i ? r2 : r1, *D = i ? d2 : d1, *L = i ? l2 : l1;
+
+		if (rate)
+			units_format_rate(rate, R, 32);
+		else
+			snprintf(R, 32, "unshaped");
+		units_format_time(delay, D, 32);
+		snprintf(L, 32, "%.3g%%", loss * 100);
+		ctl_fmt(half[i], sizeof(half[i]), "%s, %s, loss %s", R, D, L);
+	}
+	units_format_time(out->rtt_added, rt, sizeof(rt));
+	ctl_fmt(out->line, sizeof(out->line),
+		"A->B %s | B->A %s | round trip +%s, loss %.3g%%", half[0],
+		half[1], rt, out->loss_rt * 100);
+}
+
+/* Mean TCP RTT of the sending streams in one interval, seconds (0 =
+ * unknown: e.g. the client receives with -R). */
+static double ctl_interval_rtt(const struct test_interval *iv)
+{
+	double sum = 0;
+	int k, n = 0;
+
+	for (k = 0; k < iv->nstreams && k < TEST_MAX_STREAMS; k++)
+		if (iv->s[k].sender && iv->s[k].rtt_us > 0) {
+			sum += (double)iv->s[k].rtt_us;
+			n++;
+		}
+	return n ? sum / n / 1e6 : 0;
+}
+
+/* Recompute the path and the theory line from what is held now. */
+static void ctl_derive(struct ctl *c)
+{
+	const struct ctl_side_view *A = &c->v.side[CTL_IDX_A];
+	const struct ctl_side_view *B = &c->v.side[CTL_IDX_B];
+	const struct ctl_test_view *t = &c->v.test;
+	const struct impair *snd;
+	struct theory_in in = { 0 };
+	bool rev = t->state != CTL_TEST_IDLE && t->opts.reverse;
+
+	ctl_path_compute(A->qd_valid ? &A->held : NULL,
+			 B->present && B->qd_valid ? &B->held : NULL, &c->v.path);
+	snd = rev ? (B->qd_valid ? &B->held : NULL) : (A->qd_valid ? &A->held : NULL);
+	if (snd && (snd->set & IMP_RATE))
+		in.rate = snd->rate;
+	c->v.theory_rtt_measured = t->rtt_s > 0;
+	c->v.theory_rtt = t->rtt_s > 0 ? t->rtt_s : (double)c->v.path.rtt_added / 1e9;
+	in.rtt = c->v.theory_rtt;
+	in.loss = rev ? c->v.path.loss_ba : c->v.path.loss_ab;
+	in.window = t->opts.window ? t->opts.window : c->v.window;
+	in.streams = t->opts.streams > 0 ? t->opts.streams : 1;
+	theory_compute(&in, &c->v.theory);
+}
+
 /* Read back what the kernel holds on side i's selected interface. */
 static int ctl_read_back(struct ctl *c, int i, struct ll_err *err)
 {
@@ -108,6 +207,7 @@ static int ctl_read_back(struct ctl *c, int i, struct ll_err *err)
 	memset(&s->qd, 0, sizeof(s->qd));
 	rc = p->ops->read_qdiscs(p, s->dev, &s->qd, &e);
 	if (rc < 0) {
+		ctl_derive(c);
 		ll_err_prefix(&e, "read qdiscs of %s: ", s->dev);
 		if (err)
 			*err = e;
@@ -116,6 +216,22 @@ static int ctl_read_back(struct ctl *c, int i, struct ll_err *err)
 	s->qd_valid = true;
 	qdisc_state_to_impair(&s->qd, &s->held);
 	qdisc_state_summary(&s->qd, s->held_text, sizeof(s->held_text));
+	{
+		double now = ctl_now();
+		uint64_t bytes = s->qd.n > 0 ? s->qd.q[0].bytes : 0;
+
+		if (c->prev_t[i] > 0 && now - c->prev_t[i] >= 0.2 &&
+		    bytes >= c->prev_bytes[i])
+			s->tx_bps = (double)(bytes - c->prev_bytes[i]) * 8.0 /
+				    (now - c->prev_t[i]);
+		else if (bytes < c->prev_bytes[i])
+			s->tx_bps = -1;     /* qdisc replaced: counters restart */
+		if (c->prev_t[i] == 0 || now - c->prev_t[i] >= 0.2) {
+			c->prev_t[i] = now;
+			c->prev_bytes[i] = bytes;
+		}
+	}
+	ctl_derive(c);
 	return 0;
 }
 
@@ -184,6 +300,8 @@ int ctl_new(struct ctl **out, const struct peerset *ps, const char *target,
 	c->v.dial_sides = ps->has_b ? CTL_BOTH : CTL_A;
 	c->v.test.state = CTL_TEST_IDLE;
 	test_opts_init(&c->v.test.opts);
+	c->v.window = theory_local_window();
+	c->v.side[0].tx_bps = c->v.side[1].tx_bps = -1;
 
 	a = &c->v.side[CTL_IDX_A];
 	b = &c->v.side[CTL_IDX_B];
@@ -214,6 +332,7 @@ int ctl_new(struct ctl **out, const struct peerset *ps, const char *target,
 				 "no peer (use --peer HOST or -c ADDR for tests)");
 	}
 	ctl_refresh(c, NULL);
+	ctl_derive(c);
 	if (!c->v.error[0])
 		ctl_fmt(c->v.status, sizeof(c->v.status), "ready%s",
 			 c->v.is_root ? "" : " (not root: apply on A needs root)");
@@ -262,6 +381,10 @@ int ctl_select(struct ctl *c, int side, int idx, struct ll_err *err)
 		return ll_err_set(err, -EINVAL,
 				  "select: interface %d out of range 0..%d", idx,
 				  s->links.n - 1);
+	if (strcmp(s->dev, s->links.l[idx].name)) {
+		c->prev_t[side] = 0;
+		s->tx_bps = -1;
+	}
 	s->sel = idx;
 	ctl_fmt(s->dev, sizeof(s->dev), "%s", s->links.l[idx].name);
 	s->err[0] = '\0';
@@ -449,6 +572,10 @@ int ctl_test_start(struct ctl *c, const struct ctl_test_req *r,
 	o.duration = r->duration;
 	o.interval = r->interval;
 	o.reverse = r->reverse;
+	o.udp = r->udp;
+	o.bitrate = r->bitrate;
+	if (o.udp && !o.bitrate)
+		o.bitrate = 1048576;    /* iperf3's UDP default, as `linklab test -u` */
 	if (!c->ps.has_b && !c->target[0]) {
 		rc = ll_err_set(&e, -EDESTADDRREQ,
 				"test: no peer and no target (start with --peer HOST or -c ADDR)");
@@ -487,10 +614,12 @@ int ctl_test_start(struct ctl *c, const struct ctl_test_req *r,
 	memset(t, 0, sizeof(*t));
 	t->state = CTL_TEST_STARTING;
 	t->opts = o;
+	c->nivs = 0;
+	ctl_derive(c);
 	ctl_fmt(c->v.status, sizeof(c->v.status),
-		 "test: %d stream%s, %g s to %s:%d%s", o.streams,
-		 o.streams > 1 ? "s" : "", o.duration, o.host, o.port,
-		 o.reverse ? " (reverse)" : "");
+		 "test: %d %s stream%s, %g s to %s:%d%s", o.streams,
+		 o.udp ? "UDP" : "TCP", o.streams > 1 ? "s" : "", o.duration,
+		 o.host, o.port, o.reverse ? " (reverse)" : "");
 	c->v.error[0] = '\0';
 	return 0;
 fail:
@@ -525,8 +654,35 @@ static void ctl_test_interval(struct ctl *c, const struct test_interval *iv)
 	int k;
 
 	t->state = CTL_TEST_RUNNING;
-	t->last = *iv;
 	t->nintervals++;
+	/* keep every interval for the saved chart/CSV */
+	if (c->nivs == c->capivs && c->capivs < CTL_HISTORY) {
+		int ncap = c->capivs ? c->capivs * 2 : 16;
+		struct test_interval *nv;
+
+		if (ncap > CTL_HISTORY)
+			ncap = CTL_HISTORY;
+		nv = realloc(c->ivs, (size_t)ncap * sizeof(*nv));
+		if (nv) {
+			c->ivs = nv;
+			c->capivs = ncap;
+		}
+	}
+	if (c->nivs == c->capivs && c->nivs > 0) {
+		memmove(&c->ivs[0], &c->ivs[1], (size_t)(c->nivs - 1) * sizeof(c->ivs[0]));
+		c->nivs--;
+	}
+	if (c->nivs < c->capivs)
+		c->ivs[c->nivs++] = *iv;
+	if (t->paused)
+		return;
+	t->last = *iv;
+	{
+		double rtt = ctl_interval_rtt(iv);
+
+		if (rtt > 0)
+			t->rtt_s = rtt;
+	}
 	if (t->nhist == CTL_HISTORY) {
 		memmove(&t->hist[0], &t->hist[1],
 			(CTL_HISTORY - 1) * sizeof(t->hist[0]));
@@ -564,6 +720,7 @@ int ctl_test_pump(struct ctl *c)
 			break;
 		case TEV_INTERVAL:
 			ctl_test_interval(c, &ev->interval);
+			ctl_derive(c);
 			break;
 		case TEV_DONE:
 			sum = test_summary(c->test);
@@ -572,13 +729,22 @@ int ctl_test_pump(struct ctl *c)
 				t->have_summary = true;
 			}
 			t->state = CTL_TEST_DONE;
+			t->paused = false;
 			ctl_fmt(c->v.status, sizeof(c->v.status),
 				 "test: done, %d interval%s", t->nintervals,
 				 t->nintervals == 1 ? "" : "s");
+			if (c->nivs > 0) {
+				struct ll_err se = { 0 };
+
+				if (ctl_test_save(c, &se) < 0)
+					ctl_fmt(c->v.error, sizeof(c->v.error),
+						"test: save results: %s", se.msg);
+			}
 			ended = 1;
 			break;
 		case TEV_ERROR:
 			t->state = CTL_TEST_FAILED;
+			t->paused = false;
 			ctl_fmt(t->err, sizeof(t->err), "%s", ev->err.msg);
 			ctl_fmt(c->v.error, sizeof(c->v.error), "test: %s",
 				 ev->err.msg);
@@ -667,6 +833,8 @@ void ctl_free(struct ctl *c)
 		test_free(c->test);
 	}
 	peerset_close(&c->ps);
+	free(c->ivs);
+	free(c->prof);
 	free(c);
 }
 
@@ -694,7 +862,343 @@ int ctl_do(struct ctl *c, const struct ctl_intent *in, struct ll_err *err)
 		return 0;
 	case CI_QUIT:
 		return ctl_quit(c, NULL, 0, err);
+	case CI_TEST_PAUSE:
+		if (c->v.test.state == CTL_TEST_RUNNING ||
+		    c->v.test.state == CTL_TEST_STARTING) {
+			c->v.test.paused = !c->v.test.paused;
+			ctl_fmt(c->v.status, sizeof(c->v.status), "test: display %s",
+				c->v.test.paused ? "paused (intervals still recorded)"
+						 : "resumed");
+		}
+		return 0;
+	case CI_TEST_SAVE:
+		return ctl_test_save(c, err);
+	case CI_PROFILES_RELOAD:
+		return ctl_profiles_reload(c, err);
+	case CI_PROFILE_APPLY:
+		return ctl_profile_apply(c, in->index, in->sides, err);
+	case CI_PROFILE_SAVE:
+		return ctl_profile_save(c, in->name, err);
+	case CI_PROFILE_RENAME:
+		return ctl_profile_rename(c, in->index, in->name, err);
+	case CI_PROFILE_DELETE:
+		return ctl_profile_delete(c, in->index, err);
 	}
 	return ll_err_set(err, -EINVAL, "controller: unknown intent %d",
 			  (int)in->kind);
+}
+
+int ctl_tick(struct ctl *c, bool remote)
+{
+	int i, changed = 0;
+
+	c->tick_t = ctl_now();
+	for (i = 0; i < 2; i++) {
+		if (i == CTL_IDX_B && !remote)
+			continue;
+		if (!ctl_peer(c, i) || !c->v.side[i].dev[0])
+			continue;
+		if (ctl_read_back(c, i, NULL) == 0)
+			ctl_sync_link_qdisc(&c->v.side[i]);
+		changed = 1;
+	}
+	return changed;
+}
+
+const struct test_interval *ctl_test_intervals(const struct ctl *c, int *n)
+{
+	*n = c->nivs;
+	return c->ivs;
+}
+
+void ctl_test_caption(const struct ctl *c, char *buf, size_t len)
+{
+	const struct ctl_view *v = &c->v;
+	const struct test_opts *o = &v->test.opts;
+	char a[128] = "-", b[128] = "-", br[32] = "", prof[96];
+
+	if (v->side[0].qd_valid)
+		impair_summary(&v->side[0].held, a, sizeof(a));
+	if (v->side[1].present && v->side[1].qd_valid)
+		impair_summary(&v->side[1].held, b, sizeof(b));
+	if (o->bitrate)
+		units_format_rate(o->bitrate, br, sizeof(br));
+	ctl_fmt(prof, sizeof(prof), v->profile_name[0] ? " (profile %s)" : "%s",
+		v->profile_name);
+	ctl_fmt(buf, len,
+		"dial%s: A %s egress: %s; B %s egress: %s\n"
+		"peers: %s, %s; %s\n"
+		"test: %d %s stream%s, %g s, %s%s%s\n"
+		"theory (RTT %s %.3g ms): %s",
+		prof, v->side[0].dev, a,
+		v->side[1].present ? v->side[1].dev : "-", b,
+		v->side[0].label, v->side[1].label, v->session,
+		o->streams, o->udp ? "UDP" : "TCP", o->streams == 1 ? "" : "s",
+		o->duration, o->reverse ? "B -> A (-R)" : "A -> B",
+		br[0] ? ", -b " : "", br,
+		v->theory_rtt_measured ? "measured" : "dialled",
+		v->theory_rtt * 1000, v->theory.line);
+}
+
+int ctl_test_save(struct ctl *c, struct ll_err *err)
+{
+	struct ctl_test_view *t = &c->v.test;
+	char dir[PATH_MAX - 32], path[PATH_MAX], cap[1024];
+	struct plot_opts po = { 0 };
+	static const char *const bound[] = {
+		[THEORY_NONE] = "theory", [THEORY_RATE] = "rate-limited",
+		[THEORY_WINDOW] = "window-limited", [THEORY_LOSS] = "loss-limited",
+	};
+	const struct ctl_side_view *snd =
+		&c->v.side[t->opts.reverse ? CTL_IDX_B : CTL_IDX_A];
+	struct impair none = { 0 };
+	int rc;
+
+	if (c->nivs == 0)
+		return ll_err_set(err, -ENODATA, "save: no test intervals yet (run a test)");
+	rc = csvout_new_run_dir(dir, sizeof(dir), err);
+	if (rc < 0)
+		goto fail;
+	ctl_test_caption(c, cap, sizeof(cap));
+	po.title = t->opts.udp ? "linklab test (UDP)" : "linklab test (TCP)";
+	po.caption = cap;
+	po.dial_bps = snd->qd_valid && (snd->held.set & IMP_RATE) ?
+		      (double)snd->held.rate : 0;
+	po.ceiling_bps = c->v.theory.expect_bps;
+	po.ceiling_label = bound[c->v.theory.bound];
+	ctl_fmt(path, sizeof(path), "%s/run.svg", dir);
+	rc = plot_svg_write_opts(path, c->ivs, c->nivs,
+				 t->have_summary ? &t->summary : NULL, &po, err);
+	if (rc < 0)
+		goto fail;
+	ctl_fmt(path, sizeof(path), "%s/intervals.csv", dir);
+	rc = csvout_write_file(path, c->ivs, c->nivs,
+			       t->have_summary ? &t->summary : NULL, cap, err);
+	if (rc < 0)
+		goto fail;
+	ctl_fmt(path, sizeof(path), "%s/profile.ini", dir);
+	rc = profile_write(path, c->v.profile_name[0] ? c->v.profile_name : "run",
+			   "the dials both peers held during this run",
+			   c->v.side[0].qd_valid ? &c->v.side[0].held : &none,
+			   c->v.side[1].present && c->v.side[1].qd_valid ?
+			   &c->v.side[1].held : &none, err);
+	if (rc < 0)
+		goto fail;
+	ctl_fmt(t->saved_dir, sizeof(t->saved_dir), "%s", dir);
+	ctl_fmt(c->v.status, sizeof(c->v.status), "test: %d intervals saved to %s",
+		c->nivs, dir);
+	return 0;
+fail:
+	if (err)
+		ctl_fmt(c->v.error, sizeof(c->v.error), "save: %s", err->msg);
+	return rc;
+}
+
+static int ctl_prof_cmp(const void *x, const void *y)
+{
+	const struct ctl_profile *a = x, *b = y;
+
+	if (a->user != b->user)
+		return a->user ? -1 : 1;     /* the user's own first */
+	return strcmp(a->name, b->name);
+}
+
+int ctl_profiles_reload(struct ctl *c, struct ll_err *err)
+{
+	struct profile_entry *e = NULL;
+	struct ctl_profile *v;
+	struct ll_err le = { 0 };
+	int n = 0, i, k, rc;
+
+	rc = profile_list(&e, &n, &le);
+	if (rc < 0) {
+		ctl_fmt(c->v.error, sizeof(c->v.error), "profiles: %s", le.msg);
+		if (err)
+			*err = le;
+		return rc;
+	}
+	v = calloc((size_t)(n > 0 ? n : 1), sizeof(*v));
+	if (!v) {
+		free(e);
+		return ll_err_set(err, -ENOMEM, "profiles: out of memory");
+	}
+	for (i = 0; i < n; i++) {
+		struct profile *p = malloc(sizeof(*p));
+		struct ll_diag *d = malloc(sizeof(*d));
+
+		ctl_fmt(v[i].name, sizeof(v[i].name), "%s", e[i].name);
+		ctl_fmt(v[i].path, sizeof(v[i].path), "%s", e[i].path);
+		v[i].user = e[i].user;
+		if (!p || !d) {
+			free(p);
+			free(d);
+			ctl_fmt(v[i].problems[0], LL_DIAG_LEN, "out of memory");
+			v[i].nproblems = 1;
+			continue;
+		}
+		ll_diag_clear(d);
+		v[i].valid = profile_load(e[i].path, p, d) == 0;
+		ctl_fmt(v[i].title, sizeof(v[i].title), "%s", p->name);
+		ctl_fmt(v[i].description, sizeof(v[i].description), "%s",
+			p->description);
+		v[i].per_side = p->per_side;
+		v[i].a = p->a;
+		v[i].b = p->b;
+		/* errors first, then warnings */
+		for (k = 0; k < d->n && v[i].nproblems < 4; k++)
+			if (d->e[k].level == LL_DIAG_ERROR)
+				ctl_fmt(v[i].problems[v[i].nproblems++], LL_DIAG_LEN,
+					"%s", d->e[k].text);
+		for (k = 0; k < d->n && v[i].nproblems < 4; k++)
+			if (d->e[k].level != LL_DIAG_ERROR)
+				ctl_fmt(v[i].problems[v[i].nproblems++], LL_DIAG_LEN,
+					"warning: %s", d->e[k].text);
+		free(p);
+		free(d);
+	}
+	free(e);
+	qsort(v, (size_t)n, sizeof(*v), ctl_prof_cmp);
+	free(c->prof);
+	c->prof = v;
+	c->v.profiles = v;
+	c->v.nprofiles = n;
+	return 0;
+}
+
+/* The profile idx, or NULL with err set. */
+static const struct ctl_profile *ctl_prof_at(struct ctl *c, int idx,
+					     struct ll_err *err)
+{
+	if (idx < 0 || idx >= c->v.nprofiles) {
+		ll_err_set(err, -EINVAL, "profile %d out of range (%d listed)", idx,
+			   c->v.nprofiles);
+		if (err)
+			ctl_fmt(c->v.error, sizeof(c->v.error), "%s", err->msg);
+		return NULL;
+	}
+	return &c->prof[idx];
+}
+
+int ctl_profile_apply(struct ctl *c, int idx, unsigned sides,
+		      struct ll_err *err)
+{
+	const struct ctl_profile *p = ctl_prof_at(c, idx, err);
+	struct ll_err e = { 0 };
+	char st[2][256] = { "", "" };
+	int rc, first = 0, i;
+
+	if (!p)
+		return -EINVAL;
+	if (!p->valid) {
+		rc = ll_err_set(err, -EINVAL, "profile %s: %s", p->name,
+				p->nproblems ? p->problems[0] : "does not load");
+		if (err)
+			ctl_fmt(c->v.error, sizeof(c->v.error), "%s", err->msg);
+		return rc;
+	}
+	if (!c->ps.has_b)
+		sides &= CTL_A;
+	for (i = 0; i < 2; i++) {
+		if (!(sides & (1u << i)))
+			continue;
+		ll_err_clear(&e);
+		rc = ctl_apply(c, i ? &p->b : &p->a, 1u << i, &e);
+		ctl_fmt(st[i], sizeof(st[i]), "%s", rc < 0 ? e.msg : c->v.status);
+		if (rc < 0 && !first) {
+			first = rc;
+			if (err)
+				*err = e;
+		}
+	}
+	c->v.dial = (sides & CTL_A) ? p->a : p->b;
+	c->v.dial_sides = sides;
+	ctl_fmt(c->v.profile_name, sizeof(c->v.profile_name), "%s", p->name);
+	ctl_fmt(c->v.status, sizeof(c->v.status), "profile %s: %s%s%s", p->name,
+		st[0], st[0][0] && st[1][0] ? "; " : "", st[1]);
+	if (first && err)
+		ctl_fmt(c->v.error, sizeof(c->v.error), "profile %s: %s", p->name,
+			err->msg);
+	else if (!first)
+		c->v.error[0] = '\0';
+	return first;
+}
+
+int ctl_profile_save(struct ctl *c, const char *name, struct ll_err *err)
+{
+	const struct ctl_side_view *A = &c->v.side[CTL_IDX_A];
+	const struct ctl_side_view *B = &c->v.side[CTL_IDX_B];
+	const struct impair *a, *b;
+	char desc[256], sa[96], sb[96], path[PATH_MAX];
+	struct ll_err e = { 0 };
+	int rc;
+
+	a = A->qd_valid && !impair_is_empty(&A->held) ? &A->held : &c->v.dial;
+	b = B->present && B->qd_valid ? &B->held : a;
+	ctl_fmt(desc, sizeof(desc), "saved from the console: A %s, B %s",
+		impair_summary(a, sa, sizeof(sa)), impair_summary(b, sb, sizeof(sb)));
+	if (impair_is_empty(a) && impair_is_empty(b)) {
+		rc = ll_err_set(&e, -EINVAL,
+				"save profile: nothing dialled or held to save");
+		goto fail;
+	}
+	rc = profile_save_sides(name, desc, a, b, path, sizeof(path), &e);
+	if (rc < 0)
+		goto fail;
+	ctl_profiles_reload(c, NULL);
+	ctl_fmt(c->v.profile_name, sizeof(c->v.profile_name), "%s", name);
+	ctl_fmt(c->v.status, sizeof(c->v.status), "saved profile %s (%s)", name, path);
+	c->v.error[0] = '\0';
+	return 0;
+fail:
+	ctl_fmt(c->v.error, sizeof(c->v.error), "%s", e.msg);
+	if (err)
+		*err = e;
+	return rc;
+}
+
+int ctl_profile_rename(struct ctl *c, int idx, const char *name,
+		       struct ll_err *err)
+{
+	const struct ctl_profile *p = ctl_prof_at(c, idx, err);
+	struct ll_err e = { 0 };
+	char old[64], npath[PATH_MAX];
+	int rc;
+
+	if (!p)
+		return -EINVAL;
+	ctl_fmt(old, sizeof(old), "%s", p->name);
+	rc = profile_rename(p->path, name, npath, sizeof(npath), &e);
+	if (rc < 0) {
+		ctl_fmt(c->v.error, sizeof(c->v.error), "rename %s: %s", old, e.msg);
+		if (err)
+			*err = e;
+		return rc;
+	}
+	ctl_profiles_reload(c, NULL);
+	ctl_fmt(c->v.status, sizeof(c->v.status), "renamed profile %s to %s", old, name);
+	c->v.error[0] = '\0';
+	return 0;
+}
+
+int ctl_profile_delete(struct ctl *c, int idx, struct ll_err *err)
+{
+	const struct ctl_profile *p = ctl_prof_at(c, idx, err);
+	struct ll_err e = { 0 };
+	char old[64];
+	int rc;
+
+	if (!p)
+		return -EINVAL;
+	ctl_fmt(old, sizeof(old), "%s", p->name);
+	rc = profile_delete(p->path, &e);
+	if (rc < 0) {
+		ctl_fmt(c->v.error, sizeof(c->v.error), "delete %s: %s", old, e.msg);
+		if (err)
+			*err = e;
+		return rc;
+	}
+	ctl_profiles_reload(c, NULL);
+	ctl_fmt(c->v.status, sizeof(c->v.status), "deleted profile %s", old);
+	c->v.error[0] = '\0';
+	return 0;
 }

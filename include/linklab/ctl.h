@@ -17,7 +17,9 @@
 #include "linklab/impair.h"
 #include "linklab/peer.h"
 #include "linklab/peerset.h"
+#include "linklab/profile.h"
 #include "linklab/test.h"
+#include "linklab/theory.h"
 
 /* Sides, as a bit mask for apply/clear. */
 enum ctl_side {
@@ -54,6 +56,42 @@ struct ctl_side_view {
 	struct impair held;           /* qd folded into dial terms */
 	char held_text[256];          /* qdisc_state_summary(qd) */
 	char err[LL_ERR_MAX];         /* last error on this side, "" if none */
+	/* live counters (ctl_tick): root qdisc bytes sent per second x 8
+	 * between the last two reads, bit/s; < 0 = unknown yet */
+	double tx_bps;
+};
+
+/* The path A -> B as dialled: each side's egress read back (A's egress
+ * carries A->B data, B's egress B->A data and A's ACKs). */
+struct ctl_path {
+	bool valid;                   /* at least one side read back */
+	uint64_t rate_ab, rate_ba;    /* bit/s, 0 = not shaped */
+	int64_t delay_ab, delay_ba;   /* ns one-way (netem delay) */
+	double loss_ab, loss_ba;      /* probability 0..1 */
+	int64_t rtt_added;            /* ns: delay_ab + delay_ba */
+	double loss_rt;               /* 1 - (1 - loss_ab)(1 - loss_ba): a
+				       * round trip (data + its ACK) loses */
+	char line[256];               /* "A->B 50mbit 50ms 1% | B->A ... |
+				       * round trip +100ms, loss 1.99%" */
+};
+
+/* Fold two egress dials (a: A's, b: B's; either may be NULL = nothing)
+ * into a path. Pure; for the screens and tests. */
+void ctl_path_compute(const struct impair *a, const struct impair *b,
+		      struct ctl_path *out);
+
+/* One profile as the profiles screen lists it. */
+struct ctl_profile {
+	char name[64];                /* file name without .ini */
+	char path[PATH_MAX];
+	bool user;                    /* from a user directory (writable) */
+	bool valid;                   /* loaded without errors */
+	char title[64];               /* [profile] name */
+	char description[256];
+	int nproblems;                /* problems[] used (errors, warnings) */
+	char problems[4][LL_DIAG_LEN];/* "FILE:LINE: message" */
+	bool per_side;
+	struct impair a, b;           /* dials for A's and B's egress */
 };
 
 /* The test as the screens see it. */
@@ -72,6 +110,13 @@ struct ctl_test_view {
 	bool have_summary;
 	struct test_summary summary;  /* valid when have_summary */
 	char err[LL_ERR_MAX];
+	/* added by issue 6 */
+	bool paused;                  /* display frozen: last/hist keep the
+				       * values at pause; intervals still kept
+				       * for the saved results */
+	double rtt_s;                 /* mean sender TCP RTT of the last
+				       * interval, seconds; 0 = unknown */
+	char saved_dir[PATH_MAX];     /* where the run was saved, "" if not */
 };
 
 struct ctl_view {
@@ -84,6 +129,17 @@ struct ctl_view {
 					 "no peer, test target ADDR" */
 	char status[256];             /* last thing that happened */
 	char error[LL_ERR_MAX];       /* last error, "" if none */
+	/* added by issue 6 */
+	struct ctl_path path;         /* A->B as held now */
+	struct theory_out theory;     /* ceilings for the held dial */
+	double theory_rtt;            /* seconds used by theory: measured
+				       * (test.rtt_s) else dialled */
+	bool theory_rtt_measured;
+	uint64_t window;              /* bytes per stream used by theory
+				       * (theory_local_window or -w) */
+	int nprofiles;                /* profiles[] (ctl_profiles_reload) */
+	const struct ctl_profile *profiles;
+	char profile_name[64];        /* profile last applied, "" = hand dial */
 };
 
 /* A test request from the test screen. */
@@ -92,6 +148,10 @@ struct ctl_test_req {
 	double duration;              /* seconds, 1..86400 (-t) */
 	double interval;              /* seconds, 0.1..60 (-i) */
 	bool reverse;                 /* -R: B sends to A */
+	/* added by issue 6 */
+	bool udp;                     /* -u */
+	uint64_t bitrate;             /* -b bit/s per stream; 0 = unlimited
+				       * (UDP: 0 -> iperf3's 1 Mbit/s) */
 };
 
 enum ctl_intent_kind {
@@ -104,6 +164,14 @@ enum ctl_intent_kind {
 	CI_TEST_START,  /* test */
 	CI_TEST_STOP,
 	CI_QUIT,        /* restore both peers, stop server and test */
+	/* added by issue 6 */
+	CI_TEST_PAUSE,  /* toggle the frozen display */
+	CI_TEST_SAVE,   /* save the last run (chart, CSV, profile) */
+	CI_PROFILES_RELOAD,
+	CI_PROFILE_APPLY,   /* index + sides */
+	CI_PROFILE_SAVE,    /* name: held dials of both sides as a profile */
+	CI_PROFILE_RENAME,  /* index + name */
+	CI_PROFILE_DELETE,  /* index */
 };
 
 struct ctl_intent {
@@ -113,6 +181,7 @@ struct ctl_intent {
 	int index;                    /* link index (CI_SELECT) */
 	struct impair dial;
 	struct ctl_test_req test;
+	char name[64];                /* profile name (save, rename) */
 };
 
 struct ctl;
@@ -174,6 +243,44 @@ void ctl_test_stop(struct ctl *c);
  * veth-a, B veth-b" / "nothing to restore"). Returns 0 or the first error
  * (every restore is still attempted). Idempotent. */
 int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err);
+
+/* Periodic work from the loop (call about once a second): re-read side
+ * A's qdiscs (netlink, no blocking I/O) for the live counters, and side B's
+ * too when remote is true (one SSH round trip: call it rarely). Returns 1
+ * if the view changed. */
+int ctl_tick(struct ctl *c, bool remote);
+
+/* Save the last run under the results directory (csvout_new_run_dir):
+ * run.svg (plot.h), intervals.csv (csvout.h), profile.ini (the dials each
+ * side held, profile_write). view test.saved_dir gets the directory.
+ * -ENODATA if no interval was received. Done automatically when a test
+ * ends. */
+int ctl_test_save(struct ctl *c, struct ll_err *err);
+
+/* The intervals of the current/last run kept for saving (at most
+ * CTL_HISTORY, oldest first); *n gets the count. */
+const struct test_interval *ctl_test_intervals(const struct ctl *c, int *n);
+
+/* The caption of the last run: dial per side, peers, test options and the
+ * theory line, '\n'-separated. */
+void ctl_test_caption(const struct ctl *c, char *buf, size_t len);
+
+/* (Re)list every profile (profile_list) and load each one for preview;
+ * load problems are kept per profile with file:line. */
+int ctl_profiles_reload(struct ctl *c, struct ll_err *err);
+
+/* Apply profile idx: its [a] dial to A and [b] dial to B (sides limits
+ * which). An invalid profile is refused with its first problem (-EINVAL). */
+int ctl_profile_apply(struct ctl *c, int idx, unsigned sides,
+		      struct ll_err *err);
+
+/* Save what both sides hold now (else the dial) as user profile NAME. */
+int ctl_profile_save(struct ctl *c, const char *name, struct ll_err *err);
+
+/* Rename / delete user profile idx (-EPERM for shipped ones). */
+int ctl_profile_rename(struct ctl *c, int idx, const char *name,
+		       struct ll_err *err);
+int ctl_profile_delete(struct ctl *c, int idx, struct ll_err *err);
 
 /* Free everything and close the peers (call ctl_quit first to restore). */
 void ctl_free(struct ctl *c);
