@@ -10,6 +10,7 @@
 
 #include "linklab/cli.h"
 #include "linklab/cmd.h"
+#include "linklab/flowfilter.h"
 #include "linklab/units.h"
 
 /* MTU of dev on p (0 if unknown). */
@@ -140,6 +141,33 @@ int cmd_show(int argc, char **argv)
 		} else {
 			cmd_print_qdiscs(stdout, p->label, qs);
 			print_counters(qs, mtu);
+		}
+		/* ingress shaping lives on the interface's IFB device */
+		if (qs->has_ingress) {
+			char ifb[IF_NAMESIZE];
+
+			ff_ifb_name(dev, ifb, sizeof(ifb));
+			memset(qs, 0, sizeof(*qs));
+			if (p->ops->read_qdiscs(p, ifb, qs, &err) == 0) {
+				if (doc) {
+					cJSON *side = cJSON_GetObjectItem(doc, i == 0 ? "a" : "b");
+					uint64_t rate = tree_rate(qs);
+					cJSON *in = cJSON_CreateObject();
+
+					cJSON_AddStringToObject(in, "ifb", ifb);
+					cJSON_AddItemToObject(in, "qdiscs", cmd_json_qdiscs(qs));
+					if (rate)
+						cJSON_AddNumberToObject(in, "goodput_ceiling_bps",
+									impair_goodput_ceiling(rate, mtu, 0));
+					cJSON_AddItemToObject(side, "ingress", in);
+				} else {
+					char lbl[128];
+
+					snprintf(lbl, sizeof(lbl), "%s %s ingress via", p->label, dev);
+					cmd_print_qdiscs(stdout, lbl, qs);
+					print_counters(qs, mtu);
+				}
+			}
 		}
 	}
 	if (doc)

@@ -12,6 +12,9 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include "linklab/impair.h"
 #include "linklab/units.h"
 
@@ -84,8 +87,16 @@ const struct impair_field impair_fields[] = {
 	  "at most this many bytes per slot (needs slot)" },
 	{ "seed", IMP_SEED, IMPK_U64, "0 .. 18446744073709551615",
 	  "netem PRNG seed for repeatable loss/corruption (kernel >= 6.6)" },
+	{ "direction", IMP_DIRECTION, IMPK_CHOICE, "egress | ingress",
+	  "egress: packets leaving the interface; ingress: arriving ones (via an IFB device)" },
+	{ "dst", IMP_DST, IMPK_PREFIX, "A.B.C.D[/0..32] (IPv4)",
+	  "impair only packets to this destination prefix (htb + u32; rest untouched)" },
+	{ "dport", IMP_DPORT, IMPK_COUNT, "1 .. 65535",
+	  "impair only TCP/UDP packets to this destination port (IPv4, no IP options)" },
 	{ NULL, 0, IMPK_COUNT, NULL, NULL }
 };
+
+static const char *const dir_names[] = { "egress", "ingress" };
 
 static const char *const dist_names[] = { "uniform", "normal", "pareto",
 					  "paretonormal" };
@@ -265,11 +276,19 @@ static int set_more(struct impair *d, const struct impair_field *f,
 
 	switch (f->kind) {
 	case IMPK_CHOICE:
-		for (i = 0; i < (int)(sizeof(dist_names) / sizeof(dist_names[0])); i++)
-			if (strcmp(value, dist_names[i]) == 0) {
-				d->dist = (uint8_t)i;
-				return 0;
-			}
+		if (f->bit == IMP_DIRECTION) {
+			for (i = 0; i < 2; i++)
+				if (strcmp(value, dir_names[i]) == 0) {
+					d->direction = (uint8_t)i;
+					return 0;
+				}
+		} else {
+			for (i = 0; i < (int)(sizeof(dist_names) / sizeof(dist_names[0])); i++)
+				if (strcmp(value, dist_names[i]) == 0) {
+					d->dist = (uint8_t)i;
+					return 0;
+				}
+		}
 		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
 			    "%s: '%s' is not one of %s", f->name, value, f->range);
 		return -EINVAL;
@@ -345,6 +364,48 @@ static int set_more(struct impair *d, const struct impair_field *f,
 			return -EINVAL;
 		}
 		d->seed = v;
+		return 0;
+	}
+	case IMPK_PREFIX: {
+		char a[64], *slash;
+		struct in_addr in;
+		unsigned long plen = 32;
+		uint32_t mask, v;
+
+		snprintf(a, sizeof(a), "%s", value);
+		slash = strchr(a, '/');
+		if (slash) {
+			char *end;
+
+			*slash = '\0';
+			errno = 0;
+			plen = strtoul(slash + 1, &end, 10);
+			if (!slash[1] || *end || errno || plen > 32) {
+				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+					    "%s: '%s' has a bad prefix length (%s)",
+					    f->name, value, f->range);
+				return -EINVAL;
+			}
+		}
+		if (inet_pton(AF_INET, a, &in) != 1) {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: '%s' is not an IPv4 address or prefix (%s)",
+				    f->name, value, f->range);
+			return -EINVAL;
+		}
+		mask = plen ? ~(0xffffffffu >> plen) : 0;
+		if (plen == 32)
+			mask = 0xffffffffu;
+		v = ntohl(in.s_addr);
+		if (v & ~mask) {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: '%s' has host bits set (did you mean %u.%u.%u.%u/%lu?)",
+				    f->name, value, (v & mask) >> 24, ((v & mask) >> 16) & 255,
+				    ((v & mask) >> 8) & 255, (v & mask) & 255, plen);
+			return -EINVAL;
+		}
+		memcpy(d->dst_addr, &in.s_addr, 4);
+		d->dst_plen = (uint8_t)plen;
 		return 0;
 	}
 	case IMPK_TIMEPAIR: {
@@ -498,7 +559,8 @@ int impair_set(struct impair *d, const char *name, const char *value,
 	case IMPK_COUNT: {
 		uint32_t v;
 
-		if (parse_count(value, &v) < 0 || v == 0) {
+		if (parse_count(value, &v) < 0 || v == 0 ||
+		    (f->bit == IMP_DPORT && v > 65535)) {
 			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
 				    "%s: '%s' is not a count in range (%s)",
 				    f->name, value, f->range);
@@ -506,6 +568,8 @@ int impair_set(struct impair *d, const char *name, const char *value,
 		}
 		if (f->bit == IMP_GAP)
 			d->gap = v;
+		else if (f->bit == IMP_DPORT)
+			d->dport = (uint16_t)v;
 		else if (f->bit == IMP_CELL_SIZE)
 			d->cell_size = v;
 		else
@@ -545,12 +609,26 @@ char *impair_get(const struct impair *d, const struct impair_field *f,
 		return units_format_percent(*prob_cslot(d, f->bit), buf, len);
 	case IMPK_COUNT:
 		snprintf(buf, len, "%" PRIu32,
-			 f->bit == IMP_GAP ? d->gap :
+			 f->bit == IMP_GAP ? d->gap : f->bit == IMP_DPORT ? d->dport :
 			 f->bit == IMP_CELL_SIZE ? d->cell_size : d->limit);
 		return buf;
 	case IMPK_CHOICE:
-		snprintf(buf, len, "%s", d->dist < 4 ? dist_names[d->dist] : "?");
+		if (f->bit == IMP_DIRECTION)
+			snprintf(buf, len, "%s", d->direction < 2 ?
+				 dir_names[d->direction] : "?");
+		else
+			snprintf(buf, len, "%s", d->dist < 4 ? dist_names[d->dist] : "?");
 		return buf;
+	case IMPK_PREFIX: {
+		char a[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, d->dst_addr, a, sizeof(a));
+		if (d->dst_plen == 32)
+			snprintf(buf, len, "%s", a);
+		else
+			snprintf(buf, len, "%s/%u", a, d->dst_plen);
+		return buf;
+	}
 	case IMPK_PLIST: {
 		const uint32_t *v = f->bit == IMP_LOSS_STATE ? d->loss_state : d->loss_ge;
 		int n = f->bit == IMP_LOSS_STATE ? d->loss_state_n : d->loss_ge_n, i;
@@ -666,13 +744,18 @@ int impair_validate(const struct impair *d, struct ll_diag *diag)
 			break;
 		case IMPK_COUNT:
 			if ((f->bit == IMP_GAP ? d->gap : f->bit == IMP_CELL_SIZE ?
-			     d->cell_size : d->limit) == 0)
+			     d->cell_size : f->bit == IMP_DPORT ? d->dport : d->limit) == 0)
 				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
 					    "%s: 0 is out of range (%s)", f->name,
 					    f->range);
 			break;
 		case IMPK_CHOICE:
-			if (d->dist > IMP_DIST_PARETONORMAL)
+			if (f->bit == IMP_DIRECTION) {
+				if (d->direction > IMP_INGRESS)
+					ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+						    "%s: %u is not one of %s", f->name,
+						    d->direction, f->range);
+			} else if (d->dist > IMP_DIST_PARETONORMAL)
 				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
 					    "%s: %u is not one of %s", f->name,
 					    d->dist, f->range);
@@ -704,6 +787,12 @@ int impair_validate(const struct impair *d, struct ll_diag *diag)
 					    f->range);
 			break;
 		}
+		case IMPK_PREFIX:
+			if (d->dst_plen > 32)
+				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+					    "%s: prefix length %u is out of range (%s)",
+					    f->name, d->dst_plen, f->range);
+			break;
 		case IMPK_PERCENT:
 		case IMPK_FLAG:
 		case IMPK_U64:
@@ -801,6 +890,15 @@ int impair_plan(const struct impair *d, unsigned mtu, unsigned hz,
 	p->mtu = mtu;
 	p->tbf = impair_needs_tbf(d);
 	p->netem = impair_needs_netem(d);
+	p->ingress = has(d, IMP_DIRECTION) && d->direction == IMP_INGRESS;
+	if ((has(d, IMP_DST) && d->dst_plen > 0) || (has(d, IMP_DPORT) && d->dport)) {
+		p->scoped = true;
+		if (has(d, IMP_DST)) {
+			p->dst_plen = d->dst_plen;
+			memcpy(p->dst_addr, d->dst_addr, 4);
+		}
+		p->dport = has(d, IMP_DPORT) ? d->dport : 0;
+	}
 	if (p->tbf) {
 		uint64_t by_hz, by_ms, floor_mtu = (uint64_t)mtu + 14;
 		int64_t lat = has(d, IMP_LATENCY) ? d->tbf_latency :

@@ -70,6 +70,8 @@ static char *to_json(const struct journal_entry *e)
 	cJSON_AddNumberToObject(o, "handle", e->handle);
 	cJSON_AddBoolToObject(o, "default", e->is_default);
 	cJSON_AddStringToObject(o, "options", hex);
+	if (e->ifb[0])
+		cJSON_AddStringToObject(o, "ifb", e->ifb);
 	s = cJSON_Print(o);
 	cJSON_Delete(o);
 	return s;
@@ -123,6 +125,9 @@ static int from_json(const char *text, struct journal_entry *e)
 		e->opts[i] = (unsigned char)b;
 	}
 	e->optlen = n / 2;
+	v = cJSON_GetObjectItemCaseSensitive(o, "ifb");
+	if (cJSON_IsString(v))
+		snprintf(e->ifb, sizeof(e->ifb), "%s", v->valuestring);
 	rc = 0;
 out:
 	cJSON_Delete(o);
@@ -275,5 +280,50 @@ int journal_list(struct journal_entry *out, int max, int *n,
 		free(text);
 	}
 	closedir(dir);
+	return 0;
+}
+
+int journal_set_ifb(uint64_t netns, int ifindex, const char *ifb,
+		    struct ll_err *err)
+{
+	struct journal_entry e;
+	char path[512], tmp[560];
+	char *s;
+	size_t len;
+	int fd, rc;
+
+	rc = journal_lookup(netns, ifindex, &e, err);
+	if (rc < 0)
+		return rc;
+	snprintf(e.ifb, sizeof(e.ifb), "%s", ifb ? ifb : "");
+	entry_path(path, sizeof(path), netns, ifindex);
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+	s = to_json(&e);
+	if (!s)
+		return ll_err_set(err, -ENOMEM, "journal: cannot encode entry");
+	len = strlen(s);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		rc = ll_err_set(err, -errno, "journal: cannot write %s: %s", tmp,
+				strerror(errno));
+		free(s);
+		return rc;
+	}
+	if (write(fd, s, len) != (ssize_t)len || fsync(fd) < 0) {
+		rc = ll_err_set(err, -EIO, "journal: write %s: %s", tmp, strerror(errno));
+		close(fd);
+		unlink(tmp);
+		free(s);
+		return rc;
+	}
+	close(fd);
+	free(s);
+	/* atomic replace keeps the first original (copied from the entry) */
+	if (rename(tmp, path) < 0) {
+		rc = ll_err_set(err, -errno, "journal: cannot replace %s: %s", path,
+				strerror(errno));
+		unlink(tmp);
+		return rc;
+	}
 	return 0;
 }

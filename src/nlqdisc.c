@@ -738,7 +738,9 @@ static int on_dump(struct nl_msg *m, void *arg)
 		memmove(&d->st->q[1], &d->st->q[0], sizeof(q) * (size_t)d->st->n);
 		d->st->q[0] = q;
 		d->st->n++;
-	} else if (d->st->n < PEER_MAX_QDISCS && q.parent != TC_H_INGRESS) {
+	} else if (q.parent == TC_H_INGRESS) {
+		d->st->has_ingress = true;
+	} else if (d->st->n < PEER_MAX_QDISCS) {
 		d->st->q[d->st->n++] = q;
 	}
 	return NL_OK;
@@ -754,6 +756,7 @@ int nlqdisc_dump(struct nl_sock *sk, int ifindex, struct qdisc_state *st,
 	int rc;
 
 	st->n = 0;
+	st->has_ingress = false;
 	if (root)
 		memset(root, 0, sizeof(*root));
 	m = nlmsg_alloc_simple(RTM_GETQDISC, NLM_F_DUMP);

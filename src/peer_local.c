@@ -36,6 +36,7 @@
 #include <netlink/route/tc.h>
 #include <netlink/socket.h>
 
+#include "linklab/flowfilter.h"
 #include "linklab/impair.h"
 #include "linklab/journal.h"
 #include "linklab/nlqdisc.h"
@@ -45,6 +46,8 @@
 #define H_ROOT  0x00010000u     /* 1:   */
 #define H_CLASS 0x00010001u     /* 1:1  */
 #define H_NETEM 0x000a0000u     /* 10:  */
+#define H_CLASS2 0x00010002u    /* 1:2  (unshaped default class) */
+#define H_INGRESS 0xffff0000u   /* ffff: */
 
 struct local {
 	struct nl_sock *sk;
@@ -417,39 +420,86 @@ static bool has_netem_child(const struct qdisc_state *st)
 	return false;
 }
 
+static int install_scoped(struct local *l, const char *dev, int ifindex,
+			  const struct impair_plan *plan, struct ll_err *err)
+{
+	struct nlqdisc_target ch = { ifindex, H_CLASS, H_NETEM, NLQ_REPLACE };
+	uint64_t shaped = plan->tbf ? plan->rate_Bps : FF_UNSHAPED_BPS / 8;
+	uint32_t burst = plan->tbf ? plan->burst : tccmd_unshaped_burst(plan);
+	struct nl_msg *m = NULL;
+	char what[80];
+	int rc;
+
+	snprintf(what, sizeof(what), "replace root htb on %s", dev);
+	rc = send_built(l, m, ff_build_htb(ifindex, H_ROOT, 2, &m, err), what,
+			"htb", err);
+	if (rc < 0)
+		return rc;
+	snprintf(what, sizeof(what), "replace htb class 1:1 on %s", dev);
+	rc = send_built(l, m, ff_build_htb_class(ifindex, H_ROOT, H_CLASS, shaped,
+						 burst, impair_kernel_hz(), &m, err),
+			what, "htb", err);
+	if (rc < 0)
+		return rc;
+	snprintf(what, sizeof(what), "replace htb class 1:2 on %s", dev);
+	rc = send_built(l, m, ff_build_htb_class(ifindex, H_ROOT, H_CLASS2,
+						 FF_UNSHAPED_BPS / 8,
+						 tccmd_unshaped_burst(plan),
+						 impair_kernel_hz(), &m, err),
+			what, "htb", err);
+	if (rc < 0)
+		return rc;
+	if (plan->netem) {
+		snprintf(what, sizeof(what), "replace netem 10: under 1:1 on %s", dev);
+		rc = send_built(l, m, nlqdisc_build_netem(&ch, plan, true, &m, err),
+				what, "netem", err);
+		if (rc < 0)
+			return rc;
+	}
+	snprintf(what, sizeof(what), "replace u32 filter on %s", dev);
+	return send_built(l, m, ff_build_flow(ifindex, H_ROOT, H_CLASS, plan->dst_addr,
+					      plan->dst_plen, plan->dport, &m, err),
+			  what, "u32", err);
+}
+
 static int install(struct local *l, const char *dev, int ifindex,
 		   const struct impair_plan *plan, const struct qdisc_state *st,
 		   const struct nlqdisc_root *root, struct ll_err *err)
 {
 	struct nlqdisc_target rt = { ifindex, TC_H_ROOT, H_ROOT, NLQ_REPLACE };
 	struct nlqdisc_target ch = { ifindex, H_CLASS, H_NETEM, NLQ_REPLACE };
-	const char *kind = plan->tbf ? "tbf" : "netem";
+	const char *kind = plan->scoped ? "htb" : plan->tbf ? "tbf" : "netem";
+	bool classful = plan->scoped || plan->tbf;
 	struct nl_msg *m = NULL;
+	bool same_root = root->found && root->handle == H_ROOT &&
+			 strcmp(root->kind, kind) == 0;
 	char what[64];
 	int rc;
 
 	if (root->found && root->handle == H_ROOT &&
 	    (strcmp(root->kind, kind) != 0 ||
-	     (plan->tbf && !plan->netem && has_netem_child(st)))) {
+	     (classful && !plan->netem && has_netem_child(st)))) {
 		rc = del_qdisc(l, dev, ifindex, TC_H_ROOT, 0, err);
 		if (rc < 0)
 			return rc;
+		same_root = false;
 	}
 	/* The kernel keeps a netem's delay distribution table on "change" (an
 	 * absent TCA_NETEM_DELAY_DIST leaves it, and no table can be sent to
 	 * mean uniform), so going back to uniform jitter needs a fresh netem. */
-	if (plan->netem && plan->jitter_ns && plan->dist == IMP_DIST_UNIFORM) {
-		if (!plan->tbf && root->found && root->handle == H_ROOT &&
-		    strcmp(root->kind, "netem") == 0)
+	if (same_root && plan->netem && plan->jitter_ns &&
+	    plan->dist == IMP_DIST_UNIFORM) {
+		if (!classful)
 			rc = del_qdisc(l, dev, ifindex, TC_H_ROOT, 0, err);
-		else if (plan->tbf && root->found && root->handle == H_ROOT &&
-			 strcmp(root->kind, "tbf") == 0 && has_netem_child(st))
+		else if (has_netem_child(st))
 			rc = del_qdisc(l, dev, ifindex, H_CLASS, H_NETEM, err);
 		else
 			rc = 0;
 		if (rc < 0)
 			return rc;
 	}
+	if (plan->scoped)
+		return install_scoped(l, dev, ifindex, plan, err);
 	snprintf(what, sizeof(what), "replace root %s on %s", kind, dev);
 	if (plan->tbf)
 		rc = send_built(l, m, nlqdisc_build_tbf(&rt, plan, &m, err), what,
@@ -462,6 +512,58 @@ static int install(struct local *l, const char *dev, int ifindex,
 	snprintf(what, sizeof(what), "replace netem 10: under 1:1 on %s", dev);
 	return send_built(l, m, nlqdisc_build_netem(&ch, plan, true, &m, err),
 			  what, "netem", err);
+}
+
+/* Remove the ingress side of dev: its ingress qdisc (which takes the mirred
+ * filter with it) and the IFB device. Absent pieces are fine. */
+static int undo_ingress(struct local *l, const char *dev, int ifindex,
+			const char *ifb, struct ll_err *err)
+{
+	struct qdisc_state st;
+	int rc;
+
+	rc = nlqdisc_dump(l->sk, ifindex, &st, NULL, err);
+	if (rc < 0)
+		return rc;
+	if (st.has_ingress) {
+		rc = del_qdisc(l, dev, ifindex, TC_H_INGRESS, H_INGRESS, err);
+		if (rc < 0)
+			return rc;
+	}
+	return ff_ifb_delete(l->sk, ifb, err);
+}
+
+/* Ingress: IFB device, ingress qdisc + mirred redirect on dev, plan on the
+ * IFB. The journal entry of dev already names the IFB. */
+static int install_ingress(struct local *l, const char *dev, int ifindex,
+			   const struct impair_plan *plan, const char *ifb,
+			   struct ll_err *err)
+{
+	struct qdisc_state st;
+	struct nlqdisc_root root;
+	struct nl_msg *m = NULL;
+	bool created;
+	char what[80];
+	int ifb_idx, rc;
+
+	rc = ff_ifb_ensure(l->sk, ifb, &ifb_idx, &created, err);
+	if (rc < 0)
+		return rc;
+	snprintf(what, sizeof(what), "replace ingress qdisc on %s", dev);
+	rc = send_built(l, m, ff_build_ingress(ifindex, NLM_F_CREATE | NLM_F_REPLACE,
+					       &m, err), what, "ingress", err);
+	if (rc < 0)
+		return rc;
+	snprintf(what, sizeof(what), "redirect %s ingress to %s", dev, ifb);
+	rc = send_built(l, m, ff_build_mirred(ifindex, ifb_idx, &m, err), what,
+			"u32", err);
+	if (rc < 0)
+		return rc;
+	rc = nlqdisc_dump(l->sk, ifb_idx, &st, &root, err);
+	if (rc < 0)
+		return rc;
+	snprintf(st.dev, sizeof(st.dev), "%s", ifb);
+	return install(l, ifb, ifb_idx, plan, &st, &root, err);
 }
 
 static int local_apply(struct peer *p, const char *dev, const struct impair *d,
@@ -507,6 +609,39 @@ static int local_apply(struct peer *p, const char *dev, const struct impair *d,
 	} else if (rc < 0) {
 		return ll_err_set(err, rc, "%s: journal entry unreadable; run clear first", dev);
 	}
+	if (plan.ingress) {
+		char ifb[IF_NAMESIZE];
+		bool had_ifb = je.ifb[0] != '\0';
+
+		ff_ifb_name(dev, ifb, sizeof(ifb));
+		if (st.has_ingress && !had_ifb) {
+			rc = ll_err_set(err, -EBUSY,
+					"%s: has an ingress qdisc linklab did not create; nothing changed (remove it with: tc qdisc del dev %s ingress)",
+					dev, dev);
+			if (fresh)
+				journal_remove(l->netns, ifindex, NULL);
+			return rc;
+		}
+		/* journal first: a kill -9 after this still gets cleaned up */
+		rc = journal_set_ifb(l->netns, ifindex, ifb, err);
+		if (rc < 0)
+			return rc;
+		rc = install_ingress(l, dev, ifindex, &plan, ifb, err);
+		if (rc == 0)
+			return 0;
+		if (!had_ifb) {
+			if (undo_ingress(l, dev, ifindex, ifb, &rerr) == 0) {
+				journal_set_ifb(l->netns, ifindex, "", NULL);
+				if (fresh)
+					journal_remove(l->netns, ifindex, NULL);
+				err_append(err, "; the ingress side was removed again");
+			} else {
+				err_append(err, "; removing the ingress side failed too: ");
+				err_append(err, rerr.msg);
+			}
+		}
+		return rc;
+	}
 	rc = install(l, dev, ifindex, &plan, &st, &root, err);
 	if (rc == 0)
 		return 0;
@@ -538,6 +673,13 @@ static int clear_ifindex(struct local *l, const char *dev, int ifindex,
 	rc = restore(l, dev, ifindex, &je, err);
 	if (rc < 0)
 		return rc;
+	if (je.ifb[0]) {
+		rc = undo_ingress(l, dev, ifindex, je.ifb, err);
+		if (rc < 0) {
+			ll_err_prefix(err, "%s: removing the ingress side: ", dev);
+			return rc;
+		}
+	}
 	return journal_remove(l->netns, ifindex, err);
 }
 
@@ -577,6 +719,9 @@ static int local_clear_all(struct peer *p, struct ll_err *err)
 		if (list[i].netns != l->netns)
 			continue;
 		if (!if_indextoname((unsigned)list[i].ifindex, name)) {
+			/* its qdiscs went with it; an IFB of ours would not */
+			if (list[i].ifb[0])
+				ff_ifb_delete(l->sk, list[i].ifb, NULL);
 			journal_remove(l->netns, list[i].ifindex, NULL);
 			continue;
 		}

@@ -8,6 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include "linklab/flowfilter.h"
 #include "linklab/netem_dist.h"
 #include "linklab/tccmd.h"
 #include "linklab/units.h"
@@ -136,6 +140,64 @@ static void netem_words(struct sbuf *b, const struct impair_plan *p)
 		sb_add(b, " seed %" PRIu64, p->seed);
 }
 
+/* Lines that install p on the device whose quoted name is q. */
+static void plan_lines(struct sbuf *b, const char *q, const struct impair_plan *p)
+{
+	char r[32], bu[32], li[32];
+
+	if (p->scoped) {
+		/* htb 1: default 2; 1:1 shaped (or unshaped when only netem),
+		 * 1:2 unshaped; netem 10: under 1:1; u32 to 1:1 */
+		uint64_t shaped = p->tbf ? p->rate_Bps * 8 : FF_UNSHAPED_BPS;
+		uint32_t burst = p->tbf ? p->burst : tccmd_unshaped_burst(p);
+		char a[INET_ADDRSTRLEN];
+
+		sb_add(b, "tc qdisc replace dev %s root handle 1: htb default 2\n", q);
+		sb_add(b, "tc class replace dev %s parent 1: classid 1:1 htb rate %s ceil %s burst %s cburst %s\n",
+		       q, units_format_rate(shaped, r, sizeof(r)), r,
+		       units_format_size(burst, bu, sizeof(bu)), bu);
+		sb_add(b, "tc class replace dev %s parent 1: classid 1:2 htb rate %s ceil %s burst %s cburst %s\n",
+		       q, units_format_rate(FF_UNSHAPED_BPS, r, sizeof(r)), r,
+		       units_format_size(tccmd_unshaped_burst(p), bu, sizeof(bu)), bu);
+		if (p->netem) {
+			sb_add(b, "tc qdisc replace dev %s parent 1:1 handle 10:", q);
+			netem_words(b, p);
+			sb_add(b, "\n");
+		}
+		sb_add(b, "tc filter replace dev %s parent 1: protocol ip prio 1 handle 800::800 u32", q);
+		if (p->dst_plen) {
+			inet_ntop(AF_INET, p->dst_addr, a, sizeof(a));
+			sb_add(b, " match ip dst %s/%u", a, p->dst_plen);
+		}
+		if (p->dport)
+			sb_add(b, " match ip dport %u 0xffff", p->dport);
+		sb_add(b, " flowid 1:1\n");
+		return;
+	}
+	if (p->tbf) {
+		sb_add(b, "tc qdisc replace dev %s root handle 1: tbf rate %s burst %s limit %s\n",
+		       q, units_format_rate(p->rate_Bps * 8, r, sizeof(r)),
+		       units_format_size(p->burst, bu, sizeof(bu)),
+		       units_format_size(p->tbf_limit, li, sizeof(li)));
+	}
+	if (p->netem) {
+		if (p->tbf)
+			sb_add(b, "tc qdisc replace dev %s parent 1:1 handle 10:", q);
+		else
+			sb_add(b, "tc qdisc replace dev %s root handle 1:", q);
+		netem_words(b, p);
+		sb_add(b, "\n");
+	}
+}
+
+uint32_t tccmd_unshaped_burst(const struct impair_plan *p)
+{
+	(void)p;
+	/* one HZ-250 tick of 100 Gbit/s: tc's own default (rate / psched hz
+	 * + 1600 = 1612 bytes) would throttle the unshaped class */
+	return (uint32_t)(FF_UNSHAPED_BPS / 8 / 250);
+}
+
 int tccmd_apply(const char *dev, const struct impair_plan *p, char *out,
 		size_t len, struct ll_err *err)
 {
@@ -153,24 +215,41 @@ int tccmd_apply(const char *dev, const struct impair_plan *p, char *out,
 		return ll_err_set(err, -EINVAL, "empty plan: nothing to apply");
 	if (tccmd_quote(dev, q, sizeof(q)) < 0)
 		return ll_err_set(err, -ENOSPC, "interface name too long to quote");
-	if (p->tbf) {
-		char r[32], bu[32], li[32];
+	if (p->ingress) {
+		char ifb[IF_NAMESIZE_TCCMD + 1], qi[4 * IF_NAMESIZE_TCCMD + 8];
 
-		sb_add(&b, "tc qdisc replace dev %s root handle 1: tbf rate %s burst %s limit %s\n",
-		       q, units_format_rate(p->rate_Bps * 8, r, sizeof(r)),
-		       units_format_size(p->burst, bu, sizeof(bu)),
-		       units_format_size(p->tbf_limit, li, sizeof(li)));
-	}
-	if (p->netem) {
-		if (p->tbf)
-			sb_add(&b, "tc qdisc replace dev %s parent 1:1 handle 10:", q);
-		else
-			sb_add(&b, "tc qdisc replace dev %s root handle 1:", q);
-		netem_words(&b, p);
-		sb_add(&b, "\n");
+		ff_ifb_name(dev, ifb, sizeof(ifb));
+		tccmd_quote(ifb, qi, sizeof(qi));
+		sb_add(&b, "{ ip link add %s type ifb 2>/dev/null || true; }\n", qi);
+		sb_add(&b, "ip link set dev %s up\n", qi);
+		sb_add(&b, "tc qdisc replace dev %s ingress\n", q);
+		sb_add(&b, "tc filter replace dev %s parent ffff: protocol all prio 1 handle 800::800 u32 match u32 0 0 action mirred egress redirect dev %s\n",
+		       q, qi);
+		plan_lines(&b, qi, p);
+	} else {
+		plan_lines(&b, q, p);
 	}
 	if (b.err)
 		return ll_err_set(err, b.err, "tc command lines do not fit in %zu bytes", len);
+	return 0;
+}
+
+int tccmd_clear_ingress(const char *dev, char *out, size_t len,
+			struct ll_err *err)
+{
+	char q[4 * IF_NAMESIZE_TCCMD + 8], ifb[IF_NAMESIZE_TCCMD + 1];
+	char qi[4 * IF_NAMESIZE_TCCMD + 8];
+	int n;
+
+	if (!dev || !*dev || strlen(dev) > IF_NAMESIZE_TCCMD)
+		return ll_err_set(err, -EINVAL, "bad interface name");
+	tccmd_quote(dev, q, sizeof(q));
+	ff_ifb_name(dev, ifb, sizeof(ifb));
+	tccmd_quote(ifb, qi, sizeof(qi));
+	n = snprintf(out, len, "{ tc qdisc del dev %s ingress 2>/dev/null || true; }\n"
+		     "{ ip link del %s type ifb 2>/dev/null || true; }\n", q, qi);
+	if (n < 0 || (size_t)n >= len)
+		return ll_err_set(err, -ENOSPC, "tc command does not fit in %zu bytes", len);
 	return 0;
 }
 

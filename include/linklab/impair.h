@@ -53,6 +53,17 @@ enum impair_bit {
 	IMP_SLOT_PACKETS= 1u << 26,
 	IMP_SLOT_BYTES  = 1u << 27,
 	IMP_SEED        = 1u << 28,
+	/* scope: where the dial applies (not an impairment by itself) */
+	IMP_DIRECTION   = 1u << 29,
+	IMP_DST         = 1u << 30,
+};
+/* the last bit; a #define because enumerators must fit an int */
+#define IMP_DPORT (1u << 31)
+
+/* Direction of the dial on an interface. */
+enum impair_direction {
+	IMP_EGRESS = 0,         /* the interface's own root qdisc */
+	IMP_INGRESS,            /* incoming packets, redirected to an IFB */
 };
 
 /* netem delay distribution (tc-netem "distribution"). UNIFORM is the
@@ -112,6 +123,11 @@ struct impair {
 	int32_t slot_packets;    /* max packets per slot, 0 = unlimited */
 	int32_t slot_bytes;      /* max bytes per slot, 0 = unlimited */
 	uint64_t seed;           /* netem PRNG seed (kernel >= 6.6) */
+	/* scope: "direction egress|ingress", "dst A.B.C.D[/N]", "dport N" */
+	uint8_t direction;       /* enum impair_direction */
+	uint8_t dst_plen;        /* 0..32 */
+	uint8_t dst_addr[4];     /* IPv4, network order */
+	uint16_t dport;          /* TCP/UDP destination port, 1..65535 */
 };
 
 /* Field kinds for the schema table. */
@@ -123,6 +139,7 @@ enum impair_kind { IMPK_RATE, IMPK_TIME, IMPK_SIZE, IMPK_PERCENT, IMPK_COUNT,
 	IMPK_INT,       /* signed 32-bit count */
 	IMPK_U64,       /* unsigned 64-bit number */
 	IMPK_TIMEPAIR,  /* "MIN" or "MIN,MAX" times */
+	IMPK_PREFIX,    /* IPv4 address with optional /N */
 };
 
 /* One dial field: name as on the command line (--NAME) and in profiles. */
@@ -191,6 +208,12 @@ struct impair_plan {
 	uint64_t seed;
 	uint32_t limit_need;     /* packets rate x (delay + jitter) needs,
 				  * ceil(rate * t / (8 * mtu)), no margin */
+	/* scope */
+	bool ingress;            /* install on the IFB device of the interface */
+	bool scoped;             /* htb 1: + u32 filter to class 1:1 */
+	uint8_t dst_plen;
+	uint8_t dst_addr[4];
+	uint16_t dport;
 };
 
 /* Derive the plan. mtu: device MTU in bytes (0 -> 1500). hz: kernel HZ (0 ->

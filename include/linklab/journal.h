@@ -32,6 +32,9 @@ struct journal_entry {
 	bool is_default;         /* kernel default: restore = delete root */
 	size_t optlen;           /* bytes in opts */
 	unsigned char opts[JOURNAL_OPTS_MAX];
+	/* ingress shaping (issue 3): the IFB device linklab created for this
+	 * interface ("" = none) - clear deletes it and the ingress qdisc */
+	char ifb[IF_NAMESIZE];
 };
 
 /* The journal directory ($LINKLAB_RUN_DIR or /run/linklab). */
@@ -44,6 +47,13 @@ int journal_netns(uint64_t *ino, struct ll_err *err);
  * original wins. Creates the directory (0700). Returns 1 if recorded, 0 if
  * an entry already existed (left untouched), or -errno. */
 int journal_record(const struct journal_entry *e, struct ll_err *err);
+
+/* Set (or with ifb "" drop) the IFB device name of an existing entry,
+ * keeping the journalled original. Written before the IFB is created, so a
+ * kill -9 in between still leaves a trace for clear --all. 0, -ENOENT if
+ * there is no entry, or -errno. */
+int journal_set_ifb(uint64_t netns, int ifindex, const char *ifb,
+		    struct ll_err *err);
 
 /* Read the entry for (netns, ifindex). 0, -ENOENT if none, -EINVAL if the
  * file is damaged, or -errno. */

@@ -70,6 +70,8 @@ struct qdisc_state {
 	char dev[IF_NAMESIZE];
 	int n;
 	struct qdisc_info q[PEER_MAX_QDISCS];
+	bool has_ingress;         /* an ingress/clsact qdisc (ffff:fff1) is
+				   * there (added by issue 3; not in q[]) */
 };
 
 /* Fold a read-back tree into a dial (what the kernel now holds, in dial
