@@ -1,0 +1,259 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tests/lab/bridge.sh - middle-box mode end to end in the three-namespace lab
+# (lab/lab-bridge.sh: peer A - middle - peer B). This kernel has no netem, so
+# the dials run in linklab's userspace engine; figures are printed.
+#   delay 50ms each way -> RTT ~100 ms (UDP echo probes)
+#   loss 1% -> UDP loss (linklab test -u) inside the binomial 99% interval
+#   rate 50mbit -> TCP goodput at the frame ceiling 50 * 1448/1514 = 47.8 Mbit/s
+#   per-direction dials, jitter spread, duplicate/reorder counts,
+#   stopping the engine tears the path down and restores the ports,
+#   the kernel engine (Linux bridge + tbf) where the dial needs no netem.
+. "$(dirname "$0")/lib.sh"
+need_root bridge
+for t in python3 iperf3; do
+	command -v $t >/dev/null || { skip "bridge: $t not installed"; summary bridge; exit 0; }
+done
+[ -x "$LINKLAB" ] || { fail "bridge: $LINKLAB not built"; summary bridge; exit 1; }
+
+export LL_NS_A=llba-t LL_NS_M=llbm-t LL_NS_B=llbb-t
+export LL_LAB_DIR="${TMPDIR:-/tmp}/linklab-lab-bridge-t" LINKLAB
+LB="sh $LL_REPO/lab/lab-bridge.sh"
+T=$(mktemp -d)
+cleanup() { $LB down >/dev/null 2>&1; rm -rf "$T"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+if ! $LB up > "$T/up.log" 2>&1; then
+	cat "$T/up.log"
+	fail "bridge: three-namespace lab up"
+	summary bridge; exit 1
+fi
+eval "$($LB env)"
+ina() { ip netns exec "$LL_NS_A" "$@"; }
+inb() { ip netns exec "$LL_NS_B" "$@"; }
+inm() { ip netns exec "$LL_NS_M" "$@"; }
+engine() { $LB engine "$@" > "$T/engine.log" 2>&1 || { cat "$T/engine.log"; return 1; }; }
+stop_engine() { $LB stop-engine > "$T/stop.out" 2>&1; }
+
+# UDP echo RTT probes: prints "median min max n sd" in ms
+cat > "$T/rtt.py" <<'EOF'
+import socket, sys, time, statistics
+if sys.argv[1] == "server":
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((sys.argv[2], int(sys.argv[3])))
+    s.settimeout(float(sys.argv[4]))
+    try:
+        while True:
+            d, a = s.recvfrom(2048)
+            s.sendto(d, a)
+    except socket.timeout:
+        pass
+    sys.exit(0)
+host, port, n, gap = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(1.5)
+r = []
+for i in range(-3, n):   # 3 warm-up probes (neighbour resolution) not counted
+    msg = str(i).encode()
+    t = time.monotonic_ns()
+    s.sendto(msg, (host, port))
+    try:
+        while True:
+            d, _ = s.recvfrom(2048)
+            if d == msg:
+                break
+        if i >= 0:
+            r.append((time.monotonic_ns() - t) / 1e6)
+    except socket.timeout:
+        pass
+    time.sleep(gap)
+if len(r) < 2:
+    print("nan nan nan %d nan nan nan" % len(r)); sys.exit(1)
+q = statistics.quantiles(r, n=40)   # q[0] = 2.5%, q[9] = 25%, q[29] = 75%, q[38] = 97.5%
+print("%.3f %.3f %.3f %d %.3f %.3f %.3f %.3f" % (statistics.median(r), min(r), max(r), len(r),
+      statistics.stdev(r), q[29] - q[9], q[0], q[38]))
+EOF
+PORT=7700
+rtt() { # N GAP -> "median min max n sd iqr p2.5 p97.5" (ms)
+	PORT=$((PORT+1))
+	inb python3 "$T/rtt.py" server "$LL_ADDR_B" $PORT 4 &
+	sp=$!
+	sleep 0.3
+	ina python3 "$T/rtt.py" client "$LL_ADDR_B" $PORT "$1" "$2"
+	kill $sp 2>/dev/null; wait $sp 2>/dev/null
+}
+py() { python3 -c "$@"; }
+# linklab test through the bridge; JSON in $T/test.json
+ltest() {
+	PORT=$((PORT+1))
+	inb "$LINKLAB" serve -1 -p $PORT > /dev/null 2>&1 &
+	sp=$!
+	sleep 0.3
+	ina "$LINKLAB" test -c "$LL_ADDR_B" -p $PORT -J "$@" > "$T/test.json" 2> "$T/test.err"
+	rc=$?
+	kill $sp 2>/dev/null; wait $sp 2>/dev/null
+	return $rc
+}
+promisc() { inm ip -d link show dev "$1" | sed -n 's/.*promiscuity \([0-9]*\).*/\1/p'; }
+
+# --- plain forwarding (the lab's idle engine) ---------------------------------
+set -- $(rtt 20 0.01)
+base=$1
+if py "import sys; sys.exit(0 if float('$base') < 2 else 1)" 2>/dev/null; then
+	pass "bridge: plain forwarding, RTT ${base} ms"
+else
+	fail "bridge: plain forwarding RTT '$base' ms (want < 2 ms)"; base=0
+fi
+[ "$(promisc veth-ma)" -ge 1 ] 2>/dev/null && [ "$(promisc veth-mb)" -ge 1 ] 2>/dev/null &&
+	pass "bridge: both ports promiscuous while forwarding" ||
+	fail "bridge: ports not promiscuous (veth-ma $(promisc veth-ma), veth-mb $(promisc veth-mb))"
+
+# --- delay 50ms each way ---------------------------------------------------------
+if engine --delay 50ms; then
+	set -- $(rtt 40 0.02)
+	echo "  figure: delay 50ms each way: RTT median $1 ms (min $2, max $3, n $4; plain path $base ms)"
+	if py "import sys; m=float('$1')-float('$base'); sys.exit(0 if abs(m-100) <= 1.0 else 1)"; then
+		pass "bridge: delay 50ms each way -> RTT $1 ms (100 ms within 1%)"
+	else
+		fail "bridge: delay 50ms each way -> RTT $1 ms (want 100 ms +- 1 ms over the plain $base ms)"
+	fi
+else
+	fail "bridge: engine --delay 50ms did not start"
+fi
+
+# --- per-direction dials -----------------------------------------------------------
+if engine --a-to-b-delay 30ms --b-to-a-delay 10ms --a-to-b-loss 20% --seed 3 -J; then
+	set -- $(rtt 40 0.02)
+	n=$4; med=$1
+	stop_engine
+	if py "
+import json,sys
+d=json.load(open('$T/stop.out'))
+a,b=d['a_to_b'],d['b_to_a']
+# echo requests A->B lose 20%, replies B->A none; RTT 30 + 10 ms
+ok = a['lost']>0 and b['lost']==0 and abs(float('$med')-float('$base')-40)<=1.0
+print('  figure: per-direction: RTT %s ms, A->B lost %d of %d, B->A lost %d of %d' % ('$med', a['lost'], a['rx_packets'], b['lost'], b['rx_packets']))
+sys.exit(0 if ok else 1)"; then
+		pass "bridge: per-direction dials (A->B 30ms + 20% loss, B->A 10ms)"
+	else
+		fail "bridge: per-direction dials (RTT $med ms, probes answered $n)"; cat "$T/stop.out"
+	fi
+else
+	fail "bridge: engine with per-direction dials did not start"
+fi
+
+# --- loss 1%: UDP through linklab's own test engine ----------------------------
+if engine --loss 1% && ltest -u -b 80M -l 1200 -t 4; then
+	if py "
+import json,sys,math
+s=json.load(open('$T/test.json'))['end']['sum']
+n,l=s['packets'],s['lost_packets']; p=0.01
+h=2.576*math.sqrt(n*p*(1-p))
+print('  figure: loss 1%%: %d of %d UDP datagrams lost (%.3f%%), 99%% interval %.0f..%.0f' % (l,n,100.0*l/n,n*p-h,n*p+h))
+sys.exit(0 if n>10000 and abs(l-n*p)<=h else 1)"; then
+		pass "bridge: loss 1% -> UDP loss inside the binomial 99% interval"
+	else
+		fail "bridge: loss 1% -> UDP loss outside the interval (or too few datagrams)"
+	fi
+else
+	fail "bridge: UDP test through loss 1% failed: $(cat "$T/test.err" 2>/dev/null)"
+fi
+
+# --- rate 50mbit: TCP goodput at the frame ceiling ---------------------------------
+if engine --rate 50mbit && ltest -t 6; then
+	if py "
+import json,sys
+g=json.load(open('$T/test.json'))['end']['sum_received']['bits_per_second']/1e6
+c=50*1448/1514
+print('  figure: rate 50mbit: TCP goodput %.2f Mbit/s, frame ceiling %.2f (%.1f%%)' % (g,c,100*g/c))
+sys.exit(0 if 0.97*c <= g <= 1.01*c else 1)"; then
+		pass "bridge: rate 50mbit -> TCP goodput at the frame ceiling"
+	else
+		fail "bridge: rate 50mbit -> goodput off the 47.8 Mbit/s ceiling"
+	fi
+else
+	fail "bridge: TCP test through rate 50mbit failed: $(cat "$T/test.err" 2>/dev/null)"
+fi
+
+# --- jitter: spread of the RTT matches two uniform +-5 ms -----------------------
+if engine --delay 20ms --jitter 5ms; then
+	set -- $(rtt 150 0.01)
+	# sum of two independent U(-5,5) (triangular on -10..10 ms): sd 4.08 ms,
+	# interquartile range 2 * (10 - sqrt(50)) = 5.86 ms, support 30..50 ms
+	if py "
+import sys
+med,mn,mx,sd,iqr,lo,hi=map(float,'$1 $2 $3 $5 $6 $7 $8'.split())
+print('  figure: delay 20ms jitter 5ms: RTT median %.2f, 2.5%%..97.5%% %.2f..%.2f, min %.2f max %.2f, sd %.2f, IQR %.2f ms (uniform each way: sd 4.08, IQR 5.86, range 30..50)' % (med,lo,hi,mn,mx,sd,iqr))
+sys.exit(0 if 4.7<=iqr<=7.0 and lo>=29.9 and hi<=51 and abs(med-40-float('$base'))<=1.5 else 1)"; then
+		pass "bridge: jitter spread matches the uniform distribution"
+	else
+		fail "bridge: jitter spread off"
+	fi
+else
+	fail "bridge: engine with jitter did not start"
+fi
+
+# --- duplicate and reorder counts (engine counters over a UDP run) ---------------
+if engine --delay 5ms --duplicate 5% --reorder 25% --gap 5 --seed 9 -J && ltest -u -b 40M -l 1000 -t 2; then
+	stop_engine
+	if py "
+import json,sys,math
+a=json.load(open('$T/stop.out'))['a_to_b']
+n=a['rx_packets']; d=a['duplicated']; r=a['reordered']
+h=2.576*math.sqrt(n*0.05*0.95)
+# reorder 25% gap 5: 4 delayed, then 1 in 4 sent at once: 1 in 8 of all queued
+q=n+d; rr=q/8.0
+print('  figure: duplicate 5%%: %d of %d; reorder 25%% gap 5: %d reordered of %d queued (expect ~%.0f)' % (d,n,r,q,rr))
+sys.exit(0 if n>5000 and abs(d-0.05*n)<=h and abs(r-rr)<=0.08*rr else 1)"; then
+		pass "bridge: duplicate and reorder counts as configured"
+	else
+		fail "bridge: duplicate/reorder counts off"; cat "$T/stop.out"
+	fi
+else
+	fail "bridge: duplicate/reorder run failed: $(cat "$T/test.err" 2>/dev/null)"
+fi
+
+# --- stopping the engine: exit 0, ports restored, path torn down ------------------
+q_before="$(inm tc qdisc show dev veth-ma) / $(inm tc qdisc show dev veth-mb)"
+engine --delay 10ms
+stop_engine
+rc=$(cat "$LL_LAB_DIR/engine.rc" 2>/dev/null)
+q_after="$(inm tc qdisc show dev veth-ma) / $(inm tc qdisc show dev veth-mb)"
+set -- $(rtt 3 0.05)
+if [ "$rc" = 0 ] && [ "$(promisc veth-ma)" = 0 ] && [ "$(promisc veth-mb)" = 0 ] &&
+   [ "$q_before" = "$q_after" ] && [ "$4" = 0 ]; then
+	pass "bridge: SIGTERM stops forwarding (exit 0), promiscuous mode off, qdiscs untouched, no path left"
+else
+	fail "bridge: after SIGTERM: rc '$rc', promisc $(promisc veth-ma)/$(promisc veth-mb), qdiscs '$q_after' (was '$q_before'), probes answered '$4'"
+fi
+engine
+set -- $(rtt 10 0.01)
+py "import sys; sys.exit(0 if float('$1') < 2 else 1)" 2>/dev/null &&
+	pass "bridge: plain engine restarted, RTT $1 ms" ||
+	fail "bridge: plain path not back (RTT '$1')"
+
+# --- the kernel engine where the dial needs no netem -------------------------------
+stop_engine
+if inm "$LINKLAB" bridge veth-ma veth-mb --engine kernel --delay 10ms -t 1 > "$T/k.out" 2>&1; then
+	fail "bridge: --engine kernel with a delay succeeded on a kernel without netem?"
+else
+	grep -q netem "$T/k.out" && pass "bridge: --engine kernel refuses netem fields with a clear reason" ||
+		{ fail "bridge: --engine kernel refusal does not name netem"; cat "$T/k.out"; }
+fi
+$LB engine --engine kernel --rate 50mbit > "$T/engine.log" 2>&1
+if ltest -t 5; then
+	g=$(py "import json; print('%.2f' % (json.load(open('$T/test.json'))['end']['sum_received']['bits_per_second']/1e6))")
+	kind=$(root_kind "$LL_NS_M" veth-mb)
+	stop_engine
+	if py "import sys; sys.exit(0 if 46 <= float('$g') <= 48.5 else 1)" && [ "$kind" = tbf ] &&
+	   ! inm ip link show llbr0 >/dev/null 2>&1 && [ "$(root_kind "$LL_NS_M" veth-mb)" != tbf ]; then
+		pass "bridge: kernel engine (Linux bridge + tbf on the egress port): $g Mbit/s, bridge and tbf gone after stop"
+	else
+		fail "bridge: kernel engine: goodput $g, root qdisc while running '$kind'"; cat "$T/stop.out"
+	fi
+else
+	stop_engine
+	fail "bridge: kernel engine rate test failed: $(cat "$T/test.err" "$T/engine.log" 2>/dev/null)"
+fi
+
+summary bridge
