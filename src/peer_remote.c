@@ -236,19 +236,33 @@ static int remote_read_qdiscs(struct peer *p, const char *dev,
 	return rc;
 }
 
-/* The peer's CONFIG_HZ (from /proc/config.gz or /boot/config-*), else 250. */
-static unsigned remote_hz(struct remote *r)
+/* One round trip, once per session: the peer's CONFIG_HZ (from
+ * /proc/config.gz or /boot/config-*, else 250) and the inode of its network
+ * namespace (journal names). */
+static void remote_probe(struct remote *r)
 {
-	char *o = NULL;
+	char *o = NULL, *at;
 	unsigned hz = 0;
 
 	if (r->hz)
-		return r->hz;
-	if (run(r, "{ zcat /proc/config.gz 2>/dev/null || cat \"/boot/config-$(uname -r)\" 2>/dev/null; } | sed -n 's/^CONFIG_HZ=//p'",
-		"read CONFIG_HZ", &o, NULL, NULL) == 0 && o)
+		return;
+	if (run(r, "{ zcat /proc/config.gz 2>/dev/null || cat \"/boot/config-$(uname -r)\" 2>/dev/null; } | sed -n 's/^CONFIG_HZ=//p'; echo @; stat -L -c %i /proc/self/ns/net",
+		"probe CONFIG_HZ and netns", &o, NULL, NULL) == 0 && o) {
 		hz = (unsigned)strtoul(o, NULL, 10);
+		at = strchr(o, '@');
+		if (at && strspn(at + 2, "0123456789") > 0)
+			snprintf(r->nsid, sizeof(r->nsid), "%.*s",
+				 (int)strspn(at + 2, "0123456789"), at + 2);
+	}
 	free(o);
 	r->hz = (hz >= 24 && hz <= 10000) ? hz : 250;
+	if (!r->nsid[0])
+		snprintf(r->nsid, sizeof(r->nsid), "0");
+}
+
+static unsigned remote_hz(struct remote *r)
+{
+	remote_probe(r);
 	return r->hz;
 }
 
@@ -335,17 +349,7 @@ static struct rjournal *jfind(struct remote *r, const char *dev, bool create)
  * machine must not share a journal. */
 static void journal_path(struct remote *r, const char *dev, char *buf, size_t len)
 {
-	char *o = NULL;
-
-	if (!r->nsid[0]) {
-		if (run(r, "stat -L -c %i /proc/self/ns/net", "stat netns", &o, NULL,
-			NULL) == 0 && o && strspn(o, "0123456789") > 0)
-			snprintf(r->nsid, sizeof(r->nsid), "%.*s",
-				 (int)strspn(o, "0123456789"), o);
-		else
-			snprintf(r->nsid, sizeof(r->nsid), "0");
-		free(o);
-	}
+	remote_probe(r);
 	snprintf(buf, len, JOURNAL_DIR "/remote-%s-%s.tc.json", r->nsid, dev);
 }
 
@@ -355,34 +359,32 @@ static void journal_path(struct remote *r, const char *dev, char *buf, size_t le
 static int journal_take(struct remote *r, const char *dev, struct ll_err *err)
 {
 	struct rjournal *j = jfind(r, dev, false);
-	char path[128], *cur = NULL, *o = NULL;
+	char path[128], tmp[140], *o = NULL;
 	char *cmd;
 	int rc;
 
 	if (j && j->orig)
 		return 0;
-	rc = qdisc_json(r, dev, false, &cur, err);
-	if (rc < 0)
-		return rc;
-	cur[strcspn(cur, "\n")] = '\0';
 	cmd = calloc(1, CMD_MAX);
-	if (!cmd) {
-		free(cur);
+	if (!cmd)
 		return ll_err_set(err, -ENOMEM, "out of memory");
-	}
 	journal_path(r, dev, path, sizeof(path));
-	/* umask 077; mkdir -p DIR && { [ -e F ] || printf '%s\n' JSON > F; } && cat F */
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	/* umask 077; mkdir -p DIR && { [ -e F ] || { tc -j qdisc show dev X > F.tmp
+	 * && mv F.tmp F; }; } && cat F      (one round trip) */
 	rc = addraw(cmd, CMD_MAX, "umask 077; mkdir -p");
 	rc |= addw(cmd, CMD_MAX, JOURNAL_DIR);
 	rc |= addraw(cmd, CMD_MAX, "&& { [ -e");
 	rc |= addw(cmd, CMD_MAX, path);
-	rc |= addraw(cmd, CMD_MAX, "] || printf '%s\\n'");
-	rc |= addw(cmd, CMD_MAX, cur);
+	rc |= addraw(cmd, CMD_MAX, "] || { tc -j qdisc show dev");
+	rc |= addw(cmd, CMD_MAX, dev);
 	rc |= addraw(cmd, CMD_MAX, ">");
+	rc |= addw(cmd, CMD_MAX, tmp);
+	rc |= addraw(cmd, CMD_MAX, "&& mv");
+	rc |= addw(cmd, CMD_MAX, tmp);
 	rc |= addw(cmd, CMD_MAX, path);
-	rc |= addraw(cmd, CMD_MAX, "; } && cat");
+	rc |= addraw(cmd, CMD_MAX, "; }; } && cat");
 	rc |= addw(cmd, CMD_MAX, path);
-	free(cur);
 	if (rc) {
 		free(cmd);
 		return ll_err_set(err, -ENOSPC, "journal command too long");
@@ -630,10 +632,26 @@ static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 				      rerr.msg);
 		goto out;
 	}
-	/* read back to confirm */
-	rc = remote_read_qdiscs(p, dev, &qs, err);
-	if (rc < 0)
-		goto out;
+	/* disarm the timer and read back to confirm, in one round trip */
+	{
+		char rb[256] = "", *o = NULL;
+
+		if (timer > 1)
+			snprintf(rb, sizeof(rb), "kill %ld 2>/dev/null;", timer);
+		addraw(rb, sizeof(rb), "tc -j -s qdisc show dev");
+		if (addw(rb, sizeof(rb), dev) < 0) {
+			rc = ll_err_set(err, -ENOSPC, "command too long");
+			goto out;
+		}
+		rc = run(r, rb, "tc qdisc show (read-back)", &o, NULL, err);
+		if (rc == 0)
+			timer = 0;
+		if (rc == 0)
+			rc = tcjson_qdiscs(o, dev, &qs, err);
+		free(o);
+		if (rc < 0)
+			goto out;
+	}
 	if (qs.n < 1 || strcmp(qs.q[0].kind, plan.tbf ? "tbf" : "netem") != 0 ||
 	    (plan.tbf && qs.q[0].rate / 8 != plan.rate_Bps)) {
 		struct ll_err rerr = {0};

@@ -20,11 +20,14 @@ trap 'exit 130' INT TERM
 
 # --- the driver: linked against the core objects of a normal build --------
 B=${LL_BUILD:-$LL_REPO/build}
-if ! make -C "$LL_REPO" -s BUILD="$B" all > "$T/make.log" 2>&1; then
-	fail "make BUILD=$B all: $(tail -5 "$T/make.log")"
+# only the core objects (src/*.c but main.c): a half-written TUI file of
+# someone else must not stop this suite
+OBJS=$(cd "$LL_REPO" && for f in src/*.c; do [ "$f" = src/main.c ] || echo "$B/obj/$(basename "$f" .c).o"; done)
+if ! make -C "$LL_REPO" -s BUILD="$B" $OBJS > "$T/make.log" 2>&1; then
+	fail "make BUILD=$B core objects: $(tail -5 "$T/make.log")"
 	summary ssh; exit 1
 fi
-ar rcs "$T/libcore.a" $(ls "$B"/obj/*.o | grep -v '/main\.o$')
+ar rcs "$T/libcore.a" $OBJS
 PKGS="libnl-route-3.0 libssh2 ncursesw libcjson"
 if ! cc -std=c11 -D_GNU_SOURCE -O1 -g -I"$LL_REPO/include" -o "$T/drv" \
 	"$LL_REPO/tests/lab/remote_driver.c" "$T/libcore.a" \

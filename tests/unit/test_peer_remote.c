@@ -93,7 +93,13 @@ int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
 	(void)s; (void)timeout_ms; (void)err;
 	if (ncmds < MAXC)
 		cmds[ncmds++] = strdup(cmd);
-	if (started(cmd, "ip -j addr show")) {
+	if (started(cmd, "nohup sh -c ")) {
+		o = "4242\n";
+	} else if (started(cmd, "umask 077; mkdir -p ")) {
+		if (!journal[0])
+			snprintf(journal, sizeof(journal), "%s", orig_json);
+		o = journal;
+	} else if (started(cmd, "ip -j addr show")) {
 		o = "[{\"ifindex\":1,\"ifname\":\"lo\",\"flags\":[\"UP\"],\"mtu\":65536},"
 		    "{\"ifindex\":2,\"ifname\":\"a:b/speed\",\"flags\":[],\"mtu\":1500},"
 		    "{\"ifindex\":3,\"ifname\":\"eth0\",\"flags\":[\"UP\"],\"mtu\":9000}]\n"
@@ -104,18 +110,10 @@ int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
 		o = "[{\"ifindex\":5,\"ifname\":\"x\",\"flags\":[\"UP\"],\"mtu\":1500,"
 		    "\"qdisc\":\"noqueue\",\"operstate\":\"UP\"}]";
 	} else if (strstr(cmd, "CONFIG_HZ")) {
-		o = "250\n";
-	} else if (started(cmd, "stat -L -c %i /proc/self/ns/net")) {
-		o = "4026531840\n";
-	} else if (started(cmd, "tc -j qdisc show dev ") ||
-		   started(cmd, "tc -j -s qdisc show dev ")) {
+		o = "250\n@\n4026531840\n";
+	} else if (strstr(cmd, "tc -j qdisc show dev ") ||
+		   strstr(cmd, "tc -j -s qdisc show dev ")) {
 		o = applied ? after_json : orig_json;
-	} else if (started(cmd, "umask 077; mkdir -p ")) {
-		if (!journal[0])
-			snprintf(journal, sizeof(journal), "%s", orig_json);
-		o = journal;
-	} else if (started(cmd, "nohup sh -c ")) {
-		o = "4242\n";
 	} else if (started(cmd, "cat ")) {
 		o = journal;
 	} else if (started(cmd, "tc qdisc replace ") && !strstr(cmd, "rm -f")) {
@@ -185,7 +183,7 @@ static void assert_always_quoted(const char *name)
 			bool ok = s > cmds[i] && s[-1] == '\'' &&
 				  s[strlen(name)] == '\'';
 			bool in_path = s > cmds[i] && s[-1] == '-' &&
-				       strncmp(s + strlen(name), ".tc.json'", 9) == 0;
+				       strncmp(s + strlen(name), ".tc.json", 8) == 0;
 
 			if (!ok && !in_path) {
 				print_error("unquoted %s in: %s\n", q, cmds[i]);
@@ -219,20 +217,19 @@ static void test_apply_hostile_name(void **state)
 	assert_non_null(c);
 	assert_string_equal(c, "ip -j link show dev 'x$(id);b'");
 	/* journal: directory and file quoted, original JSON quoted */
-	c = find_cmd("umask 077; mkdir -p '/run/linklab' && { [ -e '/run/linklab/remote-4026531840-x$(id);b.tc.json' ] || printf '%s\\n' '[{\"kind\":\"noqueue\"");
+	c = find_cmd("umask 077; mkdir -p '/run/linklab' && { [ -e '/run/linklab/remote-4026531840-x$(id);b.tc.json' ] || { tc -j qdisc show dev 'x$(id);b' > '/run/linklab/remote-4026531840-x$(id);b.tc.json.tmp' && mv '/run/linklab/remote-4026531840-x$(id);b.tc.json.tmp' '/run/linklab/remote-4026531840-x$(id);b.tc.json' ; }; } && cat '/run/linklab/remote-4026531840-x$(id);b.tc.json'");
 	assert_non_null(c);
 	/* one tc command, the device quoted */
 	c = find_cmd("tc qdisc replace dev 'x$(id);b' root handle 1: tbf rate ");
 	assert_non_null(c);
-	/* read back after the apply */
-	assert_non_null(find_cmd("tc -j -s qdisc show dev 'x$(id);b'"));
+	/* disarm + read back after the apply, one round trip */
+	assert_non_null(find_cmd("kill 4242 2>/dev/null; tc -j -s qdisc show dev 'x$(id);b'"));
 	assert_always_quoted("x$(id);b");
 	assert_true(strstr(journal, "noqueue") != NULL);
 	/* revert timer armed before the change, disarmed after the read-back */
 	c = find_cmd("nohup sh -c 'trap '\\''kill $s 2>/dev/null; exit 0'\\'' TERM; sleep 30 & s=$!; wait $s && out=$(tc qdisc del dev '\\''x$(id);b'\\'' root 2>&1)");
 	assert_non_null(c);
 	assert_non_null(strstr(c, "' >/dev/null 2>&1 </dev/null & echo $!"));
-	assert_non_null(find_cmd("kill 4242 2>/dev/null; true"));
 	{
 		int i, arm = -1, tc = -1, disarm = -1;
 
