@@ -48,4 +48,45 @@ for P in 1 4; do
 	l=$(run_pair l$P "$LINKLAB" serve -1 -p 5402 -- "$LINKLAB" test -c 127.0.0.1 -p 5402 -P $P -t $T -J)
 	report "TCP -P $P" "$i" "$l"
 done
+
+# --- bridge: the userspace engine forwarding A -> middle -> B ------------------
+# Three-namespace lab (lab/lab-bridge.sh, private names); iperf3 TCP through
+# `linklab bridge` with 50 ms each way (100 ms RTT), and the plain engine for
+# reference. CPU of the engine process (utime+stime from /proc) per Gbit moved.
+bridge_bench() {
+	LBB="sh lab/lab-bridge.sh"
+	export LL_NS_A=llbench-ba$$ LL_NS_M=llbench-bm$$ LL_NS_B=llbench-bb$$
+	export LL_LAB_DIR="$tmp/bridge-lab" LINKLAB
+	trap 'ip netns del $NS 2>/dev/null; $LBB down >/dev/null 2>&1' EXIT INT TERM
+	if ! $LBB up > "$tmp/bridge-up.log" 2>&1; then
+		echo "bridge: lab up failed:"; cat "$tmp/bridge-up.log"; return 1
+	fi
+	echo "bridge: iperf3 TCP A -> B through linklab's userspace engine, ${T}s each"
+	for dial in "plain" "delay 50ms each way (RTT 100 ms)"; do
+		case "$dial" in
+		plain) $LBB engine > /dev/null 2>&1 ;;
+		*)     $LBB engine --delay 50ms > /dev/null 2>&1 ;;
+		esac
+		epid=$(cat "$LL_LAB_DIR/engine.pid")
+		for P in 1 4; do
+			c0=$(awk '{print $14+$15}' /proc/"$epid"/stat)
+			ip netns exec "$LL_NS_B" iperf3 -s -1 -p 5411 > /dev/null 2>&1 &
+			sp=$!; sleep 0.5
+			ip netns exec "$LL_NS_A" iperf3 -c 10.198.0.2 -p 5411 -P $P -t $T -J \
+				> "$tmp/br.json" 2>/dev/null
+			wait $sp
+			c1=$(awk '{print $14+$15}' /proc/"$epid"/stat)
+			python3 - "$tmp/br.json" "$c0" "$c1" "$(getconf CLK_TCK)" "$dial" "$P" <<'PY'
+import json,sys
+d=json.load(open(sys.argv[1])); s=d["end"]["sum_received"]
+cpu=(float(sys.argv[3])-float(sys.argv[2]))/float(sys.argv[4])
+gbits=s["bytes"]*8/1e9; secs=s["seconds"]
+print("  %-36s -P %s  %6.2f Gbit/s   engine CPU %5.1f%% of a core, %.3f CPU s/Gbit"
+      % (sys.argv[5], sys.argv[6], s["bits_per_second"]/1e9, 100*cpu/secs, cpu/gbits if gbits else 0))
+PY
+		done
+	done
+	$LBB down > /dev/null 2>&1
+}
+bridge_bench
 rm -rf "$tmp"
