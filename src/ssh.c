@@ -263,6 +263,19 @@ static int known_append(struct ssh_session *s, LIBSSH2_KNOWNHOSTS *kh,
 				  s->name, last_err(s->ss));
 	if (outlen == 0 || line[outlen - 1] != '\n')
 		line[outlen++] = '\n';
+	{
+		/* like ssh(1): create the file's directory (~/.ssh) if missing */
+		char dir[PATH_MAX], *slash;
+
+		snprintf(dir, sizeof(dir), "%s", t->known_hosts[0]);
+		slash = strrchr(dir, '/');
+		if (slash && slash != dir) {
+			*slash = '\0';
+			if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+				return ll_err_set(err, -errno, "ssh %s: cannot create %s: %s",
+						  s->name, dir, strerror(errno));
+		}
+	}
 	fd = open(t->known_hosts[0], O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return ll_err_set(err, -errno, "ssh %s: cannot write %s: %s", s->name,

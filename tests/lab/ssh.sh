@@ -167,6 +167,8 @@ else
 fi
 r=$(D --known-hosts "$T/kh_empty" peer-b connect 2>&1)
 [ "$r" = "connected B (peer-b)" ] && pass "the appended key is accepted next time" || fail "re-connect: $r"
+r=$(D --known-hosts "$T/newdir/known_hosts" --accept-new peer-b connect 2>&1)
+[ "$r" = "connected B (peer-b)" ] && [ -s "$T/newdir/known_hosts" ] && pass "accept-new creates a missing known_hosts directory" || fail "accept-new into new dir: $r"
 # the written key matches what OpenSSH sees
 if ina ssh -F "$LL_SSH_CONFIG" -o UserKnownHostsFile="$T/kh_empty" peer-b true 2>/dev/null; then
 	pass "OpenSSH accepts the line linklab wrote"
