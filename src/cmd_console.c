@@ -20,6 +20,8 @@
 #include "tui/tui.h"
 
 #define CONSOLE_REDRAW_MS 100
+#define CONSOLE_TICK_MS 1000        /* live qdisc counters on A (netlink) */
+#define CONSOLE_REMOTE_TICKS 5      /* B's counters every 5th tick (SSH) */
 #define CONSOLE_KEY_BURST 256
 
 static int console_sigpipe[2] = { -1, -1 };
@@ -77,7 +79,8 @@ static int console_loop(struct tui *t, struct ctl *c)
 	struct ctl_intent in;
 	struct ll_err e;
 	struct pollfd pfd[3];
-	long long last_draw = 0, now;
+	long long last_draw = 0, now, next_tick = console_now_ms() + CONSOLE_TICK_MS;
+	unsigned ticks = 0;
 	bool dirty = true;
 	int nfd, timeout, k, key, res, tfd;
 	unsigned char sb[16];
@@ -85,6 +88,14 @@ static int console_loop(struct tui *t, struct ctl *c)
 
 	for (;;) {
 		now = console_now_ms();
+		if (now >= next_tick) {
+			/* counters only matter on the peers screen; B's read is
+			 * one SSH round trip, so only every few ticks */
+			if (t->screen == TS_PEERS &&
+			    ctl_tick(c, ++ticks % CONSOLE_REMOTE_TICKS == 0))
+				dirty = true;
+			next_tick = now + CONSOLE_TICK_MS;
+		}
 		if (dirty && now - last_draw >= CONSOLE_REDRAW_MS) {
 			tui_draw(t, ctl_view(c));
 			dirty = false;
@@ -93,6 +104,9 @@ static int console_loop(struct tui *t, struct ctl *c)
 		timeout = dirty ? (int)(CONSOLE_REDRAW_MS - (now - last_draw)) : -1;
 		if (dirty && timeout < 0)
 			timeout = 0;
+		if (t->screen == TS_PEERS &&
+		    (timeout < 0 || timeout > next_tick - now))
+			timeout = (int)(next_tick - now);
 		nfd = 0;
 		pfd[nfd++] = (struct pollfd){ .fd = 0, .events = POLLIN };
 		pfd[nfd++] = (struct pollfd){ .fd = console_sigpipe[0], .events = POLLIN };
@@ -123,6 +137,8 @@ static int console_loop(struct tui *t, struct ctl *c)
 					[CI_CLEAR] = "clearing ...",
 					[CI_REFRESH] = "reading links and qdiscs ...",
 					[CI_TEST_START] = "starting the test ...",
+					[CI_PROFILE_APPLY] = "applying the profile ...",
+					[CI_TEST_SAVE] = "saving the run ...",
 				};
 
 				if ((size_t)in.kind < sizeof(busy) / sizeof(busy[0]) &&

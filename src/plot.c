@@ -2,6 +2,7 @@
 /* plot.c - a self-contained SVG chart of a test run (see plot.h). */
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,7 +143,8 @@ static void plot_series(FILE *f, const struct plot_geo *g,
 }
 
 static void plot_hline(FILE *f, const struct plot_geo *g, double bps,
-		       const char *color, const char *dash, const char *label)
+		       const char *color, const char *dash, const char *label,
+		       bool below)
 {
 	char esc[256];
 	double y = gy(g, bps);
@@ -151,7 +153,7 @@ static void plot_hline(FILE *f, const struct plot_geo *g, double bps,
 		"stroke=\"%s\" stroke-width=\"1.5\" stroke-dasharray=\"%s\"/>\n",
 		g->x0, y, g->x0 + g->w, y, color, dash);
 	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\" text-anchor=\"end\">%s</text>\n",
-		g->x0 + g->w - 4, y - 4, color,
+		g->x0 + g->w - 4, below ? y + 14 : y - 4, color,
 		plot_xml_escape(label, esc, sizeof(esc)));
 }
 
@@ -276,13 +278,14 @@ int plot_svg(char **out, const struct test_interval *iv, int n,
 	if (o->dial_bps > 0) {
 		snprintf(label, sizeof(label), "dialled %s",
 			 units_human_rate(o->dial_bps, a, sizeof(a)));
-		plot_hline(f, &g, o->dial_bps, "#ff7f0e", "8,4", label);
+		plot_hline(f, &g, o->dial_bps, "#ff7f0e", "8,4", label, false);
 	}
 	if (o->ceiling_bps > 0) {
 		snprintf(label, sizeof(label), "%s %s",
 			 o->ceiling_label ? o->ceiling_label : "theory",
 			 units_human_rate(o->ceiling_bps, b, sizeof(b)));
-		plot_hline(f, &g, o->ceiling_bps, "#8c564b", "3,3", label);
+		plot_hline(f, &g, o->ceiling_bps, "#8c564b", "3,3", label,
+			   o->dial_bps > o->ceiling_bps);
 	}
 	/* legend */
 	fprintf(f, "<g font-size=\"11\">"

@@ -5,7 +5,20 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "linklab/units.h"
 #include "tui.h"
+
+/* "tbf: sent 12.3 MB 8.1 kpkt, drops 3, overlimits 40, backlog 0 B" */
+static void peers_counters(const struct qdisc_info *q, char *buf, size_t len)
+{
+	char b[32], bl[32];
+
+	units_human_bytes((double)q->bytes, b, sizeof(b));
+	units_human_bytes((double)q->backlog, bl, sizeof(bl));
+	snprintf(buf, len, "%s: sent %s %llu pkt, drops %u, overlimits %u, backlog %s",
+		 q->kind, b, (unsigned long long)q->packets, q->drops,
+		 q->overlimits, bl);
+}
 
 /* One pane: header, link rows (two lines each), then the read-back. */
 static void peers_pane(struct tui *t, const struct ctl_side_view *s, int idx,
@@ -25,8 +38,8 @@ static void peers_pane(struct tui *t, const struct ctl_side_view *s, int idx,
 	snprintf(line, sizeof(line), "  %-13s %-7s %5s  %s", "IFACE", "STATE",
 		 "MTU", "QDISC");
 	tui_put(y++, x, w, tui_attr(t, TUI_DIM), line);
-	/* reserve 5 rows at the bottom for the read-back */
-	bottom = top + rows - 5;
+	/* reserve rows at the bottom for the read-back and counters */
+	bottom = top + rows - 8;
 	per = 2;
 	fit = (bottom - y) / per;
 	if (fit < 1)
@@ -72,10 +85,22 @@ static void peers_pane(struct tui *t, const struct ctl_side_view *s, int idx,
 	y = y + 1 < bottom ? y + 1 : bottom;
 	snprintf(line, sizeof(line), "kernel holds on %s:", s->dev[0] ? s->dev : "-");
 	tui_put(y++, x, w, A_BOLD, line);
-	if (s->qd_valid)
+	if (s->qd_valid) {
 		y += tui_wrap(y, x + 2, w - 2, 2, tui_attr(t, TUI_OK),
 				s->held_text[0] ? s->held_text : "(nothing read)");
-	else
+		for (k = 0; k < s->qd.n && k < 2 && y < top + rows - 1 &&
+			    strcmp(s->qd.q[0].kind, "noqueue"); k++) {
+			peers_counters(&s->qd.q[k], line, sizeof(line));
+			y += tui_wrap(y, x + 2, w - 2, 2, A_NORMAL, line);
+		}
+		if (s->tx_bps >= 0 && y < top + rows) {
+			char r[32];
+
+			snprintf(line, sizeof(line), "  now sending %s",
+				 units_human_rate(s->tx_bps, r, sizeof(r)));
+			tui_put(y++, x, w, tui_attr(t, TUI_BAR), line);
+		}
+	} else
 		tui_put(y++, x + 2, w - 2, tui_attr(t, TUI_DIM), "(not read)");
 	if (s->err[0])
 		tui_wrap(y, x + 2, w - 2, top + rows - y, tui_attr(t, TUI_ERROR),
@@ -85,14 +110,24 @@ static void peers_pane(struct tui *t, const struct ctl_side_view *s, int idx,
 void screen_peers_draw(struct tui *t, const struct ctl_view *v, int top,
 		       int rows, int cols)
 {
-	int w = cols / 2;
+	int w = cols / 2, prow = rows - 3;
+	char line[512];
 
-	peers_pane(t, &v->side[CTL_IDX_A], 0, top + 1, rows - 1, 0, w - 1);
+	peers_pane(t, &v->side[CTL_IDX_A], 0, top + 1, prow - 1, 0, w - 1);
 	attrset(tui_attr(t, TUI_DIM));
-	mvvline(top + 1, w - 1, ACS_VLINE, rows - 1);
+	mvvline(top + 1, w - 1, ACS_VLINE, prow - 1);
 	attrset(A_NORMAL);
-	peers_pane(t, &v->side[CTL_IDX_B], 1, top + 1, rows - 1, w + 1,
+	peers_pane(t, &v->side[CTL_IDX_B], 1, top + 1, prow - 1, w + 1,
 		   cols - w - 1);
+	/* the path A -> B and what theory expects of it */
+	attrset(tui_attr(t, TUI_DIM));
+	mvhline(top + prow, 0, ACS_HLINE, cols);
+	attrset(A_NORMAL);
+	snprintf(line, sizeof(line), "path: %s", v->path.valid ? v->path.line :
+		 "(nothing read back)");
+	tui_put(top + prow + 1, 1, cols - 2, A_BOLD, line);
+	snprintf(line, sizeof(line), "theory (1 stream, A->B): %s", v->theory.line);
+	tui_put(top + prow + 2, 1, cols - 2, tui_attr(t, TUI_WARN), line);
 }
 
 int screen_peers_key(struct tui *t, int key, const struct ctl_view *v,

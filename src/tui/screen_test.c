@@ -9,6 +9,7 @@
 
 #include "linklab/units.h"
 #include "bar.h"
+#include "chart.h"
 #include "tui.h"
 
 static const double test_intervals[] = { 0.1, 0.2, 0.5, 1, 2, 5, 10 };
@@ -48,7 +49,16 @@ static void test_row_value(const struct tui *t, const struct ctl_view *v,
 		break;
 	case TT_DIRECTION:
 		snprintf(buf, len, "%s", t->req.reverse ?
-			 "B -> A (reverse, -R)" : "A -> B (this host sends)");
+			 "B -> A (-R)" : "A -> B");
+		break;
+	case TT_PROTO:
+		snprintf(buf, len, "%s", t->req.udp ? "UDP (-u)" : "TCP");
+		break;
+	case TT_BITRATE:
+		if (t->req.bitrate)
+			units_format_rate(t->req.bitrate, buf, len);
+		else
+			snprintf(buf, len, "%s", t->req.udp ? "1mbit (default)" : "unlimited");
 		break;
 	default:
 		snprintf(buf, len, "%s", test_busy(v) ? "[ Stop ]" : "[ Start ]");
@@ -64,6 +74,18 @@ static void test_figures(const struct test_stream_sample *s, char *buf,
 
 	units_human_rate(s->bps, rate, sizeof(rate));
 	snprintf(buf, len, "%11s", rate);
+	if (s->packets > 0 || s->lost > 0 || s->jitter_ms > 0) {
+		snprintf(part, sizeof(part), "  dgrams %lld", (long long)s->packets);
+		strncat(buf, part, len - strlen(buf) - 1);
+		if (s->lost >= 0 && !s->sender) {
+			snprintf(part, sizeof(part), "  lost %lld (%.2g%%)  jitter %.3f ms",
+				 (long long)s->lost,
+				 s->packets > 0 ? 100.0 * (double)s->lost / (double)s->packets : 0.0,
+				 s->jitter_ms);
+			strncat(buf, part, len - strlen(buf) - 1);
+		}
+		return;
+	}
 	if (s->retransmits >= 0) {
 		snprintf(part, sizeof(part), "  retr %-4lld", (long long)s->retransmits);
 		strncat(buf, part, len - strlen(buf) - 1);
@@ -101,28 +123,50 @@ static void test_bar_row(const struct tui *t, int y, int cols, const char *label
 	tui_put(y, 9 + bw, cols - 10 - bw, attr, fig);
 }
 
-/* One line of SUM history (the controller keeps every interval's SUM). */
-static void test_history(const struct tui *t, const struct ctl_test_view *tv,
-			 int y, int cols, double full)
+/* The SUM history chart over the run: one column per interval (the
+ * latest at the right), the theory ceiling (or the dialled rate) as a
+ * rule. Returns rows used. */
+static int test_chart(const struct tui *t, const struct ctl_view *v, int y,
+		      int rows, int cols, double full)
 {
-	double vals[256];
-	char spark[3 * 256 + 1];
-	int n = cols - 10, k, from;
+	const struct ctl_test_view *tv = &v->test;
+	double vals[256], mark, top = full;
+	char buf[8][3 * 256 + 1], *rowp[8], lab[32];
+	int n = cols - 12, k, from, r;
 
+	if (rows > 8)
+		rows = 8;
+	if (rows < 2 || tv->nhist < 1)
+		return 0;
 	if (n > 256)
 		n = 256;
 	if (n > tv->nhist)
 		n = tv->nhist;
-	if (n <= 1)
-		return;
 	from = tv->nhist - n;
 	for (k = 0; k < n; k++)
 		vals[k] = tv->hist[from + k].bps;
-	tui_put(y, 1, 7, tui_attr(t, TUI_DIM), "[hist]");
-	bar_spark(spark, sizeof(spark), vals, n, full, t->utf8);
-	attrset(tui_attr(t, TUI_BAR));
-	mvaddstr(y, 8, spark);
-	attrset(A_NORMAL);
+	if (tv->max_sum_bps > top)
+		top = tv->max_sum_bps;
+	mark = v->theory.expect_bps > 0 ? v->theory.expect_bps :
+	       (tv->scale_dialled ? tv->scale_bps : 0);
+	if (mark > top * 1.5)
+		mark = 0;           /* far above: no rule, keep the scale */
+	else if (mark > top)
+		top = mark;
+	for (r = 0; r < rows; r++)
+		rowp[r] = buf[r];
+	chart_render(rowp, sizeof(buf[0]), rows, cols - 12 < 256 ? cols - 12 : 256,
+		     vals, n, top, mark, t->utf8);
+	units_human_rate(top, lab, sizeof(lab));
+	lab[strcspn(lab, " ")] = '\0';      /* "47.8" of "47.8 Mbit/s" */
+	for (r = 0; r < rows; r++) {
+		tui_put(y + r, 1, 9, tui_attr(t, TUI_DIM),
+			r == 0 ? lab : r == rows - 1 ? "0 SUM" : "");
+		attrset(tui_attr(t, TUI_BAR));
+		mvaddstr(y + r, 10, buf[r]);
+		attrset(A_NORMAL);
+	}
+	return rows;
 }
 
 /* iperf3-style summary line. */
@@ -140,71 +184,93 @@ static void test_summary_line(char *buf, size_t len, const char *id,
 		 s->start, s->end > 0 ? s->end : duration, bytes, rate, retr, role);
 }
 
+/* The theory line with where its RTT came from. */
+static void test_theory_line(const struct ctl_view *v, char *buf, size_t len)
+{
+	char rtt[32];
+
+	units_human_time(v->theory_rtt * 1e9, rtt, sizeof(rtt));
+	if (v->theory.bound == THEORY_NONE)
+		snprintf(buf, len, "theory: %s", v->theory.line);
+	else
+		snprintf(buf, len, "theory: %s  (RTT %s %s)", v->theory.line,
+			 v->theory_rtt_measured ? "measured" : "dialled",
+			 v->theory_rtt > 0 ? rtt : "unknown");
+}
+
 void screen_test_draw(struct tui *t, const struct ctl_view *v, int top,
 		      int rows, int cols)
 {
 	const struct ctl_test_view *tv = &v->test;
 	char line[512], val[64], id[8];
-	int k, y = top + 1, bottom = top + rows, n;
+	int k, y = top + 1, bottom = top + rows, n, x, w, chart_rows, room;
 	double full, sfull;
 
 	tui_put(y++, 1, cols - 2, A_BOLD, "Throughput test (iperf3 protocol)");
-	for (k = 0; k < TT_NROWS; k++, y++) {
+	for (k = 0; k < TT_NROWS; k++) {
 		static const char *const names[] = { "streams", "duration",
-						     "interval", "direction", "" };
+			"interval", "protocol", "bitrate -b", "direction", "" };
 		bool sel = k == t->test_row;
 		unsigned attr = sel ? tui_attr(t, TUI_SELECT) : A_NORMAL;
+		int yy = y + (k < TT_LEFT ? k : k - TT_LEFT);
 
+		x = k < TT_LEFT ? 1 : cols / 2;
+		w = k < TT_LEFT ? cols / 2 - 2 : cols - cols / 2 - 1;
 		if (sel && t->test_editing) {
 			snprintf(line, sizeof(line), "> %-10s", names[k]);
-			tui_put(y, 1, 13, attr, line);
+			tui_put(yy, x, 13, attr, line);
 			attrset(A_UNDERLINE);
-			mvhline(y, 14, ' ', 12);
-			tui_put(y, 14, 12, A_UNDERLINE, t->le.buf);
+			mvhline(yy, x + 13, ' ', 14);
+			tui_put(yy, x + 13, 14, A_UNDERLINE, t->le.buf);
+			attrset(A_NORMAL);
 			continue;
 		}
 		test_row_value(t, v, k, val, sizeof(val));
 		snprintf(line, sizeof(line), "%c %-10s %s", sel ? '>' : ' ', names[k],
 			 val);
-		tui_put(y, 1, cols - 2, attr, line);
+		tui_put(yy, x, w, attr, line);
 	}
+	y += TT_LEFT;
 	if (t->test_msg[0])
 		tui_put(y, 1, cols - 2, tui_attr(t, TUI_ERROR), t->test_msg);
 	y++;
+	test_theory_line(v, line, sizeof(line));
+	y += tui_wrap(y, 1, cols - 2, 2, tui_attr(t, TUI_WARN), line);
 	if (tv->state == CTL_TEST_IDLE) {
 		tui_put(y + 1, 1, cols - 2, tui_attr(t, TUI_DIM),
 			"Enter on [ Start ] (or s) runs the test; bars show each stream.");
 		return;
 	}
-	snprintf(line, sizeof(line), "%s: %d stream%s to %s:%d, %g s, interval %g s%s  [%d intervals]",
-		 test_state_name(tv->state), tv->opts.streams,
+	snprintf(line, sizeof(line), "%s%s: %d %s stream%s to %s:%d, %g s, -i %g%s  [%d intervals]",
+		 test_state_name(tv->state), tv->paused ? " (display paused)" : "",
+		 tv->opts.streams, tv->opts.udp ? "UDP" : "TCP",
 		 tv->opts.streams == 1 ? "" : "s", tv->opts.host, tv->opts.port,
 		 tv->opts.duration, tv->opts.interval,
 		 tv->opts.reverse ? ", reverse" : "", tv->nintervals);
 	tui_put(y++, 1, cols - 2,
 		tv->state == CTL_TEST_FAILED ? tui_attr(t, TUI_ERROR) : A_BOLD, line);
 	if (tv->state == CTL_TEST_FAILED && tv->err[0])
-		tui_put(y++, 1, cols - 2, tui_attr(t, TUI_ERROR), tv->err);
+		y += tui_wrap(y, 1, cols - 2, 2, tui_attr(t, TUI_ERROR), tv->err);
 	full = tv->scale_bps > 0 ? tv->scale_bps : tv->max_sum_bps;
-	if (tv->nintervals > 0) {
-		char sc[32];
-
-		units_human_rate(full, sc, sizeof(sc));
-		snprintf(line, sizeof(line), "bars: full scale %s (%s)", sc,
-			 tv->scale_dialled ? "rate the sender holds" : "max seen");
-		tui_put(y++, 1, cols - 2, tui_attr(t, TUI_DIM), line);
-	}
 	if (tv->have_summary && tv->state == CTL_TEST_DONE) {
 		const struct test_summary *s = &tv->summary;
+		double got = s->sum_received.bps;
 
-		if (tv->nintervals > 0)
-			test_bar_row(t, y++, cols, "[SUM]", &tv->last.sum, full, A_BOLD);
+		if (v->theory.expect_bps > 0 && got > 0) {
+			char a[32], b[32];
+
+			snprintf(line, sizeof(line), "received %s = %.0f%% of the expected %s",
+				 units_human_rate(got, a, sizeof(a)),
+				 100.0 * got / v->theory.expect_bps,
+				 units_human_rate(v->theory.expect_bps, b, sizeof(b)));
+			tui_put(y++, 1, cols - 2, tui_attr(t, TUI_OK), line);
+		}
 		snprintf(line, sizeof(line), "[ ID]  Interval         %10s  %12s  %5s",
 			 "Transfer", "Bitrate", "Retr");
 		tui_put(y++, 1, cols - 2, A_BOLD, line);
 		n = s->nstreams;
-		/* per stream only if they all fit above the SUM lines */
-		if (y + 2 * n + 2 > bottom)
+		/* per stream only if they fit with a 3-row chart below */
+		if (y + 2 * n + 2 + 4 > bottom)
 			n = 0;
 		for (k = 0; k < n; k++) {
 			snprintf(id, sizeof(id), "%d", s->sent[k].id);
@@ -221,17 +287,37 @@ void screen_test_draw(struct tui *t, const struct ctl_view *v, int top,
 		test_summary_line(line, sizeof(line), "SUM", &s->sum_received,
 				  s->duration, "receiver");
 		tui_put(y++, 1, cols - 2, A_BOLD, line);
+		room = bottom - y - (tv->saved_dir[0] ? 1 : 0);
+		y += test_chart(t, v, y, room, cols, full);
+		if (tv->saved_dir[0] && y < bottom) {
+			snprintf(line, sizeof(line), "saved: %.440s/{run.svg,intervals.csv,profile.ini}",
+				 tv->saved_dir);
+			tui_put(y, 1, cols - 2, tui_attr(t, TUI_DIM), line);
+		}
 		return;
 	}
 	if (tv->nintervals == 0)
 		return;
+	{
+		char sc[32];
+
+		units_human_rate(full, sc, sizeof(sc));
+		snprintf(line, sizeof(line), "bars: full scale %s (%s)", sc,
+			 tv->scale_dialled ? "rate the sender holds" : "max seen");
+		tui_put(y++, 1, cols - 2, tui_attr(t, TUI_DIM), line);
+	}
 	/* live bars: streams scaled to their fair share of the full scale */
 	sfull = tv->last.nstreams > 0 ? full / tv->last.nstreams : full;
 	if (tv->max_stream_bps > sfull)
 		sfull = tv->max_stream_bps;
+	room = bottom - y - 1;              /* after the SUM bar */
+	chart_rows = room >= 8 ? 4 : room >= 5 ? 3 : 0;
+	if (room - chart_rows - tv->last.nstreams > 4)
+		chart_rows = room - tv->last.nstreams - 1 > 8 ? 8 :
+			     room - tv->last.nstreams - 1;
 	n = tv->last.nstreams;
-	if (n > bottom - y - 1)
-		n = bottom - y - 2;
+	if (n > room - chart_rows)
+		n = room - chart_rows - 1;
 	if (n < 0)
 		n = 0;
 	for (k = 0; k < n; k++) {
@@ -244,7 +330,7 @@ void screen_test_draw(struct tui *t, const struct ctl_view *v, int top,
 		tui_put(y++, 1, cols - 2, tui_attr(t, TUI_DIM), line);
 	}
 	test_bar_row(t, y++, cols, "[SUM]", &tv->last.sum, full, A_BOLD);
-	test_history(t, tv, y, cols, full);
+	test_chart(t, v, y, bottom - y, cols, full);
 }
 
 /* Parse the editor's text into the form row; false with a message. */
@@ -289,6 +375,22 @@ static bool test_commit(struct tui *t)
 			t->req.interval = d;
 		}
 		return true;
+	case TT_BITRATE: {
+		struct ll_err e = { 0 };
+		uint64_t bps;
+
+		if (!t->le.buf[0] || !strcmp(t->le.buf, "0") ||
+		    !strcmp(t->le.buf, "unlimited")) {
+			t->req.bitrate = 0;
+			return true;
+		}
+		if (units_parse_rate(t->le.buf, &bps, &e) < 0) {
+			snprintf(t->test_msg, sizeof(t->test_msg), "bitrate: %.110s", e.msg);
+			return false;
+		}
+		t->req.bitrate = bps;
+		return true;
+	}
 	default:
 		return true;
 	}
@@ -328,6 +430,21 @@ static void test_step(struct tui *t, int dir, int big)
 	case TT_DIRECTION:
 		t->req.reverse = !t->req.reverse;
 		break;
+	case TT_PROTO:
+		t->req.udp = !t->req.udp;
+		break;
+	case TT_BITRATE: {
+		static const uint64_t steps[] = { 0, 1000000, 10000000, 50000000,
+						  100000000, 1000000000 };
+		int bi = 0, nst = (int)(sizeof(steps) / sizeof(steps[0]));
+
+		for (k = 0; k < nst; k++)
+			if (steps[k] <= t->req.bitrate)
+				bi = k;
+		bi = (bi + dir + nst) % nst;
+		t->req.bitrate = steps[bi];
+		break;
+	}
 	default:
 		break;
 	}
@@ -376,7 +493,7 @@ int screen_test_key(struct tui *t, int key, const struct ctl_view *v,
 		return TR_REDRAW;
 	case 'e':
 	case 'i':
-		if (t->test_row <= TT_INTERVAL) {
+		if (t->test_row <= TT_INTERVAL || t->test_row == TT_BITRATE) {
 			test_row_value(t, v, t->test_row, val, sizeof(val));
 			val[strcspn(val, " ")] = '\0';
 			lineedit_init(&t->le, val);
@@ -388,6 +505,19 @@ int screen_test_key(struct tui *t, int key, const struct ctl_view *v,
 		if (!test_busy(v))
 			return TR_NONE;
 		in->kind = CI_TEST_STOP;
+		return TR_INTENT | TR_REDRAW;
+	case 'z':
+	case 'Z':
+		if (!test_busy(v))
+			return TR_NONE;
+		in->kind = CI_TEST_PAUSE;
+		return TR_INTENT | TR_REDRAW;
+	case 'w':
+		if (v->test.nintervals == 0) {
+			snprintf(t->test_msg, sizeof(t->test_msg), "nothing to save: run a test first");
+			return TR_REDRAW;
+		}
+		in->kind = CI_TEST_SAVE;
 		return TR_INTENT | TR_REDRAW;
 	case 's':
 	case KEY_ENTER:
@@ -406,7 +536,8 @@ int screen_test_key(struct tui *t, int key, const struct ctl_view *v,
 	default:
 		break;
 	}
-	if (key >= '0' && key <= '9' && t->test_row <= TT_INTERVAL) {
+	if (key >= '0' && key <= '9' &&
+	    (t->test_row <= TT_INTERVAL || t->test_row == TT_BITRATE)) {
 		lineedit_init(&t->le, "");
 		lineedit_key(&t->le, key);
 		t->test_editing = true;

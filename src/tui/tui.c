@@ -248,38 +248,11 @@ int tui_le_key(int key)
 	}
 }
 
-static const char *const tui_help_text[] = {
-	"Keys",
-	"  d          dial: rate, delay, jitter, loss ... and where to apply",
-	"  t          test: streams, duration, interval, direction; live bars",
-	"  c          clear: restore the original qdisc on both peers",
-	"  r          refresh links and read back the qdiscs",
-	"  q          quit (restores both peers first)",
-	"  ?          this help          Esc  back to the peers screen",
-	"",
-	"Peers screen",
-	"  Tab, h/l, Left/Right   switch pane (peer A / peer B)",
-	"  j/k, Up/Down           select interface (its qdiscs are read back)",
-	"",
-	"Dial screen",
-	"  j/k, Up/Down    field        h/l, Left/Right   cycle presets",
-	"  e or a digit    type a custom value in tc units (50mbit, 100ms, 1%)",
-	"  Backspace/x     unset field  Enter             apply to the target",
-	"",
-	"Test screen",
-	"  j/k field, h/l change, e edit, Enter/s start, x stop",
-	"Shown under each pane: what the kernel holds, read back after each change.",
-};
-
-/* Draw the help screen. */
-static void tui_draw_help(const struct tui *t, int top, int rows, int cols)
+bool tui_editing(const struct tui *t)
 {
-	int k, n = (int)(sizeof(tui_help_text) / sizeof(tui_help_text[0]));
-
-	for (k = 0; k < n && k < rows; k++)
-		tui_put(top + k, 1, cols - 2,
-			tui_help_text[k][0] != ' ' ? A_BOLD : tui_attr(t, TUI_NORMAL),
-			tui_help_text[k]);
+	return (t->screen == TS_DIAL && t->editing) ||
+	       (t->screen == TS_TEST && t->test_editing) ||
+	       (t->screen == TS_PROFILES && t->prof_mode != TP_BROWSE);
 }
 
 void tui_draw(struct tui *t, const struct ctl_view *v)
@@ -287,12 +260,12 @@ void tui_draw(struct tui *t, const struct ctl_view *v)
 	int rows, cols, x;
 	bool session_in_title;
 	char line[512];
-	static const char *const names[] = { "Peers", "Dial", "Test", "Help" };
-	static const char *const help[] = {
-		"Tab pane  j/k select  d dial  t test  c clear  r refresh  ? help  q quit",
-		"j/k field  h/l preset  e edit  x unset  Enter apply  Esc back  q quit",
-		"j/k field  h/l change  e edit  Enter start  x stop  Esc back  q quit",
-		"Esc back  q quit",
+	/* title order: the F-key order */
+	static const enum tui_screen order[] = { TS_PEERS, TS_DIAL, TS_TEST,
+						 TS_PROFILES, TS_HELP };
+	static const char *const names[TS_NSCREENS] = {
+		[TS_PEERS] = "Peers", [TS_DIAL] = "Dial", [TS_TEST] = "Test",
+		[TS_HELP] = "Help", [TS_PROFILES] = "Profiles",
 	};
 	int k;
 
@@ -309,9 +282,9 @@ void tui_draw(struct tui *t, const struct ctl_view *v)
 	attrset(tui_attr(t, TUI_TITLE));
 	mvhline(0, 0, ' ', cols);
 	x = tui_put(0, 1, cols - 2, tui_attr(t, TUI_TITLE), "linklab") + 2;
-	for (k = 0; k < 4; k++) {
-		snprintf(line, sizeof(line), t->screen == (enum tui_screen)k ?
-			 "[%s]" : " %s ", names[k]);
+	for (k = 0; k < TS_NSCREENS; k++) {
+		snprintf(line, sizeof(line), t->screen == order[k] ?
+			 "[%s]" : " %s ", names[order[k]]);
 		x += tui_put(0, x, cols - x, tui_attr(t, TUI_TITLE), line);
 	}
 	snprintf(line, sizeof(line), "%s", v->session);
@@ -331,7 +304,12 @@ void tui_draw(struct tui *t, const struct ctl_view *v)
 		screen_test_draw(t, v, 1, rows - 3, cols);
 		break;
 	case TS_HELP:
-		tui_draw_help(t, 2, rows - 4, cols);
+		screen_help_draw(t, 2, rows - 4, cols);
+		break;
+	case TS_PROFILES:
+		screen_profiles_draw(t, v, 1, rows - 3, cols);
+		break;
+	case TS_NSCREENS:
 		break;
 	}
 
@@ -339,25 +317,61 @@ void tui_draw(struct tui *t, const struct ctl_view *v)
 	if (v->error[0]) {
 		snprintf(line, sizeof(line), "error: %.500s", v->error);
 		tui_put(rows - 2, 0, cols, tui_attr(t, TUI_ERROR), line);
-	} else if (!session_in_title) {
-		/* session first: the title bar had no room for it */
-		snprintf(line, sizeof(line), "%.150s | %.300s", v->session, v->status);
-		tui_put(rows - 2, 0, cols, tui_attr(t, TUI_OK), line);
 	} else {
-		snprintf(line, sizeof(line), "%s", v->status);
+		static const char *const tstate[] = {
+			[CTL_TEST_IDLE] = "", [CTL_TEST_STARTING] = "[test connecting] ",
+			[CTL_TEST_RUNNING] = "[test running] ", [CTL_TEST_DONE] = "",
+			[CTL_TEST_FAILED] = "",
+		};
+		const char *ts = tstate[v->test.state];
+
+		if (v->test.paused)
+			ts = "[test running, display paused] ";
+		if (!session_in_title)
+			/* session first: the title bar had no room for it */
+			snprintf(line, sizeof(line), "%s%.150s | %.300s", ts,
+				 v->session, v->status);
+		else
+			snprintf(line, sizeof(line), "%s%s", ts, v->status);
 		tui_put(rows - 2, 0, cols, tui_attr(t, TUI_OK), line);
 	}
 	attrset(tui_attr(t, TUI_TITLE));
 	mvhline(rows - 1, 0, ' ', cols);
-	tui_put(rows - 1, 0, cols, tui_attr(t, TUI_TITLE), help[t->screen]);
+	tui_footer(t->screen, line, sizeof(line), cols);
+	tui_put(rows - 1, 0, cols, tui_attr(t, TUI_TITLE), line);
 	attrset(A_NORMAL);
 	refresh();
+}
+
+/* Switch to screen s; entering the profiles screen re-reads them. */
+static int tui_goto(struct tui *t, enum tui_screen s, const struct ctl_view *v,
+		    struct ctl_intent *intent)
+{
+	if (s == TS_HELP) {
+		if (t->screen == TS_HELP) {
+			t->screen = t->back;
+		} else {
+			t->back = t->screen;
+			t->screen = TS_HELP;
+		}
+		return TR_REDRAW;
+	}
+	if (s == TS_DIAL && t->screen != TS_DIAL)
+		screen_dial_enter(t, v);
+	if (s == TS_PROFILES && t->screen != TS_PROFILES) {
+		t->screen = s;
+		t->prof_mode = TP_BROWSE;
+		intent->kind = CI_PROFILES_RELOAD;
+		return TR_INTENT | TR_REDRAW;
+	}
+	t->screen = s;
+	return TR_REDRAW;
 }
 
 int tui_key(struct tui *t, int key, const struct ctl_view *v,
 	    struct ctl_intent *intent)
 {
-	int res;
+	int res, rows, cols;
 
 	memset(intent, 0, sizeof(*intent));
 	if (key == KEY_RESIZE)
@@ -367,32 +381,34 @@ int tui_key(struct tui *t, int key, const struct ctl_view *v,
 		return screen_dial_key(t, key, v, intent);
 	if (t->screen == TS_TEST && t->test_editing)
 		return screen_test_key(t, key, v, intent);
+	if (t->screen == TS_PROFILES && t->prof_mode != TP_BROWSE)
+		return screen_profiles_key(t, key, v, intent);
 	switch (key) {
 	case 'q':
 	case 'Q':
+	case KEY_F(10):
 		return TR_QUIT;
 	case '?':
-		if (t->screen != TS_HELP) {
-			t->back = t->screen;
-			t->screen = TS_HELP;
-		} else {
-			t->screen = t->back;
-		}
-		return TR_REDRAW;
+	case KEY_F(1):
+		return tui_goto(t, TS_HELP, v, intent);
+	case 'p':
+	case KEY_F(2):
+		return tui_goto(t, TS_PEERS, v, intent);
 	case 'd':
-		if (t->screen != TS_DIAL)
-			screen_dial_enter(t, v);
-		t->screen = TS_DIAL;
-		return TR_REDRAW;
+	case KEY_F(3):
+		return tui_goto(t, TS_DIAL, v, intent);
 	case 't':
-		t->screen = TS_TEST;
-		return TR_REDRAW;
+	case KEY_F(4):
+		return tui_goto(t, TS_TEST, v, intent);
+	case 'o':
+	case KEY_F(5):
+		return tui_goto(t, TS_PROFILES, v, intent);
 	case 'c':
 		intent->kind = CI_CLEAR;
 		intent->sides = CTL_BOTH;
 		return TR_INTENT | TR_REDRAW;
 	case 'r':
-		intent->kind = CI_REFRESH;
+		intent->kind = t->screen == TS_PROFILES ? CI_PROFILES_RELOAD : CI_REFRESH;
 		return TR_INTENT | TR_REDRAW;
 	case 27:    /* Esc */
 		if (t->screen == TS_HELP)
@@ -412,6 +428,14 @@ int tui_key(struct tui *t, int key, const struct ctl_view *v,
 		break;
 	case TS_TEST:
 		res = screen_test_key(t, key, v, intent);
+		break;
+	case TS_PROFILES:
+		res = screen_profiles_key(t, key, v, intent);
+		break;
+	case TS_HELP:
+		getmaxyx(stdscr, rows, cols);
+		(void)cols;
+		res = screen_help_key(t, key, rows - 4);
 		break;
 	default:
 		res = TR_NONE;

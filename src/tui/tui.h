@@ -17,7 +17,8 @@
 #define TUI_MIN_COLS 60
 #define TUI_MIN_ROWS 16
 
-enum tui_screen { TS_PEERS, TS_DIAL, TS_TEST, TS_HELP };
+enum tui_screen { TS_PEERS, TS_DIAL, TS_TEST, TS_HELP, TS_PROFILES,
+		  TS_NSCREENS };
 
 /* What a key handler asks for (bit set). */
 enum tui_res {
@@ -30,9 +31,14 @@ enum tui_res {
 /* Rows of the dial screen: the dial fields, then target and apply. */
 #define TUI_DIAL_NFIELDS 7
 
-/* Rows of the test form. */
-enum tui_test_row { TT_STREAMS, TT_DURATION, TT_INTERVAL, TT_DIRECTION,
-		    TT_START, TT_NROWS };
+/* Rows of the test form (two columns: the first TT_LEFT rows on the
+ * left). */
+enum tui_test_row { TT_STREAMS, TT_DURATION, TT_INTERVAL, TT_PROTO,
+		    TT_BITRATE, TT_DIRECTION, TT_START, TT_NROWS };
+#define TT_LEFT 4
+
+/* What the profiles screen's line editor is for. */
+enum tui_prof_mode { TP_BROWSE, TP_SAVE_NAME, TP_RENAME, TP_CONFIRM_DELETE };
 
 struct tui {
 	enum tui_screen screen, back;  /* back: where Esc from help returns */
@@ -53,6 +59,12 @@ struct tui {
 	int test_row;
 	bool test_editing;
 	char test_msg[128];
+	/* profiles screen */
+	int prof_row;
+	enum tui_prof_mode prof_mode;
+	char prof_msg[256];
+	/* help screen */
+	int help_top;                  /* first line shown (scrolling) */
 };
 
 /* Start curses: locale, colours (monochrome fallback), keypad, stderr
@@ -100,6 +112,32 @@ void screen_test_draw(struct tui *t, const struct ctl_view *v, int top,
 		      int rows, int cols);
 int screen_test_key(struct tui *t, int key, const struct ctl_view *v,
 		    struct ctl_intent *in);
+void screen_profiles_draw(struct tui *t, const struct ctl_view *v, int top,
+			  int rows, int cols);
+int screen_profiles_key(struct tui *t, int key, const struct ctl_view *v,
+			struct ctl_intent *in);
+/* True while a screen's line editor owns the keyboard. */
+bool tui_editing(const struct tui *t);
+
+/* The key table (screen_help.c): one entry per key binding; the help
+ * screen and the footer line are generated from it. */
+struct tui_keydef {
+	unsigned screens;       /* 1u << enum tui_screen, or TK_ALL */
+	const char *keys;       /* "j/k, Up/Down" */
+	const char *foot;       /* short footer text, NULL = help only */
+	const char *help;       /* one line */
+};
+#define TK_ALL 0xffffu
+extern const struct tui_keydef tui_keys[];
+/* Lines of the help screen (key table, then the dial fields from
+ * impair_fields with range and help). Returns the count; line k into buf. */
+int screen_help_nlines(void);
+void screen_help_line(int k, char *buf, size_t len, bool *heading);
+void screen_help_draw(struct tui *t, int top, int rows, int cols);
+int screen_help_key(struct tui *t, int key, int rows);
+/* The footer for screen s: "keys foot" pairs from tui_keys, clipped to
+ * width cols. */
+void tui_footer(enum tui_screen s, char *buf, size_t len, int cols);
 
 /* Colour/attribute roles. */
 enum tui_role { TUI_NORMAL, TUI_TITLE, TUI_ERROR, TUI_OK, TUI_SELECT,

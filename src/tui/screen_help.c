@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/* screen_help.c - the key table (one place for every binding), the help
+ * screen generated from it and from the dial schema (impair_fields: name,
+ * accepted range, help), and the per-screen footer line. */
+#include <curses.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "linklab/impair.h"
+#include "tui.h"
+
+#define S(x) (1u << (x))
+
+const struct tui_keydef tui_keys[] = {
+	{ TK_ALL, "?, F1", "help", "this help (Esc or ? to go back)" },
+	{ TK_ALL, "p, F2", NULL, "peers: interfaces, qdiscs, live counters, path A->B" },
+	{ TK_ALL, "d, F3", "dial", "dial: every impairment field with presets and custom values" },
+	{ TK_ALL, "t, F4", "test", "test: streams, TCP/UDP, -b, direction; live bars and chart" },
+	{ TK_ALL, "o, F5", "profiles", "profiles: browse, preview, apply, save, rename, delete" },
+	{ TK_ALL, "c", "clear", "clear: restore the original qdisc on both peers" },
+	{ TK_ALL, "r", NULL, "refresh links and read back both peers' qdiscs" },
+	{ TK_ALL, "Esc", NULL, "back to the peers screen (cancels a field editor)" },
+	{ TK_ALL, "q, F10", "quit", "quit: restores both peers first, prints one line" },
+	{ S(TS_PEERS), "Tab, h/l", "pane", "switch pane (peer A / peer B)" },
+	{ S(TS_PEERS), "j/k, Up/Down", "select", "select an interface (its qdiscs are read back)" },
+	{ S(TS_PEERS), "g/G, Home/End", NULL, "first / last interface" },
+	{ S(TS_DIAL), "j/k, Tab", "field", "next / previous field" },
+	{ S(TS_DIAL), "h/l, Left/Right", "preset", "cycle the field's presets (or the target)" },
+	{ S(TS_DIAL), "e, a digit", "edit", "type a custom value in tc units (50mbit, 100ms, 1%)" },
+	{ S(TS_DIAL), "x, Backspace", "unset", "unset the field" },
+	{ S(TS_DIAL), "Enter", "apply", "apply the dial to the target peers; read back shown" },
+	{ S(TS_TEST), "j/k, Tab", "field", "next / previous form field" },
+	{ S(TS_TEST), "h/l, Left/Right", "change", "change the field (streams, TCP/UDP, direction ...)" },
+	{ S(TS_TEST), "e, a digit", "edit", "type a value (streams, seconds, -b rate)" },
+	{ S(TS_TEST), "Enter, s", "start", "start the test (Enter on [ Stop ] stops it)" },
+	{ S(TS_TEST), "x", "stop", "stop the running test (results so far are kept)" },
+	{ S(TS_TEST), "z", "pause", "freeze / resume the display (intervals still recorded)" },
+	{ S(TS_TEST), "w", "save", "save the run again: chart (SVG), CSV and the profile" },
+	{ S(TS_PROFILES), "j/k", "select", "select a profile (preview on the right)" },
+	{ S(TS_PROFILES), "Enter", "apply", "apply: [a] to peer A, [b] to peer B" },
+	{ S(TS_PROFILES), "a/b", "one side", "apply to one side only (a: A with [a], b: B with [b])" },
+	{ S(TS_PROFILES), "s", "save", "save what both peers hold as a new user profile" },
+	{ S(TS_PROFILES), "n", "rename", "rename a user profile" },
+	{ S(TS_PROFILES), "x, Delete", "delete", "delete a user profile (asks y/n)" },
+	{ S(TS_HELP), "j/k, PgUp/PgDn", "scroll", "scroll this help" },
+	{ 0, NULL, NULL, NULL },
+};
+
+static const char *const help_screen_names[TS_NSCREENS] = {
+	"Peers screen", "Dial screen", "Test screen", "Help screen",
+	"Profiles screen",
+};
+
+/* The help lines, generated on demand: index k of the whole text. */
+static int help_build(int want, char *buf, size_t len, bool *heading)
+{
+	const struct tui_keydef *kd;
+	const struct impair_field *f;
+	int k = 0, s;
+
+#define LINE(h, ...) do { \
+		if (k == want) { \
+			snprintf(buf, len, __VA_ARGS__); \
+			*heading = (h); \
+		} \
+		k++; \
+	} while (0)
+	LINE(true, "Keys on every screen");
+	for (kd = tui_keys; kd->keys; kd++)
+		if (kd->screens == TK_ALL)
+			LINE(false, "  %-16s %s", kd->keys, kd->help);
+	for (s = 0; s < TS_NSCREENS; s++) {
+		LINE(false, "%s", "");
+		LINE(true, "%s", help_screen_names[s]);
+		for (kd = tui_keys; kd->keys; kd++)
+			if (kd->screens != TK_ALL && (kd->screens & S(s)))
+				LINE(false, "  %-16s %s", kd->keys, kd->help);
+	}
+	LINE(false, "%s", "");
+	LINE(true, "Dial fields (tc units; doc/linklab-profile.5)");
+	for (f = impair_fields; f->name; f++)
+		LINE(false, "  %-16s %s [%s]", f->name, f->help, f->range);
+	LINE(false, "%s", "");
+	LINE(false, "%s", "Under each pane: what the kernel holds, read back after every change.");
+#undef LINE
+	return k;
+}
+
+int screen_help_nlines(void)
+{
+	char buf[8];
+	bool h;
+
+	return help_build(-1, buf, sizeof(buf), &h);
+}
+
+void screen_help_line(int k, char *buf, size_t len, bool *heading)
+{
+	buf[0] = '\0';
+	*heading = false;
+	help_build(k, buf, len, heading);
+}
+
+void screen_help_draw(struct tui *t, int top, int rows, int cols)
+{
+	int n = screen_help_nlines(), k;
+	char line[512];
+	bool h;
+
+	if (t->help_top > n - rows)
+		t->help_top = n - rows;
+	if (t->help_top < 0)
+		t->help_top = 0;
+	for (k = 0; k < rows && t->help_top + k < n; k++) {
+		screen_help_line(t->help_top + k, line, sizeof(line), &h);
+		tui_put(top + k, 1, cols - 2, h ? A_BOLD : tui_attr(t, TUI_NORMAL), line);
+	}
+	if (t->help_top + rows < n) {
+		snprintf(line, sizeof(line), "-- %d more lines (j / PgDn) --",
+			 n - t->help_top - rows);
+		tui_put(top + rows - 1, cols - 2 - (int)strlen(line), (int)strlen(line),
+			tui_attr(t, TUI_DIM), line);
+	}
+}
+
+int screen_help_key(struct tui *t, int key, int rows)
+{
+	switch (key) {
+	case 'j':
+	case KEY_DOWN:
+		t->help_top++;
+		return TR_REDRAW;
+	case 'k':
+	case KEY_UP:
+		t->help_top--;
+		return TR_REDRAW;
+	case KEY_NPAGE:
+	case ' ':
+		t->help_top += rows > 2 ? rows - 2 : 1;
+		return TR_REDRAW;
+	case KEY_PPAGE:
+		t->help_top -= rows > 2 ? rows - 2 : 1;
+		return TR_REDRAW;
+	case 'g':
+	case KEY_HOME:
+		t->help_top = 0;
+		return TR_REDRAW;
+	case 'G':
+	case KEY_END:
+		t->help_top = screen_help_nlines();
+		return TR_REDRAW;
+	default:
+		return TR_NONE;
+	}
+}
+
+void tui_footer(enum tui_screen s, char *buf, size_t len, int cols)
+{
+	const struct tui_keydef *kd;
+	char part[64];
+	size_t used = 0;
+	int pass;
+
+	buf[0] = '\0';
+	/* screen keys first, then the global ones, while they fit */
+	for (pass = 0; pass < 2; pass++)
+		for (kd = tui_keys; kd->keys; kd++) {
+			bool global = kd->screens == TK_ALL;
+			char k1[24];
+
+			if (!kd->foot || global != (pass == 1) ||
+			    (!global && !(kd->screens & S(s))))
+				continue;
+			/* the first key of "a, b" only */
+			snprintf(k1, sizeof(k1), "%.*s", (int)strcspn(kd->keys, ","),
+				 kd->keys);
+			snprintf(part, sizeof(part), "%s%s %s", used ? "  " : "", k1,
+				 kd->foot);
+			if ((int)(used + strlen(part)) > cols - 1 || used + strlen(part) + 1 > len)
+				continue;
+			memcpy(buf + used, part, strlen(part) + 1);
+			used += strlen(part);
+		}
+}
