@@ -12,8 +12,8 @@
 #include "chart.h"
 #include "tui.h"
 
-static const double test_intervals[] = { 0.1, 0.2, 0.5, 1, 2, 5, 10 };
-#define TEST_NINTERVALS (int)(sizeof(test_intervals) / sizeof(test_intervals[0]))
+static const double form_intervals[] = { 0.1, 0.2, 0.5, 1, 2, 5, 10 };
+#define TEST_NINTERVALS (int)(sizeof(test_intervals) / sizeof(form_intervals[0]))
 
 static const char *test_state_name(enum ctl_test_state s)
 {
@@ -418,14 +418,14 @@ static void test_step(struct tui *t, int dir, int big)
 		break;
 	case TT_INTERVAL:
 		for (k = 0; k < TEST_NINTERVALS; k++)
-			if (test_intervals[k] <= t->req.interval + 1e-9)
+			if (form_intervals[k] <= t->req.interval + 1e-9)
 				at = k;
 		at += dir;
 		if (at < 0)
 			at = 0;
 		if (at >= TEST_NINTERVALS)
 			at = TEST_NINTERVALS - 1;
-		t->req.interval = test_intervals[at];
+		t->req.interval = form_intervals[at];
 		break;
 	case TT_DIRECTION:
 		t->req.reverse = !t->req.reverse;
