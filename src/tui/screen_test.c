@@ -13,7 +13,7 @@
 #include "tui.h"
 
 static const double form_intervals[] = { 0.1, 0.2, 0.5, 1, 2, 5, 10 };
-#define TEST_NINTERVALS (int)(sizeof(test_intervals) / sizeof(form_intervals[0]))
+#define TEST_NINTERVALS (int)(sizeof(form_intervals) / sizeof(form_intervals[0]))
 
 static const char *test_state_name(enum ctl_test_state s)
 {
