@@ -17,6 +17,9 @@
 #include "../../src/tui/screen_test.c"
 #include "../../src/tui/lineedit.c"
 #include "../../src/tui/bar.c"
+#include "../../src/tui/chart.c"
+#include "../../src/tui/screen_help.c"
+#include "../../src/tui/screen_profiles.c"
 
 #include <cmocka.h>
 
@@ -196,7 +199,7 @@ static void test_form_and_start(void **state)
 	tui_key(&k->t, 27, &k->v, &k->in);
 	assert_false(k->t.test_editing);
 	assert_true(k->t.req.duration == 3);
-	feed(k, "jjl");    /* direction: reverse */
+	feed(k, "jjjjl");  /* interval, protocol, bitrate, direction: reverse */
 	assert_true(k->t.req.reverse);
 	assert_int_equal(feed(k, "\r"), TR_INTENT | TR_REDRAW);
 	assert_int_equal(k->in.kind, CI_TEST_START);
@@ -211,6 +214,192 @@ static void test_form_and_start(void **state)
 	free(k);
 }
 
+
+static void fkeys_and_profiles_reload(void **state)
+{
+	struct kfix *k = kfix_new();
+
+	(void)state;
+	assert_int_equal(tui_key(&k->t, KEY_F(3), &k->v, &k->in), TR_REDRAW);
+	assert_int_equal(k->t.screen, TS_DIAL);
+	assert_int_equal(tui_key(&k->t, KEY_F(4), &k->v, &k->in), TR_REDRAW);
+	assert_int_equal(k->t.screen, TS_TEST);
+	/* entering the profiles screen re-reads them (an intent) */
+	assert_int_equal(tui_key(&k->t, KEY_F(5), &k->v, &k->in),
+			 TR_INTENT | TR_REDRAW);
+	assert_int_equal(k->t.screen, TS_PROFILES);
+	assert_int_equal(k->in.kind, CI_PROFILES_RELOAD);
+	/* r on the profiles screen reloads them, elsewhere refreshes peers */
+	feed(k, "r");
+	assert_int_equal(k->in.kind, CI_PROFILES_RELOAD);
+	assert_int_equal(tui_key(&k->t, KEY_F(1), &k->v, &k->in), TR_REDRAW);
+	assert_int_equal(k->t.screen, TS_HELP);
+	assert_int_equal(tui_key(&k->t, KEY_F(1), &k->v, &k->in), TR_REDRAW);
+	assert_int_equal(k->t.screen, TS_PROFILES);
+	assert_int_equal(tui_key(&k->t, KEY_F(2), &k->v, &k->in), TR_REDRAW);
+	assert_int_equal(k->t.screen, TS_PEERS);
+	feed(k, "r");
+	assert_int_equal(k->in.kind, CI_REFRESH);
+	assert_int_equal(tui_key(&k->t, KEY_F(10), &k->v, &k->in), TR_QUIT);
+	free(k);
+}
+
+static struct ctl_profile kprof[3];
+
+static void profiles_keys(void **state)
+{
+	struct kfix *k = kfix_new();
+
+	(void)state;
+	memset(kprof, 0, sizeof(kprof));
+	strcpy(kprof[0].name, "mine");
+	kprof[0].user = kprof[0].valid = true;
+	strcpy(kprof[1].name, "3g");
+	kprof[1].valid = true;
+	strcpy(kprof[2].name, "broken");
+	k->v.profiles = kprof;
+	k->v.nprofiles = 3;
+	feed(k, "o");
+	/* Enter applies [a] to A and [b] to B */
+	assert_int_equal(feed(k, "\r"), TR_INTENT | TR_REDRAW);
+	assert_int_equal(k->in.kind, CI_PROFILE_APPLY);
+	assert_int_equal(k->in.index, 0);
+	assert_int_equal(k->in.sides, CTL_BOTH);
+	feed(k, "j");
+	assert_int_equal(k->t.prof_row, 1);
+	feed(k, "a");
+	assert_int_equal(k->in.kind, CI_PROFILE_APPLY);
+	assert_int_equal(k->in.index, 1);
+	assert_int_equal(k->in.sides, CTL_A);
+	feed(k, "b");
+	assert_int_equal(k->in.sides, CTL_B);
+	/* shipped profiles cannot be renamed or deleted: a message, no intent */
+	assert_int_equal(feed(k, "n"), TR_REDRAW);
+	assert_int_equal(k->t.prof_mode, TP_BROWSE);
+	assert_non_null(strstr(k->t.prof_msg, "read-only"));
+	assert_int_equal(feed(k, "x"), TR_REDRAW);
+	assert_int_equal(k->t.prof_mode, TP_BROWSE);
+	/* clamped at the ends */
+	feed(k, "jjjj");
+	assert_int_equal(k->t.prof_row, 2);
+	feed(k, "g");
+	assert_int_equal(k->t.prof_row, 0);
+	/* save: the editor owns the keys ('q', 'd' are letters of the name) */
+	feed(k, "s");
+	assert_int_equal(k->t.prof_mode, TP_SAVE_NAME);
+	assert_int_equal(feed(k, "dq-lab"), TR_REDRAW);
+	assert_int_equal(k->t.screen, TS_PROFILES);
+	assert_int_equal(feed(k, "\r"), TR_INTENT | TR_REDRAW);
+	assert_int_equal(k->in.kind, CI_PROFILE_SAVE);
+	assert_string_equal(k->in.name, "dq-lab");
+	assert_int_equal(k->t.prof_mode, TP_BROWSE);
+	/* rename a user profile: editor starts with its name */
+	feed(k, "n");
+	assert_int_equal(k->t.prof_mode, TP_RENAME);
+	assert_string_equal(k->t.le.buf, "mine");
+	feed(k, "2\r");
+	assert_int_equal(k->in.kind, CI_PROFILE_RENAME);
+	assert_int_equal(k->in.index, 0);
+	assert_string_equal(k->in.name, "mine2");
+	/* delete asks first: n cancels, y deletes */
+	feed(k, "x");
+	assert_int_equal(k->t.prof_mode, TP_CONFIRM_DELETE);
+	assert_int_equal(feed(k, "n"), TR_REDRAW);
+	assert_int_equal(k->t.prof_mode, TP_BROWSE);
+	feed(k, "x");
+	assert_int_equal(feed(k, "y"), TR_INTENT | TR_REDRAW);
+	assert_int_equal(k->in.kind, CI_PROFILE_DELETE);
+	assert_int_equal(k->in.index, 0);
+	/* Esc in the editor cancels without an intent */
+	feed(k, "s");
+	memset(&k->in, 0, sizeof(k->in));
+	assert_int_equal(tui_key(&k->t, 27, &k->v, &k->in), TR_REDRAW);
+	assert_int_equal(k->t.prof_mode, TP_BROWSE);
+	assert_int_equal(k->in.kind, CI_NONE);
+	free(k);
+}
+
+static void test_form_udp_bitrate_pause_save(void **state)
+{
+	struct kfix *k = kfix_new();
+
+	(void)state;
+	feed(k, "tjjj");               /* protocol row */
+	assert_int_equal(k->t.test_row, TT_PROTO);
+	feed(k, "l");
+	assert_true(k->t.req.udp);
+	feed(k, "j");                  /* bitrate: a bad rate is refused */
+	feed(k, "e");
+	tui_key(&k->t, 21, &k->v, &k->in);
+	feed(k, "20mbix\r");
+	assert_true(k->t.test_editing);
+	assert_non_null(strstr(k->t.test_msg, "bitrate"));
+	tui_key(&k->t, 21, &k->v, &k->in);
+	feed(k, "20mbit\r");
+	assert_false(k->t.test_editing);
+	assert_int_equal(k->t.req.bitrate, 20000000);
+	feed(k, "s");
+	assert_int_equal(k->in.kind, CI_TEST_START);
+	assert_true(k->in.test.udp);
+	assert_int_equal(k->in.test.bitrate, 20000000);
+	/* w with nothing recorded: a message, no intent */
+	assert_int_equal(feed(k, "w"), TR_REDRAW);
+	assert_non_null(strstr(k->t.test_msg, "nothing to save"));
+	/* z pauses a running test's display; w saves a finished run */
+	assert_int_equal(feed(k, "z"), TR_NONE);
+	k->v.test.state = CTL_TEST_RUNNING;
+	assert_int_equal(feed(k, "z"), TR_INTENT | TR_REDRAW);
+	assert_int_equal(k->in.kind, CI_TEST_PAUSE);
+	k->v.test.state = CTL_TEST_DONE;
+	k->v.test.nintervals = 3;
+	assert_int_equal(feed(k, "w"), TR_INTENT | TR_REDRAW);
+	assert_int_equal(k->in.kind, CI_TEST_SAVE);
+	free(k);
+}
+
+static void help_and_footer_from_key_table(void **state)
+{
+	const struct impair_field *f;
+	char line[512], foot[512];
+	int n = screen_help_nlines(), k, found;
+	bool h;
+
+	(void)state;
+	assert_true(n > 40);
+	/* every dial field appears with its range */
+	for (f = impair_fields; f->name; f++) {
+		found = 0;
+		for (k = 0; k < n && !found; k++) {
+			screen_help_line(k, line, sizeof(line), &h);
+			if (!h && strstr(line, f->name) && strstr(line, f->range))
+				found = 1;
+		}
+		if (!found)
+			print_message("help lacks field %s\n", f->name);
+		assert_true(found);
+	}
+	/* every key table entry is in the help */
+	for (const struct tui_keydef *kd = tui_keys; kd->keys; kd++) {
+		found = 0;
+		for (k = 0; k < n && !found; k++) {
+			screen_help_line(k, line, sizeof(line), &h);
+			found = strstr(line, kd->help) != NULL;
+		}
+		assert_true(found);
+	}
+	/* footer: screen keys first, fits the width, ends with global ones */
+	tui_footer(TS_PROFILES, foot, sizeof(foot), 200);
+	assert_non_null(strstr(foot, "Enter apply"));
+	assert_non_null(strstr(foot, "q quit"));
+	assert_true(strstr(foot, "Enter apply") < strstr(foot, "q quit"));
+	for (k = 20; k <= 120; k += 10) {
+		tui_footer(TS_TEST, foot, sizeof(foot), k);
+		assert_true((int)strlen(foot) <= k - 1);
+	}
+	tui_footer(TS_DIAL, foot, sizeof(foot), 80);
+	assert_null(strstr(foot, "rename"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -219,6 +408,10 @@ int main(void)
 		cmocka_unit_test(dial_edit_validate_apply),
 		cmocka_unit_test(dial_cross_field_error_blocks_apply),
 		cmocka_unit_test(test_form_and_start),
+		cmocka_unit_test(fkeys_and_profiles_reload),
+		cmocka_unit_test(profiles_keys),
+		cmocka_unit_test(test_form_udp_bitrate_pause_save),
+		cmocka_unit_test(help_and_footer_from_key_table),
 	};
 
 	return cmocka_run_group_tests_name("tui_keys", tests, NULL, NULL);

@@ -13,6 +13,7 @@
 
 #include "../../src/tui/bar.c"
 #include "../../src/tui/lineedit.c"
+#include "../../src/tui/chart.c"
 
 static void le_type(struct lineedit *le, const char *s)
 {
@@ -128,9 +129,49 @@ static void spark_levels(void **state)
 	assert_string_equal(b, "   ");
 }
 
+
+static void chart_ramp_ascii(void **state)
+{
+	double v[4] = { 1, 2, 3, 4 };
+	char b[4][32], *rows[4] = { b[0], b[1], b[2], b[3] };
+
+	(void)state;
+	/* slow start: a ramp to full scale in 4 rows of 6 columns */
+	assert_int_equal(chart_render(rows, sizeof(b[0]), 4, 6, v, 4, 4, 0, false), 4);
+	assert_string_equal(b[0], "   #  ");
+	assert_string_equal(b[1], "  ##  ");
+	assert_string_equal(b[2], " ###  ");
+	assert_string_equal(b[3], "####  ");
+	/* more values than columns: the latest ones, right-aligned in time */
+	assert_int_equal(chart_render(rows, sizeof(b[0]), 4, 2, v, 4, 4, 0, false), 2);
+	assert_string_equal(b[0], " #");
+	assert_string_equal(b[3], "##");
+}
+
+static void chart_mark_and_utf8(void **state)
+{
+	double v[3] = { 0.5, 2, 8 };
+	char b[2][64], *rows[2] = { b[0], b[1] };
+
+	(void)state;
+	/* a rule at 3 of 4 (the top row) in the cells left empty */
+	chart_render(rows, sizeof(b[0]), 2, 5, v, 2, 4, 3, false);
+	assert_string_equal(b[0], "-----");
+	assert_string_equal(b[1], ".#   ");
+	/* over full scale is clamped; UTF-8 eighths for partial cells */
+	chart_render(rows, sizeof(b[0]), 2, 3, v, 3, 4, 0, true);
+	assert_string_equal(b[0], "  \u2588");
+	assert_string_equal(b[1], "\u2582\u2588\u2588");
+	/* no values, zero scale: blank rows, nothing drawn */
+	assert_int_equal(chart_render(rows, sizeof(b[0]), 2, 3, v, 0, 0, 0, false), 0);
+	assert_string_equal(b[0], "   ");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(chart_ramp_ascii),
+		cmocka_unit_test(chart_mark_and_utf8),
 		cmocka_unit_test(lineedit_insert_move_delete),
 		cmocka_unit_test(lineedit_finish_and_limits),
 		cmocka_unit_test(bar_ascii),
