@@ -121,6 +121,31 @@ else
 	fail "bridge: engine --delay 50ms did not start"
 fi
 
+# --- the same RTT under 500 Mbit/s of TCP load through the engine ----------------
+if engine --delay 50ms; then
+	PORT=$((PORT+1))
+	inb "$LINKLAB" serve -1 -p $PORT > /dev/null 2>&1 &
+	lsp=$!
+	sleep 0.3
+	ina "$LINKLAB" test -c "$LL_ADDR_B" -p $PORT -t 7 -b 500M -J > "$T/load.json" 2>&1 &
+	lcp=$!
+	sleep 1.5
+	set -- $(rtt 80 0.02)
+	wait $lcp; kill $lsp 2>/dev/null; wait $lsp 2>/dev/null
+	if py "
+import json,sys
+g=json.load(open('$T/load.json'))['end']['sum_received']['bits_per_second']/1e6
+m=float('$1')-float('$base')
+print('  figure: RTT under %.0f Mbit/s of TCP load: median %s ms (min $2, max $3, n $4)' % (g, '$1'))
+sys.exit(0 if g > 300 and abs(m-100) <= 1.0 else 1)"; then
+		pass "bridge: RTT stays 100 ms within 1% under ~500 Mbit/s of load"
+	else
+		fail "bridge: RTT under load $1 ms (or the load did not run)"
+	fi
+else
+	fail "bridge: engine --delay 50ms did not start"
+fi
+
 # --- per-direction dials -----------------------------------------------------------
 if engine --a-to-b-delay 30ms --b-to-a-delay 10ms --a-to-b-loss 20% --seed 3 -J; then
 	set -- $(rtt 40 0.02)
@@ -191,6 +216,23 @@ sys.exit(0 if 4.7<=iqr<=7.0 and lo>=29.9 and hi<=51 and abs(med-40-float('$base'
 	fi
 else
 	fail "bridge: engine with jitter did not start"
+fi
+
+# --- jitter with the normal table: spread of a sum of two N(0, 5 ms) ------------
+if engine --delay 20ms --jitter 5ms --distribution normal; then
+	set -- $(rtt 150 0.01)
+	# sd 5*sqrt(2) = 7.07 ms, IQR 1.349 * 7.07 = 9.54 ms; tails beyond the uniform's 30..50
+	if py "
+import sys
+med,mn,mx,sd,iqr,lo,hi=map(float,'$1 $2 $3 $5 $6 $7 $8'.split())
+print('  figure: delay 20ms jitter 5ms distribution normal: RTT median %.2f, 2.5%%..97.5%% %.2f..%.2f, sd %.2f, IQR %.2f ms (normal: sd 7.07, IQR 9.54, 95%% in 26.1..53.9)' % (med,lo,hi,sd,iqr))
+sys.exit(0 if 7.6<=iqr<=11.5 and 5.6<=sd<=8.8 and abs(med-40-float('$base'))<=2 else 1)"; then
+		pass "bridge: jitter spread matches the normal distribution"
+	else
+		fail "bridge: normal jitter spread off"
+	fi
+else
+	fail "bridge: engine with --distribution normal did not start"
 fi
 
 # --- duplicate and reorder counts (engine counters over a UDP run) ---------------
