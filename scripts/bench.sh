@@ -89,4 +89,50 @@ PY
 	$LBB down > /dev/null 2>&1
 }
 bridge_bench
+
+# --- impairment engine (issue 3): apply + read back, goodput vs ceiling ------
+# Same run: N rounds of "apply tbf, read the tree back" through linklab's
+# netlink path in one process, against spawning tc for the same (tc qdisc
+# replace + tc -j qdisc show), printed as a ratio (target <= 0.2x). Then TCP
+# goodput through linklab's tbf at 10/50/200/1000 Mbit (iperf3, first 2 s
+# omitted) against the frame ceiling rate x 1448/1514.
+impair_bench() {
+	N=${BENCH_APPLY_N:-200}
+	IA=llbench-ia$$; IB=llbench-ib$$
+	export LINKLAB_RUN_DIR="$tmp/run"
+	trap 'ip netns del $NS 2>/dev/null; for n in $IA $IB; do for p in $(ip netns pids $n 2>/dev/null); do kill $p; done; ip netns del $n 2>/dev/null; done' EXIT INT TERM
+	ip netns add $IA && ip netns add $IB &&
+	ip link add vbia netns $IA type veth peer name vbib netns $IB &&
+	ip -n $IA addr add 10.78.0.1/24 dev vbia && ip -n $IB addr add 10.78.0.2/24 dev vbib &&
+	ip -n $IA link set vbia up && ip -n $IB link set vbib up && ip -n $IA link set lo up || {
+		echo "impair: namespaces failed"; return 1; }
+	us_ll=$(ip netns exec $IA "$LINKLAB" bench-apply --dev vbia -n $N) || { echo "impair: bench-apply failed"; return 1; }
+	t0=$(date +%s%N)
+	ip netns exec $IA sh -c "i=0; while [ \$i -lt $N ]; do
+		if [ \$((i % 2)) = 0 ]; then r=50mbit; else r=60mbit; fi
+		tc qdisc replace dev vbia root handle 1: tbf rate \$r burst 6250b limit 318750b || exit 1
+		tc -j qdisc show dev vbia > /dev/null || exit 1
+		i=\$((i + 1)); done"
+	t1=$(date +%s%N)
+	ip netns exec $IA tc qdisc del dev vbia root 2>/dev/null
+	python3 -c "import sys
+ll=float(sys.argv[1]); tc=(int(sys.argv[3])-int(sys.argv[2]))/1e3/int(sys.argv[4])
+print('impair: apply+read-back x%s: linklab %.0f us, tc (2 processes) %.0f us, ratio %.3fx (target <= 0.2x)' % (sys.argv[4], ll, tc, ll/tc))" \
+		"$us_ll" "$t0" "$t1" "$N"
+	ip netns exec $IB iperf3 -s -p 5421 > /dev/null 2>&1 &
+	sleep 0.5
+	for r in 10 50 200 1000; do
+		ip netns exec $IA "$LINKLAB" apply --dev vbia --rate ${r}mbit > /dev/null 2>&1 || { echo "impair: apply ${r}mbit failed"; continue; }
+		ip netns exec $IA iperf3 -c 10.78.0.2 -p 5421 -t $((T + 2)) -O 2 -J > "$tmp/imp.json" 2>/dev/null
+		python3 - "$tmp/imp.json" "$r" <<'PY'
+import json,sys
+d=json.load(open(sys.argv[1])); g=d["end"]["sum_received"]["bits_per_second"]
+r=float(sys.argv[2])*1e6; c=r*1448/1514
+print("impair: tbf %5s Mbit  goodput %8.2f Mbit/s  ceiling %8.2f Mbit/s  %6.2f%% (target >= 99%%)"
+      % (sys.argv[2], g/1e6, c/1e6, 100*g/c))
+PY
+		ip netns exec $IA "$LINKLAB" clear --dev vbia > /dev/null 2>&1
+	done
+}
+impair_bench
 rm -rf "$tmp"

@@ -28,6 +28,7 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "serve", cmd_serve, "serve [-p PORT] [-B ADDR] [-1]" },
 	{ "bridge", cmd_bridge, "bridge IF_A IF_B [--engine auto|kernel|user] [dial options] [-t SEC] [-J]" },
 	{ "profile", cmd_profile, "profile list | show NAME | save NAME [dial options]" },
+	{ "bench-apply", cmd_bench_apply, "bench-apply --dev IF [-n N]   (make bench: apply + read back N times)" },
 	{ NULL, NULL, NULL },
 };
 

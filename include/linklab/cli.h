@@ -24,6 +24,9 @@ int cmd_bridge(int argc, char **argv);
 struct test_opts;
 int cmd_test_run(const struct test_opts *o, int json);
 int cmd_profile(int argc, char **argv);
+/* `bench-apply --dev IF [-n N]`: mean us per apply + read-back over netlink
+ * (make bench; cmd_bench_apply.c). */
+int cmd_bench_apply(int argc, char **argv);
 /* `test` with --peer: start the server on B over SSH, then cmd_test. */
 int cmd_test_peer(int argc, char **argv);
 
