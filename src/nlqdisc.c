@@ -11,7 +11,9 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include <arpa/inet.h>
 #include <linux/gen_stats.h>
+#include <linux/pkt_cls.h>
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 #include <netlink/attr.h>
@@ -746,6 +748,127 @@ static int on_dump(struct nl_msg *m, void *arg)
 	return NL_OK;
 }
 
+/* --- htb class 1:1 and the u32 scope filter (linklab's own layout) ------ */
+
+struct scope_ctx {
+	int ifindex;
+	struct qdisc_info *htb;
+	struct qdisc_state *st;
+};
+
+static int on_class(struct nl_msg *m, void *arg)
+{
+	struct scope_ctx *c = arg;
+	struct nlmsghdr *nlh = nlmsg_hdr(m);
+	struct nlattr *tb[TCA_MAX + 1], *ho[TCA_HTB_MAX + 1];
+	struct tcmsg *tcm;
+	struct tc_htb_opt o;
+	uint64_t rate;
+	char kind[16] = "";
+
+	if (nlh->nlmsg_type != RTM_NEWTCLASS ||
+	    !nlmsg_valid_hdr(nlh, sizeof(struct tcmsg)))
+		return NL_OK;
+	tcm = nlmsg_data(nlh);
+	if (tcm->tcm_ifindex != c->ifindex || tcm->tcm_handle != 0x00010001u ||
+	    nlmsg_parse(nlh, sizeof(*tcm), tb, TCA_MAX, NULL) < 0 || !tb[TCA_KIND] ||
+	    !tb[TCA_OPTIONS])
+		return NL_OK;
+	nla_strlcpy(kind, tb[TCA_KIND], sizeof(kind));
+	if (strcmp(kind, "htb") != 0 ||
+	    nla_parse_nested(ho, TCA_HTB_MAX, tb[TCA_OPTIONS], NULL) < 0 ||
+	    !ho[TCA_HTB_PARMS] || (size_t)nla_len(ho[TCA_HTB_PARMS]) < sizeof(o))
+		return NL_OK;
+	memcpy(&o, nla_data(ho[TCA_HTB_PARMS]), sizeof(o));
+	rate = o.rate.rate;
+	if (ho[TCA_HTB_RATE64] && nla_len(ho[TCA_HTB_RATE64]) >= 8)
+		rate = nla_get_u64(ho[TCA_HTB_RATE64]);
+	c->htb->rate = rate * 8;
+	{
+		unsigned us = (unsigned)(o.buffer / nlqdisc_tick_in_usec());
+		double b = (double)rate * us / 1000000.;
+
+		c->htb->burst = b >= (double)UINT32_MAX ? UINT32_MAX : (uint32_t)llround(b);
+	}
+	return NL_OK;
+}
+
+static int on_filter(struct nl_msg *m, void *arg)
+{
+	struct scope_ctx *c = arg;
+	struct nlmsghdr *nlh = nlmsg_hdr(m);
+	struct nlattr *tb[TCA_MAX + 1], *uo[TCA_U32_MAX + 1];
+	const struct tc_u32_sel *sel;
+	struct tcmsg *tcm;
+	char kind[16] = "";
+	int i;
+
+	if (nlh->nlmsg_type != RTM_NEWTFILTER ||
+	    !nlmsg_valid_hdr(nlh, sizeof(struct tcmsg)))
+		return NL_OK;
+	tcm = nlmsg_data(nlh);
+	if (tcm->tcm_ifindex != c->ifindex || tcm->tcm_handle != 0x80000800u ||
+	    nlmsg_parse(nlh, sizeof(*tcm), tb, TCA_MAX, NULL) < 0 || !tb[TCA_KIND] ||
+	    !tb[TCA_OPTIONS])
+		return NL_OK;
+	nla_strlcpy(kind, tb[TCA_KIND], sizeof(kind));
+	if (strcmp(kind, "u32") != 0 ||
+	    nla_parse_nested(uo, TCA_U32_MAX, tb[TCA_OPTIONS], NULL) < 0 ||
+	    !uo[TCA_U32_SEL] || !uo[TCA_U32_CLASSID] ||
+	    nla_get_u32(uo[TCA_U32_CLASSID]) != 0x00010001u ||
+	    (size_t)nla_len(uo[TCA_U32_SEL]) < sizeof(*sel))
+		return NL_OK;
+	sel = nla_data(uo[TCA_U32_SEL]);
+	if ((size_t)nla_len(uo[TCA_U32_SEL]) < sizeof(*sel) + sel->nkeys * sizeof(sel->keys[0]))
+		return NL_OK;
+	c->st->scoped = true;
+	for (i = 0; i < sel->nkeys; i++) {
+		const struct tc_u32_key *k = &sel->keys[i];
+		uint32_t mask = ntohl(k->mask);
+
+		if (k->off == 16) {
+			uint32_t v = k->val;
+			int plen = 0;
+
+			while (plen < 32 && (mask & (0x80000000u >> plen)))
+				plen++;
+			c->st->dst_plen = (uint8_t)plen;
+			memcpy(c->st->dst_addr, &v, 4);
+		} else if (k->off == 20 && mask == 0x0000ffffu) {
+			c->st->dport = (uint16_t)(ntohl(k->val) & 0xffff);
+		}
+	}
+	return NL_OK;
+}
+
+/* For linklab's htb root: rate/burst of class 1:1 into the root entry and
+ * the u32 scope into st. Failures leave them unset (the tree is shown). */
+static void dump_scope(struct nl_sock *sk, int ifindex, struct qdisc_state *st)
+{
+	struct scope_ctx c = { ifindex, &st->q[0], st };
+	struct talk_ctx t;
+	struct tcmsg tcm;
+	int type;
+
+	for (type = RTM_GETTCLASS; type <= RTM_GETTFILTER; type += 4) {
+		struct nl_msg *m = nlmsg_alloc_simple(type, NLM_F_DUMP);
+
+		if (!m)
+			return;
+		memset(&tcm, 0, sizeof(tcm));
+		tcm.tcm_family = AF_UNSPEC;
+		tcm.tcm_ifindex = ifindex;
+		tcm.tcm_parent = type == RTM_GETTFILTER ? 0x00010000u : 0;
+		if (nlmsg_append(m, &tcm, sizeof(tcm), NLMSG_ALIGNTO) == 0) {
+			memset(&t, 0, sizeof(t));
+			t.valid = type == RTM_GETTCLASS ? on_class : on_filter;
+			t.arg = &c;
+			exchange(sk, m, &t, "dump scope", NULL, NULL);
+		}
+		nlmsg_free(m);
+	}
+}
+
 int nlqdisc_dump(struct nl_sock *sk, int ifindex, struct qdisc_state *st,
 		 struct nlqdisc_root *root, struct ll_err *err)
 {
@@ -757,6 +880,9 @@ int nlqdisc_dump(struct nl_sock *sk, int ifindex, struct qdisc_state *st,
 
 	st->n = 0;
 	st->has_ingress = false;
+	st->scoped = false;
+	st->dst_plen = 0;
+	st->dport = 0;
 	if (root)
 		memset(root, 0, sizeof(*root));
 	m = nlmsg_alloc_simple(RTM_GETQDISC, NLM_F_DUMP);
@@ -786,5 +912,8 @@ int nlqdisc_dump(struct nl_sock *sk, int ifindex, struct qdisc_state *st,
 		st->n = 0;
 		return ll_err_set(err, -EIO, "dump qdiscs: %s", d.perr.msg);
 	}
+	if (st->n > 0 && st->q[0].handle == 0x00010000u &&
+	    strcmp(st->q[0].kind, "htb") == 0)
+		dump_scope(sk, ifindex, st);
 	return 0;
 }

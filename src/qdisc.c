@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include "linklab/flowfilter.h"
 #include "linklab/peer.h"
 #include "linklab/units.h"
 
@@ -91,8 +95,26 @@ void qdisc_state_to_impair(const struct qdisc_state *s, struct impair *d)
 	if ((root->handle >> 16) == 0)
 		return;
 	t = strcmp(root->kind, "tbf") == 0 ? root : NULL;
+	/* linklab's per-flow layout: htb 1: whose class 1:1 carries the rate
+	 * (100 Gbit/s means unshaped) and the netem child */
+	if (strcmp(root->kind, "htb") == 0) {
+		if (root->rate && root->rate < FF_UNSHAPED_BPS) {
+			d->rate = root->rate;
+			d->burst = root->burst;
+			d->set |= IMP_RATE | IMP_BURST;
+		}
+		if (s->scoped && s->dst_plen) {
+			d->dst_plen = s->dst_plen;
+			memcpy(d->dst_addr, s->dst_addr, 4);
+			d->set |= IMP_DST;
+		}
+		if (s->scoped && s->dport) {
+			d->dport = s->dport;
+			d->set |= IMP_DPORT;
+		}
+	}
 	n = strcmp(root->kind, "netem") == 0 ? root :
-	    (t ? find_kind(s, "netem") : NULL);
+	    (t || strcmp(root->kind, "htb") == 0 ? find_kind(s, "netem") : NULL);
 	if (t) {
 		d->rate = t->rate;
 		d->burst = t->burst;
@@ -216,7 +238,24 @@ char *qdisc_state_summary(const struct qdisc_state *s, char *buf, size_t len)
 		if (i)
 			cat(buf, len, &off, " / ");
 		cat(buf, len, &off, "%s", q->kind[0] ? q->kind : "?");
-		if (strcmp(q->kind, "tbf") == 0) {
+		if (strcmp(q->kind, "htb") == 0 && i == 0 && q->rate) {
+			if (q->rate < FF_UNSHAPED_BPS)
+				cat(buf, len, &off, " rate %s burst %s",
+				    units_format_rate(q->rate, a, sizeof(a)),
+				    units_format_size(q->burst, b, sizeof(b)));
+			if (s->scoped) {
+				char ip[INET_ADDRSTRLEN];
+
+				cat(buf, len, &off, " (only");
+				if (s->dst_plen) {
+					inet_ntop(AF_INET, s->dst_addr, ip, sizeof(ip));
+					cat(buf, len, &off, " dst %s/%u", ip, s->dst_plen);
+				}
+				if (s->dport)
+					cat(buf, len, &off, " dport %u", s->dport);
+				cat(buf, len, &off, ")");
+			}
+		} else if (strcmp(q->kind, "tbf") == 0) {
 			cat(buf, len, &off, " rate %s burst %s limit %s",
 			    units_format_rate(q->rate, a, sizeof(a)),
 			    units_format_size(q->burst, b, sizeof(b)),

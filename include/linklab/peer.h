@@ -72,6 +72,12 @@ struct qdisc_state {
 	struct qdisc_info q[PEER_MAX_QDISCS];
 	bool has_ingress;         /* an ingress/clsact qdisc (ffff:fff1) is
 				   * there (added by issue 3; not in q[]) */
+	/* per-flow scope read back from linklab's u32 filter on 1: (htb
+	 * root; the htb root's rate/burst are those of class 1:1) */
+	bool scoped;
+	uint8_t dst_plen;         /* 0 = any destination */
+	uint8_t dst_addr[4];      /* IPv4, network order */
+	uint16_t dport;           /* 0 = any port */
 };
 
 /* Fold a read-back tree into a dial (what the kernel now holds, in dial
