@@ -52,7 +52,12 @@ int csvout_write(FILE *f, const struct test_interval *iv, int n,
 	}
 	fprintf(f, "%s\n", csvout_header);
 	for (i = 0; i < n; i++) {
-		bool bidir = iv[i].sum_reverse.bytes || iv[i].sum_reverse.end > 0;
+		bool bidir = false;
+
+		/* --bidir: streams of both directions (sample.sender differs) */
+		for (k = 1; k < iv[i].nstreams && k < TEST_MAX_STREAMS; k++)
+			if (iv[i].s[k].sender != iv[i].s[0].sender)
+				bidir = true;
 
 		for (k = 0; k < iv[i].nstreams && k < TEST_MAX_STREAMS; k++)
 			csv_row(f, "interval", csv_id(&iv[i].s[k], id, sizeof(id)),

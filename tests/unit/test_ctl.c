@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +22,7 @@
 /* before cmocka.h: it defines a test_free() macro that clashes with test.h */
 #include "linklab/ctl.h"
 #include "linklab/serve.h"
+#include "linklab/units.h"
 
 #include <cmocka.h>
 
@@ -496,8 +498,11 @@ static void test_runs_and_scales_to_held_rate(void **state)
 	struct pollfd pfd;
 	struct ctl *c;
 	int k, fd;
+	char xdg[] = "/tmp/llD2-xdg-XXXXXX", cmdbuf[128];
 
 	(void)state;
+	assert_non_null(mkdtemp(xdg));
+	setenv("XDG_DATA_HOME", xdg, 1);
 	pthread_mutex_init(&s.mu, NULL);
 	pthread_cond_init(&s.cv, NULL);
 	assert_int_equal(pthread_create(&s.th, NULL, srv_main, &s), 0);
@@ -541,9 +546,207 @@ static void test_runs_and_scales_to_held_rate(void **state)
 	assert_true(tv->scale_dialled);
 	assert_true(tv->scale_bps == 40000008.0);
 	assert_int_equal(ctl_test_fd(c), -1);
+	/* the run was saved with its chart, CSV and the dial held */
+	{
+		char p[PATH_MAX + 32], line[256];
+		const struct test_interval *ivs;
+		int n, rows = 0;
+		FILE *f;
+
+		ivs = ctl_test_intervals(c, &n);
+		assert_non_null(ivs);
+		assert_int_equal(n, tv->nintervals);
+		assert_int_equal(strncmp(tv->saved_dir, xdg, strlen(xdg)), 0);
+		snprintf(p, sizeof(p), "%s/run.svg", tv->saved_dir);
+		assert_int_equal(access(p, R_OK), 0);
+		snprintf(p, sizeof(p), "%s/intervals.csv", tv->saved_dir);
+		f = fopen(p, "r");
+		assert_non_null(f);
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "interval,", 9))
+				rows++;
+		fclose(f);
+		assert_int_equal(rows, 3 * n);
+		snprintf(p, sizeof(p), "%s/profile.ini", tv->saved_dir);
+		f = fopen(p, "r");
+		assert_non_null(f);
+		rows = 0;
+		while (fgets(line, sizeof(line), f))
+			if (!strcmp(line, "rate = 40000008bit\n"))
+				rows++;
+		fclose(f);
+		assert_int_equal(rows, 1);
+		/* w saves again into a new directory */
+		snprintf(p, sizeof(p), "%s", tv->saved_dir);
+		assert_int_equal(ctl_test_save(c, &err), 0);
+		assert_string_not_equal(p, tv->saved_dir);
+	}
+	snprintf(cmdbuf, sizeof(cmdbuf), "rm -rf %s", xdg);
+	assert_int_equal(system(cmdbuf), 0);
 	pthread_join(s.th, NULL);
 	assert_int_equal(s.rc, 0);
 	fix_free(x);
+}
+
+
+static void path_sums_delay_and_combines_loss(void **state)
+{
+	struct impair a = { 0 }, b = { 0 };
+	struct ctl_path p;
+
+	(void)state;
+	a.set = IMP_RATE | IMP_DELAY | IMP_LOSS;
+	a.rate = 50000000;
+	a.delay = 50000000;
+	a.loss = units_percent_to_prob(1);
+	b.set = IMP_DELAY | IMP_LOSS;
+	b.delay = 30000000;
+	b.loss = units_percent_to_prob(2);
+	ctl_path_compute(&a, &b, &p);
+	assert_true(p.valid);
+	assert_int_equal(p.rate_ab, 50000000);
+	assert_int_equal(p.rate_ba, 0);
+	assert_int_equal(p.rtt_added, 80000000);
+	/* a round trip survives only if neither direction drops: 1-(.99)(.98) */
+	assert_true(fabs(p.loss_rt - 0.0298) < 1e-6);
+	assert_non_null(strstr(p.line, "A->B 50mbit, 50ms, loss 1%"));
+	assert_non_null(strstr(p.line, "B->A unshaped, 30ms, loss 2%"));
+	assert_non_null(strstr(p.line, "round trip +80ms, loss 2.98%"));
+	/* one side only */
+	ctl_path_compute(NULL, &b, &p);
+	assert_true(p.valid);
+	assert_int_equal(p.rtt_added, 30000000);
+	ctl_path_compute(NULL, NULL, &p);
+	assert_false(p.valid);
+}
+
+static void theory_follows_what_is_held(void **state)
+{
+	struct fix *x = fix_new(true, NULL);
+	const struct ctl_view *v = ctl_view(x->c);
+	struct impair d = rate_dial(50000000);
+	struct ll_err err = { 0 };
+
+	(void)state;
+	assert_int_equal(v->theory.bound, THEORY_NONE);
+	assert_int_equal(ctl_apply(x->c, &d, CTL_A, &err), 0);
+	/* the fake kernel holds 50000008 bit/s: theory uses what is held */
+	assert_int_equal(v->path.rate_ab, 50000008);
+	assert_int_equal(v->theory.bound, THEORY_RATE);
+	assert_true(fabs(v->theory.expect_bps - 50000008.0 * 1448 / 1514) < 1);
+	assert_non_null(strstr(v->theory.line, "rate-limited"));
+	assert_false(v->theory_rtt_measured);
+	/* the window used is this host's, from tcp_rmem */
+	assert_true(v->window == theory_local_window());
+	/* live counters: a tick re-reads A only (B is an SSH round trip) */
+	x->fb.rate[1] = 7000000;
+	assert_int_equal(ctl_tick(x->c, false), 1);
+	assert_string_equal(v->side[1].held_text, "noqueue");
+	assert_int_equal(ctl_tick(x->c, true), 1);
+	assert_non_null(strstr(v->side[1].held_text, "tbf"));
+	assert_int_equal(v->path.rate_ba, 7000000);
+	fix_free(x);
+}
+
+/* Write a profile file into dir. */
+static void put_file(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static int prof_idx(const struct ctl_view *v, const char *name)
+{
+	int k;
+
+	for (k = 0; k < v->nprofiles; k++)
+		if (!strcmp(v->profiles[k].name, name))
+			return k;
+	return -1;
+}
+
+static void profiles_apply_save_rename_delete(void **state)
+{
+	char dir[] = "/tmp/llD2-prof-XXXXXX", path[512], cmd[600];
+	struct fix *x;
+	const struct ctl_view *v;
+	struct ll_err err = { 0 };
+	int k;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	setenv("LINKLAB_PROFILE_PATH", dir, 1);
+	put_file(dir, "updown.ini",
+		 "[profile]\nname = Up/Down\ndescription = asymmetric\n"
+		 "[a]\nrate = 10mbit\n[b]\nrate = 20mbit\n");
+	put_file(dir, "broken.ini", "[dial]\nrate = 10mbit\nspeed = 3\n");
+	x = fix_new(true, NULL);
+	v = ctl_view(x->c);
+	assert_int_equal(ctl_profiles_reload(x->c, &err), 0);
+	assert_true(v->nprofiles >= 2);
+	k = prof_idx(v, "updown");
+	assert_true(k >= 0);
+	assert_true(v->profiles[k].valid);
+	assert_true(v->profiles[k].user);
+	assert_true(v->profiles[k].per_side);
+	assert_string_equal(v->profiles[k].title, "Up/Down");
+	/* [a] goes to A, [b] to B */
+	assert_int_equal(ctl_profile_apply(x->c, k, CTL_BOTH, &err), 0);
+	assert_int_equal(x->fa.rate[1], 10000008);
+	assert_int_equal(x->fb.rate[1], 20000008);
+	assert_string_equal(v->profile_name, "updown");
+	assert_non_null(strstr(v->status, "profile updown"));
+	/* a broken profile: refused with file:line, nothing applied */
+	k = prof_idx(v, "broken");
+	assert_false(v->profiles[k].valid);
+	snprintf(path, sizeof(path), "%s/broken.ini:3:", dir);
+	assert_non_null(strstr(v->profiles[k].problems[0], path));
+	x->fa.napply = 0;
+	assert_int_equal(ctl_profile_apply(x->c, k, CTL_BOTH, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "speed"));
+	assert_int_equal(x->fa.napply, 0);
+	assert_int_equal(ctl_profile_apply(x->c, 99, CTL_BOTH, &err), -EINVAL);
+	/* save what both sides hold, per side; it loads back the same */
+	assert_int_equal(ctl_profile_save(x->c, "held", &err), 0);
+	k = prof_idx(v, "held");
+	assert_true(k >= 0);
+	assert_true(v->profiles[k].valid);
+	assert_true(v->profiles[k].per_side);
+	assert_int_equal(v->profiles[k].a.rate, 10000008);
+	assert_int_equal(v->profiles[k].b.rate, 20000008);
+	assert_int_equal(ctl_profile_save(x->c, "bad/name", &err), -EINVAL);
+	assert_non_null(strstr(v->error, "bad/name"));
+	/* apply one side only */
+	x->fa.rate[1] = 0;
+	x->fb.rate[1] = 0;
+	assert_int_equal(ctl_profile_apply(x->c, prof_idx(v, "held"), CTL_B, &err), 0);
+	assert_int_equal(x->fa.rate[1], 0);
+	assert_int_equal(x->fb.rate[1], 20000000 + 8);
+	/* rename keeps the dials and sets the name; delete removes it */
+	assert_int_equal(ctl_profile_rename(x->c, prof_idx(v, "held"), "kept", &err), 0);
+	assert_int_equal(prof_idx(v, "held"), -1);
+	k = prof_idx(v, "kept");
+	assert_true(k >= 0);
+	assert_string_equal(v->profiles[k].title, "kept");
+	assert_int_equal(v->profiles[k].b.rate, 20000008);
+	assert_int_equal(ctl_profile_rename(x->c, k, "updown", &err), -EEXIST);
+	assert_int_equal(ctl_profile_delete(x->c, prof_idx(v, "kept"), &err), 0);
+	assert_int_equal(prof_idx(v, "kept"), -1);
+	snprintf(path, sizeof(path), "%s/kept.ini", dir);
+	assert_int_not_equal(access(path, F_OK), 0);
+	/* shipped profiles are read-only */
+	assert_int_equal(profile_delete("profiles/3g.ini", &err), -EPERM);
+	assert_int_equal(access("profiles/3g.ini", F_OK), 0);
+	fix_free(x);
+	unsetenv("LINKLAB_PROFILE_PATH");
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
 }
 
 int main(void)
@@ -560,6 +763,9 @@ int main(void)
 		cmocka_unit_test(test_start_errors),
 		cmocka_unit_test(test_failure_is_pumped),
 		cmocka_unit_test(test_runs_and_scales_to_held_rate),
+		cmocka_unit_test(path_sums_delay_and_combines_loss),
+		cmocka_unit_test(theory_follows_what_is_held),
+		cmocka_unit_test(profiles_apply_save_rename_delete),
 	};
 
 	return cmocka_run_group_tests_name("ctl", tests, NULL, NULL);
