@@ -10,7 +10,8 @@ check() { # pattern allowed-files-regex
 check 'n\?curses' '^src/tui/'
 check 'libssh2' '^src/ssh\.c$'
 check 'iniparser' '^src/profile\.c$'
-check 'netlink/' '^src/(nlqdisc|peer_local|journal|links|netlink[a-z_]*)\.c$|^include/linklab/nlqdisc\.h$'
+# the netlink backend: nl*.c, peer_local.c, journal.c, flowfilter.c, ifb.c, links.c
+check 'netlink/' '^src/(nl[a-z_]*|peer_local|journal|flowfilter|ifb|links)\.c$|^include/linklab/nl[a-z_]*\.h$'
 # engines never print: no stdout/stderr printing outside commands and the console
 for f in src/*.c; do
 	case "$f" in src/cmd_*|src/cli.c|src/main.c) continue;; esac
