@@ -70,7 +70,7 @@ tui-test: all
 layering:
 	@sh scripts/check-layering.sh
 
-check: all layering
+check: all
 	@sh tests/run-all.sh
 
 # --- the two-namespace lab ----------------------------------------------------

@@ -22,5 +22,5 @@ for f in src/*.c; do
 		echo "layering: $f calls exit() (engines must return errors)"; bad=1
 	fi
 done
-[ $bad = 0 ] && echo "layering: ok"
+if [ $bad = 0 ]; then echo "layering: 1 passed, 0 failed"; else echo "layering: 0 passed, 1 failed"; fi
 exit $bad
