@@ -11,9 +11,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "linklab/cli.h"
+#include "linklab/csvout.h"
 #include "linklab/iperf3.h"
+#include "linklab/plot.h"
 #include "linklab/test.h"
+
+/* Output choices of one run beyond -J (set by cmd_test before
+ * cmd_test_run; the --peer path keeps the defaults). */
+static struct {
+	bool json_stream;          /* --json-stream: one JSON line per event */
+	const char *csv;           /* --csv FILE */
+	const char *plot;          /* --plot FILE.svg */
+	bool csv_stdout;           /* --format csv: intervals as CSV on stdout */
+} out_opts;
 
 static volatile sig_atomic_t test_sig;
 
@@ -146,6 +159,20 @@ static void print_interval(const struct test_interval *iv,
 	char tag[32];
 	int nfwd = o->bidir ? o->streams : iv->nstreams;
 
+	if (iv->remote) {
+		/* live samples of the server's sending streams */
+		for (int i = 0; i < iv->nstreams; i++) {
+			snprintf(tag, sizeof(tag), "%3d][TX-S", iv->s[i].id);
+			print_sample(tag, &iv->s[i], true, NULL);
+		}
+		if (iv->nstreams > 1)
+			print_sample("SUM][TX-S", &iv->sum, true, NULL);
+		fflush(stdout);
+		return;
+	}
+	if (iv->sum.omitted)
+		printf("(omitted)\n");
+
 	for (int i = 0; i < iv->nstreams; i++) {
 		tag_of(iv->s[i].id, o->bidir, iv->s[i].sender, tag, sizeof(tag));
 		print_sample(tag, &iv->s[i], iv->s[i].sender, NULL);
@@ -190,7 +217,51 @@ static void print_summary(const struct test_summary *S,
 		print_sample(tag, &S->sum_sent_reverse, true, "sender");
 		print_sample(tag, &S->sum_received_reverse, true, "receiver");
 	}
+	for (int i = 0; i < S->nstreams; i++)
+		if (S->received[i].outoforder > 0 || S->received[i].dups > 0)
+			printf("[%3d] %.2f-%.2f sec  %lld datagrams received out-of-order, %lld duplicates\n",
+			       S->received[i].id, S->received[i].start, S->received[i].end,
+			       (long long)S->received[i].outoforder,
+			       (long long)(S->received[i].dups > 0 ? S->received[i].dups : 0));
+	if (S->partial)
+		printf("(partial: the test failed before the peer's results arrived)\n");
 	printf("\nlinklab test done.\n");
+	fflush(stdout);
+}
+
+static void stream_line(const struct test *t, const char *event,
+			const struct test_interval *iv)
+{
+	char *s = test_json_event(t, event, iv);
+
+	if (s) {
+		printf("%s\n", s);
+		free(s);
+	}
+	fflush(stdout);
+}
+
+static void csv_rows(const struct test_interval *iv)
+{
+	struct ll_err e = { 0 };
+	FILE *f = tmpfile();
+	char line[1024];
+	bool first = true;
+
+	if (!f)
+		return;
+	/* csvout writes a header then the rows: keep the rows only */
+	if (csvout_write(f, iv, 1, NULL, NULL, &e) == 0) {
+		rewind(f);
+		while (fgets(line, sizeof(line), f)) {
+			if (first) {
+				first = false;
+				continue;
+			}
+			fputs(line, stdout);
+		}
+	}
+	fclose(f);
 	fflush(stdout);
 }
 
@@ -208,18 +279,47 @@ int cmd_test_run(const struct test_opts *o, int json)
 		return 1;
 	}
 	if (test_start(o, &t, &err) < 0) {
+		if (json) {
+			char *es = NULL;
+			cJSON *j = cJSON_CreateObject();
+			if (j) {
+				cJSON_AddStringToObject(j, "error", err.msg);
+				es = cJSON_Print(j);
+				cJSON_Delete(j);
+			}
+			if (es)
+				printf("%s\n", es);
+			free(es);
+		} else if (out_opts.json_stream) {
+			cJSON *j = cJSON_CreateObject();
+			char *es = NULL;
+			if (j) {
+				cJSON_AddStringToObject(j, "event", "error");
+				cJSON_AddStringToObject(j, "data", err.msg);
+				es = cJSON_PrintUnformatted(j);
+				cJSON_Delete(j);
+			}
+			if (es)
+				printf("%s\n", es);
+			free(es);
+		}
 		fprintf(stderr, "linklab test: %s\n", err.msg);
 		free(ev);
 		return 1;
 	}
+	bool text = !json && !out_opts.json_stream && !out_opts.csv_stdout;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sig;   /* only sets a flag; no SA_RESTART */
 	sigemptyset(&sa.sa_mask);
 	test_sig = 0;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
-	if (!json) {
+	if (text) {
 		printf("Connecting to host %s, port %d\n", o->host, o->port);
+		fflush(stdout);
+	}
+	if (out_opts.csv_stdout) {
+		printf("%s\n", csvout_header);
 		fflush(stdout);
 	}
 	while (!finished) {
@@ -233,7 +333,9 @@ int cmd_test_run(const struct test_opts *o, int json)
 		while (!finished && test_next_event(t, ev) == 1) {
 			switch (ev->kind) {
 			case TEV_CONNECTED:
-				if (!json) {
+				if (out_opts.json_stream)
+					stream_line(t, "start", NULL);
+				if (text) {
 					for (int i = 0; i < ev->interval.nstreams; i++) {
 						char lh[64], rh[64];
 						int lp, rp, id = test_stream_addr(t, i, lh, sizeof(lh),
@@ -255,19 +357,31 @@ int cmd_test_run(const struct test_opts *o, int json)
 				}
 				break;
 			case TEV_INTERVAL:
-				if (!json)
+				if (out_opts.json_stream)
+					stream_line(t, "interval", &ev->interval);
+				if (out_opts.csv_stdout && !ev->interval.remote)
+					csv_rows(&ev->interval);
+				if (text)
 					print_interval(&ev->interval, o);
 				break;
 			case TEV_DONE:
-				if (!json)
+				if (out_opts.json_stream)
+					stream_line(t, "end", NULL);
+				if (text)
 					print_summary(test_summary(t), o);
 				rc = 0;
 				finished = 1;
 				break;
 			case TEV_ERROR:
-				if (!json)
-					fprintf(stderr, "linklab test: error - %s\n",
-						ev->err.msg);
+				if (out_opts.json_stream) {
+					if (test_summary(t)->partial)
+						stream_line(t, "end", NULL);
+					stream_line(t, "error", NULL);
+				}
+				if (text && test_summary(t)->partial)
+					print_summary(test_summary(t), o);
+				fprintf(stderr, "linklab test: error - %s\n",
+					ev->err.msg);
 				finished = 1;
 				break;
 			}
@@ -280,6 +394,27 @@ int cmd_test_run(const struct test_opts *o, int json)
 			free(s);
 		}
 		fflush(stdout);
+	}
+	/* the finished run: intervals and summary, for files (--csv, --plot) */
+	if (finished && (out_opts.csv || out_opts.plot)) {
+		const struct test_interval *ivs;
+		int niv = test_intervals(t, &ivs);
+		const struct test_summary *S = rc == 0 || test_summary(t)->partial ?
+					       test_summary(t) : NULL;
+		char cap[300];
+		snprintf(cap, sizeof(cap), "linklab test -c %s -P %d%s%s%s", o->host,
+			 o->streams, o->udp ? " -u" : "", o->reverse ? " -R" : "",
+			 o->bidir ? " --bidir" : "");
+		if (out_opts.csv &&
+		    csvout_write_file(out_opts.csv, ivs, niv, S, cap, &err) < 0) {
+			fprintf(stderr, "linklab test: --csv: %s\n", err.msg);
+			rc = 1;
+		}
+		if (out_opts.plot &&
+		    plot_svg_write(out_opts.plot, ivs, niv, S, cap, &err) < 0) {
+			fprintf(stderr, "linklab test: --plot: %s\n", err.msg);
+			rc = 1;
+		}
 	}
 	test_free(t);
 	free(ev);
@@ -304,7 +439,21 @@ static void test_usage(FILE *f)
 		"  -w SIZE   socket buffer size, K/M suffixes, up to 512M\n"
 		"  -b RATE   target bit/s per stream, K/M/G 1000-based (default unlimited)\n"
 		"  -u        UDP (default -b 1M per stream, -l 1460, 16..65507)\n"
-		"  -J        print an iperf3 -J style JSON document\n");
+		"  -J        print an iperf3 -J style JSON document (errors in \"error\")\n"
+		"  -O SEC    omit the first SEC seconds from the totals (0..600)\n"
+		"  -n BYTES  send this many bytes (all streams) instead of -t; K/M/G 1024-based\n"
+		"  -k BLOCKS send this many blocks of -l instead of -t\n"
+		"  -M MSS    TCP maximum segment size, 1..65535 bytes\n"
+		"  -N        TCP_NODELAY on the data streams\n"
+		"  -C ALGO   TCP congestion control on the data streams (both ends)\n"
+		"  -Z        zero-copy send (sendfile)\n"
+		"  --udp-counters-64bit  64-bit UDP sequence numbers\n"
+		"  --json-stream         one JSON line per event (start, interval, end, error)\n"
+		"  --format csv          intervals as CSV on stdout\n"
+		"  --csv FILE            write the intervals and the summary as CSV\n"
+		"  --plot FILE.svg       write an SVG chart of the run\n"
+		"  --server-live         ask linklab serve for live server-side samples\n"
+		"                        (shows the remote sender's TCP_INFO in -R tests)\n");
 }
 
 int cmd_test(int argc, char **argv)
@@ -323,6 +472,19 @@ int cmd_test(int argc, char **argv)
 		{ "json", no_argument, NULL, 'J' },
 		{ "connect-timeout", required_argument, NULL, 'T' },
 		{ "bidir", no_argument, NULL, 'D' },
+		{ "omit", required_argument, NULL, 'O' },
+		{ "bytes", required_argument, NULL, 'n' },
+		{ "blockcount", required_argument, NULL, 'k' },
+		{ "set-mss", required_argument, NULL, 'M' },
+		{ "no-delay", no_argument, NULL, 'N' },
+		{ "congestion", required_argument, NULL, 'C' },
+		{ "zerocopy", no_argument, NULL, 'Z' },
+		{ "udp-counters-64bit", no_argument, NULL, 1001 },
+		{ "json-stream", no_argument, NULL, 1002 },
+		{ "csv", required_argument, NULL, 1003 },
+		{ "plot", required_argument, NULL, 1004 },
+		{ "format", required_argument, NULL, 1005 },
+		{ "server-live", no_argument, NULL, 1006 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -332,9 +494,10 @@ int cmd_test(int argc, char **argv)
 	double v;
 
 	test_opts_init(&o);
+	memset(&out_opts, 0, sizeof(out_opts));
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+c:p:P:t:i:Rl:w:b:uJh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+c:p:P:t:i:Rl:w:b:uJhO:n:k:M:NC:Z", lo, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			if (!optarg[0] || strlen(optarg) >= sizeof(o.host))
@@ -401,11 +564,66 @@ int cmd_test(int argc, char **argv)
 					       "seconds, (0..3600]");
 			o.connect_timeout = v;
 			break;
+		case 'O':
+			if (parse_num(optarg, &v) || v < 0 || v > 600)
+				return bad_opt("-O", optarg, "seconds, 0..600");
+			o.omit = v;
+			break;
+		case 'n':
+			if (parse_suffixed(optarg, 1024, &v) || v < 1 || v > 1e18)
+				return bad_opt("-n", optarg,
+					       "bytes, K/M/G/T suffixes 1024-based");
+			o.bytes = (uint64_t)v;
+			break;
+		case 'k':
+			if (parse_suffixed(optarg, 1024, &v) || v < 1 || v > 1e15)
+				return bad_opt("-k", optarg,
+					       "blocks, K/M/G suffixes 1024-based");
+			o.blocks = (uint64_t)v;
+			break;
+		case 'M':
+			if (parse_num(optarg, &v) || v < 1 || v > 65535 || v != floor(v))
+				return bad_opt("-M", optarg, "bytes, 1..65535");
+			o.mss = (uint32_t)v;
+			break;
+		case 'N':
+			o.nodelay = true;
+			break;
+		case 'C':
+			if (!optarg[0] || strlen(optarg) >= sizeof(o.congestion))
+				return bad_opt("-C", optarg,
+					       "a congestion control name (cubic, bbr, reno ...)");
+			snprintf(o.congestion, sizeof(o.congestion), "%s", optarg);
+			break;
+		case 'Z':
+			o.zerocopy = true;
+			break;
+		case 1001:
+			o.udp64 = true;
+			break;
+		case 1002:
+			out_opts.json_stream = true;
+			break;
+		case 1003:
+			out_opts.csv = optarg;
+			break;
+		case 1004:
+			out_opts.plot = optarg;
+			break;
+		case 1005:
+			if (!strcmp(optarg, "csv"))
+				out_opts.csv_stdout = true;
+			else if (strcmp(optarg, "text"))
+				return bad_opt("--format", optarg, "text or csv");
+			break;
+		case 1006:
+			o.live = o.interval;
+			break;
 		case 'h':
 			test_usage(stdout);
 			return 0;
 		default:
-			if (optopt && strchr("cpPtilwbT", optopt))
+			if (optopt && strchr("cpPtilwbTOnkMC", optopt))
 				fprintf(stderr, "linklab test: option -%c needs a value\n",
 					optopt);
 			else
@@ -426,6 +644,12 @@ int cmd_test(int argc, char **argv)
 	}
 	if (o.udp && !b_given)
 		o.bitrate = IPERF3_UDP_DEFAULT_RATE;   /* iperf3's UDP default */
+	if (o.live > 0)
+		o.live = o.interval;   /* live samples at the report interval */
+	if ((json != 0) + out_opts.json_stream + out_opts.csv_stdout > 1) {
+		fprintf(stderr, "linklab test: -J, --json-stream and --format csv are mutually exclusive\n");
+		return 2;
+	}
 	struct ll_diag d = { 0 };
 	if (test_opts_validate(&o, &d) < 0) {
 		for (int i = 0; i < d.n; i++)

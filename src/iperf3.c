@@ -9,13 +9,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/sendfile.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "linklab/iperf3.h"
+#include "linklab/udpstats.h"
 
 const char *iperf3_state_name(int state)
 {
@@ -44,6 +47,7 @@ const char *iperf3_ierrno_text(int ierrno)
 	case IPERF3_IEBLOCKSIZE: return "block size too large (maximum = 1048576 bytes)";
 	case IPERF3_IEBUFSIZE: return "socket buffer size too large";
 	case IPERF3_IEOMIT: return "bogus value for --omit";
+	case IPERF3_IEMSS: return "TCP MSS too large (maximum = 9216 bytes)";
 	case IPERF3_IEUNIMP: return "an option you are trying to set is not implemented yet";
 	default: return NULL;
 	}
@@ -319,6 +323,12 @@ cJSON *iperf3_params_build(const struct iperf3_params *p)
 		cJSON_AddNumberToObject(j, "pacing_timer", p->pacing_timer);
 	if (p->congestion[0])
 		cJSON_AddStringToObject(j, "congestion", p->congestion);
+	if (p->zerocopy)
+		cJSON_AddTrueToObject(j, "zerocopy");
+	if (p->get_server_output)
+		cJSON_AddNumberToObject(j, "get_server_output", 1);
+	if (p->live_interval > 0)
+		cJSON_AddNumberToObject(j, IPERF3_LINKLAB_LIVE_KEY, p->live_interval);
 	cJSON_AddStringToObject(j, "client_version", p->client_version);
 	return j;
 }
@@ -357,6 +367,8 @@ int iperf3_params_parse(const cJSON *j, struct iperf3_params *p,
 	p->bidir = flag_present(j, "bidirectional");
 	p->nodelay = flag_present(j, "nodelay");
 	p->udp_counters_64bit = flag_present(j, "udp_counters_64bit");
+	p->zerocopy = flag_present(j, "zerocopy");
+	p->get_server_output = flag_present(j, "get_server_output");
 #define NUM(key, expr) \
 	do { \
 		if ((r = num_key(j, key, &d, err)) < 0) \
@@ -368,12 +380,14 @@ int iperf3_params_parse(const cJSON *j, struct iperf3_params *p,
 	NUM("time", p->time = d);
 	NUM("num", p->num = d > 0 ? (uint64_t)d : 0);
 	NUM("blockcount", p->blockcount = d > 0 ? (uint64_t)d : 0);
-	NUM("MSS", p->mss = d > 0 && d < 1e9 ? (uint32_t)d : 0);
+	NUM("MSS", p->mss = d > 0 ? (d < 1e9 ? (uint32_t)d : 1000000000u) : 0);
 	NUM("parallel", p->parallel = d >= -1e9 && d <= 1e9 ? (int)d : -1);
 	NUM("window", p->window = d > 0 && d < 1e18 ? (uint64_t)d : 0);
 	NUM("len", p->len = d > 0 && d < 4e9 ? (uint32_t)d : 0);
 	NUM("bandwidth", p->bandwidth = d > 0 && d < 1.8e19 ? (uint64_t)d : 0);
 	NUM("pacing_timer", p->pacing_timer = d > 0 && d < 1e9 ? (int)d : 0);
+	NUM(IPERF3_LINKLAB_LIVE_KEY,
+	    p->live_interval = d >= 0.1 && d <= 60 ? d : 0);
 #undef NUM
 	const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "congestion");
 	if (cJSON_IsString(s))
@@ -419,14 +433,8 @@ int iperf3_params_check(const struct iperf3_params *p, struct ll_diag *diag)
 		BAD(IPERF3_IENUMSTREAMS, "parallel",
 		    "parallel %d out of range 1..%d with bidirectional",
 		    p->parallel, IPERF3_MAX_STREAMS / 2);
-	if (p->bidir && (p->num || p->blockcount))
-		BAD(IPERF3_IEUNIMP, "num",
-		    "-n/-k with --bidir not supported yet by linklab serve");
-	/* -n/-k: the client ends the test in normal mode; a sending server
-	 * would have to count, which linklab serve does not do yet */
-	if ((p->num || p->blockcount) && p->reverse)
-		BAD(IPERF3_IEUNIMP, "num",
-		    "-n/-k with -R not supported yet by linklab serve");
+	if (p->mss > 65535)
+		BAD(IPERF3_IEMSS, "MSS", "MSS %u out of range 0..65535 bytes", p->mss);
 #undef BAD
 	return first;
 }
@@ -620,6 +628,71 @@ double iperf3_stream_jitter(const struct iperf3_stream *s)
 	return d;
 }
 
+uint32_t iperf3_udp_default_len(int ctrl_fd)
+{
+	int v = 0;
+	socklen_t sl = sizeof(v);
+
+	if (ctrl_fd >= 0 &&
+	    getsockopt(ctrl_fd, IPPROTO_TCP, TCP_MAXSEG, &v, &sl) == 0 &&
+	    v >= 16 && v <= 65507)
+		return (uint32_t)v;
+	return IPERF3_UDP_DEFAULT_LEN;
+}
+
+int iperf3_tune_socket(int fd, bool tcp, uint32_t mss, bool nodelay,
+		       const char *cc, uint64_t window, struct ll_err *err)
+{
+	int one = 1;
+
+	if (window) {
+		int w = window > INT32_MAX ? INT32_MAX : (int)window;
+		if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &w, sizeof(w)) < 0 ||
+		    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &w, sizeof(w)) < 0)
+			return ll_err_set(err, -errno, "SO_SNDBUF/SO_RCVBUF %d: %s",
+					  w, strerror(errno));
+	}
+	if (!tcp)
+		return 0;
+	if (mss) {
+		int m = (int)mss;
+		if (setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &m, sizeof(m)) < 0)
+			return ll_err_set(err, -errno, "TCP_MAXSEG %d: %s", m,
+					  strerror(errno));
+	}
+	if (nodelay &&
+	    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0)
+		return ll_err_set(err, -errno, "TCP_NODELAY: %s", strerror(errno));
+	if (cc && cc[0] &&
+	    setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc, (socklen_t)strlen(cc)) < 0)
+		return ll_err_set(err, -errno, "TCP_CONGESTION %s: %s", cc,
+				  strerror(errno));
+	return 0;
+}
+
+void iperf3_socket_cc(int fd, char *buf, size_t len)
+{
+	char cc[32];
+	socklen_t sl = sizeof(cc);
+
+	buf[0] = '\0';
+	if (fd >= 0 && getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc, &sl) == 0) {
+		cc[sizeof(cc) - 1] = '\0';
+		snprintf(buf, len, "%s", cc);
+	}
+}
+
+/* -n/-k: claim up to len bytes of the shared budget; 0 when it is spent. */
+static uint32_t claim(struct iperf3_stream *s, uint32_t len)
+{
+	if (!s->budget_used || !s->budget)
+		return len;
+	uint64_t prev = atomic_fetch_add(s->budget_used, len);
+	if (prev >= s->budget)
+		return 0;
+	return s->budget - prev < len ? (uint32_t)(s->budget - prev) : len;
+}
+
 static void udp_send_loop(struct iperf3_stream *s)
 {
 	double t0 = iperf3_now();
@@ -627,8 +700,10 @@ static void udp_send_loop(struct iperf3_stream *s)
 	uint64_t seq = 0;
 
 	while (!atomic_load_explicit(s->stop, memory_order_relaxed)) {
+		if (s->budget && !claim(s, s->len))
+			break;
 		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
+		clock_gettime(CLOCK_REALTIME, &ts);   /* as iperf3: gettimeofday */
 		put_be32(s->buf, (uint32_t)ts.tv_sec);
 		put_be32(s->buf + 4, (uint32_t)(ts.tv_nsec / 1000));
 		++seq;
@@ -638,29 +713,53 @@ static void udp_send_loop(struct iperf3_stream *s)
 		} else {
 			put_be32(s->buf + 8, (uint32_t)seq);
 		}
-		ssize_t r = send(s->fd, s->buf, s->len, MSG_NOSIGNAL);
+		ssize_t r;
+		for (;;) {
+			r = send(s->fd, s->buf, s->len, MSG_NOSIGNAL);
+			if (r >= 0 || (errno != EINTR && errno != EAGAIN &&
+				       errno != ENOBUFS && errno != ECONNREFUSED))
+				break;
+			if (atomic_load_explicit(s->stop, memory_order_relaxed))
+				break;
+		}
 		if (r < 0) {
-			if (errno == EINTR || errno == EAGAIN || errno == ENOBUFS ||
-			    errno == ECONNREFUSED) {
-				seq--;
-				continue;
-			}
-			atomic_store(&s->error, errno);
+			if (errno != EINTR && errno != EAGAIN && errno != ENOBUFS &&
+			    errno != ECONNREFUSED)
+				atomic_store(&s->error, errno);
 			break;
 		}
 		total += (uint64_t)r;
 		atomic_fetch_add_explicit(&s->bytes, (uint64_t)r, memory_order_relaxed);
-		atomic_fetch_add_explicit(&s->packets, 1, memory_order_relaxed);
+		atomic_store_explicit(&s->packets, seq, memory_order_relaxed);
 		if (s->rate)
 			pace(s, t0, total);
 	}
 }
 
+static void publish_udp(struct iperf3_stream *s, const struct udpstats *u)
+{
+	uint64_t b;
+
+	atomic_store_explicit(&s->packets, u->highest, memory_order_relaxed);
+	atomic_store_explicit(&s->lost, (int64_t)udpstats_lost(u),
+			      memory_order_relaxed);
+	atomic_store_explicit(&s->outoforder, (int64_t)u->ooo,
+			      memory_order_relaxed);
+	atomic_store_explicit(&s->dups, u->dups, memory_order_relaxed);
+	memcpy(&b, &u->jitter_s, sizeof(b));
+	atomic_store_explicit(&s->jitter_bits, b, memory_order_relaxed);
+}
+
 static void udp_recv_loop(struct iperf3_stream *s)
 {
-	uint64_t highest = 0, n = 0;
-	double jitter = 0;
+	struct udpstats *u = malloc(sizeof(*u));
+	size_t hdr = s->seq64 ? IPERF3_UDP_HDR64 : IPERF3_UDP_HDR;
 
+	if (!u) {
+		atomic_store(&s->error, ENOMEM);
+		return;
+	}
+	udpstats_init(u);
 	while (!atomic_load_explicit(s->stop, memory_order_relaxed)) {
 		ssize_t r = recv(s->fd, s->buf, s->len, 0);
 		if (r < 0) {
@@ -671,36 +770,89 @@ static void udp_recv_loop(struct iperf3_stream *s)
 		}
 		if (r == 0)   /* shutdown() by the owner (or an empty datagram) */
 			continue;   /* the loop condition re-checks stop */
-		if (r < (s->seq64 ? IPERF3_UDP_HDR + 4 : IPERF3_UDP_HDR))
+		if ((size_t)r < hdr)
 			continue;   /* a late "9876"/"6789" or junk */
-		double now = iperf3_now();
-		double sent = (double)get_be32(s->buf) +
-			      (double)get_be32(s->buf + 4) / 1e6;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		int64_t now_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+		int64_t sent_us = (int64_t)get_be32(s->buf) * 1000000 +
+				  (int64_t)get_be32(s->buf + 4);
 		uint64_t seq = get_be32(s->buf + 8);
 		if (s->seq64)
 			seq = seq << 32 | get_be32(s->buf + 12);
-		/* iperf3_udp_recv: gaps count as lost, a late one gives one back */
-		if (seq >= highest + 1) {
-			if (seq > highest + 1)
-				atomic_fetch_add(&s->lost, (int64_t)(seq - highest - 1));
-			highest = seq;
-			atomic_store_explicit(&s->packets, highest, memory_order_relaxed);
+		if (udpstats_packet(u, seq, s->seq64 ? 64 : 32, sent_us, now_us) > 0)
+			atomic_fetch_add_explicit(&s->bytes, (uint64_t)r,
+						  memory_order_relaxed);
+		publish_udp(s, u);
+	}
+	free(u);
+}
+
+/* send all of n bytes of the block (partial sends continue) */
+static ssize_t tcp_send_block(struct iperf3_stream *s, uint32_t n)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r;
+		if (s->zerocopy && s->mfd >= 0) {
+			off_t off = (off_t)done;
+			r = sendfile(s->fd, s->mfd, &off, n - done);
 		} else {
-			atomic_fetch_add(&s->outoforder, 1);
-			if (atomic_load(&s->lost) > 0)
-				atomic_fetch_sub(&s->lost, 1);
+			r = send(s->fd, s->buf + done, n - done, MSG_NOSIGNAL);
 		}
-		/* RFC 1889 jitter: J += (|D| - J) / 16 */
-		double transit = now - sent;
-		if (n++) {
-			double d = fabs(transit - s->prev_transit);
-			jitter += (d - jitter) / 16.0;
-			uint64_t b;
-			memcpy(&b, &jitter, sizeof(b));
-			atomic_store_explicit(&s->jitter_bits, b, memory_order_relaxed);
+		if (r < 0) {
+			if (errno == EINTR || errno == EAGAIN) {
+				if (atomic_load_explicit(s->stop, memory_order_relaxed))
+					return (ssize_t)done;
+				continue;
+			}
+			return done ? (ssize_t)done : -1;
 		}
-		s->prev_transit = transit;
-		atomic_fetch_add_explicit(&s->bytes, (uint64_t)r, memory_order_relaxed);
+		if (r == 0)
+			break;
+		done += (size_t)r;
+		atomic_fetch_add_explicit(&s->bytes, (uint64_t)r,
+					  memory_order_relaxed);
+	}
+	return (ssize_t)done;
+}
+
+static void tcp_loop(struct iperf3_stream *s, double t0)
+{
+	uint64_t total = 0;
+
+	while (!atomic_load_explicit(s->stop, memory_order_relaxed)) {
+		ssize_t r;
+		if (s->sender) {
+			uint32_t n = claim(s, s->len);
+			if (!n)
+				break;
+			if (!s->budget && !s->zerocopy) {
+				r = send(s->fd, s->buf, n, MSG_NOSIGNAL);
+				if (r > 0)
+					atomic_fetch_add_explicit(&s->bytes, (uint64_t)r,
+								  memory_order_relaxed);
+			} else {
+				r = tcp_send_block(s, n);
+			}
+		} else {
+			r = recv(s->fd, s->buf, s->len, 0);
+			if (r > 0)
+				atomic_fetch_add_explicit(&s->bytes, (uint64_t)r,
+							  memory_order_relaxed);
+		}
+		if (r < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			atomic_store(&s->error, errno);
+			break;
+		}
+		if (r == 0)
+			break;
+		total += (uint64_t)r;
+		if (s->sender && s->rate)
+			pace(s, t0, total);
 	}
 }
 
@@ -730,7 +882,6 @@ static void *stream_main(void *arg)
 	struct iperf3_stream *s = arg;
 	sigset_t all;
 	double t0 = iperf3_now();
-	uint64_t total = 0;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
@@ -746,27 +897,15 @@ static void *stream_main(void *arg)
 			udp_send_loop(s);
 		else
 			udp_recv_loop(s);
-		return NULL;
+	} else {
+		tcp_loop(s, t0);
 	}
-	while (!atomic_load_explicit(s->stop, memory_order_relaxed)) {
-		ssize_t r;
-		if (s->sender)
-			r = send(s->fd, s->buf, s->len, MSG_NOSIGNAL);
-		else
-			r = recv(s->fd, s->buf, s->len, 0);
-		if (r < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			atomic_store(&s->error, errno);
-			break;
+	atomic_store(&s->finished, true);
+	if (s->notify_fd) {
+		char b = 'f';
+		if (write(*s->notify_fd, &b, 1) < 0) {
+			/* the owner polls the flag too */
 		}
-		if (r == 0)
-			break;
-		total += (uint64_t)r;
-		atomic_fetch_add_explicit(&s->bytes, (uint64_t)r,
-					  memory_order_relaxed);
-		if (s->sender && s->rate)
-			pace(s, t0, total);
 	}
 	return NULL;
 }
@@ -795,7 +934,11 @@ int iperf3_stream_start(struct iperf3_stream *s, struct ll_err *err)
 	atomic_store(&s->lost, 0);
 	atomic_store(&s->outoforder, 0);
 	atomic_store(&s->jitter_bits, 0);
+	atomic_store(&s->dups, 0);
+	atomic_store(&s->last_lost, 0);
+	atomic_store(&s->finished, false);
 	s->prev_transit = 0;
+	s->mfd = -1;
 	if (s->udp && s->len < (s->seq64 ? IPERF3_UDP_HDR + 4 : IPERF3_UDP_HDR)) {
 		free(s->buf);
 		s->buf = NULL;
@@ -803,8 +946,25 @@ int iperf3_stream_start(struct iperf3_stream *s, struct ll_err *err)
 				  s->id, s->len, IPERF3_UDP_HDR);
 	}
 
+	if (s->zerocopy && s->sender && !s->udp) {
+		/* -Z: the block lives in a memfd that sendfile(2) reads */
+		s->mfd = memfd_create("linklab-zerocopy", MFD_CLOEXEC);
+		if (s->mfd < 0 || write(s->mfd, s->buf, s->len) != (ssize_t)s->len) {
+			int e = errno ? errno : EIO;
+			if (s->mfd >= 0)
+				close(s->mfd);
+			s->mfd = -1;
+			free(s->buf);
+			s->buf = NULL;
+			return ll_err_set(err, -e, "stream %d: -Z memfd: %s", s->id,
+					  strerror(e));
+		}
+	}
 	r = pthread_create(&s->thread, NULL, stream_main, s);
 	if (r) {
+		if (s->mfd >= 0)
+			close(s->mfd);
+		s->mfd = -1;
 		free(s->buf);
 		s->buf = NULL;
 		return ll_err_set(err, -r, "stream %d: pthread_create: %s", s->id,
@@ -819,6 +979,10 @@ void iperf3_stream_join(struct iperf3_stream *s)
 	if (s->running) {
 		pthread_join(s->thread, NULL);
 		s->running = false;
+	}
+	if (s->mfd > 0) {
+		close(s->mfd);
+		s->mfd = -1;
 	}
 	free(s->buf);
 	s->buf = NULL;

@@ -33,6 +33,7 @@ struct srv {
 	void *ctx;
 	int lfd, cfd;
 	bool lfd_tuned;    /* listener got -w buffers: recreate it after */
+	bool real_client;  /* the connection sent a cookie and parameters */
 };
 
 static void logf_(struct srv *s, const char *fmt, ...)
@@ -218,6 +219,86 @@ static int udp_accept(struct srv *s, int *ufd, int *out, struct ll_err *err)
 	return 0;
 }
 
+static uint64_t rx_bytes(struct iperf3_stream *st, int n)
+{
+	uint64_t b = 0;
+
+	for (int i = 0; i < n; i++)
+		if (!st[i].sender)
+			b += atomic_load(&st[i].bytes);
+	return b;
+}
+
+/* Receivers read what is in flight: until each saw EOF, or 100 ms pass
+ * without a byte (a stock iperf3 client does not close first); at most 2 s. */
+static void drain(struct iperf3_stream *st, int n)
+{
+	double until = iperf3_now() + 2.0, quiet = iperf3_now();
+	uint64_t last = rx_bytes(st, n);
+
+	for (;;) {
+		bool open_rx = false;
+		for (int i = 0; i < n; i++)
+			if (!st[i].sender && st[i].running &&
+			    !atomic_load(&st[i].finished))
+				open_rx = true;
+		double now = iperf3_now();
+		if (!open_rx || now >= until)
+			return;
+		uint64_t b = rx_bytes(st, n);
+		if (b != last) {
+			last = b;
+			quiet = now;
+		} else if (now - quiet >= 0.1) {
+			return;
+		}
+		struct timespec ts = { 0, 5 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* linklab extension: one live sample of our sending streams (TCP_INFO) on
+ * the control connection, only when the client asked for it. */
+static int send_live(struct srv *s, struct iperf3_stream *st, int n,
+		     uint64_t *last, int64_t *last_retr, double start,
+		     double end, struct ll_err *err)
+{
+	cJSON *j = cJSON_CreateObject(), *a;
+	int r;
+
+	if (!j)
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	cJSON_AddNumberToObject(j, "start", start);
+	cJSON_AddNumberToObject(j, "end", end);
+	a = cJSON_AddArrayToObject(j, "streams");
+	for (int i = 0; a && i < n; i++) {
+		if (!st[i].sender)
+			continue;
+		cJSON *o = cJSON_CreateObject();
+		uint64_t b = atomic_load(&st[i].bytes);
+		struct iperf3_tcpinfo ti;
+		cJSON_AddNumberToObject(o, "id", st[i].id);
+		cJSON_AddNumberToObject(o, "bytes", (double)(b - last[i]));
+		last[i] = b;
+		if (!st[i].udp && iperf3_tcp_info(st[i].fd, &ti) == 0) {
+			cJSON_AddNumberToObject(o, "retransmits",
+						(double)(ti.total_retrans - last_retr[i]));
+			last_retr[i] = ti.total_retrans;
+			cJSON_AddNumberToObject(o, "snd_cwnd", (double)ti.snd_cwnd);
+			cJSON_AddNumberToObject(o, "rtt", (double)ti.rtt_us);
+			cJSON_AddNumberToObject(o, "rttvar", (double)ti.rttvar_us);
+			cJSON_AddNumberToObject(o, "pmtu", (double)ti.pmtu);
+		}
+		cJSON_AddTrueToObject(o, "sender");
+		cJSON_AddItemToArray(a, o);
+	}
+	r = iperf3_send_state(s->cfd, IPERF3_LINKLAB_SAMPLE, err);
+	if (r == 0)
+		r = iperf3_json_write(s->cfd, j, SRV_TIMEOUT_MS, err);
+	cJSON_Delete(j);
+	return r;
+}
+
 static int serve_one(struct srv *s, struct ll_err *err)
 {
 	char cookie[IPERF3_COOKIE_SIZE], peer[INET6_ADDRSTRLEN];
@@ -226,7 +307,10 @@ static int serve_one(struct srv *s, struct ll_err *err)
 	struct iperf3_params p;
 	struct iperf3_stream *st = NULL;
 	int n = 0, r, state, pport, ufd = -1;
-	atomic_bool sstop = false;
+	atomic_bool sstop = false, rstop = false;
+	_Atomic uint64_t budget_used = 0;
+	uint64_t *live_last = NULL;
+	int64_t *live_retr = NULL;
 	struct iperf3_gate gate;
 	cJSON *j = NULL;
 	struct iperf3_results *res = NULL, *theirs = NULL;
@@ -251,6 +335,7 @@ static int serve_one(struct srv *s, struct ll_err *err)
 	r = iperf3_params_parse(j, &p, err);
 	cJSON_Delete(j);
 	j = NULL;
+	s->real_client = true;
 	if (r < 0) {
 		iperf3_send_server_error(s->cfd, IPERF3_IEUNIMP, EINVAL, NULL);
 		return r;
@@ -285,6 +370,14 @@ static int serve_one(struct srv *s, struct ll_err *err)
 		int w = (int)p.window;
 		setsockopt(s->lfd, SOL_SOCKET, SO_SNDBUF, &w, sizeof(w));
 		setsockopt(s->lfd, SOL_SOCKET, SO_RCVBUF, &w, sizeof(w));
+		s->lfd_tuned = true;
+	}
+	if (p.mss && !p.udp) {
+		/* inherited by the accepted streams (iperf3 sets it on the
+		 * listener too) */
+		int m = (int)p.mss;
+		if (setsockopt(s->lfd, IPPROTO_TCP, TCP_MAXSEG, &m, sizeof(m)) < 0)
+			logf_(s, "warning: TCP_MAXSEG %d: %s", m, strerror(errno));
 		s->lfd_tuned = true;
 	}
 	if (p.udp) {
@@ -338,6 +431,15 @@ static int serve_one(struct srv *s, struct ll_err *err)
 			logf_(s, "refused a connection: a test is running (ACCESS_DENIED)");
 			continue;
 		}
+		if (iperf3_tune_socket(fd, true, 0, p.nodelay, p.congestion, 0,
+				       err) < 0) {
+			r = err ? err->code : -EINVAL;
+			iperf3_send_server_error(s->cfd, IPERF3_IEUNIMP,
+						 err ? -err->code : EINVAL, NULL);
+			close(fd);
+			ll_err_prefix(err, "stream %d: ", n + 1);
+			goto out;
+		}
 accepted:
 		st[n].fd = fd;
 		st[n].udp = p.udp;
@@ -346,7 +448,10 @@ accepted:
 		st[n].sender = p.bidir ? n >= p.parallel : p.reverse;
 		st[n].len = p.len;
 		st[n].rate = p.bandwidth;   /* per stream, as iperf3 -b */
-		st[n].stop = &sstop;
+		st[n].stop = st[n].sender ? &sstop : &rstop;
+		st[n].zerocopy = p.zerocopy && !p.udp && st[n].sender;
+		st[n].budget = p.num ? p.num : p.blockcount * p.len;
+		st[n].budget_used = &budget_used;
 		n++;
 	}
 	if (ufd >= 0) {
@@ -369,16 +474,28 @@ accepted:
 	iperf3_gate_open(&gate);
 	/* wait for TEST_END; safety net: duration + omit + 40 s as iperf3.
 	 * -O: the first omit seconds are left out of the counts (snapshot) */
-	double limit = p.time > 0 ? p.time + p.omit + 40 : 0;
+	double limit = p.time > 0 && !(p.num || p.blockcount) ?
+		       p.time + p.omit + 40 : 0;
 	double t_count = t0 + p.omit;
 	bool omitting = p.omit > 0;
+	double live_next = t0 + p.live_interval, live_prev = t0;
+	if (p.live_interval > 0) {
+		live_last = calloc((size_t)n, sizeof(*live_last));
+		live_retr = calloc((size_t)n, sizeof(*live_retr));
+	}
 	for (;;) {
 		struct pollfd pf[2] = { { .fd = s->cfd, .events = POLLIN },
 					{ .fd = s->lfd, .events = POLLIN } };
 		int tmo = 500;
+		double now = iperf3_now();
 		if (omitting) {
-			double left = (t_count - iperf3_now()) * 1000 + 1;
+			double left = (t_count - now) * 1000 + 1;
 			tmo = left < 0 ? 0 : left < 500 ? (int)left : 500;
+		}
+		if (live_last && live_retr) {
+			double left = (live_next - now) * 1000 + 1;
+			if (left < tmo)
+				tmo = left < 0 ? 0 : (int)left;
 		}
 		r = poll(pf, 2, tmo);
 		if (omitting && iperf3_now() >= t_count) {
@@ -388,6 +505,16 @@ accepted:
 			}
 			t_count = iperf3_now();
 			omitting = false;
+		}
+		if (live_last && live_retr && iperf3_now() >= live_next) {
+			r = send_live(s, st, n, live_last, live_retr,
+				      live_prev - t0, iperf3_now() - t0, err);
+			live_prev = iperf3_now();
+			while (live_next <= live_prev)
+				live_next += p.live_interval;
+			if (r < 0)
+				goto out;
+			continue;
 		}
 		if (r < 0 && errno != EINTR) {
 			r = ll_err_set(err, -errno, "poll: %s", strerror(errno));
@@ -410,8 +537,10 @@ accepted:
 			deny_one(s);
 		if (pf[0].revents) {
 			r = iperf3_recv_state(s->cfd, &state, 1000, err);
-			if (r < 0)
+			if (r < 0) {
+				ll_err_prefix(err, "client gone during the test: ");
 				goto out;
+			}
 			if (state == IPERF3_TEST_END)
 				break;
 			if (state == IPERF3_CLIENT_TERMINATE) {
@@ -428,15 +557,30 @@ accepted:
 	if (omitting)   /* ended inside the omit period: count it all */
 		t_count = t0;
 	double dur = iperf3_now() - t_count;
-	atomic_store(&sstop, true);
 	res->nstreams = n;
-	for (int i = 0; i < n; i++) {
-		struct iperf3_tcpinfo ti;
-		res->s[i].retransmits = -1;
-		if (st[i].sender && !p.udp && iperf3_tcp_info(st[i].fd, &ti) == 0)
-			res->s[i].retransmits = ti.total_retrans;
+	/* senders stop and send FIN after their last byte; the receivers
+	 * read what is still in flight before they are stopped */
+	atomic_store(&sstop, true);
+	for (int i = 0; i < n; i++)
+		if (st[i].sender) {
+			struct iperf3_tcpinfo ti;
+			if (p.udp)
+				shutdown(st[i].fd, SHUT_RDWR);
+			else if (!atomic_load(&st[i].finished))
+				shutdown(st[i].fd, SHUT_WR);
+			iperf3_stream_join(&st[i]);
+			res->s[i].retransmits = -1;
+			if (!p.udp && iperf3_tcp_info(st[i].fd, &ti) == 0)
+				res->s[i].retransmits = ti.total_retrans;
+			if (!p.udp)
+				shutdown(st[i].fd, SHUT_WR);
+		} else {
+			res->s[i].retransmits = -1;
+		}
+	drain(st, n);
+	atomic_store(&rstop, true);
+	for (int i = 0; i < n; i++)
 		shutdown(st[i].fd, SHUT_RDWR);
-	}
 	for (int i = 0; i < n; i++)
 		iperf3_stream_join(&st[i]);
 	double cu, cs;
@@ -446,13 +590,8 @@ accepted:
 	res->cpu_total = res->cpu_user + res->cpu_system;
 	res->sender_has_retransmits = (p.reverse || p.bidir) ? (p.udp ? 0 : 1) : -1;
 	{
-		char cc[32];
-		socklen_t cl = sizeof(cc);
-		if (getsockopt(s->cfd, IPPROTO_TCP, TCP_CONGESTION, cc, &cl) == 0) {
-			cc[sizeof(cc) - 1] = '\0';
-			snprintf(res->congestion_used, sizeof(res->congestion_used),
-				 "%s", cc);
-		}
+		iperf3_socket_cc(n && !p.udp ? st[0].fd : s->cfd,
+				 res->congestion_used, sizeof(res->congestion_used));
 	}
 	uint64_t total = 0;
 	for (int i = 0; i < n; i++) {
@@ -527,6 +666,7 @@ accepted:
 	r = 0;
 out:
 	atomic_store(&sstop, true);
+	atomic_store(&rstop, true);
 	iperf3_gate_open(&gate);
 	for (int i = 0; st && i < n; i++) {
 		shutdown(st[i].fd, SHUT_RDWR);
@@ -536,6 +676,8 @@ out:
 	cJSON_Delete(j);
 	if (ufd >= 0)
 		close(ufd);
+	free(live_last);
+	free(live_retr);
 	free(st);
 	free(res);
 	free(theirs);
@@ -571,6 +713,7 @@ int serve_run(const struct serve_opts *o, volatile sig_atomic_t *stop,
 		int one = 1;
 		setsockopt(s.cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		struct ll_err e = { 0 };
+		s.real_client = false;
 		r = serve_one(&s, &e);
 		close(s.cfd);
 		s.cfd = -1;
@@ -585,6 +728,21 @@ int serve_run(const struct serve_opts *o, volatile sig_atomic_t *stop,
 			s.lfd = listen_on(&o2, &port, err);
 			if (s.lfd < 0)
 				return s.lfd;
+		}
+		/* -1 ends after a real test or client, not after a bare port
+		 * probe (a connection that closed before its parameters) */
+		if (o->one_off && !s.real_client) {
+			logf_(&s, "(a connection without a test: still waiting)");
+			if (s.lfd_tuned) {
+				struct serve_opts o2 = *o;
+				o2.port = port;
+				close(s.lfd);
+				s.lfd_tuned = false;
+				s.lfd = listen_on(&o2, &port, err);
+				if (s.lfd < 0)
+					return s.lfd;
+			}
+			continue;
 		}
 		if (o->one_off) {
 			if (r < 0) {

@@ -31,6 +31,7 @@
 
 #include "linklab/iperf3.h"
 #include "linklab/test.h"
+#include "linklab/udpstats.h"
 
 struct evnode {
 	struct test_event ev;
@@ -49,6 +50,7 @@ struct conn_info {
 struct stream_acc {
 	uint64_t last_bytes, last_packets;
 	int64_t last_lost;
+	int64_t omit_lost, omit_retr;   /* counters at the end of -O */
 	int64_t last_retr;
 	int64_t max_cwnd, min_rtt, max_rtt;
 	double rtt_sum;
@@ -60,7 +62,14 @@ struct test {
 	int evpipe[2];
 	int stoppipe[2];
 	atomic_bool stop_req;
-	atomic_bool streams_stop;
+	atomic_bool streams_stop;   /* senders */
+	atomic_bool rx_stop;        /* receivers (they drain first) */
+	atomic_bool abandon;        /* test_free: give up waiting */
+	_Atomic uint64_t budget_used;
+	uint64_t budget;            /* -n/-k bytes, 0 = by time */
+	uint32_t len;               /* block / datagram length in use */
+	int donepipe[2];            /* workers: 1 byte when they end */
+	double t_count;             /* monotonic start of the counted part */
 	struct iperf3_gate gate;
 	pthread_t ctl;
 	bool ctl_started;
@@ -80,6 +89,9 @@ struct test {
 	double t0;
 	time_t wall_start;
 	double cpu_u0, cpu_s0;
+	double t_end;
+	int64_t retr[TEST_MAX_STREAMS];
+	bool running;               /* streams were released */
 
 	/* results (under mu) */
 	struct test_interval *iv;
@@ -100,6 +112,12 @@ void test_opts_init(struct test_opts *o)
 	o->duration = 10;
 	o->interval = 1;
 	o->connect_timeout = 10;
+	o->omit = 0;
+	o->bytes = o->blocks = 0;
+	o->mss = 0;
+	o->nodelay = o->zerocopy = o->udp64 = false;
+	o->congestion[0] = '\0';
+	o->live = 0;
 }
 
 int test_opts_validate(const struct test_opts *o, struct ll_diag *diag)
@@ -138,6 +156,20 @@ int test_opts_validate(const struct test_opts *o, struct ll_diag *diag)
 		ll_diag_add(diag, LL_DIAG_ERROR, "window",
 			    "-w %llu out of range 0..%u bytes",
 			    (unsigned long long)o->window, IPERF3_MAX_WINDOW);
+	if (!(o->omit >= 0 && o->omit <= 600))
+		ll_diag_add(diag, LL_DIAG_ERROR, "omit",
+			    "-O %g out of range 0..600 seconds", o->omit);
+	if (o->bytes && o->blocks)
+		ll_diag_add(diag, LL_DIAG_ERROR, "bytes",
+			    "-n and -k are mutually exclusive (as in iperf3)");
+	if (o->mss > 65535)
+		ll_diag_add(diag, LL_DIAG_ERROR, "mss",
+			    "-M %u out of range 1..65535 bytes", o->mss);
+	if (o->udp && o->mss)
+		ll_diag_add(diag, LL_DIAG_ERROR, "mss", "-M applies to TCP only");
+	if (!(o->live == 0 || (o->live >= 0.1 && o->live <= 60)))
+		ll_diag_add(diag, LL_DIAG_ERROR, "live",
+			    "live sample interval %g out of range 0.1..60 s", o->live);
 	if (!(o->connect_timeout > 0 && o->connect_timeout <= 3600))
 		ll_diag_add(diag, LL_DIAG_ERROR, "connect_timeout",
 			    "connect timeout %g out of range (0..3600] seconds",
@@ -279,10 +311,13 @@ static int connect_addr(struct test *t, const struct sockaddr *sa,
 	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return ll_err_set(err, -errno, "socket: %s", strerror(errno));
-	if (data && t->o.window) {
-		int w = (int)t->o.window;
-		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &w, sizeof(w));
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &w, sizeof(w));
+	if (data) {
+		r = iperf3_tune_socket(fd, true, t->o.mss, t->o.nodelay,
+				       t->o.congestion, t->o.window, err);
+		if (r < 0) {
+			close(fd);
+			return r;
+		}
 	}
 	if (!data)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -385,6 +420,8 @@ static int bad_state(struct test *t, int state, const char *waiting,
 
 static uint32_t blksize(const struct test *t)
 {
+	if (t->len)
+		return t->len;
 	if (t->o.blksize)
 		return t->o.blksize;
 	return t->o.udp ? IPERF3_UDP_DEFAULT_LEN : IPERF3_DEFAULT_TCP_BLKSIZE;
@@ -471,7 +508,12 @@ static int create_streams(struct test *t, struct ll_err *err)
 		s->len = blksize(t);
 		s->udp = t->o.udp;
 		s->rate = t->o.bitrate;   /* per stream, as iperf3 -b (man iperf3) */
-		s->stop = &t->streams_stop;
+		s->stop = s->sender ? &t->streams_stop : &t->rx_stop;
+		s->seq64 = t->o.udp64;
+		s->zerocopy = t->o.zerocopy && !t->o.udp;
+		s->budget = t->budget;
+		s->budget_used = &t->budget_used;
+		s->notify_fd = &t->donepipe[1];
 		t->n = i + 1;
 		r = t->o.udp ? 0 : iperf3_write_full(fd, t->cookie,
 						      IPERF3_COOKIE_SIZE, 10000, err);
@@ -530,7 +572,102 @@ static void sum_init(struct test_stream_sample *sum, bool sender, bool udp,
 	sum->lost = udp && !sender ? 0 : -1;
 }
 
-static void take_interval(struct test *t, double start, double end)
+/* Keep a local interval (for test_json) and queue it as an event. */
+static void record_interval(struct test *t, struct test_event *ev)
+{
+	pthread_mutex_lock(&t->mu);
+	if (t->niv == t->caiv) {
+		size_t nc = t->caiv ? t->caiv * 2 : 16;
+		struct test_interval *p = realloc(t->iv, nc * sizeof(*p));
+		if (p) {
+			t->iv = p;
+			t->caiv = nc;
+		}
+	}
+	if (t->niv < t->caiv)
+		t->iv[t->niv++] = ev->interval;
+	pthread_mutex_unlock(&t->mu);
+	queue_event(t, ev);
+}
+
+/* A live sample from linklab serve: queue it as a remote interval. */
+static int live_sample(struct test *t, struct ll_err *err)
+{
+	cJSON *j = NULL;
+	int r = iperf3_json_read(t->ctrl_fd, &j, IPERF3_MAX_JSON, 5000, err);
+
+	if (r < 0) {
+		ll_err_prefix(err, "live sample: ");
+		return r;
+	}
+	struct test_event *ev = calloc(1, sizeof(*ev));
+	if (!ev) {
+		cJSON_Delete(j);
+		return ll_err_set(err, -ENOMEM, "live sample: out of memory");
+	}
+	struct test_interval *iv = &ev->interval;
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "streams"), *o;
+	double st = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "start"));
+	double en = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "end"));
+
+	if (!isfinite(st) || !isfinite(en) || en < st)
+		st = en = 0;
+	ev->kind = TEV_INTERVAL;
+	iv->remote = true;
+	sum_init(&iv->sum, true, t->o.udp, st, en);
+	sum_init(&iv->sum_reverse, false, t->o.udp, st, en);
+	iv->sum.remote = true;
+	cJSON_ArrayForEach(o, a) {
+		if (iv->nstreams >= TEST_MAX_STREAMS)
+			break;
+		struct test_stream_sample *s = &iv->s[iv->nstreams++];
+		memset(s, 0, sizeof(*s));
+		s->id = (int)iperf3_json_int(cJSON_GetObjectItemCaseSensitive(o, "id"));
+		s->sender = true;
+		s->remote = true;
+		s->start = st;
+		s->end = en;
+		int64_t b = iperf3_json_int(cJSON_GetObjectItemCaseSensitive(o, "bytes"));
+		s->bytes = b > 0 ? (uint64_t)b : 0;
+		s->bps = en > st ? (double)s->bytes * 8 / (en - st) : 0;
+#define GETI(f, key) do { \
+		const cJSON *v_ = cJSON_GetObjectItemCaseSensitive(o, key); \
+		s->f = cJSON_IsNumber(v_) ? iperf3_json_int(v_) : -1; } while (0)
+		GETI(retransmits, "retransmits");
+		GETI(snd_cwnd, "snd_cwnd");
+		GETI(rtt_us, "rtt");
+		GETI(rttvar_us, "rttvar");
+		GETI(pmtu, "pmtu");
+#undef GETI
+		s->packets = s->lost = s->outoforder = s->dups = -1;
+		iv->sum.bytes += s->bytes;
+		if (s->retransmits > 0)
+			iv->sum.retransmits += s->retransmits;
+	}
+	iv->sum.bps = en > st ? (double)iv->sum.bytes * 8 / (en - st) : 0;
+	cJSON_Delete(j);
+	queue_event(t, ev);
+	free(ev);
+	return 0;
+}
+
+/* Read the control connection during the test: 1 = a live sample was
+ * handled, 0 = *st holds a state byte, < 0 error. */
+static int live_or_state(struct test *t, int *st, struct ll_err *err)
+{
+	int r = iperf3_recv_state(t->ctrl_fd, st, 1000, err);
+
+	if (r < 0)
+		return r;
+	if (*st == IPERF3_LINKLAB_SAMPLE && t->o.live > 0) {
+		r = live_sample(t, err);
+		return r < 0 ? r : 1;
+	}
+	return 0;
+}
+
+static void take_interval(struct test *t, double start, double end,
+			  bool omitted)
 {
 	struct test_event *ev = calloc(1, sizeof(*ev));
 	if (!ev)
@@ -545,6 +682,7 @@ static void take_interval(struct test *t, double start, double end)
 	sum_init(&iv->sum, t->n ? t->st[0].sender : !t->o.reverse, t->o.udp,
 		 start, end);
 	sum_init(&iv->sum_reverse, false, t->o.udp, start, end);
+	iv->sum.omitted = iv->sum_reverse.omitted = omitted;
 	for (int i = 0; i < t->n; i++) {
 		struct test_stream_sample *s = &iv->s[i];
 		struct stream_acc *a = &t->acc[i];
@@ -559,22 +697,30 @@ static void take_interval(struct test *t, double start, double end)
 		s->sender = sender;
 		s->start = start;
 		s->end = end;
+		s->omitted = omitted;
 		s->bytes = b - a->last_bytes;
 		a->last_bytes = b;
 		s->bps = secs > 0 ? (double)s->bytes * 8 / secs : 0;
 		s->retransmits = s->snd_cwnd = s->rtt_us = s->rttvar_us = -1;
 		s->pmtu = -1;
 		s->packets = s->lost = -1;
+		s->outoforder = s->dups = -1;
 		if (t->o.udp) {
 			uint64_t pk = atomic_load(&t->st[i].packets);
 			int64_t lo = atomic_load(&t->st[i].lost);
-			s->packets = (int64_t)(pk - a->last_packets);
+			s->packets = pk > a->last_packets ?
+				     (int64_t)(pk - a->last_packets) : 0;
 			a->last_packets = pk;
 			sum->packets += s->packets;
 			if (!sender) {
-				s->lost = lo - a->last_lost;
-				a->last_lost = lo;
+				/* a late datagram lowers the running count: the
+				 * interval never shows a negative loss */
+				s->lost = lo > a->last_lost ? lo - a->last_lost : 0;
+				if (lo > a->last_lost)
+					a->last_lost = lo;
 				s->jitter_ms = iperf3_stream_jitter(&t->st[i]) * 1000;
+				s->outoforder = atomic_load(&t->st[i].outoforder);
+				s->dups = (int64_t)atomic_load(&t->st[i].dups);
 				sum->lost += s->lost;
 				sum->jitter_ms += s->jitter_ms / nsum;
 			}
@@ -588,14 +734,16 @@ static void take_interval(struct test *t, double start, double end)
 				s->rtt_us = ti.rtt_us;
 				s->rttvar_us = ti.rttvar_us;
 				s->pmtu = ti.pmtu;
-				if (ti.snd_cwnd > a->max_cwnd)
-					a->max_cwnd = ti.snd_cwnd;
-				if (a->min_rtt < 0 || ti.rtt_us < a->min_rtt)
-					a->min_rtt = ti.rtt_us;
-				if (ti.rtt_us > a->max_rtt)
-					a->max_rtt = ti.rtt_us;
-				a->rtt_sum += (double)ti.rtt_us;
-				a->rtt_n++;
+				if (!omitted) {
+					if (ti.snd_cwnd > a->max_cwnd)
+						a->max_cwnd = ti.snd_cwnd;
+					if (a->min_rtt < 0 || ti.rtt_us < a->min_rtt)
+						a->min_rtt = ti.rtt_us;
+					if (ti.rtt_us > a->max_rtt)
+						a->max_rtt = ti.rtt_us;
+					a->rtt_sum += (double)ti.rtt_us;
+					a->rtt_n++;
+				}
 				sum->retransmits += s->retransmits;
 			}
 		}
@@ -603,35 +751,76 @@ static void take_interval(struct test *t, double start, double end)
 	}
 	iv->sum.bps = secs > 0 ? (double)iv->sum.bytes * 8 / secs : 0;
 	iv->sum_reverse.bps = secs > 0 ? (double)iv->sum_reverse.bytes * 8 / secs : 0;
-
-	pthread_mutex_lock(&t->mu);
-	if (t->niv == t->caiv) {
-		size_t nc = t->caiv ? t->caiv * 2 : 16;
-		struct test_interval *p = realloc(t->iv, nc * sizeof(*p));
-		if (p) {
-			t->iv = p;
-			t->caiv = nc;
-		}
-	}
-	if (t->niv < t->caiv)
-		t->iv[t->niv++] = *iv;
-	pthread_mutex_unlock(&t->mu);
-	queue_event(t, ev);
+	record_interval(t, ev);
 	free(ev);
+}
+
+/* End of -O: the counted part starts now (iperf3 iperf_reset_stats). */
+static void end_omit(struct test *t)
+{
+	for (int i = 0; i < t->n; i++) {
+		struct iperf3_stream *s = &t->st[i];
+		s->omit_bytes = atomic_load(&s->bytes);
+		s->omit_packets = atomic_load(&s->packets);
+		t->acc[i].omit_lost = atomic_load(&s->lost);
+		struct iperf3_tcpinfo ti;
+		if (s->sender && !t->o.udp && iperf3_tcp_info(s->fd, &ti) == 0)
+			t->acc[i].omit_retr = ti.total_retrans;
+	}
+	t->t_count = iperf3_now();
+}
+
+static bool all_senders_finished(struct test *t)
+{
+	bool any = false;
+
+	for (int i = 0; i < t->n; i++)
+		if (t->st[i].sender) {
+			any = true;
+			if (!atomic_load(&t->st[i].finished))
+				return false;
+		}
+	return any;
+}
+
+static uint64_t received_total(struct test *t)
+{
+	uint64_t b = 0;
+
+	for (int i = 0; i < t->n; i++)
+		if (!t->st[i].sender)
+			b += atomic_load(&t->st[i].bytes);
+	return b;
+}
+
+/* -n/-k reached: our senders spent the budget, or (-R) we received it */
+static bool budget_done(struct test *t)
+{
+	if (!t->budget)
+		return false;
+	if (all_senders_finished(t))
+		return true;
+	return t->o.reverse && received_total(t) >= t->budget;
 }
 
 /* Run from TEST_RUNNING until -t elapses or stop; returns 0 or error. */
 static int run_intervals(struct test *t, struct ll_err *err)
 {
 	int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-	double deadline = t->t0 + t->o.duration;
+	bool omitting = t->o.omit > 0;
+	double t_base = t->t0;   /* interval times count from here */
+	double omit_end = t->t0 + t->o.omit;
+	double deadline = t->budget ? INFINITY : omit_end + t->o.duration;
 	double next = t->t0 + t->o.interval, prev = 0;
 	int rc = 0;
 
 	if (tfd < 0)
 		return ll_err_set(err, -errno, "timerfd_create: %s", strerror(errno));
+	t->t_count = t->t0;
 	for (;;) {
 		double wake = next < deadline ? next : deadline;
+		if (omitting && omit_end < wake)
+			wake = omit_end;
 		struct itimerspec its = { 0 };
 		its.it_value.tv_sec = (time_t)wake;
 		its.it_value.tv_nsec = (long)((wake - floor(wake)) * 1e9);
@@ -639,12 +828,14 @@ static int run_intervals(struct test *t, struct ll_err *err)
 			its.it_value.tv_nsec = 1;
 		timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL);
 
-		struct pollfd p[3] = {
+		struct pollfd p[4] = {
 			{ .fd = tfd, .events = POLLIN },
 			{ .fd = t->ctrl_fd, .events = POLLIN },
 			{ .fd = t->stoppipe[0], .events = POLLIN },
+			{ .fd = t->donepipe[0], .events = POLLIN },
 		};
-		int r = poll(p, 3, -1);
+		/* -R -n: the received count is polled every 20 ms */
+		int r = poll(p, 4, t->budget && t->o.reverse ? 20 : -1);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -653,20 +844,26 @@ static int run_intervals(struct test *t, struct ll_err *err)
 		}
 		if (p[1].revents) {
 			int st;
-			r = iperf3_recv_state(t->ctrl_fd, &st, 1000, err);
+			r = live_or_state(t, &st, err);
 			if (r < 0) {
 				rc = r;
 				break;
 			}
-			if (st == IPERF3_TEST_RUNNING)
-				continue;   /* repeated: no-op, as iperf3 */
+			if (r == 1 || st == IPERF3_TEST_RUNNING)
+				continue;   /* live sample, or repeated: no-op */
 			rc = bad_state(t, st, "the end of the test", err);
 			break;
 		}
+		if (p[3].revents) {
+			char b[64];
+			if (read(t->donepipe[0], b, sizeof(b)) < 0) {
+				/* drained */
+			}
+		}
 		double now = iperf3_now();
-		if (p[2].revents || atomic_load(&t->stop_req)) {
-			if (now - t->t0 - prev > 0.01)
-				take_interval(t, prev, now - t->t0);
+		if (p[2].revents || atomic_load(&t->stop_req) || budget_done(t)) {
+			if (now - t_base - prev > 0.01 || prev == 0)
+				take_interval(t, prev, now - t_base, omitting);
 			break;
 		}
 		if (p[0].revents) {
@@ -675,14 +872,26 @@ static int run_intervals(struct test *t, struct ll_err *err)
 				/* spurious */
 			}
 		}
+		if (omitting && now >= omit_end) {
+			/* the omitted interval ends here; counting starts at 0 */
+			if (now - t_base - prev > 0.001)
+				take_interval(t, prev, now - t_base, true);
+			end_omit(t);
+			omitting = false;
+			t_base = t->t_count;
+			prev = 0;
+			next = t_base + t->o.interval;
+			deadline = t->budget ? INFINITY : t_base + t->o.duration;
+			continue;
+		}
 		if (now >= deadline) {
-			if (now - t->t0 - prev > 0.01)
-				take_interval(t, prev, now - t->t0);
+			if (now - t_base - prev > 0.01)
+				take_interval(t, prev, now - t_base, omitting);
 			break;
 		}
 		if (now >= next) {
-			take_interval(t, prev, now - t->t0);
-			prev = now - t->t0;
+			take_interval(t, prev, now - t_base, omitting);
+			prev = now - t_base;
 			while (next <= now)
 				next += t->o.interval;
 		}
@@ -694,6 +903,7 @@ static int run_intervals(struct test *t, struct ll_err *err)
 static void stop_streams(struct test *t)
 {
 	atomic_store(&t->streams_stop, true);
+	atomic_store(&t->rx_stop, true);
 	iperf3_gate_open(&t->gate);   /* gated workers then see stop and end */
 }
 
@@ -719,6 +929,7 @@ static void fill_sample(struct test_stream_sample *s, int id, bool sender,
 	s->retransmits = retr;
 	s->snd_cwnd = s->rtt_us = s->rttvar_us = s->pmtu = -1;
 	s->packets = s->lost = -1;
+	s->outoforder = s->dups = -1;
 }
 
 /* Totals of one direction over streams [from, to) into sum_sent/sum_received. */
@@ -764,7 +975,8 @@ static void build_summary(struct test *t, double dur, const int64_t *retr)
 	S->duration = dur;
 	for (int i = 0; i < t->n; i++) {
 		bool mine_sent = t->st[i].sender;
-		uint64_t mine = atomic_load(&t->st[i].bytes), theirs = 0;
+		uint64_t mine = atomic_load(&t->st[i].bytes) - t->st[i].omit_bytes,
+			 theirs = 0;
 		int64_t their_retr = -1, their_pk = 0, their_err = 0;
 		double their_jit = 0;
 		double their_dur = dur;
@@ -794,10 +1006,19 @@ static void build_summary(struct test *t, double dur, const int64_t *retr)
 		}
 		if (t->o.udp) {
 			struct test_stream_sample *snd = &S->sent[i], *rcv = &S->received[i];
-			int64_t my_pk = (int64_t)atomic_load(&t->st[i].packets);
+			int64_t my_pk = (int64_t)(atomic_load(&t->st[i].packets) -
+						  t->st[i].omit_packets);
+			int64_t my_lost = atomic_load(&t->st[i].lost) -
+					  t->acc[i].omit_lost;
 			snd->packets = mine_sent ? my_pk : their_pk;
 			rcv->packets = mine_sent ? their_pk : my_pk;
-			rcv->lost = mine_sent ? their_err : atomic_load(&t->st[i].lost);
+			rcv->lost = mine_sent ? their_err : my_lost;
+			if (rcv->lost < 0)
+				rcv->lost = 0;
+			if (!mine_sent) {
+				rcv->outoforder = atomic_load(&t->st[i].outoforder);
+				rcv->dups = (int64_t)atomic_load(&t->st[i].dups);
+			}
 			rcv->jitter_ms = (mine_sent ? their_jit :
 					  iperf3_stream_jitter(&t->st[i])) * 1000;
 			snd->retransmits = -1;
@@ -815,23 +1036,75 @@ static void build_summary(struct test *t, double dur, const int64_t *retr)
 		snprintf(S->sender_cc, sizeof(S->sender_cc), "%s",
 			 t->remote.congestion_used);
 	char cc[32];
-	socklen_t sl = sizeof(cc);
-	if (t->ctrl_fd >= 0 &&
-	    getsockopt(t->ctrl_fd, IPPROTO_TCP, TCP_CONGESTION, cc, &sl) == 0) {
-		cc[sizeof(cc) - 1] = '\0';
+	iperf3_socket_cc(t->n && t->st[0].fd >= 0 ? t->st[0].fd : t->ctrl_fd,
+			 cc, sizeof(cc));
+	if (cc[0])
 		snprintf(rev ? S->receiver_cc : S->sender_cc, sizeof(S->sender_cc),
 			 "%s", cc);
+}
+
+/* Wait for the receiving workers to read what is still in flight: until
+ * each ended (EOF: the peer closed its side after its last byte) or none
+ * got a byte for 100 ms; at most 2 s. */
+static void drain_receivers(struct test *t)
+{
+	double until = iperf3_now() + 2.0, quiet_since = iperf3_now();
+	uint64_t last = received_total(t);
+
+	for (;;) {
+		bool open_rx = false;
+		for (int i = 0; i < t->n; i++)
+			if (!t->st[i].sender && t->st[i].running &&
+			    !atomic_load(&t->st[i].finished))
+				open_rx = true;
+		double now = iperf3_now();
+		if (!open_rx || now >= until || atomic_load(&t->abandon))
+			return;
+		uint64_t b = received_total(t);
+		if (b != last) {
+			last = b;
+			quiet_since = now;
+		} else if (now - quiet_since >= 0.1) {
+			return;
+		}
+		struct timespec ts = { 0, 5 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
 	}
+}
+
+/* Our sending workers end; TCP streams then send FIN after their last byte
+ * so that the receiver can drain up to it. */
+static void finish_senders(struct test *t)
+{
+	atomic_store(&t->streams_stop, true);
+	iperf3_gate_open(&t->gate);
+	for (int i = 0; i < t->n; i++)
+		if (t->st[i].sender && t->st[i].fd >= 0 && t->st[i].running) {
+			if (t->o.udp)
+				shutdown(t->st[i].fd, SHUT_RDWR);   /* wakes it */
+			else if (!atomic_load(&t->st[i].finished))
+				shutdown(t->st[i].fd, SHUT_WR);
+			iperf3_stream_join(&t->st[i]);
+		}
+	for (int i = 0; i < t->n; i++)
+		if (t->st[i].sender && t->st[i].fd >= 0 && !t->o.udp)
+			shutdown(t->st[i].fd, SHUT_WR);
 }
 
 static int client_run(struct test *t, struct ll_err *err)
 {
 	int state, r;
-	int64_t retr[TEST_MAX_STREAMS];
+	int64_t *retr = t->retr;
 
 	r = connect_control(t, err);
 	if (r < 0)
 		return r;
+	if (!t->o.blksize)
+		t->len = t->o.udp ? iperf3_udp_default_len(t->ctrl_fd) :
+			 IPERF3_DEFAULT_TCP_BLKSIZE;
+	else
+		t->len = t->o.blksize;
+	t->budget = t->o.bytes ? t->o.bytes : t->o.blocks * t->len;
 	r = iperf3_write_full(t->ctrl_fd, t->cookie, IPERF3_COOKIE_SIZE,
 			      timeout_ms(t), err);
 	if (r < 0) {
@@ -846,6 +1119,9 @@ static int client_run(struct test *t, struct ll_err *err)
 			struct iperf3_params p;
 			iperf3_params_init(&p);
 			p.time = t->o.duration;
+			p.omit = t->o.omit;
+			p.num = t->o.bytes;
+			p.blockcount = t->o.blocks;
 			p.parallel = t->o.streams;
 			p.reverse = t->o.reverse;
 			p.bidir = t->o.bidir;
@@ -853,6 +1129,13 @@ static int client_run(struct test *t, struct ll_err *err)
 			p.udp = t->o.udp;
 			p.len = blksize(t);
 			p.bandwidth = t->o.bitrate;
+			p.mss = t->o.mss;
+			p.nodelay = t->o.nodelay;
+			p.zerocopy = t->o.zerocopy;
+			p.udp_counters_64bit = t->o.udp64;
+			p.live_interval = t->o.live;
+			snprintf(p.congestion, sizeof(p.congestion), "%s",
+				 t->o.congestion);
 			cJSON *j = iperf3_params_build(&p);
 			if (!j)
 				return ll_err_set(err, -ENOMEM, "params: out of memory");
@@ -891,6 +1174,7 @@ static int client_run(struct test *t, struct ll_err *err)
 	iperf3_gate_open(&t->gate);
 	pthread_mutex_lock(&t->mu);
 	t->connected = true;
+	t->running = true;
 	pthread_mutex_unlock(&t->mu);
 	{
 		struct test_event *ev = calloc(1, sizeof(*ev));
@@ -903,32 +1187,46 @@ static int client_run(struct test *t, struct ll_err *err)
 	}
 	r = run_intervals(t, err);
 	double t_end = iperf3_now();
-	stop_streams(t);
+	finish_senders(t);
 	for (int i = 0; i < t->n; i++) {
 		struct iperf3_tcpinfo ti;
 		retr[i] = -1;
 		if (t->st[i].sender && !t->o.udp &&
 		    iperf3_tcp_info(t->st[i].fd, &ti) == 0)
-			retr[i] = ti.total_retrans;
+			retr[i] = ti.total_retrans - t->acc[i].omit_retr;
 	}
+	t->t_end = t_end;
 	if (r < 0)
 		return r;
 	r = iperf3_send_state(t->ctrl_fd, IPERF3_TEST_END, err);
 	if (r < 0)
 		return r;
-	r = read_state(t, &state, timeout_ms(t) + 10000, err);
-	if (r == -ECANCELED)   /* a second stop: still finish politely */
-		r = iperf3_recv_state(t->ctrl_fd, &state, timeout_ms(t), err);
-	if (r < 0)
-		return r;
+	for (;;) {
+		r = read_state(t, &state, timeout_ms(t) + 10000, err);
+		if (r == -ECANCELED && !atomic_load(&t->abandon))
+			/* a second stop: still finish politely */
+			r = iperf3_recv_state(t->ctrl_fd, &state, timeout_ms(t), err);
+		if (r < 0)
+			return r;
+		if (state == IPERF3_LINKLAB_SAMPLE && t->o.live > 0) {
+			r = live_sample(t, err);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		break;
+	}
 	if (state != IPERF3_EXCHANGE_RESULTS)
 		return bad_state(t, state, "EXCHANGE_RESULTS", err);
+	/* the peer stopped sending: read what is still in flight */
+	drain_receivers(t);
 	join_streams(t);
 
-	double dur = t_end - t->t0, cu, cs;
+	double dur = t_end - t->t_count, cu, cs;
 	iperf3_cpu_times(&cu, &cs);
-	t->cpu_user = dur > 0 ? (cu - t->cpu_u0) / dur * 100 : 0;
-	t->cpu_system = dur > 0 ? (cs - t->cpu_s0) / dur * 100 : 0;
+	double wall = t_end - t->t0;
+	t->cpu_user = wall > 0 ? (cu - t->cpu_u0) / wall * 100 : 0;
+	t->cpu_system = wall > 0 ? (cs - t->cpu_s0) / wall * 100 : 0;
 	t->cpu_total = t->cpu_user + t->cpu_system;
 
 	struct iperf3_results *res = calloc(1, sizeof(*res));
@@ -938,16 +1236,21 @@ static int client_run(struct test *t, struct ll_err *err)
 	res->cpu_user = t->cpu_user;
 	res->cpu_system = t->cpu_system;
 	res->sender_has_retransmits = t->o.reverse ? -1 : t->o.udp ? 0 : 1;
+	iperf3_socket_cc(t->n ? t->st[0].fd : -1, res->congestion_used,
+			 sizeof(res->congestion_used));
 	res->nstreams = t->n;
 	for (int i = 0; i < t->n; i++) {
 		struct iperf3_stream_result *s = &res->s[i];
 		s->id = t->st[i].id;
-		s->bytes = atomic_load(&t->st[i].bytes);
+		s->bytes = atomic_load(&t->st[i].bytes) - t->st[i].omit_bytes;
 		s->retransmits = t->st[i].sender ? retr[i] : -1;
 		if (t->o.udp) {
-			s->packets = (int64_t)atomic_load(&t->st[i].packets);
+			s->packets = (int64_t)(atomic_load(&t->st[i].packets) -
+					       t->st[i].omit_packets);
 			if (!t->st[i].sender) {
-				s->errors = atomic_load(&t->st[i].lost);
+				int64_t lo = atomic_load(&t->st[i].lost) -
+					     t->acc[i].omit_lost;
+				s->errors = lo > 0 ? lo : 0;
 				s->jitter = iperf3_stream_jitter(&t->st[i]);
 			}
 		}
@@ -996,6 +1299,20 @@ static void *ctl_main(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	r = client_run(t, &e);
+	if (r < 0 && t->running) {
+		/* the peer's half is missing: keep what this side measured */
+		if (t->t_end == 0) {
+			t->t_end = iperf3_now();
+			for (int i = 0; i < t->n; i++)
+				t->retr[i] = -1;
+		}
+		pthread_mutex_lock(&t->mu);
+		t->have_remote = false;
+		t->remote.nstreams = 0;
+		build_summary(t, t->t_end - t->t_count, t->retr);
+		t->sum.partial = true;
+		pthread_mutex_unlock(&t->mu);
+	}
 	stop_streams(t);
 	if (r < 0 && t->ctrl_fd >= 0 && r != -EBUSY && r != -ECONNRESET)
 		iperf3_send_state(t->ctrl_fd, IPERF3_CLIENT_TERMINATE, NULL);
@@ -1046,8 +1363,10 @@ int test_start(const struct test_opts *o, struct test **out, struct ll_err *err)
 		t->st[i].fd = t->conn[i].fd = -1;
 	pthread_mutex_init(&t->mu, NULL);
 	iperf3_gate_init(&t->gate);
+	t->donepipe[0] = t->donepipe[1] = -1;
 	if (pipe2(t->evpipe, O_CLOEXEC | O_NONBLOCK) < 0 ||
-	    pipe2(t->stoppipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+	    pipe2(t->stoppipe, O_CLOEXEC | O_NONBLOCK) < 0 ||
+	    pipe2(t->donepipe, O_CLOEXEC | O_NONBLOCK) < 0) {
 		r = ll_err_set(err, -errno, "pipe: %s", strerror(errno));
 		test_free(t);
 		return r;
@@ -1072,7 +1391,17 @@ void test_free(struct test *t)
 	if (!t)
 		return;
 	if (t->ctl_started) {
-		test_stop(t);
+		pthread_mutex_lock(&t->mu);
+		bool ended = t->done || t->failed;
+		pthread_mutex_unlock(&t->mu);
+		if (!ended) {
+			/* bounded: every wait of the control thread is on the
+			 * control socket or the stop pipe */
+			atomic_store(&t->abandon, true);
+			test_stop(t);
+			if (t->ctrl_fd >= 0)
+				shutdown(t->ctrl_fd, SHUT_RDWR);
+		}
 		pthread_join(t->ctl, NULL);
 	}
 	while (t->head) {
@@ -1087,6 +1416,8 @@ void test_free(struct test *t)
 			close(t->evpipe[i]);
 		if (t->stoppipe[i] > 0)
 			close(t->stoppipe[i]);
+		if (t->donepipe[i] > 0)
+			close(t->donepipe[i]);
 	}
 	free(t->iv);
 	iperf3_gate_destroy(&t->gate);
@@ -1121,28 +1452,26 @@ static cJSON *sample_json(const struct test *t, const struct test_stream_sample 
 	if (s->packets >= 0) {   /* UDP */
 		if (!s->sender) {
 			cJSON_AddNumberToObject(o, "jitter_ms", s->jitter_ms);
-			cJSON_AddNumberToObject(o, "lost_packets", (double)s->lost);
+			cJSON_AddNumberToObject(o, "lost_packets",
+						(double)(s->lost > 0 ? s->lost : 0));
 		}
 		cJSON_AddNumberToObject(o, "packets", (double)s->packets);
 		if (!s->sender)
-			cJSON_AddNumberToObject(o, "lost_percent", s->packets > 0 ?
-						100.0 * (double)s->lost / (double)s->packets : 0);
+			cJSON_AddNumberToObject(o, "lost_percent",
+				udpstats_loss_percent(s->lost > 0 ? (uint64_t)s->lost : 0,
+						      s->packets > 0 ? (uint64_t)s->packets : 0));
 	}
-	cJSON_AddFalseToObject(o, "omitted");
+	cJSON_AddBoolToObject(o, "omitted", s->omitted);
 	cJSON_AddBoolToObject(o, "sender", s->sender);
 	return o;
 }
 
-char *test_json(const struct test *tc)
+static cJSON *start_json(const struct test *t)
 {
-	struct test *t = (struct test *)tc;
-	cJSON *root = cJSON_CreateObject(), *start, *arr, *o, *end;
-	char *out;
+	cJSON *start = cJSON_CreateObject(), *arr, *o;
 
-	if (!root)
+	if (!start)
 		return NULL;
-	pthread_mutex_lock(&t->mu);
-	start = cJSON_AddObjectToObject(root, "start");
 	arr = cJSON_AddArrayToObject(start, "connected");
 	for (int i = 0; i < t->n; i++) {
 		o = cJSON_CreateObject();
@@ -1175,90 +1504,177 @@ char *test_json(const struct test *tc)
 	o = cJSON_AddObjectToObject(start, "test_start");
 	cJSON_AddStringToObject(o, "protocol", t->o.udp ? "UDP" : "TCP");
 	cJSON_AddNumberToObject(o, "num_streams", t->o.streams);
-	cJSON_AddNumberToObject(o, "blksize",
+	cJSON_AddNumberToObject(o, "blksize", t->len ? t->len :
 				t->o.blksize ? t->o.blksize : IPERF3_DEFAULT_TCP_BLKSIZE);
-	cJSON_AddNumberToObject(o, "omit", 0);
-	cJSON_AddNumberToObject(o, "duration", t->o.duration);
-	cJSON_AddNumberToObject(o, "bytes", 0);
-	cJSON_AddNumberToObject(o, "blocks", 0);
+	cJSON_AddNumberToObject(o, "omit", t->o.omit);
+	cJSON_AddNumberToObject(o, "duration", t->budget ? 0 : t->o.duration);
+	cJSON_AddNumberToObject(o, "bytes", (double)t->o.bytes);
+	cJSON_AddNumberToObject(o, "blocks", (double)t->o.blocks);
 	cJSON_AddNumberToObject(o, "reverse", t->o.reverse);
 	cJSON_AddNumberToObject(o, "tos", 0);
 	cJSON_AddNumberToObject(o, "target_bitrate", (double)t->o.bitrate);
 	cJSON_AddNumberToObject(o, "bidir", t->o.bidir);
 	cJSON_AddNumberToObject(o, "fqrate", 0);
 	cJSON_AddNumberToObject(o, "interval", t->o.interval);
+	return start;
+}
 
-	arr = cJSON_AddArrayToObject(root, "intervals");
-	for (size_t k = 0; k < t->niv; k++) {
-		const struct test_interval *iv = &t->iv[k];
-		cJSON *ivo = cJSON_CreateObject();
-		cJSON *sa = cJSON_AddArrayToObject(ivo, "streams");
-		for (int i = 0; i < iv->nstreams; i++)
-			cJSON_AddItemToArray(sa, sample_json(t, &iv->s[i],
-							     t->conn[i].fd, false));
-		cJSON_AddItemToObject(ivo, "sum", sample_json(t, &iv->sum, 0, true));
-		if (t->o.bidir)
-			cJSON_AddItemToObject(ivo, "sum_bidir_reverse",
-					      sample_json(t, &iv->sum_reverse, 0, true));
-		cJSON_AddItemToArray(arr, ivo);
+static cJSON *interval_json(const struct test *t, const struct test_interval *iv)
+{
+	cJSON *ivo = cJSON_CreateObject();
+	if (!ivo)
+		return NULL;
+	cJSON *sa = cJSON_AddArrayToObject(ivo, "streams");
+	for (int i = 0; i < iv->nstreams; i++) {
+		cJSON *so = sample_json(t, &iv->s[i],
+					i < t->n ? t->conn[i].fd : -1, false);
+		if (iv->remote && so)
+			cJSON_AddTrueToObject(so, "remote");
+		cJSON_AddItemToArray(sa, so);
 	}
+	cJSON_AddItemToObject(ivo, "sum", sample_json(t, &iv->sum, 0, true));
+	if (t->o.bidir && !iv->remote)
+		cJSON_AddItemToObject(ivo, "sum_bidir_reverse",
+				      sample_json(t, &iv->sum_reverse, 0, true));
+	return ivo;
+}
 
-	end = cJSON_AddObjectToObject(root, "end");
-	if (t->done) {
-		const struct test_summary *S = &t->sum;
-		arr = cJSON_AddArrayToObject(end, "streams");
-		for (int i = 0; i < S->nstreams; i++) {
-			cJSON *so = cJSON_CreateObject();
-			cJSON *snd = sample_json(t, &S->sent[i], t->conn[i].fd, true);
-			cJSON_AddNumberToObject(snd, "socket", t->conn[i].fd);
-			if (t->st[i].sender && t->acc[i].rtt_n) {
-				cJSON_AddNumberToObject(snd, "max_snd_cwnd",
-							(double)t->acc[i].max_cwnd);
-				cJSON_AddNumberToObject(snd, "max_rtt",
-							(double)t->acc[i].max_rtt);
-				cJSON_AddNumberToObject(snd, "min_rtt",
-							(double)t->acc[i].min_rtt);
-				cJSON_AddNumberToObject(snd, "mean_rtt",
-							t->acc[i].rtt_sum / (double)t->acc[i].rtt_n);
-			}
-			cJSON *rcv = sample_json(t, &S->received[i], t->conn[i].fd, true);
-			cJSON_AddNumberToObject(rcv, "socket", t->conn[i].fd);
-			cJSON_AddItemToObject(so, "sender", snd);
-			cJSON_AddItemToObject(so, "receiver", rcv);
-			cJSON_AddItemToArray(arr, so);
+static cJSON *end_json(const struct test *t)
+{
+	cJSON *end = cJSON_CreateObject(), *arr, *o;
+
+	if (!end || !(t->done || t->sum.partial))
+		return end;
+	const struct test_summary *S = &t->sum;
+	arr = cJSON_AddArrayToObject(end, "streams");
+	for (int i = 0; i < S->nstreams; i++) {
+		cJSON *so = cJSON_CreateObject();
+		cJSON *snd = sample_json(t, &S->sent[i], t->conn[i].fd, true);
+		cJSON_AddNumberToObject(snd, "socket", t->conn[i].fd);
+		if (t->st[i].sender && t->acc[i].rtt_n) {
+			cJSON_AddNumberToObject(snd, "max_snd_cwnd",
+						(double)t->acc[i].max_cwnd);
+			cJSON_AddNumberToObject(snd, "max_rtt",
+						(double)t->acc[i].max_rtt);
+			cJSON_AddNumberToObject(snd, "min_rtt",
+						(double)t->acc[i].min_rtt);
+			cJSON_AddNumberToObject(snd, "mean_rtt",
+						t->acc[i].rtt_sum / (double)t->acc[i].rtt_n);
 		}
+		cJSON *rcv = sample_json(t, &S->received[i], t->conn[i].fd, true);
+		cJSON_AddNumberToObject(rcv, "socket", t->conn[i].fd);
 		if (t->o.udp) {
-			/* iperf3's UDP "sum": receiver figures over the sender's time */
-			cJSON *u = sample_json(t, &S->sum_received, 0, true);
-			cJSON_AddItemToObject(end, "sum", u);
+			/* iperf3 puts the UDP figures in one "udp" object */
+			cJSON *u = sample_json(t, &S->received[i], t->conn[i].fd, true);
+			cJSON_AddNumberToObject(u, "socket", t->conn[i].fd);
+			cJSON_AddNumberToObject(u, "out_of_order",
+				(double)(S->received[i].outoforder > 0 ?
+					 S->received[i].outoforder : 0));
+			if (S->received[i].dups >= 0)
+				cJSON_AddNumberToObject(u, "duplicates",
+							(double)S->received[i].dups);
+			cJSON_AddItemToObject(so, "udp", u);
 		}
-		cJSON_AddItemToObject(end, "sum_sent",
-				      sample_json(t, &S->sum_sent, 0, true));
-		cJSON_AddItemToObject(end, "sum_received",
-				      sample_json(t, &S->sum_received, 0, true));
-		if (t->o.bidir) {
-			cJSON_AddItemToObject(end, "sum_sent_bidir_reverse",
-					      sample_json(t, &S->sum_sent_reverse, 0, true));
-			cJSON_AddItemToObject(end, "sum_received_bidir_reverse",
-					      sample_json(t, &S->sum_received_reverse, 0, true));
-		}
-		o = cJSON_AddObjectToObject(end, "cpu_utilization_percent");
-		cJSON_AddNumberToObject(o, "host_total", t->cpu_total);
-		cJSON_AddNumberToObject(o, "host_user", t->cpu_user);
-		cJSON_AddNumberToObject(o, "host_system", t->cpu_system);
-		cJSON_AddNumberToObject(o, "remote_total", t->remote.cpu_total);
-		cJSON_AddNumberToObject(o, "remote_user", t->remote.cpu_user);
-		cJSON_AddNumberToObject(o, "remote_system", t->remote.cpu_system);
-		if (S->sender_cc[0])
-			cJSON_AddStringToObject(end, "sender_tcp_congestion", S->sender_cc);
-		if (S->receiver_cc[0])
-			cJSON_AddStringToObject(end, "receiver_tcp_congestion",
-						S->receiver_cc);
+		cJSON_AddItemToObject(so, "sender", snd);
+		cJSON_AddItemToObject(so, "receiver", rcv);
+		cJSON_AddItemToArray(arr, so);
 	}
+	if (t->o.udp) {
+		/* iperf3's UDP "sum": receiver figures over the sender's time */
+		cJSON *u = sample_json(t, &S->sum_received, 0, true);
+		cJSON_AddItemToObject(end, "sum", u);
+	}
+	cJSON_AddItemToObject(end, "sum_sent",
+			      sample_json(t, &S->sum_sent, 0, true));
+	cJSON_AddItemToObject(end, "sum_received",
+			      sample_json(t, &S->sum_received, 0, true));
+	if (t->o.bidir) {
+		cJSON_AddItemToObject(end, "sum_sent_bidir_reverse",
+				      sample_json(t, &S->sum_sent_reverse, 0, true));
+		cJSON_AddItemToObject(end, "sum_received_bidir_reverse",
+				      sample_json(t, &S->sum_received_reverse, 0, true));
+	}
+	o = cJSON_AddObjectToObject(end, "cpu_utilization_percent");
+	cJSON_AddNumberToObject(o, "host_total", t->cpu_total);
+	cJSON_AddNumberToObject(o, "host_user", t->cpu_user);
+	cJSON_AddNumberToObject(o, "host_system", t->cpu_system);
+	cJSON_AddNumberToObject(o, "remote_total", t->remote.cpu_total);
+	cJSON_AddNumberToObject(o, "remote_user", t->remote.cpu_user);
+	cJSON_AddNumberToObject(o, "remote_system", t->remote.cpu_system);
+	if (S->sender_cc[0])
+		cJSON_AddStringToObject(end, "sender_tcp_congestion", S->sender_cc);
+	if (S->receiver_cc[0])
+		cJSON_AddStringToObject(end, "receiver_tcp_congestion",
+					S->receiver_cc);
+	if (S->partial)
+		cJSON_AddTrueToObject(end, "partial");
+	return end;
+}
+
+char *test_json(const struct test *tc)
+{
+	struct test *t = (struct test *)tc;
+	cJSON *root = cJSON_CreateObject(), *arr;
+	char *out;
+
+	if (!root)
+		return NULL;
+	pthread_mutex_lock(&t->mu);
+	cJSON_AddItemToObject(root, "start", start_json(t));
+	arr = cJSON_AddArrayToObject(root, "intervals");
+	for (size_t k = 0; k < t->niv; k++)
+		cJSON_AddItemToArray(arr, interval_json(t, &t->iv[k]));
+	cJSON_AddItemToObject(root, "end", end_json(t));
 	if (t->failed)
 		cJSON_AddStringToObject(root, "error", t->err.msg);
 	pthread_mutex_unlock(&t->mu);
 	out = cJSON_Print(root);
 	cJSON_Delete(root);
 	return out;
+}
+
+char *test_json_event(const struct test *tc, const char *event,
+		      const struct test_interval *iv)
+{
+	struct test *t = (struct test *)tc;
+	cJSON *root = cJSON_CreateObject(), *data = NULL;
+	char *out;
+
+	if (!root)
+		return NULL;
+	cJSON_AddStringToObject(root, "event", event);
+	pthread_mutex_lock(&t->mu);
+	if (!strcmp(event, "start"))
+		data = start_json(t);
+	else if (!strcmp(event, "interval") && iv)
+		data = interval_json(t, iv);
+	else if (!strcmp(event, "end"))
+		data = end_json(t);
+	else if (!strcmp(event, "error"))
+		data = cJSON_CreateString(t->err.msg);
+	pthread_mutex_unlock(&t->mu);
+	if (data)
+		cJSON_AddItemToObject(root, "data", data);
+	else
+		cJSON_AddNullToObject(root, "data");
+	out = cJSON_PrintUnformatted(root);
+	cJSON_Delete(root);
+	return out;
+}
+
+int test_intervals(const struct test *tc, const struct test_interval **iv)
+{
+	struct test *t = (struct test *)tc;
+	int n;
+
+	pthread_mutex_lock(&t->mu);
+	*iv = t->iv;
+	n = (int)t->niv;
+	pthread_mutex_unlock(&t->mu);
+	return n;
+}
+
+const char *test_error(const struct test *t)
+{
+	return t->failed ? t->err.msg : "";
 }

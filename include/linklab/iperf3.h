@@ -46,6 +46,7 @@ enum iperf3_ierrno {
 	IPERF3_IENUMSTREAMS = 6,
 	IPERF3_IEBLOCKSIZE  = 7,
 	IPERF3_IEBUFSIZE    = 8,
+	IPERF3_IEMSS        = 10,
 	IPERF3_IEOMIT       = 12,
 	IPERF3_IEUNIMP      = 13,
 };
@@ -120,7 +121,23 @@ struct iperf3_params {
 	int pacing_timer;      /* us (sent as iperf3 does, default 1000) */
 	char congestion[32];   /* "" = absent */
 	char client_version[32];
+	bool zerocopy;         /* "zerocopy" present: -Z, sendfile(2) (3.11+) */
+	bool get_server_output;/* "get_server_output" present */
+	/* linklab extension, ignored by stock iperf3: the client asks the
+	 * server for live interval samples over the control connection
+	 * ("linklab_live": interval in seconds, 0 = not asked) */
+	double live_interval;
 };
+
+/* linklab extension on the control connection: only when the client asked
+ * with IPERF3_LINKLAB_LIVE_KEY, the server interleaves this state byte
+ * followed by one u32-BE length-prefixed JSON object
+ * {"start":s,"end":s,"streams":[{"id","bytes","retransmits","snd_cwnd",
+ * "rtt","rttvar","pmtu","sender"}]} (units as iperf3 -J: bytes, us). */
+#define IPERF3_LINKLAB_SAMPLE 100
+
+/* Param key of the live-sample extension (stock iperf3 ignores unknown keys). */
+#define IPERF3_LINKLAB_LIVE_KEY "linklab_live"
 
 /* Defaults as iperf3 3.12 sends them: tcp, time 10, parallel 1, len 128 KiB,
  * pacing_timer 1000, client_version "linklab". */
@@ -140,8 +157,8 @@ int iperf3_params_parse(const cJSON *j, struct iperf3_params *p,
 
 /* Server-side range checks (iperf3 master's get_parameters limits):
  * parallel 1..128 (1..64 with bidirectional), TCP len 1..1 MiB (UDP
- * 16..65507), time 0..86400, window <= 512 MiB, omit 0..600; -n/-k only in
- * the client-sends direction (IEUNIMP otherwise). Every problem in
+ * 16..65507), time 0..86400, window <= 512 MiB, omit 0..600, MSS
+ * 0..65535 (TCP_MAXSEG range; 3.21 allows up to 32767). Every problem in
  * diag; returns 0, or the iperf3 i_errno of the first problem (positive) for
  * SERVER_ERROR. */
 int iperf3_params_check(const struct iperf3_params *p, struct ll_diag *diag);
@@ -231,6 +248,15 @@ struct iperf3_stream {
 	pthread_t thread;
 	bool running;
 	unsigned char *buf;
+	/* additions (issue 4) */
+	bool zerocopy;                 /* TCP sender: sendfile(2) from a memfd */
+	_Atomic uint64_t *budget_used; /* -n/-k: bytes claimed by all senders */
+	uint64_t budget;               /* -n/-k: byte limit (0 = none) */
+	_Atomic bool finished;         /* set when the worker returns */
+	const int *notify_fd;          /* NULL, or a pipe: 1 byte when finished */
+	_Atomic uint64_t dups;         /* UDP receiver: duplicate datagrams */
+	_Atomic int64_t last_lost;     /* owner: lost at the previous interval */
+	int mfd;                       /* zerocopy memfd (worker owned) */
 };
 
 /* UDP stream setup (iperf3 iperf_udp_connect/accept): the client sends the
@@ -240,7 +266,24 @@ struct iperf3_stream {
 #define IPERF3_UDP_REPLY "6789"
 #define IPERF3_UDP_HDR   12            /* bytes: sec, usec, seq */
 #define IPERF3_UDP_DEFAULT_LEN 1460    /* bytes (iperf3: control MSS) */
+#define IPERF3_UDP_HDR64 16            /* bytes with --udp-counters-64bit */
 #define IPERF3_UDP_DEFAULT_RATE 1048576 /* bit/s (iperf3 UDP default) */
+
+/* UDP datagram length iperf3 picks when -l is not given: the control
+ * connection's TCP_MAXSEG if 16..65507, else 1460 (iperf3 iperf_api.c
+ * iperf_connect: "blksize = ctrl_sck_mss"). */
+uint32_t iperf3_udp_default_len(int ctrl_fd);
+
+/* Data-socket options both ends apply (iperf3 iperf_tcp.c): TCP_MAXSEG
+ * (mss bytes, 0 = leave), TCP_NODELAY, TCP_CONGESTION (cc "" = leave),
+ * SO_SNDBUF/SO_RCVBUF (window bytes, 0 = leave). Returns 0 or -errno with
+ * err naming the option and the strerror text (an unknown congestion
+ * control gives -ENOENT: "TCP_CONGESTION cubicx: No such file...").*/
+int iperf3_tune_socket(int fd, bool tcp, uint32_t mss, bool nodelay,
+		       const char *cc, uint64_t window, struct ll_err *err);
+
+/* Congestion control of a TCP socket into buf ("" if unknown). */
+void iperf3_socket_cc(int fd, char *buf, size_t len);
 
 /* Receiver jitter of a UDP stream in seconds. */
 double iperf3_stream_jitter(const struct iperf3_stream *s);

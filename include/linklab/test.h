@@ -34,6 +34,20 @@ struct test_opts {
 	double connect_timeout;/* seconds, default 10 */
 	bool bidir;            /* --bidir: -P streams each way at once (iperf3
 	                        * 3.7+); streams 1..64, not with -R */
+	/* additions (issue 4); test_opts_init() sets them to "off" */
+	double omit;           /* -O seconds 0..600: left out of the totals,
+	                        * reported as omitted intervals; the test runs
+	                        * omit + duration */
+	uint64_t bytes;        /* -n bytes to send (all streams), 0 = by time */
+	uint64_t blocks;       /* -k blocks of blksize, 0 = by time */
+	uint32_t mss;          /* -M TCP_MAXSEG bytes, 0 = default (1..65535) */
+	bool nodelay;          /* -N TCP_NODELAY */
+	char congestion[32];   /* -C TCP congestion control ("" = default) */
+	bool zerocopy;         /* -Z sendfile(2) on sending streams */
+	bool udp64;            /* --udp-counters-64bit: 16-byte UDP header */
+	double live;           /* ask linklab serve for live server-side
+	                        * interval samples every `live` s (0 = no; a
+	                        * stock iperf3 server ignores the request) */
 };
 
 /* Fill defaults (port 5201, 1 stream, 10 s, 1 s interval). */
@@ -61,6 +75,11 @@ struct test_stream_sample {
 	int64_t packets;
 	int64_t lost;
 	double jitter_ms;
+	/* additions (issue 4) */
+	bool omitted;          /* inside the -O period (not in the totals) */
+	int64_t outoforder;    /* UDP receiver: reordered datagrams (-1 n/a) */
+	int64_t dups;          /* UDP receiver: duplicate datagrams (-1 n/a) */
+	bool remote;           /* measured by the peer (live server samples) */
 };
 
 /* An interval report: every stream plus the SUM. */
@@ -72,6 +91,10 @@ struct test_interval {
 	 * server-to-client ones (sample.sender tells); sum covers the first
 	 * direction, sum_reverse the second (iperf3 sum_bidir_reverse). */
 	struct test_stream_sample sum_reverse;
+	/* addition: live samples from the peer (linklab serve, asked for with
+	 * test_opts.live): s[] are the server's streams with sender=true and
+	 * remote=true; not kept in test_json()'s intervals */
+	bool remote;
 };
 
 /* End summary as iperf3 prints it: per stream and SUM, sender and receiver
@@ -87,6 +110,9 @@ struct test_summary {
 	/* --bidir: the server-to-client direction's totals (iperf3
 	 * sum_sent_bidir_reverse / sum_received_bidir_reverse) */
 	struct test_stream_sample sum_sent_reverse, sum_received_reverse;
+	/* addition: the test failed after it started; the totals hold only
+	 * what this side measured (the peer's half is missing) */
+	bool partial;
 };
 
 enum test_event_kind {
@@ -132,7 +158,22 @@ const struct test_summary *test_summary(const struct test *t);
  * end.sum_sent/sum_received, error when failed). Caller frees. */
 char *test_json(const struct test *t);
 
-/* Join threads and free. */
+/* Join threads and free. Bounded: a test still running is stopped and its
+ * control connection shut down, so this returns within about a second. */
 void test_free(struct test *t);
+
+/* The intervals recorded so far (oldest first); *iv points into the test
+ * and stays valid until the next interval or test_free. Returns the count. */
+int test_intervals(const struct test *t, const struct test_interval **iv);
+
+/* iperf3 --json-stream (3.17) lines: one compact JSON object
+ * {"event":"start"|"interval"|"end"|"error","data":...} without newline.
+ * "interval" needs iv; "start" is valid after TEV_CONNECTED, "end" after
+ * TEV_DONE, "error" after TEV_ERROR. Caller frees; NULL on ENOMEM. */
+char *test_json_event(const struct test *t, const char *event,
+		      const struct test_interval *iv);
+
+/* The error of a failed test ("" when none). */
+const char *test_error(const struct test *t);
 
 #endif
