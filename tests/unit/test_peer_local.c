@@ -375,6 +375,76 @@ static void test_dry_run_same_state(void **state)
 	p.ops->close(&p);
 }
 
+/* Issue 3: per-flow scope and ingress through the netlink path; read back
+ * folds into the same dial; clear removes everything (IFB included). */
+static void test_scope_and_ingress(void **state)
+{
+	static const char *const sc[] = { "rate", "10mbit", "dst", "10.9.0.0/24",
+		"dport", "5201", NULL };
+	static const char *const in[] = { "direction", "ingress", "rate", "20mbit", NULL };
+	struct peer p;
+	struct impair d, back;
+	struct qdisc_state st;
+	struct journal_entry je;
+	struct ll_err e = { 0 };
+	uint64_t ns = 0;
+	int idx = (int)if_nametoindex("llA1");
+
+	(void)state;
+	NEED_NETNS();
+	assert_int_equal(peer_local_open(&p, &e), 0);
+	set_dial(&d, sc);
+	assert_int_equal(p.ops->apply(&p, "llA1", &d, &e), 0);
+	assert_int_equal(p.ops->read_qdiscs(&p, "llA1", &st, &e), 0);
+	assert_string_equal(st.q[0].kind, "htb");
+	assert_true(st.q[0].rate == 10000000ULL);
+	assert_true(st.scoped && st.dst_plen == 24 && st.dport == 5201);
+	qdisc_state_to_impair(&st, &back);
+	assert_true((back.set & IMP_RATE) && back.rate == 10000000ULL);
+	assert_true((back.set & IMP_DPORT) && back.dport == 5201);
+	assert_true((back.set & IMP_DST) && back.dst_plen == 24);
+	assert_memory_equal(back.dst_addr, d.dst_addr, 4);
+	/* a second apply without scope replaces the htb tree by a plain tbf */
+	{
+		static const char *const r5[] = { "rate", "5mbit", NULL };
+
+		set_dial(&d, r5);
+	}
+	assert_int_equal(p.ops->apply(&p, "llA1", &d, &e), 0);
+	assert_int_equal(p.ops->read_qdiscs(&p, "llA1", &st, &e), 0);
+	assert_string_equal(st.q[0].kind, "tbf");
+	assert_false(st.scoped);
+
+	/* ingress on top: IFB + ingress qdisc + mirred; journal names the IFB */
+	set_dial(&d, in);
+	assert_int_equal(p.ops->apply(&p, "llA1", &d, &e), 0);
+	assert_int_equal(p.ops->read_qdiscs(&p, "llA1", &st, &e), 0);
+	assert_true(st.has_ingress);
+	assert_string_equal(st.q[0].kind, "tbf");          /* egress kept */
+	assert_int_equal(journal_netns(&ns, &e), 0);
+	assert_int_equal(journal_lookup(ns, idx, &je, &e), 0);
+	assert_int_equal(strncmp(je.ifb, "llifb", 5), 0);
+	assert_true(if_nametoindex(je.ifb) > 0);
+	assert_int_equal(p.ops->read_qdiscs(&p, je.ifb, &st, &e), 0);
+	assert_string_equal(st.q[0].kind, "tbf");
+	assert_true(st.q[0].rate == 20000000ULL);
+	/* an ingress qdisc we did not make is refused, nothing changed */
+	assert_int_equal(sh("tc qdisc add dev llA0 ingress"), 0);
+	assert_int_equal(p.ops->apply(&p, "llA0", &d, &e), -EBUSY);
+	assert_non_null(strstr(e.msg, "has an ingress qdisc linklab did not create"));
+	assert_int_equal(journal_lookup(ns, (int)if_nametoindex("llA0"), &je, NULL), -ENOENT);
+	assert_int_equal(sh("tc qdisc del dev llA0 ingress"), 0);
+	/* clear: egress back to noqueue, ingress qdisc and IFB gone */
+	assert_int_equal(journal_lookup(ns, idx, &je, &e), 0);
+	assert_int_equal(p.ops->clear(&p, "llA1", &e), 0);
+	assert_int_equal(p.ops->read_qdiscs(&p, "llA1", &st, &e), 0);
+	assert_false(st.has_ingress);
+	assert_string_equal(st.q[0].kind, "noqueue");
+	assert_int_equal(if_nametoindex(je.ifb), 0);
+	assert_int_equal(journal_lookup(ns, idx, &je, NULL), -ENOENT);
+	p.ops->close(&p);
+}
+
 static void test_links_routes_errors(void **state)
 {
 	static const char *const r[] = { "rate", "1mbit", NULL };
@@ -593,6 +663,7 @@ int main(void)
 		cmocka_unit_test(test_replay_original),
 		cmocka_unit_test(test_rollback),
 		cmocka_unit_test(test_dry_run_same_state),
+		cmocka_unit_test(test_scope_and_ingress),
 		cmocka_unit_test(test_links_routes_errors),
 		cmocka_unit_test(test_extack_text),
 	};

@@ -16,6 +16,7 @@
 #include <netlink/attr.h>
 #include <netlink/msg.h>
 
+#include "linklab/flowfilter.h"
 #include "linklab/impair.h"
 #include "linklab/nlqdisc.h"
 #include "linklab/tccmd.h"
@@ -147,6 +148,48 @@ static void test_apply_lines_more(void **state)
 	assert_string_equal(out,
 		"tc qdisc replace dev 'eth0' root handle 1: netem limit 1000 "
 		"loss gemodel 1% 30% 80% 0%\n");
+}
+
+/* Scope (htb + u32) and ingress (IFB + mirred) lines. */
+static void test_scope_ingress_lines(void **state)
+{
+	static const char *const sc[] = { "rate", "10mbit", "dst", "10.9.0.0/16",
+		"dport", "5201", NULL };
+	static const char *const in[] = { "direction", "ingress", "rate", "5mbit", NULL };
+	struct impair_plan p;
+	struct ll_err e = { 0 };
+	char out[2048], ifb[16];
+
+	(void)state;
+	plan_of(sc, &p);
+	assert_int_equal(tccmd_apply("eth0", &p, out, sizeof(out), &e), 0);
+	assert_string_equal(out,
+		"tc qdisc replace dev 'eth0' root handle 1: htb default 2\n"
+		"tc class replace dev 'eth0' parent 1: classid 1:1 htb rate 10mbit ceil 10mbit burst 5000b cburst 5000b\n"
+		"tc class replace dev 'eth0' parent 1: classid 1:2 htb rate 100gbit ceil 100gbit burst 50000000b cburst 50000000b\n"
+		"tc filter replace dev 'eth0' parent 1: protocol ip prio 1 handle 800::800 u32 "
+		"match ip dst 10.9.0.0/16 match ip dport 5201 0xffff flowid 1:1\n");
+	plan_of(in, &p);
+	assert_int_equal(tccmd_apply("a;b", &p, out, sizeof(out), &e), 0);
+	ff_ifb_name("a;b", ifb, sizeof(ifb));
+	{
+		char want[1024];
+
+		snprintf(want, sizeof(want),
+			 "{ ip link add '%s' type ifb 2>/dev/null || true; }\n"
+			 "ip link set dev '%s' up\n"
+			 "tc qdisc replace dev 'a;b' ingress\n"
+			 "tc filter replace dev 'a;b' parent ffff: protocol all prio 1 handle 800::800 u32 match u32 0 0 action mirred egress redirect dev '%s'\n"
+			 "tc qdisc replace dev '%s' root handle 1: tbf rate 5mbit burst 2500b limit 33750b\n",
+			 ifb, ifb, ifb, ifb);
+		assert_string_equal(out, want);
+		assert_int_equal(tccmd_clear_ingress("a;b", out, sizeof(out), &e), 0);
+		snprintf(want, sizeof(want),
+			 "{ tc qdisc del dev 'a;b' ingress 2>/dev/null || true; }\n"
+			 "{ ip link del '%s' type ifb 2>/dev/null || true; }\n", ifb);
+		assert_string_equal(out, want);
+	}
+	assert_int_equal(tccmd_clear_ingress("", out, sizeof(out), &e), -EINVAL);
 }
 
 /* Run our tc line under strace in a private netns and read back the hex of
@@ -281,6 +324,7 @@ int main(void)
 		cmocka_unit_test(test_apply_lines),
 		cmocka_unit_test(test_lines_run_in_netns),
 		cmocka_unit_test(test_apply_lines_more),
+		cmocka_unit_test(test_scope_ingress_lines),
 		cmocka_unit_test(test_lines_same_bytes_as_netlink),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
