@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "linklab/cli.h"
 #include "linklab/peerset.h"
 
@@ -16,7 +18,7 @@ int cmd_test_peer(int argc, char **argv)
 	struct ll_err err = { 0 };
 	struct peerset ps;
 	char **nargv, portbuf[16];
-	int i, n = 0, rc, port = 0;
+	int i, n = 0, rc, port = 0, json = 0, userport = 0;
 
 	nargv = calloc((size_t)argc + 5, sizeof(*nargv));
 	if (!nargv)
@@ -31,36 +33,69 @@ int cmd_test_peer(int argc, char **argv)
 			}
 			if (rc > 0)
 				continue;
+			if (!strcmp(argv[i], "-J") || !strcmp(argv[i], "--json"))
+				json = 1;
+			if (!strcmp(argv[i], "-p") || !strncmp(argv[i], "--port", 6) ||
+			    !strcmp(argv[i], "-c") || !strncmp(argv[i], "--client", 8))
+				userport = 1;
 		}
-		nargv[n++] = argv[i];
+		nargv[n + 4] = argv[i];  /* leave room for -c ADDR -p PORT */
+		n++;
 	}
 	if (!po.peer) {
 		free(nargv);
 		return cmd_test(argc, argv);
 	}
-	if (peerset_open(&ps, &po, &err) < 0) {
-		fprintf(stderr, "linklab test: %s\n", err.msg);
+	if (userport) {
+		fprintf(stderr, "linklab test: -c/-p cannot be combined with --peer "
+			"(the server is started on the peer on a free port)\n");
 		free(nargv);
-		return 1;
+		return 2;
+	}
+	if (peerset_open(&ps, &po, &err) < 0) {
+		rc = 1;
+		goto fail;
 	}
 	if (ps.b.ops->server_start(&ps.b, &port, &err) < 0) {
-		fprintf(stderr, "linklab test: %s: starting the test server: %s\n",
-			ps.b.label, err.msg);
+		ll_err_prefix(&err, "%s: starting the test server: ", ps.b.label);
 		peerset_close(&ps);
-		free(nargv);
-		return 1;
+		rc = 1;
+		goto fail;
 	}
+	/* Our -c/-p go first, so a trailing option without its value is
+	 * reported as such instead of swallowing them. */
 	snprintf(portbuf, sizeof(portbuf), "%d", port);
-	nargv[n++] = (char *)"-c";
-	nargv[n++] = ps.addr_b;
-	nargv[n++] = (char *)"-p";
-	nargv[n++] = portbuf;
+	nargv[0] = argv[0];
+	nargv[1] = (char *)"-c";
+	nargv[2] = ps.addr_b;
+	nargv[3] = (char *)"-p";
+	nargv[4] = portbuf;
+	n += 4;
 	nargv[n] = NULL;
 	rc = cmd_test(n, nargv);
 	if (ps.b.ops->server_stop(&ps.b, &err) < 0)
 		fprintf(stderr, "linklab test: %s: stopping the test server: %s\n",
 			ps.b.label, err.msg);
 	peerset_close(&ps);
+	free(nargv);
+	return rc;
+fail:
+	if (json) {
+		/* iperf3 -J reports failures in an "error" field. */
+		cJSON *doc = cJSON_CreateObject();
+		char *txt;
+
+		cJSON_AddItemToObject(doc, "start", cJSON_CreateObject());
+		cJSON_AddItemToObject(doc, "intervals", cJSON_CreateArray());
+		cJSON_AddItemToObject(doc, "end", cJSON_CreateObject());
+		cJSON_AddStringToObject(doc, "error", err.msg);
+		txt = cJSON_Print(doc);
+		if (txt)
+			puts(txt);
+		free(txt);
+		cJSON_Delete(doc);
+	}
+	fprintf(stderr, "linklab test: %s\n", err.msg);
 	free(nargv);
 	return rc;
 }
