@@ -10,6 +10,7 @@
 
 #include "linklab/cli.h"
 #include "linklab/cmd.h"
+#include "linklab/flowfilter.h"
 #include "linklab/profile.h"
 #include "linklab/units.h"
 
@@ -236,6 +237,28 @@ int cmd_apply(int argc, char **argv)
 				cJSON_AddItemToObject(doc, i == 0 ? "a" : "b", side);
 			} else {
 				cmd_print_qdiscs(stdout, p->label, qs);
+			}
+			/* an ingress dial lives on the interface's IFB device */
+			if ((dial[i].set & IMP_DIRECTION) && dial[i].direction == IMP_INGRESS) {
+				char ifb[IF_NAMESIZE], lbl[128];
+
+				ff_ifb_name(dev, ifb, sizeof(ifb));
+				memset(qs, 0, sizeof(*qs));
+				if (p->ops->read_qdiscs(p, ifb, qs, &err) < 0) {
+					fprintf(stderr, "linklab apply: %s: read back %s: %s\n",
+						p->label, ifb, err.msg);
+					status = 1;
+				} else if (doc) {
+					cJSON *side = cJSON_GetObjectItem(doc, i == 0 ? "a" : "b");
+					cJSON *in = cJSON_CreateObject();
+
+					cJSON_AddStringToObject(in, "ifb", ifb);
+					cJSON_AddItemToObject(in, "qdiscs", cmd_json_qdiscs(qs));
+					cJSON_AddItemToObject(side, "ingress", in);
+				} else {
+					snprintf(lbl, sizeof(lbl), "%s %s ingress via", p->label, dev);
+					cmd_print_qdiscs(stdout, lbl, qs);
+				}
 			}
 		}
 		if (doc)
