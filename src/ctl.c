@@ -144,11 +144,11 @@ void ctl_path_compute(const struct impair *a, const struct impair *b,
 			snprintf(R, 32, "unshaped");
 		units_format_time(delay, D, 32);
 		snprintf(L, 32, "%.3g%%", loss * 100);
-		ctl_fmt(half[i], sizeof(half[i]), "%s, %s, loss %s", R, D, L);
+		ctl_fmt(half[i], sizeof(half[i]), "%s/%s/%s", R, D, L);
 	}
 	units_format_time(out->rtt_added, rt, sizeof(rt));
 	ctl_fmt(out->line, sizeof(out->line),
-		"A->B %s | B->A %s | round trip +%s, loss %.3g%%", half[0],
+		"A->B %s | B->A %s | RTT +%s, loss %.3g%%", half[0],
 		half[1], rt, out->loss_rt * 100);
 }
 

@@ -71,8 +71,9 @@ struct ctl_path {
 	int64_t rtt_added;            /* ns: delay_ab + delay_ba */
 	double loss_rt;               /* 1 - (1 - loss_ab)(1 - loss_ba): a
 				       * round trip (data + its ACK) loses */
-	char line[256];               /* "A->B 50mbit 50ms 1% | B->A ... |
-				       * round trip +100ms, loss 1.99%" */
+	char line[256];               /* "A->B 50mbit/50ms/1% | B->A
+				       * unshaped/50ms/1% | RTT +100ms, loss
+				       * 1.99%" */
 };
 
 /* Fold two egress dials (a: A's, b: B's; either may be NULL = nothing)

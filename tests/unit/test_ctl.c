@@ -609,9 +609,9 @@ static void path_sums_delay_and_combines_loss(void **state)
 	assert_int_equal(p.rtt_added, 80000000);
 	/* a round trip survives only if neither direction drops: 1-(.99)(.98) */
 	assert_true(fabs(p.loss_rt - 0.0298) < 1e-6);
-	assert_non_null(strstr(p.line, "A->B 50mbit, 50ms, loss 1%"));
-	assert_non_null(strstr(p.line, "B->A unshaped, 30ms, loss 2%"));
-	assert_non_null(strstr(p.line, "round trip +80ms, loss 2.98%"));
+	assert_non_null(strstr(p.line, "A->B 50mbit/50ms/1%"));
+	assert_non_null(strstr(p.line, "B->A unshaped/30ms/2%"));
+	assert_non_null(strstr(p.line, "RTT +80ms, loss 2.98%"));
 	/* one side only */
 	ctl_path_compute(NULL, &b, &p);
 	assert_true(p.valid);
