@@ -17,14 +17,18 @@ static const struct cli_cmd cli_cmds[] = {
 	  "                 [--known-hosts FILE] [--accept-new] [--peer-data ADDR] [-c ADDR]" },
 	{ "links", cmd_links, "links [--peer HOST] [-J]" },
 	{ "apply", cmd_apply,
-	  "apply [--peer HOST] [--dev IF] [--peer-dev IF] [--local|--remote] [--dry-run]\n"
-	  "                 [--rate R] [--burst B] [--delay T] [--jitter T] [--loss P] [...] [-J]" },
+	  "apply [--peer HOST] [--dev IF] [--peer-dev IF] [--local|--remote|--split]\n"
+	  "                 [--profile NAME] [--dry-run] [-J] DIAL...\n"
+	  "                 DIAL: --rate R --burst B --delay T --jitter T --loss P --duplicate P\n"
+	  "                 --corrupt P --reorder P --gap N --limit N ... (tc units: 50mbit, 100ms, 1%)\n"
+	  "                 --split halves delay/jitter and splits loss 1-(1-p)^1/2 per peer" },
 	{ "show", cmd_show, "show [--peer HOST] [--dev IF] [--peer-dev IF] [-J]" },
 	{ "clear", cmd_clear,
 	  "clear [--peer HOST] [--dev IF] [--peer-dev IF] [--local|--remote] [--all]" },
 	{ "test", cmd_test_peer,
-	  "test (--peer HOST | -c ADDR) [-p PORT] [-P N] [-t SEC] [-i SEC] [-R] [-l LEN]\n"
-	  "                 [-w SIZE] [-J]" },
+	  "test (--peer HOST [-F FILE] [--peer-data ADDR] | -c ADDR [-p PORT]) [-P N] [-t SEC]\n"
+	  "                 [-i SEC] [-R] [--bidir] [-u] [-b RATE] [-l LEN] [-w SIZE] [-J]\n"
+	  "                 (linklab test -h lists every option)" },
 	{ "serve", cmd_serve, "serve [-p PORT] [-B ADDR] [-1]" },
 	{ "bridge", cmd_bridge, "bridge IF_A IF_B [--engine auto|kernel|user] [dial options] [-t SEC] [-J]" },
 	{ "profile", cmd_profile, "profile list | show NAME | save NAME [dial options]" },
@@ -43,6 +47,16 @@ static void cli_usage(FILE *f)
 		"Units as tc: rates 50mbit (bit/s) or 6mbps (bytes/s), times 100ms, loss 1%%.\n"
 		"Common options: -F FILE (ssh config), --ssh-key FILE, --known-hosts FILE,\n"
 		"--accept-new, --peer-data ADDR (test traffic address), -h for this text.\n");
+}
+
+void cli_print_usage(const char *cmd, FILE *f)
+{
+	const struct cli_cmd *c;
+
+	for (c = cli_cmds; c->name; c++)
+		if (!strcmp(c->name, cmd))
+			fprintf(f, "usage: linklab %s\n", c->usage);
+	fprintf(f, "(see `linklab help` and man linklab)\n");
 }
 
 int cli_main(int argc, char **argv)

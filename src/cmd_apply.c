@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* cmd_apply.c - `linklab apply`: validate the whole dial first (every problem
- * at once), then apply on this host and/or the peer; all or nothing: if the
- * peer fails, this host is put back as it was. */
+/* cmd_apply.c - `linklab apply`: check everything first - the dial, the
+ * profile, the interfaces on both peers - and report every problem at once;
+ * then apply on this host and/or the peer, all or nothing: if the peer fails,
+ * this host is put back as it was. */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,9 +15,16 @@
 #include "linklab/profile.h"
 #include "linklab/units.h"
 
-/* Halve a dial so that two peers together give the end-to-end target:
- * delay and jitter rtt/2 each way is not what --split means: the dial is
- * one-way end to end, so each side gets delay/2 and loss 1-(1-p)^(1/2). */
+struct apply_args {
+	struct cmd_common c;
+	struct impair d;          /* dial from the command line */
+	const char *profile;
+	bool dry, split;
+};
+
+/* Split an end-to-end one-way target between the two peers: delay and jitter
+ * halve, loss becomes 1-(1-p)^(1/2) on each side (both sides' losses compound
+ * back to p). */
 static void split_dial(struct impair *d)
 {
 	double p;
@@ -41,66 +49,81 @@ static void overlay(struct impair *dst, const struct impair *src,
 			impair_set(dst, f->name, impair_get(src, f, v, sizeof(v)), diag);
 }
 
-static int apply_usage_error(const struct ll_diag *diag)
+/* True if field name appears in text as a word ("reorder needs delay"). */
+static bool mentions(const char *text, const char *name)
 {
-	int i;
+	size_t n = strlen(name);
+	const char *p;
 
-	for (i = 0; i < diag->n; i++)
-		fprintf(stderr, "linklab apply: %s%s\n",
-			diag->e[i].level == LL_DIAG_WARN ? "warning: " : "",
-			diag->e[i].text);
-	if (diag->truncated)
-		fprintf(stderr, "linklab apply: (more problems not shown)\n");
-	fprintf(stderr, "linklab apply: nothing was changed\n");
-	return 2;
+	for (p = strstr(text, name); p; p = strstr(p + 1, name)) {
+		bool left = p == text || !(p[-1] == '-' || (p[-1] >= 'a' && p[-1] <= 'z'));
+		bool right = !(p[n] == '-' || (p[n] >= 'a' && p[n] <= 'z'));
+
+		if (left && right)
+			return true;
+	}
+	return false;
 }
 
-int cmd_apply(int argc, char **argv)
+/* Validate d into diag, leaving out cross-field messages about fields whose
+ * value was already refused (a bad --delay must not also read "reorder needs
+ * delay"). */
+static void validate_into(const struct impair *d, struct ll_diag *diag)
 {
-	struct cmd_common c = { 0 };
-	struct ll_err err = { 0 };
-	struct ll_diag diag;
-	struct impair d = { 0 }, dial[2];
-	struct profile prof;
-	const char *profile = NULL;
-	struct peerset ps;
-	struct qdisc_state *qs;
-	bool dry = false, split = false;
-	unsigned sides, done = 0;
-	int i, rc, status = 0;
-	char lines[4096];
+	struct ll_diag v;
+	int i, k;
 
-	ll_diag_clear(&diag);
+	ll_diag_clear(&v);
+	impair_validate(d, &v);
+	for (i = 0; i < v.n; i++) {
+		bool skip = false;
+
+		for (k = 0; k < diag->n && !skip; k++)
+			if (diag->e[k].level == LL_DIAG_ERROR && diag->e[k].field[0] &&
+			    mentions(v.e[i].text, diag->e[k].field))
+				skip = true;
+		if (!skip)
+			ll_diag_add(diag, v.e[i].level, v.e[i].field, "%s", v.e[i].text);
+	}
+}
+
+/* Parse argv into a; every problem goes to diag. */
+static void parse_args(struct apply_args *a, int argc, char **argv,
+		       struct ll_diag *diag)
+{
+	struct ll_err err = { 0 };
+	int i, rc;
+
 	for (i = 1; i < argc; i++) {
 		const struct impair_field *f;
 		const char *name = argv[i], *val, *eq;
 		char fname[64];
 
-		rc = cmd_common_opt(&c, argc, argv, &i, &err);
+		rc = cmd_common_opt(&a->c, argc, argv, &i, &err);
 		if (rc < 0) {
-			ll_diag_add(&diag, LL_DIAG_ERROR, NULL, "%s", err.msg);
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s", err.msg);
 			continue;
 		}
 		if (rc > 0)
 			continue;
 		if (!strcmp(name, "--dry-run")) {
-			dry = true;
+			a->dry = true;
 			continue;
 		}
 		if (!strcmp(name, "--split")) {
-			split = true;
+			a->split = true;
 			continue;
 		}
 		if (!strcmp(name, "--profile")) {
 			if (i + 1 >= argc)
-				ll_diag_add(&diag, LL_DIAG_ERROR, NULL,
+				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
 					    "--profile needs a NAME (see linklab profile list)");
 			else
-				profile = argv[++i];
+				a->profile = argv[++i];
 			continue;
 		}
 		if (strncmp(name, "--", 2) != 0) {
-			ll_diag_add(&diag, LL_DIAG_ERROR, NULL,
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
 				    "unexpected argument '%s'", name);
 			continue;
 		}
@@ -110,8 +133,8 @@ int cmd_apply(int argc, char **argv)
 			 name + 2);
 		f = impair_field_find(fname);
 		if (!f) {
-			ll_diag_add(&diag, LL_DIAG_ERROR, NULL,
-				    "unknown option '%s' (see linklab help)", name);
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+				    "unknown option '%s' (see linklab apply -h)", name);
 			continue;
 		}
 		if (eq) {
@@ -119,90 +142,214 @@ int cmd_apply(int argc, char **argv)
 		} else if (i + 1 < argc) {
 			val = argv[++i];
 		} else {
-			ll_diag_add(&diag, LL_DIAG_ERROR, f->name,
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
 				    "%s: missing value (%s)", f->name, f->range);
 			continue;
 		}
-		impair_set(&d, f->name, val, &diag);
+		impair_set(&a->d, f->name, val, diag);
 	}
-	dial[0] = dial[1] = d;
-	if (profile && diag.nerrors == 0) {
-		char path[PATH_MAX];
+}
 
-		if (profile_find(profile, path, sizeof(path), &err) < 0)
-			ll_diag_add(&diag, LL_DIAG_ERROR, NULL, "%s", err.msg);
-		else if (profile_load(path, &prof, &diag) == 0) {
-			dial[0] = prof.a;
-			dial[1] = prof.b;
-			overlay(&dial[0], &d, &diag);
-			overlay(&dial[1], &d, &diag);
+/* The dial for each side: profile [a]/[b] overlaid by the command line. */
+static void build_dials(struct apply_args *a, struct impair dial[2],
+			struct ll_diag *diag)
+{
+	struct profile *prof;
+	struct ll_err err = { 0 };
+	char path[PATH_MAX];
+
+	dial[0] = dial[1] = a->d;
+	if (!a->profile) {
+		validate_into(&a->d, diag);
+		if (impair_is_empty(&a->d) && !diag->nerrors)
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+				    "nothing to apply: give at least one of --rate, "
+				    "--delay, --jitter, --loss, ... or --profile NAME "
+				    "(linklab clear removes an impairment)");
+		return;
+	}
+	prof = calloc(1, sizeof(*prof));
+	if (!prof)
+		return;
+	if (profile_find(a->profile, path, sizeof(path), &err) < 0) {
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s", err.msg);
+	} else if (profile_load(path, prof, diag) == 0) {
+		dial[0] = prof->a;
+		dial[1] = prof->b;
+		overlay(&dial[0], &a->d, diag);
+		overlay(&dial[1], &a->d, diag);
+		validate_into(&dial[0], diag);
+		if (prof->per_side)
+			validate_into(&dial[1], diag);
+		if (impair_is_empty(&dial[0]) && impair_is_empty(&dial[1]))
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+				    "profile %s (%s) dials nothing", a->profile, path);
+	}
+	free(prof);
+}
+
+static int report(const struct ll_diag *diag)
+{
+	int i;
+
+	for (i = 0; i < diag->n; i++)
+		fprintf(stderr, "linklab apply: %s%s\n",
+			diag->e[i].level == LL_DIAG_WARN ? "warning: " : "",
+			diag->e[i].text);
+	if (diag->truncated)
+		fprintf(stderr, "linklab apply: (more problems not shown)\n");
+	if (diag->nerrors)
+		fprintf(stderr, "linklab apply: nothing was changed\n");
+	return diag->nerrors ? 2 : 0;
+}
+
+/* Print what the kernels hold now on the sides in done (and, for an
+ * ingress dial, on the interface's IFB device). */
+static int read_back(struct peerset *ps, const struct impair dial[2],
+		     unsigned done, bool json)
+{
+	struct qdisc_state *qs = calloc(1, sizeof(*qs));
+	cJSON *doc = json ? cJSON_CreateObject() : NULL;
+	struct ll_err err = { 0 };
+	int i, status = 0;
+
+	for (i = 0; i < 2 && qs; i++) {
+		struct peer *p = i == 0 ? &ps->a : &ps->b;
+		const char *dev = i == 0 ? ps->dev_a : ps->dev_b;
+
+		if (!(done & (i == 0 ? CMD_SIDE_A : CMD_SIDE_B)))
+			continue;
+		memset(qs, 0, sizeof(*qs));
+		if (p->ops->read_qdiscs(p, dev, qs, &err) < 0) {
+			fprintf(stderr, "linklab apply: %s %s: read back: %s\n",
+				p->label, dev, cmd_errtext(dev, &err));
+			status = 1;
+			continue;
+		}
+		if (doc)
+			cJSON_AddItemToObject(cmd_json_side(doc, i, p, dev), "qdiscs",
+					      cmd_json_qdiscs(qs));
+		else
+			cmd_print_qdiscs(stdout, p->label, qs);
+		if ((dial[i].set & IMP_DIRECTION) && dial[i].direction == IMP_INGRESS) {
+			char ifb[IF_NAMESIZE], lbl[128];
+
+			ff_ifb_name(dev, ifb, sizeof(ifb));
+			memset(qs, 0, sizeof(*qs));
+			if (p->ops->read_qdiscs(p, ifb, qs, &err) < 0) {
+				fprintf(stderr, "linklab apply: %s: read back %s: %s\n",
+					p->label, ifb, err.msg);
+				status = 1;
+			} else if (doc) {
+				cJSON *side = cJSON_GetObjectItem(doc, i == 0 ? "a" : "b");
+				cJSON *in = cJSON_CreateObject();
+
+				cJSON_AddStringToObject(in, "ifb", ifb);
+				cJSON_AddItemToObject(in, "qdiscs", cmd_json_qdiscs(qs));
+				cJSON_AddItemToObject(side, "ingress", in);
+			} else {
+				snprintf(lbl, sizeof(lbl), "%s %s ingress via", p->label, dev);
+				cmd_print_qdiscs(stdout, lbl, qs);
+			}
 		}
 	}
-	if (diag.nerrors == 0 && impair_is_empty(&dial[0]) && impair_is_empty(&dial[1]))
-		ll_diag_add(&diag, LL_DIAG_ERROR, NULL,
-			    "nothing to apply: give at least one of --rate, --delay, "
-			    "--jitter, --loss, ... (linklab clear removes an impairment)");
-	if (diag.nerrors == 0 && !profile)
-		impair_validate(&d, &diag);
-	else if (diag.nerrors == 0 && (d.set || prof.per_side)) {
-		impair_validate(&dial[0], &diag);
-		if (prof.per_side)
-			impair_validate(&dial[1], &diag);
-	}
-	if (diag.nerrors)
-		return apply_usage_error(&diag);
-	for (i = 0; i < diag.n; i++)
-		fprintf(stderr, "linklab apply: warning: %s\n", diag.e[i].text);
+	if (doc)
+		cmd_print_json(doc);
+	free(qs);
+	return status;
+}
 
-	if (peerset_open(&ps, &c.po, &err) < 0)
-		return cmd_fail("apply", &err);
-	sides = cmd_sides(&c, &ps, &err);
-	if (!sides) {
-		peerset_close(&ps);
-		return cmd_fail("apply", &err), 2;
+int cmd_apply(int argc, char **argv)
+{
+	struct apply_args a = { 0 };
+	struct ll_err err = { 0 };
+	struct ll_diag diag;
+	struct impair dial[2];
+	struct peerset ps;
+	cJSON *doc = NULL;
+	unsigned sides = 0, done = 0;
+	bool opened = false;
+	int i, rc, status = 0;
+	char lines[4096];
+
+	ll_diag_clear(&diag);
+	parse_args(&a, argc, argv, &diag);
+	if (a.c.help) {
+		cli_print_usage("apply", stdout);
+		return 0;
 	}
-	if (split && sides == (CMD_SIDE_A | CMD_SIDE_B)) {
+	build_dials(&a, dial, &diag);
+
+	/* Open the peers even when the dial is wrong, so that a wrong
+	 * interface is reported in the same run. */
+	if (peerset_open(&ps, &a.c.po, &err) < 0)
+		ll_diag_add(&diag, LL_DIAG_ERROR, NULL, "%s", err.msg);
+	else
+		opened = true;
+	if (opened) {
+		sides = cmd_sides(&a.c, &ps, &err);
+		if (!sides)
+			ll_diag_add(&diag, LL_DIAG_ERROR, NULL, "%s", err.msg);
+		if ((sides & CMD_SIDE_A) && !ps.dev_a[0])
+			ll_diag_add(&diag, LL_DIAG_ERROR, NULL, ps.has_b ?
+				    "no interface on this host routes to the peer: give --dev IF" :
+				    "which interface? give --dev IF (or --peer HOST to "
+				    "pick the one that routes to it)");
+		if ((sides & CMD_SIDE_B) && !ps.dev_b[0])
+			ll_diag_add(&diag, LL_DIAG_ERROR, NULL,
+				    "no interface on the peer routes to this host: give --peer-dev IF");
+	}
+	if (report(&diag)) {
+		if (opened)
+			peerset_close(&ps);
+		return 2;
+	}
+	if (a.split && sides == (CMD_SIDE_A | CMD_SIDE_B)) {
 		split_dial(&dial[0]);
 		split_dial(&dial[1]);
 	}
-	if (((sides & CMD_SIDE_A) && !ps.dev_a[0]) ||
-	    ((sides & CMD_SIDE_B) && !ps.dev_b[0])) {
-		if (!ps.has_b)
-			fprintf(stderr, "linklab apply: which interface? give --dev IF "
-				"(or --peer HOST to pick the one that routes to it)\n");
-		else
-			fprintf(stderr, "linklab apply: no interface found that routes "
-				"to the other peer: give %s\n",
-				(sides & CMD_SIDE_A) && !ps.dev_a[0] ? "--dev IF" : "--peer-dev IF");
-		peerset_close(&ps);
-		return 2;
-	}
-	qs = calloc(1, sizeof(*qs));
-	for (i = 0; i < 2 && qs; i++) {
+	if (a.dry && a.c.json)
+		doc = cJSON_CreateObject();
+	for (i = 0; i < 2; i++) {
 		unsigned side = i == 0 ? CMD_SIDE_A : CMD_SIDE_B;
 		struct peer *p = i == 0 ? &ps.a : &ps.b;
 		const char *dev = i == 0 ? ps.dev_a : ps.dev_b;
 
 		if (!(sides & side) || impair_is_empty(&dial[i]))
 			continue;
-		if (dry) {
+		if (a.dry) {
 			rc = p->ops->dry_run(p, dev, &dial[i], lines, sizeof(lines), &err);
 			if (rc < 0) {
-				fprintf(stderr, "linklab apply: %s: %s\n", p->label, err.msg);
-				status = 1;
+				fprintf(stderr, "linklab apply: %s %s: %s\n", p->label,
+					dev, cmd_errtext(dev, &err));
+				status = cmd_status(&err);
 				break;
 			}
-			printf("# %s\n%s", p->label, lines);
+			if (doc) {
+				cJSON *cmds = cJSON_CreateArray();
+				char *line, *save = NULL;
+
+				for (line = strtok_r(lines, "\n", &save); line;
+				     line = strtok_r(NULL, "\n", &save))
+					cJSON_AddItemToArray(cmds, cJSON_CreateString(line));
+				cJSON_AddItemToObject(cmd_json_side(doc, i, p, dev),
+						      "commands", cmds);
+			} else {
+				printf("# %s\n%s", p->label, lines);
+			}
 			continue;
 		}
 		rc = p->ops->apply(p, dev, &dial[i], &err);
 		if (rc < 0) {
-			fprintf(stderr, "linklab apply: %s %s: %s\n", p->label, dev, err.msg);
-			status = 1;
+			fprintf(stderr, "linklab apply: %s %s: %s\n", p->label, dev,
+				cmd_errtext(dev, &err));
+			status = cmd_status(&err);
 			break;
 		}
 		done |= side;
 	}
+	if (doc)
+		cmd_print_json(doc);
 	if (status && (done & CMD_SIDE_A)) {
 		/* All or nothing: the peer failed, put this host back. */
 		if (ps.a.ops->clear(&ps.a, ps.dev_a, &err) < 0)
@@ -213,58 +360,8 @@ int cmd_apply(int argc, char **argv)
 				ps.dev_a);
 		done = 0;
 	}
-	if (!status && !dry && qs) {
-		cJSON *doc = c.json ? cJSON_CreateObject() : NULL;
-
-		for (i = 0; i < 2; i++) {
-			struct peer *p = i == 0 ? &ps.a : &ps.b;
-			const char *dev = i == 0 ? ps.dev_a : ps.dev_b;
-
-			if (!(done & (i == 0 ? CMD_SIDE_A : CMD_SIDE_B)))
-				continue;
-			memset(qs, 0, sizeof(*qs));
-			if (p->ops->read_qdiscs(p, dev, qs, &err) < 0) {
-				fprintf(stderr, "linklab apply: %s: read back: %s\n",
-					p->label, err.msg);
-				status = 1;
-				continue;
-			}
-			if (doc) {
-				cJSON *side = cJSON_CreateObject();
-
-				cJSON_AddStringToObject(side, "dev", dev);
-				cJSON_AddItemToObject(side, "qdiscs", cmd_json_qdiscs(qs));
-				cJSON_AddItemToObject(doc, i == 0 ? "a" : "b", side);
-			} else {
-				cmd_print_qdiscs(stdout, p->label, qs);
-			}
-			/* an ingress dial lives on the interface's IFB device */
-			if ((dial[i].set & IMP_DIRECTION) && dial[i].direction == IMP_INGRESS) {
-				char ifb[IF_NAMESIZE], lbl[128];
-
-				ff_ifb_name(dev, ifb, sizeof(ifb));
-				memset(qs, 0, sizeof(*qs));
-				if (p->ops->read_qdiscs(p, ifb, qs, &err) < 0) {
-					fprintf(stderr, "linklab apply: %s: read back %s: %s\n",
-						p->label, ifb, err.msg);
-					status = 1;
-				} else if (doc) {
-					cJSON *side = cJSON_GetObjectItem(doc, i == 0 ? "a" : "b");
-					cJSON *in = cJSON_CreateObject();
-
-					cJSON_AddStringToObject(in, "ifb", ifb);
-					cJSON_AddItemToObject(in, "qdiscs", cmd_json_qdiscs(qs));
-					cJSON_AddItemToObject(side, "ingress", in);
-				} else {
-					snprintf(lbl, sizeof(lbl), "%s %s ingress via", p->label, dev);
-					cmd_print_qdiscs(stdout, lbl, qs);
-				}
-			}
-		}
-		if (doc)
-			cmd_print_json(doc);
-	}
-	free(qs);
+	if (!status && !a.dry)
+		status = read_back(&ps, dial, done, a.c.json);
 	peerset_close(&ps);
 	return status;
 }

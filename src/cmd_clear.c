@@ -13,6 +13,7 @@ int cmd_clear(int argc, char **argv)
 	struct ll_err err = { 0 };
 	struct peerset ps;
 	bool all = false;
+	cJSON *doc = NULL;
 	unsigned sides;
 	int i, rc, status = 0;
 
@@ -23,19 +24,25 @@ int cmd_clear(int argc, char **argv)
 		}
 		rc = cmd_common_opt(&c, argc, argv, &i, &err);
 		if (rc < 0)
-			return cmd_fail("clear", &err), 2;
+			return cmd_fail("clear", &err);
 		if (rc == 0) {
 			fprintf(stderr, "linklab clear: unknown option '%s'\n", argv[i]);
 			return 2;
 		}
+	}
+	if (c.help) {
+		cli_print_usage("clear", stdout);
+		return 0;
 	}
 	if (peerset_open(&ps, &c.po, &err) < 0)
 		return cmd_fail("clear", &err);
 	sides = cmd_sides(&c, &ps, &err);
 	if (!sides) {
 		peerset_close(&ps);
-		return cmd_fail("clear", &err), 2;
+		return cmd_fail("clear", &err);
 	}
+	if (c.json)
+		doc = cJSON_CreateObject();
 	for (i = 0; i < 2; i++) {
 		struct peer *p = i == 0 ? &ps.a : &ps.b;
 		const char *dev = i == 0 ? ps.dev_a : ps.dev_b;
@@ -54,11 +61,18 @@ int cmd_clear(int argc, char **argv)
 		}
 		if (rc < 0) {
 			fprintf(stderr, "linklab clear: %s: %s\n", p->label, err.msg);
-			status = 1;
+			status = cmd_status(&err);
+		} else if (doc) {
+			cJSON *side = cmd_json_side(doc, i, p, all ? NULL : dev);
+
+			cJSON_AddBoolToObject(side, "all", all);
+			cJSON_AddBoolToObject(side, "restored", true);
 		} else {
 			printf("%s: %s restored\n", p->label, all ? "all interfaces" : dev);
 		}
 	}
+	if (doc)
+		cmd_print_json(doc);
 	peerset_close(&ps);
 	return status;
 }

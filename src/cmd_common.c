@@ -11,6 +11,10 @@
 int cmd_common_opt(struct cmd_common *c, int argc, char **argv, int *i,
 		   struct ll_err *err)
 {
+	if (!strcmp(argv[*i], "-h") || !strcmp(argv[*i], "--help")) {
+		c->help = true;
+		return 1;
+	}
 	if (!strcmp(argv[*i], "-J") || !strcmp(argv[*i], "--json")) {
 		c->json = true;
 		return 1;
@@ -156,5 +160,31 @@ int cmd_fail(const char *cmd, const struct ll_err *err)
 {
 	fprintf(stderr, "linklab %s: %s\n", cmd,
 		err->msg[0] ? err->msg : "failed");
-	return 1;
+	return cmd_status(err);
+}
+
+int cmd_status(const struct ll_err *err)
+{
+	return err->code == -EINVAL || err->code == -ENODEV ? 2 : 1;
+}
+
+const char *cmd_errtext(const char *dev, const struct ll_err *err)
+{
+	size_t n = dev ? strlen(dev) : 0;
+
+	if (n && !strncmp(err->msg, dev, n) && err->msg[n] == ':' &&
+	    err->msg[n + 1] == ' ')
+		return err->msg + n + 2;
+	return err->msg;
+}
+
+cJSON *cmd_json_side(cJSON *doc, int i, const struct peer *p, const char *dev)
+{
+	cJSON *side = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(side, "label", p->label);
+	if (dev)
+		cJSON_AddStringToObject(side, "dev", dev);
+	cJSON_AddItemToObject(doc, i == 0 ? "a" : "b", side);
+	return side;
 }

@@ -87,11 +87,15 @@ int cmd_show(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		rc = cmd_common_opt(&c, argc, argv, &i, &err);
 		if (rc < 0)
-			return cmd_fail("show", &err), 2;
+			return cmd_fail("show", &err);
 		if (rc == 0) {
 			fprintf(stderr, "linklab show: unknown option '%s'\n", argv[i]);
 			return 2;
 		}
+	}
+	if (c.help) {
+		cli_print_usage("show", stdout);
+		return 0;
 	}
 	if (peerset_open(&ps, &c.po, &err) < 0)
 		return cmd_fail("show", &err);

@@ -132,6 +132,15 @@ static int no_such_dev(struct ll_err *err, const char *opt, const char *dev,
 	for (i = 0; i < ll->n && off < sizeof(have) - 20; i++)
 		off += (size_t)snprintf(have + off, sizeof(have) - off, "%s%s",
 					i ? ", " : "", ll->l[i].name);
+	if (err && err->code == -ENODEV) {
+		/* both --dev and --peer-dev are wrong: report both */
+		size_t n = strlen(err->msg);
+
+		snprintf(err->msg + n, sizeof(err->msg) - n,
+			 "; %s %s: no such interface on %s (it has: %s)", opt, dev,
+			 p->label, have);
+		return -ENODEV;
+	}
 	return ll_err_set(err, -ENODEV, "%s %s: no such interface on %s (it has: %s)",
 			  opt, dev, p->label, have);
 }
@@ -144,6 +153,7 @@ int peerset_open(struct peerset *ps, const struct peerset_opts *o,
 	int rc;
 
 	memset(ps, 0, sizeof(*ps));
+	ll_err_clear(err);
 	rc = peer_local_open(&ps->a, err);
 	if (rc < 0)
 		return rc;
@@ -172,12 +182,12 @@ int peerset_open(struct peerset *ps, const struct peerset_opts *o,
 		peerset_close(ps);
 		return ll_err_set(err, -ENOMEM, "out of memory");
 	}
+	rc = 0;
 	if (ps->dev_a[0] && ps->a.ops->list_links(&ps->a, ll, NULL) == 0) {
-		if (o->dev && !has_link(ll, o->dev)) {
+		if (o->dev && !has_link(ll, o->dev))
 			rc = no_such_dev(err, "--dev", o->dev, &ps->a, ll);
-			goto fail;
-		}
-		first_addr(ll, ps->dev_a, ps->addr_a, sizeof(ps->addr_a));
+		else
+			first_addr(ll, ps->dev_a, ps->addr_a, sizeof(ps->addr_a));
 	}
 	if (o->peer_dev)
 		snprintf(ps->dev_b, sizeof(ps->dev_b), "%s", o->peer_dev);
@@ -187,11 +197,11 @@ int peerset_open(struct peerset *ps, const struct peerset_opts *o,
 	if (ps->has_b && o->peer_dev) {
 		memset(ll, 0, sizeof(*ll));
 		if (ps->b.ops->list_links(&ps->b, ll, NULL) == 0 &&
-		    !has_link(ll, o->peer_dev)) {
+		    !has_link(ll, o->peer_dev))
 			rc = no_such_dev(err, "--peer-dev", o->peer_dev, &ps->b, ll);
-			goto fail;
-		}
 	}
+	if (rc < 0)
+		goto fail;
 	free(ll);
 	return 0;
 fail:

@@ -5,7 +5,11 @@
 #ifndef LINKLAB_CLI_H
 #define LINKLAB_CLI_H
 
+#include <stdio.h>
+
 int cli_main(int argc, char **argv);
+/* Print the usage line(s) of one command. */
+void cli_print_usage(const char *cmd, FILE *f);
 
 int cmd_console(int argc, char **argv);
 int cmd_links(int argc, char **argv);

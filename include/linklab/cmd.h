@@ -20,6 +20,7 @@ struct cmd_common {
 	bool json;        /* -J */
 	bool local_only;  /* --local */
 	bool remote_only; /* --remote */
+	bool help;        /* -h, --help */
 };
 
 /* Consume a common option (peer options, -J, --local, --remote). Returns 1
@@ -41,7 +42,17 @@ void cmd_print_qdiscs(FILE *f, const char *label, const struct qdisc_state *s);
 /* Print cJSON document to stdout (formatted) and free it. */
 void cmd_print_json(cJSON *doc);
 
-/* Report an error "linklab CMD: msg" on stderr; returns 1. */
+/* Report an error "linklab CMD: msg" on stderr; returns cmd_status(err). */
 int cmd_fail(const char *cmd, const struct ll_err *err);
+
+/* Exit status for an error: 2 for bad input (-EINVAL, -ENODEV), else 1. */
+int cmd_status(const struct ll_err *err);
+
+/* err's message without a leading "DEV: " when the caller prints DEV. */
+const char *cmd_errtext(const char *dev, const struct ll_err *err);
+
+/* Add {"label": p->label, "dev": dev} as doc["a"] (i == 0) or doc["b"];
+ * returns it for more fields. */
+cJSON *cmd_json_side(cJSON *doc, int i, const struct peer *p, const char *dev);
 
 #endif
