@@ -26,6 +26,33 @@
 #define SSH_OUT_MAX (4u << 20)
 #define SSH_KEEPALIVE_S 15
 
+#define RC_MARK "__linklab_rc="
+
+/* POSIX shell single-quoting of one word ('"'"' as '\''). */
+static int quote_word(const char *w, char *out, size_t len)
+{
+	size_t o = 0;
+
+	if (len < 3)
+		return -ENOSPC;
+	out[o++] = '\'';
+	for (; *w; w++) {
+		if (o + 5 >= len)
+			return -ENOSPC;
+		if (*w == '\'') {
+			memcpy(out + o, "'\\''", 4);
+			o += 4;
+		} else {
+			out[o++] = *w;
+		}
+	}
+	if (o + 2 > len)
+		return -ENOSPC;
+	out[o++] = '\'';
+	out[o] = '\0';
+	return 0;
+}
+
 struct ssh_session {
 	LIBSSH2_SESSION *ss;
 	int sock;
@@ -557,12 +584,36 @@ static LIBSSH2_CHANNEL *open_exec(struct ssh_session *s, const char *cmd,
 struct growbuf {
 	char *p;
 	size_t n, cap;
+	bool over;                /* more than SSH_OUT_MAX arrived */
+	char tail[64];            /* the last bytes, kept even when over */
+	size_t ntail;
+	size_t total;             /* bytes seen */
 };
+
+/* Keep the last sizeof(tail) bytes seen (the exit-status marker). */
+static void gb_tail(struct growbuf *b, const char *d, size_t n)
+{
+	size_t keep;
+
+	if (n >= sizeof(b->tail)) {
+		memcpy(b->tail, d + n - sizeof(b->tail), sizeof(b->tail));
+		b->ntail = sizeof(b->tail);
+		return;
+	}
+	keep = b->ntail + n > sizeof(b->tail) ? sizeof(b->tail) - n : b->ntail;
+	memmove(b->tail, b->tail + b->ntail - keep, keep);
+	memcpy(b->tail + keep, d, n);
+	b->ntail = keep + n;
+}
 
 static int gb_add(struct growbuf *b, const char *d, size_t n)
 {
-	if (b->n + n > SSH_OUT_MAX)
+	gb_tail(b, d, n);
+	b->total += n;
+	if (b->n + n > SSH_OUT_MAX) {
+		b->over = true;
 		n = SSH_OUT_MAX - b->n;
+	}
 	if (b->n + n + 1 > b->cap) {
 		size_t nc = b->cap ? b->cap * 2 : 4096;
 		char *np;
@@ -604,7 +655,23 @@ int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
 	if (timeout_ms <= 0)
 		timeout_ms = 30000;
 	deadline = now_ms() + timeout_ms;
-	ch = open_exec(s, cmd, deadline, err);
+	/* The command runs under sh -c; the login shell then prints a marker
+	 * with its status on stdout. libssh2 1.10 reports a missing
+	 * exit-status as 0, the marker tells them apart: no marker = failure. */
+	{
+		size_t ql = strlen(cmd) * 4 + 3, wl = ql + 96;
+		char *q = malloc(ql), *w = malloc(wl);
+
+		if (!q || !w || quote_word(cmd, q, ql) < 0) {
+			free(q);
+			free(w);
+			return ll_err_set(err, -ENOMEM, "ssh: out of memory");
+		}
+		snprintf(w, wl, "sh -c %s; s=$?; printf '\\n" RC_MARK "%%d\\n' \"$s\"; exit \"$s\"", q);
+		ch = open_exec(s, w, deadline, err);
+		free(q);
+		free(w);
+	}
 	if (!ch)
 		return err ? err->code : -EIO;
 	gb_add(&bo, "", 0);
@@ -654,8 +721,31 @@ int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
 					s->name, (int)siglen, sig, cmd);
 			if (exit_status)
 				*exit_status = 128;
-		} else if (exit_status) {
-			*exit_status = libssh2_channel_get_exit_status(ch);
+		} else {
+			/* the marker ends stdout: "\n" RC_MARK "N\n" */
+			const char *hay = bo.over ? bo.tail : bo.p;
+			size_t hn = bo.over ? bo.ntail : bo.n, ml = strlen("\n" RC_MARK);
+			const char *m = NULL, *x;
+
+			for (x = hay + (hn > 64 ? hn - 64 : 0); hay && x + ml <= hay + hn; x++)
+				if (memcmp(x, "\n" RC_MARK, ml) == 0)
+					m = x;
+			if (!m) {
+				rc = ll_err_set(err, -EPROTO,
+						"ssh %s: the peer sent no exit status: %.80s",
+						s->name, cmd);
+			} else {
+				if (exit_status)
+					*exit_status = atoi(m + ml);
+				/* cut the marker off what is kept */
+				size_t at = bo.over ? bo.total - bo.ntail + (size_t)(m - bo.tail)
+						    : (size_t)(m - bo.p);
+
+				if (at < bo.n) {
+					bo.n = at;
+					bo.p[bo.n] = '\0';
+				}
+			}
 		}
 		free(sig);
 	}

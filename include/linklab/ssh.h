@@ -38,14 +38,16 @@ void ssh_close(struct ssh_session *s);
 /* "user@host:port" of the session, for messages. */
 const char *ssh_name(const struct ssh_session *s);
 
-/* Run cmd (one shell command line, quoted by the caller) on a new exec
- * channel; read stdout and stderr to EOF and the exit status, all within
- * timeout_ms (0 -> 30000). *out and *err_text (either may be NULL) get
+/* Run cmd (one POSIX shell command line, quoted by the caller) on a new exec
+ * channel, as `sh -c CMD` followed by a status marker on stdout (libssh2 1.10
+ * reports a missing exit-status as 0; the marker tells them apart and is cut
+ * off the output). Read stdout and stderr to EOF and the exit status, all
+ * within timeout_ms (0 -> 30000). *out and *err_text (either may be NULL) get
  * malloc'ed NUL-terminated text (caller frees; up to 4 MiB each, more is
  * discarded). *exit_status gets the remote exit code. Returns 0 when the
  * command ran (whatever its exit status), -ETIMEDOUT, -EIO (session or
- * channel error, libssh2 text in err) or -EPROTO (the peer sent no exit
- * status: treated as a failure). */
+ * channel error, libssh2 text in err) or -EPROTO (the remote shell was
+ * killed or sent no status: treated as a failure). */
 int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
 	     char **err_text, int *exit_status, int timeout_ms,
 	     struct ll_err *err);

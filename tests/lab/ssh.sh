@@ -142,7 +142,13 @@ case "$r" in "status 0 out 3000000 err 3000000 "*) pass "ssh_exec: 3 MB on stder
 r=$(D peer-b exec 1000 'sleep 3' 2>&1)
 case "$r" in *"did not finish within 1000 ms"*) pass "ssh_exec timeout reported";; *) fail "timeout: $r";; esac
 r=$(D peer-b exec 0 'kill -9 $$' 2>&1)
-case "$r" in *"signal KILL"*) pass "killed command: no exit status -> failure";; *) fail "signal: $r";; esac
+case "$r" in "status 137 "*) pass "command killed by a signal: status 137";; *) fail "signal: $r";; esac
+r=$(D peer-b exec 0 'kill -9 $PPID' 2>&1)
+case "$r" in *"signal KILL"*) pass "remote shell killed: no exit status -> failure";; *) fail "shell killed: $r";; esac
+r=$(D peer-b exec 0 'printf abc; printf "x\ny" >&2' 2>&1)
+[ "$r" = 'status 0 out 3 err 3 first-out "abc" first-err "x"' ] && pass "ssh_exec: output without a final newline kept exactly" || fail "no-newline exec: $r"
+r=$(D peer-b exec 0 "echo 'it'\''s'; exit 7" 2>&1)
+[ "$r" = 'status 7 out 5 err 0 first-out "it'"'"'s" first-err ""' ] && pass "ssh_exec: quotes in the command survive the sh -c wrapper" || fail "quote exec: $r"
 r=$(D peer-b alive 2>&1)
 case "$r" in "alive fd 1 keepalive-in "*) pass "ssh_alive and keepalive";; *) fail "alive: $r";; esac
 
