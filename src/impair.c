@@ -927,6 +927,15 @@ int impair_plan(const struct impair *d, unsigned mtu, unsigned hz,
 					    "burst: %s is below max(rate/HZ, 1 ms of rate) = %s; throughput will fall short of the rate",
 					    units_format_size(d->burst, b1, sizeof(b1)),
 					    units_format_size(min_burst, b2, sizeof(b2)));
+			/* ~100 ms of rate: probes and slow start see line rate
+			 * for that long (tcconfig#193) */
+			if ((double)d->burst > (double)p->rate_Bps * 0.1 &&
+			    d->burst > floor_mtu)
+				ll_diag_add(diag, LL_DIAG_WARN, "burst",
+					    "burst: %s is more than 100 ms of rate (%s): bursts that long pass unshaped",
+					    units_format_size(d->burst, b1, sizeof(b1)),
+					    units_format_size((uint64_t)((double)p->rate_Bps * 0.1),
+							      b2, sizeof(b2)));
 			p->burst = clamp32(d->burst);
 		} else {
 			p->burst = clamp32(min_burst);

@@ -246,6 +246,28 @@ static void test_cross_fields_more(void **state)
 	}
 }
 
+/* A user burst longer than ~100 ms of rate is accepted with a warning. */
+static void test_burst_too_long(void **state)
+{
+	static const char *const kv[] = { "rate", "1mbit", "burst", "64kb", NULL };
+	static const char *const ok[] = { "rate", "10mbit", "burst", "64kb", NULL };
+	struct impair d = { 0 };
+	struct impair_plan p;
+	struct ll_diag dg;
+
+	(void)state;
+	set_all(&d, kv);
+	ll_diag_clear(&dg);
+	assert_int_equal(impair_plan(&d, 1500, 250, &p, &dg), 0);
+	assert_int_equal(p.burst, 65536);
+	assert_true(diag_has(&dg, "burst: 64kb is more than 100 ms of rate (12500b)"));
+	memset(&d, 0, sizeof(d));
+	set_all(&d, ok);                 /* 64 KiB < 125000 B = 100 ms at 10mbit */
+	ll_diag_clear(&dg);
+	assert_int_equal(impair_plan(&d, 1500, 250, &p, &dg), 0);
+	assert_false(diag_has(&dg, "100 ms of rate"));
+}
+
 /* Every new field prints back to text that parses to the same value. */
 static void test_roundtrip_more(void **state)
 {
@@ -458,6 +480,7 @@ int main(void)
 		cmocka_unit_test(test_cross_fields),
 		cmocka_unit_test(test_cross_fields_more),
 		cmocka_unit_test(test_roundtrip_more),
+		cmocka_unit_test(test_burst_too_long),
 		cmocka_unit_test(test_plan_figures),
 		cmocka_unit_test(test_plan_netem),
 		cmocka_unit_test(test_get_summary),

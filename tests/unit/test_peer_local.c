@@ -445,6 +445,39 @@ static void test_scope_and_ingress(void **state)
 	p.ops->close(&p);
 }
 
+/* kill -9 after an ingress apply, then the interface vanished: clear --all
+ * still removes the IFB device (it outlives the interface) and the entry. */
+static void test_clear_all_vanished_ingress(void **state)
+{
+	static const char *const in[] = { "direction", "ingress", "rate", "20mbit", NULL };
+	struct peer p;
+	struct impair d;
+	struct journal_entry je;
+	struct ll_err e = { 0 };
+	uint64_t ns = 0;
+	int idx;
+	char ifb[IF_NAMESIZE];
+
+	(void)state;
+	NEED_NETNS();
+	assert_int_equal(sh("ip link add llV0 type veth peer name llV1 && ip link set llV0 up"), 0);
+	idx = (int)if_nametoindex("llV0");
+	assert_int_equal(peer_local_open(&p, &e), 0);
+	set_dial(&d, in);
+	assert_int_equal(p.ops->apply(&p, "llV0", &d, &e), 0);
+	assert_int_equal(journal_netns(&ns, &e), 0);
+	assert_int_equal(journal_lookup(ns, idx, &je, &e), 0);
+	snprintf(ifb, sizeof(ifb), "%s", je.ifb);
+	assert_true(if_nametoindex(ifb) > 0);
+	p.ops->close(&p);                      /* the process "dies" */
+	assert_int_equal(sh("ip link del llV0"), 0);
+	assert_int_equal(peer_local_open(&p, &e), 0);
+	assert_int_equal(p.ops->clear_all(&p, &e), 0);
+	assert_int_equal(if_nametoindex(ifb), 0);
+	assert_int_equal(journal_lookup(ns, idx, &je, NULL), -ENOENT);
+	p.ops->close(&p);
+}
+
 static void test_links_routes_errors(void **state)
 {
 	static const char *const r[] = { "rate", "1mbit", NULL };
@@ -664,6 +697,7 @@ int main(void)
 		cmocka_unit_test(test_rollback),
 		cmocka_unit_test(test_dry_run_same_state),
 		cmocka_unit_test(test_scope_and_ingress),
+		cmocka_unit_test(test_clear_all_vanished_ingress),
 		cmocka_unit_test(test_links_routes_errors),
 		cmocka_unit_test(test_extack_text),
 	};
