@@ -4,7 +4,7 @@
 # regress/: private socket, no config, fixed size, TERM=screen, bounded
 # wait_for polling on capture-pane) against the two-namespace lab.
 #   LINKLAB=path/to/linklab sh tests/tui/run.sh      (default build/linklab)
-# Prints PASS/FAIL/SKIP lines and "tui: N passed, N failed".
+# Prints PASS/FAIL/SKIP lines and "tui: N passed, N failed, N skipped".
 set -u
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
@@ -12,12 +12,13 @@ BIN=${LINKLAB:-$REPO/build/linklab}
 case "$BIN" in /*) ;; *) BIN=$REPO/$BIN ;; esac
 pass=0
 fail=0
+skipped=0
 
 ok()   { pass=$((pass+1)); echo "PASS: $*"; }
 bad()  { fail=$((fail+1)); echo "FAIL: $*"; }
-skip() { echo "SKIP: $*"; }
+skip() { skipped=$((skipped+1)); echo "SKIP: $*"; }
 finish() {
-	echo "tui: $pass passed, $fail failed"
+	echo "tui: $pass passed, $fail failed, $skipped skipped"
 	[ "$fail" = 0 ]
 	exit $?
 }
@@ -48,12 +49,14 @@ if ! command -v tmux >/dev/null 2>&1; then
 fi
 
 # --- the lab, under this test's own names ------------------------------------
-NS_A=llD-a$$
-NS_B=llD-b$$
-LAB_DIR=$(mktemp -d /tmp/llD-lab.XXXXXX)
+NS_A=llD2-a$$
+NS_B=llD2-b$$
+LAB_DIR=$(mktemp -d /tmp/llD2-lab.XXXXXX)
 SOCK=llt$$
 TMUX="tmux -L $SOCK -f /dev/null"
-LOG=$LAB_DIR/../llD-tui-$$.log
+LOG=$LAB_DIR/../llD2-tui-$$.log
+# the console's user data (profiles, saved runs) stays in the lab dir
+XDG="XDG_DATA_HOME=$LAB_DIR/data XDG_CONFIG_HOME=$LAB_DIR/config"
 
 labsh() { LL_NS_A=$NS_A LL_NS_B=$NS_B LL_LAB_DIR=$LAB_DIR sh "$REPO/lab/lab.sh" "$@"; }
 
@@ -96,7 +99,7 @@ keys() { $TMUX send-keys -t tui "$@"; }
 tcj() { ip netns exec "$1" tc -j qdisc show dev "$2" 2>&1 | tr -d ' \n'; }
 
 $TMUX new-session -d -s tui -x 120 -y 36 \
-	"TERM=screen ip netns exec $NS_A $BIN console -F $LL_SSH_CONFIG --peer $LL_PEER 2>&1; echo console-exit=\$?; sleep 600"
+	"TERM=screen $XDG ip netns exec $NS_A $BIN console -F $LL_SSH_CONFIG --peer $LL_PEER 2>&1; echo console-exit=\$?; sleep 600"
 
 # 1. both peers' interfaces are listed, the routing one marked
 if wait_for "veth-b" 150 && capture | grep -q "veth-a"; then
@@ -119,6 +122,9 @@ if wait_for "veth-b" 30; then ok "redraws after resize back to 120x36"; else bad
 # 3. dial: rate 50mbit on both peers via the line editor, Enter applies
 keys d
 wait_for "Impairment dial" 30 || bad "dial screen did not open"
+keys e C-u 5 0 x y z Enter
+if wait_for "rate.*50xyz" 20; then ok "bad dial value refused with a message naming field and value"; else bad "no message for rate 50xyz"; capture; fi
+keys Escape
 keys e C-u 5 0 m b i t Enter
 if wait_for "dial: rate 50mbit" 30; then ok "dial field edited to 50mbit"; else bad "dial edit not shown"; capture; fi
 keys Enter
@@ -139,6 +145,62 @@ case "$ja" in *'"kind":"tbf"'*'"rate":6250000'*) ok "tc -j in $NS_A: tbf 50mbit 
 *) bad "tc -j in $NS_A: $ja" ;; esac
 case "$jb" in *'"kind":"tbf"'*'"rate":6250000'*) ok "tc -j in $NS_B: tbf 50mbit on veth-b" ;;
 *) bad "tc -j in $NS_B: $jb" ;; esac
+
+# 3b. peers screen: live counters, the path and the theory line
+keys p
+if wait_for "tbf: sent .* pkt, drops" 30; then ok "peers: live tbf counters shown"; else bad "no qdisc counters"; capture; fi
+if capture | grep -q "path: A->B 50mbit/0ns/0% | B->A 50mbit"; then ok "peers: path A->B with what each side holds"; else bad "no path line"; capture | grep path; fi
+if capture | grep -q "theory (1 stream, A->B): rate-limited: 50.0 Mbit/s x 1448/1514 (frame headers) = 47.8 Mbit/s"; then
+	ok "peers: theory line rate-limited 47.8 Mbit/s"
+else
+	bad "no theory line"; capture | grep theory
+fi
+# the counters move on their own (1 s refresh, no key pressed)
+c1=$(capture | grep -o "tbf: sent [^,]*" | head -1)
+ip netns exec "$NS_A" ping -c 20 -i 0.05 -q "$LL_ADDR_B" >/dev/null 2>&1
+sleep 1.5
+c2=$(capture | grep -o "tbf: sent [^,]*" | head -1)
+if [ -n "$c1" ] && [ "$c1" != "$c2" ]; then ok "peers: counters refresh by themselves ($c1 -> $c2)"; else bad "counters did not move: '$c1' '$c2'"; fi
+
+# 3c. help: generated from the key table and the dial fields, scrolls
+keys '?'
+if wait_for "Keys on every screen" 20 && capture | grep -q "Test screen"; then ok "help screen lists the keys per screen"; else bad "help screen"; capture; fi
+keys G
+if wait_for "slot-bytes|seed" 20; then ok "help scrolls to the dial fields (impair_fields)"; else bad "help did not scroll to the fields"; capture; fi
+keys Escape
+# F-keys like htop: F4 test, F3 dial, F2 peers
+keys F4
+if wait_for "Throughput test" 20; then ok "F4 opens the test screen"; else bad "F4"; fi
+keys F2
+if wait_for "kernel holds on veth-a" 20; then ok "F2 back to the peers screen"; else bad "F2"; fi
+
+# 3d. profiles: save what both peers hold, clear, load it back, rename, delete
+keys o
+if wait_for "transpacific +built" 30; then ok "profiles: shipped profiles listed"; else bad "no shipped profiles"; capture; fi
+keys s C-u t u i r t Enter
+if wait_for "saved profile tuirt" 50 && wait_for "tuirt +user" 20; then ok "profiles: saved the held dial as user profile tuirt"; else bad "profile save"; capture; fi
+if [ -f "$LAB_DIR/config/linklab/profiles/tuirt.ini" ] && grep -q "rate = 50mbit" "$LAB_DIR/config/linklab/profiles/tuirt.ini"; then
+	ok "profiles: tuirt.ini holds rate = 50mbit"
+else
+	bad "tuirt.ini missing or wrong"
+fi
+keys c
+if wait_for "cleared A veth-a, B veth-b" 150; then ok "cleared both peers"; else bad "clear"; capture | tail -3; fi
+case "$(tcj "$NS_A" veth-a)" in *'"kind":"noqueue"'*) ;; *) bad "veth-a not cleared" ;; esac
+keys g Enter
+if wait_for "profile tuirt: applied on A veth-a" 150; then ok "profiles: tuirt applied back"; else bad "profile apply"; capture | tail -3; fi
+case "$(tcj "$NS_A" veth-a)$(tcj "$NS_B" veth-b)" in
+*'"kind":"tbf"'*'"rate":6250000'*'"kind":"tbf"'*'"rate":6250000'*) ok "profiles: round trip: tc -j shows tbf 50mbit on both again" ;;
+*) bad "after profile apply: $(tcj "$NS_A" veth-a) / $(tcj "$NS_B" veth-b)" ;;
+esac
+keys n C-u t u i r t 2 Enter
+if wait_for "renamed profile tuirt to tuirt2" 50; then ok "profiles: renamed"; else bad "rename"; capture | tail -3; fi
+keys x
+if wait_for "delete tuirt2 .*y/n" 20; then ok "profiles: delete asks first"; else bad "no delete confirmation"; capture | tail -4; fi
+keys y
+if wait_for "deleted profile tuirt2" 50 && [ ! -f "$LAB_DIR/config/linklab/profiles/tuirt2.ini" ]; then ok "profiles: deleted"; else bad "delete"; fi
+keys G x
+if wait_for "read-only" 20; then ok "profiles: shipped profiles are read-only"; else bad "shipped delete not refused"; capture | tail -3; fi
 
 # 4. a 2-stream 3-second test: stream bars and a SUM line with figures
 keys t
@@ -176,6 +238,58 @@ case "$sumline" in
 *Mbit/s*) ok "summary rate: $(echo "$sumline" | sed 's/  */ /g')" ;;
 *) bad "summary rate not in Mbit/s: $sumline" ;;
 esac
+if capture | grep -q "theory: rate-limited: 50.0 Mbit/s x 1448/1514 (frame headers) = 47.8 Mbit/s"; then
+	ok "test: theory overlay line"
+else
+	bad "test: no theory line"; capture | grep theory
+fi
+if capture | grep -Eq "received .* = [0-9]+% of the expected 47.8 Mbit/s"; then
+	ok "test: $(capture | grep -Eo 'received .* of the expected 47.8 Mbit/s')"
+else
+	bad "test: no measured vs expected line"
+fi
+if capture | grep -q "0 SUM"; then ok "test: SUM history chart drawn"; else bad "no chart"; capture; fi
+if wait_for "saved: $LAB_DIR/data/linklab/results/" 20; then
+	run=$(ls -d "$LAB_DIR"/data/linklab/results/*/ | head -1)
+	if [ -s "$run/run.svg" ] && [ -s "$run/intervals.csv" ] && grep -q "rate = 50mbit" "$run/profile.ini"; then
+		ok "test: run saved (run.svg, intervals.csv, profile.ini)"
+	else
+		bad "saved run incomplete: $(ls "$run")"
+	fi
+	if command -v xmllint >/dev/null 2>&1; then
+		if xmllint --noout "$run/run.svg" 2>/dev/null; then ok "test: run.svg is well-formed XML"; else bad "run.svg not well-formed"; fi
+	else
+		skip "xmllint not installed: SVG well-formedness not checked"
+	fi
+else
+	bad "run not saved"; capture | tail -4
+fi
+
+# 4b. UDP at twice the dialled rate: the receiver reports the loss
+# (form cursor on duration; -b is per stream: 2 x 50mbit = 2 x the dial)
+keys j j l j e C-u 5 0 m b i t Enter
+keys k k k e C-u 2 Enter
+if wait_for "protocol +UDP" 20 && wait_for "bitrate -b 50mbit" 20; then ok "test form: UDP, 2 streams x -b 50mbit, 2 s"; else bad "UDP form"; capture; fi
+keys s
+if wait_for 'done: 2 UDP streams' 200; then
+	if capture | grep -Eq '\[SUM\].*receiver'; then ok "UDP test done with a receiver summary"; else bad "UDP summary"; capture; fi
+	rx=$(capture | grep -E '\[SUM\].*receiver' | grep -Eo '[0-9.]+ Mbit/s' | head -1)
+	case "$rx" in
+	4[0-9].*|5[0-2].*) ok "UDP at 2 x the dial: receiver gets ~the dialled rate ($rx)" ;;
+	*) bad "UDP receiver rate $rx not near 50 Mbit/s" ;;
+	esac
+else
+	bad "UDP test did not finish"; capture
+fi
+
+# 4c. resize storm while showing the test, then a fixed size again
+i=0
+while [ $i -lt 20 ]; do
+	$TMUX resize-window -t tui -x $((60 + (i * 7) % 80)) -y $((14 + (i * 5) % 30))
+	i=$((i+1))
+done
+$TMUX resize-window -t tui -x 120 -y 36
+if wait_for "Throughput test" 30 && ! capture | grep -q "console-exit"; then ok "resize storm (20 sizes): still running and redrawn"; else bad "after resize storm"; capture; fi
 
 # 5. quit restores both peers
 keys q
@@ -195,7 +309,7 @@ case "$jb" in *'"kind":"noqueue"'*) ok "veth-b back to noqueue" ;; *) bad "veth-
 start_console() {
 	$TMUX kill-session -t tui 2>/dev/null
 	$TMUX new-session -d -s tui -x 120 -y 36 \
-		"TERM=screen ip netns exec $NS_A $BIN console -F $LL_SSH_CONFIG --peer $LL_PEER 2>&1; echo console-exit=\$?; sleep 600"
+		"TERM=screen $XDG ip netns exec $NS_A $BIN console -F $LL_SSH_CONFIG --peer $LL_PEER 2>&1; echo console-exit=\$?; sleep 600"
 	wait_for "veth-b" 150
 }
 # apply_rate: dial 10mbit on both and wait for the read-back.
