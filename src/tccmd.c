@@ -115,10 +115,21 @@ static void netem_words(struct sbuf *b, const struct impair_plan *p)
 	if (p->ecn)
 		sb_add(b, " ecn");
 	prob_pair(b, "duplicate", p->duplicate, p->dup_corr);
-	prob_pair(b, "corrupt", p->corrupt, p->corrupt_corr);
-	prob_pair(b, "reorder", p->reorder, p->reorder_corr);
+	/* The full option set, as the netlink path sends it: on "replace" of
+	 * an existing netem the kernel keeps CORR, REORDER, CORRUPT, RATE and
+	 * SLOT unless they are sent, so zeros are written out ("corrupt P C"
+	 * with its correlation also makes tc send CORR, dup correlation
+	 * included). 0% needs iproute2 >= 5.0 (4.15-4.20 refused it). */
+	sb_add(b, " corrupt %s", units_format_percent(p->corrupt, c, sizeof(c)));
+	sb_add(b, " %s", units_format_percent(p->corrupt_corr, c, sizeof(c)));
+	sb_add(b, " reorder %s", units_format_percent(p->reorder, c, sizeof(c)));
+	sb_add(b, " %s", units_format_percent(p->reorder_corr, c, sizeof(c)));
 	if (p->reorder && p->gap)
 		sb_add(b, " gap %" PRIu32, p->gap);
+	if (!p->netem_rate_Bps)
+		sb_add(b, " rate 0bit");
+	if (!p->slot)
+		sb_add(b, " slot 0ns 0ns");
 	if (p->netem_rate_Bps) {
 		sb_add(b, " rate %s", units_format_rate(p->netem_rate_Bps * 8, t1, sizeof(t1)));
 		if (p->packet_overhead || p->cell_size || p->cell_overhead)

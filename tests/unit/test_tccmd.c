@@ -72,12 +72,13 @@ static void test_apply_lines(void **state)
 	assert_int_equal(tccmd_apply("a;b", &p, out, sizeof(out), &e), 0);
 	assert_string_equal(out,
 		"tc qdisc replace dev 'a;b' root handle 1: tbf rate 10mbit burst 5000b limit 67500b\n"
-		"tc qdisc replace dev 'a;b' parent 1:1 handle 10: netem limit 1000 delay 100ms 10ms 25% loss 1%\n");
+		"tc qdisc replace dev 'a;b' parent 1:1 handle 10: netem limit 1000 delay 100ms 10ms 25% loss 1%"
+		" corrupt 0% 0% reorder 0% 0% rate 0bit slot 0ns 0ns\n");
 	plan_of(net, &p);
 	assert_int_equal(tccmd_apply("eth0", &p, out, sizeof(out), &e), 0);
 	assert_string_equal(out,
 		"tc qdisc replace dev 'eth0' root handle 1: netem limit 8334 delay 10ms "
-		"duplicate 2% corrupt 0.1% 5% reorder 25% 50% gap 5\n");
+		"duplicate 2% corrupt 0.1% 5% reorder 25% 50% gap 5 rate 0bit slot 0ns 0ns\n");
 	/* errors */
 	assert_int_equal(tccmd_apply("eth0", &p, out, 20, &e), -ENOSPC);
 	assert_non_null(strstr(e.msg, "do not fit"));
@@ -141,13 +142,13 @@ static void test_apply_lines_more(void **state)
 	assert_int_equal(tccmd_apply("eth0", &p, out, sizeof(out), &e), 0);
 	assert_string_equal(out,
 		"tc qdisc replace dev 'eth0' root handle 1: netem limit 1000 delay 100ms 10ms "
-		"distribution normal loss state 1% 99% 0% 100% 0% ecn rate 1mbit -14 48 5 "
-		"slot 800us 1ms packets 10 bytes 64kb seed 7\n");
+		"distribution normal loss state 1% 99% 0% 100% 0% ecn corrupt 0% 0% reorder 0% 0% "
+		"rate 1mbit -14 48 5 slot 800us 1ms packets 10 bytes 64kb seed 7\n");
 	plan_of(ge, &p);
 	assert_int_equal(tccmd_apply("eth0", &p, out, sizeof(out), &e), 0);
 	assert_string_equal(out,
 		"tc qdisc replace dev 'eth0' root handle 1: netem limit 1000 "
-		"loss gemodel 1% 30% 80% 0%\n");
+		"loss gemodel 1% 30% 80% 0% corrupt 0% 0% reorder 0% 0% rate 0bit slot 0ns 0ns\n");
 }
 
 /* Scope (htb + u32) and ingress (IFB + mirred) lines. */
@@ -242,9 +243,10 @@ static const struct nlattr *find_attr(const unsigned char *opts, int len, int ty
 }
 
 /* --dry-run lines and the netlink path must give the kernel the same netem:
- * the request tc sends for our printed line and the one nlqdisc builds carry
- * the same qopt and the same attributes (ours may add LATENCY64/JITTER64 and
- * the seed). The kernel here refuses netem, but tc sends the request first. */
+ * the request tc sends for our printed line and the one nlqdisc builds (with
+ * the explicit zeros every apply sends) carry the same qopt and the same
+ * attributes (ours may add LATENCY64/JITTER64, ECN 0 and the seed). The
+ * kernel here refuses netem, but tc sends the request first. */
 static void test_lines_same_bytes_as_netlink(void **state)
 {
 	static const char *const d1[] = { "limit", "20000", "delay", "100ms",
@@ -287,7 +289,8 @@ static void test_lines_same_bytes_as_netlink(void **state)
 			printf("skip: no tc request captured for: %s\n", lines);
 			skip();
 		}
-		assert_int_equal(nlqdisc_build_netem(&t, &p, false, &m, &e), 0);
+		/* explicit zeros on both sides: the full option set */
+		assert_int_equal(nlqdisc_build_netem(&t, &p, true, &m, &e), 0);
 		ga = (const void *)(g + 48);
 		oa = (const void *)((unsigned char *)nlmsg_hdr(m) + 48);
 		assert_int_equal(((const struct nlmsghdr *)g)->nlmsg_flags,
@@ -312,7 +315,7 @@ static void test_lines_same_bytes_as_netlink(void **state)
 		for (ty = 1; ty <= 14; ty++)
 			if (find_attr(oopt, olen, ty) && !find_attr(gopt, glen, ty))
 				assert_true(ty == TCA_NETEM_LATENCY64 || ty == TCA_NETEM_JITTER64 ||
-					    ty == TCA_NETEM_CORR || ty == 14);
+					    ty == TCA_NETEM_ECN || ty == 14);
 		nlmsg_free(m);
 	}
 }
