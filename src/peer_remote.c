@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "linklab/impair.h"
 #include "linklab/ssh.h"
@@ -698,10 +699,21 @@ static int remote_server_stop(struct peer *p, struct ll_err *err)
 }
 
 /* Start cmd (it must print its pid first), wait for "Server listening on". */
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Start cmd (it prints its pid first) and wait, 10 s in all, for the line
+ * "Server listening on PORT" (iperf3 3.12 and linklab serve print it). */
 static int try_server(struct remote *r, const char *cmd, int *port,
 		      struct ll_err *err)
 {
 	char line[512], *end;
+	int64_t deadline = mono_ms() + 10000;
 	int rc, i;
 
 	rc = ssh_spawn(r->s, cmd, &r->srv, err);
@@ -716,7 +728,14 @@ static int try_server(struct remote *r, const char *cmd, int *port,
 		goto fail;
 	}
 	for (i = 0; i < 50; i++) {
-		rc = ssh_spawn_readline(r->srv, line, sizeof(line), 10000, err);
+		int left = (int)(deadline - mono_ms());
+
+		if (left <= 0) {
+			rc = ll_err_set(err, -ETIMEDOUT,
+					"test server not listening within 10 s");
+			goto fail;
+		}
+		rc = ssh_spawn_readline(r->srv, line, sizeof(line), left, err);
 		if (rc < 0)
 			goto fail;
 		if (strncmp(line, "Server listening on ", 20) == 0) {
