@@ -909,6 +909,9 @@ static void stop_streams(struct test *t)
 
 static void join_streams(struct test *t)
 {
+	atomic_store(&t->streams_stop, true);
+	atomic_store(&t->rx_stop, true);
+	iperf3_gate_open(&t->gate);
 	for (int i = 0; i < t->n; i++)
 		if (t->st[i].fd >= 0)
 			shutdown(t->st[i].fd, SHUT_RDWR);

@@ -536,6 +536,7 @@ static void test_loopback_udp(void **state)
 	o.duration = 1;
 	o.udp = true;
 	o.bitrate = 20000000;   /* per stream */
+	o.blksize = 1460;       /* the default would be the loopback MSS */
 	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
 	const struct test_summary *S = test_summary(t);
 	for (int i = 0; i < 2; i++) {
@@ -702,6 +703,355 @@ static void test_silent_peer(void **state)
 	close(lfd);
 }
 
+/* -n / -k: the receiver reports exactly what was asked (in-flight data
+ * drained), in both directions and with --bidir */
+static void test_bytes_exact(void **state)
+{
+	struct srv_thread *s = srv_start(false);
+	struct test_opts o;
+	struct test *t;
+	struct ll_err err;
+	int niv;
+	(void)state;
+
+	test_opts_init(&o);
+	snprintf(o.host, sizeof(o.host), "127.0.0.1");
+	o.port = s->port;
+	o.bytes = 1048576;
+	o.duration = 10;   /* ignored with -n */
+	double t0 = iperf3_now();
+	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
+	assert_true(iperf3_now() - t0 < 5);
+	const struct test_summary *S = test_summary(t);
+	assert_int_equal(S->sum_sent.bytes, 1048576);
+	assert_int_equal(S->sum_received.bytes, 1048576);
+	test_free(t);
+
+	o.reverse = true;
+	o.streams = 3;
+	o.bytes = 1000000;   /* not a multiple of the block: exact anyway */
+	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
+	S = test_summary(t);
+	assert_int_equal(S->sum_sent.bytes, 1000000);
+	assert_int_equal(S->sum_received.bytes, 1000000);
+	test_free(t);
+
+	o.reverse = false;
+	o.streams = 2;
+	o.bytes = 0;
+	o.blocks = 8;
+	o.blksize = 65536;
+	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
+	S = test_summary(t);
+	assert_int_equal(S->sum_received.bytes, 8 * 65536);
+	char *js = test_json(t);
+	cJSON *j = cJSON_Parse(js);
+	free(js);
+	cJSON *ts = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "start"), "test_start");
+	assert_int_equal(cJSON_GetObjectItem(ts, "blocks")->valueint, 8);
+	assert_int_equal(cJSON_GetObjectItem(ts, "blksize")->valueint, 65536);
+	cJSON_Delete(j);
+	test_free(t);
+	srv_end(s);
+}
+
+/* -O: omitted intervals are marked, counting restarts at 0 after them and
+ * the totals cover only the counted part */
+static void test_omit(void **state)
+{
+	struct srv_thread *s = srv_start(false);
+	struct test_opts o;
+	struct test *t;
+	struct ll_err err;
+	int niv;
+	(void)state;
+
+	test_opts_init(&o);
+	snprintf(o.host, sizeof(o.host), "127.0.0.1");
+	o.port = s->port;
+	o.duration = 1;
+	o.omit = 0.5;
+	o.interval = 0.25;
+	o.bitrate = 80000000;   /* paced: the totals are predictable */
+	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
+	const struct test_interval *iv;
+	int n = test_intervals(t, &iv);
+	assert_true(n >= 5);
+	assert_true(iv[0].sum.omitted);
+	assert_true(iv[0].s[0].omitted);
+	int first = -1;
+	for (int i = 0; i < n; i++)
+		if (!iv[i].sum.omitted) {
+			first = i;
+			break;
+		}
+	assert_true(first >= 1);
+	assert_true(iv[first].sum.start < 0.01);   /* counting restarts */
+	const struct test_summary *S = test_summary(t);
+	assert_true(S->duration > 0.9 && S->duration < 1.3);
+	/* 80 Mbit/s for ~1 s counted (not 1.5 s) */
+	assert_true(S->sum_sent.bytes > 8000000 && S->sum_sent.bytes < 12500000);
+	assert_true(S->sum_received.bytes <= S->sum_sent.bytes);
+	char *js = test_json(t);
+	assert_non_null(strstr(js, "\"omitted\":\ttrue"));
+	free(js);
+	test_free(t);
+	srv_end(s);
+}
+
+/* serve -1: a bare port probe does not end the one-off server */
+static void test_oneoff_probe(void **state)
+{
+	struct srv_thread *s = srv_start(true);
+	struct test_opts o;
+	struct test *t;
+	struct ll_err err;
+	int niv;
+	(void)state;
+
+	int fd = raw_connect(s->port);
+	close(fd);   /* like `nc -z` */
+	usleep(200 * 1000);
+	test_opts_init(&o);
+	snprintf(o.host, sizeof(o.host), "127.0.0.1");
+	o.port = s->port;
+	o.duration = 1;
+	o.interval = 0.5;
+	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
+	test_free(t);
+	pthread_join(s->th, NULL);   /* returns by itself after the test */
+	assert_int_equal(s->rc, 0);
+	pthread_mutex_destroy(&s->mu);
+	pthread_cond_destroy(&s->cv);
+	free(s);
+}
+
+/* -R with live samples: the server's sending stream shows up with its
+ * TCP_INFO while the test runs (sender=true, remote=true) */
+static void test_live_reverse(void **state)
+{
+	struct srv_thread *s = srv_start(false);
+	struct test_event *ev = malloc(sizeof(*ev));
+	struct test_opts o;
+	struct test *t;
+	struct ll_err err = { 0 };
+	int remote = 0, local = 0, last = -1;
+	(void)state;
+
+	test_opts_init(&o);
+	snprintf(o.host, sizeof(o.host), "127.0.0.1");
+	o.port = s->port;
+	o.duration = 1.5;
+	o.interval = 0.5;
+	o.live = 0.5;
+	o.reverse = true;
+	assert_int_equal(test_start(&o, &t, &err), 0);
+	while (last != TEV_DONE && last != TEV_ERROR) {
+		struct pollfd p = { .fd = test_event_fd(t), .events = POLLIN };
+		assert_true(poll(&p, 1, 10000) == 1);
+		while (test_next_event(t, ev) == 1) {
+			last = ev->kind;
+			if (ev->kind != TEV_INTERVAL)
+				continue;
+			if (ev->interval.remote) {
+				remote++;
+				assert_int_equal(ev->interval.nstreams, 1);
+				assert_true(ev->interval.s[0].sender);
+				assert_true(ev->interval.s[0].remote);
+				assert_int_equal(ev->interval.s[0].id, 1);
+				assert_true(ev->interval.s[0].snd_cwnd > 0);
+				assert_true(ev->interval.s[0].rtt_us >= 0);
+				assert_true(ev->interval.s[0].bytes > 0);
+			} else {
+				local++;
+				assert_false(ev->interval.s[0].sender);
+			}
+		}
+	}
+	assert_int_equal(last, TEV_DONE);
+	assert_true(remote >= 2);
+	assert_true(local >= 2);
+	/* remote samples are not mixed into the -J intervals */
+	const struct test_interval *iv;
+	assert_int_equal(test_intervals(t, &iv), local);
+	test_free(t);
+	free(ev);
+	srv_end(s);
+}
+
+/* the server goes away mid-test: the error names it, the intervals and
+ * this side's totals are kept (partial), test_free is quick */
+static void test_peer_dies(void **state)
+{
+	struct srv_thread *s = srv_start(false);
+	struct test_event *ev = malloc(sizeof(*ev));
+	struct test_opts o;
+	struct test *t;
+	struct ll_err err = { 0 };
+	int niv = 0, last = -1;
+	(void)state;
+
+	test_opts_init(&o);
+	snprintf(o.host, sizeof(o.host), "127.0.0.1");
+	o.port = s->port;
+	o.duration = 30;
+	o.interval = 0.2;
+	o.bitrate = 50000000;
+	assert_int_equal(test_start(&o, &t, &err), 0);
+	while (last != TEV_DONE && last != TEV_ERROR) {
+		struct pollfd p = { .fd = test_event_fd(t), .events = POLLIN };
+		assert_true(poll(&p, 1, 10000) == 1);
+		while (test_next_event(t, ev) == 1) {
+			last = ev->kind;
+			if (ev->kind == TEV_INTERVAL && ++niv == 3)
+				s->stop = 1;   /* serve_run ends the test */
+		}
+	}
+	assert_int_equal(last, TEV_ERROR);
+	assert_true(strlen(ev->err.msg) > 0);
+	const struct test_summary *S = test_summary(t);
+	assert_true(S->partial);
+	assert_true(S->sum_sent.bytes > 0);
+	assert_true(S->duration > 0.4 && S->duration < 5);
+	char *js = test_json(t);
+	cJSON *j = cJSON_Parse(js);
+	free(js);
+	assert_non_null(cJSON_GetObjectItem(j, "error"));
+	assert_true(cJSON_GetArraySize(cJSON_GetObjectItem(j, "intervals")) >= 3);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "end"),
+						     "partial")));
+	cJSON_Delete(j);
+	char *line = test_json_event(t, "error", NULL);
+	assert_non_null(strstr(line, "\"event\":\"error\""));
+	free(line);
+	double t0 = iperf3_now();
+	test_free(t);
+	assert_true(iperf3_now() - t0 < 1.0);
+	free(ev);
+	pthread_join(s->th, NULL);
+	pthread_mutex_destroy(&s->mu);
+	pthread_cond_destroy(&s->cv);
+	free(s);
+}
+
+/* test_free on a running test returns promptly */
+static void test_free_bounded(void **state)
+{
+	struct srv_thread *s = srv_start(false);
+	struct test_event *ev = malloc(sizeof(*ev));
+	struct test_opts o;
+	struct test *t;
+	struct ll_err err = { 0 };
+	bool got = false;
+	(void)state;
+
+	test_opts_init(&o);
+	snprintf(o.host, sizeof(o.host), "127.0.0.1");
+	o.port = s->port;
+	o.duration = 30;
+	o.interval = 0.2;
+	o.reverse = true;
+	o.bitrate = 20000000;
+	assert_int_equal(test_start(&o, &t, &err), 0);
+	while (!got) {
+		struct pollfd p = { .fd = test_event_fd(t), .events = POLLIN };
+		assert_true(poll(&p, 1, 10000) == 1);
+		while (test_next_event(t, ev) == 1)
+			if (ev->kind == TEV_INTERVAL)
+				got = true;
+	}
+	double t0 = iperf3_now();
+	test_free(t);
+	assert_true(iperf3_now() - t0 < 1.5);
+	free(ev);
+	srv_end(s);
+}
+
+/* -N -C -Z -M on both ends; the congestion control used is reported; an
+ * unknown algorithm fails with the kernel's reason */
+static void test_socket_options(void **state)
+{
+	struct srv_thread *s = srv_start(false);
+	struct test_opts o;
+	struct test *t;
+	struct ll_err err;
+	int niv;
+	(void)state;
+
+	test_opts_init(&o);
+	snprintf(o.host, sizeof(o.host), "127.0.0.1");
+	o.port = s->port;
+	o.duration = 1;
+	o.interval = 0.5;
+	o.nodelay = true;
+	o.zerocopy = true;
+	o.mss = 1200;
+	snprintf(o.congestion, sizeof(o.congestion), "reno");
+	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
+	const struct test_summary *S = test_summary(t);
+	assert_string_equal(S->sender_cc, "reno");
+	assert_string_equal(S->receiver_cc, "reno");
+	assert_true(S->sum_received.bytes > 0);
+	test_free(t);
+
+	o.reverse = true;   /* the server applies -Z -C on its sender */
+	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
+	S = test_summary(t);
+	assert_string_equal(S->sender_cc, "reno");
+	assert_true(S->sum_received.bytes > 0);
+	test_free(t);
+
+	snprintf(o.congestion, sizeof(o.congestion), "nosuchcc");
+	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_ERROR);
+	assert_non_null(strstr(err.msg, "TCP_CONGESTION nosuchcc"));
+	test_free(t);
+	srv_end(s);
+}
+
+/* UDP without -l: the datagram length is the control connection's MSS
+ * (iperf3), 64-bit counters work both ways */
+static void test_udp_defaults(void **state)
+{
+	struct srv_thread *s = srv_start(false);
+	struct test_opts o;
+	struct test *t;
+	struct ll_err err;
+	int niv;
+	(void)state;
+
+	test_opts_init(&o);
+	snprintf(o.host, sizeof(o.host), "127.0.0.1");
+	o.port = s->port;
+	o.duration = 1;
+	o.udp = true;
+	o.udp64 = true;
+	o.bitrate = 10000000;
+	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
+	int fd = raw_connect(s->port);
+	uint32_t mss_len = iperf3_udp_default_len(fd);
+	close(fd);
+	char *js = test_json(t);
+	cJSON *j = cJSON_Parse(js);
+	free(js);
+	cJSON *ts = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "start"), "test_start");
+	assert_int_equal(cJSON_GetObjectItem(ts, "blksize")->valueint, (int)mss_len);
+	cJSON_Delete(j);
+	const struct test_summary *S = test_summary(t);
+	assert_true(S->received[0].packets > 0);
+	assert_int_equal(S->received[0].lost, 0);
+	assert_true(S->received[0].bytes ==
+		    (uint64_t)S->received[0].packets * mss_len);
+	test_free(t);
+	o.reverse = true;
+	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
+	S = test_summary(t);
+	assert_true(S->received[0].packets > 0);
+	assert_true(S->received[0].lost >= 0);
+	assert_int_equal(S->received[0].dups, 0);
+	test_free(t);
+	srv_end(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -716,6 +1066,14 @@ int main(void)
 		cmocka_unit_test(test_loopback_bidir),
 		cmocka_unit_test(test_server_refuses),
 		cmocka_unit_test(test_silent_peer),
+		cmocka_unit_test(test_bytes_exact),
+		cmocka_unit_test(test_omit),
+		cmocka_unit_test(test_oneoff_probe),
+		cmocka_unit_test(test_live_reverse),
+		cmocka_unit_test(test_peer_dies),
+		cmocka_unit_test(test_free_bounded),
+		cmocka_unit_test(test_socket_options),
+		cmocka_unit_test(test_udp_defaults),
 	};
 	signal(SIGPIPE, SIG_IGN);
 	return cmocka_run_group_tests(tests, NULL, NULL);
