@@ -168,19 +168,23 @@ else
 fi
 
 # --- loss 1%: UDP through linklab's own test engine ----------------------------
-if engine --loss 1% && ltest -u -b 80M -l 1200 -t 4; then
+# -w 4M: the receiver's socket buffer must not add its own drops on a busy host
+if engine --loss 1% -J && ltest -u -b 40M -l 1200 -w 4M -t 5; then
+	stop_engine
 	if py "
 import json,sys,math
 s=json.load(open('$T/test.json'))['end']['sum']
+e=json.load(open('$T/stop.out'))['a_to_b']
 n,l=s['packets'],s['lost_packets']; p=0.01
 h=2.576*math.sqrt(n*p*(1-p))
-print('  figure: loss 1%%: %d of %d UDP datagrams lost (%.3f%%), 99%% interval %.0f..%.0f' % (l,n,100.0*l/n,n*p-h,n*p+h))
+print('  figure: loss 1%%: %d of %d UDP datagrams lost (%.3f%%), 99%% interval %.0f..%.0f; engine dropped %d of %d frames' % (l,n,100.0*l/n,n*p-h,n*p+h,e['lost'],e['rx_packets']))
 sys.exit(0 if n>10000 and abs(l-n*p)<=h else 1)"; then
 		pass "bridge: loss 1% -> UDP loss inside the binomial 99% interval"
 	else
 		fail "bridge: loss 1% -> UDP loss outside the interval (or too few datagrams)"
 	fi
 else
+	stop_engine
 	fail "bridge: UDP test through loss 1% failed: $(cat "$T/test.err" 2>/dev/null)"
 fi
 
@@ -220,13 +224,16 @@ fi
 
 # --- jitter with the normal table: spread of a sum of two N(0, 5 ms) ------------
 if engine --delay 20ms --jitter 5ms --distribution normal; then
-	set -- $(rtt 150 0.01)
-	# sd 5*sqrt(2) = 7.07 ms, IQR 1.349 * 7.07 = 9.54 ms; tails beyond the uniform's 30..50
+	set -- $(rtt 300 0.005)
+	# sd 5*sqrt(2) = 7.07 ms, IQR 1.349 * 7.07 = 9.54 ms, 95% in 26.1..53.9 ms:
+	# tails beyond the uniform's 30..50 (the sd is only printed: scheduling
+	# outliers on a busy host inflate it, the quantiles are robust)
 	if py "
 import sys
 med,mn,mx,sd,iqr,lo,hi=map(float,'$1 $2 $3 $5 $6 $7 $8'.split())
+b=float('$base')
 print('  figure: delay 20ms jitter 5ms distribution normal: RTT median %.2f, 2.5%%..97.5%% %.2f..%.2f, sd %.2f, IQR %.2f ms (normal: sd 7.07, IQR 9.54, 95%% in 26.1..53.9)' % (med,lo,hi,sd,iqr))
-sys.exit(0 if 7.6<=iqr<=11.5 and 5.6<=sd<=8.8 and abs(med-40-float('$base'))<=2 else 1)"; then
+sys.exit(0 if 8.0<=iqr<=11.5 and lo-b<29 and hi-b>51 and abs(med-40-b)<=2 else 1)"; then
 		pass "bridge: jitter spread matches the normal distribution"
 	else
 		fail "bridge: normal jitter spread off"
