@@ -16,8 +16,9 @@ for t in python3 iperf3; do
 done
 [ -x "$LINKLAB" ] || { fail "bridge: $LINKLAB not built"; summary bridge; exit 1; }
 
-export LL_NS_A=llba-t LL_NS_M=llbm-t LL_NS_B=llbb-t
-export LL_LAB_DIR="${TMPDIR:-/tmp}/linklab-lab-bridge-t" LINKLAB
+# names carry the pid: two runs of the suite (two `make check`) never share a lab
+export LL_NS_A=llba-$$ LL_NS_M=llbm-$$ LL_NS_B=llbb-$$
+export LL_LAB_DIR="${TMPDIR:-/tmp}/linklab-lab-bridge-$$" LINKLAB
 LB="sh $LL_REPO/lab/lab-bridge.sh"
 T=$(mktemp -d)
 cleanup() { $LB down >/dev/null 2>&1; rm -rf "$T"; }
@@ -167,9 +168,35 @@ else
 	fail "bridge: engine with per-direction dials did not start"
 fi
 
+# --- a profile with [a] / [b] sections sets the two directions --------------------
+mkdir -p "$T/profiles"
+cat > "$T/profiles/llbridge-sides.ini" <<'EOP'
+[profile]
+name = llbridge-sides
+description = per-direction test profile
+[a]
+delay = 25ms
+[b]
+delay = 5ms
+EOP
+if LINKLAB_PROFILE_PATH="$T/profiles" engine --profile llbridge-sides; then
+	set -- $(rtt 30 0.01)
+	if py "import sys; sys.exit(0 if abs(float('$1')-float('$base')-30) <= 1.0 else 1)"; then
+		pass "bridge: profile [a] 25ms / [b] 5ms -> RTT $1 ms"
+	else
+		fail "bridge: profile [a] 25ms / [b] 5ms -> RTT '$1' ms (want 30)"
+	fi
+	grep -q "A->B veth-ma: delay 25ms" "$LL_LAB_DIR/engine.err" &&
+	grep -q "B->A veth-mb: delay 5ms" "$LL_LAB_DIR/engine.err" &&
+		pass "bridge: the engine names each direction's dial" ||
+		{ fail "bridge: engine banner"; cat "$LL_LAB_DIR/engine.err"; }
+else
+	fail "bridge: engine --profile did not start"
+fi
+
 # --- loss 1%: UDP through linklab's own test engine ----------------------------
 # -w 4M: the receiver's socket buffer must not add its own drops on a busy host
-if engine --loss 1% -J && ltest -u -b 40M -l 1200 -w 4M -t 5; then
+if engine --loss 1% --seed 11 -J && ltest -u -b 40M -l 1200 -w 4M -t 5; then
 	stop_engine
 	if py "
 import json,sys,math
