@@ -31,6 +31,7 @@ struct bopts {
 	const char *if_a, *if_b, *engine, *profile, *brname;
 	bool json, discard;
 	double seconds;                  /* 0 = until a signal */
+	double interval;                 /* -i: counters every SEC, 0 = none */
 	struct impair dial[DIRS];        /* from options */
 	struct emu_config extra[DIRS];   /* model-only options */
 	bool has_extra[DIRS];
@@ -41,13 +42,14 @@ static void bridge_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: linklab bridge IF_A IF_B [--engine auto|kernel|user] [dial options]\n"
-		"         [--a-to-b-OPTION V] [--b-to-a-OPTION V] [--profile NAME] [-t SEC] [-J]\n"
+		"         [--a-to-b-OPTION V] [--b-to-a-OPTION V] [--profile NAME] [-t SEC] [-i SEC] [-J]\n"
 		"  dial options as for apply: --rate --delay --jitter --loss --duplicate --corrupt\n"
 		"  --reorder --gap --limit ... (both directions; A->B leaves IF_B, B->A leaves IF_A)\n"
 		"  user engine only: --distribution uniform|normal|pareto|paretonormal|FILE\n"
 		"  --loss-gemodel P[,R[,1-H[,1-K]]]  --loss-state P13[,P31[,P32[,P23[,P14]]]]\n"
 		"  --overhead BYTES  --cell SIZE[,OVERHEAD]  --seed N  --discard (drop queue at exit)\n"
-		"  --bridge-name BR (kernel engine, default llbr0)\n");
+		"  --bridge-name BR (kernel engine, default llbr0)\n"
+		"  -t SEC stop after SEC seconds; -i SEC counters on stderr every SEC (user engine)\n");
 }
 
 /* Parse "a%,b%,..." into up to max u32 fractions; returns the count or -1. */
@@ -193,6 +195,14 @@ static int parse_args(int argc, char **argv, struct bopts *b, struct ll_diag *di
 		}
 		if (!eq)
 			i++;
+		if (!strcmp(a, "-i") || !strncmp(a, "-i=", 3)) {
+			char *end;
+
+			b->interval = strtod(val, &end);
+			if (*end || b->interval < 0.1 || b->interval > 3600)
+				ll_diag_add(diag, LL_DIAG_ERROR, NULL, "-i '%s': seconds, 0.1..3600", val);
+			continue;
+		}
 		if (!strcmp(a, "-t") || !strncmp(a, "-t=", 3)) {
 			char *end;
 
@@ -293,37 +303,79 @@ static int load_dist(const char *name, struct emu_dist *d, struct ll_err *err)
 			  name, name);
 }
 
-/* Wait for SIGINT/SIGTERM (blocked in every thread) or the duration. */
-static void wait_stop(sigset_t *set, double seconds)
+static int64_t mono_now(void)
 {
-	if (seconds > 0) {
-		struct timespec end, now, left;
+	struct timespec ts;
 
-		clock_gettime(CLOCK_MONOTONIC, &end);
-		end.tv_sec += (time_t)seconds;
-		end.tv_nsec += (long)((seconds - (double)(time_t)seconds) * 1e9);
-		if (end.tv_nsec >= 1000000000L) {
-			end.tv_sec++;
-			end.tv_nsec -= 1000000000L;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Wait for SIGINT/SIGTERM/SIGHUP (blocked in every thread) or the duration
+ * (0 = none); call tick(arg) every interval seconds (0 = never). */
+static void wait_stop(sigset_t *set, double seconds, double interval,
+		      void (*tick)(void *), void *arg)
+{
+	int64_t start = mono_now(), end = seconds > 0 ? start + (int64_t)(seconds * 1e9) : INT64_MAX;
+	int64_t step = interval > 0 ? (int64_t)(interval * 1e9) : 0, next;
+
+	next = step ? start + step : INT64_MAX;
+	for (;;) {
+		int64_t now = mono_now(), until = end < next ? end : next, ns;
+		struct timespec left;
+
+		if (now >= end)
+			return;
+		if (now >= next) {
+			tick(arg);
+			next += step;
+			continue;
 		}
-		for (;;) {
-			int64_t ns;
+		if (until == INT64_MAX) {
+			int sig;
 
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			ns = (int64_t)(end.tv_sec - now.tv_sec) * 1000000000LL +
-			     (end.tv_nsec - now.tv_nsec);
-			if (ns <= 0)
-				return;
-			left.tv_sec = ns / 1000000000LL;
-			left.tv_nsec = ns % 1000000000LL;
-			if (sigtimedwait(set, NULL, &left) > 0)
-				return;
+			sigwait(set, &sig);
+			return;
 		}
-	} else {
-		int sig;
-
-		sigwait(set, &sig);
+		ns = until - now;
+		left.tv_sec = ns / 1000000000LL;
+		left.tv_nsec = ns % 1000000000LL;
+		if (sigtimedwait(set, NULL, &left) > 0)
+			return;
 	}
+}
+
+/* -i SEC: one line per direction on stderr with the rates since the last. */
+struct ticker {
+	struct bridge *br;
+	double interval;
+	int64_t t0, last;
+	struct bridge_stats prev[DIRS];
+};
+
+static void tick(void *arg)
+{
+	struct ticker *t = arg;
+	int64_t now = mono_now();
+	double dt = (now - t->last) / 1e9;
+	char r1[32], r2[32];
+	int d;
+
+	for (d = 0; d < DIRS; d++) {
+		struct bridge_stats s;
+
+		bridge_get_stats(t->br, (enum bridge_dir)d, &s);
+		fprintf(stderr, "%7.1fs %s rx %s tx %s  lost %llu dup %llu corrupt %llu "
+			"reordered %llu drops %llu queue %u\n", (now - t->t0) / 1e9, dir_text[d],
+			units_human_rate((double)(s.rx_bytes - t->prev[d].rx_bytes) * 8 / dt, r1, sizeof(r1)),
+			units_human_rate((double)(s.tx_bytes - t->prev[d].tx_bytes) * 8 / dt, r2, sizeof(r2)),
+			(unsigned long long)s.emu.lost, (unsigned long long)s.emu.duplicated,
+			(unsigned long long)s.emu.corrupted, (unsigned long long)s.emu.reordered,
+			(unsigned long long)(s.emu.limit_drops + s.emu.rate_drops + s.sock_drops),
+			s.emu.qlen);
+		t->prev[d] = s;
+	}
+	t->last = now;
 }
 
 static cJSON *json_dir(const struct bridge_stats *s)
@@ -356,10 +408,12 @@ static int run_user(struct bopts *b, const struct impair dial[DIRS], sigset_t *s
 	struct bridge *br = NULL;
 	struct ll_err err = { 0 };
 	struct bridge_stats st[DIRS];
+	struct ticker tk;
 	char sum[256];
 	int d, rc;
 
 	memset(&o, 0, sizeof(o));
+	memset(&tk, 0, sizeof(tk));
 	snprintf(o.if_a, sizeof(o.if_a), "%s", b->if_a);
 	snprintf(o.if_b, sizeof(o.if_b), "%s", b->if_b);
 	for (d = 0; d < DIRS; d++) {
@@ -395,7 +449,9 @@ static int run_user(struct bopts *b, const struct impair dial[DIRS], sigset_t *s
 			d == 0 ? b->if_a : b->if_b, impair_summary(&dial[d], sum, sizeof(sum)),
 			b->extra[d].loss_model ? " (loss model)" : "");
 	fprintf(stderr, "linklab bridge: forwarding %s <-> %s; Ctrl-C stops\n", b->if_a, b->if_b);
-	wait_stop(set, b->seconds);
+	tk.br = br;
+	tk.t0 = tk.last = mono_now();
+	wait_stop(set, b->seconds, b->interval, tick, &tk);
 	bridge_stop(br, b->discard);
 	for (d = 0; d < DIRS; d++)
 		bridge_get_stats(br, (enum bridge_dir)d, &st[d]);
@@ -455,7 +511,7 @@ static int run_kernel(struct bopts *b, const struct impair dial[DIRS], sigset_t 
 	if (rc == 0) {
 		fprintf(stderr, "linklab bridge: kernel engine, bridge %s (%s, %s); Ctrl-C stops\n",
 			br, b->if_a, b->if_b);
-		wait_stop(set, b->seconds);
+		wait_stop(set, b->seconds, 0, NULL, NULL);
 		for (d = 0; d < DIRS; d++)
 			p.ops->read_qdiscs(&p, egress[d], &qs[d], NULL);
 	} else {
