@@ -122,52 +122,130 @@ int ff_build_mirred(int ifindex, int ifb_ifindex, struct nl_msg **out,
 	return 0;
 }
 
+/* u32 selector with up to 5 keys, "flowid classid", on parent at prio for
+ * protocol proto (host order ETH_P_*). */
+static int build_u32(int ifindex, uint32_t parent, uint32_t classid,
+		     unsigned prio, uint16_t proto, const struct tc_u32_key *keys,
+		     int nkeys, struct nl_msg **out, struct ll_err *err)
+{
+	struct {
+		struct tc_u32_sel sel;
+		struct tc_u32_key key[5];
+	} s;
+	struct nlattr *opts;
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	s.sel.flags = TC_U32_TERMINAL;
+	s.sel.nkeys = (unsigned char)nkeys;
+	memcpy(s.key, keys, sizeof(keys[0]) * (size_t)nkeys);
+	/* no handle: u32 hash tables are shared by every prio of the block, so
+	 * a fixed 800::800 would name the other family's filter; the caller
+	 * flushes first instead ("tc filter add", NLM_F_CREATE|NLM_F_EXCL) */
+	rc = ff_start(RTM_NEWTFILTER, NLM_F_CREATE | NLM_F_EXCL, ifindex, 0, parent,
+		      TC_H_MAKE(prio << 16, htons(proto)), "u32", out, err);
+	if (rc < 0)
+		return rc;
+	if (!(opts = nest_plain(*out, TCA_OPTIONS)) ||
+	    nla_put_u32(*out, TCA_U32_CLASSID, classid) < 0 ||
+	    nla_put(*out, TCA_U32_SEL,
+		    (int)(sizeof(s.sel) + (size_t)nkeys * sizeof(s.key[0])), &s) < 0)
+		return nomem(out, err);
+	nla_nest_end(*out, opts);
+	return 0;
+}
+
+/* tc "match ip[6] dport N 0xffff": the low 16 bits of the word at off */
+static void dport_key(struct tc_u32_key *k, uint16_t dport, int off)
+{
+	k->mask = htonl(0x0000ffffu);
+	k->val = htonl((uint32_t)dport);
+	k->off = off;
+}
+
 int ff_build_flow(int ifindex, uint32_t parent, uint32_t classid,
 		  const uint8_t addr[4], unsigned plen, uint16_t dport,
 		  struct nl_msg **out, struct ll_err *err)
 {
-	struct {
-		struct tc_u32_sel sel;
-		struct tc_u32_key key[2];
-	} s;
-	struct nlattr *opts;
-	int rc, k = 0;
+	struct tc_u32_key k[2];
+	int n = 0;
 
+	*out = NULL;
 	if ((!plen || !addr) && !dport)
 		return ll_err_set(err, -EINVAL, "a flow filter needs a destination prefix or port");
 	if (plen > 32)
 		return ll_err_set(err, -EINVAL, "prefix length %u is not 0..32", plen);
-	memset(&s, 0, sizeof(s));
-	s.sel.flags = TC_U32_TERMINAL;
+	memset(k, 0, sizeof(k));
 	if (plen && addr) {
 		uint32_t mask = plen == 32 ? 0xffffffffu : ~(0xffffffffu >> plen);
 		uint32_t a;
 
 		memcpy(&a, addr, 4);
-		s.key[k].mask = htonl(mask);
-		s.key[k].val = a & htonl(mask);
-		s.key[k].off = 16;               /* iphdr daddr */
-		k++;
+		k[n].mask = htonl(mask);
+		k[n].val = a & htonl(mask);
+		k[n].off = 16;               /* iphdr daddr */
+		n++;
 	}
-	if (dport) {
-		/* tc "match ip dport N 0xffff": 16 bits at 22, as the low half
-		 * of the 32-bit word at 20 */
-		s.key[k].mask = htonl(0x0000ffffu);
-		s.key[k].val = htonl((uint32_t)dport);
-		s.key[k].off = 20;
-		k++;
+	if (dport)
+		dport_key(&k[n++], dport, 20);   /* IP header without options */
+	return build_u32(ifindex, parent, classid, 1, ETH_P_IP, k, n, out, err);
+}
+
+int ff_build_flow6(int ifindex, uint32_t parent, uint32_t classid,
+		   const uint8_t addr[16], unsigned plen, uint16_t dport,
+		   struct nl_msg **out, struct ll_err *err)
+{
+	struct tc_u32_key k[5];
+	unsigned w;
+	int n = 0;
+
+	*out = NULL;
+	if ((!plen || !addr) && !dport)
+		return ll_err_set(err, -EINVAL, "a flow filter needs a destination prefix or port");
+	if (plen > 128)
+		return ll_err_set(err, -EINVAL, "prefix length %u is not 0..128", plen);
+	memset(k, 0, sizeof(k));
+	/* one key per 32-bit word of the prefix, as tc f_u32.c parse_ip6_addr */
+	for (w = 0; addr && w * 32 < plen; w++) {
+		unsigned bits = plen - w * 32 >= 32 ? 32 : plen - w * 32;
+		uint32_t mask = bits == 32 ? 0xffffffffu : ~(0xffffffffu >> bits);
+		uint32_t a;
+
+		memcpy(&a, addr + 4 * w, 4);
+		k[n].mask = htonl(mask);
+		k[n].val = a & htonl(mask);
+		k[n].off = (int)(24 + 4 * w);   /* ipv6hdr daddr */
+		n++;
 	}
-	s.sel.nkeys = (unsigned char)k;
-	rc = ff_start(RTM_NEWTFILTER, NLM_F_CREATE, ifindex, FF_U32_HANDLE, parent,
-		      TC_H_MAKE(1u << 16, htons(ETH_P_IP)), "u32", out, err);
-	if (rc < 0)
-		return rc;
-	if (!(opts = nest_plain(*out, TCA_OPTIONS)) ||
-	    nla_put_u32(*out, TCA_U32_CLASSID, classid) < 0 ||
-	    nla_put(*out, TCA_U32_SEL, (int)(sizeof(s.sel) + (size_t)k * sizeof(s.key[0])),
-		    &s) < 0)
-		return nomem(out, err);
-	nla_nest_end(*out, opts);
+	if (dport)
+		dport_key(&k[n++], dport, 40);   /* no extension headers */
+	return build_u32(ifindex, parent, classid, 2, ETH_P_IPV6, k, n, out, err);
+}
+
+int ff_build_flow_flush(int ifindex, uint32_t parent, struct nl_msg **out,
+			struct ll_err *err)
+{
+	struct tcmsg tcm;
+	struct nl_msg *m;
+
+	*out = NULL;
+	m = nlmsg_alloc_size(FF_MSG_SIZE);
+	if (m && !nlmsg_put(m, NL_AUTO_PORT, NL_AUTO_SEQ, RTM_DELTFILTER, 0,
+			    NLM_F_REQUEST | NLM_F_ACK)) {
+		nlmsg_free(m);
+		m = NULL;
+	}
+	if (!m)
+		return ll_err_set(err, -ENOMEM, "cannot allocate a netlink message");
+	memset(&tcm, 0, sizeof(tcm));
+	tcm.tcm_family = AF_UNSPEC;
+	tcm.tcm_ifindex = ifindex;
+	tcm.tcm_parent = parent;
+	if (nlmsg_append(m, &tcm, sizeof(tcm), NLMSG_ALIGNTO) < 0) {
+		nlmsg_free(m);
+		return ll_err_set(err, -ENOMEM, "netlink message too small");
+	}
+	*out = m;
 	return 0;
 }
 

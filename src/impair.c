@@ -89,10 +89,10 @@ const struct impair_field impair_fields[] = {
 	  "netem PRNG seed for repeatable loss/corruption (kernel >= 6.6)" },
 	{ "direction", IMP_DIRECTION, IMPK_CHOICE, "egress | ingress",
 	  "egress: packets leaving the interface; ingress: arriving ones (via an IFB device)" },
-	{ "dst", IMP_DST, IMPK_PREFIX, "A.B.C.D[/0..32] (IPv4)",
+	{ "dst", IMP_DST, IMPK_PREFIX, "A.B.C.D[/0..32] or IPv6[/0..128]",
 	  "impair only packets to this destination prefix (htb + u32; rest untouched)" },
 	{ "dport", IMP_DPORT, IMPK_COUNT, "1 .. 65535",
-	  "impair only TCP/UDP packets to this destination port (IPv4, no IP options)" },
+	  "impair only TCP/UDP packets to this destination port (IPv4 and IPv6)" },
 	{ NULL, 0, IMPK_COUNT, NULL, NULL }
 };
 
@@ -368,9 +368,9 @@ static int set_more(struct impair *d, const struct impair_field *f,
 	}
 	case IMPK_PREFIX: {
 		char a[64], *slash;
-		struct in_addr in;
-		unsigned long plen = 32;
-		uint32_t mask, v;
+		unsigned char buf[16];
+		int fam = strchr(value, ':') ? AF_INET6 : AF_INET;
+		unsigned long max = fam == AF_INET6 ? 128 : 32, plen = max, k;
 
 		snprintf(a, sizeof(a), "%s", value);
 		slash = strchr(a, '/');
@@ -380,31 +380,34 @@ static int set_more(struct impair *d, const struct impair_field *f,
 			*slash = '\0';
 			errno = 0;
 			plen = strtoul(slash + 1, &end, 10);
-			if (!slash[1] || *end || errno || plen > 32) {
+			if (!slash[1] || *end || errno || plen > max) {
 				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
 					    "%s: '%s' has a bad prefix length (%s)",
 					    f->name, value, f->range);
 				return -EINVAL;
 			}
 		}
-		if (inet_pton(AF_INET, a, &in) != 1) {
+		if (inet_pton(fam, a, buf) != 1) {
 			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-				    "%s: '%s' is not an IPv4 address or prefix (%s)",
+				    "%s: '%s' is not an IPv4 or IPv6 address or prefix (%s)",
 				    f->name, value, f->range);
 			return -EINVAL;
 		}
-		mask = plen ? ~(0xffffffffu >> plen) : 0;
-		if (plen == 32)
-			mask = 0xffffffffu;
-		v = ntohl(in.s_addr);
-		if (v & ~mask) {
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-				    "%s: '%s' has host bits set (did you mean %u.%u.%u.%u/%lu?)",
-				    f->name, value, (v & mask) >> 24, ((v & mask) >> 16) & 255,
-				    ((v & mask) >> 8) & 255, (v & mask) & 255, plen);
-			return -EINVAL;
+		for (k = plen; k < max; k++)
+			if (buf[k / 8] & (0x80 >> (k % 8))) {
+				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+					    "%s: '%s' has host bits set past /%lu",
+					    f->name, value, plen);
+				return -EINVAL;
+			}
+		if (fam == AF_INET6) {
+			memcpy(d->dst6, buf, 16);
+			memset(d->dst_addr, 0, 4);
+		} else {
+			memcpy(d->dst_addr, buf, 4);
+			memset(d->dst6, 0, 16);
 		}
-		memcpy(d->dst_addr, &in.s_addr, 4);
+		d->dst_family = (uint8_t)fam;
 		d->dst_plen = (uint8_t)plen;
 		return 0;
 	}
@@ -620,8 +623,16 @@ char *impair_get(const struct impair *d, const struct impair_field *f,
 			snprintf(buf, len, "%s", d->dist < 4 ? dist_names[d->dist] : "?");
 		return buf;
 	case IMPK_PREFIX: {
-		char a[INET_ADDRSTRLEN];
+		char a[INET6_ADDRSTRLEN];
 
+		if (d->dst_family == AF_INET6) {
+			inet_ntop(AF_INET6, d->dst6, a, sizeof(a));
+			if (d->dst_plen == 128)
+				snprintf(buf, len, "%s", a);
+			else
+				snprintf(buf, len, "%s/%u", a, d->dst_plen);
+			return buf;
+		}
 		inet_ntop(AF_INET, d->dst_addr, a, sizeof(a));
 		if (d->dst_plen == 32)
 			snprintf(buf, len, "%s", a);
@@ -788,7 +799,7 @@ int impair_validate(const struct impair *d, struct ll_diag *diag)
 			break;
 		}
 		case IMPK_PREFIX:
-			if (d->dst_plen > 32)
+			if (d->dst_plen > (d->dst_family == AF_INET6 ? 128 : 32))
 				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
 					    "%s: prefix length %u is out of range (%s)",
 					    f->name, d->dst_plen, f->range);
@@ -893,9 +904,11 @@ int impair_plan(const struct impair *d, unsigned mtu, unsigned hz,
 	p->ingress = has(d, IMP_DIRECTION) && d->direction == IMP_INGRESS;
 	if ((has(d, IMP_DST) && d->dst_plen > 0) || (has(d, IMP_DPORT) && d->dport)) {
 		p->scoped = true;
-		if (has(d, IMP_DST)) {
+		if (has(d, IMP_DST) && d->dst_plen) {
 			p->dst_plen = d->dst_plen;
+			p->dst_family = d->dst_family == AF_INET6 ? AF_INET6 : AF_INET;
 			memcpy(p->dst_addr, d->dst_addr, 4);
+			memcpy(p->dst6, d->dst6, 16);
 		}
 		p->dport = has(d, IMP_DPORT) ? d->dport : 0;
 	}

@@ -13,6 +13,7 @@
 
 #include <arpa/inet.h>
 #include <linux/gen_stats.h>
+#include <linux/if_ether.h>
 #include <linux/pkt_cls.h>
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
@@ -801,13 +802,15 @@ static int on_filter(struct nl_msg *m, void *arg)
 	const struct tc_u32_sel *sel;
 	struct tcmsg *tcm;
 	char kind[16] = "";
+	bool v6;
 	int i;
 
 	if (nlh->nlmsg_type != RTM_NEWTFILTER ||
 	    !nlmsg_valid_hdr(nlh, sizeof(struct tcmsg)))
 		return NL_OK;
 	tcm = nlmsg_data(nlh);
-	if (tcm->tcm_ifindex != c->ifindex || tcm->tcm_handle != 0x80000800u ||
+	/* a key node (not a hash table: those carry no selector) */
+	if (tcm->tcm_ifindex != c->ifindex || (tcm->tcm_handle & 0xfff) == 0 ||
 	    nlmsg_parse(nlh, sizeof(*tcm), tb, TCA_MAX, NULL) < 0 || !tb[TCA_KIND] ||
 	    !tb[TCA_OPTIONS])
 		return NL_OK;
@@ -821,20 +824,27 @@ static int on_filter(struct nl_msg *m, void *arg)
 	sel = nla_data(uo[TCA_U32_SEL]);
 	if ((size_t)nla_len(uo[TCA_U32_SEL]) < sizeof(*sel) + sel->nkeys * sizeof(sel->keys[0]))
 		return NL_OK;
+	v6 = (TC_H_MIN(tcm->tcm_info) == htons(ETH_P_IPV6));
 	c->st->scoped = true;
 	for (i = 0; i < sel->nkeys; i++) {
 		const struct tc_u32_key *k = &sel->keys[i];
 		uint32_t mask = ntohl(k->mask);
+		int bits = 0;
 
-		if (k->off == 16) {
-			uint32_t v = k->val;
-			int plen = 0;
-
-			while (plen < 32 && (mask & (0x80000000u >> plen)))
-				plen++;
-			c->st->dst_plen = (uint8_t)plen;
-			memcpy(c->st->dst_addr, &v, 4);
-		} else if (k->off == 20 && mask == 0x0000ffffu) {
+		while (bits < 32 && (mask & (0x80000000u >> bits)))
+			bits++;
+		if (!v6 && k->off == 16) {
+			memcpy(c->st->dst_addr, &k->val, 4);
+			c->st->dst_plen = (uint8_t)bits;
+			c->st->dst_family = AF_INET;
+		} else if (v6 && k->off >= 24 && k->off <= 36 && k->off % 4 == 0) {
+			memcpy(c->st->dst6 + (k->off - 24), &k->val, 4);
+			if (c->st->dst_family != AF_INET6) {
+				c->st->dst_family = AF_INET6;
+				c->st->dst_plen = 0;
+			}
+			c->st->dst_plen = (uint8_t)(c->st->dst_plen + bits);
+		} else if (k->off == (v6 ? 40 : 20) && mask == 0x0000ffffu) {
 			c->st->dport = (uint16_t)(ntohl(k->val) & 0xffff);
 		}
 	}
@@ -883,6 +893,8 @@ int nlqdisc_dump(struct nl_sock *sk, int ifindex, struct qdisc_state *st,
 	st->scoped = false;
 	st->dst_plen = 0;
 	st->dport = 0;
+	st->dst_family = 0;
+	memset(st->dst6, 0, sizeof(st->dst6));
 	if (root)
 		memset(root, 0, sizeof(*root));
 	m = nlmsg_alloc_simple(RTM_GETQDISC, NLM_F_DUMP);

@@ -421,7 +421,8 @@ static bool has_netem_child(const struct qdisc_state *st)
 }
 
 static int install_scoped(struct local *l, const char *dev, int ifindex,
-			  const struct impair_plan *plan, struct ll_err *err)
+			  const struct impair_plan *plan, bool keep_root,
+			  struct ll_err *err)
 {
 	struct nlqdisc_target ch = { ifindex, H_CLASS, H_NETEM, NLQ_REPLACE };
 	uint64_t shaped = plan->tbf ? plan->rate_Bps : FF_UNSHAPED_BPS / 8;
@@ -430,11 +431,15 @@ static int install_scoped(struct local *l, const char *dev, int ifindex,
 	char what[80];
 	int rc;
 
-	snprintf(what, sizeof(what), "replace root htb on %s", dev);
-	rc = send_built(l, m, ff_build_htb(ifindex, H_ROOT, 2, &m, err), what,
-			"htb", err);
-	if (rc < 0)
-		return rc;
+	/* htb has no "change" ("Change operation not supported by specified
+	 * qdisc"): an htb 1: of ours that is already there stays */
+	if (!keep_root) {
+		snprintf(what, sizeof(what), "replace root htb on %s", dev);
+		rc = send_built(l, m, ff_build_htb(ifindex, H_ROOT, 2, &m, err), what,
+				"htb", err);
+		if (rc < 0)
+			return rc;
+	}
 	snprintf(what, sizeof(what), "replace htb class 1:1 on %s", dev);
 	rc = send_built(l, m, ff_build_htb_class(ifindex, H_ROOT, H_CLASS, shaped,
 						 burst, impair_kernel_hz(), &m, err),
@@ -456,10 +461,36 @@ static int install_scoped(struct local *l, const char *dev, int ifindex,
 		if (rc < 0)
 			return rc;
 	}
-	snprintf(what, sizeof(what), "replace u32 filter on %s", dev);
-	return send_built(l, m, ff_build_flow(ifindex, H_ROOT, H_CLASS, plan->dst_addr,
-					      plan->dst_plen, plan->dport, &m, err),
-			  what, "u32", err);
+	/* start from no filter (a previous scope may have had the other
+	 * family's); "nothing to delete" is fine */
+	snprintf(what, sizeof(what), "flush filters on %s", dev);
+	rc = send_built(l, m, ff_build_flow_flush(ifindex, H_ROOT, &m, err), what,
+			"u32", err);
+	if (rc < 0 && rc != -ENOENT && rc != -EINVAL)
+		return rc;
+	ll_err_clear(err);
+	if (plan->dst_family == AF_INET || (!plan->dst_plen && plan->dport)) {
+		snprintf(what, sizeof(what), "replace u32 filter on %s", dev);
+		rc = send_built(l, m, ff_build_flow(ifindex, H_ROOT, H_CLASS,
+						    plan->dst_addr,
+						    plan->dst_family == AF_INET ?
+						    plan->dst_plen : 0,
+						    plan->dport, &m, err),
+				what, "u32", err);
+		if (rc < 0)
+			return rc;
+	}
+	if (plan->dst_family == AF_INET6 || (!plan->dst_plen && plan->dport)) {
+		snprintf(what, sizeof(what), "replace u32 ipv6 filter on %s", dev);
+		rc = send_built(l, m, ff_build_flow6(ifindex, H_ROOT, H_CLASS, plan->dst6,
+						     plan->dst_family == AF_INET6 ?
+						     plan->dst_plen : 0,
+						     plan->dport, &m, err),
+				what, "u32", err);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
 }
 
 static int install(struct local *l, const char *dev, int ifindex,
@@ -499,7 +530,7 @@ static int install(struct local *l, const char *dev, int ifindex,
 			return rc;
 	}
 	if (plan->scoped)
-		return install_scoped(l, dev, ifindex, plan, err);
+		return install_scoped(l, dev, ifindex, plan, same_root, err);
 	snprintf(what, sizeof(what), "replace root %s on %s", kind, dev);
 	if (plan->tbf)
 		rc = send_built(l, m, nlqdisc_build_tbf(&rt, plan, &m, err), what,

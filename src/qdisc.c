@@ -105,7 +105,9 @@ void qdisc_state_to_impair(const struct qdisc_state *s, struct impair *d)
 		}
 		if (s->scoped && s->dst_plen) {
 			d->dst_plen = s->dst_plen;
+			d->dst_family = s->dst_family == AF_INET6 ? AF_INET6 : AF_INET;
 			memcpy(d->dst_addr, s->dst_addr, 4);
+			memcpy(d->dst6, s->dst6, 16);
 			d->set |= IMP_DST;
 		}
 		if (s->scoped && s->dport) {
@@ -244,11 +246,14 @@ char *qdisc_state_summary(const struct qdisc_state *s, char *buf, size_t len)
 				    units_format_rate(q->rate, a, sizeof(a)),
 				    units_format_size(q->burst, b, sizeof(b)));
 			if (s->scoped) {
-				char ip[INET_ADDRSTRLEN];
+				char ip[INET6_ADDRSTRLEN];
 
 				cat(buf, len, &off, " (only");
 				if (s->dst_plen) {
-					inet_ntop(AF_INET, s->dst_addr, ip, sizeof(ip));
+					if (s->dst_family == AF_INET6)
+						inet_ntop(AF_INET6, s->dst6, ip, sizeof(ip));
+					else
+						inet_ntop(AF_INET, s->dst_addr, ip, sizeof(ip));
 					cat(buf, len, &off, " dst %s/%u", ip, s->dst_plen);
 				}
 				if (s->dport)

@@ -152,18 +152,29 @@ static void netem_words(struct sbuf *b, const struct impair_plan *p)
 }
 
 /* Lines that install p on the device whose quoted name is q. */
+/* The root line: "tc qdisc replace ... root handle 1: WORDS", and when the
+ * kernel refuses that (a root of another kind at 1: - "Invalid qdisc name" -
+ * or htb, which has no "change") delete the root and create it afresh, as
+ * the netlink path does. Stays one line, so joining with " && " works. */
+static void root_line(struct sbuf *b, const char *q, const char *words)
+{
+	sb_add(b, "tc qdisc replace dev %s root handle 1: %s 2>/dev/null || "
+	       "{ tc qdisc del dev %s root 2>/dev/null; tc qdisc replace dev %s root handle 1: %s; }\n",
+	       q, words, q, q, words);
+}
+
 static void plan_lines(struct sbuf *b, const char *q, const struct impair_plan *p)
 {
-	char r[32], bu[32], li[32];
+	char r[32], bu[32], li[32], w[1024];
 
 	if (p->scoped) {
 		/* htb 1: default 2; 1:1 shaped (or unshaped when only netem),
 		 * 1:2 unshaped; netem 10: under 1:1; u32 to 1:1 */
 		uint64_t shaped = p->tbf ? p->rate_Bps * 8 : FF_UNSHAPED_BPS;
 		uint32_t burst = p->tbf ? p->burst : tccmd_unshaped_burst(p);
-		char a[INET_ADDRSTRLEN];
+		char a[INET_ADDRSTRLEN], a6[INET6_ADDRSTRLEN];
 
-		sb_add(b, "tc qdisc replace dev %s root handle 1: htb default 2\n", q);
+		root_line(b, q, "htb default 2");
 		sb_add(b, "tc class replace dev %s parent 1: classid 1:1 htb rate %s ceil %s burst %s cburst %s\n",
 		       q, units_format_rate(shaped, r, sizeof(r)), r,
 		       units_format_size(burst, bu, sizeof(bu)), bu);
@@ -174,30 +185,54 @@ static void plan_lines(struct sbuf *b, const char *q, const struct impair_plan *
 			sb_add(b, "tc qdisc replace dev %s parent 1:1 handle 10:", q);
 			netem_words(b, p);
 			sb_add(b, "\n");
+		} else {
+			sb_add(b, "{ tc qdisc del dev %s parent 1:1 handle 10: 2>/dev/null || true; }\n", q);
 		}
-		sb_add(b, "tc filter replace dev %s parent 1: protocol ip prio 1 handle 800::800 u32", q);
-		if (p->dst_plen) {
-			inet_ntop(AF_INET, p->dst_addr, a, sizeof(a));
-			sb_add(b, " match ip dst %s/%u", a, p->dst_plen);
+		/* start from no filter: a previous scope may have had the other
+		 * family's filter */
+		sb_add(b, "{ tc filter del dev %s parent 1: 2>/dev/null || true; }\n", q);
+		if (p->dst_family == AF_INET || (!p->dst_plen && p->dport)) {
+			sb_add(b, "tc filter add dev %s parent 1: protocol ip prio 1 u32", q);
+			if (p->dst_plen) {
+				inet_ntop(AF_INET, p->dst_addr, a, sizeof(a));
+				sb_add(b, " match ip dst %s/%u", a, p->dst_plen);
+			}
+			if (p->dport)
+				sb_add(b, " match ip dport %u 0xffff", p->dport);
+			sb_add(b, " flowid 1:1\n");
 		}
-		if (p->dport)
-			sb_add(b, " match ip dport %u 0xffff", p->dport);
-		sb_add(b, " flowid 1:1\n");
+		if (p->dst_family == AF_INET6 || (!p->dst_plen && p->dport)) {
+			sb_add(b, "tc filter add dev %s parent 1: protocol ipv6 prio 2 u32", q);
+			if (p->dst_plen) {
+				inet_ntop(AF_INET6, p->dst6, a6, sizeof(a6));
+				sb_add(b, " match ip6 dst %s/%u", a6, p->dst_plen);
+			}
+			if (p->dport)
+				sb_add(b, " match ip6 dport %u 0xffff", p->dport);
+			sb_add(b, " flowid 1:1\n");
+		}
 		return;
 	}
 	if (p->tbf) {
-		sb_add(b, "tc qdisc replace dev %s root handle 1: tbf rate %s burst %s limit %s\n",
-		       q, units_format_rate(p->rate_Bps * 8, r, sizeof(r)),
-		       units_format_size(p->burst, bu, sizeof(bu)),
-		       units_format_size(p->tbf_limit, li, sizeof(li)));
+		snprintf(w, sizeof(w), "tbf rate %s burst %s limit %s",
+			 units_format_rate(p->rate_Bps * 8, r, sizeof(r)),
+			 units_format_size(p->burst, bu, sizeof(bu)),
+			 units_format_size(p->tbf_limit, li, sizeof(li)));
+		root_line(b, q, w);
 	}
 	if (p->netem) {
-		if (p->tbf)
-			sb_add(b, "tc qdisc replace dev %s parent 1:1 handle 10:", q);
+		struct sbuf nb = { w, sizeof(w), 0, 0 };
+
+		netem_words(&nb, p);
+		if (nb.err)
+			b->err = nb.err;
+		else if (p->tbf)
+			sb_add(b, "tc qdisc replace dev %s parent 1:1 handle 10:%s\n", q, w);
 		else
-			sb_add(b, "tc qdisc replace dev %s root handle 1:", q);
-		netem_words(b, p);
-		sb_add(b, "\n");
+			root_line(b, q, w + 1);     /* skip the leading blank */
+	} else if (p->tbf) {
+		/* a netem child of an earlier dial must not stay */
+		sb_add(b, "{ tc qdisc del dev %s parent 1:1 handle 10: 2>/dev/null || true; }\n", q);
 	}
 }
 

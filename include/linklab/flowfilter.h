@@ -11,9 +11,11 @@
  * plan installed on the IFB device.
  * Per-flow scope: root htb 1: default 2; class 1:1 carries the rate (and a
  * netem 10: under it); class 1:2 is the default, "unshaped" at 100 Gbit/s;
- * a u32 filter (prio 1, handle 800::800, protocol ip) sends IPv4 packets to
- * a destination prefix and/or TCP/UDP port (tc "match ip dport": offset 22,
- * IP header without options) to 1:1.
+ * u32 filters (added after a flush, no fixed handle: u32 hash tables are
+ * shared between prios; prio 1 protocol ip, prio 2 protocol ipv6)
+ * send packets to a destination prefix and/or TCP/UDP port (tc "match ip
+ * dport": offset 22, IP header without options; "match ip6 dport": offset
+ * 42, no extension headers) to 1:1. A port-only scope gets both filters.
  */
 #ifndef LINKLAB_FLOWFILTER_H
 #define LINKLAB_FLOWFILTER_H
@@ -40,13 +42,25 @@ int ff_build_ingress(int ifindex, int flags, struct nl_msg **out,
 int ff_build_mirred(int ifindex, int ifb_ifindex, struct nl_msg **out,
 		    struct ll_err *err);
 
-/* RTM_NEWTFILTER u32 on parent (e.g. 1:), protocol ip, prio 1, handle
- * 800::800, flowid classid: keys "ip dst addr/plen" (addr: IPv4 in network
+/* RTM_NEWTFILTER u32 ("tc filter add") on parent (e.g. 1:), protocol ip,
+ * prio 1, kernel-chosen handle, flowid classid: keys "ip dst addr/plen" (addr: IPv4 in network
  * order, plen 0 = no key) and "ip dport dport 0xffff" (0 = no key). At least
  * one key. -EINVAL otherwise. */
 int ff_build_flow(int ifindex, uint32_t parent, uint32_t classid,
 		  const uint8_t addr[4], unsigned plen, uint16_t dport,
 		  struct nl_msg **out, struct ll_err *err);
+
+/* The IPv6 twin: protocol ipv6, prio 2, keys "ip6 dst addr/plen" (one per
+ * 32-bit word, offsets 24..36) and "ip6 dport" (offset 42: no extension
+ * headers). */
+int ff_build_flow6(int ifindex, uint32_t parent, uint32_t classid,
+		   const uint8_t addr[16], unsigned plen, uint16_t dport,
+		   struct nl_msg **out, struct ll_err *err);
+
+/* RTM_DELTFILTER of every filter on parent (prio 0: "tc filter del dev X
+ * parent 1:"), so a new scope starts from no filter. */
+int ff_build_flow_flush(int ifindex, uint32_t parent, struct nl_msg **out,
+			struct ll_err *err);
 
 /* RTM_NEWQDISC htb (r2q 10, version 3, default class defcls) at handle,
  * root, with "tc qdisc replace" flags. */

@@ -123,11 +123,13 @@ struct impair {
 	int32_t slot_packets;    /* max packets per slot, 0 = unlimited */
 	int32_t slot_bytes;      /* max bytes per slot, 0 = unlimited */
 	uint64_t seed;           /* netem PRNG seed (kernel >= 6.6) */
-	/* scope: "direction egress|ingress", "dst A.B.C.D[/N]", "dport N" */
+	/* scope: "direction egress|ingress", "dst ADDR[/N]", "dport N" */
 	uint8_t direction;       /* enum impair_direction */
-	uint8_t dst_plen;        /* 0..32 */
+	uint8_t dst_plen;        /* 0..32 (IPv4) or 0..128 (IPv6) */
 	uint8_t dst_addr[4];     /* IPv4, network order */
 	uint16_t dport;          /* TCP/UDP destination port, 1..65535 */
+	uint8_t dst_family;      /* AF_INET6 for dst6; else IPv4 (dst_addr) */
+	uint8_t dst6[16];        /* IPv6 prefix, network order */
 };
 
 /* Field kinds for the schema table. */
@@ -139,7 +141,7 @@ enum impair_kind { IMPK_RATE, IMPK_TIME, IMPK_SIZE, IMPK_PERCENT, IMPK_COUNT,
 	IMPK_INT,       /* signed 32-bit count */
 	IMPK_U64,       /* unsigned 64-bit number */
 	IMPK_TIMEPAIR,  /* "MIN" or "MIN,MAX" times */
-	IMPK_PREFIX,    /* IPv4 address with optional /N */
+	IMPK_PREFIX,    /* IPv4 or IPv6 address with optional /N */
 };
 
 /* One dial field: name as on the command line (--NAME) and in profiles. */
@@ -210,10 +212,12 @@ struct impair_plan {
 				  * ceil(rate * t / (8 * mtu)), no margin */
 	/* scope */
 	bool ingress;            /* install on the IFB device of the interface */
-	bool scoped;             /* htb 1: + u32 filter to class 1:1 */
+	bool scoped;             /* htb 1: + u32 filter(s) to class 1:1 */
 	uint8_t dst_plen;
 	uint8_t dst_addr[4];
 	uint16_t dport;
+	uint8_t dst_family;      /* AF_INET6: dst6; AF_INET: dst_addr; 0: none */
+	uint8_t dst6[16];
 };
 
 /* Derive the plan. mtu: device MTU in bytes (0 -> 1500). hz: kernel HZ (0 ->

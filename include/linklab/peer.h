@@ -78,6 +78,8 @@ struct qdisc_state {
 	uint8_t dst_plen;         /* 0 = any destination */
 	uint8_t dst_addr[4];      /* IPv4, network order */
 	uint16_t dport;           /* 0 = any port */
+	uint8_t dst_family;       /* AF_INET / AF_INET6 when dst_plen > 0 */
+	uint8_t dst6[16];         /* IPv6 prefix, network order */
 };
 
 /* Fold a read-back tree into a dial (what the kernel now holds, in dial
@@ -89,6 +91,28 @@ void qdisc_state_to_impair(const struct qdisc_state *s, struct impair *d);
 char *qdisc_state_summary(const struct qdisc_state *s, char *buf, size_t len);
 
 struct peer;
+
+/* The control session (SSH) to a peer, as that peer sees it (added by issue
+ * 5). */
+struct peer_ctl {
+	char client[64];          /* this host's address (the SSH client) */
+	int client_port;
+	char server[64];          /* the peer's address (sshd) */
+	int server_port;
+	char dev[IF_NAMESIZE];    /* the peer's interface whose route carries
+				   * the session back to the client */
+};
+
+/* Safety settings of a remote peer (added by issue 5; --force,
+ * --exclude-ssh, --revert-after). */
+struct peer_safety {
+	bool force;               /* allow 100 % loss on the interface that
+				   * carries the session */
+	bool exclude_ctl;         /* keep the session's own flow out of the
+				   * impairment (u32 filter to an unshaped
+				   * htb class; IPv4 sessions) */
+	int revert_s;             /* commit-confirmed timer, 0 -> 30 s */
+};
 
 struct peer_ops {
 	const char *name;   /* "local" or "ssh" */
@@ -124,6 +148,21 @@ struct peer_ops {
 	int (*server_stop)(struct peer *p, struct ll_err *err);
 	/* Release everything (not restoring: call clear first). */
 	void (*close)(struct peer *p);
+	/* --- added by issue 5; NULL = not supported (the local peer) --- */
+	/* The control session and the peer's interface that carries it. */
+	int (*ctl_flow)(struct peer *p, struct peer_ctl *out, struct ll_err *err);
+	/* Set force / exclude_ctl / revert_s for the following applies. */
+	void (*set_safety)(struct peer *p, const struct peer_safety *s);
+	/* Warning of the last apply ("" if none), e.g. "veth-b carries this SSH
+	 * session: a heavy impairment may cut it". Valid until the next call. */
+	const char *(*warning)(struct peer *p);
+	/* For the console's loop: send an SSH keepalive if due; *next_s gets
+	 * the seconds until the next is due. 0, or -EIO/-ENOTCONN when the
+	 * session is gone (the peer's armed revert timers then restore it). */
+	int (*keepalive)(struct peer *p, int *next_s, struct ll_err *err);
+	/* The session's socket to add to poll() (POLLIN: call keepalive or
+	 * any op; POLLHUP/POLLERR: session lost), -1 if none. */
+	int (*poll_fd)(struct peer *p);
 };
 
 struct peer {

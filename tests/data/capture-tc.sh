@@ -93,8 +93,11 @@ capx() {
 }
 capx ingress 0x24 "ip link set lo up" qdisc replace dev lo ingress
 capx filter-mirred 0x2c "ip link add ifb0 type ifb" filter replace dev lo parent ffff: protocol all prio 1 handle 800::800 u32 match u32 0 0 action mirred egress redirect dev ifb0
-capx filter-flow 0x2c "true" filter replace dev lo parent 1: protocol ip prio 1 handle 800::800 u32 match ip dst 10.9.0.0/16 match ip dport 5201 0xffff flowid 1:1
-capx filter-dport 0x2c "true" filter replace dev lo parent 1: protocol ip prio 1 handle 800::800 u32 match ip dport 5201 0xffff flowid 1:1
+capx filter-flow 0x2c "true" filter add dev lo parent 1: protocol ip prio 1 u32 match ip dst 10.9.0.0/16 match ip dport 5201 0xffff flowid 1:1
+capx filter-dport 0x2c "true" filter add dev lo parent 1: protocol ip prio 1 u32 match ip dport 5201 0xffff flowid 1:1
 capx htb 0x24 "true" qdisc replace dev lo root handle 1: htb default 2
 capx htb-class 0x28 "tc qdisc add dev lo root handle 1: htb default 2" class replace dev lo parent 1: classid 1:1 htb rate 50mbit ceil 50mbit burst 25000b cburst 25000b
 capx htb-class64 0x28 "tc qdisc add dev lo root handle 1: htb default 2" class replace dev lo parent 1: classid 1:2 htb rate 40gbit ceil 40gbit burst 20000000b cburst 20000000b
+capx filter-flow6 0x2c "true" filter add dev lo parent 1: protocol ipv6 prio 2 u32 match ip6 dst fd00:1::/48 match ip6 dport 5201 0xffff flowid 1:1
+capx filter-dport6 0x2c "true" filter add dev lo parent 1: protocol ipv6 prio 2 u32 match ip6 dport 5201 0xffff flowid 1:1
+capx filter-dst6-128 0x2c "true" filter add dev lo parent 1: protocol ipv6 prio 2 u32 match ip6 dst fd00:1:2:3:4:5:6:7/128 flowid 1:1

@@ -92,6 +92,26 @@ static void test_golden(void **state)
 	same_as_tc("tc-filter-flow.hex", m);
 	assert_int_equal(ff_build_flow(1, 0x00010000, 0x00010001, NULL, 0, 5201, &m, &e), 0);
 	same_as_tc("tc-filter-dport.hex", m);
+	{
+		static const uint8_t n6[16] = { 0xfd, 0, 0, 1 };
+		static const uint8_t a6[16] = { 0xfd, 0, 0, 1, 0, 2, 0, 3, 0, 4, 0, 5,
+						0, 6, 0, 7 };
+
+		assert_int_equal(ff_build_flow6(1, 0x00010000, 0x00010001, n6, 48, 5201,
+						&m, &e), 0);
+		same_as_tc("tc-filter-flow6.hex", m);
+		assert_int_equal(ff_build_flow6(1, 0x00010000, 0x00010001, NULL, 0, 5201,
+						&m, &e), 0);
+		same_as_tc("tc-filter-dport6.hex", m);
+		assert_int_equal(ff_build_flow6(1, 0x00010000, 0x00010001, a6, 128, 0,
+						&m, &e), 0);
+		same_as_tc("tc-filter-dst6-128.hex", m);
+		assert_int_equal(ff_build_flow6(1, 0x10000, 0x10001, a6, 129, 0, &m, &e),
+				 -EINVAL);
+		assert_int_equal(ff_build_flow_flush(1, 0x10000, &m, &e), 0);
+		assert_int_equal(nlmsg_hdr(m)->nlmsg_type, RTM_DELTFILTER);
+		nlmsg_free(m);
+	}
 	assert_int_equal(ff_build_htb(1, 0x00010000, 2, &m, &e), 0);
 	same_as_tc("tc-htb.hex", m);
 	/* 50mbit burst 25000b; 40gbit burst 20000000b (RATE64/CEIL64) */

@@ -93,6 +93,13 @@ static void test_bad_values(void **state)
 		{ "slot-packets", "0", "slot-packets: '0' is not a whole number in range (1 .. 2147483647)" },
 		{ "slot-bytes", "3gb", "slot-bytes: 3gb is out of range (1b .. 2147483647b)" },
 		{ "seed", "-1", "seed: '-1' is not a number" },
+		{ "dst", "10.0.0.1/33", "dst: '10.0.0.1/33' has a bad prefix length" },
+		{ "dst", "10.0.0.1/24", "dst: '10.0.0.1/24' has host bits set past /24" },
+		{ "dst", "fd00::1/129", "has a bad prefix length" },
+		{ "dst", "fd00::1/64", "has host bits set past /64" },
+		{ "dst", "example.com", "dst: 'example.com' is not an IPv4 or IPv6 address" },
+		{ "dport", "0", "dport: '0' is not a count in range (1 .. 65535)" },
+		{ "direction", "both", "direction: 'both' is not one of egress | ingress" },
 		{ "seed", "99999999999999999999", "seed: '99999999999999999999' is not a number" },
 	};
 	size_t i;
@@ -285,6 +292,12 @@ static void test_roundtrip_more(void **state)
 		"slot-packets", "64", "64",
 		"slot-bytes", "64kb", "64kb",
 		"seed", "0x10", "16",
+		"dst", "10.1.0.0/16", "10.1.0.0/16",
+		"dst", "192.0.2.7", "192.0.2.7",
+		"dst", "fd00:1::/48", "fd00:1::/48",
+		"dst", "2001:db8::1", "2001:db8::1",
+		"dport", "5201", "5201",
+		"direction", "ingress", "ingress",
 		NULL };
 	size_t i;
 

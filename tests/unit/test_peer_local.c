@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <cmocka.h>
 
 #include <cjson/cJSON.h>
@@ -404,6 +405,35 @@ static void test_scope_and_ingress(void **state)
 	assert_true((back.set & IMP_DPORT) && back.dport == 5201);
 	assert_true((back.set & IMP_DST) && back.dst_plen == 24);
 	assert_memory_equal(back.dst_addr, d.dst_addr, 4);
+	assert_int_equal(st.dst_family, AF_INET);
+	/* port only: IPv4 and IPv6 filters; then an IPv6 prefix alone (the
+	 * IPv4 filter of the previous scope must go) */
+	{
+		static const char *const dp[] = { "rate", "10mbit", "dport", "443", NULL };
+		static const char *const d6[] = { "rate", "10mbit", "dst", "fd00:1::/48", NULL };
+
+		set_dial(&d, dp);
+		assert_int_equal(p.ops->apply(&p, "llA1", &d, &e), 0);
+		assert_int_equal(p.ops->read_qdiscs(&p, "llA1", &st, &e), 0);
+		assert_true(st.scoped && st.dport == 443 && st.dst_plen == 0);
+		assert_int_equal(sh("tc filter show dev llA1 | grep -q 'protocol ipv6 pref 2' && "
+				    "tc filter show dev llA1 | grep -q 'protocol ip pref 1'"), 0);
+		set_dial(&d, d6);
+		assert_int_equal(p.ops->apply(&p, "llA1", &d, &e), 0);
+		assert_int_equal(p.ops->read_qdiscs(&p, "llA1", &st, &e), 0);
+		assert_true(st.scoped && st.dport == 0 && st.dst_plen == 48);
+		assert_int_equal(st.dst_family, AF_INET6);
+		assert_memory_equal(st.dst6, d.dst6, 16);
+		assert_int_equal(sh("! tc filter show dev llA1 | grep -q 'protocol ip pref 1'"), 0);
+		qdisc_state_to_impair(&st, &back);
+		assert_true(back.set & IMP_DST);
+		{
+			char buf[64];
+
+			impair_get(&back, impair_field_find("dst"), buf, sizeof(buf));
+			assert_string_equal(buf, "fd00:1::/48");
+		}
+	}
 	/* a second apply without scope replaces the htb tree by a plain tbf */
 	{
 		static const char *const r5[] = { "rate", "5mbit", NULL };
