@@ -62,30 +62,42 @@ bridge_bench() {
 		echo "bridge: lab up failed:"; cat "$tmp/bridge-up.log"; return 1
 	fi
 	echo "bridge: iperf3 TCP A -> B through linklab's userspace engine, ${T}s each"
-	for dial in "plain" "delay 50ms each way (RTT 100 ms)"; do
-		case "$dial" in
-		plain) $LBB engine > /dev/null 2>&1 ;;
-		*)     $LBB engine --delay 50ms > /dev/null 2>&1 ;;
-		esac
+	# label | engine options | iperf3 options
+	while IFS='|' read -r label eopts iopts; do
+		[ -n "$label" ] || continue
+		# shellcheck disable=SC2086
+		$LBB engine $eopts > /dev/null 2>&1
 		epid=$(cat "$LL_LAB_DIR/engine.pid")
-		for P in 1 4; do
-			c0=$(awk '{print $14+$15}' /proc/"$epid"/stat)
-			ip netns exec "$LL_NS_B" iperf3 -s -1 -p 5411 > /dev/null 2>&1 &
-			sp=$!; sleep 0.5
-			ip netns exec "$LL_NS_A" iperf3 -c 10.198.0.2 -p 5411 -P $P -t $T -J \
-				> "$tmp/br.json" 2>/dev/null
-			wait $sp
-			c1=$(awk '{print $14+$15}' /proc/"$epid"/stat)
-			python3 - "$tmp/br.json" "$c0" "$c1" "$(getconf CLK_TCK)" "$dial" "$P" <<'PY'
+		c0=$(awk '{print $14+$15}' /proc/"$epid"/stat)
+		ip netns exec "$LL_NS_B" iperf3 -s -1 -p 5411 > /dev/null 2>&1 &
+		sp=$!; sleep 0.5
+		# shellcheck disable=SC2086
+		ip netns exec "$LL_NS_A" iperf3 -c 10.198.0.2 -p 5411 -t $T -J $iopts \
+			> "$tmp/br.json" 2>/dev/null
+		wait $sp
+		c1=$(awk '{print $14+$15}' /proc/"$epid"/stat)
+		python3 - "$tmp/br.json" "$c0" "$c1" "$(getconf CLK_TCK)" "$label" "$iopts" <<'PY'
 import json,sys
 d=json.load(open(sys.argv[1])); s=d["end"]["sum_received"]
 cpu=(float(sys.argv[3])-float(sys.argv[2]))/float(sys.argv[4])
 gbits=s["bytes"]*8/1e9; secs=s["seconds"]
-print("  %-36s -P %s  %6.2f Gbit/s   engine CPU %5.1f%% of a core, %.3f CPU s/Gbit"
-      % (sys.argv[5], sys.argv[6], s["bits_per_second"]/1e9, 100*cpu/secs, cpu/gbits if gbits else 0))
+extra=""
+o=sys.argv[6].split()
+if "-w" in o:   # window-limited: compare with window / RTT
+    w=o[o.index("-w")+1]; wb=float(w[:-1])*{"K":1024,"M":1048576}[w[-1]]
+    extra="  (window/RTT %s/100ms = %.0f Mbit/s)" % (w, wb*8/0.1/1e6)
+print("  %-30s %-10s %7.1f Mbit/s  engine CPU %5.1f%% of a core, %.3f CPU s/Gbit%s"
+      % (sys.argv[5], sys.argv[6], s["bits_per_second"]/1e6, 100*cpu/secs,
+         cpu/gbits if gbits else 0, extra))
 PY
-		done
-	done
+	done <<'EOT'
+plain||-P 1
+plain||-P 4
+delay 50ms each way (RTT 100ms)|--delay 50ms|-P 1
+delay 50ms each way (RTT 100ms)|--delay 50ms|-P 4
+1gbit + RTT 100ms (seed 000)|--rate 1gbit --delay 50ms|-P 1 -w 4M
+1gbit + RTT 100ms (seed 000)|--rate 1gbit --delay 50ms|-P 4
+EOT
 	$LBB down > /dev/null 2>&1
 }
 bridge_bench
