@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "linklab/cli.h"
+#include "linklab/prompt.h"
+#include "linklab/ssh.h"
 
 struct cli_cmd {
 	const char *name;
@@ -63,6 +65,9 @@ int cli_main(int argc, char **argv)
 {
 	const struct cli_cmd *c;
 
+	/* SSH passphrases/passwords are asked on the tty (the console may
+	 * pass its own prompt through sshcfg_opts) */
+	ssh_set_default_prompt(cli_tty_prompt, NULL);
 	if (argc < 2 || argv[1][0] == '-') {
 		if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 			cli_usage(stdout);

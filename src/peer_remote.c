@@ -40,6 +40,12 @@ struct remote {
 	struct ssh_proc *srv;
 	long srv_pid;
 	int srv_port;
+	/* issue 5: safety */
+	struct peer_safety safety;
+	struct peer_ctl ctl;
+	bool ctl_known;
+	long armed[RJ_MAX];       /* revert timers not yet disarmed */
+	char warn[512];
 };
 
 static struct remote *R(struct peer *p)
@@ -496,52 +502,214 @@ static int restore(struct remote *r, const char *dev, const char *orig,
 	return rc;
 }
 
-/* Arm a revert timer on the peer before changing dev: if the session dies
- * (say the new rate starves it), the peer restores the original by itself
- * after REVERT_AFTER_S seconds. Returns its pid, or 0 if it could not be
- * armed (best effort: apply goes on). */
+/* Commit confirmed (like a router's "commit confirmed"): before dev is
+ * changed, a detached process is armed on the peer that restores the
+ * journalled original after revert_s seconds (default 30) unless killed. It
+ * is disarmed only by a separate round trip after the read-back, which proves
+ * the peer still answers over this session; if the session dies in between,
+ * the peer restores itself. Returns the timer's pid, or 0 when it cannot be
+ * armed (an original linklab cannot rebuild). */
 #ifndef REVERT_AFTER_S
 #define REVERT_AFTER_S 30
 #endif
-static long arm_revert(struct remote *r, const char *dev, const char *orig)
+static int revert_after(const struct remote *r)
+{
+	return r->safety.revert_s > 0 ? r->safety.revert_s : REVERT_AFTER_S;
+}
+
+static void armed_add(struct remote *r, long pid)
+{
+	int i;
+
+	for (i = 0; i < RJ_MAX; i++)
+		if (!r->armed[i]) {
+			r->armed[i] = pid;
+			return;
+		}
+}
+
+static void armed_del(struct remote *r, long pid)
+{
+	int i;
+
+	for (i = 0; i < RJ_MAX; i++)
+		if (r->armed[i] == pid)
+			r->armed[i] = 0;
+}
+
+static long arm_revert(struct remote *r, const char *dev, const char *orig,
+		       struct ll_err *err)
 {
 	char *inner = calloc(1, CMD_MAX), *cmd = calloc(1, CMD_MAX), *o = NULL;
-	char path[128], head[160];
+	char path[128], head[200];
 	long pid = 0;
 
 	if (!inner || !cmd)
 		goto out;
-	/* TERM (disarm) kills the sleep and exits without restoring */
+	/* TERM (disarm) kills the sleep and exits without restoring; the
+	 * process is named by its argv ("linklab-revert") for ps */
 	snprintf(head, sizeof(head),
 		 "trap 'kill $s 2>/dev/null; exit 0' TERM; sleep %d & s=$!; wait $s &&",
-		 REVERT_AFTER_S);
+		 revert_after(r));
 	snprintf(inner, CMD_MAX, "%s", head);
 	if (restore_cmd(r, dev, orig, inner + strlen(inner) + 1,
-			CMD_MAX - strlen(inner) - 1, NULL) < 0)
+			CMD_MAX - strlen(inner) - 1, err) < 0)
 		goto out;
 	inner[strlen(inner)] = ' ';
 	journal_path(r, dev, path, sizeof(path));
 	if (addraw(inner, CMD_MAX, "&& rm -f") || addw(inner, CMD_MAX, path) ||
 	    addraw(cmd, CMD_MAX, "nohup sh -c") || addw(cmd, CMD_MAX, inner) ||
-	    addraw(cmd, CMD_MAX, ">/dev/null 2>&1 </dev/null & echo $!"))
+	    addraw(cmd, CMD_MAX, "linklab-revert >/dev/null 2>&1 </dev/null & echo $!"))
 		goto out;
-	if (run(r, cmd, "arm revert timer", &o, NULL, NULL) == 0 && o)
+	if (run(r, cmd, "arm revert timer", &o, NULL, err) == 0 && o)
 		pid = strtol(o, NULL, 10);
 out:
 	free(o);
 	free(inner);
 	free(cmd);
+	if (pid > 1)
+		armed_add(r, pid);
 	return pid > 1 ? pid : 0;
 }
 
-static void disarm_revert(struct remote *r, long pid)
+/* The confirming round trip: kill the timer if it is still pending.
+ * 0 = disarmed, -ETIME = it had already fired (the original is back),
+ * other negative = the peer did not answer (it will revert by itself). */
+static int disarm_revert(struct remote *r, long pid, struct ll_err *err)
 {
-	char cmd[96];
+	char cmd[128], *o = NULL;
+	int rc;
 
 	if (pid <= 1)
-		return;
-	snprintf(cmd, sizeof(cmd), "kill %ld 2>/dev/null; true", pid);
-	run(r, cmd, "disarm revert timer", NULL, NULL, NULL);
+		return 0;
+	snprintf(cmd, sizeof(cmd), "kill %ld 2>/dev/null && echo disarmed || echo fired", pid);
+	rc = run(r, cmd, "disarm revert timer (commit confirmed)", &o, NULL, err);
+	if (rc == 0) {
+		armed_del(r, pid);
+		if (strncmp(o, "disarmed", 8) != 0)
+			rc = ll_err_set(err, -ETIME,
+					"peer %s: the revert timer fired before the change was confirmed: the original is back",
+					r->t.alias);
+	}
+	free(o);
+	return rc;
+}
+
+/* The peer's interface that carries the SSH session (one round trip, then
+ * cached): the session's client address as the peer routes it. */
+static int ctl_flow(struct remote *r, struct peer_ctl *out, struct ll_err *err)
+{
+	char cmd[160] = "ip -j route get", *o = NULL;
+	int rc;
+
+	if (!r->ctl_known) {
+		memset(&r->ctl, 0, sizeof(r->ctl));
+		rc = ssh_addrs(r->s, r->ctl.client, sizeof(r->ctl.client),
+			       &r->ctl.client_port, r->ctl.server,
+			       sizeof(r->ctl.server), &r->ctl.server_port);
+		if (rc < 0)
+			return ll_err_set(err, rc, "peer %s: session addresses: %s",
+					  r->t.alias, strerror(-rc));
+		if (addw(cmd, sizeof(cmd), r->ctl.client) < 0)
+			return ll_err_set(err, -ENOSPC, "command too long");
+		rc = run(r, cmd, "ip route get (SSH client)", &o, NULL, err);
+		if (rc == 0)
+			rc = tcjson_route_dev(o, r->ctl.dev, sizeof(r->ctl.dev), err);
+		free(o);
+		if (rc < 0)
+			return rc;
+		r->ctl_known = true;
+	}
+	if (out)
+		*out = r->ctl;
+	return 0;
+}
+
+static int remote_ctl_flow(struct peer *p, struct peer_ctl *out,
+			   struct ll_err *err)
+{
+	return ctl_flow(R(p), out, err);
+}
+
+/* Keep the SSH session's own flow out of the impairment: the scoped layout
+ * of tccmd (htb 1:, shaped 1:1, unshaped 1:2) turned around - default 1:1,
+ * and a u32 filter sending the session's packets (to the client's port, from
+ * sshd's port) to 1:2. */
+static int exclude_lines(struct remote *r, const char *dev,
+			 const struct impair_plan *plan, char *lines, size_t len,
+			 struct ll_err *err)
+{
+	struct impair_plan p2 = *plan;
+	char *tmp, *f, portm[64], sportm[64], portm6[64], sportm6[64], both[128];
+	size_t o;
+	int rc;
+
+	if (strchr(r->ctl.client, ':'))
+		return ll_err_set(err, -ENOTSUP,
+				  "peer %s: cannot exclude an IPv6 SSH session from the impairment (u32 match ip is IPv4)",
+				  r->t.alias);
+	if (plan->ingress || plan->scoped)
+		return ll_err_set(err, -ENOTSUP,
+				  "peer %s: --exclude-ssh cannot be combined with a direction/dst/dport scope",
+				  r->t.alias);
+	p2.scoped = true;
+	p2.dst_plen = 0;
+	p2.dport = (uint16_t)r->ctl.client_port;
+	tmp = calloc(1, len);
+	if (!tmp)
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	rc = tccmd_apply(dev, &p2, tmp, len, err);
+	if (rc < 0) {
+		free(tmp);
+		return rc;
+	}
+	/* every layout line of tccmd turned around: default class 1:1,
+	 * filters to 1:2, each dport match narrowed by sshd's source port */
+	snprintf(portm, sizeof(portm), " match ip dport %d 0xffff", r->ctl.client_port);
+	snprintf(sportm, sizeof(sportm), " match ip sport %d 0xffff", r->ctl.server_port);
+	snprintf(portm6, sizeof(portm6), " match ip6 dport %d 0xffff", r->ctl.client_port);
+	snprintf(sportm6, sizeof(sportm6), " match ip6 sport %d 0xffff", r->ctl.server_port);
+	if (!strstr(tmp, "htb default 2") || !strstr(tmp, portm) ||
+	    !strstr(tmp, " flowid 1:1")) {
+		free(tmp);
+		return ll_err_set(err, -ENOTSUP,
+				  "peer %s: cannot build the SSH exclusion from the tc lines", r->t.alias);
+	}
+	lines[0] = '\0';
+	for (o = 0, f = tmp; *f; ) {
+		const char *add = NULL;
+		size_t skip = 1;
+
+		if (strncmp(f, "htb default 2", 13) == 0) {
+			add = "htb default 1";
+			skip = 13;
+		} else if (strncmp(f, " flowid 1:1", 11) == 0 && !isdigit((unsigned char)f[11])) {
+			add = " flowid 1:2";
+			skip = 11;
+		} else if (strncmp(f, portm, strlen(portm)) == 0) {
+			snprintf(both, sizeof(both), "%s%s", portm, sportm);
+			add = both;
+			skip = strlen(portm);
+		} else if (strncmp(f, portm6, strlen(portm6)) == 0) {
+			snprintf(both, sizeof(both), "%s%s", portm6, sportm6);
+			add = both;
+			skip = strlen(portm6);
+		}
+		if (o + (add ? strlen(add) : 1) + 1 >= len) {
+			free(tmp);
+			return ll_err_set(err, -ENOSPC, "tc command too long");
+		}
+		if (add) {
+			memcpy(lines + o, add, strlen(add));
+			o += strlen(add);
+		} else {
+			lines[o++] = *f;
+		}
+		f += skip;
+	}
+	lines[o] = '\0';
+	free(tmp);
+	return 0;
 }
 
 static int remote_clear(struct peer *p, const char *dev, struct ll_err *err)
@@ -575,6 +743,33 @@ static int remote_clear(struct peer *p, const char *dev, struct ll_err *err)
 	return rc;
 }
 
+/* Is this apply a hazard for the session? Fills r->warn; -EPERM when it
+ * must be refused (100 % loss on the session's interface without --force). */
+static int guard(struct remote *r, const char *dev, const struct impair_plan *plan,
+		 bool *carries, struct ll_err *err)
+{
+	struct ll_err cerr = {0};
+
+	*carries = false;
+	if (ctl_flow(r, NULL, &cerr) < 0)
+		return 0;   /* unknown: nothing to warn about (never blocks) */
+	if (strcmp(r->ctl.dev, dev) != 0)
+		return 0;
+	*carries = true;
+	if (r->safety.exclude_ctl)
+		return 0;
+	if (plan->netem && plan->loss == UINT32_MAX && !r->safety.force)
+		return ll_err_set(err, -EPERM,
+				  "peer %s: %s carries this SSH session (%s:%d -> %s:%d): 100%% loss would cut it; refused. Use --exclude-ssh to keep the session out of the impairment, or --force (the peer then restores the original %d s later by its revert timer)",
+				  r->t.alias, dev, r->ctl.client, r->ctl.client_port,
+				  r->ctl.server, r->ctl.server_port, revert_after(r));
+	snprintf(r->warn, sizeof(r->warn),
+		 "%s on %s carries this SSH session (%s:%d -> %s:%d): the impairment slows the console's own link; --exclude-ssh keeps the session out of it",
+		 dev, r->t.alias, r->ctl.client, r->ctl.client_port, r->ctl.server,
+		 r->ctl.server_port);
+	return 0;
+}
+
 static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 			struct ll_err *err)
 {
@@ -584,8 +779,10 @@ static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 	struct rjournal *j;
 	char *lines, *cmd, *errt = NULL, *s;
 	long timer = 0;
+	bool carries = false, excluded = false;
 	int rc;
 
+	r->warn[0] = '\0';
 	if (impair_is_empty(d))
 		return remote_clear(p, dev, err);
 	lines = calloc(1, CMD_MAX);
@@ -597,12 +794,29 @@ static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 	}
 	rc = plan_lines(r, dev, d, lines, CMD_MAX, &plan, err);
 	if (rc == 0)
+		rc = guard(r, dev, &plan, &carries, err);
+	if (rc == 0 && carries && r->safety.exclude_ctl) {
+		rc = exclude_lines(r, dev, &plan, lines, CMD_MAX, err);
+		excluded = rc == 0;
+	}
+	if (rc == 0)
 		rc = journal_take(r, dev, err);
 	if (rc < 0)
 		goto out;
+	/* 1. arm (a separate round trip, before any change) */
 	j = jfind(r, dev, false);
-	timer = j && j->orig ? arm_revert(r, dev, j->orig) : 0;
-	/* the lines as ONE shell command joined with && */
+	if (j && j->orig) {
+		struct ll_err aerr = {0};
+
+		timer = arm_revert(r, dev, j->orig, &aerr);
+		if (!timer && carries) {
+			rc = ll_err_set(err, -EPERM,
+					"peer %s: %s carries this SSH session and no revert timer could be armed (%s); refused",
+					r->t.alias, dev, aerr.msg[0] ? aerr.msg : "unknown");
+			goto out;
+		}
+	}
+	/* 2. apply: the lines as ONE shell command joined with && */
 	for (s = lines; *s; ) {
 		size_t n = strcspn(s, "\n");
 
@@ -617,7 +831,15 @@ static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 		}
 		s += n + (s[n] == '\n');
 	}
-	rc = run(r, cmd, "tc", NULL, &errt, err);
+	{
+		struct ll_err aerr = {0};
+
+		rc = run(r, cmd, "tc", NULL, &errt, &aerr);
+		if (rc < 0 && err)
+			*err = aerr;
+		if (rc < 0 && !strstr(aerr.msg, "failed (exit"))
+			goto lost;   /* the session, not tc */
+	}
 	if (rc < 0) {
 		struct ll_err rerr = {0};
 		bool no_netem = errt && strstr(errt, "Specified qdisc kind is unknown") &&
@@ -631,44 +853,71 @@ static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 		if (j && j->orig && restore(r, dev, j->orig, &rerr) < 0)
 			ll_err_prefix(err, "restoring the original failed too (%s); ",
 				      rerr.msg);
-		goto out;
+		goto confirm;
 	}
-	/* disarm the timer and read back to confirm, in one round trip */
+	/* 3. read back (its own round trip) */
 	{
 		char rb[256] = "", *o = NULL;
 
-		if (timer > 1)
-			snprintf(rb, sizeof(rb), "kill %ld 2>/dev/null;", timer);
 		addraw(rb, sizeof(rb), "tc -j -s qdisc show dev");
 		if (addw(rb, sizeof(rb), dev) < 0) {
 			rc = ll_err_set(err, -ENOSPC, "command too long");
-			goto out;
+			goto confirm;
 		}
-		rc = run(r, rb, "tc qdisc show (read-back)", &o, NULL, err);
-		if (rc == 0)
-			timer = 0;
-		if (rc == 0)
-			rc = tcjson_qdiscs(o, dev, &qs, err);
-		free(o);
-		if (rc < 0)
-			goto out;
-	}
-	if (qs.n < 1 || strcmp(qs.q[0].kind, plan.tbf ? "tbf" : "netem") != 0 ||
-	    (plan.tbf && qs.q[0].rate / 8 != plan.rate_Bps)) {
-		struct ll_err rerr = {0};
+		struct ll_err rberr = {0};
+		bool session_err;
 
-		rc = ll_err_set(err, -EIO,
-				"peer %s: read-back of %s does not match (root %s, rate %llu bit/s); original put back",
-				r->t.alias, dev, qs.n ? qs.q[0].kind : "none",
-				qs.n ? (unsigned long long)qs.q[0].rate : 0ULL);
-		j = jfind(r, dev, false);
-		if (j && j->orig && restore(r, dev, j->orig, &rerr) < 0)
-			ll_err_prefix(err, "restoring the original failed too (%s); ",
-				      rerr.msg);
+		rc = run(r, rb, "tc qdisc show (read-back)", &o, NULL, &rberr);
+		/* run(): a non-zero exit says "failed (exit N)"; anything else
+		 * is the session itself */
+		session_err = rc < 0 && !strstr(rberr.msg, "failed (exit");
+		if (rc == 0)
+			rc = tcjson_qdiscs(o, dev, &qs, &rberr);
+		free(o);
+		if (rc < 0 && err)
+			*err = rberr;
+		if (rc < 0 && session_err)
+			goto lost;
+		if (rc < 0)
+			goto confirm;
 	}
+	{
+		const char *want = (plan.scoped || excluded) ? "htb" : plan.tbf ? "tbf" : "netem";
+
+		if (qs.n < 1 || strcmp(qs.q[0].kind, want) != 0 ||
+		    (!plan.scoped && !excluded && plan.tbf && qs.q[0].rate / 8 != plan.rate_Bps)) {
+			struct ll_err rerr = {0};
+
+			rc = ll_err_set(err, -EIO,
+					"peer %s: read-back of %s does not match (root %s, rate %llu bit/s); original put back",
+					r->t.alias, dev, qs.n ? qs.q[0].kind : "none",
+					qs.n ? (unsigned long long)qs.q[0].rate : 0ULL);
+			j = jfind(r, dev, false);
+			if (j && j->orig && restore(r, dev, j->orig, &rerr) < 0)
+				ll_err_prefix(err, "restoring the original failed too (%s); ",
+					      rerr.msg);
+		}
+	}
+confirm:
+	/* 4. confirm: the peer answered the read-back; this round trip
+	 * disarms the timer (commit confirmed) */
+	if (timer) {
+		struct ll_err derr = {0};
+		int drc = disarm_revert(r, timer, &derr);
+
+		if (drc < 0 && rc == 0) {
+			rc = drc;
+			if (err)
+				*err = derr;
+		}
+	}
+	goto out;
+lost:
+	/* the session died mid-apply: the peer restores itself */
+	if (timer)
+		ll_err_prefix(err, "peer %s: session lost while applying to %s; the peer restores the original within %d s by its armed revert timer (pid %ld): ",
+			      r->t.alias, dev, revert_after(r), timer);
 out:
-	/* read-back worked (or we restored): the peer is reachable */
-	disarm_revert(r, timer);
 	free(errt);
 	free(lines);
 	free(cmd);
@@ -754,10 +1003,16 @@ fail:
 	return rc;
 }
 
+/* The server must not outlive the session: a watchdog reads the channel's
+ * stdin (saved on fd 3: an asynchronous list gets /dev/null) and kills the
+ * server ($$: exec keeps the pid) at EOF - the channel closed, or sshd gone
+ * with the session. */
+#define SRV_WATCHDOG "exec 3<&0; { cat <&3 >/dev/null 2>&1; kill $$ 2>/dev/null; } >/dev/null 2>&1 & "
+
 static int remote_server_start(struct peer *p, int *port, struct ll_err *err)
 {
 	struct remote *r = R(p);
-	char *o = NULL, cmd[160];
+	char *o = NULL, cmd[320];
 	int rc, pt;
 
 	if (r->srv)
@@ -767,7 +1022,7 @@ static int remote_server_start(struct peer *p, int *port, struct ll_err *err)
 	if (rc < 0)
 		return rc;
 	if (strncmp(o, "yes", 3) == 0) {
-		rc = try_server(r, "sh -c 'echo $$; exec linklab serve -1 -p 0'", port, err);
+		rc = try_server(r, "sh -c 'echo $$; " SRV_WATCHDOG "exec linklab serve -1 -p 0'", port, err);
 		if (rc == 0) {
 			free(o);
 			return 0;
@@ -775,7 +1030,7 @@ static int remote_server_start(struct peer *p, int *port, struct ll_err *err)
 	}
 	free(o);
 	for (pt = 5201; pt <= 5210; pt++) {
-		snprintf(cmd, sizeof(cmd), "sh -c 'echo $$; exec iperf3 -s -1 -p %d --forceflush' 2>&1", pt);
+		snprintf(cmd, sizeof(cmd), "sh -c 'echo $$; " SRV_WATCHDOG "exec iperf3 -s -1 -p %d --forceflush' 2>&1", pt);
 		rc = try_server(r, cmd, port, err);
 		if (rc == 0 || rc == -ETIMEDOUT || rc == -EIO)
 			break;
@@ -795,11 +1050,36 @@ static void remote_close(struct peer *p)
 		return;
 	if (r->srv)
 		remote_server_stop(p, NULL);
+	/* a normal quit leaves no revert timer behind (an apply that could
+	 * not confirm leaves its timer to restore the peer) */
+	for (i = 0; i < RJ_MAX; i++)
+		if (r->armed[i] > 1 && r->s)
+			disarm_revert(r, r->armed[i], NULL);
 	for (i = 0; i < RJ_MAX; i++)
 		free(r->j[i].orig);
 	ssh_close(r->s);
 	free(r);
 	p->priv = NULL;
+}
+
+static void remote_set_safety(struct peer *p, const struct peer_safety *sf)
+{
+	R(p)->safety = *sf;
+}
+
+static const char *remote_warning(struct peer *p)
+{
+	return R(p)->warn;
+}
+
+static int remote_keepalive(struct peer *p, int *next_s, struct ll_err *err)
+{
+	return ssh_keepalive(R(p)->s, next_s, err);
+}
+
+static int remote_poll_fd(struct peer *p)
+{
+	return ssh_fd(R(p)->s);
 }
 
 static const struct peer_ops remote_ops = {
@@ -813,6 +1093,11 @@ static const struct peer_ops remote_ops = {
 	.server_start = remote_server_start,
 	.server_stop = remote_server_stop,
 	.close = remote_close,
+	.ctl_flow = remote_ctl_flow,
+	.set_safety = remote_set_safety,
+	.warning = remote_warning,
+	.keepalive = remote_keepalive,
+	.poll_fd = remote_poll_fd,
 };
 
 int peer_remote_open(struct peer *p, const struct ssh_target *t,

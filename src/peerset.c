@@ -54,6 +54,31 @@ int peerset_parse_opt(struct peerset_opts *o, int argc, char **argv, int *i,
 		o->ssh.accept_new = true;
 		return 1;
 	}
+	if (!strcmp(argv[*i], "--force")) {
+		o->force = true;
+		return 1;
+	}
+	if (!strcmp(argv[*i], "--exclude-ssh")) {
+		o->exclude_ssh = true;
+		return 1;
+	}
+	{
+		const char *val = NULL;
+		char *end;
+		long n;
+
+		rc = opt_value("--revert-after", argc, argv, i, &val, err);
+		if (rc < 0)
+			return rc;
+		if (rc > 0) {
+			n = strtol(val, &end, 10);
+			if (*end || end == val || n < 1 || n > 3600)
+				return ll_err_set(err, -EINVAL,
+						  "--revert-after %s: expected seconds, 1..3600", val);
+			o->revert_after = (int)n;
+			return 1;
+		}
+	}
 	for (k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
 		const char *val = NULL;
 
@@ -168,6 +193,13 @@ int peerset_open(struct peerset *ps, const struct peerset_opts *o,
 			return rc;
 		}
 		ps->has_b = true;
+		if (ps->b.ops->set_safety) {
+			struct peer_safety sf = { .force = o->force,
+						  .exclude_ctl = o->exclude_ssh,
+						  .revert_s = o->revert_after };
+
+			ps->b.ops->set_safety(&ps->b, &sf);
+		}
 		snprintf(ps->b.label, sizeof(ps->b.label), "B (%s)", o->peer);
 		snprintf(ps->addr_b, sizeof(ps->addr_b), "%s",
 			 o->peer_data ? o->peer_data : ps->target.hostname);

@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -323,7 +324,7 @@ static int check_hostkey(struct ssh_session *s, const struct ssh_target *t,
 	const char *key, *kname;
 	size_t klen = 0;
 	int ktype = 0, bit, rc, ret = 0;
-	char fp[80];
+	char fp[80], khost[300];
 	bool accept = t->accept_new || strcmp(t->strict, "accept-new") == 0 ||
 		      strcmp(t->strict, "no") == 0 || strcmp(t->strict, "off") == 0;
 
@@ -333,6 +334,10 @@ static int check_hostkey(struct ssh_session *s, const struct ssh_target *t,
 				  last_err(s->ss));
 	bit = keytype_bit(ktype, &kname);
 	fingerprint(s->ss, fp, sizeof(fp));
+	if (s->port != 22)
+		snprintf(khost, sizeof(khost), "[%s]:%d", s->host, s->port);
+	else
+		snprintf(khost, sizeof(khost), "%s", s->host);
 	kh = libssh2_knownhost_init(s->ss);
 	if (!kh)
 		return ll_err_set(err, -ENOMEM, "ssh %s: knownhost_init: %s", s->name,
@@ -346,9 +351,9 @@ static int check_hostkey(struct ssh_session *s, const struct ssh_target *t,
 		break;
 	case LIBSSH2_KNOWNHOST_CHECK_MISMATCH:
 		ret = ll_err_set(err, -EPERM,
-				 "ssh %s: REMOTE HOST IDENTIFICATION HAS CHANGED - HOST KEY FOR %s HAS CHANGED (now %s %s); refusing to connect. If the peer was really re-installed, remove its old line from %s (ssh-keygen -R %s)",
-				 s->name, s->host, kname, fp,
-				 t->nknown ? t->known_hosts[0] : "known_hosts", s->host);
+				 "ssh %s: REMOTE HOST IDENTIFICATION HAS CHANGED - HOST KEY FOR %s HAS CHANGED (now %s %s); refusing to connect. If the peer was really re-installed, remove its old line: ssh-keygen -R '%s' -f '%s'",
+				 s->name, s->host, kname, fp, khost,
+				 t->nknown ? t->known_hosts[0] : "~/.ssh/known_hosts");
 		break;
 	case LIBSSH2_KNOWNHOST_CHECK_NOTFOUND:
 		if (accept) {
@@ -369,19 +374,224 @@ static int check_hostkey(struct ssh_session *s, const struct ssh_target *t,
 	return ret;
 }
 
-/* Authenticate: agent first (if SSH_AUTH_SOCK), then each identity file. */
+/* Process-wide default prompt (the CLI's tty reader), used when the target
+ * carries none. */
+static ssh_prompt_fn default_prompt;
+static void *default_prompt_ctx;
+
+void ssh_set_default_prompt(ssh_prompt_fn fn, void *ctx)
+{
+	default_prompt = fn;
+	default_prompt_ctx = ctx;
+}
+
+static int b64val(int c)
+{
+	if (c >= 'A' && c <= 'Z') return c - 'A';
+	if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+	if (c >= '0' && c <= '9') return c - '0' + 52;
+	if (c == '+') return 62;
+	if (c == '/') return 63;
+	return -1;
+}
+
+/* Big-endian length-prefixed string at *off of the decoded key blob. */
+static int blob_str(const unsigned char *b, size_t n, size_t *off,
+		    const unsigned char **str, size_t *slen)
+{
+	uint32_t l;
+
+	if (*off + 4 > n)
+		return -1;
+	l = (uint32_t)b[*off] << 24 | (uint32_t)b[*off + 1] << 16 |
+	    (uint32_t)b[*off + 2] << 8 | b[*off + 3];
+	*off += 4;
+	if (l > n - *off)
+		return -1;
+	*str = b + *off;
+	*slen = l;
+	*off += l;
+	return 0;
+}
+
+int ssh_key_info(const char *path, char *type, size_t len, bool *encrypted)
+{
+	FILE *f;
+	char line[4096], pub[PATH_MAX + 8];
+	unsigned char *blob = NULL;
+	size_t nb = 0, cap = 0;
+	int in = 0, rc = -EINVAL;
+	unsigned acc = 0, bits = 0;
+
+	snprintf(type, len, "unknown");
+	*encrypted = false;
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (!in) {
+			if (strstr(line, "-----BEGIN OPENSSH PRIVATE KEY-----")) {
+				in = 1;
+			} else if (strstr(line, "-----BEGIN ")) {
+				/* PEM: the type is in the armour line */
+				snprintf(type, len, "%s",
+					 strstr(line, " RSA ") ? "ssh-rsa" :
+					 strstr(line, " EC ") ? "ecdsa" :
+					 strstr(line, " DSA ") ? "ssh-dss" : "unknown");
+				if (strstr(line, "ENCRYPTED"))
+					*encrypted = true;
+				in = 2;
+				rc = 0;
+			}
+			continue;
+		}
+		if (in == 2) {
+			if (strstr(line, "ENCRYPTED"))
+				*encrypted = true;
+			continue;
+		}
+		if (strstr(line, "-----END "))
+			break;
+		for (char *c = line; *c; c++) {
+			int v = b64val((unsigned char)*c);
+
+			if (v < 0)
+				continue;
+			acc = acc << 6 | (unsigned)v;
+			bits += 6;
+			if (bits >= 8) {
+				bits -= 8;
+				if (nb == cap) {
+					unsigned char *nbuf;
+
+					cap = cap ? cap * 2 : 1024;
+					nbuf = realloc(blob, cap);
+					if (!nbuf) {
+						free(blob);
+						fclose(f);
+						return -ENOMEM;
+					}
+					blob = nbuf;
+				}
+				blob[nb++] = (unsigned char)(acc >> bits);
+			}
+		}
+	}
+	fclose(f);
+	if (in == 1) {
+		/* PROTOCOL.key: "openssh-key-v1\0", string ciphername, string
+		 * kdfname, string kdfoptions, uint32 nkeys, string publickey
+		 * (whose first field is the key type) */
+		static const char magic[] = "openssh-key-v1";
+		const unsigned char *str, *pk;
+		size_t off = sizeof(magic), sl, pl, poff = 0;
+
+		rc = -EINVAL;
+		if (nb > sizeof(magic) && memcmp(blob, magic, sizeof(magic)) == 0 &&
+		    blob_str(blob, nb, &off, &str, &sl) == 0) {
+			*encrypted = !(sl == 4 && memcmp(str, "none", 4) == 0);
+			if (blob_str(blob, nb, &off, &str, &sl) == 0 &&
+			    blob_str(blob, nb, &off, &str, &sl) == 0 && off + 4 <= nb) {
+				off += 4;
+				if (blob_str(blob, nb, &off, &pk, &pl) == 0 &&
+				    blob_str(pk, pl, &poff, &str, &sl) == 0) {
+					snprintf(type, len, "%.*s", (int)sl, (const char *)str);
+					rc = 0;
+				}
+			}
+		}
+	}
+	free(blob);
+	if (rc == 0 && strcmp(type, "ecdsa") == 0) {
+		/* PEM EC key: the .pub names the curve */
+		FILE *pf;
+
+		snprintf(pub, sizeof(pub), "%s.pub", path);
+		pf = fopen(pub, "r");
+		if (pf) {
+			if (fscanf(pf, "%63s", line) == 1)
+				snprintf(type, len, "%s", line);
+			fclose(pf);
+		}
+	}
+	return rc;
+}
+
+/* keyboard-interactive: each question goes to the prompt callback. */
+struct kbd_ctx {
+	ssh_prompt_fn fn;
+	void *ctx;
+	int asked;
+	bool cancelled;
+};
+
+static struct kbd_ctx *kbd_cur;   /* one authentication at a time */
+
+static void kbd_cb(const char *name, int name_len, const char *instruction,
+		   int instruction_len, int num_prompts,
+		   const LIBSSH2_USERAUTH_KBDINT_PROMPT *prompts,
+		   LIBSSH2_USERAUTH_KBDINT_RESPONSE *responses, void **abstract)
+{
+	int i;
+
+	(void)name; (void)name_len; (void)instruction; (void)instruction_len;
+	(void)abstract;
+	for (i = 0; i < num_prompts; i++) {
+		char q[512], a[512] = "";
+
+		responses[i].text = NULL;
+		responses[i].length = 0;
+		if (!kbd_cur || !kbd_cur->fn || kbd_cur->cancelled)
+			continue;
+		snprintf(q, sizeof(q), "%.*s", (int)prompts[i].length,
+			 (const char *)prompts[i].text);
+		kbd_cur->asked++;
+		if (kbd_cur->fn(kbd_cur->ctx, q, prompts[i].echo != 0, a, sizeof(a)) < 0) {
+			kbd_cur->cancelled = true;
+			continue;
+		}
+		responses[i].text = strdup(a);
+		responses[i].length = responses[i].text ? (unsigned)strlen(a) : 0;
+		explicit_bzero(a, sizeof(a));
+	}
+}
+
+/* Append "; " + text to the list of methods tried. */
+__attribute__((format(printf, 4, 5)))
+static void note(char *buf, size_t len, size_t *used, const char *fmt, ...)
+{
+	va_list ap;
+	int w;
+
+	if (*used + 3 >= len)
+		return;
+	if (*used) {
+		memcpy(buf + *used, "; ", 3);
+		*used += 2;
+	}
+	va_start(ap, fmt);
+	w = vsnprintf(buf + *used, len - *used, fmt, ap);
+	va_end(ap);
+	if (w > 0)
+		*used += (size_t)w < len - *used ? (size_t)w : len - *used - 1;
+}
+
+/* Authenticate: agent (if SSH_AUTH_SOCK), each identity file (passphrase
+ * asked through the prompt when the key is encrypted), keyboard-interactive,
+ * password - each only when the server offers it (ssh(1) order). */
 static int authenticate(struct ssh_session *s, const struct ssh_target *t,
-			int64_t deadline, struct ll_err *err)
+			int64_t *deadline, int timeout_ms, struct ll_err *err)
 {
 	char tried[LL_ERR_MAX - 128] = "";
 	size_t used = 0;
-	char *methods;
-	int rc, i;
+	char *methods, offered[256];
+	ssh_prompt_fn ask = t->prompt ? t->prompt : default_prompt;
+	void *ask_ctx = t->prompt ? t->prompt_ctx : default_prompt_ctx;
+	int rc = -1, i;
 
-#define NOTE(...) do { \
-	int w_ = snprintf(tried + used, sizeof(tried) - used, __VA_ARGS__); \
-	if (w_ > 0) used += (size_t)w_ < sizeof(tried) - used ? (size_t)w_ : sizeof(tried) - used - 1; \
-} while (0)
+#define NOTE(...) note(tried, sizeof(tried), &used, __VA_ARGS__)
+/* a human answered: the time spent typing does not count */
+#define REARM() (*deadline = now_ms() + timeout_ms)
 
 	for (;;) {
 		methods = libssh2_userauth_list(s->ss, t->user, (unsigned)strlen(t->user));
@@ -390,30 +600,37 @@ static int authenticate(struct ssh_session *s, const struct ssh_target *t,
 		if (libssh2_session_last_errno(s->ss) != LIBSSH2_ERROR_EAGAIN)
 			return ll_err_set(err, -EACCES, "ssh %s: cannot list auth methods: %s",
 					  s->name, last_err(s->ss));
-		if (wait_io(s, deadline) < 0)
+		if (wait_io(s, *deadline) < 0)
 			return ll_err_set(err, -ETIMEDOUT, "ssh %s: timed out during authentication",
 					  s->name);
 	}
 	if (libssh2_userauth_authenticated(s->ss))
 		return 0;
-	if (!strstr(methods, "publickey"))
-		return ll_err_set(err, -EACCES,
-				  "ssh %s: server offers only \"%s\"; linklab authenticates with keys (agent or IdentityFile)",
-				  s->name, methods);
+	snprintf(offered, sizeof(offered), "%s", methods);
 
-	if (getenv("SSH_AUTH_SOCK") && *getenv("SSH_AUTH_SOCK")) {
+	if (strstr(offered, "publickey") && getenv("SSH_AUTH_SOCK") &&
+	    *getenv("SSH_AUTH_SOCK")) {
 		LIBSSH2_AGENT *ag = libssh2_agent_init(s->ss);
 		struct libssh2_agent_publickey *id = NULL, *prev = NULL;
+		char types[160] = "";
 		int nids = 0;
 
 		if (ag && libssh2_agent_connect(ag) == 0 &&
 		    libssh2_agent_list_identities(ag) == 0) {
 			while (libssh2_agent_get_identity(ag, &id, prev) == 0) {
+				size_t tl = strlen(types);
+				const unsigned char *kt;
+				size_t kl, off = 0;
+
 				prev = id;
 				nids++;
+				if (blob_str(id->blob, id->blob_len, &off, &kt, &kl) == 0 &&
+				    tl + kl + 3 < sizeof(types))
+					snprintf(types + tl, sizeof(types) - tl, "%s%.*s",
+						 tl ? " " : "", (int)kl, (const char *)kt);
 				while ((rc = libssh2_agent_userauth(ag, t->user, id)) ==
 				       LIBSSH2_ERROR_EAGAIN)
-					if (wait_io(s, deadline) < 0)
+					if (wait_io(s, *deadline) < 0)
 						break;
 				if (rc == 0) {
 					libssh2_agent_disconnect(ag);
@@ -421,38 +638,127 @@ static int authenticate(struct ssh_session *s, const struct ssh_target *t,
 					return 0;
 				}
 			}
-			NOTE("agent (%d key%s refused)", nids, nids == 1 ? "" : "s");
+			if (nids)
+				NOTE("agent (%d key%s refused: %s)", nids, nids == 1 ? "" : "s",
+				     types);
+			else
+				NOTE("agent (no keys)");
 		} else {
-			NOTE("agent (cannot connect)");
+			NOTE("agent (cannot connect to %s)", getenv("SSH_AUTH_SOCK"));
 		}
 		if (ag) {
 			libssh2_agent_disconnect(ag);
 			libssh2_agent_free(ag);
 		}
 	}
-	for (i = 0; i < t->nidentity; i++) {
+	for (i = 0; strstr(offered, "publickey") && i < t->nidentity; i++) {
 		const char *priv = t->identity[i];
-		char pub[PATH_MAX + 8];
+		char pub[PATH_MAX + 8], ktype[64], pass[512] = "", q[PATH_MAX + 64];
+		char why[160];
+		bool enc = false;
 		struct stat st;
+		int attempt;
 
 		if (stat(priv, &st) != 0)
 			continue;        /* ssh -G lists defaults that may not exist */
+		ssh_key_info(priv, ktype, sizeof(ktype), &enc);
 		snprintf(pub, sizeof(pub), "%s.pub", priv);
-		while ((rc = libssh2_userauth_publickey_fromfile_ex(
-				s->ss, t->user, (unsigned)strlen(t->user),
-				access(pub, R_OK) == 0 ? pub : NULL, priv, NULL)) ==
-		       LIBSSH2_ERROR_EAGAIN)
-			if (wait_io(s, deadline) < 0)
-				return ll_err_set(err, -ETIMEDOUT,
-						  "ssh %s: timed out during publickey authentication with %s",
-						  s->name, priv);
-		if (rc == 0)
-			return 0;
-		NOTE("%spublickey %s (%s)", used ? ", " : "", priv, last_err(s->ss));
+		why[0] = '\0';
+		for (attempt = 0; attempt < 3; attempt++) {
+			if (enc) {
+				if (!ask) {
+					snprintf(why, sizeof(why),
+						 "passphrase-protected and no way to ask for it: add it to ssh-agent");
+					break;
+				}
+				snprintf(q, sizeof(q), "Enter passphrase for key '%s': ", priv);
+				if (ask(ask_ctx, q, false, pass, sizeof(pass)) < 0) {
+					snprintf(why, sizeof(why), "passphrase not given");
+					break;
+				}
+				REARM();
+			}
+			while ((rc = libssh2_userauth_publickey_fromfile_ex(
+					s->ss, t->user, (unsigned)strlen(t->user),
+					access(pub, R_OK) == 0 ? pub : NULL, priv,
+					enc ? pass : NULL)) == LIBSSH2_ERROR_EAGAIN)
+				if (wait_io(s, *deadline) < 0) {
+					explicit_bzero(pass, sizeof(pass));
+					return ll_err_set(err, -ETIMEDOUT,
+							  "ssh %s: timed out during publickey authentication with %s",
+							  s->name, priv);
+				}
+			if (rc == 0) {
+				explicit_bzero(pass, sizeof(pass));
+				return 0;
+			}
+			if (rc == LIBSSH2_ERROR_FILE && !enc && ask) {
+				enc = true;   /* not readable as a plain key: ask */
+				attempt--;
+				continue;
+			}
+			if (rc == LIBSSH2_ERROR_FILE && enc) {
+				snprintf(why, sizeof(why), "wrong passphrase, 3 tries");
+				continue;
+			}
+			snprintf(why, sizeof(why), "%s", rc == LIBSSH2_ERROR_AUTHENTICATION_FAILED ||
+				 rc == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED ? "refused by the server" :
+				 last_err(s->ss));
+			break;
+		}
+		explicit_bzero(pass, sizeof(pass));
+		note(tried, sizeof(tried), &used, "publickey %s %s (%s)", ktype, priv,
+		     why[0] ? why : "refused");
+	}
+	if (strstr(offered, "keyboard-interactive")) {
+		struct kbd_ctx kc = {ask, ask_ctx, 0, false};
+
+		if (!ask) {
+			NOTE("keyboard-interactive (no way to ask)");
+		} else {
+			kbd_cur = &kc;
+			while ((rc = libssh2_userauth_keyboard_interactive_ex(
+					s->ss, t->user, (unsigned)strlen(t->user), kbd_cb)) ==
+			       LIBSSH2_ERROR_EAGAIN) {
+				if (kc.asked)
+					REARM();
+				if (wait_io(s, *deadline) < 0)
+					break;
+			}
+			kbd_cur = NULL;
+			if (rc == 0)
+				return 0;
+			NOTE("keyboard-interactive (%s)", kc.cancelled ? "cancelled" :
+			     rc == LIBSSH2_ERROR_EAGAIN ? "timed out" : "rejected");
+		}
+	}
+	if (strstr(offered, "password")) {
+		char q[400], pass[512] = "";
+
+		snprintf(q, sizeof(q), "%s@%s's password: ", t->user, s->host);
+		if (!ask) {
+			NOTE("password (no way to ask)");
+		} else if (ask(ask_ctx, q, false, pass, sizeof(pass)) < 0) {
+			NOTE("password (not given)");
+		} else {
+			REARM();
+			while ((rc = libssh2_userauth_password_ex(
+					s->ss, t->user, (unsigned)strlen(t->user), pass,
+					(unsigned)strlen(pass), NULL)) == LIBSSH2_ERROR_EAGAIN)
+				if (wait_io(s, *deadline) < 0)
+					break;
+			explicit_bzero(pass, sizeof(pass));
+			if (rc == 0)
+				return 0;
+			NOTE("password (%s)", rc == LIBSSH2_ERROR_PASSWORD_EXPIRED ?
+			     "expired" : rc == LIBSSH2_ERROR_EAGAIN ? "timed out" : "rejected");
+		}
 	}
 #undef NOTE
-	return ll_err_set(err, -EACCES, "ssh %s: authentication failed as %s; tried: %s",
-			  s->name, t->user, used ? tried : "no agent and no readable IdentityFile");
+#undef REARM
+	return ll_err_set(err, -EACCES, "ssh %s: authentication failed as %s (server offers %s); tried: %s",
+			  s->name, t->user, offered,
+			  used ? tried : "no agent and no readable IdentityFile");
 }
 
 int ssh_open(struct ssh_session **out, const struct ssh_target *t,
@@ -485,7 +791,7 @@ int ssh_open(struct ssh_session **out, const struct ssh_target *t,
 		free(s);
 		return rc;
 	}
-	s->ss = libssh2_session_init();
+	s->ss = libssh2_session_init_ex(NULL, NULL, NULL, s);
 	if (!s->ss) {
 		close(s->sock);
 		free(s);
@@ -505,7 +811,7 @@ int ssh_open(struct ssh_session **out, const struct ssh_target *t,
 	}
 	rc = check_hostkey(s, t, err);
 	if (rc == 0)
-		rc = authenticate(s, t, deadline, err);
+		rc = authenticate(s, t, &deadline, timeout_ms, err);
 	if (rc < 0) {
 		ssh_close(s);
 		return rc;
@@ -547,6 +853,37 @@ const char *ssh_name(const struct ssh_session *s)
 int ssh_fd(const struct ssh_session *s)
 {
 	return s ? s->sock : -1;
+}
+
+int ssh_addrs(const struct ssh_session *s, char *local, size_t llen,
+	      int *lport, char *peer, size_t plen, int *pport)
+{
+	struct sockaddr_storage a;
+	socklen_t sl;
+	int i;
+
+	if (!s || s->sock < 0)
+		return -ENOTCONN;
+	for (i = 0; i < 2; i++) {
+		char *buf = i ? peer : local;
+		size_t len = i ? plen : llen;
+		int *port = i ? pport : lport;
+		char serv[16];
+
+		sl = sizeof(a);
+		if ((i ? getpeername(s->sock, (struct sockaddr *)&a, &sl)
+		       : getsockname(s->sock, (struct sockaddr *)&a, &sl)) < 0)
+			return -errno;
+		if (getnameinfo((struct sockaddr *)&a, sl, buf, (socklen_t)len, serv,
+				sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+			return -EINVAL;
+		/* IPv4-mapped IPv6 reads as the IPv4 address */
+		if (strncmp(buf, "::ffff:", 7) == 0 && strchr(buf, '.'))
+			memmove(buf, buf + 7, strlen(buf + 7) + 1);
+		if (port)
+			*port = atoi(serv);
+	}
+	return 0;
 }
 
 /* Open a session channel and exec cmd on it. */

@@ -290,6 +290,14 @@ int sshcfg_resolve(const char *host, const struct sshcfg_opts *o,
 		return ll_err_set(err, -EINVAL,
 				  "ssh: cannot read peer \"%s\" (expected alias, user@host or user@host:port)",
 				  host);
+	if (o->key_file) {
+		char kp[PATH_MAX];
+
+		expand_tilde(o->key_file, kp, sizeof(kp));
+		if (access(kp, R_OK) != 0)
+			return ll_err_set(err, -ENOENT, "--ssh-key %s: cannot read: %s",
+					  o->key_file, strerror(errno));
+	}
 	snprintf(t->alias, sizeof(t->alias), "%s", host);
 	argv[argc++] = (char *)"ssh";
 	argv[argc++] = (char *)"-G";
@@ -323,14 +331,17 @@ int sshcfg_resolve(const char *host, const struct sshcfg_opts *o,
 		ssh_stderr_text(errt, msg, sizeof(msg));
 		free(out);
 		free(errt);
-		return ll_err_set(err, -EINVAL, "ssh -G %s%s%s failed (exit %d): %s",
+		return ll_err_set(err, -EINVAL, "ssh -G %s%s%s%s failed (exit %d): %s",
 				  o->config_file ? "-F " : "",
-				  o->config_file ? o->config_file : "", h, rc, msg);
+				  o->config_file ? o->config_file : "",
+				  o->config_file ? " " : "", h, rc, msg);
 	}
 
 	t->port = 22;
 	snprintf(t->strict, sizeof(t->strict), "ask");
 	t->accept_new = o->accept_new;
+	t->prompt = o->prompt;
+	t->prompt_ctx = o->prompt_ctx;
 	if (o->key_file)
 		list_add(t->identity, &t->nidentity, o->key_file);
 	if (o->known_hosts)

@@ -124,11 +124,16 @@ int tcjson_links(const char *json, struct link_list *out, struct ll_err *err)
 
 			get_str(a, "local", local, sizeof(local));
 			get_str(a, "scope", scope, sizeof(scope));
-			if (!local[0] || strcmp(scope, "link") == 0)
+			if (!local[0])
 				continue;
 			if (l->naddrs >= PEER_MAX_ADDRS)
 				break;
+			/* the local lister's form (libnl nl_addr2str): link-scope
+			 * addresses listed too, no "/len" for a full-length
+			 * prefix (/32, /128) */
 			plen = (int)get_num(a, "prefixlen", -1);
+			if (plen == (strchr(local, ':') ? 128 : 32))
+				plen = -1;
 			if (plen >= 0)
 				snprintf(l->addrs[l->naddrs], sizeof(l->addrs[0]),
 					 "%s/%d", local, plen);

@@ -18,6 +18,12 @@ struct peerset_opts {
 	const char *dev;          /* --dev IF (this host) */
 	const char *peer_dev;     /* --peer-dev IF (peer) */
 	struct sshcfg_opts ssh;   /* -F, --ssh-key, --known-hosts, --accept-new */
+	/* added by issue 5 (peer_safety of B) */
+	bool force;               /* --force: allow 100 % loss on the interface
+				   * carrying the SSH session */
+	bool exclude_ssh;         /* --exclude-ssh: keep the session's flow
+				   * out of the impairment */
+	int revert_after;         /* --revert-after SEC (1..3600), 0 -> 30 */
 };
 
 struct peerset {
@@ -34,7 +40,8 @@ struct peerset {
 /* Try to consume one common option at argv[*i] (and its value). Returns 1 if
  * consumed (advancing *i), 0 if not a peer option, -EINVAL (err filled) if
  * its value is missing. Options: --peer, --peer-data, --dev, --peer-dev, -F,
- * --ssh-key, --known-hosts, --accept-new. */
+ * --ssh-key, --known-hosts, --accept-new, --force, --exclude-ssh,
+ * --revert-after SEC. */
 int peerset_parse_opt(struct peerset_opts *o, int argc, char **argv, int *i,
 		      struct ll_err *err);
 

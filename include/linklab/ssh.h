@@ -11,6 +11,7 @@
 #ifndef LINKLAB_SSH_H
 #define LINKLAB_SSH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "linklab/err.h"
@@ -19,7 +20,12 @@
 struct ssh_session;
 struct ssh_proc;
 
-/* Connect to t->hostname:t->port (getaddrinfo, every address tried in turn,
+/* Authentication (issue 5) falls through, each only when the server offers
+ * it: agent (SSH_AUTH_SOCK) -> each IdentityFile (passphrase asked through
+ * t->prompt, else the default prompt, up to 3 tries) -> keyboard-interactive
+ * -> password (asked, wiped after use, never stored). -EACCES names every
+ * method and key type tried.
+ * Connect to t->hostname:t->port (getaddrinfo, every address tried in turn,
  * connect/handshake/auth bounded by timeout_ms, 0 -> 10000 ms), check the
  * host key, authenticate as t->user.
  * Host key: known -> continue; changed -> -EPERM "HOST KEY FOR h HAS
@@ -76,5 +82,26 @@ int ssh_keepalive(struct ssh_session *s, int *next_s, struct ll_err *err);
 
 /* The TCP socket (for the caller's poll loop), -1 if closed. */
 int ssh_fd(const struct ssh_session *s);
+
+/* --- added by issue 5 --- */
+
+/* The prompt used when a target carries none (the CLI installs its tty
+ * reader here; engines never read the terminal themselves). NULL = none:
+ * encrypted keys, keyboard-interactive and password are then skipped and
+ * named as such in the failure. */
+void ssh_set_default_prompt(ssh_prompt_fn fn, void *ctx);
+
+/* Numeric addresses of the session's TCP socket: this end (local, *lport)
+ * and the peer's (peer, *pport); IPv4-mapped IPv6 shown as IPv4. 0,
+ * -ENOTCONN or -errno (getsockname/getpeername). */
+int ssh_addrs(const struct ssh_session *s, char *local, size_t llen,
+	      int *lport, char *peer, size_t plen, int *pport);
+
+/* Key type and encryption of an OpenSSH private key file, read without the
+ * passphrase: the "openssh-key-v1" container (OpenSSH PROTOCOL.key:
+ * ciphername "none" = plain; the public key blob names the type, e.g.
+ * "ssh-ed25519") or a PEM file ("RSA"/"EC"/"DSA" armour, "ENCRYPTED").
+ * type gets "unknown" when unreadable. 0, -errno (open) or -EINVAL. */
+int ssh_key_info(const char *path, char *type, size_t len, bool *encrypted);
 
 #endif

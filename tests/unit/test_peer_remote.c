@@ -29,6 +29,8 @@ static bool applied;
 static int tc_status;              /* exit status of the tc apply command */
 static const char *tc_stderr;
 static char journal[4096];         /* the peer's journal file ("" = none) */
+static const char *ctl_dev;        /* the peer's route back to the client */
+static const char *timer_state;    /* answer to the disarm round trip */
 
 static void reset(void)
 {
@@ -44,6 +46,8 @@ static void reset(void)
 	tc_status = 0;
 	tc_stderr = "";
 	journal[0] = '\0';
+	ctl_dev = "eth9";
+	timer_state = "disarmed\n";
 }
 
 static int started(const char *s, const char *p)
@@ -62,6 +66,30 @@ int ssh_open(struct ssh_session **out, const struct ssh_target *t,
 void ssh_close(struct ssh_session *s)
 {
 	(void)s;
+}
+
+int ssh_addrs(const struct ssh_session *s, char *local, size_t llen,
+	      int *lport, char *peer, size_t plen, int *pport)
+{
+	(void)s;
+	snprintf(local, llen, "192.0.2.1");
+	*lport = 40123;
+	snprintf(peer, plen, "192.0.2.9");
+	*pport = 22;
+	return 0;
+}
+
+int ssh_keepalive(struct ssh_session *s, int *next_s, struct ll_err *err)
+{
+	(void)s; (void)err;
+	*next_s = 15;
+	return 0;
+}
+
+int ssh_fd(const struct ssh_session *s)
+{
+	(void)s;
+	return 7;
 }
 
 int ssh_spawn(struct ssh_session *s, const char *cmd, struct ssh_proc **out,
@@ -95,6 +123,15 @@ int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
 		cmds[ncmds++] = strdup(cmd);
 	if (started(cmd, "nohup sh -c ")) {
 		o = "4242\n";
+	} else if (started(cmd, "kill 4242 2>/dev/null && echo disarmed")) {
+		o = timer_state;
+	} else if (started(cmd, "ip -j route get '192.0.2.1'")) {
+		static char rt[160];
+
+		snprintf(rt, sizeof(rt), "[{\"dst\":\"192.0.2.1\",\"dev\":\"%s\","
+			 "\"prefsrc\":\"192.0.2.9\",\"flags\":[],\"uid\":0,\"cache\":[]}]",
+			 ctl_dev);
+		o = rt;
 	} else if (started(cmd, "umask 077; mkdir -p ")) {
 		if (!journal[0])
 			snprintf(journal, sizeof(journal), "%s", orig_json);
@@ -116,7 +153,8 @@ int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
 		o = applied ? after_json : orig_json;
 	} else if (started(cmd, "cat ")) {
 		o = journal;
-	} else if (started(cmd, "tc qdisc replace ") && !strstr(cmd, "rm -f")) {
+	} else if (strstr(cmd, "tc qdisc replace ") && !strstr(cmd, "rm -f") &&
+		   !started(cmd, "nohup")) {
 		st = tc_status;
 		e = tc_stderr;
 		applied = st == 0;
@@ -220,28 +258,37 @@ static void test_apply_hostile_name(void **state)
 	c = find_cmd("umask 077; mkdir -p '/run/linklab' && { [ -e '/run/linklab/remote-4026531840-x$(id);b.tc.json' ] || { tc -j qdisc show dev 'x$(id);b' > '/run/linklab/remote-4026531840-x$(id);b.tc.json.tmp' && mv '/run/linklab/remote-4026531840-x$(id);b.tc.json.tmp' '/run/linklab/remote-4026531840-x$(id);b.tc.json' ; }; } && cat '/run/linklab/remote-4026531840-x$(id);b.tc.json'");
 	assert_non_null(c);
 	/* one tc command, the device quoted */
-	c = find_cmd("tc qdisc replace dev 'x$(id);b' root handle 1: tbf rate ");
+	c = NULL;
+	for (int i = 0; i < ncmds && !c; i++)
+		if (strstr(cmds[i], "tc qdisc replace dev 'x$(id);b' root handle 1: tbf rate ") &&
+		    !started(cmds[i], "nohup"))
+			c = cmds[i];
 	assert_non_null(c);
-	/* disarm + read back after the apply, one round trip */
-	assert_non_null(find_cmd("kill 4242 2>/dev/null; tc -j -s qdisc show dev 'x$(id);b'"));
+	/* read back, then disarm in its own round trip (commit confirmed) */
+	assert_non_null(find_cmd("tc -j -s qdisc show dev 'x$(id);b'"));
+	assert_non_null(find_cmd("kill 4242 2>/dev/null && echo disarmed || echo fired"));
 	assert_always_quoted("x$(id);b");
 	assert_true(strstr(journal, "noqueue") != NULL);
 	/* revert timer armed before the change, disarmed after the read-back */
 	c = find_cmd("nohup sh -c 'trap '\\''kill $s 2>/dev/null; exit 0'\\'' TERM; sleep 30 & s=$!; wait $s && out=$(tc qdisc del dev '\\''x$(id);b'\\'' root 2>&1)");
 	assert_non_null(c);
-	assert_non_null(strstr(c, "' >/dev/null 2>&1 </dev/null & echo $!"));
+	assert_non_null(strstr(c, "' linklab-revert >/dev/null 2>&1 </dev/null & echo $!"));
 	{
-		int i, arm = -1, tc = -1, disarm = -1;
+		int i, arm = -1, tc = -1, rb = -1, disarm = -1;
 
 		for (i = 0; i < ncmds; i++) {
 			if (started(cmds[i], "nohup sh -c "))
 				arm = i;
-			if (started(cmds[i], "tc qdisc replace dev 'x$(id);b' root handle 1:"))
+			if (strstr(cmds[i], "tc qdisc replace dev 'x$(id);b' root handle 1:") &&
+			    !started(cmds[i], "nohup"))
 				tc = i;
+			if (started(cmds[i], "tc -j -s qdisc show dev 'x$(id);b'"))
+				rb = i;
 			if (started(cmds[i], "kill 4242"))
 				disarm = i;
 		}
-		assert_true(arm >= 0 && arm < tc && tc < disarm);
+		/* arm, apply, read back, disarm: four separate round trips */
+		assert_true(arm >= 0 && arm < tc && tc < rb && rb < disarm);
 	}
 }
 
@@ -410,6 +457,112 @@ static void test_dry_run_lines(void **state)
 	assert_null(find_cmd("tc qdisc replace"));
 }
 
+static void dial_loss(struct impair *d, const char *loss)
+{
+	struct ll_diag diag;
+
+	memset(d, 0, sizeof(*d));
+	ll_diag_clear(&diag);
+	assert_int_equal(impair_set(d, "loss", loss, &diag), 0);
+}
+
+static void test_ctl_flow_and_ops(void **state)
+{
+	struct peer_ctl ctl;
+	struct ll_err err = {0};
+	int next = 0;
+
+	(void)state;
+	ctl_dev = "eth1";
+	assert_non_null(P.ops->ctl_flow);
+	assert_int_equal(P.ops->ctl_flow(&P, &ctl, &err), 0);
+	assert_string_equal(ctl.client, "192.0.2.1");
+	assert_int_equal(ctl.client_port, 40123);
+	assert_int_equal(ctl.server_port, 22);
+	assert_string_equal(ctl.dev, "eth1");
+	assert_non_null(find_cmd("ip -j route get '192.0.2.1'"));
+	/* cached: one round trip per session */
+	for (int i = 0; i < ncmds; i++)
+		free(cmds[i]);
+	ncmds = 0;
+	assert_int_equal(P.ops->ctl_flow(&P, &ctl, &err), 0);
+	assert_int_equal(ncmds, 0);
+	assert_int_equal(P.ops->keepalive(&P, &next, &err), 0);
+	assert_int_equal(next, 15);
+	assert_int_equal(P.ops->poll_fd(&P), 7);
+}
+
+static void test_full_loss_on_session_dev_refused(void **state)
+{
+	struct impair d;
+	struct ll_err err = {0};
+	struct peer_safety sf = {0};
+
+	(void)state;
+	ctl_dev = "eth1";
+	after_json = "[{\"kind\":\"netem\",\"handle\":\"1:\",\"root\":true,\"options\":"
+		     "{\"limit\":1000,\"loss-random\":{\"loss\":1,\"correlation\":0}}}]";
+	dial_loss(&d, "100%");
+	assert_int_equal(P.ops->apply(&P, "eth1", &d, &err), -EPERM);
+	assert_non_null(strstr(err.msg, "eth1 carries this SSH session (192.0.2.1:40123 -> 192.0.2.9:22)"));
+	assert_non_null(strstr(err.msg, "--force"));
+	assert_non_null(strstr(err.msg, "--exclude-ssh"));
+	/* refused before anything changed: no journal, no timer, no tc */
+	assert_null(find_cmd("umask"));
+	assert_null(find_cmd("nohup"));
+	/* another interface: allowed */
+	assert_int_equal(P.ops->apply(&P, "eth2", &d, &err), 0);
+	assert_string_equal(P.ops->warning(&P), "");
+	/* --force: allowed, with the timer armed first */
+	sf.force = true;
+	sf.revert_s = 7;
+	P.ops->set_safety(&P, &sf);
+	assert_int_equal(P.ops->apply(&P, "eth1", &d, &err), 0);
+	assert_non_null(find_cmd("nohup sh -c 'trap '\\''kill $s 2>/dev/null; exit 0'\\'' TERM; sleep 7 &"));
+	assert_non_null(strstr(P.ops->warning(&P), "carries this SSH session"));
+}
+
+static void test_exclude_ssh_flow(void **state)
+{
+	struct impair d;
+	struct ll_err err = {0};
+	struct peer_safety sf = {.exclude_ctl = true};
+	const char *c = NULL;
+	int i;
+
+	(void)state;
+	ctl_dev = "eth1";
+	after_json = "[{\"kind\":\"htb\",\"handle\":\"1:\",\"root\":true,\"options\":{}}]";
+	P.ops->set_safety(&P, &sf);
+	dial_rate(&d, "10mbit");
+	if (P.ops->apply(&P, "eth1", &d, &err) != 0)
+		print_error("apply: %s\n", err.msg);
+	assert_int_equal(err.code, 0);
+	for (i = 0; i < ncmds && !c; i++)
+		if (strstr(cmds[i], "htb default 1") && !started(cmds[i], "nohup"))
+			c = cmds[i];
+	assert_non_null(c);
+	print_message("exclusion: %s\n", c ? c : "-");
+	/* everything shaped (default 1:1) but the session: to the client's
+	 * port from sshd's port -> the unshaped 1:2 */
+	assert_non_null(strstr(c, "match ip dport 40123 0xffff match ip sport 22 0xffff flowid 1:2"));
+	assert_null(strstr(c, "flowid 1:1"));
+	assert_null(strstr(c, "default 2"));
+	assert_non_null(strcasestr(c, "classid 1:1 htb rate 10mbit"));
+}
+
+static void test_timer_fired_before_confirm(void **state)
+{
+	struct impair d;
+	struct ll_err err = {0};
+
+	(void)state;
+	timer_state = "fired\n";
+	dial_rate(&d, "50mbit");
+	assert_int_equal(P.ops->apply(&P, "eth1", &d, &err), -ETIME);
+	assert_non_null(strstr(err.msg, "revert timer fired before the change was confirmed"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -423,6 +576,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_names_send_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dry_run_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_links_with_speed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ctl_flow_and_ops, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_full_loss_on_session_dev_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exclude_ssh_flow, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_timer_fired_before_confirm, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("peer_remote", tests, NULL, NULL);
 }

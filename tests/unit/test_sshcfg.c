@@ -102,19 +102,47 @@ static void test_alias(void **state)
 	assert_false(t.accept_new);
 }
 
+static int fake_prompt(void *ctx, const char *prompt, bool echo, char *buf,
+		       size_t len)
+{
+	(void)ctx; (void)prompt; (void)echo; (void)buf; (void)len;
+	return -1;
+}
+
 static void test_opts_override(void **state)
 {
 	struct ssh_target t;
-	struct sshcfg_opts o = {.config_file = cfg_path, .key_file = "~/my.key",
-				.known_hosts = "/tmp/only_kh", .accept_new = true};
+	char key[64];
+	int fd;
+	struct sshcfg_opts o = {.config_file = cfg_path, .key_file = key,
+				.known_hosts = "/tmp/only_kh", .accept_new = true,
+				.prompt = fake_prompt, .prompt_ctx = cfg_path};
 	struct ll_err err = {0};
 
 	(void)state;
 	need_ssh();
+	snprintf(key, sizeof(key), "/tmp/ll-sshkey-XXXXXX");
+	fd = mkstemp(key);
+	assert_true(fd >= 0);
+	close(fd);
 	assert_int_equal(sshcfg_resolve("peer-x", &o, &t, &err), 0);
+	/* the prompt callback travels with the target */
+	assert_ptr_equal(t.prompt, fake_prompt);
+	assert_ptr_equal(t.prompt_ctx, cfg_path);
 	/* --ssh-key first, then the config's identities */
-	assert_string_equal(t.identity[0], "/home/tester/my.key");
-	assert_string_equal(t.identity[1], "/home/tester/keys/lab_key");
+	assert_string_equal(t.identity[0], key);
+	unlink(key);
+	/* a --ssh-key that cannot be read is an error, not silently skipped */
+	assert_int_equal(sshcfg_resolve("peer-x", &o, &t, &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "--ssh-key"));
+	assert_non_null(strstr(err.msg, key));
+	assert_non_null(strstr(err.msg, "No such file"));
+	o.key_file = "~/my.key";   /* HOME=/home/tester: not there either */
+	assert_int_equal(sshcfg_resolve("peer-x", &o, &t, &err), -ENOENT);
+	o.key_file = NULL;
+	assert_int_equal(sshcfg_resolve("peer-x", &o, &t, &err), 0);
+	assert_string_equal(t.identity[0], "/home/tester/keys/lab_key");
+	o.key_file = key;
 	/* --known-hosts replaces the list */
 	assert_int_equal(t.nknown, 1);
 	assert_string_equal(t.known_hosts[0], "/tmp/only_kh");
@@ -204,7 +232,8 @@ static void test_bad_config(void **state)
 	assert_non_null(strstr(err.msg, "Bad configuration option"));
 	assert_non_null(strstr(err.msg, bad_path));
 	assert_int_equal(sshcfg_resolve("x", &missing, &t, &err), -EINVAL);
-	assert_non_null(strstr(err.msg, "/nonexistent/ll_cfg"));
+	/* "ssh -G -F FILE HOST": a space between the file and the host */
+	assert_non_null(strstr(err.msg, "ssh -G -F /nonexistent/ll_cfg x failed"));
 }
 
 int main(void)

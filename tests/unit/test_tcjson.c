@@ -52,21 +52,24 @@ static void test_links(void **state)
 	assert_string_equal(ll->l[0].name, "lo");
 	assert_int_equal(ll->l[0].mtu, 65536);
 	assert_string_equal(ll->l[0].addrs[0], "127.0.0.1/8");
-	assert_string_equal(ll->l[0].addrs[1], "::1/128");
+	/* a full-length prefix is shown bare, as the local (libnl) lister */
+	assert_string_equal(ll->l[0].addrs[1], "::1");
 	assert_string_equal(ll->l[0].state, "UNKNOWN");
 	assert_true(ll->l[0].up);
-	/* veth-b: only a link-local address, which is skipped */
+	/* veth-b: only a link-local address, listed like the local side */
 	assert_string_equal(ll->l[1].name, "veth-b");
 	assert_int_equal(ll->l[1].ifindex, 2);
 	assert_int_equal(ll->l[1].mtu, 1400);
-	assert_int_equal(ll->l[1].naddrs, 0);
+	assert_int_equal(ll->l[1].naddrs, 1);
+	assert_string_equal(ll->l[1].addrs[0], "fe80::586f:cdff:fec5:3ad6/64");
 	assert_string_equal(ll->l[1].qdisc, "noqueue");
 	assert_string_equal(ll->l[2].name, "veth-a");
 	assert_string_equal(ll->l[2].qdisc, "tbf");
 	assert_string_equal(ll->l[2].state, "UP");
-	assert_int_equal(ll->l[2].naddrs, 2);
+	assert_int_equal(ll->l[2].naddrs, 3);
 	assert_string_equal(ll->l[2].addrs[0], "10.199.0.1/24");
 	assert_string_equal(ll->l[2].addrs[1], "fd99::1/64");
+	assert_string_equal(ll->l[2].addrs[2], "fe80::8c52:f4ff:fe43:8c7c/64");
 	free(ll);
 	free(j);
 }
