@@ -107,19 +107,22 @@ void screen_help_draw(struct tui *t, int top, int rows, int cols)
 	char line[512];
 	bool h;
 
+	int shown;
+
 	if (t->help_top > n - rows)
 		t->help_top = n - rows;
 	if (t->help_top < 0)
 		t->help_top = 0;
-	for (k = 0; k < rows && t->help_top + k < n; k++) {
+	/* the last row says how much is left when the text goes on */
+	shown = t->help_top + rows < n ? rows - 1 : rows;
+	for (k = 0; k < shown && t->help_top + k < n; k++) {
 		screen_help_line(t->help_top + k, line, sizeof(line), &h);
 		tui_put(top + k, 1, cols - 2, h ? A_BOLD : tui_attr(t, TUI_NORMAL), line);
 	}
-	if (t->help_top + rows < n) {
+	if (shown < rows) {
 		snprintf(line, sizeof(line), "-- %d more lines (j / PgDn) --",
-			 n - t->help_top - rows);
-		tui_put(top + rows - 1, cols - 2 - (int)strlen(line), (int)strlen(line),
-			tui_attr(t, TUI_DIM), line);
+			 n - t->help_top - shown);
+		tui_put(top + rows - 1, 1, cols - 2, tui_attr(t, TUI_DIM), line);
 	}
 }
 

@@ -110,9 +110,6 @@ void screen_profiles_draw(struct tui *t, const struct ctl_view *v, int top,
 	case TP_BROWSE:
 		if (t->prof_msg[0])
 			tui_put(y, x, w, tui_attr(t, TUI_WARN), t->prof_msg);
-		else
-			tui_put(y, x, w, tui_attr(t, TUI_DIM),
-				"Enter apply  a/b one side  s save  n rename  x delete");
 		break;
 	}
 }
