@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <linux/tcp.h>   /* struct tcp_info with tcpi_snd_wnd (glibc's lacks it) */
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -569,6 +569,7 @@ int iperf3_tcp_info(int fd, struct iperf3_tcpinfo *ti)
 
 	ti->total_retrans = ti->snd_cwnd = ti->rtt_us = ti->rttvar_us = -1;
 	ti->pmtu = ti->snd_mss = -1;
+	ti->snd_wnd = ti->reord_seen = -1;
 	memset(&t, 0, sizeof(t));
 	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &t, &len) < 0)
 		return -errno;
@@ -578,6 +579,11 @@ int iperf3_tcp_info(int fd, struct iperf3_tcpinfo *ti)
 	ti->rtt_us = t.tcpi_rtt;
 	ti->rttvar_us = t.tcpi_rttvar;
 	ti->pmtu = t.tcpi_pmtu;
+	/* newer fields only when the kernel filled them (len tells) */
+	if (len >= offsetof(struct tcp_info, tcpi_snd_wnd) + sizeof(t.tcpi_snd_wnd))
+		ti->snd_wnd = t.tcpi_snd_wnd;
+	if (len >= offsetof(struct tcp_info, tcpi_reord_seen) + sizeof(t.tcpi_reord_seen))
+		ti->reord_seen = t.tcpi_reord_seen;
 	return 0;
 }
 

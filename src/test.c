@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,6 +52,7 @@ struct stream_acc {
 	uint64_t last_bytes, last_packets;
 	int64_t last_lost;
 	int64_t omit_lost, omit_retr;   /* counters at the end of -O */
+	int64_t max_snd_wnd;
 	int64_t last_retr;
 	int64_t max_cwnd, min_rtt, max_rtt;
 	double rtt_sum;
@@ -533,6 +535,7 @@ static int create_streams(struct test *t, struct ll_err *err)
 		t->acc[i].max_rtt = -1;
 		t->acc[i].max_cwnd = -1;
 		t->acc[i].last_retr = -1;
+		t->acc[i].max_snd_wnd = -1;
 	}
 	if (t->n && !t->o.udp) {
 		int v;
@@ -568,6 +571,7 @@ static void sum_init(struct test_stream_sample *sum, bool sender, bool udp,
 	sum->end = end;
 	sum->retransmits = sender && !udp ? 0 : -1;
 	sum->snd_cwnd = sum->rtt_us = sum->rttvar_us = sum->pmtu = -1;
+	sum->snd_wnd = -1;
 	sum->packets = udp ? 0 : -1;
 	sum->lost = udp && !sender ? 0 : -1;
 }
@@ -640,6 +644,7 @@ static int live_sample(struct test *t, struct ll_err *err)
 		GETI(pmtu, "pmtu");
 #undef GETI
 		s->packets = s->lost = s->outoforder = s->dups = -1;
+		s->snd_wnd = -1;
 		iv->sum.bytes += s->bytes;
 		if (s->retransmits > 0)
 			iv->sum.retransmits += s->retransmits;
@@ -702,7 +707,7 @@ static void take_interval(struct test *t, double start, double end,
 		a->last_bytes = b;
 		s->bps = secs > 0 ? (double)s->bytes * 8 / secs : 0;
 		s->retransmits = s->snd_cwnd = s->rtt_us = s->rttvar_us = -1;
-		s->pmtu = -1;
+		s->pmtu = s->snd_wnd = -1;
 		s->packets = s->lost = -1;
 		s->outoforder = s->dups = -1;
 		if (t->o.udp) {
@@ -734,6 +739,9 @@ static void take_interval(struct test *t, double start, double end,
 				s->rtt_us = ti.rtt_us;
 				s->rttvar_us = ti.rttvar_us;
 				s->pmtu = ti.pmtu;
+				s->snd_wnd = ti.snd_wnd;
+				if (ti.snd_wnd > a->max_snd_wnd)
+					a->max_snd_wnd = ti.snd_wnd;
 				if (!omitted) {
 					if (ti.snd_cwnd > a->max_cwnd)
 						a->max_cwnd = ti.snd_cwnd;
@@ -931,6 +939,7 @@ static void fill_sample(struct test_stream_sample *s, int id, bool sender,
 	s->bps = dur > 0 ? (double)bytes * 8 / dur : 0;
 	s->retransmits = retr;
 	s->snd_cwnd = s->rtt_us = s->rttvar_us = s->pmtu = -1;
+	s->snd_wnd = -1;
 	s->packets = s->lost = -1;
 	s->outoforder = s->dups = -1;
 }
@@ -1447,6 +1456,8 @@ static cJSON *sample_json(const struct test *t, const struct test_stream_sample 
 		cJSON_AddNumberToObject(o, "retransmits", (double)s->retransmits);
 	if (!sum && s->sender && s->snd_cwnd >= 0) {
 		cJSON_AddNumberToObject(o, "snd_cwnd", (double)s->snd_cwnd);
+		if (s->snd_wnd >= 0)
+			cJSON_AddNumberToObject(o, "snd_wnd", (double)s->snd_wnd);
 		cJSON_AddNumberToObject(o, "rtt", (double)s->rtt_us);
 		cJSON_AddNumberToObject(o, "rttvar", (double)s->rttvar_us);
 		cJSON_AddNumberToObject(o, "pmtu", (double)s->pmtu);
@@ -1486,6 +1497,15 @@ static cJSON *start_json(const struct test *t)
 		cJSON_AddItemToArray(arr, o);
 	}
 	cJSON_AddStringToObject(start, "version", "linklab (iperf3 protocol)");
+	{
+		struct utsname u;
+		char sys[400];
+		if (uname(&u) == 0) {
+			snprintf(sys, sizeof(sys), "%s %s %s %s %s", u.sysname,
+				 u.nodename, u.release, u.version, u.machine);
+			cJSON_AddStringToObject(start, "system_info", sys);
+		}
+	}
 	o = cJSON_AddObjectToObject(start, "timestamp");
 	{
 		char tb[64];
@@ -1500,6 +1520,7 @@ static cJSON *start_json(const struct test *t)
 	cJSON_AddStringToObject(o, "host", t->o.host);
 	cJSON_AddNumberToObject(o, "port", t->o.port);
 	cJSON_AddStringToObject(start, "cookie", t->cookie);
+	cJSON_AddNumberToObject(start, "target_bitrate", (double)t->o.bitrate);
 	cJSON_AddNumberToObject(start, "tcp_mss_default", t->mss);
 	cJSON_AddNumberToObject(start, "sock_bufsize", (double)t->o.window);
 	cJSON_AddNumberToObject(start, "sndbuf_actual", t->sndbuf);
@@ -1542,6 +1563,17 @@ static cJSON *interval_json(const struct test *t, const struct test_interval *iv
 	return ivo;
 }
 
+/* iperf3 3.12 also prints the receiver's jitter and loss in UDP sum_sent */
+static void udp_sent_fields(cJSON *o, const struct test_stream_sample *rcv)
+{
+	uint64_t lost = rcv->lost > 0 ? (uint64_t)rcv->lost : 0;
+	uint64_t pk = rcv->packets > 0 ? (uint64_t)rcv->packets : 0;
+
+	cJSON_AddNumberToObject(o, "jitter_ms", rcv->jitter_ms);
+	cJSON_AddNumberToObject(o, "lost_packets", (double)lost);
+	cJSON_AddNumberToObject(o, "lost_percent", udpstats_loss_percent(lost, pk));
+}
+
 static cJSON *end_json(const struct test *t)
 {
 	cJSON *end = cJSON_CreateObject(), *arr, *o;
@@ -1554,9 +1586,20 @@ static cJSON *end_json(const struct test *t)
 		cJSON *so = cJSON_CreateObject();
 		cJSON *snd = sample_json(t, &S->sent[i], t->conn[i].fd, true);
 		cJSON_AddNumberToObject(snd, "socket", t->conn[i].fd);
-		if (t->st[i].sender && t->acc[i].rtt_n) {
+		if (!t->o.udp && !(t->st[i].sender && t->acc[i].rtt_n)) {
+			/* not measured here (the peer sent): the keys as iperf3
+			 * prints them, 0 */
+			cJSON_AddNumberToObject(snd, "max_snd_cwnd", 0);
+			cJSON_AddNumberToObject(snd, "max_snd_wnd", 0);
+			cJSON_AddNumberToObject(snd, "max_rtt", 0);
+			cJSON_AddNumberToObject(snd, "min_rtt", 0);
+			cJSON_AddNumberToObject(snd, "mean_rtt", 0);
+		} else if (t->st[i].sender && t->acc[i].rtt_n) {
 			cJSON_AddNumberToObject(snd, "max_snd_cwnd",
 						(double)t->acc[i].max_cwnd);
+			if (t->acc[i].max_snd_wnd >= 0)
+				cJSON_AddNumberToObject(snd, "max_snd_wnd",
+							(double)t->acc[i].max_snd_wnd);
 			cJSON_AddNumberToObject(snd, "max_rtt",
 						(double)t->acc[i].max_rtt);
 			cJSON_AddNumberToObject(snd, "min_rtt",
@@ -1587,13 +1630,20 @@ static cJSON *end_json(const struct test *t)
 		cJSON *u = sample_json(t, &S->sum_received, 0, true);
 		cJSON_AddItemToObject(end, "sum", u);
 	}
-	cJSON_AddItemToObject(end, "sum_sent",
-			      sample_json(t, &S->sum_sent, 0, true));
+	cJSON *ssj = sample_json(t, &S->sum_sent, 0, true);
+	if (t->o.udp && ssj)
+		udp_sent_fields(ssj, &S->sum_received);
+	cJSON_AddItemToObject(end, "sum_sent", ssj);
 	cJSON_AddItemToObject(end, "sum_received",
 			      sample_json(t, &S->sum_received, 0, true));
 	if (t->o.bidir) {
-		cJSON_AddItemToObject(end, "sum_sent_bidir_reverse",
-				      sample_json(t, &S->sum_sent_reverse, 0, true));
+		if (t->o.udp)
+			cJSON_AddItemToObject(end, "sum_bidir_reverse",
+					      sample_json(t, &S->sum_received_reverse, 0, true));
+		ssj = sample_json(t, &S->sum_sent_reverse, 0, true);
+		if (t->o.udp && ssj)
+			udp_sent_fields(ssj, &S->sum_received_reverse);
+		cJSON_AddItemToObject(end, "sum_sent_bidir_reverse", ssj);
 		cJSON_AddItemToObject(end, "sum_received_bidir_reverse",
 				      sample_json(t, &S->sum_received_reverse, 0, true));
 	}

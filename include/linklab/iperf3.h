@@ -200,6 +200,8 @@ int iperf3_results_parse(const cJSON *j, struct iperf3_results *r,
  * in bytes. Fields unknown are -1. Returns 0 or -errno. */
 struct iperf3_tcpinfo {
 	int64_t total_retrans, snd_cwnd, rtt_us, rttvar_us, pmtu, snd_mss;
+	int64_t snd_wnd;      /* bytes, tcpi_snd_wnd (Linux 6.2+), -1 unknown */
+	int64_t reord_seen;   /* tcpi_reord_seen (Linux 4.19+), -1 unknown */
 };
 int iperf3_tcp_info(int fd, struct iperf3_tcpinfo *ti);
 

@@ -80,6 +80,7 @@ struct test_stream_sample {
 	int64_t outoforder;    /* UDP receiver: reordered datagrams (-1 n/a) */
 	int64_t dups;          /* UDP receiver: duplicate datagrams (-1 n/a) */
 	bool remote;           /* measured by the peer (live server samples) */
+	int64_t snd_wnd;       /* bytes, TCP_INFO tcpi_snd_wnd (-1 unknown) */
 };
 
 /* An interval report: every stream plus the SUM. */
