@@ -148,3 +148,6 @@ PY
 }
 impair_bench
 rm -rf "$tmp"
+
+# --- console: CPU and RSS while showing a 128-stream test (scripts/bench-console.sh)
+LINKLAB="$LINKLAB" sh scripts/bench-console.sh

@@ -576,6 +576,15 @@ int ctl_test_start(struct ctl *c, const struct ctl_test_req *r,
 	o.bitrate = r->bitrate;
 	if (o.udp && !o.bitrate)
 		o.bitrate = 1048576;    /* iperf3's UDP default, as `linklab test -u` */
+	/* TCP write size (-l): iperf3's 128 KiB per stream up to 16 streams,
+	 * then 2 MiB shared (at least 16 KiB each), so 128 streams cost 2 MiB
+	 * of buffers instead of 16 MiB (console RSS goal < 16 MB; the write
+	 * size is not the window: throughput is unchanged) */
+	if (!o.udp && o.streams > 16) {
+		o.blksize = (uint32_t)(2u << 20) / (uint32_t)o.streams;
+		if (o.blksize < 16384)
+			o.blksize = 16384;
+	}
 	if (!c->ps.has_b && !c->target[0]) {
 		rc = ll_err_set(&e, -EDESTADDRREQ,
 				"test: no peer and no target (start with --peer HOST or -c ADDR)");

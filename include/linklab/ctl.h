@@ -224,6 +224,8 @@ int ctl_select(struct ctl *c, int side, int idx, struct ll_err *err);
 
 /* Start a test: with peer B, start its server (b.ops->server_start) and
  * connect to peerset.addr_b:port; without, connect to the -c target.
+ * TCP with more than 16 streams writes 2 MiB / streams (>= 16 KiB) per
+ * send (-l) instead of iperf3's 128 KiB, to bound the console's memory.
  * -EBUSY if one runs, -EINVAL on bad request (test_opts_validate text),
  * -EDESTADDRREQ if there is no peer and no target. */
 int ctl_test_start(struct ctl *c, const struct ctl_test_req *r,
