@@ -791,7 +791,10 @@ static void test_omit(void **state)
 	assert_true(S->duration > 0.9 && S->duration < 1.3);
 	/* 80 Mbit/s for ~1 s counted (not 1.5 s) */
 	assert_true(S->sum_sent.bytes > 8000000 && S->sum_sent.bytes < 12500000);
-	assert_true(S->sum_received.bytes <= S->sum_sent.bytes);
+	/* each end starts counting at its own clock's end of -O: the two
+	 * totals differ by what moves in that skew (a few ms at 80 Mbit/s) */
+	assert_true(S->sum_received.bytes < S->sum_sent.bytes + 1000000);
+	assert_true(S->sum_received.bytes > S->sum_sent.bytes - 1000000);
 	char *js = test_json(t);
 	assert_non_null(strstr(js, "\"omitted\":\ttrue"));
 	free(js);
