@@ -597,6 +597,27 @@ static int install_ingress(struct local *l, const char *dev, int ifindex,
 	return install(l, ifb, ifb_idx, plan, &st, &root, err);
 }
 
+/* Changing qdiscs needs CAP_NET_ADMIN (bit 12 of CapEff in
+ * /proc/self/status, see capabilities(7)); say so before anything else
+ * fails in a less telling way (a root-owned journal, EPERM from netlink). */
+static int need_net_admin(const char *dev, struct ll_err *err)
+{
+	char line[256];
+	unsigned long long eff = ~0ULL;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "CapEff: %llx", &eff) == 1)
+				break;
+		fclose(f);
+	}
+	if (eff & (1ULL << 12))
+		return 0;
+	return ll_err_set(err, -EPERM, "%s: changing qdiscs needs root or "
+			  "CAP_NET_ADMIN (try sudo); nothing changed", dev);
+}
+
 static int local_apply(struct peer *p, const char *dev, const struct impair *d,
 		       struct ll_err *err)
 {
@@ -608,6 +629,9 @@ static int local_apply(struct peer *p, const char *dev, const struct impair *d,
 	struct ll_err rerr = { 0 };
 	int ifindex, rc, fresh = 0;
 
+	rc = need_net_admin(dev, err);
+	if (rc < 0)
+		return rc;
 	rc = make_plan(l, dev, d, &ifindex, &plan, err);
 	if (rc < 0)
 		return rc;
@@ -719,6 +743,9 @@ static int local_clear(struct peer *p, const char *dev, struct ll_err *err)
 	struct local *l = L(p);
 	int ifindex, rc;
 
+	rc = need_net_admin(dev, err);
+	if (rc < 0)
+		return rc;
 	rc = dev_info(l, dev, &ifindex, NULL, err);
 	if (rc < 0)
 		return rc;
@@ -735,6 +762,9 @@ static int local_clear_all(struct peer *p, struct ll_err *err)
 	struct ll_err one = { 0 };
 	int n = 0, i, rc, failed = 0;
 
+	rc = need_net_admin("clear --all", err);
+	if (rc < 0)
+		return rc;
 	list = calloc(JOURNAL_LIST_MAX, sizeof(*list));
 	if (!list)
 		return ll_err_set(err, -ENOMEM, "out of memory");
