@@ -909,6 +909,9 @@ confirm:
 			rc = drc;
 			if (err)
 				*err = derr;
+			if (drc != -ETIME)
+				ll_err_prefix(err, "peer %s: session lost before the change to %s was confirmed; the peer restores the original within %d s by its armed revert timer (pid %ld): ",
+					      r->t.alias, dev, revert_after(r), timer);
 		}
 	}
 	goto out;

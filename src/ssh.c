@@ -655,7 +655,7 @@ static int authenticate(struct ssh_session *s, const struct ssh_target *t,
 		const char *priv = t->identity[i];
 		char pub[PATH_MAX + 8], ktype[64], pass[512] = "", q[PATH_MAX + 64];
 		char why[160];
-		bool enc = false;
+		bool enc = false, key_unread;
 		struct stat st;
 		int attempt;
 
@@ -692,18 +692,22 @@ static int authenticate(struct ssh_session *s, const struct ssh_target *t,
 				explicit_bzero(pass, sizeof(pass));
 				return 0;
 			}
-			if (rc == LIBSSH2_ERROR_FILE && !enc && ask) {
+			/* the private key could not be read: FILE without a
+			 * .pub; "Callback returned error" (PUBLICKEY_UNVERIFIED)
+			 * when the .pub was accepted but signing failed */
+			key_unread = rc == LIBSSH2_ERROR_FILE ||
+				     rc == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED;
+			if (key_unread && !enc && ask && strcmp(ktype, "unknown") == 0) {
 				enc = true;   /* not readable as a plain key: ask */
 				attempt--;
 				continue;
 			}
-			if (rc == LIBSSH2_ERROR_FILE && enc) {
+			if (key_unread && enc) {
 				snprintf(why, sizeof(why), "wrong passphrase, 3 tries");
 				continue;
 			}
-			snprintf(why, sizeof(why), "%s", rc == LIBSSH2_ERROR_AUTHENTICATION_FAILED ||
-				 rc == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED ? "refused by the server" :
-				 last_err(s->ss));
+			snprintf(why, sizeof(why), "%s", rc == LIBSSH2_ERROR_AUTHENTICATION_FAILED ?
+				 "refused by the server" : last_err(s->ss));
 			break;
 		}
 		explicit_bzero(pass, sizeof(pass));

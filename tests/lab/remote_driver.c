@@ -2,18 +2,40 @@
 /* remote_driver.c - drive the remote peer backend from tests/lab/ssh.sh.
  *   remote_driver [-F CFG] [--known-hosts F] [--ssh-key K] [--accept-new] PEER CMD [ARGS]
  * CMD: connect | links | route ADDR | show DEV | apply DEV RATE |
- *      apply-netem DEV DELAY | dry DEV RATE | clear DEV | server |
+ *      apply-netem DEV DELAY | apply-loss DEV PCT | dry DEV RATE | clear DEV |
+ *      server | server-hold SEC | apply-server DEV RATE | ctl |
  *      exec TIMEOUT_MS SHELL_CMD (ssh.h directly) | alive
+ * Options (issue 5): --force, --exclude-ssh, --revert-after SEC; the prompt
+ * answers $LL_ANSWER (cancels when unset) and logs "PROMPT: text" on
+ * stderr. --no-prompt: no prompt callback at all.
  * Prints results on stdout; on failure "ERROR: <message>" and exit 1. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "linklab/impair.h"
 #include "linklab/peer.h"
 #include "linklab/ssh.h"
 #include "linklab/sshcfg.h"
+
+static int prompts;
+
+static int env_prompt(void *ctx, const char *prompt, bool echo, char *buf,
+		      size_t len)
+{
+	const char *a = getenv("LL_ANSWER");
+
+	(void)ctx;
+	prompts++;
+	fprintf(stderr, "PROMPT%s: %s\n", echo ? "(echo)" : "", prompt);
+	if (!a)
+		return -1;
+	snprintf(buf, len, "%s", a);
+	return 0;
+}
 
 static int fail(const struct ll_err *e)
 {
@@ -31,6 +53,8 @@ int main(int argc, char **argv)
 	struct impair d;
 	int i = 1, rc = 0;
 	const char *peer, *cmd;
+	struct peer_safety sf = {0};
+	bool use_prompt = true;
 
 	while (i < argc && argv[i][0] == '-') {
 		if (strcmp(argv[i], "-F") == 0 && i + 1 < argc)
@@ -41,6 +65,14 @@ int main(int argc, char **argv)
 			o.key_file = argv[++i];
 		else if (strcmp(argv[i], "--accept-new") == 0)
 			o.accept_new = true;
+		else if (strcmp(argv[i], "--force") == 0)
+			sf.force = true;
+		else if (strcmp(argv[i], "--exclude-ssh") == 0)
+			sf.exclude_ctl = true;
+		else if (strcmp(argv[i], "--no-prompt") == 0)
+			use_prompt = false;
+		else if (strcmp(argv[i], "--revert-after") == 0 && i + 1 < argc)
+			sf.revert_s = atoi(argv[++i]);
 		else {
 			fprintf(stderr, "unknown option %s\n", argv[i]);
 			return 2;
@@ -53,6 +85,10 @@ int main(int argc, char **argv)
 	}
 	peer = argv[i++];
 	cmd = argv[i++];
+	if (use_prompt) {
+		o.prompt = env_prompt;
+		o.prompt_ctx = NULL;
+	}
 	if (sshcfg_resolve(peer, &o, &t, &e) < 0)
 		return fail(&e);
 	if (strcmp(cmd, "exec") == 0 || strcmp(cmd, "alive") == 0) {
@@ -86,6 +122,7 @@ int main(int argc, char **argv)
 	}
 	if (peer_remote_open(&p, &t, &e) < 0)
 		return fail(&e);
+	p.ops->set_safety(&p, &sf);
 	memset(&d, 0, sizeof(d));
 	ll_diag_clear(&diag);
 	if (strcmp(cmd, "connect") == 0) {
@@ -118,9 +155,58 @@ int main(int argc, char **argv)
 			printf("%s handle %x: rate %llu burst %u limit %u\n", qs.q[k].kind,
 			       qs.q[k].handle >> 16, (unsigned long long)qs.q[k].rate,
 			       qs.q[k].burst, qs.q[k].limit);
+	} else if (strcmp(cmd, "ctl") == 0) {
+		struct peer_ctl c;
+
+		rc = p.ops->ctl_flow(&p, &c, &e);
+		if (rc == 0)
+			printf("%s:%d -> %s:%d dev %s\n", c.client, c.client_port,
+			       c.server, c.server_port, c.dev);
+	} else if (strcmp(cmd, "server-hold") == 0 && i < argc) {
+		int port = 0;
+
+		rc = p.ops->server_start(&p, &port, &e);
+		if (rc == 0) {
+			printf("port %d\n", port);
+			fflush(stdout);
+			sleep((unsigned)atoi(argv[i]));
+		}
+	} else if (strcmp(cmd, "apply-time") == 0 && i + 2 < argc) {
+		struct link_list *ll = calloc(1, sizeof(*ll));
+		struct timespec t0, t1;
+		int k, n = atoi(argv[i + 2]);
+
+		/* apply, then time n list_links round trips on the SAME
+		 * session (the one an --exclude-ssh filter protects) */
+		rc = impair_set(&d, "rate", argv[i + 1], &diag);
+		if (rc == 0)
+			rc = p.ops->apply(&p, argv[i], &d, &e);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (k = 0; rc == 0 && k < n; k++)
+			rc = p.ops->list_links(&p, ll, &e);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (rc == 0)
+			printf("ms %ld\n", (long)((t1.tv_sec - t0.tv_sec) * 1000 +
+						  (t1.tv_nsec - t0.tv_nsec) / 1000000));
+		free(ll);
+	} else if (strcmp(cmd, "apply-server") == 0 && i + 1 < argc) {
+		int port = 0;
+
+		/* a normal session: apply, start and stop a server, quit */
+		rc = impair_set(&d, "rate", argv[i + 1], &diag);
+		if (rc == 0)
+			rc = p.ops->apply(&p, argv[i], &d, &e);
+		if (rc == 0)
+			rc = p.ops->server_start(&p, &port, &e);
+		if (rc == 0)
+			rc = p.ops->server_stop(&p, &e);
+		if (rc == 0)
+			printf("applied, server on %d stopped\n", port);
 	} else if ((strcmp(cmd, "apply") == 0 || strcmp(cmd, "dry") == 0 ||
-		    strcmp(cmd, "apply-netem") == 0) && i + 1 < argc) {
-		const char *field = strcmp(cmd, "apply-netem") == 0 ? "delay" : "rate";
+		    strcmp(cmd, "apply-netem") == 0 || strcmp(cmd, "apply-loss") == 0) &&
+		   i + 1 < argc) {
+		const char *field = strcmp(cmd, "apply-netem") == 0 ? "delay" :
+				    strcmp(cmd, "apply-loss") == 0 ? "loss" : "rate";
 
 		if (impair_set(&d, field, argv[i + 1], &diag) < 0) {
 			ll_diag_to_err(&diag, &e);
@@ -135,6 +221,8 @@ int main(int argc, char **argv)
 			rc = p.ops->apply(&p, argv[i], &d, &e);
 			if (rc == 0)
 				printf("applied\n");
+			if (rc == 0 && p.ops->warning(&p)[0])
+				fprintf(stderr, "WARNING: %s\n", p.ops->warning(&p));
 		}
 	} else if (strcmp(cmd, "clear") == 0 && i < argc) {
 		rc = p.ops->clear(&p, argv[i], &e);

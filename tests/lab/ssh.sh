@@ -57,8 +57,9 @@ else
 fi
 
 # --- links and route ------------------------------------------------------
-if D peer-b links > "$T/links" 2>&1 && grep -qx 'veth-b|noqueue|1500|UP|10.199.0.2/24|fd99::2/64' "$T/links"; then
-	pass "links over SSH: veth-b, noqueue, mtu 1500, both addresses"
+if D peer-b links > "$T/links" 2>&1 && grep -q '^veth-b|noqueue|1500|UP|10.199.0.2/24|fd99::2/64|fe80::' "$T/links" &&
+   grep -q '^lo|noqueue|65536|UNKNOWN|127.0.0.1/8|::1$' "$T/links"; then
+	pass "links over SSH: veth-b, noqueue, mtu 1500, addresses as the local lister shows them (::1, fe80 listed)"
 else
 	fail "links: $(cat "$T/links")"
 fi
@@ -218,7 +219,7 @@ case "$r" in *"cannot connect"*"refused"*) pass "closed port: connection refused
 # a key that is not authorised: the method and key tried are named
 ssh-keygen -q -t ed25519 -N '' -f "$T/nokey" >/dev/null
 r=$(ina env -u SSH_AUTH_SOCK "$DRV" --known-hosts "$T/kh_empty" --ssh-key "$T/nokey" root@$LL_ADDR_B connect 2>&1)
-case "$r" in *"authentication failed"*"publickey $T/nokey"*) pass "auth failure names the key tried";; *) fail "auth failure: $r";; esac
+case "$r" in *"authentication failed"*"publickey ssh-ed25519 $T/nokey (refused by the server)"*) pass "auth failure names the method, key type and key tried";; *) fail "auth failure: $r";; esac
 
 # --- hostile interface names on the peer -------------------------------------
 rm -f /root/Lq
@@ -247,5 +248,158 @@ case "$r" in *"invalid"*) pass "'bad/name' refused before any command";; *) fail
 r=$(D peer-b apply 'waytoolongname16' 10mbit 2>&1)
 case "$r" in *"invalid"*) pass "16-character name refused";; *) fail "long name: $r";; esac
 inb ip link del 'a;b' 2>/dev/null; inb ip link del ';touch${IFS}Lq' 2>/dev/null
+
+# --- issue 5: authentication ------------------------------------------------
+EMPTYH="$T/emptyhome"; mkdir -p "$EMPTYH"
+ssh-keygen -q -t ed25519 -N 'sekrit pass' -C ll-pass -f "$T/pkey" >/dev/null
+ssh-keygen -q -t ecdsa -N '' -C ll-unauth -f "$T/ukey" >/dev/null
+cat "$T/pkey.pub" >> "$LL_LAB_DIR/authorized_keys"
+KH="--known-hosts $LL_LAB_DIR/known_hosts"
+DN() { ina env -u SSH_AUTH_SOCK HOME="$EMPTYH" "$DRV" $KH "$@"; }
+r=$(LL_ANSWER='sekrit pass' DN --ssh-key "$T/pkey" root@$LL_ADDR_B connect 2>"$T/p.err")
+if [ "$r" = "connected B (root@$LL_ADDR_B)" ] && grep -q "^PROMPT: Enter passphrase for key '$T/pkey': " "$T/p.err"; then
+	pass "passphrase key: asked once through the prompt callback (no echo), connected"
+else
+	fail "passphrase key: $r / $(cat "$T/p.err")"
+fi
+r=$(LL_ANSWER=wrong DN --ssh-key "$T/pkey" root@$LL_ADDR_B connect 2>"$T/p.err")
+n=$(grep -c '^PROMPT: ' "$T/p.err")
+case "$r" in *"publickey ssh-ed25519 $T/pkey (wrong passphrase, 3 tries)"*)
+	[ "$n" = 3 ] && pass "wrong passphrase: asked 3 times, failure names method, key type and file" || fail "wrong passphrase asked $n times";;
+*) fail "wrong passphrase: $r";; esac
+r=$(DN --no-prompt --ssh-key "$T/pkey" root@$LL_ADDR_B connect 2>&1)
+case "$r" in *"publickey ssh-ed25519 $T/pkey (passphrase-protected and no way to ask for it: add it to ssh-agent)"*)
+	pass "no prompt available: the encrypted key is named, with the agent hint";; *) fail "no prompt: $r";; esac
+r=$(DN --ssh-key "$T/ukey" root@$LL_ADDR_B connect 2>&1)
+case "$r" in *"server offers publickey"*"publickey ecdsa-sha2-nistp256 $T/ukey (refused by the server)"*)
+	pass "unauthorised ecdsa key: method, key type and file named";; *) fail "unauthorised key: $r";; esac
+# the CLI asks through LINKLAB_ASKPASS (the tty reader's stand-in)
+printf '#!/bin/sh\necho "$1" >> %s/askpass.log\necho "sekrit pass"\n' "$T" > "$T/askpass"; chmod +x "$T/askpass"
+if ina env -u SSH_AUTH_SOCK HOME="$EMPTYH" LINKLAB_ASKPASS="$T/askpass" "$LINKLAB" links --peer root@$LL_ADDR_B \
+	--ssh-key "$T/pkey" $KH > "$T/cli.out" 2>&1 && grep -q "veth-b" "$T/cli.out" && grep -q "Enter passphrase" "$T/askpass.log"; then
+	pass "linklab links --ssh-key PASSPHRASE_KEY: the CLI prompt supplies the passphrase"
+else
+	fail "CLI passphrase: $(head -3 "$T/cli.out")"
+fi
+# a real ssh-agent started here holds the passphrase key
+AGENT_OUT=$(ina ssh-agent -s -a "$T/agent.sock")
+AGENT_PID=$(echo "$AGENT_OUT" | sed -n 's/^SSH_AGENT_PID=\([0-9]*\);.*/\1/p')
+printf '#!/bin/sh\necho "sekrit pass"\n' > "$T/sshaskpass"; chmod +x "$T/sshaskpass"
+ina env SSH_AUTH_SOCK="$T/agent.sock" SSH_ASKPASS="$T/sshaskpass" SSH_ASKPASS_REQUIRE=force DISPLAY=:0 \
+	ssh-add "$T/pkey" </dev/null >/dev/null 2>&1
+r=$(ina env SSH_AUTH_SOCK="$T/agent.sock" HOME="$EMPTYH" "$DRV" --no-prompt $KH root@$LL_ADDR_B connect 2>&1)
+[ "$r" = "connected B (root@$LL_ADDR_B)" ] && pass "agent auth: passphrase key unlocked in a real ssh-agent, no IdentityFile" || fail "agent: $r"
+ina env SSH_AUTH_SOCK="$T/agent.sock" ssh-add -D >/dev/null 2>&1
+ina env SSH_AUTH_SOCK="$T/agent.sock" ssh-add "$T/ukey" >/dev/null 2>&1
+r=$(ina env SSH_AUTH_SOCK="$T/agent.sock" HOME="$EMPTYH" "$DRV" --no-prompt $KH root@$LL_ADDR_B connect 2>&1)
+case "$r" in *"agent (1 key refused: ecdsa-sha2-nistp256)"*) pass "agent with a refused key: named by type";; *) fail "agent refused: $r";; esac
+[ -n "$AGENT_PID" ] && kill "$AGENT_PID" 2>/dev/null
+# password: a second sshd that offers only passwords; the prompt is asked,
+# a wrong answer is rejected and named (the host's real passwords are not
+# touched, so success is not exercised here)
+inb /usr/sbin/sshd -f "$LL_LAB_DIR/sshd_config" -o Port=2223 -o PidFile="$T/sshd3.pid" -E "$T/sshd3.log" \
+	-o PubkeyAuthentication=no -o PasswordAuthentication=yes -o PermitRootLogin=yes
+i=0; while [ ! -s "$T/sshd3.pid" ] && [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done
+echo "[$LL_ADDR_B]:2223 $(cut -d' ' -f1,2 "$LL_LAB_DIR/ssh_host_ed25519_key.pub")" > "$T/kh3"
+r=$(LL_ANSWER=not-the-password DN --known-hosts "$T/kh3" root@$LL_ADDR_B:2223 connect 2>"$T/p.err")
+if grep -q "^PROMPT: root@$LL_ADDR_B's password: " "$T/p.err" && case "$r" in *"password (rejected)"*) true;; *) false;; esac; then
+	pass "password: prompted as user@host's password, wrong one rejected and named"
+else
+	fail "password: $r / $(cat "$T/p.err")"
+fi
+r=$(DN --no-prompt --known-hosts "$T/kh3" root@$LL_ADDR_B:2223 connect 2>&1)
+case "$r" in *"server offers password"*"password (no way to ask)"*) pass "password without a prompt: skipped and named";; *) fail "password no prompt: $r";; esac
+[ -s "$T/sshd3.pid" ] && kill "$(cat "$T/sshd3.pid")" 2>/dev/null
+
+# --- issue 5: the session's own interface ------------------------------------
+r=$(D peer-b ctl 2>&1)
+case "$r" in "$LL_ADDR_A:"*" -> $LL_ADDR_B:22 dev veth-b") pass "ctl_flow: the session $r";; *) fail "ctl: $r";; esac
+r=$(D peer-b apply-loss veth-b 100% 2>&1)
+case "$r" in
+*"veth-b carries this SSH session"*"refused"*"--force"*)
+	[ "$(root_kind "$LL_NS_B" veth-b)" = noqueue ] && pass "100% loss on the session's interface refused without --force, nothing changed" \
+		|| fail "refusal changed veth-b";;
+*) fail "100% loss: $r";;
+esac
+r=$(D peer-b apply veth-b 20mbit 2>&1)
+case "$r" in *"WARNING: veth-b on peer-b carries this SSH session"*) pass "rate on the session's interface: applied with a warning";; *) fail "warning: $r";; esac
+D peer-b clear veth-b >/dev/null 2>&1
+# --exclude-ssh: shape everything but the session (u32 to the unshaped class)
+r=$(D --exclude-ssh peer-b apply veth-b 1mbit 2>&1)
+if [ "$r" = applied ] && inb tc -j qdisc show dev veth-b | grep -q '"kind":"htb"' &&
+   inb tc filter show dev veth-b | grep -q "flowid 1:2"; then
+	pass "--exclude-ssh: htb default 1:1 (1mbit), SSH flow to 1:2"
+else
+	fail "exclude-ssh: $r / $(inb tc filter show dev veth-b | head -3)"
+fi
+D peer-b clear veth-b >/dev/null 2>&1
+# the session itself stays fast under 8 kbit/s: 5 link listings (~1.2 KB
+# each, ~6 s if shaped) on the session that applied the dial
+r=$(D --exclude-ssh peer-b apply-time veth-b 8kbit 5 2>&1)
+ms=${r#ms }
+case "$r" in "ms "*) [ "$ms" -lt 1500 ] && pass "SSH flow excluded: 5 listings in $ms ms over an 8 kbit/s dial" || fail "excluded flow slow: $ms ms";;
+*) fail "apply-time: $r";; esac
+D peer-b clear veth-b >/dev/null 2>&1
+[ "$(root_kind "$LL_NS_B" veth-b)" = noqueue ] && pass "clear after --exclude-ssh -> noqueue" || fail "clear exclude: $(root_kind "$LL_NS_B" veth-b)"
+
+# --- issue 5: nothing left behind after a normal session ----------------------
+r=$(D peer-b apply-server veth-b 30mbit 2>&1)
+left="$(b_iperf3 sleep)$(b_iperf3 iperf3)$(b_iperf3 cat)$(b_iperf3 linklab)"
+case "$r" in "applied, server on "*) [ -z "$left" ] && pass "normal quit: no revert timer, server or watchdog left on the peer" || fail "left on the peer: $left";;
+*) fail "apply-server: $r";; esac
+D peer-b clear veth-b >/dev/null 2>&1
+
+# --- issue 5: kill the session (sshd's child for our connection) -------------
+# our connection's sshd: a child of the lab sshd whose peer port is ours
+sshd_child_of_port() {
+	for p in $(pgrep -P "$(cat "$LL_LAB_DIR/sshd.pid")" sshd); do
+		inb ss -tnp 2>/dev/null | grep "pid=$p," | grep -q ":$1 " && { echo "$p"; return; }
+	done
+}
+# mid-apply: a flood from B to A fills a 1 kbit/s tbf on the session's own
+# interface, so the read-back stalls; the session is killed before the
+# change is confirmed
+inb ping -q -f -s 1400 "$LL_ADDR_A" >/dev/null 2>&1 &
+FLOOD=$!
+D --revert-after 4 peer-b apply veth-b 1kbit > "$T/mid.out" 2>&1 &
+DPID=$!
+i=0; while [ "$(root_kind "$LL_NS_B" veth-b)" != tbf ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
+port=$(inb ss -tn state established "( sport = :22 )" 2>/dev/null | awk 'NR>1{split($4,a,":"); print a[length(a)]}' | head -1)
+child=$(sshd_child_of_port "$port")
+if [ -n "$child" ] && [ "$(root_kind "$LL_NS_B" veth-b)" = tbf ] && kill -0 $DPID 2>/dev/null; then
+	kill -9 "$child"
+	t0=$(date +%s)
+	i=0; while [ "$(root_kind "$LL_NS_B" veth-b)" != noqueue ] && [ $i -lt 80 ]; do sleep 0.1; i=$((i+1)); done
+	dt=$(( $(date +%s) - t0 ))
+	kill $FLOOD 2>/dev/null; wait $FLOOD 2>/dev/null
+	if [ "$(root_kind "$LL_NS_B" veth-b)" = noqueue ] && [ $dt -le 6 ]; then
+		pass "session killed mid-apply: the peer reverted by its timer (${dt}s, timer 4 s)"
+	else
+		fail "no revert after killing the session: $(root_kind "$LL_NS_B" veth-b) after ${dt}s"
+	fi
+	wait $DPID
+	grep -Eq "session lost (while applying to|before the change to) veth-b.*the peer restores the original within 4 s" "$T/mid.out" &&
+		pass "the CLI reports the lost session and the pending revert" || fail "mid-apply report: $(cat "$T/mid.out")"
+	ls $JDIR/remote-$NSID-veth-b.tc.json >/dev/null 2>&1 && fail "journal left after the revert" || pass "the revert removed the journal"
+else
+	kill $FLOOD 2>/dev/null; wait $FLOOD 2>/dev/null
+	wait $DPID
+	fail "mid-apply: session not caught mid-apply (port $port child $child kind $(root_kind "$LL_NS_B" veth-b)): $(cat "$T/mid.out")"
+fi
+inb tc qdisc del dev veth-b root 2>/dev/null
+# mid-test: the server's watchdog ends it with the session
+PATH=/usr/bin:/bin D peer-b server-hold 30 > "$T/hold.out" 2>&1 &
+DPID=$!
+i=0; while ! grep -q '^port ' "$T/hold.out" && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+port=$(inb ss -tn state established "( sport = :22 )" 2>/dev/null | awk 'NR>1{split($4,a,":"); print a[length(a)]}' | head -1)
+child=$(sshd_child_of_port "$port")
+if [ -n "$(b_iperf3)" ] && [ -n "$child" ]; then
+	kill -9 "$child"
+	i=0; while [ -n "$(b_iperf3)" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+	[ -z "$(b_iperf3)" ] && pass "session killed mid-test: the peer's test server ended with it" || fail "iperf3 left after the session died: $(b_iperf3)"
+else
+	fail "mid-test: server $(b_iperf3) child $child: $(cat "$T/hold.out")"
+fi
+kill $DPID 2>/dev/null; wait $DPID 2>/dev/null
 
 summary ssh
