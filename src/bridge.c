@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <linux/netlink.h>
@@ -177,21 +178,139 @@ static void csum_help(struct virtio_net_hdr *vh, unsigned char *f, uint32_t len)
 	vh->flags &= (uint8_t)~VIRTIO_NET_HDR_F_NEEDS_CSUM;
 }
 
+/* Ones'-complement sum of n bytes (RFC 1071), added to s. */
+static uint32_t sum16(const unsigned char *p, uint32_t n, uint32_t s)
+{
+	uint32_t i;
+
+	for (i = 0; i + 1 < n; i += 2)
+		s += (uint32_t)(p[i] << 8 | p[i + 1]);
+	if (i < n)
+		s += (uint32_t)p[i] << 8;
+	return s;
+}
+
+static uint16_t fold16(uint32_t s)
+{
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)s;
+}
+
+static void put16(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 8);
+	p[1] = (unsigned char)v;
+}
+
+static void corrupt_bit(unsigned char *frame, uint32_t flen, uint32_t rnd)
+{
+	uint32_t bit;
+
+	if (flen <= ETH_HLEN)
+		return;
+	bit = ETH_HLEN * 8 + rnd % ((flen - ETH_HLEN) * 8);
+	frame[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+}
+
+static void enqueue_pkt(struct dir *d, struct pkt *p, int64_t now)
+{
+	if (emu_enqueue(d->emu, now, p->wire, p, NULL) < 0)
+		free(p);
+}
+
+/* A TCP GSO super-packet (IPv4 or IPv6 without extension headers) chosen for
+ * corruption: cut it into gso_size segments with full IP and TCP checksums,
+ * flip one bit of the first and queue them all, as netem does after
+ * netem_segment() + skb_checksum_help(). Returns false when the frame is not
+ * one this handles (the caller then drops it). */
+static bool corrupt_gso_tcp(struct dir *d, const unsigned char *buf, uint32_t n,
+			    uint32_t rnd, int64_t now)
+{
+	const struct virtio_net_hdr *vh = (const void *)buf;
+	const unsigned char *f = buf + VH;
+	uint32_t flen = n - VH, l3, l4, hdr, pay, mss, off, i = 0;
+	uint16_t et;
+	bool v4;
+
+	if (flen < ETH_HLEN + 40 || vh->gso_size == 0)
+		return false;
+	et = (uint16_t)(f[12] << 8 | f[13]);
+	v4 = et == ETH_P_IP;
+	if (v4 && (f[14] >> 4) == 4 && f[23] == IPPROTO_TCP)
+		l3 = (uint32_t)(f[14] & 0xf) * 4;
+	else if (et == ETH_P_IPV6 && (f[14] >> 4) == 6 && f[20] == IPPROTO_TCP)
+		l3 = 40;
+	else
+		return false;
+	l4 = ETH_HLEN + l3;
+	if (l4 + 20 > flen)
+		return false;
+	hdr = l4 + (uint32_t)(f[l4 + 12] >> 4) * 4;
+	if (hdr >= flen)
+		return false;
+	pay = flen - hdr;
+	mss = vh->gso_size;
+	for (off = 0; off < pay; off += mss, i++) {
+		uint32_t seg = pay - off < mss ? pay - off : mss, tl = hdr - l4 + seg, sq;
+		struct pkt *p = malloc(sizeof(*p) + VH + hdr + seg);
+		unsigned char *g;
+		uint32_t ps;
+
+		if (!p) {
+			d->st.tx_errors++;
+			return true;
+		}
+		p->len = VH + hdr + seg;
+		p->wire = hdr + seg;
+		memset(p->data, 0, VH);         /* plain frame: no GSO, no csum offload */
+		g = p->data + VH;
+		memcpy(g, f, hdr);
+		memcpy(g + hdr, f + hdr + off, seg);
+		if (v4) {
+			put16(g + ETH_HLEN + 2, l3 + tl);
+			put16(g + ETH_HLEN + 4, (uint32_t)(f[ETH_HLEN + 4] << 8 | f[ETH_HLEN + 5]) + i);
+			put16(g + ETH_HLEN + 10, 0);
+			put16(g + ETH_HLEN + 10, (uint16_t)~fold16(sum16(g + ETH_HLEN, l3, 0)));
+			ps = sum16(g + ETH_HLEN + 12, 8, 0) + IPPROTO_TCP + tl;
+		} else {
+			put16(g + ETH_HLEN + 4, tl);
+			ps = sum16(g + ETH_HLEN + 8, 32, 0) + IPPROTO_TCP + tl;
+		}
+		sq = (uint32_t)g[l4 + 4] << 24 | (uint32_t)g[l4 + 5] << 16 |
+		     (uint32_t)g[l4 + 6] << 8 | g[l4 + 7];
+		sq += off;
+		g[l4 + 4] = (unsigned char)(sq >> 24);
+		g[l4 + 5] = (unsigned char)(sq >> 16);
+		g[l4 + 6] = (unsigned char)(sq >> 8);
+		g[l4 + 7] = (unsigned char)sq;
+		if (off + seg < pay)
+			g[l4 + 13] &= (unsigned char)~0x09;     /* FIN, PSH: last only */
+		if (off)
+			g[l4 + 13] &= (unsigned char)~0x80;     /* CWR: first only */
+		put16(g + l4 + 16, 0);
+		put16(g + l4 + 16, (uint16_t)~fold16(sum16(g + l4, tl, ps)));
+		if (off == 0)
+			corrupt_bit(g, hdr + seg, rnd);
+		enqueue_pkt(d, p, now);
+	}
+	return true;
+}
+
 static void queue_copy(struct dir *d, const unsigned char *buf, uint32_t n,
 		       uint32_t wire, const struct emu_fate *f, int64_t now)
 {
+	const struct virtio_net_hdr *ivh = (const void *)buf;
 	struct pkt *p;
-	struct virtio_net_hdr *vh;
 	uint32_t flen = n - VH;
 
-	if (f->corrupt) {
-		const struct virtio_net_hdr *ivh = (const void *)buf;
-
-		/* a GSO super-packet cannot be corrupted in one segment without
-		 * segmenting it: it is dropped (what the receiver's checksum
-		 * would do to the corrupted segment); see doc/bridge.md */
-		if ((ivh->gso_type & ~VIRTIO_NET_HDR_GSO_ECN) != VIRTIO_NET_HDR_GSO_NONE)
-			return;
+	if (f->corrupt &&
+	    (ivh->gso_type & ~VIRTIO_NET_HDR_GSO_ECN) != VIRTIO_NET_HDR_GSO_NONE) {
+		/* TCP: segment and corrupt the first segment; other GSO kinds
+		 * (UDP) are dropped - what the receiver's checksum would do to
+		 * the corrupted datagram; see doc/bridge.md */
+		corrupt_gso_tcp(d, buf, n, f->corrupt_bit, now);
+		return;
 	}
 	p = malloc(sizeof(*p) + n);
 	if (!p) {
@@ -201,15 +320,11 @@ static void queue_copy(struct dir *d, const unsigned char *buf, uint32_t n,
 	p->len = n;
 	p->wire = wire;
 	memcpy(p->data, buf, n);
-	if (f->corrupt && flen > ETH_HLEN) {
-		uint32_t bit = ETH_HLEN * 8 + f->corrupt_bit % ((flen - ETH_HLEN) * 8);
-
-		vh = (void *)p->data;
-		csum_help(vh, p->data + VH, flen);
-		p->data[VH + bit / 8] ^= (unsigned char)(1u << (bit % 8));
+	if (f->corrupt) {
+		csum_help((struct virtio_net_hdr *)p->data, p->data + VH, flen);
+		corrupt_bit(p->data + VH, flen, f->corrupt_bit);
 	}
-	if (emu_enqueue(d->emu, now, wire, p, NULL) < 0)
-		free(p);
+	enqueue_pkt(d, p, now);
 }
 
 static void handle(struct dir *d, const unsigned char *buf, uint32_t n, int64_t now)
