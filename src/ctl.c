@@ -689,8 +689,13 @@ static void ctl_test_interval(struct ctl *c, const struct test_interval *iv)
 	{
 		double rtt = ctl_interval_rtt(iv);
 
-		if (rtt > 0)
+		if (rtt > 0) {
 			t->rtt_s = rtt;
+			if (!(t->rtt_min_s > 0) || rtt < t->rtt_min_s)
+				t->rtt_min_s = rtt;
+			if (rtt > t->rtt_max_s)
+				t->rtt_max_s = rtt;
+		}
 	}
 	if (t->nhist == CTL_HISTORY) {
 		memmove(&t->hist[0], &t->hist[1],

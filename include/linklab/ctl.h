@@ -117,6 +117,7 @@ struct ctl_test_view {
 				       * for the saved results */
 	double rtt_s;                 /* mean sender TCP RTT of the last
 				       * interval, seconds; 0 = unknown */
+	double rtt_min_s, rtt_max_s;  /* over the run's intervals so far */
 	char saved_dir[PATH_MAX];     /* where the run was saved, "" if not */
 };
 

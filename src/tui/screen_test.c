@@ -184,18 +184,53 @@ static void test_summary_line(char *buf, size_t len, const char *id,
 		 s->start, s->end > 0 ? s->end : duration, bytes, rate, retr, role);
 }
 
+/* RTT under load (TCP) or loss and jitter (UDP) of the run so far; ""
+ * when nothing is known yet. */
+static void test_panel_line(const struct ctl_view *v, char *buf, size_t len)
+{
+	const struct ctl_test_view *tv = &v->test;
+	const struct test_stream_sample *s = &tv->last.sum;
+	char a[32], b[32], c[32], d[32];
+
+	buf[0] = '\0';
+	if (tv->opts.udp) {
+		if (tv->have_summary)
+			s = &tv->summary.sum_received;
+		if (s->packets > 0 && s->lost >= 0 && !s->sender)
+			snprintf(buf, len, "UDP: lost %lld of %lld datagrams (%.2g%%), jitter %.3f ms",
+				 (long long)s->lost, (long long)s->packets,
+				 100.0 * (double)s->lost / (double)s->packets, s->jitter_ms);
+		else if (s->packets > 0)
+			snprintf(buf, len, "UDP: %lld datagrams sent this interval "
+				 "(loss and jitter come from the receiver at the end)",
+				 (long long)s->packets);
+		return;
+	}
+	if (v->path.rtt_added > 0)
+		snprintf(d, sizeof(d), "+%.4g ms dialled", (double)v->path.rtt_added / 1e6);
+	else
+		snprintf(d, sizeof(d), "no delay dialled");
+	if (tv->rtt_s > 0)
+		snprintf(buf, len, "RTT under load: now %s, min %s, max %s (%s)",
+			 units_human_time(tv->rtt_s * 1e9, a, sizeof(a)),
+			 units_human_time(tv->rtt_min_s * 1e9, b, sizeof(b)),
+			 units_human_time(tv->rtt_max_s * 1e9, c, sizeof(c)), d);
+}
+
 /* The theory line with where its RTT came from. */
 static void test_theory_line(const struct ctl_view *v, char *buf, size_t len)
 {
 	char rtt[32];
 
+	const char *who = v->test.state != CTL_TEST_IDLE && v->test.opts.udp ?
+			  "theory (TCP)" : "theory";
+
 	units_human_time(v->theory_rtt * 1e9, rtt, sizeof(rtt));
-	if (v->theory.bound == THEORY_NONE)
-		snprintf(buf, len, "theory: %s", v->theory.line);
+	if (v->theory.bound == THEORY_NONE || !(v->theory_rtt > 0))
+		snprintf(buf, len, "%s: %s", who, v->theory.line);
 	else
-		snprintf(buf, len, "theory: %s  (RTT %s %s)", v->theory.line,
-			 v->theory_rtt_measured ? "measured" : "dialled",
-			 v->theory_rtt > 0 ? rtt : "unknown");
+		snprintf(buf, len, "%s: %s  (RTT %s %s)", who, v->theory.line,
+			 v->theory_rtt_measured ? "measured" : "dialled", rtt);
 }
 
 void screen_test_draw(struct tui *t, const struct ctl_view *v, int top,
@@ -256,7 +291,7 @@ void screen_test_draw(struct tui *t, const struct ctl_view *v, int top,
 		const struct test_summary *s = &tv->summary;
 		double got = s->sum_received.bps;
 
-		if (v->theory.expect_bps > 0 && got > 0) {
+		if (v->theory.expect_bps > 0 && got > 0 && !tv->opts.udp) {
 			char a[32], b[32];
 
 			snprintf(line, sizeof(line), "received %s = %.0f%% of the expected %s",
@@ -287,6 +322,9 @@ void screen_test_draw(struct tui *t, const struct ctl_view *v, int top,
 		test_summary_line(line, sizeof(line), "SUM", &s->sum_received,
 				  s->duration, "receiver");
 		tui_put(y++, 1, cols - 2, A_BOLD, line);
+		test_panel_line(v, line, sizeof(line));
+		if (line[0] && bottom - y > 4)
+			tui_put(y++, 1, cols - 2, tui_attr(t, TUI_DIM), line);
 		room = bottom - y - (tv->saved_dir[0] ? 1 : 0);
 		y += test_chart(t, v, y, room, cols, full);
 		if (tv->saved_dir[0] && y < bottom) {
@@ -330,6 +368,9 @@ void screen_test_draw(struct tui *t, const struct ctl_view *v, int top,
 		tui_put(y++, 1, cols - 2, tui_attr(t, TUI_DIM), line);
 	}
 	test_bar_row(t, y++, cols, "[SUM]", &tv->last.sum, full, A_BOLD);
+	test_panel_line(v, line, sizeof(line));
+	if (line[0] && bottom - y > 3)
+		tui_put(y++, 1, cols - 2, tui_attr(t, TUI_DIM), line);
 	test_chart(t, v, y, bottom - y, cols, full);
 }
 
