@@ -228,6 +228,8 @@ int cmd_console(int argc, char **argv)
 		fprintf(stderr, "linklab console: %s\n", err.msg);
 		return 1;
 	}
+	if (t.term_fallback)
+		ctl_note(c, "terminal type unknown: running as vt100");
 	sig = console_loop(&t, c);
 	/* restore while the screen is still ours, then end curses */
 	tui_flash(&t, "restoring both peers ...");

@@ -1216,3 +1216,8 @@ int ctl_profile_delete(struct ctl *c, int idx, struct ll_err *err)
 	c->v.error[0] = '\0';
 	return 0;
 }
+
+void ctl_note(struct ctl *c, const char *msg)
+{
+	ctl_fmt(c->v.status, sizeof(c->v.status), "%s", msg);
+}

@@ -248,6 +248,9 @@ void ctl_test_stop(struct ctl *c);
  * (every restore is still attempted). Idempotent. */
 int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err);
 
+/* Put msg on the view's status line (a console-side note). */
+void ctl_note(struct ctl *c, const char *msg);
+
 /* Periodic work from the loop (call about once a second): re-read side
  * A's qdiscs (netlink, no blocking I/O) for the live counters, and side B's
  * too when remote is true (one SSH round trip: call it rarely). Returns 1

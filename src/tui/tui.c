@@ -96,10 +96,16 @@ int tui_init(struct tui *t, struct ll_err *err)
 	if (!isatty(0) || !isatty(1))
 		return ll_err_set(err, -ENOTTY, "console: stdin/stdout is not a terminal");
 	tui_divert_stderr();
-	if (!initscr()) {
-		tui_restore_stderr();
-		return ll_err_set(err, -EIO, "console: initscr failed (TERM=%s)",
-				  getenv("TERM") ? getenv("TERM") : "");
+	/* newterm, not initscr: initscr exits the process on an unknown
+	 * TERM. Unknown terminal types fall back to vt100 (no colour). */
+	if (!newterm(NULL, stdout, stdin)) {
+		t->term_fallback = true;
+		if (!newterm("vt100", stdout, stdin)) {
+			tui_restore_stderr();
+			return ll_err_set(err, -EIO,
+					  "console: cannot use terminal type '%s' (nor vt100)",
+					  getenv("TERM") ? getenv("TERM") : "");
+		}
 	}
 	tui_active = true;
 	cbreak();

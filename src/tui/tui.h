@@ -44,6 +44,7 @@ struct tui {
 	enum tui_screen screen, back;  /* back: where Esc from help returns */
 	bool utf8;                     /* UTF-8 locale: Unicode bars */
 	bool color;                    /* has_colors(): else bold/reverse */
+	bool term_fallback;            /* TERM unknown: running as vt100 */
 	int focus;                     /* peers screen: pane 0 (A) or 1 (B) */
 	/* dial screen */
 	bool dial_loaded;              /* dial copied from the view once */

@@ -98,6 +98,14 @@ keys() { $TMUX send-keys -t tui "$@"; }
 # tc -j qdisc of DEV in namespace NS, as one line.
 tcj() { ip netns exec "$1" tc -j qdisc show dev "$2" 2>&1 | tr -d ' \n'; }
 
+# 0. an unknown TERM falls back to vt100 instead of dying in initscr
+$TMUX new-session -d -s tui -x 100 -y 30 \
+	"TERM=xyzzy-unknown $XDG ip netns exec $NS_A $BIN console 2>&1; echo console-exit=\$?; sleep 600"
+if wait_for "terminal type unknown: running as vt100" 50; then ok "unknown TERM: falls back to vt100 and says so"; else bad "unknown TERM"; capture; fi
+keys q
+if wait_for "console-exit=0" 50; then ok "unknown TERM: quits cleanly"; else bad "unknown TERM: no clean exit"; capture; fi
+$TMUX kill-session -t tui 2>/dev/null
+
 $TMUX new-session -d -s tui -x 120 -y 36 \
 	"TERM=screen $XDG ip netns exec $NS_A $BIN console -F $LL_SSH_CONFIG --peer $LL_PEER 2>&1; echo console-exit=\$?; sleep 600"
 
