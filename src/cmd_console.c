@@ -155,6 +155,45 @@ static int console_loop(struct tui *t, struct ctl *c)
 	}
 }
 
+/* No usable terminal: print what the peers screen would show, as lines
+ * (what each side holds, the path, the theory line), and return 2 so that
+ * scripts still see that no console ran. */
+static int console_plain(const struct peerset_opts *po, const char *target,
+			 int port)
+{
+	struct peerset ps;
+	struct ll_err err = { 0 };
+	struct ctl *c = NULL;
+	const struct ctl_view *v;
+	int i;
+
+	memset(&ps, 0, sizeof(ps));
+	if (peerset_open(&ps, po, &err) < 0) {
+		fprintf(stderr, "linklab console: %s\n", err.msg);
+		return 2;
+	}
+	if (ctl_new(&c, &ps, target, port, &err) < 0) {
+		peerset_close(&ps);
+		fprintf(stderr, "linklab console: %s\n", err.msg);
+		return 2;
+	}
+	v = ctl_view(c);
+	printf("session: %s\n", v->session);
+	for (i = 0; i < 2; i++) {
+		const struct ctl_side_view *sv = &v->side[i];
+
+		if (!sv->present)
+			continue;
+		printf("%s %s: %s%s%s\n", sv->label, sv->dev[0] ? sv->dev : "-",
+		       sv->qd_valid ? sv->held_text : "(not read)",
+		       sv->err[0] ? "; error: " : "", sv->err);
+	}
+	printf("path: %s\n", v->path.line);
+	printf("theory (1 stream, A->B): %s\n", v->theory.line);
+	ctl_free(c);
+	return 2;
+}
+
 int cmd_console(int argc, char **argv)
 {
 	struct peerset_opts po;
@@ -199,10 +238,10 @@ int cmd_console(int argc, char **argv)
 	term = getenv("TERM");
 	if (!isatty(1) || !isatty(0) || !term || !*term || !strcmp(term, "dumb")) {
 		fprintf(stderr,
-			"linklab: the console needs a terminal (%s); use the plain commands:\n"
-			"  linklab links | apply | show | clear | test   (see linklab help)\n",
+			"linklab: the console needs a terminal (%s); plain output follows, or use the\n"
+			"  plain commands: linklab links | apply | show | clear | test   (see linklab help)\n",
 			!isatty(1) || !isatty(0) ? "stdin/stdout is not a tty" : "TERM is dumb or unset");
-		return 2;
+		return console_plain(&po, target, port);
 	}
 	if (console_signals() < 0) {
 		fprintf(stderr, "linklab console: signal pipe: %s\n", strerror(errno));

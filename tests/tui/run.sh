@@ -38,6 +38,10 @@ case "$out" in
 *"TERM is dumb"*) ok "refuses the console with TERM=dumb" ;;
 *) bad "no refusal with TERM=dumb: $out" ;;
 esac
+case "$out" in
+*"A (this host) "*"path: A->B "*"theory (1 stream, A->B): "*) ok "TERM=dumb: plain line output (held qdisc, path, theory)" ;;
+*) bad "TERM=dumb: no plain output: $out" ;;
+esac
 
 if [ "$(id -u)" != 0 ]; then
 	skip "not root: the console tests need network namespaces and an sshd (lab/lab.sh)"
