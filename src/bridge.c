@@ -24,9 +24,15 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <signal.h>
+
 #include "linklab/bridge.h"
+#include "linklab/journal.h"
 
 #ifndef VIRTIO_NET_HDR_GSO_UDP_L4
 #define VIRTIO_NET_HDR_GSO_UDP_L4 5     /* linux/virtio_net.h since 4.18 */
@@ -833,4 +839,167 @@ int bridge_kernel_down(const char *br, struct ll_err *err)
 		return 0;
 	snprintf(what, sizeof(what), "delete bridge %s", br);
 	return link_req(RTM_DELLINK, 0, idx, NULL, NULL, -1, false, what, err);
+}
+
+/* --- status files ------------------------------------------------------------ */
+
+static int status_path(int pid, char *buf, size_t len, struct ll_err *err)
+{
+	uint64_t ns;
+	int rc = journal_netns(&ns, err);
+
+	if (rc < 0)
+		return rc;
+	snprintf(buf, len, "%s/bridge-%llu-%d.json", journal_dir(), (unsigned long long)ns, pid);
+	return 0;
+}
+
+int bridge_status_write(const struct bridge_status *s, struct ll_err *err)
+{
+	static const char *const dn[2] = { "a_to_b", "b_to_a" };
+	char path[512], tmp[530];
+	cJSON *doc = cJSON_CreateObject();
+	char *txt;
+	FILE *f;
+	int i, rc;
+
+	if ((rc = status_path(s->pid, path, sizeof(path), err)) < 0) {
+		cJSON_Delete(doc);
+		return rc;
+	}
+	cJSON_AddNumberToObject(doc, "pid", s->pid);
+	cJSON_AddStringToObject(doc, "engine", s->engine);
+	cJSON_AddStringToObject(doc, "if_a", s->if_a);
+	cJSON_AddStringToObject(doc, "if_b", s->if_b);
+	cJSON_AddNumberToObject(doc, "updated", (double)s->updated);
+	for (i = 0; i < 2; i++) {
+		cJSON *o = cJSON_AddObjectToObject(doc, dn[i]);
+
+		cJSON_AddStringToObject(o, "dial", s->dial[i]);
+		cJSON_AddNumberToObject(o, "rx_packets", (double)s->c[i].rx_pkts);
+		cJSON_AddNumberToObject(o, "tx_packets", (double)s->c[i].tx_pkts);
+		cJSON_AddNumberToObject(o, "rx_bytes", (double)s->c[i].rx_bytes);
+		cJSON_AddNumberToObject(o, "tx_bytes", (double)s->c[i].tx_bytes);
+		cJSON_AddNumberToObject(o, "lost", (double)s->c[i].lost);
+		cJSON_AddNumberToObject(o, "duplicated", (double)s->c[i].duplicated);
+		cJSON_AddNumberToObject(o, "corrupted", (double)s->c[i].corrupted);
+		cJSON_AddNumberToObject(o, "reordered", (double)s->c[i].reordered);
+		cJSON_AddNumberToObject(o, "drops", (double)s->c[i].drops);
+	}
+	txt = cJSON_PrintUnformatted(doc);
+	cJSON_Delete(doc);
+	if (!txt)
+		return ll_err_set(err, -ENOMEM, "bridge status: out of memory");
+	mkdir(journal_dir(), 0700);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f) {
+		rc = ll_err_set(err, -errno, "bridge status %s: %s", tmp, strerror(errno));
+		free(txt);
+		return rc;
+	}
+	fputs(txt, f);
+	free(txt);
+	if (fclose(f) != 0 || rename(tmp, path) != 0) {
+		rc = ll_err_set(err, -errno, "bridge status %s: %s", path, strerror(errno));
+		unlink(tmp);
+		return rc;
+	}
+	return 0;
+}
+
+void bridge_status_remove(int pid)
+{
+	char path[512];
+
+	if (status_path(pid, path, sizeof(path), NULL) == 0)
+		unlink(path);
+}
+
+static uint64_t jnum(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	return cJSON_IsNumber(v) && v->valuedouble > 0 ? (uint64_t)v->valuedouble : 0;
+}
+
+static void jstr(const cJSON *o, const char *k, char *buf, size_t len)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	snprintf(buf, len, "%s", cJSON_IsString(v) ? v->valuestring : "");
+}
+
+static int status_read(const char *path, struct bridge_status *s)
+{
+	static const char *const dn[2] = { "a_to_b", "b_to_a" };
+	char buf[8192];
+	size_t n;
+	FILE *f = fopen(path, "r");
+	cJSON *doc;
+	int i;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	doc = cJSON_Parse(buf);
+	if (!doc)
+		return -EINVAL;
+	memset(s, 0, sizeof(*s));
+	s->pid = (int)jnum(doc, "pid");
+	s->updated = (int64_t)jnum(doc, "updated");
+	jstr(doc, "engine", s->engine, sizeof(s->engine));
+	jstr(doc, "if_a", s->if_a, sizeof(s->if_a));
+	jstr(doc, "if_b", s->if_b, sizeof(s->if_b));
+	for (i = 0; i < 2; i++) {
+		const cJSON *o = cJSON_GetObjectItemCaseSensitive(doc, dn[i]);
+
+		jstr(o, "dial", s->dial[i], sizeof(s->dial[i]));
+		s->c[i].rx_pkts = jnum(o, "rx_packets");
+		s->c[i].tx_pkts = jnum(o, "tx_packets");
+		s->c[i].rx_bytes = jnum(o, "rx_bytes");
+		s->c[i].tx_bytes = jnum(o, "tx_bytes");
+		s->c[i].lost = jnum(o, "lost");
+		s->c[i].duplicated = jnum(o, "duplicated");
+		s->c[i].corrupted = jnum(o, "corrupted");
+		s->c[i].reordered = jnum(o, "reordered");
+		s->c[i].drops = jnum(o, "drops");
+	}
+	cJSON_Delete(doc);
+	return s->pid > 0 ? 0 : -EINVAL;
+}
+
+int bridge_status_list(struct bridge_status *out, int max, int *n, struct ll_err *err)
+{
+	char prefix[64], path[1024];
+	uint64_t ns;
+	struct dirent *de;
+	DIR *d;
+	int rc;
+
+	*n = 0;
+	if ((rc = journal_netns(&ns, err)) < 0)
+		return rc;
+	snprintf(prefix, sizeof(prefix), "bridge-%llu-", (unsigned long long)ns);
+	d = opendir(journal_dir());
+	if (!d)
+		return errno == ENOENT ? 0 :
+		       ll_err_set(err, -errno, "%s: %s", journal_dir(), strerror(errno));
+	while ((de = readdir(d)) && *n < max) {
+		size_t l = strlen(de->d_name);
+
+		if (strncmp(de->d_name, prefix, strlen(prefix)) || l < 5 ||
+		    strcmp(de->d_name + l - 5, ".json"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", journal_dir(), de->d_name);
+		if (status_read(path, &out[*n]) < 0)
+			continue;
+		if (kill(out[*n].pid, 0) < 0 && errno == ESRCH)
+			continue;       /* its process is gone */
+		(*n)++;
+	}
+	closedir(d);
+	return 0;
 }

@@ -347,24 +347,39 @@ static void wait_stop(sigset_t *set, double seconds, double interval,
 
 /* -i SEC: one line per direction on stderr with the rates since the last. */
 struct ticker {
-	struct bridge *br;
-	double interval;
-	int64_t t0, last;
+	struct bridge *br;              /* NULL: kernel engine (no counters) */
+	struct bridge_status st;        /* status file contents */
+	double interval;                /* -i, 0 = no lines */
+	int64_t t0, last;               /* last: last -i line */
 	struct bridge_stats prev[DIRS];
 };
 
+/* Every second: refresh the status file; every -i SEC: one line per
+ * direction on stderr with the rates since the previous line. */
 static void tick(void *arg)
 {
 	struct ticker *t = arg;
 	int64_t now = mono_now();
 	double dt = (now - t->last) / 1e9;
+	bool line = t->interval > 0 && dt >= t->interval - 0.01;
 	char r1[32], r2[32];
 	int d;
 
-	for (d = 0; d < DIRS; d++) {
+	for (d = 0; d < DIRS && t->br; d++) {
 		struct bridge_stats s;
 
 		bridge_get_stats(t->br, (enum bridge_dir)d, &s);
+		t->st.c[d].rx_pkts = s.rx_pkts;
+		t->st.c[d].tx_pkts = s.tx_pkts;
+		t->st.c[d].rx_bytes = s.rx_bytes;
+		t->st.c[d].tx_bytes = s.tx_bytes;
+		t->st.c[d].lost = s.emu.lost;
+		t->st.c[d].duplicated = s.emu.duplicated;
+		t->st.c[d].corrupted = s.emu.corrupted;
+		t->st.c[d].reordered = s.emu.reordered;
+		t->st.c[d].drops = s.emu.limit_drops + s.emu.rate_drops + s.sock_drops;
+		if (!line)
+			continue;
 		fprintf(stderr, "%7.1fs %s rx %s tx %s  lost %llu dup %llu corrupt %llu "
 			"reordered %llu drops %llu queue %u\n", (now - t->t0) / 1e9, dir_text[d],
 			units_human_rate((double)(s.rx_bytes - t->prev[d].rx_bytes) * 8 / dt, r1, sizeof(r1)),
@@ -375,7 +390,34 @@ static void tick(void *arg)
 			s.emu.qlen);
 		t->prev[d] = s;
 	}
-	t->last = now;
+	if (line)
+		t->last = now;
+	t->st.updated = (int64_t)time(NULL);
+	bridge_status_write(&t->st, NULL);      /* best effort: show reads it */
+}
+
+static void ticker_init(struct ticker *t, struct bridge *br, const struct bopts *b,
+			const struct impair dial[DIRS], const char *engine)
+{
+	int d;
+
+	memset(t, 0, sizeof(*t));
+	t->br = br;
+	t->interval = b->interval;
+	t->t0 = t->last = mono_now();
+	t->st.pid = (int)getpid();
+	snprintf(t->st.engine, sizeof(t->st.engine), "%s", engine);
+	snprintf(t->st.if_a, sizeof(t->st.if_a), "%s", b->if_a);
+	snprintf(t->st.if_b, sizeof(t->st.if_b), "%s", b->if_b);
+	for (d = 0; d < DIRS; d++)
+		impair_summary(&dial[d], t->st.dial[d], sizeof(t->st.dial[d]));
+	tick(t);
+}
+
+/* status refresh period: 1 s, or -i when shorter */
+static double tick_period(const struct bopts *b)
+{
+	return b->interval > 0 && b->interval < 1 ? b->interval : 1;
 }
 
 static cJSON *json_dir(const struct bridge_stats *s)
@@ -413,7 +455,6 @@ static int run_user(struct bopts *b, const struct impair dial[DIRS], sigset_t *s
 	int d, rc;
 
 	memset(&o, 0, sizeof(o));
-	memset(&tk, 0, sizeof(tk));
 	snprintf(o.if_a, sizeof(o.if_a), "%s", b->if_a);
 	snprintf(o.if_b, sizeof(o.if_b), "%s", b->if_b);
 	for (d = 0; d < DIRS; d++) {
@@ -449,9 +490,9 @@ static int run_user(struct bopts *b, const struct impair dial[DIRS], sigset_t *s
 			d == 0 ? b->if_a : b->if_b, impair_summary(&dial[d], sum, sizeof(sum)),
 			b->extra[d].loss_model ? " (loss model)" : "");
 	fprintf(stderr, "linklab bridge: forwarding %s <-> %s; Ctrl-C stops\n", b->if_a, b->if_b);
-	tk.br = br;
-	tk.t0 = tk.last = mono_now();
-	wait_stop(set, b->seconds, b->interval, tick, &tk);
+	ticker_init(&tk, br, b, dial, "user");
+	wait_stop(set, b->seconds, tick_period(b), tick, &tk);
+	bridge_status_remove(tk.st.pid);
 	bridge_stop(br, b->discard);
 	for (d = 0; d < DIRS; d++)
 		bridge_get_stats(br, (enum bridge_dir)d, &st[d]);
@@ -509,9 +550,13 @@ static int run_kernel(struct bopts *b, const struct impair dial[DIRS], sigset_t 
 		if (!impair_is_empty(&dial[d]))
 			rc = p.ops->apply(&p, egress[d], &dial[d], &err);
 	if (rc == 0) {
+		struct ticker tk;
+
 		fprintf(stderr, "linklab bridge: kernel engine, bridge %s (%s, %s); Ctrl-C stops\n",
 			br, b->if_a, b->if_b);
-		wait_stop(set, b->seconds, 0, NULL, NULL);
+		ticker_init(&tk, NULL, b, dial, "kernel");
+		wait_stop(set, b->seconds, tick_period(b), tick, &tk);
+		bridge_status_remove(tk.st.pid);
 		for (d = 0; d < DIRS; d++)
 			p.ops->read_qdiscs(&p, egress[d], &qs[d], NULL);
 	} else {

@@ -87,4 +87,30 @@ int bridge_kernel_up(const char *br, const char *if_a, const char *if_b,
 /* Delete bridge BR (its ports are released, stay up). 0 if it is gone. */
 int bridge_kernel_down(const char *br, struct ll_err *err);
 
+/* --- status of running bridges (for `show` and the console) ---------------
+ * A running `linklab bridge` keeps one JSON file in journal_dir() named
+ * "bridge-<netns inode>-<pid>.json": engine, ports, each direction's dial in
+ * tc words and its counters, refreshed about once a second; removed at exit.
+ * A file whose process is gone (kill -9) is skipped by bridge_status_list. */
+struct bridge_status {
+	int pid;
+	char engine[8];                 /* "user" or "kernel" */
+	char if_a[IF_NAMESIZE], if_b[IF_NAMESIZE];
+	char dial[2][256];              /* [enum bridge_dir], impair_summary() */
+	struct {
+		uint64_t rx_pkts, tx_pkts, rx_bytes, tx_bytes;
+		uint64_t lost, duplicated, corrupted, reordered, drops;
+	} c[2];                         /* drops: limit + rate + socket */
+	int64_t updated;                /* unix time, s */
+};
+
+/* Write (atomically: temp file + rename) the status of this process. */
+int bridge_status_write(const struct bridge_status *s, struct ll_err *err);
+/* Remove this process's status file (no error if absent). */
+void bridge_status_remove(int pid);
+/* Running bridges of this network namespace, at most max into out; *n gets
+ * the count. 0 (also when the directory does not exist) or -errno. */
+int bridge_status_list(struct bridge_status *out, int max, int *n,
+		       struct ll_err *err);
+
 #endif

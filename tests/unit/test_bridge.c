@@ -24,6 +24,7 @@
 #include <linux/if_packet.h>
 #include <linux/virtio_net.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 
 #include "linklab/bridge.h"
 #include "linklab/units.h"
@@ -435,6 +436,59 @@ static void test_kernel_bridge(void **state)
 	close(rb);
 }
 
+/* Status files: written atomically, listed for this netns while the
+ * process lives, skipped once it is gone, removed at exit. No root needed. */
+static void test_status_files(void **state)
+{
+	char dir[] = "/tmp/linklab-E-status-XXXXXX", cmd[128];
+	struct bridge_status st, out[4];
+	struct ll_err err = { 0 };
+	pid_t dead;
+	int n = -1;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	setenv("LINKLAB_RUN_DIR", dir, 1);
+	assert_int_equal(bridge_status_list(out, 4, &n, &err), 0);
+	assert_int_equal(n, 0);
+	memset(&st, 0, sizeof(st));
+	st.pid = (int)getpid();
+	snprintf(st.engine, sizeof(st.engine), "user");
+	snprintf(st.if_a, sizeof(st.if_a), "veth-ma");
+	snprintf(st.if_b, sizeof(st.if_b), "veth-mb");
+	snprintf(st.dial[0], sizeof(st.dial[0]), "delay 50ms loss 1%%");
+	snprintf(st.dial[1], sizeof(st.dial[1]), "none");
+	st.c[0].rx_pkts = 1000;
+	st.c[0].lost = 10;
+	st.c[1].drops = 3;
+	st.updated = 1700000000;
+	assert_int_equal(bridge_status_write(&st, &err), 0);
+	/* a status left by a process that is gone (kill -9) */
+	dead = fork();
+	if (dead == 0)
+		_exit(0);
+	assert_true(dead > 0);
+	waitpid(dead, NULL, 0);
+	st.pid = (int)dead;
+	assert_int_equal(bridge_status_write(&st, &err), 0);
+	assert_int_equal(bridge_status_list(out, 4, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(out[0].pid, getpid());
+	assert_string_equal(out[0].engine, "user");
+	assert_string_equal(out[0].if_b, "veth-mb");
+	assert_string_equal(out[0].dial[0], "delay 50ms loss 1%");
+	assert_int_equal(out[0].c[0].rx_pkts, 1000);
+	assert_int_equal(out[0].c[0].lost, 10);
+	assert_int_equal(out[0].c[1].drops, 3);
+	assert_int_equal(out[0].updated, 1700000000);
+	bridge_status_remove((int)getpid());
+	assert_int_equal(bridge_status_list(out, 4, &n, &err), 0);
+	assert_int_equal(n, 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	unsetenv("LINKLAB_RUN_DIR");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -445,6 +499,7 @@ int main(void)
 		cmocka_unit_test(test_rate_spacing),
 		cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_kernel_bridge),
+		cmocka_unit_test(test_status_files),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, NULL);
