@@ -813,6 +813,10 @@ int bridge_kernel_up(const char *br, const char *if_a, const char *if_b,
 	snprintf(what, sizeof(what), "create bridge %s", br);
 	rc = link_req(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, 0, br, "bridge", -1,
 		      false, what, err);
+	if (rc == -EEXIST && err)
+		ll_err_set(err, rc, "create bridge %s: it exists (left by a killed linklab "
+			   "bridge? `ip link del %s` and `linklab clear --all` put things back; "
+			   "or choose --bridge-name)", br, br);
 	if (rc < 0)
 		return rc;
 	bi = (int)if_nametoindex(br);
