@@ -855,6 +855,15 @@ static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 				      rerr.msg);
 		goto confirm;
 	}
+	/* fault injection for tests/lab/ssh.sh: hold between the change and
+	 * its confirmation so the test can kill the session there */
+	if (getenv("LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS")) {
+		long ms = strtol(getenv("LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS"), NULL, 10);
+		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+		if (ms > 0 && ms <= 60000)
+			nanosleep(&ts, NULL);
+	}
 	/* 3. read back (its own round trip) */
 	{
 		char rb[256] = "", *o = NULL;

@@ -61,6 +61,10 @@ struct ssh_session {
 	char host[256];
 	int port;
 	struct ssh_proc *procs;   /* open spawn channels */
+	LIBSSH2_CHANNEL *sh;      /* the persistent shell (NULL: none yet) */
+	unsigned seq;             /* command number in that shell */
+	bool no_shell;            /* the shell could not be started: one
+				   * channel per command */
 };
 
 struct ssh_proc {
@@ -73,6 +77,8 @@ struct ssh_proc {
 	size_t nerr;
 	bool eof;
 };
+
+static void shell_drop(struct ssh_session *s);
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int init_rc;
@@ -835,6 +841,8 @@ void ssh_close(struct ssh_session *s)
 		p->s = NULL;     /* channel is freed with the session */
 		p->ch = NULL;
 	}
+	if (s->sh)
+		shell_drop(s);
 	if (s->ss) {
 		int64_t deadline = now_ms() + 1000;
 
@@ -973,6 +981,188 @@ static int gb_add(struct growbuf *b, const char *d, size_t n)
 	return 0;
 }
 
+/* Drop the persistent shell (after a timeout or an error: its state is
+ * unknown); the next command starts a new one. */
+static void shell_drop(struct ssh_session *s)
+{
+	int64_t deadline = now_ms() + 500;
+
+	if (!s->sh)
+		return;
+	while (libssh2_channel_close(s->sh) == LIBSSH2_ERROR_EAGAIN)
+		if (wait_io(s, deadline) < 0)
+			break;
+	libssh2_channel_free(s->sh);
+	s->sh = NULL;
+}
+
+/* Find "\n" RC_MARK "N_SEQ\n" at the end of the kept text or tail.
+ * Returns a pointer to its '\n' and the status, or NULL. */
+static const char *find_rc(const char *hay, size_t hn, const char *seqtag, int *st)
+{
+	size_t ml = strlen("\n" RC_MARK), tl = strlen(seqtag);
+	const char *x;
+
+	if (!hay)
+		return NULL;
+	for (x = hay + (hn > 64 ? hn - 64 : 0); x + ml + tl <= hay + hn; x++)
+		if (memcmp(x, "\n" RC_MARK, ml) == 0) {
+			char *end;
+			long v = strtol(x + ml, &end, 10);
+
+			if (end > x + ml && (size_t)(hay + hn - end) >= tl &&
+			    memcmp(end, seqtag, tl) == 0 && end + tl == hay + hn) {
+				*st = (int)v;
+				return x;
+			}
+		}
+	return NULL;
+}
+
+static bool ends_with(const struct growbuf *b, const char *tag)
+{
+	size_t tl = strlen(tag);
+
+	return b->ntail >= tl && memcmp(b->tail + b->ntail - tl, tag, tl) == 0;
+}
+
+/* Run cmd through the persistent shell: one round trip, no channel or
+ * login-shell start-up per command. The shell gets
+ *   sh -c 'CMD' </dev/null; printf '\n__linklab_rc=%d_SEQ\n' $?; printf '_SEQ_end\n' >&2
+ * and both streams are read until their end tag (the command's output
+ * never hides a tag: SEQ changes every command). 1 = the shell is not
+ * usable (caller falls back to a channel), 0 or negative errno. */
+static int shell_exec(struct ssh_session *s, const char *cmd, struct growbuf *bo,
+		      struct growbuf *be, int *exit_status, int64_t deadline,
+		      int timeout_ms, struct ll_err *err)
+{
+	char tag[40], etag[48], buf[16384], *line, *q;
+	size_t ql = strlen(cmd) * 4 + 3, ll, off = 0;
+	int rc = 0, st = -1;
+	bool got_o = false, got_e = false;
+
+	if (s->no_shell)
+		return 1;
+	if (!s->sh) {
+		s->sh = open_exec(s, "exec /bin/sh", deadline, NULL);
+		if (!s->sh) {
+			s->no_shell = true;
+			return 1;
+		}
+	}
+	s->seq++;
+	snprintf(tag, sizeof(tag), "_%u_%lx\n", s->seq, (unsigned long)(uintptr_t)s & 0xffffff);
+	snprintf(etag, sizeof(etag), "_end%s", tag);
+	q = malloc(ql);
+	ll = ql + 160;
+	line = malloc(ll);
+	if (!q || !line || quote_word(cmd, q, ql) < 0) {
+		free(q);
+		free(line);
+		return ll_err_set(err, -ENOMEM, "ssh: out of memory");
+	}
+	tag[strlen(tag) - 1] = '\0';
+	etag[strlen(etag) - 1] = '\0';
+	snprintf(line, ll, "sh -c %s </dev/null; printf '\\n" RC_MARK "%%d%s\\n' $?; printf '%s\\n' >&2\n",
+		 q, tag, etag);
+	strcat(tag, "\n");
+	strcat(etag, "\n");
+	free(q);
+	while (off < strlen(line)) {
+		ssize_t n = libssh2_channel_write(s->sh, line + off, strlen(line) - off);
+
+		if (n > 0) {
+			off += (size_t)n;
+		} else if (n == LIBSSH2_ERROR_EAGAIN) {
+			if (wait_io(s, deadline) < 0) {
+				free(line);
+				shell_drop(s);
+				return ll_err_set(err, -ETIMEDOUT, "ssh %s: cannot send the command within %d ms",
+						  s->name, timeout_ms);
+			}
+		} else {
+			free(line);
+			shell_drop(s);
+			return ll_err_set(err, -EIO, "ssh %s: sending a command: %s", s->name,
+					  last_err(s->ss));
+		}
+	}
+	free(line);
+	while (!got_o || !got_e) {
+		ssize_t n1 = libssh2_channel_read(s->sh, buf, sizeof(buf));
+
+		if (n1 > 0) {
+			gb_add(bo, buf, (size_t)n1);
+			got_o = ends_with(bo, tag) &&
+				find_rc(bo->tail, bo->ntail, tag, &st) != NULL;
+			continue;
+		}
+		ssize_t n2 = libssh2_channel_read_stderr(s->sh, buf, sizeof(buf));
+
+		if (n2 > 0) {
+			gb_add(be, buf, (size_t)n2);
+			got_e = ends_with(be, etag);
+			continue;
+		}
+		if (libssh2_channel_eof(s->sh) || n1 == 0 || n2 == 0) {
+			char *sig = NULL;
+			size_t siglen = 0;
+
+			libssh2_channel_get_exit_signal(s->sh, &sig, &siglen, NULL, NULL, NULL, NULL);
+			if (sig && siglen) {
+				rc = ll_err_set(err, -EPROTO,
+						"ssh %s: command killed by signal %.*s, no exit status: %.80s",
+						s->name, (int)siglen, sig, cmd);
+				if (exit_status)
+					*exit_status = 128;
+			} else {
+				rc = ll_err_set(err, -EPROTO,
+						"ssh %s: the peer sent no exit status (shell ended): %.80s",
+						s->name, cmd);
+			}
+			free(sig);
+			shell_drop(s);
+			return rc;
+		}
+		if ((n1 < 0 && n1 != LIBSSH2_ERROR_EAGAIN) ||
+		    (n2 < 0 && n2 != LIBSSH2_ERROR_EAGAIN)) {
+			rc = ll_err_set(err, -EIO, "ssh %s: reading command output: %s",
+					s->name, last_err(s->ss));
+			shell_drop(s);
+			return rc;
+		}
+		if (wait_io(s, deadline) < 0) {
+			shell_drop(s);
+			return ll_err_set(err, -ETIMEDOUT,
+					  "ssh %s: command did not finish within %d ms: %.80s",
+					  s->name, timeout_ms, cmd);
+		}
+	}
+	if (exit_status)
+		*exit_status = st;
+	/* cut the tags off what is kept */
+	{
+		size_t cut = strlen("\n" RC_MARK) + strlen(tag);
+		char num[16];
+
+		cut += (size_t)snprintf(num, sizeof(num), "%d", st);
+		if (bo->total >= cut) {
+			size_t at = bo->total - cut;
+
+			if (at < bo->n) {
+				bo->n = at;
+				bo->p[bo->n] = '\0';
+			}
+		}
+		cut = strlen(etag);
+		if (be->total >= cut && be->total - cut < be->n) {
+			be->n = be->total - cut;
+			be->p[be->n] = '\0';
+		}
+	}
+	return 0;
+}
+
 int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
 	     char **err_text, int *exit_status, int timeout_ms,
 	     struct ll_err *err)
@@ -996,6 +1186,26 @@ int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
 	if (timeout_ms <= 0)
 		timeout_ms = 30000;
 	deadline = now_ms() + timeout_ms;
+	gb_add(&bo, "", 0);
+	gb_add(&be, "", 0);
+	rc = shell_exec(s, cmd, &bo, &be, exit_status, deadline, timeout_ms, err);
+	if (rc <= 0) {
+		if (rc < 0) {
+			free(bo.p);
+			free(be.p);
+			return rc;
+		}
+		if (out)
+			*out = bo.p;
+		else
+			free(bo.p);
+		if (err_text)
+			*err_text = be.p;
+		else
+			free(be.p);
+		return 0;
+	}
+	rc = 0;
 	/* The command runs under sh -c; the login shell then prints a marker
 	 * with its status on stdout. libssh2 1.10 reports a missing
 	 * exit-status as 0, the marker tells them apart: no marker = failure. */

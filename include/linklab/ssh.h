@@ -44,10 +44,14 @@ void ssh_close(struct ssh_session *s);
 /* "user@host:port" of the session, for messages. */
 const char *ssh_name(const struct ssh_session *s);
 
-/* Run cmd (one POSIX shell command line, quoted by the caller) on a new exec
- * channel, as `sh -c CMD` followed by a status marker on stdout (libssh2 1.10
- * reports a missing exit-status as 0; the marker tells them apart and is cut
- * off the output). Read stdout and stderr to EOF and the exit status, all
+/* Run cmd (one POSIX shell command line, quoted by the caller) as
+ * `sh -c CMD </dev/null` in the session's persistent /bin/sh (one channel
+ * opened at the first command: a command then costs one round trip, no
+ * channel or login-shell start-up), followed by a status marker on stdout
+ * and an end tag on stderr, both numbered per command and cut off the
+ * output. If that shell cannot be started, a new exec channel per command
+ * (libssh2 1.10 reports a missing exit-status as 0; the marker tells them
+ * apart). After a timeout or error the shell is dropped and restarted. Read stdout and stderr to EOF and the exit status, all
  * within timeout_ms (0 -> 30000). *out and *err_text (either may be NULL) get
  * malloc'ed NUL-terminated text (caller frees; up to 4 MiB each, more is
  * discarded). *exit_status gets the remote exit code. Returns 0 when the

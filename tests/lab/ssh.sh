@@ -356,12 +356,9 @@ sshd_child_of_port() {
 		inb ss -tnp 2>/dev/null | grep "pid=$p," | grep -q ":$1 " && { echo "$p"; return; }
 	done
 }
-# mid-apply: a flood from B to A fills a 1 kbit/s tbf on the session's own
-# interface, so the read-back stalls; the session is killed before the
-# change is confirmed
-inb ping -q -f -s 1400 "$LL_ADDR_A" >/dev/null 2>&1 &
-FLOOD=$!
-D --revert-after 4 peer-b apply veth-b 1kbit > "$T/mid.out" 2>&1 &
+# mid-apply: the driver holds 3 s between the change and its confirmation
+# (LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS); the session is killed there
+ina env LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS=3000 "$DRV" -F "$LL_SSH_CONFIG" --revert-after 4 peer-b apply veth-b 1kbit > "$T/mid.out" 2>&1 &
 DPID=$!
 i=0; while [ "$(root_kind "$LL_NS_B" veth-b)" != tbf ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
 port=$(inb ss -tn state established "( sport = :22 )" 2>/dev/null | awk 'NR>1{split($4,a,":"); print a[length(a)]}' | head -1)
@@ -371,7 +368,6 @@ if [ -n "$child" ] && [ "$(root_kind "$LL_NS_B" veth-b)" = tbf ] && kill -0 $DPI
 	t0=$(date +%s)
 	i=0; while [ "$(root_kind "$LL_NS_B" veth-b)" != noqueue ] && [ $i -lt 80 ]; do sleep 0.1; i=$((i+1)); done
 	dt=$(( $(date +%s) - t0 ))
-	kill $FLOOD 2>/dev/null; wait $FLOOD 2>/dev/null
 	if [ "$(root_kind "$LL_NS_B" veth-b)" = noqueue ] && [ $dt -le 6 ]; then
 		pass "session killed mid-apply: the peer reverted by its timer (${dt}s, timer 4 s)"
 	else
@@ -382,7 +378,6 @@ if [ -n "$child" ] && [ "$(root_kind "$LL_NS_B" veth-b)" = tbf ] && kill -0 $DPI
 		pass "the CLI reports the lost session and the pending revert" || fail "mid-apply report: $(cat "$T/mid.out")"
 	ls $JDIR/remote-$NSID-veth-b.tc.json >/dev/null 2>&1 && fail "journal left after the revert" || pass "the revert removed the journal"
 else
-	kill $FLOOD 2>/dev/null; wait $FLOOD 2>/dev/null
 	wait $DPID
 	fail "mid-apply: session not caught mid-apply (port $port child $child kind $(root_kind "$LL_NS_B" veth-b)): $(cat "$T/mid.out")"
 fi
