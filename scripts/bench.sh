@@ -147,6 +147,39 @@ PY
 	done
 }
 impair_bench
+
+# --- ssh (issue 5): one dial to both peers, persistent session vs ssh per command
+# Same run, the two-namespace lab (lab/lab.sh, private names): N rounds of
+# "apply tbf on A and B, read both back" through linklab (A over netlink, B
+# over its one SSH session) against the seeds' helper (tc here, one `ssh`
+# process per remote command: tc qdisc replace, tc -j qdisc show). Ratio
+# (goal >= 10x faster).
+ssh_bench() {
+	N=${BENCH_SSH_N:-20}
+	export LL_NS_A=llbench-sa$$ LL_NS_B=llbench-sb$$ LL_LAB_DIR="$tmp/ssh-lab"
+	trap 'ip netns del $NS 2>/dev/null; sh lab/lab.sh down >/dev/null 2>&1' EXIT INT TERM
+	sh lab/lab.sh up > /dev/null 2>&1 || { echo "ssh: lab up failed"; return 1; }
+	eval "$(sh lab/lab.sh env)"
+	ms_ll=$(ip netns exec $LL_NS_A "$LINKLAB" bench-ssh -F "$LL_SSH_CONFIG" --peer peer-b \
+		--dev veth-a --peer-dev veth-b -n $N) || { echo "ssh: bench-ssh failed"; sh lab/lab.sh down >/dev/null 2>&1; return 1; }
+	t0=$(date +%s%N)
+	ip netns exec $LL_NS_A sh -c "i=0; while [ \$i -lt $N ]; do
+		if [ \$((i % 2)) = 0 ]; then r=50mbit; else r=60mbit; fi
+		tc qdisc replace dev veth-a root handle 1: tbf rate \$r burst 6250b limit 318750b || exit 1
+		tc -j qdisc show dev veth-a > /dev/null || exit 1
+		ssh -F '$LL_SSH_CONFIG' peer-b tc qdisc replace dev veth-b root handle 1: tbf rate \$r burst 6250b limit 318750b || exit 1
+		ssh -F '$LL_SSH_CONFIG' peer-b tc -j qdisc show dev veth-b > /dev/null || exit 1
+		i=\$((i + 1)); done" || echo "ssh: the ssh-per-command loop failed"
+	t1=$(date +%s%N)
+	ip netns exec $LL_NS_A tc qdisc del dev veth-a root 2>/dev/null
+	ip netns exec $LL_NS_B tc qdisc del dev veth-b root 2>/dev/null
+	python3 -c "import sys
+ll=float(sys.argv[1]); sp=(int(sys.argv[3])-int(sys.argv[2]))/1e6/int(sys.argv[4])
+print('ssh: one dial to both peers x%s: linklab (persistent session) %.1f ms, ssh per command %.1f ms, %.1fx faster (goal >= 10x)' % (sys.argv[4], ll, sp, sp/ll))" \
+		"$ms_ll" "$t0" "$t1" "$N"
+	sh lab/lab.sh down > /dev/null 2>&1
+}
+ssh_bench
 rm -rf "$tmp"
 
 # --- console: CPU and RSS while showing a 128-stream test (scripts/bench-console.sh)

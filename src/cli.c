@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "linklab/cli.h"
+#include "linklab/cmdssh.h"
 #include "linklab/prompt.h"
 #include "linklab/ssh.h"
 
@@ -35,6 +36,8 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "bridge", cmd_bridge, "bridge IF_A IF_B [--engine auto|kernel|user] [dial options] [-t SEC] [-J]" },
 	{ "profile", cmd_profile, "profile list | show NAME | save NAME [dial options]" },
 	{ "bench-apply", cmd_bench_apply, "bench-apply --dev IF [-n N]   (make bench: apply + read back N times)" },
+	{ "bench-ssh", cmd_bench_ssh,
+	  "bench-ssh --peer HOST [--dev IF] [--peer-dev IF] [-n N]   (make bench: one dial to both peers N times)" },
 	{ NULL, NULL, NULL },
 };
 
