@@ -574,6 +574,7 @@ int ctl_test_start(struct ctl *c, const struct ctl_test_req *r,
 	o.reverse = r->reverse;
 	o.udp = r->udp;
 	o.bitrate = r->bitrate;
+	o.window = r->window;
 	if (o.udp && !o.bitrate)
 		o.bitrate = 1048576;    /* iperf3's UDP default, as `linklab test -u` */
 	/* TCP write size (-l): iperf3's 128 KiB per stream up to 16 streams,

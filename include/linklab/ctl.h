@@ -154,6 +154,7 @@ struct ctl_test_req {
 	bool udp;                     /* -u */
 	uint64_t bitrate;             /* -b bit/s per stream; 0 = unlimited
 				       * (UDP: 0 -> iperf3's 1 Mbit/s) */
+	uint64_t window;              /* -w bytes (socket buffer); 0 = default */
 };
 
 enum ctl_intent_kind {

@@ -54,6 +54,12 @@ static void test_row_value(const struct tui *t, const struct ctl_view *v,
 	case TT_PROTO:
 		snprintf(buf, len, "%s", t->req.udp ? "UDP (-u)" : "TCP");
 		break;
+	case TT_WINDOW:
+		if (t->req.window)
+			units_format_size(t->req.window, buf, len);
+		else
+			snprintf(buf, len, "default");
+		break;
 	case TT_BITRATE:
 		if (t->req.bitrate)
 			units_format_rate(t->req.bitrate, buf, len);
@@ -244,7 +250,8 @@ void screen_test_draw(struct tui *t, const struct ctl_view *v, int top,
 	tui_put(y++, 1, cols - 2, A_BOLD, "Throughput test (iperf3 protocol)");
 	for (k = 0; k < TT_NROWS; k++) {
 		static const char *const names[] = { "streams", "duration",
-			"interval", "protocol", "bitrate -b", "direction", "" };
+			"interval", "protocol", "bitrate -b", "window -w", "direction",
+			"" };
 		bool sel = k == t->test_row;
 		unsigned attr = sel ? tui_attr(t, TUI_SELECT) : A_NORMAL;
 		int yy = y + (k < TT_LEFT ? k : k - TT_LEFT);
@@ -416,6 +423,23 @@ static bool test_commit(struct tui *t)
 			t->req.interval = d;
 		}
 		return true;
+	case TT_WINDOW: {
+		struct ll_err e = { 0 };
+		uint64_t bytes;
+
+		if (!t->le.buf[0] || !strcmp(t->le.buf, "0") ||
+		    !strcmp(t->le.buf, "default")) {
+			t->req.window = 0;
+			return true;
+		}
+		if (units_parse_size(t->le.buf, &bytes, &e) < 0 || bytes > (1u << 30)) {
+			snprintf(t->test_msg, sizeof(t->test_msg), "window: %.110s",
+				 e.msg[0] ? e.msg : "at most 1gb");
+			return false;
+		}
+		t->req.window = bytes;
+		return true;
+	}
 	case TT_BITRATE: {
 		struct ll_err e = { 0 };
 		uint64_t bps;
@@ -474,6 +498,18 @@ static void test_step(struct tui *t, int dir, int big)
 	case TT_PROTO:
 		t->req.udp = !t->req.udp;
 		break;
+	case TT_WINDOW: {
+		static const uint64_t wsteps[] = { 0, 16384, 65536, 262144, 1048576,
+						   4194304 };
+		int wi = 0, nw = (int)(sizeof(wsteps) / sizeof(wsteps[0]));
+
+		for (k = 0; k < nw; k++)
+			if (wsteps[k] <= t->req.window)
+				wi = k;
+		wi = (wi + dir + nw) % nw;
+		t->req.window = wsteps[wi];
+		break;
+	}
 	case TT_BITRATE: {
 		static const uint64_t steps[] = { 0, 1000000, 10000000, 50000000,
 						  100000000, 1000000000 };
@@ -534,7 +570,8 @@ int screen_test_key(struct tui *t, int key, const struct ctl_view *v,
 		return TR_REDRAW;
 	case 'e':
 	case 'i':
-		if (t->test_row <= TT_INTERVAL || t->test_row == TT_BITRATE) {
+		if (t->test_row <= TT_INTERVAL || t->test_row == TT_BITRATE ||
+		    t->test_row == TT_WINDOW) {
 			test_row_value(t, v, t->test_row, val, sizeof(val));
 			val[strcspn(val, " ")] = '\0';
 			lineedit_init(&t->le, val);
@@ -578,7 +615,8 @@ int screen_test_key(struct tui *t, int key, const struct ctl_view *v,
 		break;
 	}
 	if (key >= '0' && key <= '9' &&
-	    (t->test_row <= TT_INTERVAL || t->test_row == TT_BITRATE)) {
+	    (t->test_row <= TT_INTERVAL || t->test_row == TT_BITRATE ||
+	     t->test_row == TT_WINDOW)) {
 		lineedit_init(&t->le, "");
 		lineedit_key(&t->le, key);
 		t->test_editing = true;

@@ -34,7 +34,7 @@ enum tui_res {
 /* Rows of the test form (two columns: the first TT_LEFT rows on the
  * left). */
 enum tui_test_row { TT_STREAMS, TT_DURATION, TT_INTERVAL, TT_PROTO,
-		    TT_BITRATE, TT_DIRECTION, TT_START, TT_NROWS };
+		    TT_BITRATE, TT_WINDOW, TT_DIRECTION, TT_START, TT_NROWS };
 #define TT_LEFT 4
 
 /* What the profiles screen's line editor is for. */

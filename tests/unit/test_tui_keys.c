@@ -199,7 +199,7 @@ static void test_form_and_start(void **state)
 	tui_key(&k->t, 27, &k->v, &k->in);
 	assert_false(k->t.test_editing);
 	assert_true(k->t.req.duration == 3);
-	feed(k, "jjjjl");  /* interval, protocol, bitrate, direction: reverse */
+	feed(k, "jjjjjl"); /* interval, protocol, bitrate, window, direction: -R */
 	assert_true(k->t.req.reverse);
 	assert_int_equal(feed(k, "\r"), TR_INTENT | TR_REDRAW);
 	assert_int_equal(k->in.kind, CI_TEST_START);
@@ -338,10 +338,21 @@ static void test_form_udp_bitrate_pause_save(void **state)
 	feed(k, "20mbit\r");
 	assert_false(k->t.test_editing);
 	assert_int_equal(k->t.req.bitrate, 20000000);
+	/* window -w: tc size units; a bad size is refused */
+	feed(k, "je");
+	assert_int_equal(k->t.test_row, TT_WINDOW);
+	tui_key(&k->t, 21, &k->v, &k->in);
+	feed(k, "64q\r");
+	assert_true(k->t.test_editing);
+	assert_non_null(strstr(k->t.test_msg, "window"));
+	tui_key(&k->t, 21, &k->v, &k->in);
+	feed(k, "64kb\r");
+	assert_int_equal(k->t.req.window, 65536);
 	feed(k, "s");
 	assert_int_equal(k->in.kind, CI_TEST_START);
 	assert_true(k->in.test.udp);
 	assert_int_equal(k->in.test.bitrate, 20000000);
+	assert_int_equal(k->in.test.window, 65536);
 	/* w with nothing recorded: a message, no intent */
 	assert_int_equal(feed(k, "w"), TR_REDRAW);
 	assert_non_null(strstr(k->t.test_msg, "nothing to save"));
