@@ -29,7 +29,7 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/asan/tests/%)
 
 .PHONY: all deps check unit lab-test tui-test demo demo-down lab-up lab-down \
-        bench install clean layering
+        bench install clean layering fuzz fuzz-check
 
 all: $(BUILD)/.deps $(BUILD)/linklab
 
@@ -70,8 +70,37 @@ tui-test: all
 layering:
 	@sh scripts/check-layering.sh
 
-check: all
+check: all fuzz-check
 	@sh tests/run-all.sh
+
+# --- fuzz targets (libFuzzer, clang): the control-message, params and
+# results parsers of the iperf3 protocol. `make fuzz` builds them;
+# `make fuzz-check` (run by `make check` first) runs each for FUZZ_SECONDS
+# (default 6: about 20 s in all) from the seeds in fuzz/corpus/ and prints
+# "fuzz: N passed, N failed".
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 6
+FUZZ_SRC     := $(wildcard fuzz/fuzz_*.c)
+FUZZ_BIN     := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_CORE    := src/iperf3.c src/udpstats.c src/err.c
+FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -fsanitize=fuzzer,address,undefined \
+                $(shell pkg-config --cflags libcjson 2>/dev/null)
+
+$(BUILD)/fuzz/%: fuzz/%.c $(FUZZ_CORE) $(HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_CORE) \
+		$(shell pkg-config --libs libcjson 2>/dev/null) -lpthread -lm
+
+fuzz: $(FUZZ_BIN)
+
+fuzz-check: $(FUZZ_BIN)
+	@p=0; f=0; for b in $(FUZZ_BIN); do n=$${b##*/}; c=fuzz/corpus/$${n#fuzz_}; \
+		w=$$(mktemp -d); cp $$c/* $$w/ 2>/dev/null; \
+		if $$b -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=5 -print_final_stats=1 $$w >$$w.log 2>&1; then \
+			echo "PASS: $$n ($(FUZZ_SECONDS) s, $$(grep -o 'stat::number_of_executed_units: [0-9]*' $$w.log | cut -d' ' -f2) runs)"; \
+			p=$$((p+1)); \
+		else echo "FAIL: $$n"; tail -n 30 $$w.log; f=$$((f+1)); fi; \
+		rm -rf $$w $$w.log; done; echo "fuzz: $$p passed, $$f failed"; [ $$f = 0 ]
 
 # --- the two-namespace lab ----------------------------------------------------
 lab-up: all

@@ -558,8 +558,15 @@ accepted:
 		t_count = t0;
 	double dur = iperf3_now() - t_count;
 	res->nstreams = n;
-	/* senders stop and send FIN after their last byte; the receivers
-	 * read what is still in flight before they are stopped */
+	/* by time: the receivers stop counting at TEST_END (as iperf3);
+	 * -n/-k: senders stop and send FIN after their last byte and the
+	 * receivers read what is still in flight before they are stopped */
+	if (!(p.num || p.blockcount)) {
+		atomic_store(&rstop, true);
+		for (int i = 0; i < n; i++)
+			if (!st[i].sender)
+				shutdown(st[i].fd, p.udp ? SHUT_RDWR : SHUT_RD);
+	}
 	atomic_store(&sstop, true);
 	for (int i = 0; i < n; i++)
 		if (st[i].sender) {
@@ -577,7 +584,8 @@ accepted:
 		} else {
 			res->s[i].retransmits = -1;
 		}
-	drain(st, n);
+	if (p.num || p.blockcount)
+		drain(st, n);   /* -n/-k: every byte sent is received */
 	atomic_store(&rstop, true);
 	for (int i = 0; i < n; i++)
 		shutdown(st[i].fd, SHUT_RDWR);

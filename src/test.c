@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <sys/timerfd.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -1084,6 +1086,51 @@ static void drain_receivers(struct test *t)
 	}
 }
 
+/* -n/-k: before TEST_END, let the peer's receivers take the last bytes:
+ * an iperf3 server stops reading streams as soon as TEST_END arrives, so
+ * wait until every byte we sent is acknowledged (SIOCOUTQ 0), then two
+ * smoothed RTTs more (at least 20 ms) for its application to read them.
+ * At most 2 s. */
+static void wait_acked(struct test *t)
+{
+	double until = iperf3_now() + 2.0;
+	int64_t rtt = 0;
+
+	for (int i = 0; i < t->n; i++) {
+		if (!t->st[i].sender || t->st[i].fd < 0)
+			continue;
+		for (;;) {
+			int q = 0;
+			if (ioctl(t->st[i].fd, SIOCOUTQ, &q) < 0 || q == 0 ||
+			    iperf3_now() >= until || atomic_load(&t->abandon))
+				break;
+			struct timespec ts = { 0, 2 * 1000 * 1000 };
+			nanosleep(&ts, NULL);
+		}
+		struct iperf3_tcpinfo ti;
+		if (iperf3_tcp_info(t->st[i].fd, &ti) == 0 && ti.rtt_us > rtt)
+			rtt = ti.rtt_us;
+	}
+	double extra = 0.02 + 2.0 * (double)rtt / 1e6;
+	if (extra > 0.2)
+		extra = 0.2;
+	struct timespec ts = { 0, (long)(extra * 1e9) };
+	nanosleep(&ts, NULL);
+}
+
+/* Time mode: the receivers stop counting at the end of the test (bytes
+ * still in flight or queued belong to no interval; iperf3 stops reading
+ * when it sends TEST_END). */
+static void stop_receivers(struct test *t)
+{
+	atomic_store(&t->rx_stop, true);
+	for (int i = 0; i < t->n; i++)
+		if (!t->st[i].sender && t->st[i].fd >= 0 && t->st[i].running) {
+			shutdown(t->st[i].fd, t->o.udp ? SHUT_RDWR : SHUT_RD);
+			iperf3_stream_join(&t->st[i]);
+		}
+}
+
 /* Our sending workers end; TCP streams then send FIN after their last byte
  * so that the receiver can drain up to it. */
 static void finish_senders(struct test *t)
@@ -1199,7 +1246,11 @@ static int client_run(struct test *t, struct ll_err *err)
 	}
 	r = run_intervals(t, err);
 	double t_end = iperf3_now();
+	if (!t->budget)
+		stop_receivers(t);   /* by time: count up to the end, as iperf3 */
 	finish_senders(t);
+	if (t->budget && !t->o.udp)
+		wait_acked(t);
 	for (int i = 0; i < t->n; i++) {
 		struct iperf3_tcpinfo ti;
 		retr[i] = -1;

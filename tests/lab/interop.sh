@@ -16,6 +16,8 @@
 #   - the intervals add up to the end totals of the side that measured them
 #     (within 2 %);
 #   - -n 1M: the receiver reports exactly 1048576 bytes (linklab receivers).
+# Then (root only, else SKIP) a shaped veth in namespaces of our own: the
+# receiver totals of iperf3 -> iperf3 and linklab -> linklab agree within 1 %.
 # Prints PASS/FAIL/SKIP lines, then exactly one "interop: N passed, N failed, N skipped".
 # LINKLAB: path of the linklab binary (default build/linklab).
 LINKLAB=${LINKLAB:-build/linklab}
@@ -267,6 +269,66 @@ done <<'MODES'
 -n 1M|1|1048576
 -n 1M -R|1|1048576
 MODES
+
+# --- measurement agreement on a shaped link (root: own namespaces) ---------
+# veth between two namespaces of our own, tbf 50mbit on both ends; the same
+# test (TCP -P 2 -t 4 -O 1, UDP -b 30M -t 3) by iperf3 -> iperf3 and by
+# linklab -> linklab: the receiver totals (bit/s) agree within 1 %.
+accuracy() {
+	if [ "$(id -u)" != 0 ]; then
+		skip "shaped veth: linklab vs iperf3 within 1 %" "needs root for namespaces"
+		return
+	fi
+	if [ ! -x "$IPERF3" ] || [ ! -x "$LINKLAB" ]; then
+		skip "shaped veth: linklab vs iperf3 within 1 %" "no iperf3 or linklab"
+		return
+	fi
+	na=llb2a$$ nb=llb2b$$
+	if ! ip netns add $na || ! ip netns add $nb; then
+		skip "shaped veth: linklab vs iperf3 within 1 %" "cannot create namespaces"
+		ip netns del $na 2>/dev/null
+		return
+	fi
+	ip -n $na link add va type veth peer name vb netns $nb &&
+	ip -n $na addr add 10.231.0.1/24 dev va && ip -n $nb addr add 10.231.0.2/24 dev vb &&
+	ip -n $na link set va up && ip -n $nb link set vb up &&
+	ip -n $na link set lo up && ip -n $nb link set lo up &&
+	ip netns exec $na tc qdisc add dev va root tbf rate 50mbit burst 32kb latency 50ms &&
+	ip netns exec $nb tc qdisc add dev vb root tbf rate 50mbit burst 32kb latency 50ms
+	if [ $? != 0 ]; then
+		bad "shaped veth: setup" "ip/tc failed"
+		ip netns del $na; ip netns del $nb
+		return
+	fi
+	for mode in "-P 2 -t 4 -O 1" "-P 2 -t 4 -O 1 -R" "-u -b 30M -l 1400 -t 3"; do
+		ip netns exec $nb "$IPERF3" -s -1 -p 5301 >/dev/null 2>&1 &
+		sp=$!; sleep 0.3
+		ip netns exec $na "$IPERF3" -c 10.231.0.2 -p 5301 $mode -J >"$tmp/acc_i.json" 2>/dev/null
+		wait $sp
+		ip netns exec $nb "$LINKLAB" serve -1 -p 5302 >/dev/null 2>&1 &
+		sp=$!; sleep 0.3
+		ip netns exec $na "$LINKLAB" test -c 10.231.0.2 -p 5302 $mode -J >"$tmp/acc_l.json" 2>/dev/null
+		wait $sp
+		why=$(python3 - "$tmp/acc_i.json" "$tmp/acc_l.json" <<'PYEOF'
+import json, sys
+try:
+    i = json.load(open(sys.argv[1]))["end"]["sum_received"]
+    l = json.load(open(sys.argv[2]))["end"]["sum_received"]
+except Exception as e:
+    print("no result: %s" % e); sys.exit(1)
+bi, bl = i["bits_per_second"], l["bits_per_second"]
+d = abs(bl - bi) / bi * 100 if bi else 100
+print("iperf3 %.3f Mbit/s, linklab %.3f Mbit/s, %.2f %%" % (bi / 1e6, bl / 1e6, d))
+sys.exit(0 if d <= 1.0 else 1)
+PYEOF
+)
+		if [ $? = 0 ]; then ok "shaped veth 50mbit $mode: $why"
+		else bad "shaped veth 50mbit $mode" "$why"; fi
+	done
+	ip netns del $na
+	ip netns del $nb
+}
+accuracy
 
 echo "interop: $pass passed, $fail failed, $skipped skipped"
 [ "$fail" = 0 ]

@@ -990,7 +990,10 @@ static void test_socket_options(void **state)
 	o.zerocopy = true;
 	o.mss = 1200;
 	snprintf(o.congestion, sizeof(o.congestion), "reno");
-	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
+	int k = run_client(&o, &t, &err, &niv);
+	if (k != TEV_DONE)
+		print_message("unexpected end: %s\n", err.msg);
+	assert_int_equal(k, TEV_DONE);
 	const struct test_summary *S = test_summary(t);
 	assert_string_equal(S->sender_cc, "reno");
 	assert_string_equal(S->receiver_cc, "reno");
@@ -998,7 +1001,10 @@ static void test_socket_options(void **state)
 	test_free(t);
 
 	o.reverse = true;   /* the server applies -Z -C on its sender */
-	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
+	k = run_client(&o, &t, &err, &niv);
+	if (k != TEV_DONE)
+		print_message("unexpected end (-R): %s\n", err.msg);
+	assert_int_equal(k, TEV_DONE);
 	S = test_summary(t);
 	assert_string_equal(S->sender_cc, "reno");
 	assert_true(S->sum_received.bytes > 0);
