@@ -25,9 +25,77 @@ static const struct dial_row dial_rows[TUI_DIAL_NFIELDS] = {
 	{ "reorder", { "off", "1%", "25%", NULL } },
 };
 
-#define DIAL_ROW_TARGET TUI_DIAL_NFIELDS
-#define DIAL_ROW_APPLY  (TUI_DIAL_NFIELDS + 1)
-#define DIAL_NROWS      (TUI_DIAL_NFIELDS + 2)
+/* After the seven main rows come every other field of the schema
+ * (impair_fields), then the target and [ Apply ] rows. */
+#define DIAL_MAX_FIELDS 64
+
+/* Names of all field rows, main ones first; returns the count. */
+static int dial_fields(const char **names)
+{
+	const struct impair_field *f;
+	int n = 0, k;
+
+	for (k = 0; k < TUI_DIAL_NFIELDS; k++)
+		names[n++] = dial_rows[k].name;
+	for (f = impair_fields; f->name && n < DIAL_MAX_FIELDS; f++) {
+		bool main_row = false;
+
+		for (k = 0; k < TUI_DIAL_NFIELDS; k++)
+			if (!strcmp(f->name, dial_rows[k].name))
+				main_row = true;
+		if (!main_row)
+			names[n++] = f->name;
+	}
+	return n;
+}
+
+static int dial_nfields(void)
+{
+	const char *names[DIAL_MAX_FIELDS];
+
+	return dial_fields(names);
+}
+
+static const char *dial_name(int row)
+{
+	const char *names[DIAL_MAX_FIELDS];
+	int n = dial_fields(names);
+
+	return row >= 0 && row < n ? names[row] : "";
+}
+
+#define DIAL_ROW_TARGET dial_nfields()
+#define DIAL_ROW_APPLY  (dial_nfields() + 1)
+#define DIAL_NROWS      (dial_nfields() + 2)
+
+/* Presets of a field row into out (max n, "off" first); choice and flag
+ * fields offer the words of their range ("normal | pareto"). */
+static int dial_presets(int row, char out[][24], int max)
+{
+	const struct impair_field *f = impair_field_find(dial_name(row));
+	int n = 0, k;
+
+	if (row < TUI_DIAL_NFIELDS) {
+		for (k = 0; dial_rows[row].presets[k] && n < max; k++)
+			snprintf(out[n++], 24, "%s", dial_rows[row].presets[k]);
+		return n;
+	}
+	snprintf(out[n++], 24, "off");
+	if (f && (f->kind == IMPK_CHOICE || f->kind == IMPK_FLAG)) {
+		const char *p = f->range;
+
+		while (*p && n < max) {
+			size_t l = strcspn(p, " |");
+
+			if (l && strncmp(p, "off", l))
+				snprintf(out[n++], 24, "%.*s", (int)l, p);
+			p += l;
+			while (*p == ' ' || *p == '|')
+				p++;
+		}
+	}
+	return n;
+}
 
 static const char *dial_target_name(unsigned sides)
 {
@@ -42,7 +110,7 @@ static const char *dial_target_name(unsigned sides)
 static const char *dial_value(const struct tui *t, int row, char *buf,
 			      size_t len)
 {
-	const struct impair_field *f = impair_field_find(dial_rows[row].name);
+	const struct impair_field *f = impair_field_find(dial_name(row));
 
 	buf[0] = '\0';
 	if (f && (t->dial.set & f->bit))
@@ -99,14 +167,16 @@ static bool dial_set_text(struct tui *t, int row, const char *text)
 	struct ll_diag diag;
 	struct impair tmp;
 
-	if (!text[0] || !strcmp(text, "off")) {
-		dial_unset(t, dial_rows[row].name);
+	const struct impair_field *f = impair_field_find(dial_name(row));
+
+	if (!text[0] || (!strcmp(text, "off") && !(f && f->kind == IMPK_FLAG))) {
+		dial_unset(t, dial_name(row));
 		dial_check(t);
 		return true;
 	}
 	tmp = t->dial;
 	ll_diag_clear(&diag);
-	if (impair_set(&tmp, dial_rows[row].name, text, &diag) < 0) {
+	if (impair_set(&tmp, dial_name(row), text, &diag) < 0) {
 		snprintf(t->dial_msg, sizeof(t->dial_msg), "%s",
 			 diag.n ? diag.e[0].text : "invalid value");
 		t->dial_msg_err = true;
@@ -120,21 +190,26 @@ static bool dial_set_text(struct tui *t, int row, const char *text)
 /* Step the presets of row by dir (+1/-1) from the current value. */
 static void dial_cycle(struct tui *t, int row, int dir)
 {
-	const struct dial_row *r = &dial_rows[row];
-	char cur[64];
-	int n = 0, k, at = -1;
+	char cur[64], pre[16][24];
+	int n = dial_presets(row, pre, 16), k, at = -1;
 
 	dial_value(t, row, cur, sizeof(cur));
-	while (r->presets[n])
-		n++;
+	if (n <= 1) {
+		snprintf(t->dial_msg, sizeof(t->dial_msg),
+			 "%s: no presets; press e to type a value (%s)", dial_name(row),
+			 impair_field_find(dial_name(row)) ?
+			 impair_field_find(dial_name(row))->range : "");
+		t->dial_msg_err = false;
+		return;
+	}
 	for (k = 0; k < n; k++)
-		if ((!cur[0] && !strcmp(r->presets[k], "off")) ||
-		    !strcmp(r->presets[k], cur))
+		if ((!cur[0] && !strcmp(pre[k], "off")) || !strcmp(pre[k], cur))
 			at = k;
 	if (at < 0)
 		at = dir > 0 ? -1 : 0;
 	at = (at + dir + n) % n;
-	dial_set_text(t, row, r->presets[at]);
+	/* a flag's "off" preset is the unset state, not the value off */
+	dial_set_text(t, row, k >= 0 && at == 0 ? "" : pre[at]);
 }
 
 void screen_dial_enter(struct tui *t, const struct ctl_view *v)
@@ -157,67 +232,82 @@ void screen_dial_enter(struct tui *t, const struct ctl_view *v)
 void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 		      int rows, int cols)
 {
-	char line[512], val[64], pre[256];
-	int k, y = top + 1, p, first;
+	char line[512], val[64], pre[256], pres[16][24];
+	int k, y = top + 1, p, first, np, nf = dial_nfields(), fit, from = 0;
 	const struct impair_field *f;
 
-	(void)rows;
 	tui_put(y++, 1, cols - 2, A_BOLD, "Impairment dial (tc units)");
 	y++;
-	for (k = 0; k < DIAL_NROWS; k++, y++) {
+	/* field rows scroll; target, apply and the read-back stay below */
+	fit = rows - 12;
+	if (fit < 3)
+		fit = 3;
+	if (fit > nf)
+		fit = nf;
+	if (t->dial_row < nf && t->dial_row >= fit)
+		from = t->dial_row - fit + 1;
+	if (t->dial_row >= nf)
+		from = 0;
+	for (k = from; k < from + fit; k++, y++) {
 		bool sel = k == t->dial_row;
 		unsigned attr = sel ? tui_attr(t, TUI_SELECT) : A_NORMAL;
 
-		if (k < TUI_DIAL_NFIELDS) {
-			f = impair_field_find(dial_rows[k].name);
-			dial_value(t, k, val, sizeof(val));
-			snprintf(line, sizeof(line), "%c %-10s", sel ? '>' : ' ',
-				 dial_rows[k].name);
-			tui_put(y, 1, 13, attr, line);
-			if (sel && t->editing) {
-				int w = 16;
+		f = impair_field_find(dial_name(k));
+		dial_value(t, k, val, sizeof(val));
+		snprintf(line, sizeof(line), "%c %-15s", sel ? '>' : ' ', dial_name(k));
+		tui_put(y, 1, 17, attr, line);
+		if (sel && t->editing) {
+			int w = 16;
 
-				lineedit_window(&t->le, w, &first);
-				attrset(A_UNDERLINE);
-				mvhline(y, 14, ' ', w);
-				snprintf(val, sizeof(val), "%.*s", w, t->le.buf + first);
-				tui_put(y, 14, w, A_UNDERLINE, val);
-				move(y, 14 + t->le.cur - first);
-				curs_set(1);
-			} else {
-				tui_put(y, 14, 16, val[0] ? A_BOLD : tui_attr(t, TUI_DIM),
-					val[0] ? val : "off");
-			}
-			pre[0] = '\0';
-			for (p = 0; dial_rows[k].presets[p]; p++) {
-				strncat(pre, p ? " " : "", sizeof(pre) - strlen(pre) - 1);
-				strncat(pre, dial_rows[k].presets[p],
-					sizeof(pre) - strlen(pre) - 1);
-			}
-			tui_put(y, 32, cols - 33 < 40 ? cols - 33 : 40, tui_attr(t, TUI_DIM), pre);
-			if (f && cols > 74 + 10)
-				tui_put(y, 74, cols - 75, tui_attr(t, TUI_DIM), f->range);
-		} else if (k == DIAL_ROW_TARGET) {
-			snprintf(line, sizeof(line), "%c %-10s %s", sel ? '>' : ' ',
-				 "target", dial_target_name(t->dial_sides));
-			tui_put(y + 1, 1, cols - 2, attr, line);
+			lineedit_window(&t->le, w, &first);
+			attrset(A_UNDERLINE);
+			mvhline(y, 18, ' ', w);
+			snprintf(val, sizeof(val), "%.*s", w, t->le.buf + first);
+			tui_put(y, 18, w, A_UNDERLINE, val);
+			move(y, 18 + t->le.cur - first);
+			curs_set(1);
 		} else {
-			snprintf(line, sizeof(line), "%c [ Apply ]", sel ? '>' : ' ');
-			tui_put(y + 1, 1, cols - 2, attr, line);
+			tui_put(y, 18, 16, val[0] ? A_BOLD : tui_attr(t, TUI_DIM),
+				val[0] ? val : "off");
 		}
+		pre[0] = '\0';
+		np = dial_presets(k, pres, 16);
+		for (p = 0; p < np && np > 1; p++) {
+			strncat(pre, p ? " " : "", sizeof(pre) - strlen(pre) - 1);
+			strncat(pre, pres[p], sizeof(pre) - strlen(pre) - 1);
+		}
+		if (!pre[0] && f)
+			snprintf(pre, sizeof(pre), "%s", f->range);
+		tui_put(y, 35, cols - 36, tui_attr(t, TUI_DIM), pre);
 	}
-	y += 2;
-	impair_summary(&t->dial, val, sizeof(val));
-	snprintf(line, sizeof(line), "dial: %s  ->  %s", val,
+	if (nf > fit) {
+		snprintf(line, sizeof(line), "  fields %d-%d of %d (j/k scroll; ? lists them all)",
+			 from + 1, from + fit, nf);
+		tui_put(y++, 1, cols - 2, tui_attr(t, TUI_DIM), line);
+	}
+	for (k = nf; k < nf + 2; k++, y++) {
+		bool sel = k == t->dial_row;
+		unsigned attr = sel ? tui_attr(t, TUI_SELECT) : A_NORMAL;
+
+		if (k == nf)
+			snprintf(line, sizeof(line), "%c %-15s %s", sel ? '>' : ' ',
+				 "target", dial_target_name(t->dial_sides));
+		else
+			snprintf(line, sizeof(line), "%c [ Apply ]", sel ? '>' : ' ');
+		tui_put(y, 1, cols - 2, attr, line);
+	}
+	y++;
+	impair_summary(&t->dial, pre, sizeof(pre));
+	snprintf(line, sizeof(line), "dial: %.180s  ->  %s", pre,
 		 dial_target_name(t->dial_sides));
 	tui_put(y++, 1, cols - 2, A_NORMAL, line);
 	if (t->dial_msg[0])
-		tui_put(y, 1, cols - 2,
-			tui_attr(t, t->dial_msg_err ? TUI_ERROR : TUI_WARN),
-			t->dial_msg);
-	y += 2;
+		y += tui_wrap(y, 1, cols - 2, 2,
+			      tui_attr(t, t->dial_msg_err ? TUI_ERROR : TUI_WARN),
+			      t->dial_msg);
+	y++;
 	/* what the kernels hold now, read back */
-	for (k = 0; k < 2; k++) {
+	for (k = 0; k < 2 && y < top + rows; k++) {
 		const struct ctl_side_view *s = &v->side[k];
 
 		if (!s->present)
@@ -225,8 +315,8 @@ void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 		snprintf(line, sizeof(line), "%s %s holds: %s", k ? "B" : "A",
 			 s->dev, s->qd_valid ? s->held_text : "(not read)");
 		tui_put(y++, 1, cols - 2, tui_attr(t, TUI_OK), line);
-		if (s->err[0])
-			y += tui_wrap(y, 3, cols - 4, 2, tui_attr(t, TUI_ERROR), s->err);
+		if (s->err[0] && y < top + rows)
+			y += tui_wrap(y, 3, cols - 4, 1, tui_attr(t, TUI_ERROR), s->err);
 	}
 	if (!t->editing)
 		curs_set(0);
@@ -265,7 +355,7 @@ int screen_dial_key(struct tui *t, int key, const struct ctl_view *v,
 	case ' ': {
 		int dir = (key == KEY_LEFT || key == 'h') ? -1 : 1;
 
-		if (t->dial_row < TUI_DIAL_NFIELDS) {
+		if (t->dial_row < DIAL_ROW_TARGET) {
 			dial_cycle(t, t->dial_row, dir);
 		} else if (t->dial_row == DIAL_ROW_TARGET) {
 			static const unsigned order[] = { CTL_BOTH, CTL_A, CTL_B };
@@ -286,12 +376,12 @@ int screen_dial_key(struct tui *t, int key, const struct ctl_view *v,
 	case KEY_BACKSPACE:
 	case KEY_DC:
 	case 127:
-		if (t->dial_row < TUI_DIAL_NFIELDS)
+		if (t->dial_row < DIAL_ROW_TARGET)
 			dial_set_text(t, t->dial_row, "");
 		return TR_REDRAW;
 	case 'e':
 	case 'i':
-		if (t->dial_row < TUI_DIAL_NFIELDS) {
+		if (t->dial_row < DIAL_ROW_TARGET) {
 			char val[64];
 
 			lineedit_init(&t->le, dial_value(t, t->dial_row, val, sizeof(val)));
@@ -312,7 +402,7 @@ int screen_dial_key(struct tui *t, int key, const struct ctl_view *v,
 		break;
 	}
 	/* a digit starts a custom value right away */
-	if (key >= '0' && key <= '9' && t->dial_row < TUI_DIAL_NFIELDS) {
+	if (key >= '0' && key <= '9' && t->dial_row < DIAL_ROW_TARGET) {
 		lineedit_init(&t->le, "");
 		lineedit_key(&t->le, key);
 		t->editing = true;

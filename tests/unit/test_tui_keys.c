@@ -150,7 +150,7 @@ static void dial_edit_validate_apply(void **state)
 	feed(k, "x");
 	assert_false(k->t.dial.set & IMP_DELAY);
 	assert_true(k->t.dial.set & IMP_RATE);
-	feed(k, "jjjjjjl");
+	feed(k, "kkkl");   /* up past the top: [ Apply ], then target */
 	assert_int_equal(k->t.dial_sides, CTL_A);
 	feed(k, "l");
 	assert_int_equal(k->t.dial_sides, CTL_B);
@@ -214,6 +214,45 @@ static void test_form_and_start(void **state)
 	free(k);
 }
 
+
+static void dial_every_schema_field_reachable(void **state)
+{
+	struct kfix *k = kfix_new();
+	const struct impair_field *f;
+	int n = 0, guard;
+
+	(void)state;
+	feed(k, "d");
+	/* every field of impair_fields has a row */
+	for (f = impair_fields; f->name; f++, n++) {
+		int r, found = 0;
+
+		for (r = 0; r < dial_nfields(); r++)
+			found |= !strcmp(dial_name(r), f->name);
+		assert_true(found);
+	}
+	assert_int_equal(dial_nfields(), n);
+	/* a choice field cycles the words of its range */
+	for (guard = 0; strcmp(dial_name(k->t.dial_row), "distribution") && guard < 100; guard++)
+		feed(k, "j");
+	assert_string_equal(dial_name(k->t.dial_row), "distribution");
+	feed(k, "l");           /* off -> uniform -> normal */
+	assert_true(k->t.dial.set & IMP_DIST);
+	assert_int_equal(k->t.dial.dist, IMP_DIST_UNIFORM);
+	feed(k, "l");
+	assert_int_equal(k->t.dial.dist, IMP_DIST_NORMAL);
+	feed(k, "hh");
+	assert_false(k->t.dial.set & IMP_DIST);
+	/* a number field without presets says how to type one */
+	for (guard = 0; strcmp(dial_name(k->t.dial_row), "gap") && guard < 100; guard++)
+		feed(k, "k");
+	feed(k, "l");
+	assert_non_null(strstr(k->t.dial_msg, "press e"));
+	feed(k, "e5\r");
+	assert_true(k->t.dial.set & IMP_GAP);
+	assert_int_equal(k->t.dial.gap, 5);
+	free(k);
+}
 
 static void fkeys_and_profiles_reload(void **state)
 {
@@ -419,6 +458,7 @@ int main(void)
 		cmocka_unit_test(dial_edit_validate_apply),
 		cmocka_unit_test(dial_cross_field_error_blocks_apply),
 		cmocka_unit_test(test_form_and_start),
+		cmocka_unit_test(dial_every_schema_field_reachable),
 		cmocka_unit_test(fkeys_and_profiles_reload),
 		cmocka_unit_test(profiles_keys),
 		cmocka_unit_test(test_form_udp_bitrate_pause_save),
