@@ -36,6 +36,7 @@
 #include <netlink/route/tc.h>
 #include <netlink/socket.h>
 
+#include "linklab/hosttune.h"
 #include "linklab/flowfilter.h"
 #include "linklab/impair.h"
 #include "linklab/journal.h"
@@ -845,6 +846,12 @@ static const struct peer_ops local_ops = {
 	.server_start = local_server_start,
 	.server_stop = local_server_stop,
 	.close = local_close,
+	/* issue 5 (developer C2): offloads and TCP sysctls, src/hosttune.c */
+	.offload_get = tune_op_offload_get,
+	.offload_set = tune_op_offload_set,
+	.sysctl_get = tune_op_sysctl_get,
+	.sysctl_set = tune_op_sysctl_set,
+	.tune_restore = tune_op_restore,
 };
 
 int peer_local_open(struct peer *p, struct ll_err *err)

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "linklab/hosttune.h"
 #include "linklab/impair.h"
 #include "linklab/ssh.h"
 #include "linklab/sshcfg.h"
@@ -1074,6 +1075,265 @@ static void remote_close(struct peer *p)
 	p->priv = NULL;
 }
 
+
+/* ---- offloads and TCP sysctls (hosttune.h) ------------------------------- */
+
+static void tune_jpath(struct remote *r, char *buf, size_t len)
+{
+	remote_probe(r);
+	snprintf(buf, len, JOURNAL_DIR "/tune-remote-%s.txt", r->nsid);
+}
+
+static int remote_offload_get(struct peer *p, const char *dev,
+			      struct offload_state *o, struct ll_err *err)
+{
+	struct remote *r = R(p);
+	char cmd[128] = "ethtool -k", *out = NULL;
+	int rc = valid_ifname(dev, err);
+
+	if (rc < 0)
+		return rc;
+	addw(cmd, sizeof(cmd), dev);
+	rc = run(r, cmd, "ethtool -k", &out, NULL, err);
+	if (rc == -ENOENT)
+		return ll_err_set(err, -ENOENT,
+				  "peer %s: ethtool is not installed (needed for offloads; apt install ethtool)",
+				  r->t.alias);
+	if (rc < 0)
+		return rc;
+	rc = tune_parse_ethtool_k(out, o, err);
+	free(out);
+	if (rc < 0)
+		ll_err_prefix(err, "peer %s: ", r->t.alias);
+	return rc;
+}
+
+/* Shell text that appends "KEY VALUE" to the journal unless KEY is there:
+ * grep -q "^KEY " F 2>/dev/null || printf '%s\n' "KEY VALUE" >> F */
+static int jadd(char *cmd, size_t len, const char *path, const char *key,
+		const char *value_shell)
+{
+	char line[256];
+	int rc;
+
+	rc = addraw(cmd, len, "{ umask 077; mkdir -p");
+	rc |= addw(cmd, len, JOURNAL_DIR);
+	rc |= addraw(cmd, len, "; grep -qF -e");
+	rc |= addw(cmd, len, key + 0);
+	rc |= addw(cmd, len, path);
+	rc |= addraw(cmd, len, "2>/dev/null || printf '%s %s\\n'");
+	snprintf(line, sizeof(line), "%s", key);
+	rc |= addw(cmd, len, line);
+	rc |= addraw(cmd, len, value_shell);
+	rc |= addraw(cmd, len, ">>");
+	rc |= addw(cmd, len, path);
+	rc |= addraw(cmd, len, "; }");
+	return rc ? -ENOSPC : 0;
+}
+
+static int remote_offload_set(struct peer *p, const char *dev,
+			      const struct offload_state *want,
+			      struct ll_err *err)
+{
+	struct remote *r = R(p);
+	struct offload_state cur, now;
+	char path[128], key[64], *cmd;
+	int rc, i, changes = 0;
+
+	rc = remote_offload_get(p, dev, &cur, err);
+	if (rc < 0)
+		return rc;
+	cmd = calloc(1, CMD_MAX);
+	if (!cmd)
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	tune_jpath(r, path, sizeof(path));
+	for (i = 0; i < TUNE_NOFF; i++) {
+		if (want->v[i] < 0 || want->v[i] == cur.v[i])
+			continue;
+		snprintf(key, sizeof(key), "offload %s %s", dev, tune_offload_name(i));
+		if (changes)
+			addraw(cmd, CMD_MAX, "&&");
+		if (jadd(cmd, CMD_MAX, path, key, cur.v[i] ? "on" : "off") < 0) {
+			free(cmd);
+			return ll_err_set(err, -ENOSPC, "command too long");
+		}
+		changes++;
+	}
+	if (!changes) {
+		free(cmd);
+		return 0;
+	}
+	addraw(cmd, CMD_MAX, "&& ethtool -K");
+	addw(cmd, CMD_MAX, dev);
+	for (i = 0; i < TUNE_NOFF; i++)
+		if (want->v[i] >= 0 && want->v[i] != cur.v[i]) {
+			addraw(cmd, CMD_MAX, tune_offload_name(i));
+			addraw(cmd, CMD_MAX, want->v[i] ? "on" : "off");
+		}
+	rc = run(r, cmd, "ethtool -K", NULL, NULL, err);
+	free(cmd);
+	if (rc == 0)
+		rc = remote_offload_get(p, dev, &now, err);
+	for (i = 0; rc == 0 && i < TUNE_NOFF; i++)
+		if (want->v[i] >= 0 && now.v[i] != want->v[i])
+			rc = ll_err_set(err, -EIO, "peer %s: offload %s: %s is still %s (fixed by the driver?)",
+					r->t.alias, dev, tune_offload_name(i),
+					now.v[i] ? "on" : "off");
+	return rc;
+}
+
+static void sysctl_proc(int i, char *buf, size_t len)
+{
+	char *c;
+
+	snprintf(buf, len, "/proc/sys/%s", tune_sysctl_name(i));
+	for (c = buf + 10; *c; c++)
+		if (*c == '.')
+			*c = '/';
+}
+
+static int remote_sysctl_get(struct peer *p, struct sysctl_state *s,
+			     struct ll_err *err)
+{
+	struct remote *r = R(p);
+	char cmd[1024] = "", path[96], *out = NULL, *line, *save = NULL;
+	int i, rc;
+
+	for (i = 0; i < TUNE_NSYSCTL; i++) {
+		sysctl_proc(i, path, sizeof(path));
+		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd),
+			 "printf '%d '; tr -s ' \\t' '  ' < %s 2>/dev/null || echo; ", i, path);
+	}
+	memset(s, 0, sizeof(*s));
+	rc = run(r, cmd, "read sysctls", &out, NULL, err);
+	if (rc < 0)
+		return rc;
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *v;
+
+		i = atoi(line);
+		v = strchr(line, ' ');
+		if (i < 0 || i >= TUNE_NSYSCTL || !v)
+			continue;
+		v++;
+		snprintf(s->v[i], sizeof(s->v[i]), "%s", v);
+		/* the tabs collapsed to spaces; trailing space dropped */
+		while (s->v[i][0] && s->v[i][strlen(s->v[i]) - 1] == ' ')
+			s->v[i][strlen(s->v[i]) - 1] = '\0';
+	}
+	free(out);
+	return 0;
+}
+
+static int remote_sysctl_write(struct remote *r, int i, const char *val,
+			       bool journal, struct ll_err *err)
+{
+	char *cmd = calloc(1, CMD_MAX), path[96], jp[128], key[64], cur[160];
+	char *out = NULL;
+	int rc = 0;
+
+	if (!cmd)
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	sysctl_proc(i, path, sizeof(path));
+	if (journal) {
+		tune_jpath(r, jp, sizeof(jp));
+		snprintf(key, sizeof(key), "sysctl %s", tune_sysctl_name(i));
+		snprintf(cur, sizeof(cur), "\"$(tr -s ' \\t' '  ' < %s)\"", path);
+		rc = jadd(cmd, CMD_MAX, jp, key, cur);
+		rc |= addraw(cmd, CMD_MAX, "&&");
+	}
+	rc |= addraw(cmd, CMD_MAX, "printf '%s\\n'");
+	rc |= addw(cmd, CMD_MAX, val);
+	rc |= addraw(cmd, CMD_MAX, ">");
+	rc |= addw(cmd, CMD_MAX, path);
+	rc |= addraw(cmd, CMD_MAX, "&& tr -s ' \\t' '  ' <");
+	rc |= addw(cmd, CMD_MAX, path);
+	if (rc) {
+		free(cmd);
+		return ll_err_set(err, -ENOSPC, "command too long");
+	}
+	rc = run(r, cmd, "write sysctl", &out, NULL, err);
+	free(cmd);
+	if (rc == 0) {
+		size_t n = strcspn(out, "\n");
+
+		while (n && out[n - 1] == ' ')
+			n--;
+		out[n] = '\0';
+		if (strcmp(out, val) != 0)
+			rc = ll_err_set(err, -EIO, "peer %s: sysctl %s: wrote \"%s\", reads back \"%s\"",
+					r->t.alias, tune_sysctl_name(i), val, out);
+	} else {
+		ll_err_prefix(err, "sysctl %s = %s: ", tune_sysctl_name(i), val);
+	}
+	free(out);
+	return rc;
+}
+
+static int remote_sysctl_set(struct peer *p, const char *name, const char *value,
+			     struct ll_err *err)
+{
+	struct remote *r = R(p);
+	struct sysctl_state s;
+	char val[64];
+	int i = tune_sysctl_index(name), rc;
+
+	rc = tune_sysctl_check(i, value, val, sizeof(val), err);
+	if (rc < 0)
+		return rc;
+	rc = remote_sysctl_get(p, &s, err);
+	if (rc < 0)
+		return rc;
+	if (!s.v[i][0])
+		return ll_err_set(err, -ENOENT, "peer %s: sysctl %s is not on that kernel",
+				  r->t.alias, tune_sysctl_name(i));
+	if (strcmp(s.v[i], val) == 0)
+		return 0;
+	return remote_sysctl_write(r, i, val, true, err);
+}
+
+static int remote_tune_restore(struct peer *p, struct ll_err *err)
+{
+	struct remote *r = R(p);
+	char jp[128], cmd[256] = "cat", *out = NULL, *line, *save = NULL;
+	int rc, first = 0;
+
+	tune_jpath(r, jp, sizeof(jp));
+	addw(cmd, sizeof(cmd), jp);
+	addraw(cmd, sizeof(cmd), "2>/dev/null || true");
+	rc = run(r, cmd, "read tune journal", &out, NULL, err);
+	if (rc < 0)
+		return rc;
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct tune_jline j;
+		int e = 0;
+
+		if (tune_parse_jline(line, &j) < 0)
+			continue;
+		if (j.kind == 's') {
+			char val[64];
+
+			if (tune_sysctl_check(j.idx, j.value, val, sizeof(val), NULL) == 0)
+				e = remote_sysctl_write(r, j.idx, val, false, err);
+		} else if (valid_ifname(j.dev, NULL) == 0) {
+			char c2[128] = "ethtool -K";
+
+			addw(c2, sizeof(c2), j.dev);
+			addraw(c2, sizeof(c2), tune_offload_name(j.idx));
+			addraw(c2, sizeof(c2), j.on ? "on" : "off");
+			e = run(r, c2, "ethtool -K (restore)", NULL, NULL, err);
+		}
+		if (e < 0 && !first)
+			first = e;
+	}
+	free(out);
+	if (first)
+		return first;
+	snprintf(cmd, sizeof(cmd), "rm -f");
+	addw(cmd, sizeof(cmd), jp);
+	return run(r, cmd, "remove tune journal", NULL, NULL, err);
+}
+
 static void remote_set_safety(struct peer *p, const struct peer_safety *sf)
 {
 	R(p)->safety = *sf;
@@ -1110,6 +1370,11 @@ static const struct peer_ops remote_ops = {
 	.warning = remote_warning,
 	.keepalive = remote_keepalive,
 	.poll_fd = remote_poll_fd,
+	.offload_get = remote_offload_get,
+	.offload_set = remote_offload_set,
+	.sysctl_get = remote_sysctl_get,
+	.sysctl_set = remote_sysctl_set,
+	.tune_restore = remote_tune_restore,
 };
 
 int peer_remote_open(struct peer *p, const struct ssh_target *t,

@@ -12,4 +12,14 @@
  * bad usage. */
 int cmd_bench_ssh(int argc, char **argv);
 
+/* `offload [peer options] [--local|--remote] [tso|gso|gro|all on|off]...
+ * [--restore]`: show the offloads of --dev (A) and --peer-dev (B), switch
+ * them (journalled), or restore the originals (src/cmd_tune.c). */
+int cmd_offload(int argc, char **argv);
+
+/* `sysctl [peer options] [--local|--remote] [NAME=VALUE]... [--restore]`:
+ * show, set (journalled) or restore the six TCP sysctls of hosttune.h on
+ * both peers (src/cmd_tune.c). */
+int cmd_sysctl(int argc, char **argv);
+
 #endif

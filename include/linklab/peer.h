@@ -114,6 +114,9 @@ struct peer_safety {
 	int revert_s;             /* commit-confirmed timer, 0 -> 30 s */
 };
 
+struct offload_state;     /* hosttune.h */
+struct sysctl_state;
+
 struct peer_ops {
 	const char *name;   /* "local" or "ssh" */
 	/* Interfaces with addresses and root qdisc kind. */
@@ -163,6 +166,19 @@ struct peer_ops {
 	/* The session's socket to add to poll() (POLLIN: call keepalive or
 	 * any op; POLLHUP/POLLERR: session lost), -1 if none. */
 	int (*poll_fd)(struct peer *p);
+	/* NIC offloads and TCP sysctls (hosttune.h; added by issue 5): read,
+	 * set (the original journalled on that peer first, read back),
+	 * restore every journalled original. Local: ethtool ioctls and
+	 * /proc/sys; remote: ethtool -k/-K and /proc/sys over SSH. */
+	int (*offload_get)(struct peer *p, const char *dev,
+			   struct offload_state *out, struct ll_err *err);
+	int (*offload_set)(struct peer *p, const char *dev,
+			   const struct offload_state *want, struct ll_err *err);
+	int (*sysctl_get)(struct peer *p, struct sysctl_state *out,
+			  struct ll_err *err);
+	int (*sysctl_set)(struct peer *p, const char *name, const char *value,
+			  struct ll_err *err);
+	int (*tune_restore)(struct peer *p, struct ll_err *err);
 };
 
 struct peer {

@@ -397,4 +397,43 @@ else
 fi
 kill $DPID 2>/dev/null; wait $DPID 2>/dev/null
 
+# --- issue 5: --peer-data, offloads and TCP sysctls on both peers ------------
+r=$(ina timeout 30 "$LINKLAB" test -F "$LL_SSH_CONFIG" --peer peer-b --peer-data fd99::2 -t 1 -J 2>&1 |
+	python3 -c 'import json,sys; d=json.load(sys.stdin); c=d["start"]["connected"][0]; print(c["remote_host"], d["end"]["sum_received"]["bits_per_second"] > 0)' 2>&1)
+[ "$r" = "fd99::2 True" ] && pass "--peer-data fd99::2: SSH to $LL_ADDR_B, test traffic to fd99::2" || fail "--peer-data: $r"
+if command -v ethtool >/dev/null; then
+	a0=$(ina ethtool -k veth-a | grep -E '^(tcp-segmentation|generic-segmentation|generic-receive)-offload:' | cut -d' ' -f2 | tr '\n' ' ')
+	b0=$(inb ethtool -k veth-b | grep -E '^(tcp-segmentation|generic-segmentation|generic-receive)-offload:' | cut -d' ' -f2 | tr '\n' ' ')
+	r=$(ina "$LINKLAB" offload -F "$LL_SSH_CONFIG" --peer peer-b all off 2>&1)
+	b1=$(inb ethtool -k veth-b | grep -E '^(tcp-segmentation|generic-segmentation|generic-receive)-offload:' | cut -d' ' -f2 | tr '\n' ' ')
+	a1=$(ina ethtool -k veth-a | grep -E '^(tcp-segmentation|generic-segmentation|generic-receive)-offload:' | cut -d' ' -f2 | tr '\n' ' ')
+	if echo "$r" | grep -q "^A (this host) veth-a: tso off gso off gro off" && echo "$r" | grep -q "^B (peer-b) veth-b: tso off gso off gro off" &&
+	   [ "$a1" = "off off off " ] && [ "$b1" = "off off off " ]; then
+		pass "offload all off on both peers (ioctl here, ethtool -K over SSH; ethtool -k confirms)"
+	else
+		fail "offload off: $r / A $a1 B $b1"
+	fi
+	ina "$LINKLAB" offload -F "$LL_SSH_CONFIG" --peer peer-b tso on >/dev/null 2>&1
+	r=$(ina "$LINKLAB" offload -F "$LL_SSH_CONFIG" --peer peer-b --restore 2>&1)
+	a2=$(ina ethtool -k veth-a | grep -E '^(tcp-segmentation|generic-segmentation|generic-receive)-offload:' | cut -d' ' -f2 | tr '\n' ' ')
+	b2=$(inb ethtool -k veth-b | grep -E '^(tcp-segmentation|generic-segmentation|generic-receive)-offload:' | cut -d' ' -f2 | tr '\n' ' ')
+	[ "$a2" = "$a0" ] && [ "$b2" = "$b0" ] && pass "offload --restore: both peers back to the first originals ($a0)" || fail "offload restore: A $a2 (was $a0) B $b2 (was $b0): $r"
+else
+	skip "ethtool not installed: offloads over SSH not exercised"
+fi
+sa0=$(ina cat /proc/sys/net/ipv4/tcp_rmem /proc/sys/net/ipv4/tcp_congestion_control | tr -s '\t\n' '  ')
+sb0=$(inb cat /proc/sys/net/ipv4/tcp_rmem /proc/sys/net/ipv4/tcp_congestion_control | tr -s '\t\n' '  ')
+r=$(ina "$LINKLAB" sysctl -F "$LL_SSH_CONFIG" --peer peer-b tcp_rmem=4096,65536,1000000 net.ipv4.tcp_congestion_control=reno 2>&1)
+sb1=$(inb cat /proc/sys/net/ipv4/tcp_rmem /proc/sys/net/ipv4/tcp_congestion_control | tr -s '\t\n' '  ')
+sa1=$(ina cat /proc/sys/net/ipv4/tcp_rmem /proc/sys/net/ipv4/tcp_congestion_control | tr -s '\t\n' '  ')
+[ "$sa1" = "4096 65536 1000000 reno " ] && [ "$sb1" = "4096 65536 1000000 reno " ] &&
+	pass "sysctl tcp_rmem and congestion control set on both peers" || fail "sysctl set: A $sa1 B $sb1: $r"
+r=$(ina "$LINKLAB" sysctl -F "$LL_SSH_CONFIG" --peer peer-b 'tcp_congestion_control=$(id)' 2>&1); rc=$?
+[ $rc = 2 ] && echo "$r" | grep -q "not a congestion control name" && pass "sysctl value checked before anything runs" || fail "bad sysctl value: rc $rc $r"
+ina "$LINKLAB" sysctl -F "$LL_SSH_CONFIG" --peer peer-b --restore >/dev/null 2>&1
+sa2=$(ina cat /proc/sys/net/ipv4/tcp_rmem /proc/sys/net/ipv4/tcp_congestion_control | tr -s '\t\n' '  ')
+sb2=$(inb cat /proc/sys/net/ipv4/tcp_rmem /proc/sys/net/ipv4/tcp_congestion_control | tr -s '\t\n' '  ')
+[ "$sa2" = "$sa0" ] && [ "$sb2" = "$sb0" ] && pass "sysctl --restore: both peers back ($sb0)" || fail "sysctl restore: A $sa2 B $sb2"
+ls $JDIR/tune-remote-$NSID.txt >/dev/null 2>&1 && fail "remote tune journal left" || pass "tune journals removed by --restore"
+
 summary ssh

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/* test_hosttune.c - offload/sysctl names, value rules, `ethtool -k` and
+ * journal line parsing; the local sysctl path in a private network namespace
+ * (root only: skipped otherwise) with its journal and restore. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "linklab/hosttune.h"
+
+static void test_names(void **state)
+{
+	(void)state;
+	assert_int_equal(tune_offload_index("tso"), TUNE_TSO);
+	assert_int_equal(tune_offload_index("gro"), TUNE_GRO);
+	assert_int_equal(tune_offload_index("lro"), -1);
+	assert_string_equal(tune_sysctl_name(2), "net.ipv4.tcp_rmem");
+	assert_int_equal(tune_sysctl_index("net.ipv4.tcp_wmem"), 3);
+	assert_int_equal(tune_sysctl_index("tcp_congestion_control"), 5);
+	assert_int_equal(tune_sysctl_index("rmem_max"), 0);
+	assert_int_equal(tune_sysctl_index("net.ipv4.tcp_mem"), -1);
+	assert_null(tune_sysctl_name(6));
+}
+
+static void test_check(void **state)
+{
+	char v[64];
+	struct ll_err err = {0};
+
+	(void)state;
+	assert_int_equal(tune_sysctl_check(2, "4096,65536, 1000000", v, sizeof(v), &err), 0);
+	assert_string_equal(v, "4096 65536 1000000");
+	assert_int_equal(tune_sysctl_check(2, "4096 65536", v, sizeof(v), &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "min default max"));
+	assert_int_equal(tune_sysctl_check(3, "9000 100 200", v, sizeof(v), &err), -EINVAL);
+	assert_int_equal(tune_sysctl_check(0, "8388608", v, sizeof(v), &err), 0);
+	assert_string_equal(v, "8388608");
+	assert_int_equal(tune_sysctl_check(0, "0", v, sizeof(v), &err), -EINVAL);
+	assert_int_equal(tune_sysctl_check(0, "12;reboot", v, sizeof(v), &err), -EINVAL);
+	assert_int_equal(tune_sysctl_check(4, "-2", v, sizeof(v), &err), 0);
+	assert_string_equal(v, "-2");
+	assert_int_equal(tune_sysctl_check(4, "32", v, sizeof(v), &err), -EINVAL);
+	assert_int_equal(tune_sysctl_check(5, "cubic", v, sizeof(v), &err), 0);
+	assert_int_equal(tune_sysctl_check(5, "$(id)", v, sizeof(v), &err), -EINVAL);
+	assert_int_equal(tune_sysctl_check(5, "", v, sizeof(v), &err), -EINVAL);
+	assert_int_equal(tune_sysctl_check(-1, "1", v, sizeof(v), &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "net.ipv4.tcp_congestion_control"));
+}
+
+static void test_ethtool_k(void **state)
+{
+	struct offload_state o;
+	struct ll_err err = {0};
+	const char *txt =
+		"Features for veth-b:\n"
+		"rx-checksumming: on\n"
+		"tcp-segmentation-offload: on\n"
+		"\ttx-tcp-segmentation: on\n"
+		"generic-segmentation-offload: off [fixed]\n"
+		"generic-receive-offload: on\n";
+
+	(void)state;
+	assert_int_equal(tune_parse_ethtool_k(txt, &o, &err), 0);
+	assert_int_equal(o.v[TUNE_TSO], 1);
+	assert_int_equal(o.v[TUNE_GSO], 0);
+	assert_int_equal(o.v[TUNE_GRO], 1);
+	assert_int_equal(tune_parse_ethtool_k("tcp-segmentation-offload: off\n", &o, &err), 0);
+	assert_int_equal(o.v[TUNE_TSO], 0);
+	assert_int_equal(o.v[TUNE_GRO], -1);
+	assert_int_equal(tune_parse_ethtool_k("Cannot get device features\n", &o, &err), -EINVAL);
+}
+
+static void test_jline(void **state)
+{
+	struct tune_jline j;
+
+	(void)state;
+	assert_int_equal(tune_parse_jline("offload veth-b gso off\n", &j), 0);
+	assert_int_equal(j.kind, 'o');
+	assert_string_equal(j.dev, "veth-b");
+	assert_int_equal(j.idx, TUNE_GSO);
+	assert_int_equal(j.on, 0);
+	assert_int_equal(tune_parse_jline("sysctl net.ipv4.tcp_congestion_control bbr\n", &j), 0);
+	assert_int_equal(j.kind, 's');
+	assert_int_equal(j.idx, 5);
+	assert_string_equal(j.value, "bbr");
+	assert_int_equal(tune_parse_jline("sysctl net.ipv4.tcp_rmem 4096 131072 6291456", &j), 0);
+	assert_string_equal(j.value, "4096 131072 6291456");
+	assert_int_equal(tune_parse_jline("sysctl net.ipv4.tcp_rmem", &j), -EINVAL);
+	assert_int_equal(tune_parse_jline("offload veth-b lro off", &j), -EINVAL);
+	assert_int_equal(tune_parse_jline("garbage", &j), -EINVAL);
+}
+
+static char rundir[64];
+
+/* In a private netns: set two sysctls, the journal keeps the first
+ * original, restore puts both back and removes it. */
+static void test_local_set_restore(void **state)
+{
+	struct sysctl_state s0, s1, s2;
+	struct ll_err err = {0};
+	char path[128];
+
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("skipped: needs root for a private network namespace\n");
+		skip();
+	}
+	if (unshare(CLONE_NEWNET) != 0) {
+		print_message("skipped: unshare(CLONE_NEWNET): %s\n", strerror(errno));
+		skip();
+	}
+	snprintf(rundir, sizeof(rundir), "/tmp/ll-tune-XXXXXX");
+	assert_non_null(mkdtemp(rundir));
+	setenv("LINKLAB_RUN_DIR", rundir, 1);
+	assert_int_equal(tune_local_sysctl_get(&s0, &err), 0);
+	assert_true(s0.v[2][0] != '\0');
+	assert_int_equal(tune_local_sysctl_set("tcp_rmem", "4096 65536 1000000", &err), 0);
+	assert_int_equal(tune_local_sysctl_set("tcp_rmem", "4096 70000 1000000", &err), 0);
+	assert_int_equal(tune_local_sysctl_set("tcp_adv_win_scale", "2", &err), 0);
+	assert_int_equal(tune_local_sysctl_set("tcp_congestion_control", "reno", &err), 0);
+	assert_int_equal(tune_local_sysctl_get(&s1, &err), 0);
+	assert_string_equal(s1.v[2], "4096 70000 1000000");
+	assert_string_equal(s1.v[4], "2");
+	assert_string_equal(s1.v[5], "reno");
+	assert_int_equal(tune_local_sysctl_set("tcp_rmem", "1 2", &err), -EINVAL);
+	assert_int_equal(tune_local_offload_get("lo", &(struct offload_state){0}, &err), 0);
+	assert_int_equal(tune_local_offload_get("nosuch0", &(struct offload_state){0}, &err),
+			 -ENODEV);
+	assert_int_equal(tune_local_restore(&err), 0);
+	assert_int_equal(tune_local_sysctl_get(&s2, &err), 0);
+	assert_string_equal(s2.v[2], s0.v[2]);   /* the first original */
+	assert_string_equal(s2.v[4], s0.v[4]);
+	assert_string_equal(s2.v[5], s0.v[5]);
+	snprintf(path, sizeof(path), "%s", rundir);
+	assert_int_equal(rmdir(path), 0);        /* journal removed: dir empty */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_ethtool_k),
+		cmocka_unit_test(test_jline),
+		cmocka_unit_test(test_local_set_restore),
+	};
+	return cmocka_run_group_tests_name("hosttune", tests, NULL, NULL);
+}
