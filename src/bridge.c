@@ -566,7 +566,22 @@ int bridge_start(struct bridge *b, struct ll_err *err)
 
 	b->stopped = false;
 	for (i = 0; i < 2; i++) {
-		rc = pthread_create(&b->d[i].th, NULL, dir_thread, &b->d[i]);
+		pthread_attr_t at;
+		struct sched_param sp = { .sched_priority = b->o.rt_priority };
+
+		pthread_attr_init(&at);
+		if (b->o.rt_priority > 0) {
+			pthread_attr_setinheritsched(&at, PTHREAD_EXPLICIT_SCHED);
+			pthread_attr_setschedpolicy(&at, SCHED_FIFO);
+			pthread_attr_setschedparam(&at, &sp);
+		}
+		rc = pthread_create(&b->d[i].th, &at, dir_thread, &b->d[i]);
+		pthread_attr_destroy(&at);
+		if (rc && b->o.rt_priority > 0) {
+			bridge_stop(b, true);
+			return ll_err_set(err, -rc, "bridge: SCHED_FIFO priority %d for the "
+					  "forwarding threads: %s", b->o.rt_priority, strerror(rc));
+		}
 		if (rc) {
 			bridge_stop(b, true);
 			return ll_err_set(err, -rc, "bridge: thread: %s", strerror(rc));

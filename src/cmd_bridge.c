@@ -32,6 +32,7 @@ struct bopts {
 	bool json, discard;
 	double seconds;                  /* 0 = until a signal */
 	double interval;                 /* -i: counters every SEC, 0 = none */
+	int rt_priority;                 /* --rt-priority N (SCHED_FIFO) */
 	struct impair dial[DIRS];        /* from options */
 	struct emu_config extra[DIRS];   /* model-only options */
 	bool has_extra[DIRS];
@@ -48,6 +49,7 @@ static void bridge_usage(FILE *f)
 		"  user engine only: --distribution uniform|normal|pareto|paretonormal|FILE\n"
 		"  --loss-gemodel P[,R[,1-H[,1-K]]]  --loss-state P13[,P31[,P32[,P23[,P14]]]]\n"
 		"  --overhead BYTES  --cell SIZE[,OVERHEAD]  --seed N  --discard (drop queue at exit)\n"
+		"  --rt-priority N (SCHED_FIFO forwarding threads: releases on time on a busy host)\n"
 		"  --bridge-name BR (kernel engine, default llbr0)\n"
 		"  -t SEC stop after SEC seconds; -i SEC counters on stderr every SEC (user engine)\n");
 }
@@ -226,6 +228,17 @@ static int parse_args(int argc, char **argv, struct bopts *b, struct ll_diag *di
 		}
 		if (!strcmp(name, "profile")) {
 			b->profile = val;
+			continue;
+		}
+		if (!strcmp(name, "rt-priority")) {
+			char *end;
+			long v = strtol(val, &end, 10);
+
+			if (*end || v < 1 || v > 99)
+				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+					    "--rt-priority '%s': SCHED_FIFO priority 1..99", val);
+			else
+				b->rt_priority = (int)v;
 			continue;
 		}
 		if (!strcmp(name, "bridge-name")) {
@@ -457,6 +470,7 @@ static int run_user(struct bopts *b, const struct impair dial[DIRS], sigset_t *s
 	memset(&o, 0, sizeof(o));
 	snprintf(o.if_a, sizeof(o.if_a), "%s", b->if_a);
 	snprintf(o.if_b, sizeof(o.if_b), "%s", b->if_b);
+	o.rt_priority = b->rt_priority;
 	for (d = 0; d < DIRS; d++) {
 		struct emu_config *c = &o.dir[d];
 		struct impair_plan p;

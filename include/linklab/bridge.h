@@ -35,6 +35,9 @@ struct bridge_opts {
 	char if_a[IF_NAMESIZE], if_b[IF_NAMESIZE];
 	struct emu_config dir[2];       /* indexed by enum bridge_dir */
 	unsigned batch;                 /* frames per recvmmsg/sendmmsg (0 -> 64) */
+	int rt_priority;                /* SCHED_FIFO priority 1..99 of the two
+					 * forwarding threads (release on time on a
+					 * busy host); 0 = normal scheduling */
 };
 
 struct bridge_stats {
@@ -58,7 +61,8 @@ struct bridge;
 int bridge_open(const struct bridge_opts *o, struct bridge **out,
 		struct ll_err *err);
 
-/* Start the two forwarding threads. */
+/* Start the two forwarding threads. With rt_priority, -EPERM/-EINVAL when
+ * SCHED_FIFO is refused (err says so; nothing started). */
 int bridge_start(struct bridge *b, struct ll_err *err);
 
 /* Stop forwarding (safe to call from any thread, not from a signal
