@@ -21,6 +21,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,6 +67,7 @@ struct ssh_session {
 	unsigned seq;             /* command number in that shell */
 	bool no_shell;            /* the shell could not be started: one
 				   * channel per command */
+	pid_t jump_pid;           /* ProxyJump helper (ssh -W), 0 = direct */
 };
 
 struct ssh_proc {
@@ -196,6 +199,83 @@ static int tcp_connect(const char *host, int port, int64_t deadline,
 	rc = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &rc, sizeof(rc));
 	return fd;
+}
+
+/* ProxyJump: the byte stream to host:port comes from OpenSSH's own
+ * `ssh [-F FILE] -W host:port -J JUMP` (ssh(1) -W, -J: the jump hosts
+ * authenticate as the user's ssh would, their prompts on the tty), over a
+ * socketpair; the session itself (host key check, authentication) is ours,
+ * end to end. Returns our end of the pair, or -errno. */
+static int jump_connect(struct ssh_session *s, const struct ssh_target *t,
+			struct ll_err *err)
+{
+	int sv[2];
+	char hp[300];
+	pid_t pid;
+
+	if (t->proxyjump[0] == '-' || strpbrk(t->proxyjump, " \t\n"))
+		return ll_err_set(err, -EINVAL, "ssh %s: bad ProxyJump \"%s\"", t->alias,
+				  t->proxyjump);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return ll_err_set(err, -errno, "ssh %s: socketpair: %s", t->alias,
+				  strerror(errno));
+	snprintf(hp, sizeof(hp), strchr(s->host, ':') ? "[%s]:%d" : "%s:%d", s->host, s->port);
+	pid = fork();
+	if (pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return ll_err_set(err, -errno, "ssh %s: fork: %s", t->alias, strerror(errno));
+	}
+	if (pid == 0) {
+		const char *argv[12];
+		int n = 0;
+
+		int devnull = open("/dev/null", O_WRONLY);
+
+		dup2(sv[1], 0);
+		dup2(sv[1], 1);
+		if (devnull >= 0)
+			dup2(devnull, 2);   /* keep the console's screen clean */
+		/* the last jump connects to host:port (-W); earlier ones -J */
+		argv[n++] = "ssh";
+		if (t->config_file[0]) {
+			argv[n++] = "-F";
+			argv[n++] = t->config_file;
+		}
+		argv[n++] = "-W";
+		argv[n++] = hp;
+		{
+			/* the last jump is the one that connects to host:port;
+			 * earlier ones go to -J */
+			char *chain = strdup(t->proxyjump), *last = chain ? strrchr(chain, ',') : NULL;
+
+			if (last) {
+				*last++ = '\0';
+				argv[n++] = "-J";
+				argv[n++] = chain;
+			} else {
+				last = chain;
+			}
+			if (last && strchr(last, ':')) {
+				/* [user@]host:port -> ssh://[user@]host:port */
+				char *uri = malloc(strlen(last) + 7);
+
+				if (uri) {
+					sprintf(uri, "ssh://%s", last);
+					last = uri;
+				}
+			}
+			argv[n++] = "--";
+			argv[n++] = last;
+		}
+		argv[n] = NULL;
+		execvp("ssh", (char *const *)argv);
+		_exit(127);
+	}
+	close(sv[1]);
+	fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
+	s->jump_pid = pid;
+	return sv[0];
 }
 
 /* OpenSSH-style "SHA256:<base64 without padding>" of the host key. */
@@ -782,10 +862,6 @@ int ssh_open(struct ssh_session **out, const struct ssh_target *t,
 	pthread_once(&init_once, do_init);
 	if (init_rc != 0)
 		return ll_err_set(err, -EIO, "ssh: libssh2_init failed (%d)", init_rc);
-	if (t->proxyjump[0] && strcmp(t->proxyjump, "none") != 0)
-		return ll_err_set(err, -ENOTSUP,
-				  "ssh %s: ProxyJump %s is not supported; reach the peer directly or use a tunnel",
-				  t->alias, t->proxyjump);
 	if (timeout_ms <= 0)
 		timeout_ms = 10000;
 	deadline = now_ms() + timeout_ms;
@@ -795,7 +871,10 @@ int ssh_open(struct ssh_session **out, const struct ssh_target *t,
 	snprintf(s->host, sizeof(s->host), "%s", t->hostname);
 	s->port = t->port > 0 ? t->port : 22;
 	snprintf(s->name, sizeof(s->name), "%s@%s:%d", t->user, s->host, s->port);
-	s->sock = tcp_connect(s->host, s->port, deadline, err);
+	if (t->proxyjump[0] && strcmp(t->proxyjump, "none") != 0)
+		s->sock = jump_connect(s, t, err);
+	else
+		s->sock = tcp_connect(s->host, s->port, deadline, err);
 	if (s->sock < 0) {
 		rc = s->sock;
 		free(s);
@@ -814,8 +893,11 @@ int ssh_open(struct ssh_session **out, const struct ssh_target *t,
 	if (rc != 0) {
 		rc = rc == LIBSSH2_ERROR_EAGAIN
 			? ll_err_set(err, -ETIMEDOUT, "ssh %s: handshake timed out", s->name)
-			: ll_err_set(err, -EPROTO, "ssh %s: handshake failed: %s", s->name,
-				     last_err(s->ss));
+			: ll_err_set(err, -EPROTO, "ssh %s: handshake failed: %s%s%s%s", s->name,
+				     last_err(s->ss),
+				     s->jump_pid ? " (through ProxyJump " : "",
+				     s->jump_pid ? t->proxyjump : "",
+				     s->jump_pid ? ": the jump failed? try ssh -J JUMP HOST to see why)" : "");
 		ssh_close(s);
 		return rc;
 	}
@@ -854,6 +936,13 @@ void ssh_close(struct ssh_session *s)
 	}
 	if (s->sock >= 0)
 		close(s->sock);
+	if (s->jump_pid > 0) {
+		/* the helper ends at EOF on its stdin; make sure */
+		int st;
+
+		kill(s->jump_pid, SIGTERM);
+		waitpid(s->jump_pid, &st, 0);
+	}
 	free(s);
 }
 

@@ -342,6 +342,8 @@ int sshcfg_resolve(const char *host, const struct sshcfg_opts *o,
 	t->accept_new = o->accept_new;
 	t->prompt = o->prompt;
 	t->prompt_ctx = o->prompt_ctx;
+	if (o->config_file)
+		snprintf(t->config_file, sizeof(t->config_file), "%s", o->config_file);
 	if (o->key_file)
 		list_add(t->identity, &t->nidentity, o->key_file);
 	if (o->known_hosts)

@@ -34,7 +34,11 @@ struct ssh_proc;
  * (OpenSSH format, "[host]:port" when port != 22) to t->known_hosts[0].
  * Errors: -EHOSTUNREACH/-ECONNREFUSED/-ETIMEDOUT (connect), -EPROTO
  * (handshake), -EACCES (no auth method worked: each key tried is named),
- * -ENOTSUP (ProxyJump set: not supported). */
+ * ProxyJump (issue 5): the stream to host:port comes from OpenSSH's
+ * `ssh [-F t->config_file] -W host:port [-J earlier,jumps] LASTJUMP` over a
+ * socketpair (jump hosts authenticate as the user's ssh does); host key and
+ * authentication of the peer itself stay ours. ssh_addrs() then fails
+ * (-EINVAL: no TCP socket of ours). */
 int ssh_open(struct ssh_session **out, const struct ssh_target *t,
 	     int timeout_ms, struct ll_err *err);
 

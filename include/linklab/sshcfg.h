@@ -39,6 +39,8 @@ struct ssh_target {
 	ssh_prompt_fn prompt;     /* NULL: the process default
 				   * (ssh_set_default_prompt), else no prompt */
 	void *prompt_ctx;
+	char config_file[PATH_MAX];  /* -F FILE ("" = default), for the
+				      * ProxyJump helper */
 };
 
 struct sshcfg_opts {

@@ -436,4 +436,22 @@ sb2=$(inb cat /proc/sys/net/ipv4/tcp_rmem /proc/sys/net/ipv4/tcp_congestion_cont
 [ "$sa2" = "$sa0" ] && [ "$sb2" = "$sb0" ] && pass "sysctl --restore: both peers back ($sb0)" || fail "sysctl restore: A $sa2 B $sb2"
 ls $JDIR/tune-remote-$NSID.txt >/dev/null 2>&1 && fail "remote tune journal left" || pass "tune journals removed by --restore"
 
+# --- issue 5: ProxyJump (ssh -W through the jump, our session end to end) ----
+cp "$LL_SSH_CONFIG" "$T/jump_config"
+printf 'Host via-b\n  HostName %s\n  User root\n  IdentityFile %s\n  UserKnownHostsFile %s\n  ProxyJump peer-b\n' \
+	"$LL_ADDR_B" "$LL_LAB_DIR/id_ed25519" "$LL_LAB_DIR/known_hosts" >> "$T/jump_config"
+ina "$DRV" -F "$T/jump_config" via-b server-hold 3 > "$T/jump.out" 2>&1 &
+DPID=$!
+i=0; while ! grep -q '^port ' "$T/jump.out" && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+fwd=$(inb ss -tn state established "( dport = :22 )" 2>/dev/null | awk -v b="$LL_ADDR_B" 'NR>1 && index($4, b":")==1' | wc -l)
+wait $DPID
+if grep -q '^port ' "$T/jump.out" && [ "$fwd" -ge 1 ]; then
+	pass "ProxyJump peer-b: session to $LL_ADDR_B:22 opened from the jump host itself (ssh -W), test server started"
+else
+	fail "ProxyJump: fwd=$fwd $(cat "$T/jump.out")"
+fi
+r=$(ina "$DRV" -F "$T/jump_config" via-b links 2>&1 | grep -c '^veth-b|')
+[ "$r" = 1 ] && pass "ProxyJump: links over the jumped session" || fail "ProxyJump links: $r"
+[ -z "$(ps -eo pid=,args= | grep -F -- "-W $LL_ADDR_B:22" | grep -v grep)" ] && pass "ProxyJump helper (ssh -W) gone after close" || fail "ssh -W helper left running"
+
 summary ssh

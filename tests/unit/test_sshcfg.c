@@ -126,6 +126,8 @@ static void test_opts_override(void **state)
 	assert_true(fd >= 0);
 	close(fd);
 	assert_int_equal(sshcfg_resolve("peer-x", &o, &t, &err), 0);
+	/* -F travels with the target (the ProxyJump helper needs it) */
+	assert_string_equal(t.config_file, cfg_path);
 	/* the prompt callback travels with the target */
 	assert_ptr_equal(t.prompt, fake_prompt);
 	assert_ptr_equal(t.prompt_ctx, cfg_path);
