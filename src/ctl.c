@@ -189,6 +189,21 @@ static void ctl_derive(struct ctl *c)
 	in.window = t->opts.window ? t->opts.window : c->v.window;
 	in.streams = t->opts.streams > 0 ? t->opts.streams : 1;
 	theory_compute(&in, &c->v.theory);
+	/* -b caps each stream at the sender (iperf3 pacing): below the
+	 * network's ceilings the run is sender-limited */
+	if (t->state != CTL_TEST_IDLE && t->opts.bitrate) {
+		double app = (double)in.streams * (double)t->opts.bitrate;
+		char r1[32], r2[32];
+
+		if (!(c->v.theory.expect_bps > 0) || app < c->v.theory.expect_bps) {
+			c->v.theory.expect_bps = app;
+			c->v.theory.bound = THEORY_NONE;
+			ctl_fmt(c->v.theory.line, sizeof(c->v.theory.line),
+				"sender-limited: %d x -b %s = %s (below the network's ceilings)",
+				in.streams, units_human_rate((double)t->opts.bitrate, r1, sizeof(r1)),
+				units_human_rate(app, r2, sizeof(r2)));
+		}
+	}
 }
 
 /* Read back what the kernel holds on side i's selected interface. */

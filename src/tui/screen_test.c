@@ -232,7 +232,8 @@ static void test_theory_line(const struct ctl_view *v, char *buf, size_t len)
 			  "theory (TCP)" : "theory";
 
 	units_human_time(v->theory_rtt * 1e9, rtt, sizeof(rtt));
-	if (v->theory.bound == THEORY_NONE || !(v->theory_rtt > 0))
+	if (v->theory.bound == THEORY_NONE || v->theory.bound == THEORY_RATE ||
+	    !(v->theory_rtt > 0))
 		snprintf(buf, len, "%s: %s", who, v->theory.line);
 	else
 		snprintf(buf, len, "%s: %s  (RTT %s %s)", who, v->theory.line,

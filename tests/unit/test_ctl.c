@@ -437,7 +437,12 @@ static void test_failure_is_pumped(void **state)
 	assert_int_equal(ctl_new(&c, &x->ps, "127.0.0.1", closed_port(), &err), 0);
 	x->c = c;
 	assert_non_null(strstr(ctl_view(c)->session, "127.0.0.1"));
+	r.bitrate = 3000000;
 	assert_int_equal(ctl_test_start(c, &r, &err), 0);
+	/* -b caps the senders: theory says sender-limited, streams x -b */
+	assert_non_null(strstr(ctl_view(c)->theory.line, "sender-limited"));
+	assert_true(ctl_view(c)->theory.expect_bps == 3000000.0 * r.streams);
+	assert_int_equal(ctl_view(c)->test.opts.bitrate, 3000000);
 	assert_int_equal(ctl_test_start(c, &r, &err), -EBUSY);
 	for (k = 0; k < 100 && ctl_view(c)->test.state != CTL_TEST_FAILED; k++) {
 		fd = ctl_test_fd(c);
