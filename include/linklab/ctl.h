@@ -133,7 +133,11 @@ struct ctl_view {
 	char error[LL_ERR_MAX];       /* last error, "" if none */
 	/* added by issue 6 */
 	struct ctl_path path;         /* A->B as held now */
-	struct theory_out theory;     /* ceilings for the held dial */
+	struct theory_out theory;     /* ceilings for the held dial on the
+				       * sending side, the measured RTT and
+				       * the window; a -b run whose streams x
+				       * -b is lower is "sender-limited"
+				       * (bound THEORY_NONE, expect_bps set) */
 	double theory_rtt;            /* seconds used by theory: measured
 				       * (test.rtt_s) else dialled */
 	bool theory_rtt_measured;
