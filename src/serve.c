@@ -10,6 +10,7 @@
  * ACCESS_DENIED. Streams run on worker threads (iperf3.c).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -33,6 +34,9 @@ struct srv {
 	void *ctx;
 	int lfd, cfd;
 	bool lfd_tuned;    /* listener got -w buffers: recreate it after */
+	bool lfd_mss;      /* listener got -M: reset to 0 (default) after */
+	int pending[8];    /* connections taken from a listener being replaced */
+	int npending;
 	bool real_client;  /* the connection sent a cookie and parameters */
 };
 
@@ -378,7 +382,7 @@ static int serve_one(struct srv *s, struct ll_err *err)
 		int m = (int)p.mss;
 		if (setsockopt(s->lfd, IPPROTO_TCP, TCP_MAXSEG, &m, sizeof(m)) < 0)
 			logf_(s, "warning: TCP_MAXSEG %d: %s", m, strerror(errno));
-		s->lfd_tuned = true;
+		s->lfd_mss = true;
 	}
 	if (p.udp) {
 		ufd = udp_listener(s, err);
@@ -693,6 +697,35 @@ out:
 	return r;
 }
 
+/* Back to default listener options for the next test. TCP_MAXSEG 0 resets
+ * the user MSS; buffers set with SO_RCVBUF stay locked, so that listener is
+ * replaced - after taking the connections already in its backlog (a client
+ * that connected meanwhile must not see a reset). */
+static int reset_listener(struct srv *s, int *port, struct ll_err *err)
+{
+	if (s->lfd_mss) {
+		int zero = 0;
+		setsockopt(s->lfd, IPPROTO_TCP, TCP_MAXSEG, &zero, sizeof(zero));
+		s->lfd_mss = false;
+	}
+	if (!s->lfd_tuned)
+		return 0;
+	struct serve_opts o2 = *s->o;
+	o2.port = *port;
+	for (;;) {
+		int fd = s->npending < 8 ?
+			 accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK) : -1;
+		if (fd < 0)
+			break;
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		s->pending[s->npending++] = fd;
+	}
+	close(s->lfd);
+	s->lfd_tuned = false;
+	s->lfd = listen_on(&o2, port, err);
+	return s->lfd < 0 ? s->lfd : 0;
+}
+
 int serve_run(const struct serve_opts *o, volatile sig_atomic_t *stop,
 	      void (*on_listen)(void *ctx, int port), serve_log_fn log,
 	      void *ctx, struct ll_err *err)
@@ -710,14 +743,21 @@ int serve_run(const struct serve_opts *o, volatile sig_atomic_t *stop,
 		on_listen(ctx, port);
 	while (!*stop) {
 		struct pollfd pf = { .fd = s.lfd, .events = POLLIN };
-		/* the timeout only bounds how late a stop flag set by a signal
-		 * that hit another thread is seen */
-		int r = poll(&pf, 1, 500);
-		if (r <= 0)
-			continue;
-		s.cfd = accept4(s.lfd, NULL, NULL, SOCK_CLOEXEC);
-		if (s.cfd < 0)
-			continue;
+		int r;
+		if (s.npending) {
+			s.cfd = s.pending[0];
+			memmove(s.pending, s.pending + 1,
+				(size_t)--s.npending * sizeof(s.pending[0]));
+		} else {
+			/* the timeout only bounds how late a stop flag set by a
+			 * signal that hit another thread is seen */
+			r = poll(&pf, 1, 500);
+			if (r <= 0)
+				continue;
+			s.cfd = accept4(s.lfd, NULL, NULL, SOCK_CLOEXEC);
+			if (s.cfd < 0)
+				continue;
+		}
 		int one = 1;
 		setsockopt(s.cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		struct ll_err e = { 0 };
@@ -727,29 +767,15 @@ int serve_run(const struct serve_opts *o, volatile sig_atomic_t *stop,
 		s.cfd = -1;
 		if (r < 0)
 			logf_(&s, "error: %s", e.msg);
-		if (s.lfd_tuned && !o->one_off) {
-			/* back to default buffers for the next test */
-			struct serve_opts o2 = *o;
-			o2.port = port;
-			close(s.lfd);
-			s.lfd_tuned = false;
-			s.lfd = listen_on(&o2, &port, err);
-			if (s.lfd < 0)
-				return s.lfd;
+		if (!o->one_off || !s.real_client) {
+			r = reset_listener(&s, &port, err);
+			if (r < 0)
+				break;
 		}
 		/* -1 ends after a real test or client, not after a bare port
 		 * probe (a connection that closed before its parameters) */
 		if (o->one_off && !s.real_client) {
 			logf_(&s, "(a connection without a test: still waiting)");
-			if (s.lfd_tuned) {
-				struct serve_opts o2 = *o;
-				o2.port = port;
-				close(s.lfd);
-				s.lfd_tuned = false;
-				s.lfd = listen_on(&o2, &port, err);
-				if (s.lfd < 0)
-					return s.lfd;
-			}
 			continue;
 		}
 		if (o->one_off) {
@@ -761,6 +787,11 @@ int serve_run(const struct serve_opts *o, volatile sig_atomic_t *stop,
 			break;
 		}
 	}
-	close(s.lfd);
+	for (int i = 0; i < s.npending; i++)
+		close(s.pending[i]);
+	if (s.lfd >= 0)
+		close(s.lfd);
+	else if (rc == 0)
+		rc = s.lfd;
 	return rc;
 }

@@ -1012,6 +1012,8 @@ static void test_socket_options(void **state)
 
 	snprintf(o.congestion, sizeof(o.congestion), "nosuchcc");
 	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_ERROR);
+	if (!strstr(err.msg, "TCP_CONGESTION nosuchcc"))
+		print_message("unexpected error: %s\n", err.msg);
 	assert_non_null(strstr(err.msg, "TCP_CONGESTION nosuchcc"));
 	test_free(t);
 	srv_end(s);
