@@ -12,6 +12,7 @@
 
 #include "linklab/csvout.h"
 #include "linklab/ctl.h"
+#include "linklab/hosttune.h"
 #include "linklab/plot.h"
 #include "linklab/units.h"
 
@@ -50,6 +51,7 @@ struct ctl {
 	uint64_t prev_bytes[2];       /* root qdisc bytes at prev_t[] */
 	double prev_t[2];             /* monotonic seconds, 0 = none */
 	double tick_t;                /* last ctl_tick */
+	uint64_t local_window;        /* theory_local_window() at start */
 };
 
 static double ctl_now(void)
@@ -186,7 +188,14 @@ static void ctl_derive(struct ctl *c)
 	c->v.theory_rtt = t->rtt_s > 0 ? t->rtt_s : (double)c->v.path.rtt_added / 1e9;
 	in.rtt = c->v.theory_rtt;
 	in.loss = rev ? c->v.path.loss_ba : c->v.path.loss_ab;
-	in.window = t->opts.window ? t->opts.window : c->v.window;
+	{
+		const struct ctl_side_view *rcv = rev ? A : B;
+
+		c->v.window = t->opts.window ? t->opts.window :
+			      rcv->present && rcv->rcv_window ? rcv->rcv_window :
+			      c->local_window;
+	}
+	in.window = c->v.window;
 	in.streams = t->opts.streams > 0 ? t->opts.streams : 1;
 	theory_compute(&in, &c->v.theory);
 	/* -b caps each stream at the sender (iperf3 pacing): below the
@@ -295,6 +304,24 @@ static int ctl_refresh_side(struct ctl *c, int i, struct ll_err *err)
 		return ctl_side_fail(c, i, &e);
 	}
 	ctl_reselect(s);
+	if (p->ops->sysctl_get) {
+		struct sysctl_state *ss = calloc(1, sizeof(*ss));
+		struct ll_err se = { 0 };
+		int ir = tune_sysctl_index("tcp_rmem");
+		int iw = tune_sysctl_index("tcp_adv_win_scale");
+		long long lo, def, max, scale = 1;
+
+		if (ss && ir >= 0 && p->ops->sysctl_get(p, ss, &se) == 0 &&
+		    sscanf(ss->v[ir], "%lld %lld %lld", &lo, &def, &max) == 3 &&
+		    max > 0) {
+			if (iw < 0 || sscanf(ss->v[iw], "%lld", &scale) != 1 ||
+			    scale < -31 || scale > 31)
+				scale = 1;
+			s->rcv_window = scale > 0 ? (uint64_t)(max - (max >> scale)) :
+					(uint64_t)(max >> -scale);
+		}
+		free(ss);
+	}
 	return ctl_read_back(c, i, err);
 }
 
@@ -315,7 +342,8 @@ int ctl_new(struct ctl **out, const struct peerset *ps, const char *target,
 	c->v.dial_sides = ps->has_b ? CTL_BOTH : CTL_A;
 	c->v.test.state = CTL_TEST_IDLE;
 	test_opts_init(&c->v.test.opts);
-	c->v.window = theory_local_window();
+	c->local_window = theory_local_window();
+	c->v.window = c->local_window;
 	c->v.side[0].tx_bps = c->v.side[1].tx_bps = -1;
 
 	a = &c->v.side[CTL_IDX_A];

@@ -59,6 +59,10 @@ struct ctl_side_view {
 	/* live counters (ctl_tick): root qdisc bytes sent per second x 8
 	 * between the last two reads, bit/s; < 0 = unknown yet */
 	double tx_bps;
+	/* the receive window one TCP socket can get on this side, bytes:
+	 * tcp_rmem max less its 1/2^tcp_adv_win_scale share (the kernel's
+	 * tcp_win_from_space), read with ops->sysctl_get; 0 = unknown */
+	uint64_t rcv_window;
 };
 
 /* The path A -> B as dialled: each side's egress read back (A's egress
@@ -141,8 +145,9 @@ struct ctl_view {
 	double theory_rtt;            /* seconds used by theory: measured
 				       * (test.rtt_s) else dialled */
 	bool theory_rtt_measured;
-	uint64_t window;              /* bytes per stream used by theory
-				       * (theory_local_window or -w) */
+	uint64_t window;              /* bytes per stream used by theory: -w,
+				       * else the receiving side's rcv_window,
+				       * else theory_local_window() */
 	int nprofiles;                /* profiles[] (ctl_profiles_reload) */
 	const struct ctl_profile *profiles;
 	char profile_name[64];        /* profile last applied, "" = hand dial */

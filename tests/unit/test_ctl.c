@@ -21,6 +21,7 @@
 
 /* before cmocka.h: it defines a test_free() macro that clashes with test.h */
 #include "linklab/ctl.h"
+#include "linklab/hosttune.h"
 #include "linklab/serve.h"
 #include "linklab/units.h"
 
@@ -33,6 +34,7 @@ struct fake {
 	int napply, nclear, nclose, nserver;
 	char cleared[8][IF_NAMESIZE];
 	int apply_rc;            /* forced apply result (0 = ok) */
+	const char *rmem;        /* tcp_rmem for sysctl_get, NULL = -ENOTSUP */
 	int server_rc;           /* forced server_start result */
 };
 
@@ -141,6 +143,19 @@ static void fake_close(struct peer *p)
 	f->nclose++;
 }
 
+static int fake_sysctl_get(struct peer *p, struct sysctl_state *out,
+			   struct ll_err *err)
+{
+	struct fake *f = p->priv;
+
+	memset(out, 0, sizeof(*out));
+	if (!f->rmem)
+		return ll_err_set(err, -ENOTSUP, "no sysctls here");
+	snprintf(out->v[tune_sysctl_index("tcp_rmem")], 64, "%s", f->rmem);
+	snprintf(out->v[tune_sysctl_index("tcp_adv_win_scale")], 64, "1");
+	return 0;
+}
+
 static const struct peer_ops fake_ops = {
 	.name = "fake",
 	.list_links = fake_list,
@@ -151,6 +166,7 @@ static const struct peer_ops fake_ops = {
 	.server_start = fake_server_start,
 	.server_stop = fake_server_stop,
 	.close = fake_close,
+	.sysctl_get = fake_sysctl_get,
 };
 
 static void fake_add(struct fake *f, const char *name, const char *addr)
@@ -641,8 +657,14 @@ static void theory_follows_what_is_held(void **state)
 	assert_true(fabs(v->theory.expect_bps - 50000008.0 * 1448 / 1514) < 1);
 	assert_non_null(strstr(v->theory.line, "rate-limited"));
 	assert_false(v->theory_rtt_measured);
-	/* the window used is this host's, from tcp_rmem */
+	/* no sysctls from the receiver (B): this host's window */
 	assert_true(v->window == theory_local_window());
+	/* B's tcp_rmem max 6 MiB, adv_win_scale 1: a 3 MiB window; 100 ms
+	 * of dialled RTT (as seed 000) makes one stream window-limited */
+	x->fb.rmem = "4096 131072 6291456";
+	assert_int_equal(ctl_refresh(x->c, &err), 0);
+	assert_int_equal(v->side[1].rcv_window, 3145728);
+	assert_int_equal(v->window, 3145728);
 	/* live counters: a tick re-reads A only (B is an SSH round trip) */
 	x->fb.rate[1] = 7000000;
 	assert_int_equal(ctl_tick(x->c, false), 1);
