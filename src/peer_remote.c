@@ -46,6 +46,7 @@ struct remote {
 	struct peer_ctl ctl;
 	bool ctl_known;
 	long armed[RJ_MAX];       /* revert timers not yet disarmed */
+	struct ssh_proc *guard;   /* safety.hold: restores on session loss */
 	char warn[512];
 };
 
@@ -713,7 +714,82 @@ static int exclude_lines(struct remote *r, const char *dev,
 	return 0;
 }
 
+
+/* safety.hold: a guard channel on the peer,
+ *   sh -c 'read x; [ "$x" = disarm ] || { RESTORE...; }'
+ * reads its stdin: "disarm" (a normal close, or before a newer guard
+ * replaces it) ends it quietly; EOF - the session died (kill, SIGHUP of
+ * the console, network) - runs the restore of every journalled device. */
+static void guard_disarm(struct remote *r)
+{
+	if (!r->guard)
+		return;
+	ssh_spawn_write(r->guard, "disarm\n", 7, 2000, NULL);
+	ssh_spawn_close(r->guard);
+	r->guard = NULL;
+}
+
+static int guard_refresh(struct remote *r, struct ll_err *err)
+{
+	char *inner, *cmd, path[128];
+	int i, n = 0, rc = 0;
+
+	if (!r->safety.hold)
+		return 0;
+	inner = calloc(1, CMD_MAX);
+	cmd = calloc(1, CMD_MAX);
+	if (!inner || !cmd) {
+		free(inner);
+		free(cmd);
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	}
+	snprintf(inner, CMD_MAX, "read x; [ \"$x\" = disarm ] || {");
+	for (i = 0; i < RJ_MAX; i++) {
+		size_t u = strlen(inner);
+
+		if (!r->j[i].dev[0] || !r->j[i].orig)
+			continue;
+		if (restore_cmd(r, r->j[i].dev, r->j[i].orig, inner + u + 1,
+				CMD_MAX - u - 1, NULL) < 0) {
+			inner[u] = '\0';
+			continue;
+		}
+		inner[u] = ' ';
+		journal_path(r, r->j[i].dev, path, sizeof(path));
+		if (addraw(inner, CMD_MAX, "&& rm -f") || addw(inner, CMD_MAX, path) ||
+		    addraw(inner, CMD_MAX, ";")) {
+			rc = ll_err_set(err, -ENOSPC, "guard command too long");
+			break;
+		}
+		n++;
+	}
+	if (rc == 0 && addraw(inner, CMD_MAX, "true; }"))
+		rc = ll_err_set(err, -ENOSPC, "guard command too long");
+	guard_disarm(r);
+	if (rc == 0 && n > 0) {
+		if (addraw(cmd, CMD_MAX, "exec sh -c") || addw(cmd, CMD_MAX, inner) ||
+		    addraw(cmd, CMD_MAX, "linklab-guard"))
+			rc = ll_err_set(err, -ENOSPC, "guard command too long");
+		else
+			rc = ssh_spawn(r->s, cmd, &r->guard, err);
+	}
+	free(inner);
+	free(cmd);
+	return rc;
+}
+
+static int remote_clear_dev(struct peer *p, const char *dev, struct ll_err *err);
+
 static int remote_clear(struct peer *p, const char *dev, struct ll_err *err)
+{
+	int rc = remote_clear_dev(p, dev, err);
+
+	if (rc == 0)
+		rc = guard_refresh(R(p), err);
+	return rc;
+}
+
+static int remote_clear_dev(struct peer *p, const char *dev, struct ll_err *err)
 {
 	struct remote *r = R(p);
 	struct rjournal *j;
@@ -924,6 +1000,18 @@ confirm:
 					      r->t.alias, dev, revert_after(r), timer);
 		}
 	}
+	/* a failed apply put the original back (journal dropped): the guard
+	 * follows the journal either way */
+	{
+		struct ll_err gerr = {0};
+		int grc = guard_refresh(r, &gerr);
+
+		if (grc < 0 && rc == 0) {
+			rc = grc;
+			if (err)
+				*err = gerr;
+		}
+	}
 	goto out;
 lost:
 	/* the session died mid-apply: the peer restores itself */
@@ -1063,6 +1151,9 @@ static void remote_close(struct peer *p)
 		return;
 	if (r->srv)
 		remote_server_stop(p, NULL);
+	/* a normal close keeps what was applied (like tc): the guard is
+	 * disarmed */
+	guard_disarm(r);
 	/* a normal quit leaves no revert timer behind (an apply that could
 	 * not confirm leaves its timer to restore the peer) */
 	for (i = 0; i < RJ_MAX; i++)

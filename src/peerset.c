@@ -196,7 +196,8 @@ int peerset_open(struct peerset *ps, const struct peerset_opts *o,
 		if (ps->b.ops->set_safety) {
 			struct peer_safety sf = { .force = o->force,
 						  .exclude_ctl = o->exclude_ssh,
-						  .revert_s = o->revert_after };
+						  .revert_s = o->revert_after,
+						  .hold = o->hold };
 
 			ps->b.ops->set_safety(&ps->b, &sf);
 		}

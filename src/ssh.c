@@ -1485,6 +1485,31 @@ int ssh_spawn_readline(struct ssh_proc *p, char *line, size_t len,
 	}
 }
 
+int ssh_spawn_write(struct ssh_proc *p, const char *data, size_t len,
+		    int timeout_ms, struct ll_err *err)
+{
+	int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 5000);
+	size_t off = 0;
+
+	if (!p || !p->s || !p->ch)
+		return ll_err_set(err, -ENOTCONN, "ssh: spawned command is closed");
+	while (off < len) {
+		ssize_t n = libssh2_channel_write(p->ch, data + off, len - off);
+
+		if (n > 0) {
+			off += (size_t)n;
+		} else if (n == LIBSSH2_ERROR_EAGAIN) {
+			if (wait_io(p->s, deadline) < 0)
+				return ll_err_set(err, -ETIMEDOUT, "ssh %s: writing to a command timed out",
+						  p->s->name);
+		} else {
+			return ll_err_set(err, -EIO, "ssh %s: writing to a command: %s",
+					  p->s->name, last_err(p->s->ss));
+		}
+	}
+	return 0;
+}
+
 void ssh_spawn_close(struct ssh_proc *p)
 {
 	struct ssh_proc **pp;

@@ -112,6 +112,11 @@ struct peer_safety {
 				   * impairment (u32 filter to an unshaped
 				   * htb class; IPv4 sessions) */
 	int revert_s;             /* commit-confirmed timer, 0 -> 30 s */
+	bool hold;                /* console mode: while the session lives, a
+				   * guard on the peer restores every
+				   * journalled qdisc the moment the session
+				   * dies (SIGHUP, kill, network); a normal
+				   * close disarms it */
 };
 
 struct offload_state;     /* hosttune.h */

@@ -24,6 +24,9 @@ struct peerset_opts {
 	bool exclude_ssh;         /* --exclude-ssh: keep the session's flow
 				   * out of the impairment */
 	int revert_after;         /* --revert-after SEC (1..3600), 0 -> 30 */
+	bool hold;                /* not an option: the console sets it so
+				   * that B restores itself if the session
+				   * dies (peer_safety.hold) */
 };
 
 struct peerset {

@@ -76,6 +76,11 @@ int ssh_spawn(struct ssh_session *s, const char *cmd, struct ssh_proc **out,
 int ssh_spawn_readline(struct ssh_proc *p, char *line, size_t len,
 		       int timeout_ms, struct ll_err *err);
 
+/* Write all of data (len bytes) to the spawned command's stdin within
+ * timeout_ms (0 -> 5000). 0, -ETIMEDOUT or -EIO (added by issue 5). */
+int ssh_spawn_write(struct ssh_proc *p, const char *data, size_t len,
+		    int timeout_ms, struct ll_err *err);
+
 /* Close the spawned command's channel (sends EOF, does not wait for it to
  * end: kill it first through ssh_exec if needed). NULL is a no-op. */
 void ssh_spawn_close(struct ssh_proc *p);

@@ -5,7 +5,8 @@
  *      apply-netem DEV DELAY | apply-loss DEV PCT | dry DEV RATE | clear DEV |
  *      server | server-hold SEC | apply-server DEV RATE | ctl |
  *      exec TIMEOUT_MS SHELL_CMD (ssh.h directly) | alive
- * Options (issue 5): --force, --exclude-ssh, --revert-after SEC; the prompt
+ *      apply-wait DEV RATE SEC
+ * Options (issue 5): --force, --exclude-ssh, --hold, --revert-after SEC; the prompt
  * answers $LL_ANSWER (cancels when unset) and logs "PROMPT: text" on
  * stderr. --no-prompt: no prompt callback at all.
  * Prints results on stdout; on failure "ERROR: <message>" and exit 1. */
@@ -69,6 +70,8 @@ int main(int argc, char **argv)
 			sf.force = true;
 		else if (strcmp(argv[i], "--exclude-ssh") == 0)
 			sf.exclude_ctl = true;
+		else if (strcmp(argv[i], "--hold") == 0)
+			sf.hold = true;
 		else if (strcmp(argv[i], "--no-prompt") == 0)
 			use_prompt = false;
 		else if (strcmp(argv[i], "--revert-after") == 0 && i + 1 < argc)
@@ -162,6 +165,16 @@ int main(int argc, char **argv)
 		if (rc == 0)
 			printf("%s:%d -> %s:%d dev %s\n", c.client, c.client_port,
 			       c.server, c.server_port, c.dev);
+	} else if (strcmp(cmd, "apply-wait") == 0 && i + 2 < argc) {
+		/* apply, say so, stay connected SEC seconds, close normally */
+		rc = impair_set(&d, "rate", argv[i + 1], &diag);
+		if (rc == 0)
+			rc = p.ops->apply(&p, argv[i], &d, &e);
+		if (rc == 0) {
+			printf("applied\n");
+			fflush(stdout);
+			sleep((unsigned)atoi(argv[i + 2]));
+		}
 	} else if (strcmp(cmd, "server-hold") == 0 && i < argc) {
 		int port = 0;
 

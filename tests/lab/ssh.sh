@@ -383,6 +383,7 @@ else
 fi
 inb tc qdisc del dev veth-b root 2>/dev/null
 # mid-test: the server's watchdog ends it with the session
+: > "$T/hold.out"
 PATH=/usr/bin:/bin D peer-b server-hold 30 > "$T/hold.out" 2>&1 &
 DPID=$!
 i=0; while ! grep -q '^port ' "$T/hold.out" && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
@@ -436,10 +437,38 @@ sb2=$(inb cat /proc/sys/net/ipv4/tcp_rmem /proc/sys/net/ipv4/tcp_congestion_cont
 [ "$sa2" = "$sa0" ] && [ "$sb2" = "$sb0" ] && pass "sysctl --restore: both peers back ($sb0)" || fail "sysctl restore: A $sa2 B $sb2"
 ls $JDIR/tune-remote-$NSID.txt >/dev/null 2>&1 && fail "remote tune journal left" || pass "tune journals removed by --restore"
 
+# --- issue 5: --hold (console mode): the peer restores when the session dies
+: > "$T/hold2.out"
+ina "$DRV" -F "$LL_SSH_CONFIG" --hold peer-b apply-wait veth-b 20mbit 30 > "$T/hold2.out" 2>&1 &
+DPID=$!
+i=0; while ! grep -q '^applied' "$T/hold2.out" && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+port=$(inb ss -tn state established "( sport = :22 )" 2>/dev/null | awk 'NR>1{split($4,a,":"); print a[length(a)]}' | head -1)
+child=$(sshd_child_of_port "$port")
+if [ "$(root_kind "$LL_NS_B" veth-b)" = tbf ] && [ -n "$child" ]; then
+	kill -9 "$child"
+	t0=$(date +%s%N)
+	i=0; while [ "$(root_kind "$LL_NS_B" veth-b)" != noqueue ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	[ "$(root_kind "$LL_NS_B" veth-b)" = noqueue ] && pass "hold: session killed after a confirmed apply -> the guard restored the peer in $ms ms" \
+		|| fail "hold: not restored after the session died: $(root_kind "$LL_NS_B" veth-b)"
+	ls $JDIR/remote-$NSID-veth-b.tc.json >/dev/null 2>&1 && fail "hold: journal left" || pass "hold: the guard removed the journal"
+else
+	fail "hold: apply-wait $(cat "$T/hold2.out") child $child"
+fi
+kill $DPID 2>/dev/null; wait $DPID 2>/dev/null
+inb tc qdisc del dev veth-b root 2>/dev/null
+r=$(D --hold peer-b apply-wait veth-b 20mbit 0 2>&1)
+sleep 0.5
+guards=$(ps -eo args= | grep -c '[l]inklab-guard')
+[ "$r" = applied ] && [ "$(root_kind "$LL_NS_B" veth-b)" = tbf ] && [ "$guards" = 0 ] &&
+	pass "hold: a normal close disarms the guard (the dial stays, no guard process left)" || fail "hold normal close: $r kind $(root_kind "$LL_NS_B" veth-b) guards $guards"
+D peer-b clear veth-b >/dev/null 2>&1
+
 # --- issue 5: ProxyJump (ssh -W through the jump, our session end to end) ----
 cp "$LL_SSH_CONFIG" "$T/jump_config"
 printf 'Host via-b\n  HostName %s\n  User root\n  IdentityFile %s\n  UserKnownHostsFile %s\n  ProxyJump peer-b\n' \
 	"$LL_ADDR_B" "$LL_LAB_DIR/id_ed25519" "$LL_LAB_DIR/known_hosts" >> "$T/jump_config"
+: > "$T/jump.out"
 ina "$DRV" -F "$T/jump_config" via-b server-hold 3 > "$T/jump.out" 2>&1 &
 DPID=$!
 i=0; while ! grep -q '^port ' "$T/jump.out" && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done

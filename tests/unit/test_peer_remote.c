@@ -111,6 +111,13 @@ void ssh_spawn_close(struct ssh_proc *p)
 	(void)p;
 }
 
+int ssh_spawn_write(struct ssh_proc *p, const char *data, size_t len,
+		    int timeout_ms, struct ll_err *err)
+{
+	(void)p; (void)data; (void)len; (void)timeout_ms;
+	return ll_err_set(err, -EIO, "fake");
+}
+
 int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
 	     char **err_text, int *exit_status, int timeout_ms,
 	     struct ll_err *err)
