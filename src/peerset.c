@@ -243,6 +243,39 @@ fail:
 	return rc;
 }
 
+int peerset_ctl_check(struct peerset *ps, int side, const char *dev,
+		      const struct impair *d, bool force, char *warn,
+		      size_t len, struct ll_err *err)
+{
+	struct peer_ctl ctl;
+	char cdev[IF_NAMESIZE] = "";
+
+	if (warn && len)
+		warn[0] = '\0';
+	if (!ps->has_b || !ps->b.ops->ctl_flow || !dev ||
+	    ps->b.ops->ctl_flow(&ps->b, &ctl, NULL) < 0)
+		return 0;
+	if (side == 0) {
+		if (ps->a.ops->route_dev(&ps->a, ctl.server, cdev, sizeof(cdev), NULL) < 0)
+			return 0;
+	} else {
+		snprintf(cdev, sizeof(cdev), "%s", ctl.dev);
+	}
+	if (strcmp(cdev, dev) != 0)
+		return 0;
+	if (d && (d->set & IMP_LOSS) && d->loss == UINT32_MAX && !force)
+		return ll_err_set(err, -EPERM,
+				  "%s %s carries the SSH session to B (%s:%d -> %s:%d): 100%% loss would cut it; refused (use --exclude-ssh, or --force and let the revert timer restore B)",
+				  side ? ps->b.label : ps->a.label, dev, ctl.client,
+				  ctl.client_port, ctl.server, ctl.server_port);
+	if (warn && len)
+		snprintf(warn, len,
+			 "%s %s carries the SSH session to B (%s:%d -> %s:%d): the impairment slows the console's own link; --exclude-ssh keeps the session out of it (B side)",
+			 side ? ps->b.label : ps->a.label, dev, ctl.client, ctl.client_port,
+			 ctl.server, ctl.server_port);
+	return 0;
+}
+
 void peerset_close(struct peerset *ps)
 {
 	if (ps->has_b && ps->b.ops)

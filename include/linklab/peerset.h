@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "linklab/err.h"
+#include "linklab/impair.h"
 #include "linklab/peer.h"
 #include "linklab/sshcfg.h"
 
@@ -52,6 +53,19 @@ int peerset_parse_opt(struct peerset_opts *o, int argc, char **argv, int *i,
  * left open. */
 int peerset_open(struct peerset *ps, const struct peerset_opts *o,
 		 struct ll_err *err);
+
+/* Before applying dial d to dev on side (0 = A, 1 = B): does dev carry the
+ * SSH session to B? (B: the interface B routes the session's client
+ * address through, peer op ctl_flow; A: the interface A routes B's sshd
+ * address through.) If so, warn gets one line naming the session and the
+ * --exclude-ssh remedy, and 100 % loss without force is refused with
+ * -EPERM (err names --force). 0 with warn "" when it does not, or when
+ * there is no B / the session addresses are unknown (ProxyJump). For the
+ * console and `apply` (added by issue 5; peer_remote's apply makes the same
+ * check for B itself). */
+int peerset_ctl_check(struct peerset *ps, int side, const char *dev,
+		      const struct impair *d, bool force, char *warn,
+		      size_t len, struct ll_err *err);
 
 /* Close both (does not restore: call peer clear first). */
 void peerset_close(struct peerset *ps);

@@ -5,7 +5,7 @@
  *      apply-netem DEV DELAY | apply-loss DEV PCT | dry DEV RATE | clear DEV |
  *      server | server-hold SEC | apply-server DEV RATE | ctl |
  *      exec TIMEOUT_MS SHELL_CMD (ssh.h directly) | alive
- *      apply-wait DEV RATE SEC
+ *      apply-wait DEV RATE SEC | check a|b DEV LOSS (peerset_ctl_check)
  * Options (issue 5): --force, --exclude-ssh, --hold, --revert-after SEC; the prompt
  * answers $LL_ANSWER (cancels when unset) and logs "PROMPT: text" on
  * stderr. --no-prompt: no prompt callback at all.
@@ -19,6 +19,7 @@
 
 #include "linklab/impair.h"
 #include "linklab/peer.h"
+#include "linklab/peerset.h"
 #include "linklab/ssh.h"
 #include "linklab/sshcfg.h"
 
@@ -88,6 +89,28 @@ int main(int argc, char **argv)
 	}
 	peer = argv[i++];
 	cmd = argv[i++];
+	if (strcmp(cmd, "check") == 0 && i + 2 < argc) {
+		/* peerset_ctl_check SIDE(a|b) DEV LOSS */
+		struct peerset_opts po = {0};
+		struct peerset ps;
+		char warn[512];
+
+		po.peer = peer;
+		po.ssh = o;
+		memset(&d, 0, sizeof(d));
+		ll_diag_clear(&diag);
+		if (peerset_open(&ps, &po, &e) < 0)
+			return fail(&e);
+		impair_set(&d, "loss", argv[i + 2], &diag);
+		rc = peerset_ctl_check(&ps, argv[i][0] == 'b', argv[i + 1], &d, sf.force,
+				       warn, sizeof(warn), &e);
+		if (rc == 0)
+			printf("ok%s%s\n", warn[0] ? " warn: " : "", warn);
+		else
+			fail(&e);
+		peerset_close(&ps);
+		return rc < 0 ? 1 : 0;
+	}
 	if (use_prompt) {
 		o.prompt = env_prompt;
 		o.prompt_ctx = NULL;
