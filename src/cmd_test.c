@@ -26,6 +26,10 @@ static struct {
 	const char *csv;           /* --csv FILE */
 	const char *plot;          /* --plot FILE.svg */
 	bool csv_stdout;           /* --format csv: intervals as CSV on stdout */
+	int repeat;                /* --repeat N (0/1 = once) */
+	bool quiet;                /* repeat runs: no per-run text */
+	double last_bps;           /* the finished run's receiver bit/s */
+	struct rtt_stats last_idle, last_load;
 } out_opts;
 
 static volatile sig_atomic_t test_sig;
@@ -225,6 +229,19 @@ static void print_summary(const struct test_summary *S,
 			       (long long)(S->received[i].dups > 0 ? S->received[i].dups : 0));
 	if (S->partial)
 		printf("(partial: the test failed before the peer's results arrived)\n");
+	if (o->rtt) {
+		const struct rtt_stats *rs[2] = { &S->rtt_idle, &S->rtt_load };
+		const char *nm[2] = { "idle", "under load" };
+		for (int k = 0; k < 2; k++) {
+			if (rs[k]->received)
+				printf("RTT %s: %d/%d probes answered, rtt min/avg/max/mdev = %.3f/%.3f/%.3f/%.3f ms\n",
+				       nm[k], rs[k]->received, rs[k]->sent, rs[k]->min_ms,
+				       rs[k]->avg_ms, rs[k]->max_ms, rs[k]->mdev_ms);
+			else
+				printf("RTT %s: 0/%d probes answered (no UDP echo: the server is not linklab serve?)\n",
+				       nm[k], rs[k]->sent);
+		}
+	}
 	printf("\nlinklab test done.\n");
 	fflush(stdout);
 }
@@ -279,7 +296,7 @@ int cmd_test_run(const struct test_opts *o, int json)
 		return 1;
 	}
 	if (test_start(o, &t, &err) < 0) {
-		if (json) {
+		if (json && !out_opts.quiet) {
 			char *es = NULL;
 			cJSON *j = cJSON_CreateObject();
 			if (j) {
@@ -307,7 +324,8 @@ int cmd_test_run(const struct test_opts *o, int json)
 		free(ev);
 		return 1;
 	}
-	bool text = !json && !out_opts.json_stream && !out_opts.csv_stdout;
+	bool text = !json && !out_opts.json_stream && !out_opts.csv_stdout &&
+		    !out_opts.quiet;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sig;   /* only sets a flag; no SA_RESTART */
 	sigemptyset(&sa.sa_mask);
@@ -365,6 +383,9 @@ int cmd_test_run(const struct test_opts *o, int json)
 					print_interval(&ev->interval, o);
 				break;
 			case TEV_DONE:
+				out_opts.last_bps = test_summary(t)->sum_received.bps;
+				out_opts.last_idle = test_summary(t)->rtt_idle;
+				out_opts.last_load = test_summary(t)->rtt_load;
 				if (out_opts.json_stream)
 					stream_line(t, "end", NULL);
 				if (text)
@@ -380,14 +401,15 @@ int cmd_test_run(const struct test_opts *o, int json)
 				}
 				if (text && test_summary(t)->partial)
 					print_summary(test_summary(t), o);
-				fprintf(stderr, "linklab test: error - %s\n",
-					ev->err.msg);
+				if (!json || !out_opts.quiet)
+					fprintf(stderr, "linklab test: error - %s\n",
+						ev->err.msg);
 				finished = 1;
 				break;
 			}
 		}
 	}
-	if (json) {
+	if (json && !out_opts.quiet) {
 		char *s = test_json(t);
 		if (s) {
 			printf("%s\n", s);
@@ -423,6 +445,81 @@ int cmd_test_run(const struct test_opts *o, int json)
 	return rc;
 }
 
+/* --repeat N: N runs, one line each, then the mean receiver bit rate with
+ * its 95 % confidence interval (netperf -i/-I style reporting). */
+static int run_repeated(const struct test_opts *o, int json, int n)
+{
+	double *bps = calloc((size_t)n, sizeof(*bps));
+	double *lat = calloc((size_t)n, sizeof(*lat));
+	int ok = 0, nlat = 0, rc = 0;
+	char b1[32], b2[32];
+
+	if (!bps || !lat) {
+		free(bps);
+		free(lat);
+		fprintf(stderr, "linklab test: out of memory\n");
+		return 1;
+	}
+	out_opts.quiet = true;
+	for (int i = 0; i < n; i++) {
+		out_opts.last_bps = 0;
+		memset(&out_opts.last_load, 0, sizeof(out_opts.last_load));
+		int r = cmd_test_run(o, json ? 2 : 0);
+		if (r != 0) {
+			rc = 1;
+			if (!json)
+				printf("run %d/%d: failed\n", i + 1, n);
+			continue;
+		}
+		bps[ok++] = out_opts.last_bps;
+		if (out_opts.last_load.received)
+			lat[nlat++] = out_opts.last_load.avg_ms;
+		if (!json) {
+			fmt_bits(out_opts.last_bps, b1, sizeof(b1));
+			printf("run %d/%d: %s received", i + 1, n, b1);
+			if (out_opts.last_load.received)
+				printf(", RTT under load avg %.3f ms", out_opts.last_load.avg_ms);
+			printf("\n");
+			fflush(stdout);
+		}
+	}
+	double m, h, lm = 0, lh = 0;
+	rtt_mean_ci95(bps, ok, &m, &h);
+	rtt_mean_ci95(lat, nlat, &lm, &lh);
+	if (json) {
+		cJSON *j = cJSON_CreateObject(), *a;
+		a = cJSON_AddArrayToObject(j, "runs_bits_per_second");
+		for (int i = 0; i < ok; i++)
+			cJSON_AddItemToArray(a, cJSON_CreateNumber(bps[i]));
+		cJSON_AddNumberToObject(j, "runs", n);
+		cJSON_AddNumberToObject(j, "runs_ok", ok);
+		cJSON_AddNumberToObject(j, "mean_bits_per_second", m);
+		cJSON_AddNumberToObject(j, "ci95_bits_per_second", h);
+		if (nlat) {
+			cJSON_AddNumberToObject(j, "mean_rtt_load_ms", lm);
+			cJSON_AddNumberToObject(j, "ci95_rtt_load_ms", lh);
+		}
+		if (ok < n)
+			cJSON_AddStringToObject(j, "error", "some runs failed");
+		char *s = cJSON_Print(j);
+		if (s)
+			printf("%s\n", s);
+		free(s);
+		cJSON_Delete(j);
+	} else {
+		fmt_bits(m, b1, sizeof(b1));
+		fmt_bits(h, b2, sizeof(b2));
+		printf("mean of %d runs: %s +/- %s (95%% confidence, %.1f%% of the mean)\n",
+		       ok, b1, b2, m > 0 ? 100 * h / m : 0);
+		if (nlat)
+			printf("RTT under load: mean %.3f +/- %.3f ms (95%% confidence)\n",
+			       lm, lh);
+	}
+	free(bps);
+	free(lat);
+	return rc;
+}
+
 static void test_usage(FILE *f)
 {
 	fprintf(f,
@@ -452,6 +549,9 @@ static void test_usage(FILE *f)
 		"  --format csv          intervals as CSV on stdout\n"
 		"  --csv FILE            write the intervals and the summary as CSV\n"
 		"  --plot FILE.svg       write an SVG chart of the run\n"
+		"  --rtt                 RTT probes (linklab serve's UDP echo): idle before,\n"
+		"                        under load during the test; min/avg/max/mdev\n"
+		"  --repeat N            N runs: mean bit rate with its 95%% confidence interval\n"
 		"  --server-live         ask linklab serve for live server-side samples\n"
 		"                        (shows the remote sender's TCP_INFO in -R tests)\n");
 }
@@ -485,6 +585,8 @@ int cmd_test(int argc, char **argv)
 		{ "plot", required_argument, NULL, 1004 },
 		{ "format", required_argument, NULL, 1005 },
 		{ "server-live", no_argument, NULL, 1006 },
+		{ "rtt", no_argument, NULL, 1007 },
+		{ "repeat", required_argument, NULL, 1008 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -619,6 +721,14 @@ int cmd_test(int argc, char **argv)
 		case 1006:
 			o.live = o.interval;
 			break;
+		case 1007:
+			o.rtt = true;
+			break;
+		case 1008:
+			if (parse_num(optarg, &v) || v < 1 || v > 1000 || v != floor(v))
+				return bad_opt("--repeat", optarg, "an integer 1..1000");
+			out_opts.repeat = (int)v;
+			break;
 		case 'h':
 			test_usage(stdout);
 			return 0;
@@ -655,6 +765,14 @@ int cmd_test(int argc, char **argv)
 		for (int i = 0; i < d.n; i++)
 			fprintf(stderr, "linklab test: %s\n", d.e[i].text);
 		return 2;
+	}
+	if (out_opts.repeat > 1) {
+		if (out_opts.json_stream || out_opts.csv_stdout || out_opts.csv ||
+		    out_opts.plot) {
+			fprintf(stderr, "linklab test: --repeat prints a summary (text or -J) only\n");
+			return 2;
+		}
+		return run_repeated(&o, json, out_opts.repeat);
 	}
 	return cmd_test_run(&o, json);
 }

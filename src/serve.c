@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "linklab/iperf3.h"
+#include "linklab/rttprobe.h"
 #include "linklab/serve.h"
 
 #define SRV_TIMEOUT_MS 10000
@@ -36,6 +37,7 @@ struct srv {
 	bool lfd_tuned;    /* listener got -w buffers: recreate it after */
 	bool lfd_mss;      /* listener got -M: reset to 0 (default) after */
 	int pending[8];    /* connections taken from a listener being replaced */
+	struct rtt_echo *echo;   /* RTT probe echo on the same port (UDP) */
 	int npending;
 	bool real_client;  /* the connection sent a cookie and parameters */
 };
@@ -385,6 +387,8 @@ static int serve_one(struct srv *s, struct ll_err *err)
 		s->lfd_mss = true;
 	}
 	if (p.udp) {
+		/* the stream hellos must reach the stream listener */
+		rtt_echo_pause(s->echo, true);
 		ufd = udp_listener(s, err);
 		if (ufd < 0) {
 			r = ufd;
@@ -462,6 +466,7 @@ accepted:
 		close(ufd);
 		ufd = -1;
 	}
+	rtt_echo_pause(s->echo, false);
 	r = iperf3_send_state(s->cfd, IPERF3_TEST_START, err);
 	if (r == 0)
 		r = iperf3_send_state(s->cfd, IPERF3_TEST_RUNNING, err);
@@ -688,6 +693,7 @@ out:
 	cJSON_Delete(j);
 	if (ufd >= 0)
 		close(ufd);
+	rtt_echo_pause(s->echo, false);
 	free(live_last);
 	free(live_retr);
 	free(st);
@@ -739,6 +745,14 @@ int serve_run(const struct serve_opts *o, volatile sig_atomic_t *stop,
 	s.lfd = listen_on(o, &port, err);
 	if (s.lfd < 0)
 		return s.lfd;
+	{
+		struct sockaddr_storage la;
+		socklen_t ll = sizeof(la);
+		struct ll_err e2 = { 0 };
+		if (getsockname(s.lfd, (struct sockaddr *)&la, &ll) == 0 &&
+		    rtt_echo_start(&s.echo, (struct sockaddr *)&la, ll, &e2) < 0)
+			logf_(&s, "warning: no RTT echo: %s", e2.msg);
+	}
 	if (on_listen)
 		on_listen(ctx, port);
 	while (!*stop) {
@@ -789,6 +803,7 @@ int serve_run(const struct serve_opts *o, volatile sig_atomic_t *stop,
 	}
 	for (int i = 0; i < s.npending; i++)
 		close(s.pending[i]);
+	rtt_echo_stop(s.echo);
 	if (s.lfd >= 0)
 		close(s.lfd);
 	else if (rc == 0)

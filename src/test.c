@@ -74,6 +74,11 @@ struct test {
 	uint32_t len;               /* block / datagram length in use */
 	int donepipe[2];            /* workers: 1 byte when they end */
 	double t_count;             /* monotonic start of the counted part */
+	struct rtt_prober *prober;  /* test_opts.rtt */
+	struct rtt_stats rtt_idle, rtt_load;
+	pthread_t probe_th;
+	bool probe_started;
+	atomic_bool probe_stop;
 	struct iperf3_gate gate;
 	pthread_t ctl;
 	bool ctl_started;
@@ -122,6 +127,7 @@ void test_opts_init(struct test_opts *o)
 	o->nodelay = o->zerocopy = o->udp64 = false;
 	o->congestion[0] = '\0';
 	o->live = 0;
+	o->rtt = false;
 }
 
 int test_opts_validate(const struct test_opts *o, struct ll_diag *diag)
@@ -1055,6 +1061,8 @@ static void build_summary(struct test *t, double dur, const int64_t *retr)
 	if (cc[0])
 		snprintf(rev ? S->receiver_cc : S->sender_cc, sizeof(S->sender_cc),
 			 "%s", cc);
+	S->rtt_idle = t->rtt_idle;
+	S->rtt_load = t->rtt_load;
 }
 
 /* Wait for the receiving workers to read what is still in flight: until
@@ -1150,6 +1158,21 @@ static void finish_senders(struct test *t)
 			shutdown(t->st[i].fd, SHUT_WR);
 }
 
+static void *probe_main(void *arg)
+{
+	struct test *t = arg;
+	sigset_t all;
+	int count = (int)((t->o.omit + t->o.duration) * 10) + 50;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	if (t->budget)
+		count = 36000;   /* -n/-k: until the end, at most an hour */
+	rtt_prober_run(t->prober, count, 0.1, 0.5, &t->probe_stop,
+		       &t->rtt_load, NULL);
+	return NULL;
+}
+
 static int client_run(struct test *t, struct ll_err *err)
 {
 	int state, r;
@@ -1158,6 +1181,11 @@ static int client_run(struct test *t, struct ll_err *err)
 	r = connect_control(t, err);
 	if (r < 0)
 		return r;
+	if (t->o.rtt && rtt_prober_open(&t->prober, (struct sockaddr *)&t->addr,
+					t->addrlen, NULL) == 0)
+		/* idle RTT: 10 probes, 20 ms apart, before the test loads the path */
+		rtt_prober_run(t->prober, 10, 0.02, 0.5, &t->stop_req,
+			       &t->rtt_idle, NULL);
 	if (!t->o.blksize)
 		t->len = t->o.udp ? iperf3_udp_default_len(t->ctrl_fd) :
 			 IPERF3_DEFAULT_TCP_BLKSIZE;
@@ -1231,6 +1259,8 @@ static int client_run(struct test *t, struct ll_err *err)
 	t->wall_start = time(NULL);
 	iperf3_cpu_times(&t->cpu_u0, &t->cpu_s0);
 	iperf3_gate_open(&t->gate);
+	if (t->prober && pthread_create(&t->probe_th, NULL, probe_main, t) == 0)
+		t->probe_started = true;
 	pthread_mutex_lock(&t->mu);
 	t->connected = true;
 	t->running = true;
@@ -1246,6 +1276,11 @@ static int client_run(struct test *t, struct ll_err *err)
 	}
 	r = run_intervals(t, err);
 	double t_end = iperf3_now();
+	if (t->probe_started) {
+		atomic_store(&t->probe_stop, true);
+		pthread_join(t->probe_th, NULL);
+		t->probe_started = false;
+	}
 	if (!t->budget)
 		stop_receivers(t);   /* by time: count up to the end, as iperf3 */
 	finish_senders(t);
@@ -1376,6 +1411,11 @@ static void *ctl_main(void *arg)
 		t->sum.partial = true;
 		pthread_mutex_unlock(&t->mu);
 	}
+	if (t->probe_started) {
+		atomic_store(&t->probe_stop, true);
+		pthread_join(t->probe_th, NULL);
+		t->probe_started = false;
+	}
 	stop_streams(t);
 	if (r < 0 && t->ctrl_fd >= 0 && r != -EBUSY && r != -ECONNRESET)
 		iperf3_send_state(t->ctrl_fd, IPERF3_CLIENT_TERMINATE, NULL);
@@ -1483,6 +1523,7 @@ void test_free(struct test *t)
 			close(t->donepipe[i]);
 	}
 	free(t->iv);
+	rtt_prober_close(t->prober);
 	iperf3_gate_destroy(&t->gate);
 	pthread_mutex_destroy(&t->mu);
 	free(t);
@@ -1712,6 +1753,21 @@ static cJSON *end_json(const struct test *t)
 					S->receiver_cc);
 	if (S->partial)
 		cJSON_AddTrueToObject(end, "partial");
+	if (t->o.rtt) {
+		const struct rtt_stats *rs[2] = { &S->rtt_idle, &S->rtt_load };
+		const char *nm[2] = { "rtt_idle", "rtt_load" };
+		for (int k = 0; k < 2; k++) {
+			cJSON *ro = cJSON_AddObjectToObject(end, nm[k]);
+			cJSON_AddNumberToObject(ro, "sent", rs[k]->sent);
+			cJSON_AddNumberToObject(ro, "received", rs[k]->received);
+			if (rs[k]->received) {
+				cJSON_AddNumberToObject(ro, "min_ms", rs[k]->min_ms);
+				cJSON_AddNumberToObject(ro, "avg_ms", rs[k]->avg_ms);
+				cJSON_AddNumberToObject(ro, "max_ms", rs[k]->max_ms);
+				cJSON_AddNumberToObject(ro, "mdev_ms", rs[k]->mdev_ms);
+			}
+		}
+	}
 	return end;
 }
 

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "linklab/err.h"
+#include "linklab/rttprobe.h"
 
 #define TEST_MAX_STREAMS 128
 
@@ -48,6 +49,9 @@ struct test_opts {
 	double live;           /* ask linklab serve for live server-side
 	                        * interval samples every `live` s (0 = no; a
 	                        * stock iperf3 server ignores the request) */
+	bool rtt;              /* RTT probes (UDP echo of linklab serve on the
+	                        * same port): 10 idle before the test, one per
+	                        * 100 ms under load during it */
 };
 
 /* Fill defaults (port 5201, 1 stream, 10 s, 1 s interval). */
@@ -114,6 +118,8 @@ struct test_summary {
 	/* addition: the test failed after it started; the totals hold only
 	 * what this side measured (the peer's half is missing) */
 	bool partial;
+	/* addition: test_opts.rtt results (received 0: no echo answered) */
+	struct rtt_stats rtt_idle, rtt_load;
 };
 
 enum test_event_kind {
