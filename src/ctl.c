@@ -21,6 +21,9 @@
 struct ctl_changed {
 	int n;
 	char dev[CTL_MAX_CHANGED][IF_NAMESIZE];
+	/* what the interface held (read back) before the console first
+	 * changed it; empty = a kernel default, restored by clear */
+	struct impair before[CTL_MAX_CHANGED];
 };
 
 /* snprintf into a fixed field; truncation of long texts is intended. */
@@ -75,8 +78,11 @@ static const char *ctl_side_name(int i)
 	return i == CTL_IDX_A ? "A" : "B";
 }
 
-/* Remember that linklab changed dev on side i. */
-static void ctl_mark_changed(struct ctl *c, int i, const char *dev)
+/* Remember that linklab changed dev on side i, and what it held before
+ * (the first time only), so quitting puts back the state the console found
+ * - even an impairment applied earlier by `linklab apply`. */
+static void ctl_mark_changed(struct ctl *c, int i, const char *dev,
+			     const struct impair *before)
 {
 	struct ctl_changed *ch = &c->changed[i];
 	int k;
@@ -84,8 +90,10 @@ static void ctl_mark_changed(struct ctl *c, int i, const char *dev)
 	for (k = 0; k < ch->n; k++)
 		if (!strcmp(ch->dev[k], dev))
 			return;
-	if (ch->n < CTL_MAX_CHANGED)
+	if (ch->n < CTL_MAX_CHANGED) {
+		ch->before[ch->n] = *before;
 		ctl_fmt(ch->dev[ch->n++], IF_NAMESIZE, "%s", dev);
+	}
 }
 
 static void ctl_unmark_changed(struct ctl *c, int i, const char *dev)
@@ -98,6 +106,8 @@ static void ctl_unmark_changed(struct ctl *c, int i, const char *dev)
 			continue;
 		memmove(ch->dev[k], ch->dev[k + 1],
 			(size_t)(ch->n - k - 1) * IF_NAMESIZE);
+		memmove(&ch->before[k], &ch->before[k + 1],
+			(size_t)(ch->n - k - 1) * sizeof(ch->before[0]));
 		ch->n--;
 		return;
 	}
@@ -473,9 +483,12 @@ static int ctl_change(struct ctl *c, const struct impair *d, unsigned sides,
 		struct ctl_side_view *s = &c->v.side[i];
 		struct peer *p = ctl_peer(c, i);
 		struct ll_err e = { 0 };
+		struct impair before = { 0 };
 
 		if (!(sides & (1u << i)))
 			continue;
+		if (s->qd_valid)
+			before = s->held;
 		if (!p) {
 			if (sides != CTL_BOTH) {
 				rc = ll_err_set(&e, -ENODEV, "no peer (use --peer HOST)");
@@ -513,7 +526,7 @@ static int ctl_change(struct ctl *c, const struct impair *d, unsigned sides,
 		}
 		s->err[0] = '\0';
 		if (d)
-			ctl_mark_changed(c, i, s->dev);
+			ctl_mark_changed(c, i, s->dev, &before);
 		else
 			ctl_unmark_changed(c, i, s->dev);
 		rc = ctl_read_back(c, i, NULL);
@@ -849,7 +862,10 @@ int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err)
 		for (k = 0; k < ch->n; k++) {
 			struct ll_err e = { 0 };
 
-			rc = p->ops->clear(p, ch->dev[k], &e);
+			if (impair_is_empty(&ch->before[k]))
+				rc = p->ops->clear(p, ch->dev[k], &e);
+			else
+				rc = p->ops->apply(p, ch->dev[k], &ch->before[k], &e);
 			if (rc < 0) {
 				ctl_join_err(err, rc, ctl_side_name(i), e.msg);
 				if (!first)

@@ -1157,3 +1157,36 @@ char *impair_summary(const struct impair *d, char *buf, size_t len)
 	}
 	return buf;
 }
+
+/* True if a and b differ by at most 1% (tc rounds burst/limit through
+ * ticks, so a read-back value is rarely the exact one derived). */
+static bool near(uint64_t a, uint64_t b)
+{
+	uint64_t d = a > b ? a - b : b - a;
+
+	return d <= 2 || d * 100 <= (a > b ? a : b);
+}
+
+void impair_drop_derived(struct impair *d, unsigned mtu, unsigned hz)
+{
+	struct impair base = *d;
+	struct impair_plan p;
+	struct ll_diag diag;
+
+	base.set &= ~(uint32_t)(IMP_BURST | IMP_TBF_LIMIT | IMP_LIMIT);
+	ll_diag_clear(&diag);
+	if (impair_plan(&base, mtu, hz, &p, &diag) < 0)
+		return;
+	if (has(d, IMP_BURST) && p.tbf && near(d->burst, p.burst)) {
+		d->set &= ~(uint32_t)IMP_BURST;
+		d->burst = 0;
+	}
+	if (has(d, IMP_TBF_LIMIT) && p.tbf && near(d->tbf_limit, p.tbf_limit)) {
+		d->set &= ~(uint32_t)IMP_TBF_LIMIT;
+		d->tbf_limit = 0;
+	}
+	if (has(d, IMP_LIMIT) && p.netem && near(d->limit, p.limit)) {
+		d->set &= ~(uint32_t)IMP_LIMIT;
+		d->limit = 0;
+	}
+}

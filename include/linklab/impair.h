@@ -235,6 +235,12 @@ int impair_plan(const struct impair *d, unsigned mtu, unsigned hz,
  * Returns bit/s (0 if rate is 0). */
 double impair_goodput_ceiling(uint64_t rate, unsigned mtu, unsigned mss);
 
+/* Unset burst, tbf limit and netem limit in d where they equal (within tc's
+ * rounding, 1%) what impair_plan derives for the rest of d - so a dial read
+ * back from the kernel does not pin the sizes of its old rate when the rate
+ * changes. mtu/hz as for impair_plan. */
+void impair_drop_derived(struct impair *d, unsigned mtu, unsigned hz);
+
 /* The running kernel's HZ (from /proc/config.gz CONFIG_HZ, else
  * sysconf-derived guess 250). */
 unsigned impair_kernel_hz(void);

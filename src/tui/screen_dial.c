@@ -220,8 +220,12 @@ void screen_dial_enter(struct tui *t, const struct ctl_view *v)
 	/* start from the controller's dial, else from what A holds now */
 	if (!impair_is_empty(&v->dial))
 		t->dial = v->dial;
-	else if (v->side[CTL_IDX_A].qd_valid)
+	else if (v->side[CTL_IDX_A].qd_valid) {
+		/* what A holds, less the burst/limits derived from its rate:
+		 * they must follow a new rate, not pin the old one */
 		t->dial = v->side[CTL_IDX_A].held;
+		impair_drop_derived(&t->dial, 0, impair_kernel_hz());
+	}
 	t->dial_sides = v->dial_sides ? v->dial_sides : CTL_BOTH;
 	if (!v->side[CTL_IDX_B].present)
 		t->dial_sides = CTL_A;

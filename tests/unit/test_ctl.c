@@ -358,6 +358,28 @@ static void quit_restores_only_changed(void **state)
 	fix_free(x);
 }
 
+/* An impairment already there when the console opened (a `linklab apply`
+ * before it) is put back on quit, not cleared to the kernel default. */
+static void quit_puts_back_what_it_found(void **state)
+{
+	struct fix *x = fix_new(true, NULL);
+	struct impair d = rate_dial(50000000);
+	char sum[256];
+
+	(void)state;
+	x->fa.rate[1] = 20000008;   /* veth-a held tbf 20 Mbit/s before */
+	assert_int_equal(ctl_refresh(x->c, NULL), 0);
+	assert_int_equal(ctl_apply(x->c, &d, CTL_BOTH, NULL), 0);
+	assert_int_equal(x->fa.rate[1], 50000008);
+	assert_int_equal(ctl_quit(x->c, sum, sizeof(sum), NULL), 0);
+	assert_int_equal(x->fa.nclear, 0);          /* A: re-applied, not cleared */
+	assert_int_equal(x->fa.napply, 2);
+	assert_int_equal(x->fa.rate[1], 20000008);
+	assert_int_equal(x->fb.nclear, 1);          /* B held noqueue: cleared */
+	assert_int_equal(x->fb.rate[1], 0);
+	fix_free(x);
+}
+
 static void clear_intent_unmarks(void **state)
 {
 	struct fix *x = fix_new(true, NULL);
@@ -785,6 +807,7 @@ int main(void)
 		cmocka_unit_test(apply_eperm_says_needs_root),
 		cmocka_unit_test(apply_invalid_dial_touches_nothing),
 		cmocka_unit_test(quit_restores_only_changed),
+		cmocka_unit_test(quit_puts_back_what_it_found),
 		cmocka_unit_test(clear_intent_unmarks),
 		cmocka_unit_test(select_out_of_range),
 		cmocka_unit_test(test_start_errors),
