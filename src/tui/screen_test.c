@@ -344,18 +344,25 @@ void screen_test_draw(struct tui *t, const struct ctl_view *v, int top,
 	}
 	if (tv->nintervals == 0)
 		return;
-	{
-		char sc[32];
-
-		units_human_rate(full, sc, sizeof(sc));
-		snprintf(line, sizeof(line), "bars: full scale %s (%s)", sc,
-			 tv->scale_dialled ? "rate the sender holds" : "max seen");
-		tui_put(y++, 1, cols - 2, tui_attr(t, TUI_DIM), line);
-	}
 	/* live bars: streams scaled to their fair share of the full scale */
 	sfull = tv->last.nstreams > 0 ? full / tv->last.nstreams : full;
 	if (tv->max_stream_bps > sfull)
 		sfull = tv->max_stream_bps;
+	{
+		char sc[32], ss[32];
+
+		units_human_rate(full, sc, sizeof(sc));
+		units_human_rate(sfull, ss, sizeof(ss));
+		if (tv->last.nstreams > 1)
+			snprintf(line, sizeof(line),
+				 "bars: SUM full scale %s (%s), each stream %s", sc,
+				 tv->scale_dialled ? "rate the sender holds" : "max seen",
+				 ss);
+		else
+			snprintf(line, sizeof(line), "bars: full scale %s (%s)", sc,
+				 tv->scale_dialled ? "rate the sender holds" : "max seen");
+		tui_put(y++, 1, cols - 2, tui_attr(t, TUI_DIM), line);
+	}
 	room = bottom - y - 1;              /* after the SUM bar */
 	chart_rows = room >= 8 ? 4 : room >= 5 ? 3 : 0;
 	if (room - chart_rows - tv->last.nstreams > 4)
