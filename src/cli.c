@@ -34,7 +34,7 @@ static const struct cli_cmd cli_cmds[] = {
 	  "                 (linklab test -h lists every option)" },
 	{ "serve", cmd_serve, "serve [-p PORT] [-B ADDR] [-1]" },
 	{ "bridge", cmd_bridge, "bridge IF_A IF_B [--engine auto|kernel|user] [dial options] [-t SEC] [-J]" },
-	{ "profile", cmd_profile, "profile list | show NAME | save NAME [dial options]" },
+	{ "profile", cmd_profile, "profile list | show NAME | save NAME [--force] [--description TEXT] DIAL... |\n                 rename NAME NEW | delete NAME" },
 	{ "bench-apply", cmd_bench_apply, "bench-apply --dev IF [-n N]   (make bench: apply + read back N times)" },
 	{ "offload", cmd_offload,
 	  "offload [--peer HOST] [--dev IF] [--peer-dev IF] [--local|--remote] [tso|gso|gro|all on|off]... [--restore]" },

@@ -55,7 +55,8 @@ static int profile_do_save(int argc, char **argv)
 	struct ll_diag diag;
 	struct impair d = { 0 };
 	const char *desc = NULL;
-	char path[PATH_MAX];
+	char path[PATH_MAX], old[PATH_MAX];
+	bool force = false;
 	int i;
 
 	ll_diag_clear(&diag);
@@ -64,6 +65,10 @@ static int profile_do_save(int argc, char **argv)
 
 		if (!strcmp(argv[i], "--description") && i + 1 < argc) {
 			desc = argv[++i];
+			continue;
+		}
+		if (!strcmp(argv[i], "--force")) {
+			force = true;
 			continue;
 		}
 		f = strncmp(argv[i], "--", 2) ? NULL : impair_field_find(argv[i] + 2);
@@ -83,6 +88,16 @@ static int profile_do_save(int argc, char **argv)
 		fprintf(stderr, "linklab profile save: %s\n", diag.e[i].text);
 	if (diag.nerrors)
 		return 2;
+	if (profile_find(argv[1], old, sizeof(old), NULL) == 0) {
+		if (profile_is_user_path(old) && !force) {
+			fprintf(stderr, "linklab profile save: profile %s exists (%s): "
+				"add --force to overwrite it\n", argv[1], old);
+			return 2;
+		}
+		if (!profile_is_user_path(old))
+			fprintf(stderr, "linklab profile save: note: your %s will be "
+				"used instead of the shipped %s\n", argv[1], old);
+	}
 	if (profile_save(argv[1], desc, &d, path, sizeof(path), &err) < 0) {
 		fprintf(stderr, "linklab profile save: %s\n", err.msg);
 		return 1;

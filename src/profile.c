@@ -62,11 +62,15 @@ static char *trim(char *s)
 /* Line-level checks iniparser cannot make: duplicates, case-only section
  * differences, inline comments that cut a value, over-long lines, unknown
  * sections and keys. */
-static void lint_file(FILE *f, const char *path, struct ll_diag *diag)
+#define PROFILE_MAX_BAD_LINES 3
+
+/* Returns -EINVAL when the file is plainly not an INI profile (too many
+ * lines that are neither sections nor 'key = value'). */
+static int lint_file(FILE *f, const char *path, struct ll_diag *diag)
 {
 	char line[PROFILE_LINE_MAX + 2], sec[64] = "", seen[64][96];
 	char secs[16][64];
-	int nseen = 0, nsecs = 0, lineno = 0, i;
+	int nseen = 0, nsecs = 0, lineno = 0, nbad = 0, i;
 
 	while (fgets(line, sizeof(line), f)) {
 		char *s, *eq, *key, *val;
@@ -115,6 +119,13 @@ static void lint_file(FILE *f, const char *path, struct ll_diag *diag)
 		}
 		eq = strchr(s, '=');
 		if (!eq) {
+			if (++nbad > PROFILE_MAX_BAD_LINES) {
+				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+					    "%s: not an INI profile (%d lines are neither "
+					    "'key = value' nor [section]); stopped reading at line %d",
+					    path, nbad, lineno);
+				return -EINVAL;
+			}
 			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
 				    "%s:%d: expected 'key = value'", path, lineno);
 			continue;
@@ -154,6 +165,7 @@ static void lint_file(FILE *f, const char *path, struct ll_diag *diag)
 				    "%s:%d: key '%s' outside any section", path, lineno, key);
 		}
 	}
+	return 0;
 }
 
 /* Fill d from one section of the dictionary. */
@@ -195,7 +207,10 @@ int profile_load(const char *path, struct profile *p, struct ll_diag *diag)
 		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s: %s", path, strerror(errno));
 		return -ENOENT;
 	}
-	lint_file(f, path, diag);
+	if (lint_file(f, path, diag) < 0) {
+		fclose(f);
+		return -EINVAL;
+	}
 	fclose(f);
 
 	ini_errbuf[0] = '\0';
