@@ -1425,6 +1425,50 @@ static int remote_tune_restore(struct peer *p, struct ll_err *err)
 	return run(r, cmd, "remove tune journal", NULL, NULL, err);
 }
 
+
+/* After a crash or kill -9: restore every interface with a journal of this
+ * network namespace on the peer, then the offload/sysctl journal. */
+static int remote_clear_all(struct peer *p, struct ll_err *err)
+{
+	struct remote *r = R(p);
+	char cmd[256], pre[64], *out = NULL, *line, *save = NULL;
+	int rc, first = 0;
+
+	remote_probe(r);
+	snprintf(pre, sizeof(pre), "remote-%s-", r->nsid);
+	snprintf(cmd, sizeof(cmd),
+		 "cd " JOURNAL_DIR " 2>/dev/null && for f in %s*.tc.json; do [ -e \"$f\" ] && printf '%%s\\n' \"$f\"; done; true",
+		 pre);
+	rc = run(r, cmd, "list journals", &out, NULL, err);
+	if (rc < 0)
+		return rc;
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		size_t n = strlen(line);
+		char dev[IF_NAMESIZE + 8];
+		struct ll_err e2 = {0};
+		int e;
+
+		if (strncmp(line, pre, strlen(pre)) != 0 || n < strlen(pre) + 9 ||
+		    strcmp(line + n - 8, ".tc.json") != 0)
+			continue;
+		snprintf(dev, sizeof(dev), "%.*s", (int)(n - 8 - strlen(pre)), line + strlen(pre));
+		if (valid_ifname(dev, NULL) < 0)
+			continue;
+		e = remote_clear_dev(p, dev, &e2);
+		if (e < 0 && !first) {
+			first = e;
+			if (err)
+				*err = e2;
+		}
+	}
+	free(out);
+	rc = remote_tune_restore(p, first ? NULL : err);
+	if (!first && rc < 0)
+		first = rc;
+	rc = guard_refresh(r, first ? NULL : err);
+	return first ? first : rc;
+}
+
 static void remote_set_safety(struct peer *p, const struct peer_safety *sf)
 {
 	R(p)->safety = *sf;
@@ -1452,6 +1496,7 @@ static const struct peer_ops remote_ops = {
 	.read_qdiscs = remote_read_qdiscs,
 	.apply = remote_apply,
 	.clear = remote_clear,
+	.clear_all = remote_clear_all,
 	.dry_run = remote_dry_run,
 	.server_start = remote_server_start,
 	.server_stop = remote_server_stop,

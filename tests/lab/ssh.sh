@@ -443,6 +443,21 @@ sb2=$(inb cat /proc/sys/net/ipv4/tcp_rmem /proc/sys/net/ipv4/tcp_congestion_cont
 [ "$sa2" = "$sa0" ] && [ "$sb2" = "$sb0" ] && pass "sysctl --restore: both peers back ($sb0)" || fail "sysctl restore: A $sa2 B $sb2"
 ls $JDIR/tune-remote-$NSID.txt >/dev/null 2>&1 && fail "remote tune journal left" || pass "tune journals removed by --restore"
 
+# clear --all on B after a crash: every journal of B's netns and the tune
+# journal restored (the process that applied them was killed -9)
+ina "$DRV" -F "$LL_SSH_CONFIG" peer-b apply-wait veth-b 20mbit 30 > "$T/crash.out" 2>&1 &
+DPID=$!
+i=0; while ! grep -q '^applied' "$T/crash.out" && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+kill -9 $DPID; wait $DPID 2>/dev/null
+ina "$LINKLAB" sysctl -F "$LL_SSH_CONFIG" --peer peer-b --remote tcp_adv_win_scale=3 >/dev/null 2>&1
+r=$(ina "$LINKLAB" clear -F "$LL_SSH_CONFIG" --peer peer-b --remote --all 2>&1)
+if [ "$(root_kind "$LL_NS_B" veth-b)" = noqueue ] && [ "$(inb cat /proc/sys/net/ipv4/tcp_adv_win_scale)" = 1 ] &&
+   ! ls $JDIR/remote-$NSID-veth-b.tc.json >/dev/null 2>&1; then
+	pass "clear --all after kill -9: B's qdisc and sysctls restored, journals gone"
+else
+	fail "clear --all on B: $r / $(root_kind "$LL_NS_B" veth-b) adv $(inb cat /proc/sys/net/ipv4/tcp_adv_win_scale)"
+fi
+
 # --- issue 5: --hold (console mode): the peer restores when the session dies
 : > "$T/hold2.out"
 ina "$DRV" -F "$LL_SSH_CONFIG" --hold peer-b apply-wait veth-b 20mbit 30 > "$T/hold2.out" 2>&1 &
