@@ -30,6 +30,8 @@ if ! $LB up > "$T/up.log" 2>&1; then
 	summary bridge; exit 1
 fi
 eval "$($LB env)"
+# (background jobs call ip netns exec directly: $! of a function is a subshell,
+# killing it would leave the server behind)
 ina() { ip netns exec "$LL_NS_A" "$@"; }
 inb() { ip netns exec "$LL_NS_B" "$@"; }
 inm() { ip netns exec "$LL_NS_M" "$@"; }
@@ -77,7 +79,7 @@ EOF
 PORT=7700
 rtt() { # N GAP -> "median min max n sd iqr p2.5 p97.5 p5 p95" (ms)
 	PORT=$((PORT+1))
-	inb python3 "$T/rtt.py" server "$LL_ADDR_B" $PORT 4 &
+	ip netns exec "$LL_NS_B" python3 "$T/rtt.py" server "$LL_ADDR_B" $PORT 4 &
 	sp=$!
 	sleep 0.3
 	ina python3 "$T/rtt.py" client "$LL_ADDR_B" $PORT "$1" "$2"
@@ -87,7 +89,7 @@ py() { python3 -c "$@"; }
 # linklab test through the bridge; JSON in $T/test.json
 ltest() {
 	PORT=$((PORT+1))
-	inb "$LINKLAB" serve -1 -p $PORT > /dev/null 2>&1 &
+	ip netns exec "$LL_NS_B" "$LINKLAB" serve -1 -p $PORT > /dev/null 2>&1 &
 	sp=$!
 	sleep 0.3
 	ina "$LINKLAB" test -c "$LL_ADDR_B" -p $PORT -J "$@" > "$T/test.json" 2> "$T/test.err"
@@ -125,10 +127,10 @@ fi
 # --- the same RTT under 500 Mbit/s of TCP load through the engine ----------------
 if engine --delay 50ms; then
 	PORT=$((PORT+1))
-	inb "$LINKLAB" serve -1 -p $PORT > /dev/null 2>&1 &
+	ip netns exec "$LL_NS_B" "$LINKLAB" serve -1 -p $PORT > /dev/null 2>&1 &
 	lsp=$!
 	sleep 0.3
-	ina "$LINKLAB" test -c "$LL_ADDR_B" -p $PORT -t 7 -b 500M -J > "$T/load.json" 2>&1 &
+	ip netns exec "$LL_NS_A" "$LINKLAB" test -c "$LL_ADDR_B" -p $PORT -t 7 -b 500M -J > "$T/load.json" 2>&1 &
 	lcp=$!
 	sleep 1.5
 	set -- $(rtt 80 0.02)
