@@ -109,11 +109,13 @@ lab-up: all
 lab-down:
 	@sh lab/lab.sh down
 
+# TOPO=bridge: peer A - middle box (linklab bridge) - peer B
+TOPO ?= direct
 demo: all
-	@sh lab/lab.sh demo
+	@if [ "$(TOPO)" = bridge ]; then sh lab/lab-bridge.sh demo; else sh lab/lab.sh demo; fi
 
 demo-down:
-	@sh lab/lab.sh down
+	@sh lab/lab.sh down; sh lab/lab-bridge.sh down
 
 bench: all
 	@sh scripts/bench.sh

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "linklab/cli.h"
+#include "linklab/bridge.h"
 #include "linklab/cmd.h"
 #include "linklab/flowfilter.h"
 #include "linklab/units.h"
@@ -74,6 +75,60 @@ static void print_counters(const struct qdisc_state *qs, unsigned mtu)
 	}
 }
 
+/* Middle-box bridges running in this network namespace (linklab bridge):
+ * which engine, the ports, each direction's dial and counters. */
+static void show_bridges(cJSON *doc)
+{
+	struct bridge_status st[8];
+	int n = 0, i, dir;
+
+	if (bridge_status_list(st, 8, &n, NULL) < 0 || n == 0)
+		return;
+	for (i = 0; i < n; i++) {
+		if (doc) {
+			cJSON *arr = cJSON_GetObjectItem(doc, "bridges"), *o, *dirs;
+
+			if (!arr)
+				cJSON_AddItemToObject(doc, "bridges", arr = cJSON_CreateArray());
+			o = cJSON_CreateObject();
+			cJSON_AddNumberToObject(o, "pid", st[i].pid);
+			cJSON_AddStringToObject(o, "engine", st[i].engine);
+			cJSON_AddStringToObject(o, "if_a", st[i].if_a);
+			cJSON_AddStringToObject(o, "if_b", st[i].if_b);
+			dirs = cJSON_CreateArray();
+			for (dir = 0; dir < 2; dir++) {
+				cJSON *d = cJSON_CreateObject();
+
+				cJSON_AddStringToObject(d, "direction", dir ? "b_to_a" : "a_to_b");
+				cJSON_AddStringToObject(d, "dial", st[i].dial[dir]);
+				cJSON_AddNumberToObject(d, "packets", (double)st[i].c[dir].tx_pkts);
+				cJSON_AddNumberToObject(d, "bytes", (double)st[i].c[dir].tx_bytes);
+				cJSON_AddNumberToObject(d, "lost", (double)st[i].c[dir].lost);
+				cJSON_AddNumberToObject(d, "duplicated", (double)st[i].c[dir].duplicated);
+				cJSON_AddNumberToObject(d, "corrupted", (double)st[i].c[dir].corrupted);
+				cJSON_AddNumberToObject(d, "reordered", (double)st[i].c[dir].reordered);
+				cJSON_AddNumberToObject(d, "drops", (double)st[i].c[dir].drops);
+				cJSON_AddItemToArray(dirs, d);
+			}
+			cJSON_AddItemToObject(o, "directions", dirs);
+			cJSON_AddItemToArray(arr, o);
+			continue;
+		}
+		printf("bridge %s <-> %s (pid %d): %s engine\n", st[i].if_a, st[i].if_b,
+		       st[i].pid, st[i].engine);
+		for (dir = 0; dir < 2; dir++)
+			printf("  %s: %s  sent %llu pkts, lost %llu, dup %llu, corrupt %llu, "
+			       "reordered %llu, drops %llu\n", dir ? "B->A" : "A->B",
+			       st[i].dial[dir][0] ? st[i].dial[dir] : "none",
+			       (unsigned long long)st[i].c[dir].tx_pkts,
+			       (unsigned long long)st[i].c[dir].lost,
+			       (unsigned long long)st[i].c[dir].duplicated,
+			       (unsigned long long)st[i].c[dir].corrupted,
+			       (unsigned long long)st[i].c[dir].reordered,
+			       (unsigned long long)st[i].c[dir].drops);
+	}
+}
+
 int cmd_show(int argc, char **argv)
 {
 	struct cmd_common c = { 0 };
@@ -115,9 +170,16 @@ int cmd_show(int argc, char **argv)
 		if (!(sides & (i == 0 ? CMD_SIDE_A : CMD_SIDE_B)))
 			continue;
 		if (!dev[0]) {
+			struct bridge_status bs[1];
+			int nb = 0;
+
+			/* on a middle box, show alone lists the bridges */
+			if (i == 0 && !ps.has_b &&
+			    bridge_status_list(bs, 1, &nb, NULL) == 0 && nb > 0)
+				continue;
 			fprintf(stderr, "linklab show: %s: no interface: give %s IF\n",
 				p->label, i == 0 ? "--dev" : "--peer-dev");
-			status = 1;
+			status = 2;
 			continue;
 		}
 		memset(qs, 0, sizeof(*qs));
@@ -177,6 +239,7 @@ int cmd_show(int argc, char **argv)
 			}
 		}
 	}
+	show_bridges(doc);
 	if (doc)
 		cmd_print_json(doc);
 	free(qs);
