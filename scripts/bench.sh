@@ -49,6 +49,54 @@ for P in 1 4; do
 	report "TCP -P $P" "$i" "$l"
 done
 
+# UDP -b 1G (1448-byte datagrams, as on Ethernet): the rate held and the loss,
+# iperf3 vs linklab, same run (goal: the asked rate with <= iperf3's loss)
+udp_report() { # label iperf_json linklab_json
+	python3 - "$@" <<'PY'
+import json,sys
+def get(f):
+    try:
+        e=json.load(open(f))["end"]
+        s=e.get("sum") or e["sum_received"]
+        return s["bits_per_second"]/1e9, s.get("lost_percent",0), s.get("jitter_ms",0)
+    except Exception as x:
+        return 0,100,0
+ig,il,ij=get(sys.argv[2]); lg,ll,lj=get(sys.argv[3])
+print("%-22s iperf3 %5.3f Gbit/s loss %6.3f%% jitter %.3f ms   linklab %5.3f Gbit/s loss %6.3f%% jitter %.3f ms"
+      % (sys.argv[1], ig, il, ij, lg, ll, lj))
+PY
+}
+for P in 1; do
+	nsx iperf3 -s -1 -p 5403 > /dev/null 2>&1 &
+	sp=$!; sleep 0.5
+	nsx iperf3 -c 127.0.0.1 -p 5403 -u -b 1G -l 1448 -t $T -J > "$tmp/ui.json" 2>/dev/null
+	wait $sp
+	nsx "$LINKLAB" serve -1 -p 5404 > /dev/null 2>&1 &
+	sp=$!; sleep 0.5
+	nsx "$LINKLAB" test -c 127.0.0.1 -p 5404 -u -b 1G -l 1448 -t $T -J > "$tmp/ul.json" 2>/dev/null
+	wait $sp
+	udp_report "UDP -b 1G -l 1448" "$tmp/ui.json" "$tmp/ul.json"
+done
+
+# Memory: peak RSS (kB, GNU time %M) of client and server with 128 streams
+for who in iperf3 linklab; do
+	if [ $who = iperf3 ]; then
+		srv="iperf3 -s -1 -p 5405"; cli="iperf3 -c 127.0.0.1 -p 5405 -P 128 -t 3 -J"
+	else
+		srv="$LINKLAB serve -1 -p 5405"; cli="$LINKLAB test -c 127.0.0.1 -p 5405 -P 128 -t 3 -J"
+	fi
+	# shellcheck disable=SC2086
+	nsx /usr/bin/time -f "%M" -o "$tmp/rss.srv" $srv > /dev/null 2>&1 &
+	sp=$!; sleep 0.5
+	# shellcheck disable=SC2086
+	nsx /usr/bin/time -f "%M" -o "$tmp/rss.cli" $cli > "$tmp/rss.json" 2>/dev/null
+	wait $sp
+	g=$(python3 -c 'import json,sys; print("%.2f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"]/1e9))' "$tmp/rss.json" 2>/dev/null)
+	printf "RSS -P 128 %-8s client %6.1f MB  server %6.1f MB  (%s Gbit/s)\n" $who \
+		"$(echo "$(tail -1 "$tmp/rss.cli") / 1024" | bc -l)" \
+		"$(echo "$(tail -1 "$tmp/rss.srv") / 1024" | bc -l)" "${g:-?}"
+done
+
 # --- bridge: the userspace engine forwarding A -> middle -> B ------------------
 # Three-namespace lab (lab/lab-bridge.sh, private names); iperf3 TCP through
 # `linklab bridge` with 50 ms each way (100 ms RTT), and the plain engine for

@@ -259,6 +259,11 @@ struct iperf3_stream {
 	_Atomic uint64_t dups;         /* UDP receiver: duplicate datagrams */
 	_Atomic int64_t last_lost;     /* owner: lost at the previous interval */
 	int mfd;                       /* zerocopy memfd (worker owned) */
+	bool buf_shared;               /* TCP: buf is the process-wide block
+	                                * (senders: one random 1 MiB block read
+	                                * by all; receivers: one scratch area
+	                                * the kernel writes) - a small cache and
+	                                * RSS footprint with 128 streams */
 };
 
 /* UDP stream setup (iperf3 iperf_udp_connect/accept): the client sends the
