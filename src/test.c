@@ -422,6 +422,13 @@ static int bad_state(struct test *t, int state, const char *waiting,
 		return ll_err_set(err, -ECONNABORTED,
 				  "the server has terminated the test (SERVER_TERMINATE)");
 	default:
+		if (!strcmp(iperf3_state_name(state), "unknown"))
+			return ll_err_set(err, -EPROTO,
+					  "%s port %d does not speak iperf3: it sent byte 0x%02x%s%c%s while linklab waited for %s",
+					  t->o.host, t->o.port, state & 0xff,
+					  state > 32 && state < 127 ? " ('" : "",
+					  state > 32 && state < 127 ? state : ' ',
+					  state > 32 && state < 127 ? "')" : "", waiting);
 		return ll_err_set(err, -EPROTO,
 				  "protocol error: got state %d (%s) while waiting for %s",
 				  state, iperf3_state_name(state), waiting);
@@ -1718,9 +1725,17 @@ static cJSON *end_json(const struct test *t)
 		cJSON_AddItemToArray(arr, so);
 	}
 	if (t->o.udp) {
-		/* iperf3's UDP "sum": receiver figures over the sender's time */
-		cJSON *u = sample_json(t, &S->sum_received, 0, true);
-		cJSON_AddItemToObject(end, "sum", u);
+		/* iperf3's UDP "sum": the sender's bytes and rate with the
+		 * receiver's jitter, loss and datagram count */
+		struct test_stream_sample u = S->sum_sent;
+		u.sender = false;
+		u.packets = S->sum_received.packets;
+		u.lost = S->sum_received.lost;
+		u.jitter_ms = S->sum_received.jitter_ms;
+		cJSON *uj = sample_json(t, &u, 0, true);
+		if (uj)
+			cJSON_ReplaceItemInObject(uj, "sender", cJSON_CreateTrue());
+		cJSON_AddItemToObject(end, "sum", uj);
 	}
 	cJSON *ssj = sample_json(t, &S->sum_sent, 0, true);
 	if (t->o.udp && ssj)

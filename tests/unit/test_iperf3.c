@@ -1063,6 +1063,54 @@ static void test_udp_defaults(void **state)
 	srv_end(s);
 }
 
+/* a peer that is not iperf3 (an SSH server's banner) fails at once with a
+ * message that says so */
+static void *banner_main(void *arg)
+{
+	int lfd = *(int *)arg;
+	int fd = accept(lfd, NULL, NULL);
+	if (fd >= 0) {
+		const char b[] = "SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n";
+		if (write(fd, b, sizeof(b) - 1) < 0) {
+			/* the client left */
+		}
+		usleep(500 * 1000);
+		close(fd);
+	}
+	return NULL;
+}
+
+static void test_not_iperf3(void **state)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t al = sizeof(a);
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+	struct test_opts o;
+	struct test *t;
+	struct ll_err err;
+	pthread_t th;
+	int niv;
+	(void)state;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(lfd, 4), 0);
+	getsockname(lfd, (struct sockaddr *)&a, &al);
+	assert_int_equal(pthread_create(&th, NULL, banner_main, &lfd), 0);
+	test_opts_init(&o);
+	snprintf(o.host, sizeof(o.host), "127.0.0.1");
+	o.port = ntohs(a.sin_port);
+	double t0 = iperf3_now();
+	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_ERROR);
+	assert_true(iperf3_now() - t0 < 2.0);
+	assert_int_equal(err.code, -EPROTO);
+	assert_non_null(strstr(err.msg, "does not speak iperf3"));
+	assert_non_null(strstr(err.msg, "('S')"));
+	test_free(t);
+	pthread_join(th, NULL);
+	close(lfd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1085,6 +1133,7 @@ int main(void)
 		cmocka_unit_test(test_free_bounded),
 		cmocka_unit_test(test_socket_options),
 		cmocka_unit_test(test_udp_defaults),
+		cmocka_unit_test(test_not_iperf3),
 	};
 	signal(SIGPIPE, SIG_IGN);
 	return cmocka_run_group_tests(tests, NULL, NULL);
