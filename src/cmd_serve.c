@@ -40,7 +40,10 @@ static void serve_usage(FILE *f)
 	fprintf(f, "usage: linklab serve [-p PORT] [-B ADDR] [-1]\n"
 		"  -p PORT   port to listen on, 0..65535 (default 5201; 0 = any free port)\n"
 		"  -B ADDR   bind to this local address (default: all)\n"
-		"  -1        serve one test, then exit\n");
+		"  -1        serve one test, then exit (a bare port probe does not count)\n"
+		"Also answers `linklab test --rtt` probes (UDP echo on the same port) and,\n"
+		"when a linklab client asks (--server-live), sends live server-side interval\n"
+		"samples; stock iperf3 clients never ask and see a plain iperf3 server.\n");
 }
 
 int cmd_serve(int argc, char **argv)

@@ -18,6 +18,7 @@
 #   - -n 1M: the receiver reports exactly 1048576 bytes (linklab receivers).
 # Then (root only, else SKIP) a shaped veth in namespaces of our own: the
 # receiver totals of iperf3 -> iperf3 and linklab -> linklab agree within 1 %.
+# Also: --json-stream against iperf3 -s, line by line.
 # Prints PASS/FAIL/SKIP lines, then exactly one "interop: N passed, N failed, N skipped".
 # LINKLAB: path of the linklab binary (default build/linklab).
 LINKLAB=${LINKLAB:-build/linklab}
@@ -269,6 +270,46 @@ done <<'MODES'
 -n 1M|1|1048576
 -n 1M -R|1|1048576
 MODES
+
+# --- --json-stream against iperf3 -s: one JSON object per line: start, one
+# interval per second, end (with received bytes) ------------------------------
+json_stream_case() {
+	name="linklab test --json-stream -> iperf3 -s -P 2"
+	if [ ! -x "$IPERF3" ] || [ ! -x "$LINKLAB" ]; then
+		skip "$name" "no iperf3 or linklab"; return
+	fi
+	p0=$(free_port)
+	start_server js "$IPERF3" -s -1 -p "$p0" -B 127.0.0.1 --forceflush
+	timeout 30 "$LINKLAB" test -c 127.0.0.1 -p "$port" -P 2 -t 2 --json-stream \
+		>"$tmp/js.out" 2>"$tmp/js.err"
+	crc=$?
+	stop_server
+	why=$(python3 - "$tmp/js.out" <<'PYEOF'
+import json, sys
+ev = []
+for n, line in enumerate(open(sys.argv[1]), 1):
+    try:
+        o = json.loads(line)
+    except Exception as e:
+        print("line %d not JSON: %s" % (n, e)); sys.exit(1)
+    ev.append(o.get("event"))
+    if o.get("event") == "interval" and len(o["data"]["streams"]) != 2:
+        print("line %d: %d streams" % (n, len(o["data"]["streams"]))); sys.exit(1)
+    if o.get("event") == "end" and not o["data"]["sum_received"]["bytes"] > 0:
+        print("end without received bytes"); sys.exit(1)
+if not ev or ev[0] != "start" or ev[-1] != "end" or ev.count("interval") != 2:
+    print("events %s" % ev); sys.exit(1)
+print("%d lines: start, 2 intervals, end" % len(ev))
+PYEOF
+)
+	jrc=$?
+	if [ $crc = 0 ] && [ $jrc = 0 ]; then
+		ok "$name: $why"
+	else
+		bad "$name" "exit $crc: $why $(head -c 200 "$tmp/js.err")"
+	fi
+}
+json_stream_case
 
 # --- measurement agreement on a shaped link (root: own namespaces) ---------
 # veth between two namespaces of our own, tbf 50mbit on both ends; the same
