@@ -1553,6 +1553,21 @@ int ssh_keepalive(struct ssh_session *s, int *next_s, struct ll_err *err)
 	if (!s || !s->ss)
 		return ll_err_set(err, -ENOTCONN, "ssh: not connected");
 	rc = libssh2_keepalive_send(s->ss, &next);
+	if (s->sh) {
+		/* pump the transport: replies to the server's own keepalives
+		 * (sshd ClientAliveInterval) are sent only while libssh2 reads;
+		 * between commands the shell has nothing to say */
+		char sink[512];
+		ssize_t n;
+
+		while ((n = libssh2_channel_read_stderr(s->sh, sink, sizeof(sink))) > 0)
+			;
+		if (n < 0 && n != LIBSSH2_ERROR_EAGAIN)
+			return ll_err_set(err, -EIO, "ssh %s: session lost: %s", s->name,
+					  last_err(s->ss));
+		if (libssh2_channel_eof(s->sh))
+			shell_drop(s);
+	}
 	if (next_s)
 		*next_s = next;
 	if (rc != 0 && rc != LIBSSH2_ERROR_EAGAIN)

@@ -89,8 +89,11 @@ void ssh_spawn_close(struct ssh_proc *p);
  * errno code. */
 int ssh_alive(struct ssh_session *s, struct ll_err *err);
 
-/* Send a keepalive if due (every 15 s, libssh2_keepalive_send). *next_s gets
- * the seconds until the next one is due. 0 or -EIO. */
+/* Send a keepalive if due (every 15 s, libssh2_keepalive_send) and read
+ * what the server sent meanwhile (its own keepalive requests are answered
+ * only while libssh2 reads: call this at least every *next_s seconds, and
+ * when ssh_fd() is readable while idle). *next_s gets the seconds until the
+ * next one is due. 0, or -EIO when the session is gone. */
 int ssh_keepalive(struct ssh_session *s, int *next_s, struct ll_err *err);
 
 /* The TCP socket (for the caller's poll loop), -1 if closed. */

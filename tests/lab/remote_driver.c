@@ -117,14 +117,29 @@ int main(int argc, char **argv)
 	}
 	if (sshcfg_resolve(peer, &o, &t, &e) < 0)
 		return fail(&e);
-	if (strcmp(cmd, "exec") == 0 || strcmp(cmd, "alive") == 0) {
+	if (strcmp(cmd, "exec") == 0 || strcmp(cmd, "alive") == 0 ||
+	    strcmp(cmd, "idle") == 0) {
 		struct ssh_session *s;
 		char *out = NULL, *et = NULL;
 		int st = -1;
 
 		if (ssh_open(&s, &t, 0, &e) < 0)
 			return fail(&e);
-		if (strcmp(cmd, "alive") == 0) {
+		if (strcmp(cmd, "idle") == 0 && i < argc) {
+			/* a console's loop: one command, SEC s of keepalives
+			 * only, one more command */
+			int k, next = 0, secs = atoi(argv[i]);
+
+			rc = ssh_alive(s, &e);
+			for (k = 0; rc == 0 && k < secs; k++) {
+				sleep(1);
+				rc = ssh_keepalive(s, &next, &e);
+			}
+			if (rc == 0)
+				rc = ssh_alive(s, &e);
+			if (rc == 0)
+				printf("alive after %d s idle\n", secs);
+		} else if (strcmp(cmd, "alive") == 0) {
 			int next = 0;
 
 			rc = ssh_alive(s, &e);

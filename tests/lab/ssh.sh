@@ -356,6 +356,13 @@ case "$r" in "applied, server on "*) [ -z "$left" ] && pass "normal quit: no rev
 D peer-b clear veth-b >/dev/null 2>&1
 
 # --- issue 5: kill the session (sshd's child for our connection) -------------
+# the local port of the SSH connection of process $1 (in A)
+client_port_of() {
+	for p in $1 $(pgrep -P $1) $(for c in $(pgrep -P $1); do pgrep -P $c; done); do
+		ina ss -tnp state established "( dport = :22 )" 2>/dev/null | grep "pid=$p," |
+			awk '{split($3,a,":"); print a[length(a)]}' | head -1
+	done | head -1
+}
 # our connection's sshd: a child of the lab sshd whose peer port is ours
 sshd_child_of_port() {
 	for p in $(pgrep -P "$(cat "$LL_LAB_DIR/sshd.pid")" sshd); do
@@ -367,7 +374,7 @@ sshd_child_of_port() {
 ina env LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS=3000 "$DRV" -F "$LL_SSH_CONFIG" --revert-after 4 peer-b apply veth-b 1kbit > "$T/mid.out" 2>&1 &
 DPID=$!
 i=0; while [ "$(root_kind "$LL_NS_B" veth-b)" != tbf ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
-port=$(inb ss -tn state established "( sport = :22 )" 2>/dev/null | awk 'NR>1{split($4,a,":"); print a[length(a)]}' | head -1)
+port=$(client_port_of $DPID)
 child=$(sshd_child_of_port "$port")
 if [ -n "$child" ] && [ "$(root_kind "$LL_NS_B" veth-b)" = tbf ] && kill -0 $DPID 2>/dev/null; then
 	kill -9 "$child"
@@ -393,7 +400,7 @@ inb tc qdisc del dev veth-b root 2>/dev/null
 PATH=/usr/bin:/bin D peer-b server-hold 30 > "$T/hold.out" 2>&1 &
 DPID=$!
 i=0; while ! grep -q '^port ' "$T/hold.out" && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
-port=$(inb ss -tn state established "( sport = :22 )" 2>/dev/null | awk 'NR>1{split($4,a,":"); print a[length(a)]}' | head -1)
+port=$(client_port_of $DPID)
 child=$(sshd_child_of_port "$port")
 if [ -n "$(b_iperf3)" ] && [ -n "$child" ]; then
 	kill -9 "$child"
@@ -463,7 +470,7 @@ fi
 ina "$DRV" -F "$LL_SSH_CONFIG" --hold peer-b apply-wait veth-b 20mbit 30 > "$T/hold2.out" 2>&1 &
 DPID=$!
 i=0; while ! grep -q '^applied' "$T/hold2.out" && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
-port=$(inb ss -tn state established "( sport = :22 )" 2>/dev/null | awk 'NR>1{split($4,a,":"); print a[length(a)]}' | head -1)
+port=$(client_port_of $DPID)
 child=$(sshd_child_of_port "$port")
 if [ "$(root_kind "$LL_NS_B" veth-b)" = tbf ] && [ -n "$child" ]; then
 	kill -9 "$child"
@@ -503,5 +510,10 @@ fi
 r=$(ina "$DRV" -F "$T/jump_config" via-b links 2>&1 | grep -c '^veth-b|')
 [ "$r" = 1 ] && pass "ProxyJump: links over the jumped session" || fail "ProxyJump links: $r"
 [ -z "$(ps -eo pid=,args= | grep -F -- "-W $LL_ADDR_B:22" | grep -v grep)" ] && pass "ProxyJump helper (ssh -W) gone after close" || fail "ssh -W helper left running"
+
+# a console-like idle session (keepalives only) for 50 s, beyond sshd's
+# ClientAliveInterval 15 x 3 (alone: the checks above kill sessions by port)
+r=$(D peer-b idle 50 2>&1)
+[ "$r" = "alive after 50 s idle" ] && pass "50 s idle with ssh_keepalive only: the session still answers" || fail "idle session: $r"
 
 summary ssh
