@@ -70,7 +70,7 @@ tui-test: all
 layering:
 	@sh scripts/check-layering.sh
 
-check: all fuzz-check
+check: all
 	@sh tests/run-all.sh
 
 # --- fuzz targets (libFuzzer, clang): the control-message, params and
