@@ -47,6 +47,7 @@ struct remote {
 	bool ctl_known;
 	long armed[RJ_MAX];       /* revert timers not yet disarmed */
 	struct ssh_proc *guard;   /* safety.hold: restores on session loss */
+	bool tuned;               /* offloads/sysctls changed in this session */
 	char warn[512];
 };
 
@@ -729,6 +730,8 @@ static void guard_disarm(struct remote *r)
 	r->guard = NULL;
 }
 
+static void tune_jpath(struct remote *r, char *buf, size_t len);
+
 static int guard_refresh(struct remote *r, struct ll_err *err)
 {
 	char *inner, *cmd, path[128];
@@ -761,6 +764,21 @@ static int guard_refresh(struct remote *r, struct ll_err *err)
 			rc = ll_err_set(err, -ENOSPC, "guard command too long");
 			break;
 		}
+		n++;
+	}
+	if (rc == 0 && r->tuned) {
+		/* the offload/sysctl journal, replayed on the peer itself:
+		 * "offload DEV FEATURE on|off", "sysctl NAME VALUE..." */
+		char jp[128], snip[700];
+
+		tune_jpath(r, jp, sizeof(jp));
+		snprintf(snip, sizeof(snip),
+			 "F=%s; [ -e \"$F\" ] && { while read k a b c; do case \"$k\" in "
+			 "offload) ethtool -K \"$a\" \"$b\" \"$c\";; "
+			 "sysctl) printf '%%s\\n' \"$b${c:+ $c}\" > \"/proc/sys/$(printf %%s \"$a\" | tr . /)\";; "
+			 "esac; done < \"$F\"; rm -f \"$F\"; };", jp);
+		if (addraw(inner, CMD_MAX, snip))
+			rc = ll_err_set(err, -ENOSPC, "guard command too long");
 		n++;
 	}
 	if (rc == 0 && addraw(inner, CMD_MAX, "true; }"))
@@ -1270,6 +1288,9 @@ static int remote_offload_set(struct peer *p, const char *dev,
 			rc = ll_err_set(err, -EIO, "peer %s: offload %s: %s is still %s (fixed by the driver?)",
 					r->t.alias, dev, tune_offload_name(i),
 					now.v[i] ? "on" : "off");
+	r->tuned = true;
+	if (rc == 0)
+		rc = guard_refresh(r, err);
 	return rc;
 }
 
@@ -1380,7 +1401,11 @@ static int remote_sysctl_set(struct peer *p, const char *name, const char *value
 				  r->t.alias, tune_sysctl_name(i));
 	if (strcmp(s.v[i], val) == 0)
 		return 0;
-	return remote_sysctl_write(r, i, val, true, err);
+	rc = remote_sysctl_write(r, i, val, true, err);
+	r->tuned = true;
+	if (rc == 0)
+		rc = guard_refresh(r, err);
+	return rc;
 }
 
 static int remote_tune_restore(struct peer *p, struct ll_err *err)
@@ -1422,7 +1447,12 @@ static int remote_tune_restore(struct peer *p, struct ll_err *err)
 		return first;
 	snprintf(cmd, sizeof(cmd), "rm -f");
 	addw(cmd, sizeof(cmd), jp);
-	return run(r, cmd, "remove tune journal", NULL, NULL, err);
+	rc = run(r, cmd, "remove tune journal", NULL, NULL, err);
+	if (rc == 0) {
+		r->tuned = false;
+		rc = guard_refresh(r, err);
+	}
+	return rc;
 }
 
 

@@ -5,7 +5,7 @@
  *      apply-netem DEV DELAY | apply-loss DEV PCT | dry DEV RATE | clear DEV |
  *      server | server-hold SEC | apply-server DEV RATE | ctl |
  *      exec TIMEOUT_MS SHELL_CMD (ssh.h directly) | alive
- *      apply-wait DEV RATE SEC | check a|b DEV LOSS (peerset_ctl_check)
+ *      apply-wait DEV RATE SEC | sysctl-wait NAME VALUE SEC | check a|b DEV LOSS (peerset_ctl_check)
  * Options (issue 5): --force, --exclude-ssh, --hold, --revert-after SEC; the prompt
  * answers $LL_ANSWER (cancels when unset) and logs "PROMPT: text" on
  * stderr. --no-prompt: no prompt callback at all.
@@ -210,6 +210,14 @@ int main(int argc, char **argv)
 			rc = p.ops->apply(&p, argv[i], &d, &e);
 		if (rc == 0) {
 			printf("applied\n");
+			fflush(stdout);
+			sleep((unsigned)atoi(argv[i + 2]));
+		}
+	} else if (strcmp(cmd, "sysctl-wait") == 0 && i + 2 < argc) {
+		/* set one sysctl, say so, stay connected SEC seconds */
+		rc = p.ops->sysctl_set(&p, argv[i], argv[i + 1], &e);
+		if (rc == 0) {
+			printf("set\n");
 			fflush(stdout);
 			sleep((unsigned)atoi(argv[i + 2]));
 		}

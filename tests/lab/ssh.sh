@@ -485,6 +485,24 @@ else
 fi
 kill $DPID 2>/dev/null; wait $DPID 2>/dev/null
 inb tc qdisc del dev veth-b root 2>/dev/null
+# the guard also replays the offload/sysctl journal
+: > "$T/hold3.out"
+ina "$DRV" -F "$LL_SSH_CONFIG" --hold peer-b sysctl-wait tcp_adv_win_scale 4 30 > "$T/hold3.out" 2>&1 &
+DPID=$!
+i=0; while ! grep -q '^set' "$T/hold3.out" && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+port=$(client_port_of $DPID)
+child=$(sshd_child_of_port "$port")
+if [ "$(inb cat /proc/sys/net/ipv4/tcp_adv_win_scale)" = 4 ] && [ -n "$child" ]; then
+	kill -9 "$child"
+	i=0; while [ "$(inb cat /proc/sys/net/ipv4/tcp_adv_win_scale)" != 1 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+	[ "$(inb cat /proc/sys/net/ipv4/tcp_adv_win_scale)" = 1 ] && ! ls $JDIR/tune-remote-$NSID.txt >/dev/null 2>&1 &&
+		pass "hold: session killed after a sysctl change -> the guard put tcp_adv_win_scale back" ||
+		fail "hold sysctl: $(inb cat /proc/sys/net/ipv4/tcp_adv_win_scale)"
+else
+	fail "hold sysctl: $(cat "$T/hold3.out") child $child"
+fi
+kill $DPID 2>/dev/null; wait $DPID 2>/dev/null
+inb sh -c 'echo 1 > /proc/sys/net/ipv4/tcp_adv_win_scale'
 r=$(D --hold peer-b apply-wait veth-b 20mbit 0 2>&1)
 sleep 0.5
 guards=$(ps -eo args= | grep -c '[l]inklab-guard')
