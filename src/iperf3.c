@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/sendfile.h>
 #include <sys/resource.h>
@@ -910,6 +911,10 @@ static void *stream_main(void *arg)
 		t0 = iperf3_now();
 	}
 	if (s->udp) {
+		if (s->sender && s->rate)
+			/* pacing sleeps are short: the default 50 us timer slack
+			 * would turn them into bursts */
+			prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 		if (s->sender)
 			udp_send_loop(s);
 		else
@@ -999,6 +1004,11 @@ int iperf3_stream_start(struct iperf3_stream *s, struct ll_err *err)
 			return ll_err_set(err, -e, "stream %d: -Z memfd: %s", s->id,
 					  strerror(e));
 		}
+	}
+	if (s->udp && !s->sender && s->rcvbuf_boost) {
+		int want = 4 * 1024 * 1024;
+		if (setsockopt(s->fd, SOL_SOCKET, SO_RCVBUFFORCE, &want, sizeof(want)) < 0)
+			setsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof(want));
 	}
 	r = pthread_create(&s->thread, NULL, stream_main, s);
 	if (r) {

@@ -452,6 +452,7 @@ accepted:
 		st[n].fd = fd;
 		st[n].udp = p.udp;
 		st[n].seq64 = p.udp_counters_64bit;
+		st[n].rcvbuf_boost = p.udp && !p.window;
 		st[n].id = iperf3_stream_id(n);
 		st[n].sender = p.bidir ? n >= p.parallel : p.reverse;
 		st[n].len = p.len;

@@ -527,6 +527,7 @@ static int create_streams(struct test *t, struct ll_err *err)
 		s->rate = t->o.bitrate;   /* per stream, as iperf3 -b (man iperf3) */
 		s->stop = s->sender ? &t->streams_stop : &t->rx_stop;
 		s->seq64 = t->o.udp64;
+		s->rcvbuf_boost = t->o.udp && !t->o.window;
 		s->zerocopy = t->o.zerocopy && !t->o.udp;
 		s->budget = t->budget;
 		s->budget_used = &t->budget_used;

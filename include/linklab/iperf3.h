@@ -259,6 +259,10 @@ struct iperf3_stream {
 	_Atomic uint64_t dups;         /* UDP receiver: duplicate datagrams */
 	_Atomic int64_t last_lost;     /* owner: lost at the previous interval */
 	int mfd;                       /* zerocopy memfd (worker owned) */
+	bool rcvbuf_boost;             /* UDP receiver without -w: raise the
+	                                * socket buffer to 4 MiB (root may
+	                                * exceed rmem_max) so that bursts at
+	                                * Gbit/s rates are not dropped by us */
 	bool buf_shared;               /* TCP: buf is the process-wide block
 	                                * (senders: one random 1 MiB block read
 	                                * by all; receivers: one scratch area

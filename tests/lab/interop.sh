@@ -341,7 +341,10 @@ accuracy() {
 		ip netns del $na; ip netns del $nb
 		return
 	fi
+	# a busy 2-core machine can slow either tool now and then: a pair
+	# outside 1 % is run once more before it counts as a failure
 	for mode in "-P 2 -t 4 -O 1" "-P 2 -t 4 -O 1 -R" "-u -b 30M -l 1400 -t 3"; do
+	for attempt in 1 2; do
 		ip netns exec $nb "$IPERF3" -s -1 -p 5301 >/dev/null 2>&1 &
 		sp=$!; sleep 0.3
 		ip netns exec $na "$IPERF3" -c 10.231.0.2 -p 5301 $mode -J >"$tmp/acc_i.json" 2>/dev/null
@@ -363,8 +366,10 @@ print("iperf3 %.3f Mbit/s, linklab %.3f Mbit/s, %.2f %%" % (bi / 1e6, bl / 1e6, 
 sys.exit(0 if d <= 1.0 else 1)
 PYEOF
 )
-		if [ $? = 0 ]; then ok "shaped veth 50mbit $mode: $why"
-		else bad "shaped veth 50mbit $mode" "$why"; fi
+		arc=$?
+		if [ $arc = 0 ]; then ok "shaped veth 50mbit $mode: $why$( [ $attempt = 2 ] && echo " (second run)")"; break; fi
+		if [ $attempt = 2 ]; then bad "shaped veth 50mbit $mode" "$why"; fi
+	done
 	done
 	ip netns del $na
 	ip netns del $nb
