@@ -438,6 +438,13 @@ int cmd_test_run(const struct test_opts *o, int json)
 			rc = 1;
 		}
 	}
+	if (stopped) {
+		/* like iperf3: the totals cover the run so far, the exit
+		 * status says it did not run its course */
+		fprintf(stderr, "linklab test: interrupt - stopped by %s; the summary "
+			"covers the run so far\n", test_sig == SIGTERM ? "SIGTERM" : "SIGINT");
+		rc = 1;
+	}
 	test_free(t);
 	free(ev);
 	sigaction(SIGINT, &old_int, NULL);
