@@ -5,6 +5,11 @@
 #  clear restores noqueue (and a non-default original), host-key refusal
 #  (changed, unknown) and accept-new, hostile interface names, test server,
 #  netem refused with the modprobe hint when the kernel lacks it.
+#  Issue 5: passphrase keys (prompt, CLI askpass), ssh-agent, password prompt,
+#  key types in failures; the session's own interface (refusal, warning,
+#  --exclude-ssh); nothing left after a normal quit; sshd child killed
+#  mid-apply / mid-test / under --hold; clear --all; --peer-data; offloads
+#  and sysctls on both peers; ProxyJump; a 50 s idle session.
 # Uses its own namespaces/state dir (lib.sh lab_up), so it never touches a demo.
 . "$(dirname "$0")/lib.sh"
 need_root ssh
