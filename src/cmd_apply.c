@@ -298,6 +298,21 @@ int cmd_apply(int argc, char **argv)
 		if ((sides & CMD_SIDE_B) && !ps.dev_b[0])
 			ll_diag_add(&diag, LL_DIAG_ERROR, NULL,
 				    "no interface on the peer routes to this host: give --peer-dev IF");
+		/* the interface that carries the SSH session to B: warn, and
+		 * refuse 100 % loss on it without --force */
+		for (i = 0; i < 2 && diag.nerrors == 0; i++) {
+			const char *dev = i == 0 ? ps.dev_a : ps.dev_b;
+			char warn[LL_DIAG_LEN];
+
+			if (!(sides & (i == 0 ? CMD_SIDE_A : CMD_SIDE_B)) || !dev[0] ||
+			    impair_is_empty(&dial[i]))
+				continue;
+			if (peerset_ctl_check(&ps, i, dev, &dial[i], a.c.po.force, warn,
+					      sizeof(warn), &err) < 0)
+				ll_diag_add(&diag, LL_DIAG_ERROR, NULL, "%s", err.msg);
+			else if (warn[0] && !a.c.po.exclude_ssh)
+				ll_diag_add(&diag, LL_DIAG_WARN, NULL, "%s", warn);
+		}
 	}
 	if (report(&diag)) {
 		if (opened)

@@ -59,6 +59,16 @@ int cmd_clear(int argc, char **argv)
 		} else {
 			rc = p->ops->clear(p, dev, &err);
 		}
+		/* offloads and sysctls linklab changed (linklab offload/sysctl) */
+		if (rc >= 0 && p->ops->tune_restore) {
+			struct ll_err terr = { 0 };
+
+			if (p->ops->tune_restore(p, &terr) < 0) {
+				fprintf(stderr, "linklab clear: %s: offloads/sysctls: %s\n",
+					p->label, terr.msg);
+				status = 1;
+			}
+		}
 		if (rc < 0) {
 			fprintf(stderr, "linklab clear: %s: %s\n", p->label, err.msg);
 			status = cmd_status(&err);
