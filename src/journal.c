@@ -134,23 +134,15 @@ out:
 	return rc;
 }
 
-int journal_record(const struct journal_entry *e, struct ll_err *err)
+/* Write e as JSON to tmp (fsync'd), the first step of journal_record and
+ * journal_set_ifb; tmp is removed again on failure. */
+static int write_tmp(const struct journal_entry *e, const char *tmp,
+		     struct ll_err *err)
 {
-	char path[512], tmp[560];
-	char *s;
+	char *s = to_json(e);
 	size_t len;
 	int fd, rc;
 
-	if (!e || e->ifindex < 1)
-		return ll_err_set(err, -EINVAL, "journal: bad entry");
-	rc = ensure_dir(err);
-	if (rc < 0)
-		return rc;
-	entry_path(path, sizeof(path), e->netns, e->ifindex);
-	if (access(path, F_OK) == 0)
-		return 0;
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	s = to_json(e);
 	if (!s)
 		return ll_err_set(err, -ENOMEM, "journal: cannot encode entry");
 	len = strlen(s);
@@ -170,6 +162,26 @@ int journal_record(const struct journal_entry *e, struct ll_err *err)
 	}
 	close(fd);
 	free(s);
+	return 0;
+}
+
+int journal_record(const struct journal_entry *e, struct ll_err *err)
+{
+	char path[512], tmp[560];
+	int rc;
+
+	if (!e || e->ifindex < 1)
+		return ll_err_set(err, -EINVAL, "journal: bad entry");
+	rc = ensure_dir(err);
+	if (rc < 0)
+		return rc;
+	entry_path(path, sizeof(path), e->netns, e->ifindex);
+	if (access(path, F_OK) == 0)
+		return 0;
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+	rc = write_tmp(e, tmp, err);
+	if (rc < 0)
+		return rc;
 	/* link() fails with EEXIST if someone recorded first: first one wins */
 	if (link(tmp, path) < 0) {
 		int e2 = errno;
@@ -288,9 +300,7 @@ int journal_set_ifb(uint64_t netns, int ifindex, const char *ifb,
 {
 	struct journal_entry e;
 	char path[512], tmp[560];
-	char *s;
-	size_t len;
-	int fd, rc;
+	int rc;
 
 	rc = journal_lookup(netns, ifindex, &e, err);
 	if (rc < 0)
@@ -298,26 +308,9 @@ int journal_set_ifb(uint64_t netns, int ifindex, const char *ifb,
 	snprintf(e.ifb, sizeof(e.ifb), "%s", ifb ? ifb : "");
 	entry_path(path, sizeof(path), netns, ifindex);
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	s = to_json(&e);
-	if (!s)
-		return ll_err_set(err, -ENOMEM, "journal: cannot encode entry");
-	len = strlen(s);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		rc = ll_err_set(err, -errno, "journal: cannot write %s: %s", tmp,
-				strerror(errno));
-		free(s);
+	rc = write_tmp(&e, tmp, err);
+	if (rc < 0)
 		return rc;
-	}
-	if (write(fd, s, len) != (ssize_t)len || fsync(fd) < 0) {
-		rc = ll_err_set(err, -EIO, "journal: write %s: %s", tmp, strerror(errno));
-		close(fd);
-		unlink(tmp);
-		free(s);
-		return rc;
-	}
-	close(fd);
-	free(s);
 	/* atomic replace keeps the first original (copied from the entry) */
 	if (rename(tmp, path) < 0) {
 		rc = ll_err_set(err, -errno, "journal: cannot replace %s: %s", path,
