@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* cmd_console.c - `linklab console [--peer HOST] [options]`, the default
  * command: one poll() loop over stdin, the test's event fd and a signal
- * self-pipe; redraws coalesced to at most one per 100 ms (mtr's
+ * self-pipe and B's SSH session (keepalives; a lost session is shown and the
+ * console goes on with A); redraws coalesced to at most one per 100 ms (mtr's
  * MIN_DISPLAY_REDRAW_USEC); quit, Ctrl-C, SIGTERM and SIGHUP restore both
  * peers before curses ends. */
 #include <errno.h>
@@ -23,6 +24,7 @@
 #define CONSOLE_TICK_MS 1000        /* live qdisc counters on A (netlink) */
 #define CONSOLE_REMOTE_TICKS 5      /* B's counters every 5th tick (SSH) */
 #define CONSOLE_KEY_BURST 256
+#define CONSOLE_PEER_QUIET_MS 200   /* B's socket: at most 5 reads/s */
 
 static int console_sigpipe[2] = { -1, -1 };
 
@@ -52,6 +54,7 @@ static void console_usage(FILE *f)
 		"usage: linklab [console] [--peer HOST] [--dev IF] [--peer-dev IF] [-F FILE]\n"
 		"                [--ssh-key FILE] [--known-hosts FILE] [--accept-new]\n"
 		"                [--peer-data ADDR] [-c ADDR] [-p PORT]\n"
+		"                [--force] [--exclude-ssh] [--revert-after SEC]\n"
 		"  -c ADDR   test target when there is no --peer (an iperf3 -s server)\n"
 		"  -p PORT   its port (default 5201)\n");
 }
@@ -78,11 +81,13 @@ static int console_loop(struct tui *t, struct ctl *c)
 {
 	struct ctl_intent in;
 	struct ll_err e;
-	struct pollfd pfd[3];
+	struct pollfd pfd[4];
 	long long last_draw = 0, now, next_tick = console_now_ms() + CONSOLE_TICK_MS;
+	long long next_ka = console_now_ms() + 1000, peer_quiet = 0;
 	unsigned ticks = 0;
-	bool dirty = true;
-	int nfd, timeout, k, key, res, tfd;
+	bool dirty = true, countdown = false;
+	int nfd, timeout, k, key, res, tfd, pfdi, next_s;
+	const struct ctl_view *v;
 	unsigned char sb[16];
 	ssize_t n;
 
@@ -94,8 +99,20 @@ static int console_loop(struct tui *t, struct ctl *c)
 			if (t->screen == TS_PEERS &&
 			    ctl_tick(c, ++ticks % CONSOLE_REMOTE_TICKS == 0))
 				dirty = true;
+			if (countdown)
+				dirty = true;
 			next_tick = now + CONSOLE_TICK_MS;
 		}
+		/* B's session: keepalive when due */
+		if (ctl_peer_fd(c) >= 0 && now >= next_ka) {
+			if (ctl_keepalive(c, false, &next_s))
+				dirty = true;
+			next_ka = now + 1000LL * (next_s > 0 ? next_s : 5);
+		}
+		v = ctl_view(c);
+		/* B's revert countdown on the status line ticks each second */
+		countdown = v->revert_deadline > 0 &&
+			    now < (long long)(v->revert_deadline * 1000) + 1000;
 		if (dirty && now - last_draw >= CONSOLE_REDRAW_MS) {
 			tui_draw(t, ctl_view(c));
 			dirty = false;
@@ -104,15 +121,26 @@ static int console_loop(struct tui *t, struct ctl *c)
 		timeout = dirty ? (int)(CONSOLE_REDRAW_MS - (now - last_draw)) : -1;
 		if (dirty && timeout < 0)
 			timeout = 0;
-		if (t->screen == TS_PEERS &&
+		if ((t->screen == TS_PEERS || countdown) &&
 		    (timeout < 0 || timeout > next_tick - now))
 			timeout = (int)(next_tick - now);
+		if (ctl_peer_fd(c) >= 0 && (timeout < 0 || timeout > next_ka - now))
+			timeout = next_ka > now ? (int)(next_ka - now) : 0;
 		nfd = 0;
 		pfd[nfd++] = (struct pollfd){ .fd = 0, .events = POLLIN };
 		pfd[nfd++] = (struct pollfd){ .fd = console_sigpipe[0], .events = POLLIN };
 		tfd = ctl_test_fd(c);
 		if (tfd >= 0)
 			pfd[nfd++] = (struct pollfd){ .fd = tfd, .events = POLLIN };
+		pfdi = -1;
+		if (ctl_peer_fd(c) >= 0 && now >= peer_quiet) {
+			pfdi = nfd;
+			pfd[nfd++] = (struct pollfd){ .fd = ctl_peer_fd(c),
+						      .events = POLLIN | POLLRDHUP };
+		} else if (ctl_peer_fd(c) >= 0 &&
+			   (timeout < 0 || timeout > peer_quiet - now)) {
+			timeout = (int)(peer_quiet - now);
+		}
 		if (poll(pfd, (nfds_t)nfd, timeout) < 0 && errno != EINTR)
 			return 0;
 		if (pfd[1].revents & POLLIN) {
@@ -120,9 +148,16 @@ static int console_loop(struct tui *t, struct ctl *c)
 			if (n > 0)
 				return sb[0];
 		}
-		if (nfd > 2 && (pfd[2].revents & (POLLIN | POLLHUP | POLLERR)))
+		if (tfd >= 0 && (pfd[2].revents & (POLLIN | POLLHUP | POLLERR)))
 			if (ctl_test_pump(c))
 				dirty = true;
+		if (pfdi >= 0 && pfd[pfdi].revents) {
+			bool hup = pfd[pfdi].revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL);
+
+			if (ctl_keepalive(c, hup, &next_s))
+				dirty = true;
+			peer_quiet = console_now_ms() + CONSOLE_PEER_QUIET_MS;
+		}
 		/* Drain keys (also after EINTR: SIGWINCH becomes KEY_RESIZE). */
 		for (k = 0; k < CONSOLE_KEY_BURST; k++) {
 			key = tui_getkey();
@@ -141,9 +176,19 @@ static int console_loop(struct tui *t, struct ctl *c)
 					[CI_TEST_SAVE] = "saving the run ...",
 				};
 
-				if ((size_t)in.kind < sizeof(busy) / sizeof(busy[0]) &&
-				    busy[in.kind])
+				v = ctl_view(c);
+				if (in.kind == CI_APPLY && (in.sides & CTL_B) &&
+				    v->side[CTL_IDX_B].present && !v->b_lost) {
+					char m[160];
+
+					snprintf(m, sizeof(m),
+						 "applying ... B reverts by itself in %d s unless this apply is confirmed",
+						 v->revert_s);
+					tui_flash(t, m);
+				} else if ((size_t)in.kind < sizeof(busy) / sizeof(busy[0]) &&
+					   busy[in.kind]) {
 					tui_flash(t, busy[in.kind]);
+				}
 				ll_err_clear(&e);
 				ctl_do(c, &in, &e);
 			}
@@ -247,25 +292,43 @@ int cmd_console(int argc, char **argv)
 		fprintf(stderr, "linklab console: signal pipe: %s\n", strerror(errno));
 		return 1;
 	}
-	if (po.peer)
-		fprintf(stderr, "linklab: connecting to %s ...\n", po.peer);
+	/* curses first: a passphrase or password is asked on its screen */
+	rc = tui_init(&t, &err);
+	if (rc < 0) {
+		fprintf(stderr, "linklab console: %s\n", err.msg);
+		return 1;
+	}
+	if (po.peer) {
+		char m[300];
+
+		snprintf(m, sizeof(m), "connecting to %.250s ...", po.peer);
+		tui_flash(&t, m);
+	}
+	/* B restores itself if the session dies (peer_safety.hold) */
+	po.hold = true;
+	po.ssh.prompt = tui_prompt;
+	po.ssh.prompt_ctx = &t;
 	memset(&ps, 0, sizeof(ps));
 	rc = peerset_open(&ps, &po, &err);
 	if (rc < 0) {
+		tui_done();
 		fprintf(stderr, "linklab console: %s\n", err.msg);
 		return 1;
 	}
 	rc = ctl_new(&c, &ps, target, port, &err);
 	if (rc < 0) {
+		tui_done();
 		peerset_close(&ps);
 		fprintf(stderr, "linklab console: %s\n", err.msg);
 		return 1;
 	}
-	rc = tui_init(&t, &err);
-	if (rc < 0) {
-		ctl_free(c);
-		fprintf(stderr, "linklab console: %s\n", err.msg);
-		return 1;
+	{
+		struct peer_safety sf = { .force = po.force,
+					  .exclude_ctl = po.exclude_ssh,
+					  .revert_s = po.revert_after,
+					  .hold = true };
+
+		ctl_set_safety(c, &sf);
 	}
 	if (t.term_fallback)
 		ctl_note(c, "terminal type unknown: running as vt100");

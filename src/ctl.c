@@ -55,6 +55,10 @@ struct ctl {
 	double prev_t[2];             /* monotonic seconds, 0 = none */
 	double tick_t;                /* last ctl_tick */
 	uint64_t local_window;        /* theory_local_window() at start */
+	/* issue 5 */
+	struct peer_safety safety;    /* B's baseline safety */
+	bool tuned[2];                /* sysctl/offload changed from here */
+	double next_keepalive;        /* monotonic seconds, 0 = now */
 };
 
 static double ctl_now(void)
@@ -70,7 +74,53 @@ static struct peer *ctl_peer(struct ctl *c, int i)
 {
 	if (i == CTL_IDX_A)
 		return &c->ps.a;
-	return c->ps.has_b ? &c->ps.b : NULL;
+	return c->ps.has_b && !c->v.b_lost ? &c->ps.b : NULL;
+}
+
+static int ctl_revert_s(const struct ctl *c)
+{
+	return c->safety.revert_s > 0 ? c->safety.revert_s : 30;
+}
+
+/* B's session is gone: stop driving B and say how it comes back. */
+static void ctl_mark_lost(struct ctl *c, const char *why)
+{
+	int left = ctl_revert_s(c);
+
+	if (c->v.b_lost)
+		return;
+	c->v.b_lost = true;
+	if (c->v.revert_deadline > 0) {
+		double l = c->v.revert_deadline - ctl_now();
+
+		left = l > 0 ? (int)ceil(l) : 0;
+	}
+	ctl_fmt(c->v.b_lost_msg, sizeof(c->v.b_lost_msg),
+		"peer B lost: it restores itself within %d s (%.180s)", left,
+		why && *why ? why : "session closed");
+	ctl_fmt(c->v.status, sizeof(c->v.status), "%s", c->v.b_lost_msg);
+	ctl_fmt(c->v.side[CTL_IDX_B].err, sizeof(c->v.side[CTL_IDX_B].err),
+		"%s", c->v.b_lost_msg);
+	/* B restores itself; quitting must not try to */
+	c->changed[CTL_IDX_B].n = 0;
+	if (c->v.dial_sides & CTL_B)
+		c->v.dial_sides = CTL_A;
+}
+
+/* After a failed operation on B: is the session still there? */
+static void ctl_probe_b(struct ctl *c, int rc, const char *why)
+{
+	struct ll_err e = { 0 };
+	int next = 0;
+
+	if (!c->ps.has_b || c->v.b_lost)
+		return;
+	if (rc != -EIO && rc != -ENOTCONN && rc != -ECONNRESET &&
+	    rc != -EPIPE && rc != -ETIMEDOUT && rc != -ESHUTDOWN)
+		return;
+	if (!c->ps.b.ops->keepalive ||
+	    c->ps.b.ops->keepalive(&c->ps.b, &next, &e) < 0)
+		ctl_mark_lost(c, e.msg[0] ? e.msg : why);
 }
 
 static const char *ctl_side_name(int i)
@@ -355,6 +405,7 @@ int ctl_new(struct ctl **out, const struct peerset *ps, const char *target,
 	c->local_window = theory_local_window();
 	c->v.window = c->local_window;
 	c->v.side[0].tx_bps = c->v.side[1].tx_bps = -1;
+	c->v.revert_s = 30;
 
 	a = &c->v.side[CTL_IDX_A];
 	b = &c->v.side[CTL_IDX_B];
@@ -491,7 +542,11 @@ static int ctl_change(struct ctl *c, const struct impair *d, unsigned sides,
 			before = s->held;
 		if (!p) {
 			if (sides != CTL_BOTH) {
-				rc = ll_err_set(&e, -ENODEV, "no peer (use --peer HOST)");
+				if (i == CTL_IDX_B && c->v.b_lost)
+					rc = ll_err_set(&e, -ENOTCONN, "%s",
+							c->v.b_lost_msg);
+				else
+					rc = ll_err_set(&e, -ENODEV, "no peer (use --peer HOST)");
 				ctl_join_err(err, rc, ctl_side_name(i), e.msg);
 				ctl_side_fail(c, i, &e);
 				if (!first)
@@ -506,15 +561,33 @@ static int ctl_change(struct ctl *c, const struct impair *d, unsigned sides,
 					"%s: needs root (CAP_NET_ADMIN) to %s qdiscs",
 					s->dev, d ? "change" : "restore");
 		} else if (d) {
+			if (i == CTL_IDX_B)
+				c->v.revert_deadline = ctl_now() + ctl_revert_s(c);
 			rc = p->ops->apply(p, s->dev, d, &e);
 			if (rc == -EPERM && i == CTL_IDX_A)
 				ll_err_prefix(&e, "needs root: ");
 		} else {
 			rc = p->ops->clear(p, s->dev, &e);
 		}
+		if (i == CTL_IDX_B) {
+			if (rc < 0)
+				ctl_probe_b(c, rc, e.msg);
+			if (!c->v.b_lost)
+				c->v.revert_deadline = 0;
+			c->v.b_warning[0] = '\0';
+			if (rc == 0 && d && p->ops->warning && p->ops->warning(p))
+				ctl_fmt(c->v.b_warning, sizeof(c->v.b_warning),
+					"%s", p->ops->warning(p));
+		}
 		if (rc < 0) {
 			if (!e.msg[0])
 				ll_err_set(&e, rc, "%s: %s", s->dev, strerror(-rc));
+			if (c->v.b_lost && i == CTL_IDX_B) {
+				ctl_join_err(err, rc, ctl_side_name(i), e.msg);
+				if (!first)
+					first = rc;
+				continue;
+			}
 			ctl_join_err(err, rc, ctl_side_name(i), e.msg);
 			ctl_side_fail(c, i, &e);
 			if (!first)
@@ -549,9 +622,13 @@ static int ctl_change(struct ctl *c, const struct impair *d, unsigned sides,
 			ctl_fmt(c->v.error, sizeof(c->v.error), "%s", err->msg);
 	}
 	if (done)
-		ctl_fmt(c->v.status, sizeof(c->v.status), "%s %s%s",
+		ctl_fmt(c->v.status, sizeof(c->v.status), "%s %s%s%s%.160s",
 			 d ? "applied on" : "cleared", names,
-			 first ? " (with errors)" : "; read back shown");
+			 first ? " (with errors)" : "; read back shown",
+			 c->v.b_warning[0] && d ? "; B: " : "",
+			 d ? c->v.b_warning : "");
+	if (c->v.b_lost && (sides & CTL_B))
+		ctl_fmt(c->v.error, sizeof(c->v.error), "%s", c->v.b_lost_msg);
 	else if (!first)
 		ctl_fmt(c->v.status, sizeof(c->v.status), "nothing to %s",
 			 d ? "apply to" : "clear");
@@ -857,7 +934,28 @@ int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err)
 
 		if (!p) {
 			ch->n = 0;
+			if (i == CTL_IDX_B && c->v.b_lost) {
+				ctl_fmt(part, sizeof(part),
+					"%sB lost (restores itself)",
+					nrest ? ", " : "");
+				nrest++;
+				if (summary && len)
+					strncat(summary, part,
+						len - strlen(summary) - 1);
+			}
 			continue;
+		}
+		if (c->tuned[i] && p->ops->tune_restore) {
+			struct ll_err e = { 0 };
+
+			rc = p->ops->tune_restore(p, &e);
+			if (rc < 0) {
+				ctl_join_err(err, rc, ctl_side_name(i), e.msg);
+				if (!first)
+					first = rc;
+			} else {
+				c->tuned[i] = false;
+			}
 		}
 		for (k = 0; k < ch->n; k++) {
 			struct ll_err e = { 0 };
@@ -918,7 +1016,14 @@ int ctl_do(struct ctl *c, const struct ctl_intent *in, struct ll_err *err)
 	case CI_NONE:
 		return 0;
 	case CI_APPLY:
-		return ctl_apply(c, &in->dial, in->sides, err);
+		return ctl_apply_safe(c, &in->dial, in->sides, in->confirmed,
+				      in->force, err);
+	case CI_CONFIRM_CANCEL:
+		if (c->v.confirm.pending)
+			ctl_fmt(c->v.status, sizeof(c->v.status),
+				"apply cancelled: nothing changed");
+		memset(&c->v.confirm, 0, sizeof(c->v.confirm));
+		return 0;
 	case CI_CLEAR:
 		return ctl_clear(c, in->sides, err);
 	case CI_REFRESH:
@@ -964,7 +1069,7 @@ int ctl_do(struct ctl *c, const struct ctl_intent *in, struct ll_err *err)
 
 int ctl_tick(struct ctl *c, bool remote)
 {
-	int i, changed = 0;
+	int i, rc, changed = 0;
 
 	c->tick_t = ctl_now();
 	for (i = 0; i < 2; i++) {
@@ -972,8 +1077,11 @@ int ctl_tick(struct ctl *c, bool remote)
 			continue;
 		if (!ctl_peer(c, i) || !c->v.side[i].dev[0])
 			continue;
-		if (ctl_read_back(c, i, NULL) == 0)
+		rc = ctl_read_back(c, i, NULL);
+		if (rc == 0)
 			ctl_sync_link_qdisc(&c->v.side[i]);
+		else if (i == CTL_IDX_B)
+			ctl_probe_b(c, rc, c->v.side[i].err);
 		changed = 1;
 	}
 	return changed;
@@ -1280,4 +1388,159 @@ int ctl_profile_delete(struct ctl *c, int idx, struct ll_err *err)
 void ctl_note(struct ctl *c, const char *msg)
 {
 	ctl_fmt(c->v.status, sizeof(c->v.status), "%s", msg);
+}
+
+void ctl_set_safety(struct ctl *c, const struct peer_safety *s)
+{
+	c->safety = *s;
+	c->v.revert_s = ctl_revert_s(c);
+}
+
+int ctl_apply_check(struct ctl *c, const struct impair *d, unsigned sides,
+		    bool force, char *warn, size_t len, struct ll_err *err)
+{
+	char w[256];
+	int i, rc, first = 0;
+
+	if (warn && len)
+		warn[0] = '\0';
+	if (err)
+		ll_err_clear(err);
+	for (i = 0; i < 2; i++) {
+		struct ll_err e = { 0 };
+
+		if (!(sides & (1u << i)) || !ctl_peer(c, i) ||
+		    !c->v.side[i].dev[0])
+			continue;
+		w[0] = '\0';
+		rc = peerset_ctl_check(&c->ps, i, c->v.side[i].dev, d, force, w,
+				       sizeof(w), &e);
+		if (rc < 0) {
+			if (!e.msg[0])
+				ll_err_set(&e, rc, "%s: %s", c->v.side[i].dev,
+					   strerror(-rc));
+			ctl_join_err(err, rc, ctl_side_name(i), e.msg);
+			if (!first)
+				first = rc;
+			continue;
+		}
+		if (w[0] && warn && len) {
+			if (warn[0])
+				strncat(warn, "\n", len - strlen(warn) - 1);
+			strncat(warn, w, len - strlen(warn) - 1);
+		}
+	}
+	return first;
+}
+
+int ctl_apply_safe(struct ctl *c, const struct impair *d, unsigned sides,
+		   bool confirmed, bool force, struct ll_err *err)
+{
+	struct ctl_confirm *cf = &c->v.confirm;
+	struct ll_err e = { 0 };
+	char warn[sizeof(cf->text)];
+	int rc;
+
+	memset(cf, 0, sizeof(*cf));
+	if (!confirmed && !impair_is_empty(d)) {
+		rc = ctl_apply_check(c, d, sides, false, warn, sizeof(warn), &e);
+		if (rc < 0 || warn[0]) {
+			cf->pending = true;
+			cf->need_force = rc == -EPERM;
+			cf->dial = *d;
+			cf->sides = sides;
+			if (rc < 0)
+				ctl_fmt(cf->text, sizeof(cf->text), "%s%s%s",
+					e.msg, warn[0] ? "\n" : "", warn);
+			else
+				ctl_fmt(cf->text, sizeof(cf->text), "%s", warn);
+			c->v.dial = *d;
+			c->v.dial_sides = sides;
+			ctl_fmt(c->v.status, sizeof(c->v.status),
+				"%s", cf->need_force ?
+				"100% loss on the session's interface: y forces it, n cancels" :
+				"the dial touches the SSH session's interface: y applies, n cancels");
+			if (err)
+				ll_err_set(err, -EAGAIN, "%.300s", cf->text);
+			return -EAGAIN;
+		}
+	}
+	if (force && c->ps.has_b && !c->v.b_lost && c->ps.b.ops->set_safety) {
+		struct peer_safety sf = c->safety;
+
+		sf.force = true;
+		c->ps.b.ops->set_safety(&c->ps.b, &sf);
+		rc = ctl_apply(c, d, sides, err);
+		if (!c->v.b_lost)
+			c->ps.b.ops->set_safety(&c->ps.b, &c->safety);
+		return rc;
+	}
+	return ctl_apply(c, d, sides, err);
+}
+
+int ctl_peer_fd(const struct ctl *c)
+{
+	if (!c->ps.has_b || c->v.b_lost || !c->ps.b.ops->poll_fd)
+		return -1;
+	return c->ps.b.ops->poll_fd((struct peer *)&c->ps.b);
+}
+
+int ctl_keepalive(struct ctl *c, bool hup, int *next_s)
+{
+	struct ll_err e = { 0 };
+	int next = 0, rc;
+
+	if (next_s)
+		*next_s = 0;
+	if (!c->ps.has_b || c->v.b_lost)
+		return 0;
+	if (hup) {
+		ctl_mark_lost(c, "the connection to B's sshd was closed");
+		return 1;
+	}
+	if (!c->ps.b.ops->keepalive)
+		return 0;
+	rc = c->ps.b.ops->keepalive(&c->ps.b, &next, &e);
+	if (rc < 0) {
+		if (!e.msg[0])
+			ll_err_set(&e, rc, "keepalive: %s", strerror(-rc));
+		ctl_mark_lost(c, e.msg);
+		return 1;
+	}
+	if (next_s)
+		*next_s = next;
+	return 0;
+}
+
+int ctl_sysctl_set(struct ctl *c, int side, const char *name,
+		   const char *value, struct ll_err *err)
+{
+	struct peer *p;
+	struct ll_err e = { 0 };
+	int rc;
+
+	if (side != CTL_IDX_A && side != CTL_IDX_B)
+		return ll_err_set(err, -EINVAL, "sysctl: side %d: expected A or B", side);
+	p = ctl_peer(c, side);
+	if (!p)
+		return ll_err_set(err, c->v.b_lost ? -ENOTCONN : -ENODEV,
+				  "B: %s", c->v.b_lost ? c->v.b_lost_msg : "no peer");
+	if (!p->ops->sysctl_set)
+		return ll_err_set(err, -ENOTSUP, "%s: sysctls not supported by the %s backend",
+				  ctl_side_name(side), p->ops->name);
+	rc = p->ops->sysctl_set(p, name, value, &e);
+	if (rc < 0) {
+		if (!e.msg[0])
+			ll_err_set(&e, rc, "%s: %s", name, strerror(-rc));
+		if (side == CTL_IDX_B)
+			ctl_probe_b(c, rc, e.msg);
+		ctl_side_fail(c, side, &e);
+		if (err)
+			ll_err_set(err, rc, "%s: %s", ctl_side_name(side), e.msg);
+		return rc;
+	}
+	c->tuned[side] = true;
+	ctl_fmt(c->v.status, sizeof(c->v.status), "%s: %s = %s (restored on quit)",
+		ctl_side_name(side), name, value);
+	return 0;
 }

@@ -151,6 +151,29 @@ struct ctl_view {
 	int nprofiles;                /* profiles[] (ctl_profiles_reload) */
 	const struct ctl_profile *profiles;
 	char profile_name[64];        /* profile last applied, "" = hand dial */
+	/* added by issue 5 (console safety wiring) */
+	bool b_lost;                  /* B's SSH session is gone: B is no
+				       * longer driven; its armed revert timer
+				       * (and the hold guard) restore it */
+	char b_lost_msg[256];         /* "peer B lost: it restores itself
+				       * within N s (...)" */
+	double revert_deadline;       /* CLOCK_MONOTONIC seconds when B's
+				       * armed revert fires if the running
+				       * apply is never confirmed; 0 = none
+				       * armed (set around B's apply, and kept
+				       * when the session dies during it) */
+	int revert_s;                 /* B's revert timer, seconds (30 when
+				       * --revert-after is not given) */
+	struct ctl_confirm {
+		bool pending;         /* an apply waits for the user's y/n */
+		bool need_force;      /* 100 % loss on the session's own
+				       * interface: y forces it */
+		char text[512];       /* the warning lines, '\n'-separated */
+		struct impair dial;   /* what y applies */
+		unsigned sides;
+	} confirm;
+	char b_warning[256];          /* B's ops->warning after its last
+				       * apply, "" if none */
 };
 
 /* A test request from the test screen. */
@@ -184,6 +207,8 @@ enum ctl_intent_kind {
 	CI_PROFILE_SAVE,    /* name: held dials of both sides as a profile */
 	CI_PROFILE_RENAME,  /* index + name */
 	CI_PROFILE_DELETE,  /* index */
+	/* added by issue 5 */
+	CI_CONFIRM_CANCEL,  /* drop the apply waiting for y/n */
 };
 
 struct ctl_intent {
@@ -194,6 +219,11 @@ struct ctl_intent {
 	struct impair dial;
 	struct ctl_test_req test;
 	char name[64];                /* profile name (save, rename) */
+	/* added by issue 5 (CI_APPLY) */
+	bool confirmed;               /* the user said y to view.confirm:
+				       * apply without asking again */
+	bool force;                   /* allow 100 % loss on the interface
+				       * carrying the SSH session */
 };
 
 struct ctl;
@@ -298,6 +328,50 @@ int ctl_profile_save(struct ctl *c, const char *name, struct ll_err *err);
 int ctl_profile_rename(struct ctl *c, int idx, const char *name,
 		       struct ll_err *err);
 int ctl_profile_delete(struct ctl *c, int idx, struct ll_err *err);
+
+/* --- added by issue 5: the SSH safety ops in the console --- */
+
+/* Baseline safety of B (peer_safety: --force, --exclude-ssh,
+ * --revert-after, hold) as peerset_open set it; ctl re-sets it around a
+ * forced apply and puts this back after. revert_s 0 means 30 s. */
+void ctl_set_safety(struct ctl *c, const struct peer_safety *s);
+
+/* Check an apply of d to sides before doing it (peerset_ctl_check per
+ * side on its selected interface). warn gets the warning lines ("" if
+ * none, '\n'-separated). Returns 0, or -EPERM when 100 % loss would go on
+ * the interface carrying the SSH session and force is false (err names
+ * --force). Sides not open, and B when lost, are skipped. */
+int ctl_apply_check(struct ctl *c, const struct impair *d, unsigned sides,
+		    bool force, char *warn, size_t len, struct ll_err *err);
+
+/* Apply as ctl_apply, first checking (ctl_apply_check) unless confirmed:
+ * a warning or a refusal puts the request in view.confirm (pending) and
+ * returns -EAGAIN without applying; confirmed applies it, with force
+ * passed to B's safety for this apply only. After B's apply, view
+ * b_warning gets ops->warning. While B's apply runs, view revert_deadline
+ * is now + revert_s. */
+int ctl_apply_safe(struct ctl *c, const struct impair *d, unsigned sides,
+		   bool confirmed, bool force, struct ll_err *err);
+
+/* B's session socket for poll(), -1 when there is no B, it is lost, or
+ * the backend has none. */
+int ctl_peer_fd(const struct ctl *c);
+
+/* Keep B's session alive (ops->keepalive): call on POLLIN of ctl_peer_fd
+ * or when *next_s seconds have passed; hup true when poll reported
+ * POLLHUP/POLLRDHUP/POLLERR on it (the peer closed the connection: lost
+ * without asking). *next_s gets the seconds until the next call is due
+ * (0 = none needed). A failing keepalive marks B lost (view b_lost,
+ * b_lost_msg, status) and returns 1 (view changed); 0 otherwise. After
+ * that B is skipped by apply, clear, tick and quit. */
+int ctl_keepalive(struct ctl *c, bool hup, int *next_s);
+
+/* Set sysctl name to value on side (CTL_IDX_A/B) through ops->sysctl_set
+ * (journalled on that peer); ctl_quit then calls ops->tune_restore on
+ * that side. -ENOTSUP when the backend has no sysctl_set, -ENOTCONN when B
+ * is lost. */
+int ctl_sysctl_set(struct ctl *c, int side, const char *name,
+		   const char *value, struct ll_err *err);
 
 /* Free everything and close the peers (call ctl_quit first to restore). */
 void ctl_free(struct ctl *c);

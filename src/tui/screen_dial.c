@@ -233,6 +233,45 @@ void screen_dial_enter(struct tui *t, const struct ctl_view *v)
 	t->dial_msg[0] = '\0';
 }
 
+/* "A: now tbf rate 50mbit -> to apply rate 10mbit" for side k: what the
+ * kernel holds (in dial terms, derived burst/limits dropped) against the
+ * dial, or why nothing would change there. */
+static void dial_diff_line(const struct tui *t, const struct ctl_view *v,
+			   int k, char *line, size_t len)
+{
+	const struct ctl_side_view *s = &v->side[k];
+	struct impair held;
+	char now[200], want[200];
+
+	if (k == CTL_IDX_B && v->b_lost) {
+		snprintf(line, len, "B: session lost, not driven (it restores itself)");
+		return;
+	}
+	if (!s->qd_valid) {
+		snprintf(line, len, "%s: now (not read)", k ? "B" : "A");
+		return;
+	}
+	held = s->held;
+	impair_drop_derived(&held, 0, impair_kernel_hz());
+	impair_summary(&held, now, sizeof(now));
+	if (!now[0] || impair_is_empty(&held))
+		snprintf(now, sizeof(now), "nothing (kernel default)");
+	if (impair_is_empty(&t->dial))
+		snprintf(want, sizeof(want), "clear");
+	else
+		impair_summary(&t->dial, want, sizeof(want));
+	if (!(t->dial_sides & (1u << k)))
+		snprintf(line, len, "%s: now %.180s (not a target of this dial)",
+			 k ? "B" : "A", now);
+	else if (!strcmp(now, want) ||
+		 (impair_is_empty(&held) && impair_is_empty(&t->dial)))
+		snprintf(line, len, "%s: now %.180s -> to apply: same (no change)",
+			 k ? "B" : "A", now);
+	else
+		snprintf(line, len, "%s: now %.180s -> to apply %.180s",
+			 k ? "B" : "A", now, want);
+}
+
 void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 		      int rows, int cols)
 {
@@ -319,6 +358,10 @@ void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 		snprintf(line, sizeof(line), "%s %s holds: %s", k ? "B" : "A",
 			 s->dev, s->qd_valid ? s->held_text : "(not read)");
 		tui_put(y++, 1, cols - 2, tui_attr(t, TUI_OK), line);
+		if (y < top + rows) {
+			dial_diff_line(t, v, k, line, sizeof(line));
+			tui_put(y++, 3, cols - 4, A_NORMAL, line);
+		}
 		if (s->err[0] && y < top + rows)
 			y += tui_wrap(y, 3, cols - 4, 1, tui_attr(t, TUI_ERROR), s->err);
 	}

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tui.h"
@@ -232,6 +233,73 @@ int tui_wrap(int y, int x, int w, int maxl, unsigned attr, const char *s)
 	return used;
 }
 
+int tui_prompt(void *ctx, const char *prompt, bool echo, char *buf,
+	       size_t len)
+{
+	const struct tui *t = ctx;
+	size_t n = 0;
+	int ch, rows, cols, y, rc = 0;
+	char line[320];
+
+	if (!buf || len == 0)
+		return -EINVAL;
+	buf[0] = '\0';
+	nodelay(stdscr, FALSE);
+	for (;;) {
+		getmaxyx(stdscr, rows, cols);
+		erase();
+		y = rows / 2 - 2;
+		if (y < 0)
+			y = 0;
+		tui_put(y, 1, cols - 2, tui_attr(t, TUI_TITLE), "linklab: SSH login");
+		y += 1 + tui_wrap(y + 1, 1, cols - 2, 3, A_BOLD, prompt);
+		if (echo)
+			snprintf(line, sizeof(line), "> %.300s", buf);
+		else
+			snprintf(line, sizeof(line), "> (not shown: %zu characters typed)", n);
+		tui_put(y + 1, 1, cols - 2, A_NORMAL, line);
+		tui_put(y + 3, 1, cols - 2, tui_attr(t, TUI_DIM),
+			"Enter: send   Esc: cancel (skip this method)");
+		refresh();
+		ch = getch();
+		if (ch == ERR) {
+			if (errno == EINTR)
+				continue;
+			rc = -EIO;
+			break;
+		}
+		if (ch == '\n' || ch == '\r' || ch == KEY_ENTER)
+			break;
+		if (ch == 27 || ch == 3) {
+			rc = -ECANCELED;
+			break;
+		}
+		if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
+			if (n)
+				buf[--n] = '\0';
+			continue;
+		}
+		if (ch == 21) {              /* Ctrl-U */
+			memset(buf, 0, n);
+			n = 0;
+			continue;
+		}
+		if (ch >= 32 && ch < 256 && ch != 127 && n + 1 < len) {
+			buf[n++] = (char)ch;
+			buf[n] = '\0';
+		}
+	}
+	if (rc < 0) {
+		memset(buf, 0, len);
+		buf[0] = '\0';
+	}
+	memset(line, 0, sizeof(line));
+	nodelay(stdscr, TRUE);
+	erase();
+	refresh();
+	return rc;
+}
+
 int tui_getkey(void)
 {
 	return getch();
@@ -319,8 +387,56 @@ void tui_draw(struct tui *t, const struct ctl_view *v)
 		break;
 	}
 
-	/* status line: error wins over the last status */
-	if (v->error[0]) {
+	/* an apply waiting for y/n: a box over the body */
+	if (v->confirm.pending) {
+		int bw = cols - 8, by = rows / 2 - 4, ln = 0;
+		const char *p = v->confirm.text;
+		char part[512];
+
+		for (k = 0; k < 8; k++) {
+			attrset(tui_attr(t, TUI_SELECT));
+			mvhline(by + k, 4, ' ', bw);
+		}
+		tui_put(by, 5, bw - 2, tui_attr(t, TUI_SELECT),
+			v->confirm.need_force ? "Refused without force:" : "Warning:");
+		while (*p && ln < 5) {
+			size_t l = strcspn(p, "\n");
+
+			snprintf(part, sizeof(part), "%.*s", (int)l, p);
+			ln += tui_wrap(by + 1 + ln, 5, bw - 2, 5 - ln,
+				       tui_attr(t, TUI_SELECT), part);
+			p += l;
+			if (*p == '\n')
+				p++;
+		}
+		if (v->confirm.need_force)
+			snprintf(line, sizeof(line),
+				 "y: force it (B's revert timer restores B in %d s if the session dies)   n: cancel",
+				 v->revert_s);
+		else
+			snprintf(line, sizeof(line), "y: apply anyway   n: cancel");
+		tui_put(by + 7, 5, bw - 2, tui_attr(t, TUI_SELECT) | A_BOLD, line);
+		attrset(A_NORMAL);
+	}
+
+	/* status line: a lost peer first, then error, then the last status */
+	if (v->b_lost) {
+		char cd[64] = "";
+
+		if (v->revert_deadline > 0) {
+			struct timespec ts;
+			double left;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			left = v->revert_deadline - ((double)ts.tv_sec + ts.tv_nsec / 1e9);
+			snprintf(cd, sizeof(cd), left > 0 ? " [revert in %.0f s]" :
+				 " [revert due]", left);
+		}
+		snprintf(line, sizeof(line), "%.300s%s%s%.150s", v->b_lost_msg, cd,
+			 v->error[0] && strcmp(v->error, v->b_lost_msg) ? " | error: " : "",
+			 v->error[0] && strcmp(v->error, v->b_lost_msg) ? v->error : "");
+		tui_put(rows - 2, 0, cols, tui_attr(t, TUI_ERROR), line);
+	} else if (v->error[0]) {
 		snprintf(line, sizeof(line), "error: %.500s", v->error);
 		tui_put(rows - 2, 0, cols, tui_attr(t, TUI_ERROR), line);
 	} else {
@@ -382,6 +498,22 @@ int tui_key(struct tui *t, int key, const struct ctl_view *v,
 	memset(intent, 0, sizeof(*intent));
 	if (key == KEY_RESIZE)
 		return TR_REDRAW;
+	/* an apply waiting for y/n takes the keyboard */
+	if (v->confirm.pending) {
+		if (key == 'y' || key == 'Y') {
+			intent->kind = CI_APPLY;
+			intent->dial = v->confirm.dial;
+			intent->sides = v->confirm.sides;
+			intent->confirmed = true;
+			intent->force = v->confirm.need_force;
+			return TR_INTENT | TR_REDRAW;
+		}
+		if (key == 'n' || key == 'N' || key == 27 || key == 'q') {
+			intent->kind = CI_CONFIRM_CANCEL;
+			return TR_INTENT | TR_REDRAW;
+		}
+		return TR_NONE;
+	}
 	/* an active field editor gets every key first */
 	if (t->screen == TS_DIAL && t->editing)
 		return screen_dial_key(t, key, v, intent);

@@ -8,6 +8,7 @@
 #define LINKLAB_TUI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "linklab/ctl.h"
 #include "linklab/err.h"
@@ -95,6 +96,14 @@ int tui_key(struct tui *t, int key, const struct ctl_view *v,
 /* Show msg on the status line right away (before a blocking intent such as
  * an apply over SSH), without a full redraw. */
 void tui_flash(const struct tui *t, const char *msg);
+
+/* ssh_prompt_fn for the SSH connection (sshcfg.h): ask prompt on the
+ * curses screen (ctx: struct tui *) and read one line, blocking; no echo
+ * when echo is false (only a count of typed characters is shown). Enter
+ * ends, Esc or Ctrl-C cancels (-ECANCELED). buf gets the NUL-terminated
+ * answer (at most len - 1 bytes); the caller wipes it. */
+int tui_prompt(void *ctx, const char *prompt, bool echo, char *buf,
+	       size_t len);
 
 /* Read one key without blocking (TUI_NOKEY when none). */
 int tui_getkey(void);
