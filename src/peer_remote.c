@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "linklab/flowfilter.h"
 #include "linklab/hosttune.h"
 #include "linklab/impair.h"
 #include "linklab/ssh.h"
@@ -214,36 +215,63 @@ static int remote_route_dev(struct peer *p, const char *addr, char *dev,
 	return rc;
 }
 
-/* tc -j [-s] qdisc show dev DEV -> raw JSON text. */
-static int qdisc_json(struct remote *r, const char *dev, bool stats, char **o,
+#define RS_SEP "@@linklab@@"
+
+/* The qdisc tree of dev as the netlink reader sees it, in one round trip:
+ * tc -j [-s] qdisc show, then (for linklab's htb root) tc class show for
+ * class 1:1's rate/burst and tc -j filter show parent 1: for the scope.
+ * *session_err: the failure was the session, not tc (may be NULL). */
+static int read_state(struct remote *r, const char *dev, bool stats,
+		      struct qdisc_state *out, bool *session_err,
 		      struct ll_err *err)
 {
-	char cmd[256] = "";
+	char cmd[512] = "", *o = NULL, *cls, *flt;
+	int rc;
 
-	addraw(cmd, sizeof(cmd), stats ? "tc -j -s qdisc show dev" : "tc -j qdisc show dev");
-	if (addw(cmd, sizeof(cmd), dev) < 0)
+	if (session_err)
+		*session_err = false;
+	rc = addraw(cmd, sizeof(cmd), stats ? "tc -j -s qdisc show dev" : "tc -j qdisc show dev");
+	rc |= addw(cmd, sizeof(cmd), dev);
+	rc |= addraw(cmd, sizeof(cmd), "&& { echo " RS_SEP "; tc class show dev");
+	rc |= addw(cmd, sizeof(cmd), dev);
+	rc |= addraw(cmd, sizeof(cmd), "2>/dev/null; echo " RS_SEP "; tc -j filter show dev");
+	rc |= addw(cmd, sizeof(cmd), dev);
+	rc |= addraw(cmd, sizeof(cmd), "parent 1: 2>/dev/null; true; }");
+	if (rc)
 		return ll_err_set(err, -ENOSPC, "command too long");
-	return run(r, cmd, "tc qdisc show", o, NULL, err);
+	rc = run(r, cmd, "tc qdisc show", &o, NULL, err);
+	if (rc < 0) {
+		if (session_err && err && !strstr(err->msg, "failed (exit"))
+			*session_err = true;
+		return rc;
+	}
+	cls = strstr(o, RS_SEP);
+	flt = cls ? strstr(cls + strlen(RS_SEP), RS_SEP) : NULL;
+	if (cls)
+		*cls = '\0';
+	rc = tcjson_qdiscs(o, dev, out, err);
+	if (rc == 0 && flt) {
+		*flt = '\0';
+		rc = tcjson_htb_class(cls + strlen(RS_SEP), out, err);
+		if (rc == 0 && out->n > 0 && out->q[0].handle == 0x00010000u &&
+		    strcmp(out->q[0].kind, "htb") == 0)
+			rc = tcjson_scope(flt + strlen(RS_SEP), out, err);
+	}
+	free(o);
+	if (rc < 0)
+		ll_err_prefix(err, "peer %s: ", r->t.alias);
+	return rc;
 }
 
 static int remote_read_qdiscs(struct peer *p, const char *dev,
 			      struct qdisc_state *out, struct ll_err *err)
 {
-	struct remote *r = R(p);
-	char *o = NULL;
 	int rc;
 
 	rc = valid_ifname(dev, err);
 	if (rc < 0)
 		return rc;
-	rc = qdisc_json(r, dev, true, &o, err);
-	if (rc < 0)
-		return rc;
-	rc = tcjson_qdiscs(o, dev, out, err);
-	free(o);
-	if (rc < 0)
-		ll_err_prefix(err, "peer %s: ", r->t.alias);
-	return rc;
+	return read_state(R(p), dev, true, out, NULL, err);
 }
 
 /* One round trip, once per session: the peer's CONFIG_HZ (from
@@ -363,6 +391,39 @@ static void journal_path(struct remote *r, const char *dev, char *buf, size_t le
 	snprintf(buf, len, JOURNAL_DIR "/remote-%s-%s.tc.json", r->nsid, dev);
 }
 
+/* /run/linklab/remote-<netns inode>-<dev>.ifb: written (holding the IFB
+ * name) before an ingress apply creates the IFB device; its presence makes
+ * every restore (clear, failed apply, revert timer, hold guard) remove the
+ * ingress qdisc of dev and the IFB device. */
+static void ifb_path(struct remote *r, const char *dev, char *buf, size_t len)
+{
+	remote_probe(r);
+	snprintf(buf, len, JOURNAL_DIR "/remote-%s-%s.ifb", r->nsid, dev);
+}
+
+/* Shell text: if the IFB marker of dev is there, undo the ingress side
+ * (tccmd_clear_ingress) and drop the marker; always succeeds. */
+static int ingress_undo_cmd(struct remote *r, const char *dev, char *cmd,
+			    size_t len)
+{
+	char path[128], lines[512], *nl;
+	int rc;
+
+	if (tccmd_clear_ingress(dev, lines, sizeof(lines), NULL) < 0)
+		return -ENOSPC;
+	while ((nl = strchr(lines, '\n')) != NULL)
+		*nl = ';';
+	ifb_path(r, dev, path, sizeof(path));
+	rc = addraw(cmd, len, "{ [ ! -e");
+	rc |= addw(cmd, len, path);
+	rc |= addraw(cmd, len, "] || {");
+	rc |= addraw(cmd, len, lines);
+	rc |= addraw(cmd, len, "rm -f");
+	rc |= addw(cmd, len, path);
+	rc |= addraw(cmd, len, "; }; true; }");
+	return rc ? -ENOSPC : 0;
+}
+
 /* Record the original qdisc of dev (in memory and in the peer's journal
  * file). A journal file left by an earlier run wins: it holds the real
  * original. */
@@ -428,6 +489,9 @@ static int restore_cmd(struct remote *r, const char *dev, const char *orig,
 	if (rc < 0)
 		return rc;
 	cmd[0] = '\0';
+	/* the ingress side first (an IFB linklab created, if any) */
+	if (ingress_undo_cmd(r, dev, cmd, len) < 0 || addraw(cmd, len, "&&"))
+		return -ENOSPC;
 	if (qs.n == 0 || qs.q[0].handle == 0) {
 		/* kernel default (handle 0:): deleting ours brings it back;
 		 * "handle of zero" means nothing of ours is there any more */
@@ -440,8 +504,7 @@ static int restore_cmd(struct remote *r, const char *dev, const char *orig,
 		q = &qs.q[i];
 		if (i > 0 && (q->parent >> 16) != (qs.q[0].handle >> 16))
 			continue;
-		if (i)
-			rc = addraw(cmd, len, "&&");
+		rc = i ? addraw(cmd, len, "&&") : 0;
 		rc |= addraw(cmd, len, "tc qdisc replace dev");
 		rc |= addw(cmd, len, dev);
 		if (i == 0) {
@@ -865,6 +928,52 @@ static int guard(struct remote *r, const char *dev, const struct impair_plan *pl
 	return 0;
 }
 
+/* Before an ingress apply: refuse (-EBUSY, nothing changed) when dev has
+ * an ingress/clsact qdisc that linklab did not create (no IFB marker), as
+ * the local backend does. */
+static int ingress_check(struct remote *r, const char *dev, struct ll_err *err)
+{
+	char cmd[512] = "", path[128], *o = NULL;
+	int rc;
+
+	ifb_path(r, dev, path, sizeof(path));
+	rc = addraw(cmd, sizeof(cmd), "if [ -e");
+	rc |= addw(cmd, sizeof(cmd), path);
+	rc |= addraw(cmd, sizeof(cmd), "]; then echo ours; elif tc qdisc show dev");
+	rc |= addw(cmd, sizeof(cmd), dev);
+	rc |= addraw(cmd, sizeof(cmd), "| grep -Eq '^qdisc (ingress|clsact) '; then echo busy; else echo none; fi");
+	if (rc)
+		return ll_err_set(err, -ENOSPC, "command too long");
+	rc = run(r, cmd, "check ingress qdisc", &o, NULL, err);
+	if (rc < 0)
+		return rc;
+	if (strncmp(o, "busy", 4) == 0)
+		rc = ll_err_set(err, -EBUSY,
+				"peer %s: %s has an ingress qdisc linklab did not create; nothing changed (remove it with: tc qdisc del dev %s ingress)",
+				r->t.alias, dev, dev);
+	free(o);
+	return rc;
+}
+
+/* First line of an ingress apply: the IFB marker (journal) on the peer,
+ * written before the IFB device is created, so clear, clear --all, the
+ * revert timer and the hold guard remove it even after a kill -9. */
+static int ingress_mark_line(struct remote *r, const char *dev, char *cmd,
+			     size_t len, struct ll_err *err)
+{
+	char path[128], ifb[IF_NAMESIZE];
+	int rc;
+
+	ifb_path(r, dev, path, sizeof(path));
+	ff_ifb_name(dev, ifb, sizeof(ifb));
+	rc = addraw(cmd, len, "{ umask 077; printf '%s\\n'");
+	rc |= addw(cmd, len, ifb);
+	rc |= addraw(cmd, len, ">");
+	rc |= addw(cmd, len, path);
+	rc |= addraw(cmd, len, "; }");
+	return rc ? ll_err_set(err, -ENOSPC, "tc command too long") : 0;
+}
+
 static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 			struct ll_err *err)
 {
@@ -874,7 +983,7 @@ static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 	struct rjournal *j;
 	char *lines, *cmd, *errt = NULL, *s;
 	long timer = 0;
-	bool carries = false, excluded = false;
+	bool carries = false, excluded = false, ingress_ok = false;
 	int rc;
 
 	r->warn[0] = '\0';
@@ -894,8 +1003,12 @@ static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 		rc = exclude_lines(r, dev, &plan, lines, CMD_MAX, err);
 		excluded = rc == 0;
 	}
+	if (rc == 0 && plan.ingress)
+		rc = ingress_check(r, dev, err);
 	if (rc == 0)
 		rc = journal_take(r, dev, err);
+	if (rc == 0 && plan.ingress)
+		rc = ingress_mark_line(r, dev, cmd, CMD_MAX, err);
 	if (rc < 0)
 		goto out;
 	/* 1. arm (a separate round trip, before any change) */
@@ -959,25 +1072,24 @@ static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 		if (ms > 0 && ms <= 60000)
 			nanosleep(&ts, NULL);
 	}
-	/* 3. read back (its own round trip) */
+	/* 3. read back (its own round trip; an ingress dial: dev's ingress
+	 * qdisc and the plan on the IFB device, two more) */
 	{
-		char rb[256] = "", *o = NULL;
-
-		addraw(rb, sizeof(rb), "tc -j -s qdisc show dev");
-		if (addw(rb, sizeof(rb), dev) < 0) {
-			rc = ll_err_set(err, -ENOSPC, "command too long");
-			goto confirm;
-		}
 		struct ll_err rberr = {0};
-		bool session_err;
+		bool session_err = false;
+		char ifb[IF_NAMESIZE];
 
-		rc = run(r, rb, "tc qdisc show (read-back)", &o, NULL, &rberr);
-		/* run(): a non-zero exit says "failed (exit N)"; anything else
-		 * is the session itself */
-		session_err = rc < 0 && !strstr(rberr.msg, "failed (exit");
-		if (rc == 0)
-			rc = tcjson_qdiscs(o, dev, &qs, &rberr);
-		free(o);
+		ff_ifb_name(dev, ifb, sizeof(ifb));
+		rc = read_state(r, plan.ingress ? ifb : dev, true, &qs,
+				&session_err, &rberr);
+		if (rc == 0 && plan.ingress) {
+			struct qdisc_state *ds = calloc(1, sizeof(*ds));
+
+			rc = ds ? read_state(r, dev, false, ds, &session_err, &rberr)
+				: ll_err_set(&rberr, -ENOMEM, "out of memory");
+			ingress_ok = rc == 0 && ds->has_ingress;
+			free(ds);
+		}
 		if (rc < 0 && err)
 			*err = rberr;
 		if (rc < 0 && session_err)
@@ -987,15 +1099,33 @@ static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 	}
 	{
 		const char *want = (plan.scoped || excluded) ? "htb" : plan.tbf ? "tbf" : "netem";
+		const char *tdev = dev;
+		char ifb[IF_NAMESIZE];
+		uint64_t got = qs.n ? qs.q[0].rate / 8 : 0;
+		bool rate_bad = false;
 
-		if (qs.n < 1 || strcmp(qs.q[0].kind, want) != 0 ||
-		    (!plan.scoped && !excluded && plan.tbf && qs.q[0].rate / 8 != plan.rate_Bps)) {
+		if (plan.ingress) {
+			ff_ifb_name(dev, ifb, sizeof(ifb));
+			tdev = ifb;
+		}
+		if (plan.tbf && !excluded && plan.scoped)
+			/* tc class show prints a rounded rate (< 0.1 %) */
+			rate_bad = got + plan.rate_Bps / 1000 + 1 < plan.rate_Bps ||
+				   got > plan.rate_Bps + plan.rate_Bps / 1000 + 1;
+		else if (plan.tbf && !excluded)
+			rate_bad = got != plan.rate_Bps;
+		if (qs.n < 1 || strcmp(qs.q[0].kind, want) != 0 || rate_bad ||
+		    (plan.scoped && (!qs.scoped || qs.dport != plan.dport ||
+				     qs.dst_plen != plan.dst_plen)) ||
+		    (plan.ingress && !ingress_ok)) {
 			struct ll_err rerr = {0};
 
 			rc = ll_err_set(err, -EIO,
-					"peer %s: read-back of %s does not match (root %s, rate %llu bit/s); original put back",
-					r->t.alias, dev, qs.n ? qs.q[0].kind : "none",
-					qs.n ? (unsigned long long)qs.q[0].rate : 0ULL);
+					"peer %s: read-back of %s does not match (root %s, rate %llu bit/s%s%s); original put back",
+					r->t.alias, tdev, qs.n ? qs.q[0].kind : "none",
+					qs.n ? (unsigned long long)qs.q[0].rate : 0ULL,
+					plan.scoped && !qs.scoped ? ", no scope filter" : "",
+					plan.ingress && !ingress_ok ? ", no ingress qdisc" : "");
 			j = jfind(r, dev, false);
 			if (j && j->orig && restore(r, dev, j->orig, &rerr) < 0)
 				ll_err_prefix(err, "restoring the original failed too (%s); ",

@@ -2,6 +2,10 @@
 /* tcjson.c - parse `ip -j` / `tc -j` output (iproute2 6.1) with cJSON. */
 #include "linklab/tcjson.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
@@ -288,6 +292,11 @@ int tcjson_qdiscs(const char *json, const char *dev, struct qdisc_state *out,
 				get_str(it, "parent", hs, sizeof(hs));
 				if (tcjson_parse_handle(hs, &q->parent) < 0)
 					q->parent = 0;
+				/* ingress / clsact: a flag, not a tree member */
+				if (q->parent == TC_H_INGRESS) {
+					out->has_ingress = true;
+					continue;
+				}
 			}
 			q->bytes = get_u64(it, "bytes");
 			q->packets = get_u64(it, "packets");
@@ -297,6 +306,192 @@ int tcjson_qdiscs(const char *json, const char *dev, struct qdisc_state *out,
 			q->qlen = get_u32(it, "qlen");
 			parse_options(q, cJSON_GetObjectItemCaseSensitive(it, "options"));
 			out->n++;
+		}
+	}
+	cJSON_Delete(root);
+	return 0;
+}
+
+/* "10Mbit", "12345Kbit", "1Gibit" -> bit/s; false if not a rate. */
+static bool parse_rate_word(const char *w, uint64_t *bps)
+{
+	static const char *const pre = "KMGT";
+	char *end;
+	double v, mult = 1;
+	const char *u;
+
+	errno = 0;
+	v = strtod(w, &end);
+	if (errno || end == w || v < 0)
+		return false;
+	u = end;
+	if (*u && strchr(pre, *u)) {
+		int i = (int)(strchr(pre, *u) - pre);
+		double k = u[1] == 'i' ? 1024 : 1000;
+
+		mult = k;
+		while (i-- > 0)
+			mult *= k;
+		u += u[1] == 'i' ? 2 : 1;
+	}
+	if (strcmp(u, "bit") != 0)
+		return false;
+	*bps = (uint64_t)llround(v * mult);
+	return true;
+}
+
+/* "5000b", "16Kb", "1Mb" -> bytes; false if not a size. */
+static bool parse_size_word(const char *w, uint32_t *bytes)
+{
+	char *end;
+	double v, mult = 1;
+
+	errno = 0;
+	v = strtod(w, &end);
+	if (errno || end == w || v < 0)
+		return false;
+	if (*end == 'K')
+		mult = 1024, end++;
+	else if (*end == 'M')
+		mult = 1024.0 * 1024, end++;
+	else if (*end == 'G')
+		mult = 1024.0 * 1024 * 1024, end++;
+	if (strcmp(end, "b") != 0)
+		return false;
+	v *= mult;
+	*bytes = v >= (double)UINT32_MAX ? UINT32_MAX : (uint32_t)llround(v);
+	return true;
+}
+
+int tcjson_htb_class(const char *text, struct qdisc_state *st,
+		     struct ll_err *err)
+{
+	const char *line;
+
+	if (!text)
+		return ll_err_set(err, -EINVAL, "tc class show: no output");
+	if (st->n < 1 || st->q[0].handle != 0x00010000u ||
+	    strcmp(st->q[0].kind, "htb") != 0)
+		return 0;
+	for (line = text; *line; ) {
+		size_t n = strcspn(line, "\n");
+		char buf[512], *w, *save = NULL, *prev = NULL;
+		uint64_t rate = 0;
+		uint32_t burst = 0;
+		bool ours = false, have_rate = false, have_burst = false;
+
+		snprintf(buf, sizeof(buf), "%.*s", (int)(n < sizeof(buf) ? n : sizeof(buf) - 1), line);
+		line += n + (line[n] == '\n');
+		w = strtok_r(buf, " \t", &save);
+		if (!w || strcmp(w, "class") != 0)
+			continue;
+		w = strtok_r(NULL, " \t", &save);
+		if (!w || strcmp(w, "htb") != 0)
+			continue;
+		w = strtok_r(NULL, " \t", &save);
+		if (!w || strcmp(w, "1:1") != 0)
+			continue;
+		ours = true;
+		while ((w = strtok_r(NULL, " \t", &save)) != NULL) {
+			if (prev && strcmp(prev, "rate") == 0 && !have_rate)
+				have_rate = parse_rate_word(w, &rate);
+			else if (prev && strcmp(prev, "burst") == 0 && !have_burst)
+				have_burst = parse_size_word(w, &burst);
+			prev = w;
+		}
+		if (ours && have_rate) {
+			st->q[0].rate = rate;
+			if (have_burst)
+				st->q[0].burst = burst;
+		}
+		break;
+	}
+	return 0;
+}
+
+/* A hex string item ("ac70000") -> u32; false if absent or bad. */
+static bool get_hex(const cJSON *obj, const char *key, uint32_t *v)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+	char *end;
+	unsigned long x;
+
+	if (!cJSON_IsString(it) || !it->valuestring[0])
+		return false;
+	errno = 0;
+	x = strtoul(it->valuestring, &end, 16);
+	if (errno || *end || x > UINT32_MAX)
+		return false;
+	*v = (uint32_t)x;
+	return true;
+}
+
+int tcjson_scope(const char *json, struct qdisc_state *st, struct ll_err *err)
+{
+	cJSON *root, *f;
+	const char *p = json;
+
+	st->scoped = false;
+	st->dst_plen = 0;
+	st->dport = 0;
+	st->dst_family = 0;
+	memset(st->dst_addr, 0, sizeof(st->dst_addr));
+	memset(st->dst6, 0, sizeof(st->dst6));
+	while (p && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r'))
+		p++;
+	if (p && !*p)
+		return 0;       /* no filter at all */
+	root = parse_array(json, "tc -j filter show", err);
+	if (!root)
+		return -EINVAL;
+	cJSON_ArrayForEach(f, root) {
+		const cJSON *opt = cJSON_GetObjectItemCaseSensitive(f, "options");
+		const cJSON *k;
+		char kind[16], proto[16], fh[32], flow[16];
+		bool v6;
+
+		if (!cJSON_IsObject(opt))
+			continue;
+		get_str(f, "kind", kind, sizeof(kind));
+		get_str(f, "protocol", proto, sizeof(proto));
+		get_str(opt, "fh", fh, sizeof(fh));
+		get_str(opt, "flowid", flow, sizeof(flow));
+		/* a key node "800::800" (hash tables "800:" carry no keys) */
+		if (strcmp(kind, "u32") != 0 || strcmp(flow, "1:1") != 0 ||
+		    !strstr(fh, "::") || strcmp(strstr(fh, "::") + 2, "0") == 0 ||
+		    !strstr(fh, "::")[2])
+			continue;
+		v6 = strcmp(proto, "ipv6") == 0;
+		st->scoped = true;
+		cJSON_ArrayForEach(k, opt) {
+			uint32_t val, mask;
+			int off, bits = 0;
+
+			if (!k->string || strcmp(k->string, "match") != 0 ||
+			    !cJSON_IsObject(k) || !get_hex(k, "value", &val) ||
+			    !get_hex(k, "mask", &mask))
+				continue;
+			off = (int)get_num(k, "off", -1);
+			while (bits < 32 && (mask & (0x80000000u >> bits)))
+				bits++;
+			if (!v6 && off == 16) {
+				uint32_t be = htonl(val);
+
+				memcpy(st->dst_addr, &be, 4);
+				st->dst_plen = (uint8_t)bits;
+				st->dst_family = AF_INET;
+			} else if (v6 && off >= 24 && off <= 36 && off % 4 == 0) {
+				uint32_t be = htonl(val);
+
+				memcpy(st->dst6 + (off - 24), &be, 4);
+				if (st->dst_family != AF_INET6) {
+					st->dst_family = AF_INET6;
+					st->dst_plen = 0;
+				}
+				st->dst_plen = (uint8_t)(st->dst_plen + bits);
+			} else if (off == (v6 ? 40 : 20) && mask == 0xffffu) {
+				st->dport = (uint16_t)(val & 0xffff);
+			}
 		}
 	}
 	cJSON_Delete(root);
