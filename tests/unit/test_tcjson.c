@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <linux/pkt_sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,6 +250,116 @@ static void test_root_first(void **state)
 	assert_int_equal(qs.q[1].limit, 7);
 }
 
+/* tc 6.1 "tc class show" (plain text, captured in the lab for a --rate
+ * 10mbit --dport 5201 dial) */
+static const char htb_classes[] =
+	"class htb 1:1 root prio 0 rate 10Mbit ceil 10Mbit burst 5000b cburst 5000b \n"
+	"class htb 1:2 root prio 0 rate 100Gbit ceil 100Gbit burst 50000000b cburst 50000000b \n";
+
+static void test_ingress_flag(void **state)
+{
+	char *j = slurp("tc_htb_ingress.json");
+	struct qdisc_state qs;
+
+	(void)state;
+	assert_int_equal(tcjson_qdiscs(j, "veth-b", &qs, NULL), 0);
+	/* as nlqdisc.c: the ingress qdisc is a flag, not a tree member */
+	assert_true(qs.has_ingress);
+	assert_int_equal(qs.n, 1);
+	assert_string_equal(qs.q[0].kind, "htb");
+	assert_int_equal(qs.q[0].handle, 0x10000);
+	free(j);
+	j = slurp("tc_tbf.json");
+	assert_int_equal(tcjson_qdiscs(j, "veth-b", &qs, NULL), 0);
+	assert_false(qs.has_ingress);
+	free(j);
+}
+
+static void test_htb_class(void **state)
+{
+	char *j = slurp("tc_htb_ingress.json");
+	struct qdisc_state qs;
+
+	(void)state;
+	assert_int_equal(tcjson_qdiscs(j, "veth-b", &qs, NULL), 0);
+	assert_int_equal(qs.q[0].rate, 0);
+	assert_int_equal(tcjson_htb_class(htb_classes, &qs, NULL), 0);
+	assert_int_equal(qs.q[0].rate, 10000000);
+	assert_int_equal(qs.q[0].burst, 5000);
+	/* rounded and binary units as tc prints them */
+	assert_int_equal(tcjson_htb_class("class htb 1:2 root rate 1Gbit burst 1b\n"
+					  "class htb 1:1 parent 1: prio 0 rate 12345Kbit ceil 12345Kbit burst 16Kb cburst 16Kb\n",
+					  &qs, NULL), 0);
+	assert_int_equal(qs.q[0].rate, 12345000);
+	assert_int_equal(qs.q[0].burst, 16384);
+	assert_int_equal(tcjson_htb_class("class htb 1:1 root rate 1Mibit burst 2Mb\n", &qs, NULL), 0);
+	assert_int_equal(qs.q[0].rate, 1048576);
+	assert_int_equal(qs.q[0].burst, 2097152);
+	/* no class 1:1: left alone; garbage rate: left alone */
+	assert_int_equal(tcjson_htb_class("", &qs, NULL), 0);
+	assert_int_equal(tcjson_htb_class("class htb 1:1 root rate fast burst 9b\n", &qs, NULL), 0);
+	assert_int_equal(qs.q[0].rate, 1048576);
+	assert_int_equal(tcjson_htb_class(NULL, &qs, NULL), -EINVAL);
+	free(j);
+	/* a tbf root is not linklab's htb: classes are not folded in */
+	j = slurp("tc_tbf.json");
+	assert_int_equal(tcjson_qdiscs(j, "veth-b", &qs, NULL), 0);
+	{
+		uint64_t before = qs.q[0].rate;
+
+		assert_int_equal(tcjson_htb_class(htb_classes, &qs, NULL), 0);
+		assert_int_equal(qs.q[0].rate, before);
+	}
+	free(j);
+}
+
+static void test_scope(void **state)
+{
+	char *j = slurp("tc_filter_scope.json");
+	struct qdisc_state qs;
+	static const uint8_t v4[4] = { 10, 199, 0, 0 };
+	static const uint8_t v6[16] = { 0xfd, 0x99 };
+	struct ll_err e = {0};
+
+	(void)state;
+	memset(&qs, 0, sizeof(qs));
+	/* ip dst 10.199.0.0/24 + dport 5201 (prio 1); ip6 dst fd99::/64 (prio 2):
+	 * the last family read wins dst, as nlqdisc.c's on_filter */
+	assert_int_equal(tcjson_scope(j, &qs, NULL), 0);
+	assert_true(qs.scoped);
+	assert_int_equal(qs.dport, 5201);
+	assert_int_equal(qs.dst_family, AF_INET6);
+	assert_int_equal(qs.dst_plen, 64);
+	assert_memory_equal(qs.dst6, v6, 16);
+	assert_memory_equal(qs.dst_addr, v4, 4);
+	free(j);
+	j = slurp("tc_filter_dport.json");
+	assert_int_equal(tcjson_scope(j, &qs, NULL), 0);
+	assert_true(qs.scoped);
+	assert_int_equal(qs.dport, 5201);
+	assert_int_equal(qs.dst_plen, 0);
+	assert_int_equal(qs.dst_family, 0);
+	free(j);
+	/* IPv4 dst only */
+	assert_int_equal(tcjson_scope("[{\"protocol\":\"ip\",\"pref\":1,\"kind\":\"u32\",\"options\":"
+				      "{\"fh\":\"800::800\",\"flowid\":\"1:1\",\"match\":{\"value\":\"ac70002\","
+				      "\"mask\":\"ffffffff\",\"off\":16}}}]", &qs, NULL), 0);
+	assert_true(qs.scoped);
+	assert_int_equal(qs.dst_family, AF_INET);
+	assert_int_equal(qs.dst_plen, 32);
+	assert_int_equal(qs.dst_addr[3], 2);
+	assert_int_equal(qs.dport, 0);
+	/* no filter, or one to another class / a hash table only: not scoped */
+	assert_int_equal(tcjson_scope("", &qs, NULL), 0);
+	assert_false(qs.scoped);
+	assert_int_equal(tcjson_scope("[{\"kind\":\"u32\",\"options\":{\"fh\":\"800:\",\"ht_divisor\":1}},"
+				      "{\"kind\":\"u32\",\"options\":{\"fh\":\"800::801\",\"flowid\":\"1:2\"}}]",
+				      &qs, NULL), 0);
+	assert_false(qs.scoped);
+	assert_int_equal(tcjson_scope("Error: nope", &qs, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "filter"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -261,6 +372,9 @@ int main(void)
 		cmocka_unit_test(test_tbf_pfifo_and_fifo),
 		cmocka_unit_test(test_netem),
 		cmocka_unit_test(test_root_first),
+		cmocka_unit_test(test_ingress_flag),
+		cmocka_unit_test(test_htb_class),
+		cmocka_unit_test(test_scope),
 	};
 	return cmocka_run_group_tests_name("tcjson", tests, NULL, NULL);
 }
