@@ -705,26 +705,33 @@ out:
 }
 
 /* Back to default listener options for the next test. TCP_MAXSEG 0 resets
- * the user MSS; buffers set with SO_RCVBUF stay locked, so that listener is
- * replaced - after taking the connections already in its backlog (a client
- * that connected meanwhile must not see a reset). */
+ * the user MSS (tcp(7): 0 = no user MSS); buffers set with SO_RCVBUF stay
+ * locked, so that listener is replaced - after taking the connections
+ * already in its backlog (a client that connected meanwhile must not see a
+ * reset). The listener is made non-blocking for that: accept4's
+ * SOCK_NONBLOCK only applies to the accepted socket, and a blocking accept
+ * on an empty backlog would hang here and swallow the next client. */
 static int reset_listener(struct srv *s, int *port, struct ll_err *err)
 {
 	if (s->lfd_mss) {
 		int zero = 0;
-		setsockopt(s->lfd, IPPROTO_TCP, TCP_MAXSEG, &zero, sizeof(zero));
+		if (setsockopt(s->lfd, IPPROTO_TCP, TCP_MAXSEG, &zero, sizeof(zero)) < 0)
+			logf_(s, "warning: TCP_MAXSEG reset: %s", strerror(errno));
 		s->lfd_mss = false;
 	}
 	if (!s->lfd_tuned)
 		return 0;
 	struct serve_opts o2 = *s->o;
 	o2.port = *port;
-	for (;;) {
-		int fd = s->npending < 8 ?
-			 accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK) : -1;
+	int fl = fcntl(s->lfd, F_GETFL);
+	if (fl < 0 || fcntl(s->lfd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return ll_err_set(err, -errno, "listener O_NONBLOCK: %s",
+				  strerror(errno));
+	while (s->npending < (int)(sizeof(s->pending) / sizeof(s->pending[0]))) {
+		/* accepted sockets do not inherit O_NONBLOCK (accept(2)) */
+		int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
-			break;
-		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+			break;   /* EAGAIN: backlog empty */
 		s->pending[s->npending++] = fd;
 	}
 	close(s->lfd);

@@ -13,7 +13,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <arpa/inet.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -1111,6 +1113,86 @@ static void test_not_iperf3(void **state)
 	close(lfd);
 }
 
+/* What the server's listener advertises now: a bare connection (no test)
+ * reads the MSS it offered (TCP_MAXSEG, bytes) and its window scale
+ * (TCP_INFO snd_wscale). Waits 200 ms first so that the server has put its
+ * listener back after the previous test. */
+static void listener_probe(int port, int *mss, int *wscale)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct timespec ts = { 0, 200 * 1000 * 1000 };
+	struct tcp_info ti;
+	socklen_t l = sizeof(*mss);
+	int fd;
+
+	nanosleep(&ts, NULL);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, mss, &l), 0);
+	l = sizeof(ti);
+	memset(&ti, 0, sizeof(ti));
+	assert_int_equal(getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &l), 0);
+	*wscale = ti.tcpi_snd_wscale;
+	close(fd);
+}
+
+/* Regression: a persistent server (no -1) answers every client after tests
+ * with -w (its listener is replaced) and -M (its MSS is reset): three
+ * consecutive -w clients, one -M, one plain; the listener advertises the
+ * default MSS and window scale again after each. */
+static void test_persistent_tuned(void **state)
+{
+	struct srv_thread *s = srv_start(false);
+	struct test_opts o;
+	struct test *t;
+	struct ll_err err;
+	int niv, mss0, ws0, mss, ws;
+	(void)state;
+
+	listener_probe(s->port, &mss0, &ws0);
+	test_opts_init(&o);
+	snprintf(o.host, sizeof(o.host), "127.0.0.1");
+	o.port = s->port;
+	o.duration = 1;
+	o.interval = 0.5;
+	o.window = 65536;
+	for (int i = 0; i < 3; i++) {
+		double t0 = iperf3_now();
+		int k = run_client(&o, &t, &err, &niv);
+		if (k != TEV_DONE)
+			print_message("-w run %d: %s\n", i + 1, err.msg);
+		assert_int_equal(k, TEV_DONE);
+		assert_true(iperf3_now() - t0 < 5);
+		assert_true(test_summary(t)->sum_received.bytes > 0);
+		test_free(t);
+	}
+	listener_probe(s->port, &mss, &ws);
+	assert_int_equal(mss, mss0);
+	assert_int_equal(ws, ws0);
+
+	o.window = 0;
+	o.mss = 1000;
+	int k = run_client(&o, &t, &err, &niv);
+	if (k != TEV_DONE)
+		print_message("-M run: %s\n", err.msg);
+	assert_int_equal(k, TEV_DONE);
+	test_free(t);
+	listener_probe(s->port, &mss, &ws);
+	assert_int_equal(mss, mss0);
+	assert_true(mss > 1000);
+
+	o.mss = 0;
+	k = run_client(&o, &t, &err, &niv);
+	if (k != TEV_DONE)
+		print_message("plain run: %s\n", err.msg);
+	assert_int_equal(k, TEV_DONE);
+	assert_true(test_summary(t)->sum_received.bytes > 0);
+	test_free(t);
+	srv_end(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1134,6 +1216,7 @@ int main(void)
 		cmocka_unit_test(test_socket_options),
 		cmocka_unit_test(test_udp_defaults),
 		cmocka_unit_test(test_not_iperf3),
+		cmocka_unit_test(test_persistent_tuned),
 	};
 	signal(SIGPIPE, SIG_IGN);
 	return cmocka_run_group_tests(tests, NULL, NULL);
