@@ -29,31 +29,8 @@ static int ff_start(int type, int flags, int ifindex, uint32_t handle,
 		    uint32_t parent, uint32_t info, const char *kind,
 		    struct nl_msg **out, struct ll_err *err)
 {
-	struct tcmsg tcm;
-	struct nl_msg *m;
-
-	*out = NULL;
-	m = nlmsg_alloc_size(FF_MSG_SIZE);
-	if (m && !nlmsg_put(m, NL_AUTO_PORT, NL_AUTO_SEQ, type, 0,
-			    flags | NLM_F_REQUEST | NLM_F_ACK)) {
-		nlmsg_free(m);
-		m = NULL;
-	}
-	if (!m)
-		return ll_err_set(err, -ENOMEM, "cannot allocate a netlink message");
-	memset(&tcm, 0, sizeof(tcm));
-	tcm.tcm_family = AF_UNSPEC;
-	tcm.tcm_ifindex = ifindex;
-	tcm.tcm_handle = handle;
-	tcm.tcm_parent = parent;
-	tcm.tcm_info = info;
-	if (nlmsg_append(m, &tcm, sizeof(tcm), NLMSG_ALIGNTO) < 0 ||
-	    nla_put_string(m, TCA_KIND, kind) < 0) {
-		nlmsg_free(m);
-		return ll_err_set(err, -ENOMEM, "netlink message too small");
-	}
-	*out = m;
-	return 0;
+	return nlqdisc_msg_start(type, flags, ifindex, handle, parent, info, kind,
+				 FF_MSG_SIZE, out, err);
 }
 
 /* libnl 3.7 flags every nest NLA_F_NESTED; tc's addattr_nest does not. */

@@ -94,14 +94,15 @@ uint32_t nlqdisc_xmittime(uint64_t rate_Bps, uint32_t size)
 	return us2ticks(1000000. * ((double)size / (double)rate_Bps));
 }
 
-static int start(const struct nlqdisc_target *t, int type, int flags,
-		 const char *kind, struct nl_msg **out, struct ll_err *err)
+int nlqdisc_msg_start(int type, int flags, int ifindex, uint32_t handle,
+		      uint32_t parent, uint32_t info, const char *kind,
+		      size_t size, struct nl_msg **out, struct ll_err *err)
 {
 	struct tcmsg tcm;
 	struct nl_msg *m;
 
 	*out = NULL;
-	m = nlmsg_alloc_size(NLQ_MSG_SIZE);
+	m = nlmsg_alloc_size(size);
 	if (m && !nlmsg_put(m, NL_AUTO_PORT, NL_AUTO_SEQ, type, 0,
 			    flags | NLM_F_REQUEST | NLM_F_ACK)) {
 		nlmsg_free(m);
@@ -111,9 +112,10 @@ static int start(const struct nlqdisc_target *t, int type, int flags,
 		return ll_err_set(err, -ENOMEM, "cannot allocate a netlink message");
 	memset(&tcm, 0, sizeof(tcm));
 	tcm.tcm_family = AF_UNSPEC;
-	tcm.tcm_ifindex = t->ifindex;
-	tcm.tcm_handle = t->handle;
-	tcm.tcm_parent = t->parent;
+	tcm.tcm_ifindex = ifindex;
+	tcm.tcm_handle = handle;
+	tcm.tcm_parent = parent;
+	tcm.tcm_info = info;
 	if (nlmsg_append(m, &tcm, sizeof(tcm), NLMSG_ALIGNTO) < 0 ||
 	    (kind && nla_put_string(m, TCA_KIND, kind) < 0)) {
 		nlmsg_free(m);
@@ -121,6 +123,13 @@ static int start(const struct nlqdisc_target *t, int type, int flags,
 	}
 	*out = m;
 	return 0;
+}
+
+static int start(const struct nlqdisc_target *t, int type, int flags,
+		 const char *kind, struct nl_msg **out, struct ll_err *err)
+{
+	return nlqdisc_msg_start(type, flags, t->ifindex, t->handle, t->parent, 0,
+				 kind, NLQ_MSG_SIZE, out, err);
 }
 
 /* TCA_OPTIONS is opened with length 4 and stretched to the message end once

@@ -44,6 +44,14 @@ struct nlqdisc_target {
 	int verb;               /* enum nlqdisc_verb */
 };
 
+/* Start a tc netlink request of type RTM_NEW/DEL{QDISC,TCLASS,TFILTER}:
+ * nlmsghdr with NLM_F_REQUEST | NLM_F_ACK | flags, a struct tcmsg (ifindex,
+ * handle, parent, info = prio << 16 | protocol for filters) and TCA_KIND
+ * when kind is non-NULL, in a buffer of size bytes. -ENOMEM on failure. */
+int nlqdisc_msg_start(int type, int flags, int ifindex, uint32_t handle,
+		      uint32_t parent, uint32_t info, const char *kind,
+		      size_t size, struct nl_msg **out, struct ll_err *err);
+
 /* Max raw TCA_OPTIONS bytes kept for a journalled original qdisc. */
 #define NLQDISC_OPTS_MAX 2048
 
