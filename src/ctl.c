@@ -627,11 +627,11 @@ static int ctl_change(struct ctl *c, const struct impair *d, unsigned sides,
 			 first ? " (with errors)" : "; read back shown",
 			 c->v.b_warning[0] && d ? "; B: " : "",
 			 d ? c->v.b_warning : "");
-	if (c->v.b_lost && (sides & CTL_B))
-		ctl_fmt(c->v.error, sizeof(c->v.error), "%s", c->v.b_lost_msg);
 	else if (!first)
 		ctl_fmt(c->v.status, sizeof(c->v.status), "nothing to %s",
 			 d ? "apply to" : "clear");
+	if (c->v.b_lost && (sides & CTL_B))
+		ctl_fmt(c->v.error, sizeof(c->v.error), "%s", c->v.b_lost_msg);
 	return first;
 }
 

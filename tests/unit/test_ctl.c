@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 /* before cmocka.h: it defines a test_free() macro that clashes with test.h */
@@ -36,6 +37,13 @@ struct fake {
 	int apply_rc;            /* forced apply result (0 = ok) */
 	const char *rmem;        /* tcp_rmem for sysctl_get, NULL = -ENOTSUP */
 	int server_rc;           /* forced server_start result */
+	/* the SSH safety ops (remote peer only) */
+	char route[IF_NAMESIZE]; /* route_dev answer ("" = -ENOTSUP) */
+	char ctl_dev[IF_NAMESIZE];  /* ctl_flow: interface carrying the session */
+	int keepalive_rc;        /* forced keepalive result */
+	int nkeepalive, nsafety, nforced, ntune_restore, nsysctl_set;
+	struct peer_safety safety;  /* last set_safety */
+	int fd;                  /* poll_fd answer */
 };
 
 static int fake_idx(struct fake *f, const char *dev)
@@ -60,8 +68,13 @@ static int fake_list(struct peer *p, struct link_list *out, struct ll_err *err)
 static int fake_route(struct peer *p, const char *addr, char *dev, size_t len,
 		      struct ll_err *err)
 {
-	(void)p; (void)addr; (void)dev; (void)len; (void)err;
-	return -ENOTSUP;
+	struct fake *f = p->priv;
+
+	(void)addr; (void)err;
+	if (!f->route[0])
+		return -ENOTSUP;
+	snprintf(dev, len, "%s", f->route);
+	return 0;
 }
 
 static int fake_read(struct peer *p, const char *dev, struct qdisc_state *out,
@@ -167,6 +180,102 @@ static const struct peer_ops fake_ops = {
 	.server_stop = fake_server_stop,
 	.close = fake_close,
 	.sysctl_get = fake_sysctl_get,
+};
+
+/* The SSH safety ops of a remote peer (peer.h, issue 5). */
+static int fake_ctl_flow(struct peer *p, struct peer_ctl *out, struct ll_err *err)
+{
+	struct fake *f = p->priv;
+
+	if (!f->ctl_dev[0])
+		return ll_err_set(err, -ENOTSUP, "no session addresses");
+	memset(out, 0, sizeof(*out));
+	snprintf(out->client, sizeof(out->client), "10.77.0.1");
+	out->client_port = 40000;
+	snprintf(out->server, sizeof(out->server), "10.77.0.2");
+	out->server_port = 22;
+	snprintf(out->dev, sizeof(out->dev), "%s", f->ctl_dev);
+	return 0;
+}
+
+static void fake_set_safety(struct peer *p, const struct peer_safety *sf)
+{
+	struct fake *f = p->priv;
+
+	f->nsafety++;
+	f->safety = *sf;
+}
+
+static int fake_apply_ssh(struct peer *p, const char *dev, const struct impair *d,
+			  struct ll_err *err)
+{
+	struct fake *f = p->priv;
+
+	if (f->safety.force)
+		f->nforced++;
+	return fake_apply(p, dev, d, err);
+}
+
+static const char *fake_warning(struct peer *p)
+{
+	struct fake *f = p->priv;
+
+	return f->ctl_dev[0] ? "veth-b carries this SSH session" : "";
+}
+
+static int fake_keepalive(struct peer *p, int *next_s, struct ll_err *err)
+{
+	struct fake *f = p->priv;
+
+	f->nkeepalive++;
+	*next_s = 15;
+	if (f->keepalive_rc)
+		return ll_err_set(err, f->keepalive_rc, "ssh peer-b: session lost: Connection reset by peer");
+	return 0;
+}
+
+static int fake_poll_fd(struct peer *p)
+{
+	return ((struct fake *)p->priv)->fd;
+}
+
+static int fake_sysctl_set(struct peer *p, const char *name, const char *value,
+			   struct ll_err *err)
+{
+	struct fake *f = p->priv;
+
+	(void)name; (void)value; (void)err;
+	f->nsysctl_set++;
+	return 0;
+}
+
+static int fake_tune_restore(struct peer *p, struct ll_err *err)
+{
+	struct fake *f = p->priv;
+
+	(void)err;
+	f->ntune_restore++;
+	return 0;
+}
+
+static const struct peer_ops fake_ssh_ops = {
+	.name = "ssh",
+	.list_links = fake_list,
+	.route_dev = fake_route,
+	.read_qdiscs = fake_read,
+	.apply = fake_apply_ssh,
+	.clear = fake_clear,
+	.server_start = fake_server_start,
+	.server_stop = fake_server_stop,
+	.close = fake_close,
+	.sysctl_get = fake_sysctl_get,
+	.ctl_flow = fake_ctl_flow,
+	.set_safety = fake_set_safety,
+	.warning = fake_warning,
+	.keepalive = fake_keepalive,
+	.poll_fd = fake_poll_fd,
+	.sysctl_set = fake_sysctl_set,
+	.tune_restore = fake_tune_restore,
 };
 
 static void fake_add(struct fake *f, const char *name, const char *addr)
@@ -798,6 +907,259 @@ static void profiles_apply_save_rename_delete(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* A fixture whose B has the SSH safety ops; veth-a (A's route to B's sshd)
+ * and veth-b (B's route back to the client) carry the session. */
+static struct fix *fix_ssh(void)
+{
+	struct fix *x = calloc(1, sizeof(*x));
+	struct ll_err err = { 0 };
+	struct peer_safety sf = { .revert_s = 7, .hold = true };
+
+	assert_non_null(x);
+	fake_add(&x->fa, "lo", "127.0.0.1/8");
+	fake_add(&x->fa, "veth-a", "10.77.0.1/24");
+	fake_add(&x->fb, "lo", "127.0.0.1/8");
+	fake_add(&x->fb, "veth-b", "10.77.0.2/24");
+	snprintf(x->fa.route, sizeof(x->fa.route), "veth-a");
+	snprintf(x->fb.ctl_dev, sizeof(x->fb.ctl_dev), "veth-b");
+	x->fb.fd = 42;
+	x->ps.a.ops = &fake_ops;
+	x->ps.a.priv = &x->fa;
+	snprintf(x->ps.a.label, sizeof(x->ps.a.label), "A (this host)");
+	snprintf(x->ps.dev_a, sizeof(x->ps.dev_a), "veth-a");
+	x->ps.has_b = true;
+	x->ps.b.ops = &fake_ssh_ops;
+	x->ps.b.priv = &x->fb;
+	snprintf(x->ps.b.label, sizeof(x->ps.b.label), "B (peer-b)");
+	snprintf(x->ps.dev_b, sizeof(x->ps.dev_b), "veth-b");
+	snprintf(x->ps.addr_b, sizeof(x->ps.addr_b), "10.77.0.2");
+	snprintf(x->ps.target.alias, sizeof(x->ps.target.alias), "peer-b");
+	assert_int_equal(ctl_new(&x->c, &x->ps, NULL, 0, &err), 0);
+	ctl_set_safety(x->c, &sf);
+	return x;
+}
+
+static struct ctl_intent apply_intent(const struct impair *d, unsigned sides)
+{
+	struct ctl_intent in;
+
+	memset(&in, 0, sizeof(in));
+	in.kind = CI_APPLY;
+	in.dial = *d;
+	in.sides = sides;
+	return in;
+}
+
+/* The dial touches the session's interfaces: nothing is applied until the
+ * user says y; then both sides get it and B's warning is shown. */
+static void apply_on_session_link_asks_first(void **state)
+{
+	struct fix *x = fix_ssh();
+	const struct ctl_view *v = ctl_view(x->c);
+	struct impair d = rate_dial(10000000);
+	struct ctl_intent in = apply_intent(&d, CTL_BOTH);
+	struct ll_err err = { 0 };
+
+	(void)state;
+	assert_int_equal(v->revert_s, 7);
+	assert_int_equal(ctl_do(x->c, &in, &err), -EAGAIN);
+	assert_true(v->confirm.pending);
+	assert_false(v->confirm.need_force);
+	assert_int_equal(x->fa.napply, 0);
+	assert_int_equal(x->fb.napply, 0);
+	/* one warning line per side, naming the interface and the session */
+	assert_non_null(strstr(v->confirm.text, "A (this host) veth-a carries the SSH session"));
+	assert_non_null(strstr(v->confirm.text, "\nB (peer-b) veth-b carries the SSH session"));
+	assert_non_null(strstr(v->confirm.text, "10.77.0.1:40000 -> 10.77.0.2:22"));
+	assert_non_null(strstr(v->status, "y applies"));
+	/* y */
+	in.confirmed = true;
+	assert_int_equal(ctl_do(x->c, &in, &err), 0);
+	assert_false(v->confirm.pending);
+	assert_int_equal(x->fa.napply, 1);
+	assert_int_equal(x->fb.napply, 1);
+	assert_int_equal(x->fb.nforced, 0);
+	assert_string_equal(v->b_warning, "veth-b carries this SSH session");
+	assert_non_null(strstr(v->status, "applied on A veth-a, B veth-b"));
+	assert_non_null(strstr(v->status, "B: veth-b carries this SSH session"));
+	assert_true(v->revert_deadline == 0);     /* confirmed: nothing armed */
+	fix_free(x);
+}
+
+/* An interface that does not carry the session applies at once. */
+static void apply_elsewhere_does_not_ask(void **state)
+{
+	struct fix *x = fix_ssh();
+	const struct ctl_view *v = ctl_view(x->c);
+	struct impair d = rate_dial(10000000);
+	struct ctl_intent in = apply_intent(&d, CTL_B);
+	char warn[256];
+
+	(void)state;
+	assert_int_equal(ctl_select(x->c, CTL_IDX_B, 0, NULL), 0);   /* lo */
+	assert_int_equal(ctl_apply_check(x->c, &d, CTL_B, false, warn, sizeof(warn), NULL), 0);
+	assert_string_equal(warn, "");
+	assert_int_equal(ctl_do(x->c, &in, NULL), 0);
+	assert_false(v->confirm.pending);
+	assert_int_equal(x->fb.napply, 1);
+	fix_free(x);
+}
+
+/* 100 % loss on the session's interface is refused without force; y
+ * forces it on B for that apply only, n leaves everything alone. */
+static void full_loss_needs_force(void **state)
+{
+	struct fix *x = fix_ssh();
+	const struct ctl_view *v = ctl_view(x->c);
+	struct impair d;
+	struct ctl_intent in;
+	struct ll_err err = { 0 };
+	char warn[512];
+
+	(void)state;
+	memset(&d, 0, sizeof(d));
+	d.set = IMP_LOSS;
+	d.loss = UINT32_MAX;
+	assert_int_equal(ctl_apply_check(x->c, &d, CTL_B, false, warn, sizeof(warn), &err),
+			 -EPERM);
+	assert_non_null(strstr(err.msg, "100% loss would cut it"));
+	assert_non_null(strstr(err.msg, "--force"));
+	assert_int_equal(ctl_apply_check(x->c, &d, CTL_B, true, warn, sizeof(warn), &err), 0);
+	assert_non_null(strstr(warn, "veth-b carries the SSH session"));
+	in = apply_intent(&d, CTL_B);
+	assert_int_equal(ctl_do(x->c, &in, &err), -EAGAIN);
+	assert_true(v->confirm.pending);
+	assert_true(v->confirm.need_force);
+	assert_non_null(strstr(v->confirm.text, "refused"));
+	/* n */
+	in.kind = CI_CONFIRM_CANCEL;
+	assert_int_equal(ctl_do(x->c, &in, NULL), 0);
+	assert_false(v->confirm.pending);
+	assert_int_equal(x->fb.napply, 0);
+	assert_non_null(strstr(v->status, "cancelled"));
+	/* again, then y with force */
+	in = apply_intent(&d, CTL_B);
+	assert_int_equal(ctl_do(x->c, &in, NULL), -EAGAIN);
+	in.confirmed = true;
+	in.force = v->confirm.need_force;
+	assert_int_equal(ctl_do(x->c, &in, NULL), 0);
+	assert_int_equal(x->fb.napply, 1);
+	assert_int_equal(x->fb.nforced, 1);
+	/* the baseline (no force, revert 7 s, hold) is back afterwards */
+	assert_false(x->fb.safety.force);
+	assert_int_equal(x->fb.safety.revert_s, 7);
+	assert_true(x->fb.safety.hold);
+	fix_free(x);
+}
+
+/* B's session dies: the console says so, keeps working on A, and quitting
+ * restores A only (B restores itself). */
+static void lost_session_keeps_a_usable(void **state)
+{
+	struct fix *x = fix_ssh();
+	const struct ctl_view *v = ctl_view(x->c);
+	struct impair d = rate_dial(20000000);
+	struct ctl_intent in = apply_intent(&d, CTL_BOTH);
+	char sum[256];
+	int next = -1;
+
+	(void)state;
+	in.confirmed = true;
+	assert_int_equal(ctl_do(x->c, &in, NULL), 0);
+	assert_int_equal(ctl_peer_fd(x->c), 42);
+	assert_int_equal(ctl_keepalive(x->c, false, &next), 0);
+	assert_int_equal(next, 15);
+	assert_false(v->b_lost);
+	x->fb.keepalive_rc = -EIO;
+	assert_int_equal(ctl_keepalive(x->c, false, &next), 1);
+	assert_true(v->b_lost);
+	assert_non_null(strstr(v->b_lost_msg, "peer B lost: it restores itself within 7 s"));
+	assert_non_null(strstr(v->b_lost_msg, "Connection reset by peer"));
+	assert_non_null(strstr(v->status, "peer B lost"));
+	assert_int_equal(ctl_peer_fd(x->c), -1);
+	/* no more keepalives on a dead session */
+	assert_int_equal(ctl_keepalive(x->c, false, &next), 0);
+	assert_int_equal(x->fb.nkeepalive, 2);
+	/* A still applies; B is not touched */
+	d = rate_dial(30000000);
+	in = apply_intent(&d, CTL_BOTH);
+	in.confirmed = true;
+	assert_int_equal(ctl_do(x->c, &in, NULL), 0);
+	assert_int_equal(x->fa.napply, 2);
+	assert_int_equal(x->fb.napply, 1);
+	assert_int_equal(x->fa.rate[1], 30000008);
+	/* B alone: refused with the lost message */
+	in.sides = CTL_B;
+	assert_int_equal(ctl_do(x->c, &in, NULL), -ENOTCONN);
+	assert_non_null(strstr(v->error, "peer B lost"));
+	assert_int_equal(ctl_tick(x->c, true), 1);
+	assert_int_equal(ctl_quit(x->c, sum, sizeof(sum), NULL), 0);
+	assert_string_equal(sum, "restored A veth-a, B lost (restores itself)");
+	assert_int_equal(x->fa.nclear, 1);
+	assert_int_equal(x->fb.nclear, 0);
+	fix_free(x);
+}
+
+/* POLLHUP on the session socket: lost without a keepalive round trip. */
+static void hangup_marks_lost(void **state)
+{
+	struct fix *x = fix_ssh();
+	int next = -1;
+
+	(void)state;
+	assert_int_equal(ctl_keepalive(x->c, true, &next), 1);
+	assert_true(ctl_view(x->c)->b_lost);
+	assert_int_equal(x->fb.nkeepalive, 0);
+	assert_non_null(strstr(ctl_view(x->c)->b_lost_msg, "closed"));
+	fix_free(x);
+}
+
+/* The session dies during B's apply: the armed revert deadline stays in
+ * the view for the countdown. */
+static void lost_during_apply_keeps_countdown(void **state)
+{
+	struct fix *x = fix_ssh();
+	const struct ctl_view *v = ctl_view(x->c);
+	struct impair d = rate_dial(20000000);
+	struct ctl_intent in = apply_intent(&d, CTL_B);
+	struct timespec ts;
+	double now;
+
+	(void)state;
+	x->fb.apply_rc = -EIO;
+	x->fb.keepalive_rc = -EIO;
+	in.confirmed = true;
+	assert_int_equal(ctl_do(x->c, &in, NULL), -EIO);
+	assert_true(v->b_lost);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	assert_true(v->revert_deadline > now + 5 && v->revert_deadline <= now + 7.5);
+	assert_non_null(strstr(v->b_lost_msg, "within 7 s"));
+	fix_free(x);
+}
+
+/* A sysctl set from the console is journalled and put back on quit (on
+ * that side only); a side never tuned is left alone. */
+static void tune_restore_on_quit(void **state)
+{
+	struct fix *x = fix_ssh();
+	struct ll_err err = { 0 };
+	char sum[128];
+
+	(void)state;
+	assert_int_equal(ctl_sysctl_set(x->c, CTL_IDX_A, "tcp_rmem", "4096 131072 6291456", &err),
+			 -ENOTSUP);
+	assert_non_null(strstr(err.msg, "not supported"));
+	assert_int_equal(ctl_sysctl_set(x->c, CTL_IDX_B, "tcp_rmem", "4096 131072 6291456", &err), 0);
+	assert_int_equal(x->fb.nsysctl_set, 1);
+	assert_non_null(strstr(ctl_view(x->c)->status, "restored on quit"));
+	assert_int_equal(ctl_quit(x->c, sum, sizeof(sum), NULL), 0);
+	assert_int_equal(x->fb.ntune_restore, 1);
+	assert_int_equal(ctl_quit(x->c, sum, sizeof(sum), NULL), 0);
+	assert_int_equal(x->fb.ntune_restore, 1);
+	fix_free(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -816,6 +1178,13 @@ int main(void)
 		cmocka_unit_test(path_sums_delay_and_combines_loss),
 		cmocka_unit_test(theory_follows_what_is_held),
 		cmocka_unit_test(profiles_apply_save_rename_delete),
+		cmocka_unit_test(apply_on_session_link_asks_first),
+		cmocka_unit_test(apply_elsewhere_does_not_ask),
+		cmocka_unit_test(full_loss_needs_force),
+		cmocka_unit_test(lost_session_keeps_a_usable),
+		cmocka_unit_test(hangup_marks_lost),
+		cmocka_unit_test(lost_during_apply_keeps_countdown),
+		cmocka_unit_test(tune_restore_on_quit),
 	};
 
 	return cmocka_run_group_tests_name("ctl", tests, NULL, NULL);
