@@ -489,15 +489,15 @@ static int restore_cmd(struct remote *r, const char *dev, const char *orig,
 	if (rc < 0)
 		return rc;
 	cmd[0] = '\0';
-	/* the ingress side first (an IFB linklab created, if any) */
-	if (ingress_undo_cmd(r, dev, cmd, len) < 0 || addraw(cmd, len, "&&"))
-		return -ENOSPC;
 	if (qs.n == 0 || qs.q[0].handle == 0) {
 		/* kernel default (handle 0:): deleting ours brings it back;
 		 * "handle of zero" means nothing of ours is there any more */
 		rc = addraw(cmd, len, "out=$(tc qdisc del dev");
 		rc |= addw(cmd, len, dev);
 		rc |= addraw(cmd, len, "root 2>&1) || case $out in *\"handle of zero\"*) ;; *) echo \"$out\" >&2; exit 1;; esac");
+		/* then the ingress side (an IFB linklab created, if any) */
+		rc |= addraw(cmd, len, "&&");
+		rc |= ingress_undo_cmd(r, dev, cmd, len);
 		return rc ? -ENOSPC : 0;
 	}
 	for (i = 0; i < qs.n; i++) {
@@ -540,6 +540,8 @@ static int restore_cmd(struct remote *r, const char *dev, const char *orig,
 		if (rc)
 			return -ENOSPC;
 	}
+	if (addraw(cmd, len, "&&") || ingress_undo_cmd(r, dev, cmd, len))
+		return -ENOSPC;
 	return 0;
 }
 

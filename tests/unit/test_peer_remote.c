@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "linklab/flowfilter.h"
 #include "linklab/impair.h"
 #include "linklab/peer.h"
 #include "linklab/ssh.h"
@@ -31,6 +32,12 @@ static const char *tc_stderr;
 static char journal[4096];         /* the peer's journal file ("" = none) */
 static const char *ctl_dev;        /* the peer's route back to the client */
 static const char *timer_state;    /* answer to the disarm round trip */
+/* scoped / ingress dials (issue: remote scope and ingress) */
+static const char *class_text;     /* tc class show (plain text in tc 6.1) */
+static const char *filter_json;    /* tc -j filter show parent 1: */
+static const char *dev_json;       /* the device itself in an ingress dial */
+static const char *ingress_answer; /* answer to the ingress check */
+static char statebuf[8192];
 
 static void reset(void)
 {
@@ -48,6 +55,10 @@ static void reset(void)
 	journal[0] = '\0';
 	ctl_dev = "eth9";
 	timer_state = "disarmed\n";
+	class_text = "";
+	filter_json = "";
+	dev_json = NULL;
+	ingress_answer = "none\n";
 }
 
 static int started(const char *s, const char *p)
@@ -155,6 +166,17 @@ int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
 		    "\"qdisc\":\"noqueue\",\"operstate\":\"UP\"}]";
 	} else if (strstr(cmd, "CONFIG_HZ")) {
 		o = "250\n@\n4026531840\n";
+	} else if (started(cmd, "if [ -e '/run/linklab/")) {
+		o = ingress_answer;
+	} else if (strstr(cmd, "@@linklab@@")) {
+		/* read_state: qdiscs, class show, filter show in one trip */
+		const char *q = applied ? after_json : orig_json;
+
+		if (dev_json && !strstr(cmd, "dev 'llifb"))
+			q = applied ? dev_json : orig_json;
+		snprintf(statebuf, sizeof(statebuf), "%s\n@@linklab@@\n%s\n@@linklab@@\n%s\n",
+			 q, applied ? class_text : "", applied ? filter_json : "");
+		o = statebuf;
 	} else if (strstr(cmd, "tc -j qdisc show dev ") ||
 		   strstr(cmd, "tc -j -s qdisc show dev ")) {
 		o = applied ? after_json : orig_json;
@@ -228,7 +250,8 @@ static void assert_always_quoted(const char *name)
 			bool ok = s > cmds[i] && s[-1] == '\'' &&
 				  s[strlen(name)] == '\'';
 			bool in_path = s > cmds[i] && s[-1] == '-' &&
-				       strncmp(s + strlen(name), ".tc.json", 8) == 0;
+				       (strncmp(s + strlen(name), ".tc.json", 8) == 0 ||
+					strncmp(s + strlen(name), ".ifb'", 5) == 0);
 
 			if (!ok && !in_path) {
 				print_error("unquoted %s in: %s\n", q, cmds[i]);
@@ -331,7 +354,7 @@ static void test_rebuild_tbf_original(void **state)
 		print_error("apply: %s\n", err.msg);
 	assert_int_equal(err.code, 0);
 	assert_int_equal(P.ops->clear(&P, "eth1", &err), 0);
-	c = find_cmd("tc qdisc replace dev 'eth1' root handle '7:' tbf rate '10000000bit' burst 5000b limit 67500b && tc qdisc replace dev 'eth1' parent '7:1' handle '20:' pfifo limit 33 && rm -f");
+	c = find_cmd("tc qdisc replace dev 'eth1' root handle '7:' tbf rate '10000000bit' burst 5000b limit 67500b && tc qdisc replace dev 'eth1' parent '7:1' handle '20:' pfifo limit 33 && { [ ! -e '/run/linklab/remote-4026531840-eth1.ifb' ] ||");
 	if (!c) {
 		int i;
 
@@ -570,6 +593,181 @@ static void test_timer_fired_before_confirm(void **state)
 	assert_non_null(strstr(err.msg, "revert timer fired before the change was confirmed"));
 }
 
+static void dial_set(struct impair *d, const char *key, const char *val)
+{
+	struct ll_diag diag;
+
+	ll_diag_clear(&diag);
+	assert_int_equal(impair_set(d, key, val, &diag), 0);
+}
+
+static const char *find_sub(const char *sub)
+{
+	int i;
+
+	for (i = 0; i < ncmds; i++)
+		if (strstr(cmds[i], sub))
+			return cmds[i];
+	return NULL;
+}
+
+static const char htb_after[] =
+	"[{\"kind\":\"htb\",\"handle\":\"1:\",\"root\":true,\"options\":{\"r2q\":10,\"default\":\"0x2\"}}]";
+static const char htb_classes[] =
+	"class htb 1:1 root prio 0 rate 10Mbit ceil 10Mbit burst 5000b cburst 5000b \n"
+	"class htb 1:2 root prio 0 rate 100Gbit ceil 100Gbit burst 50000000b cburst 50000000b \n";
+static const char dport_filters[] =
+	"[{\"protocol\":\"ip\",\"pref\":1,\"kind\":\"u32\",\"chain\":0,\"options\":{\"fh\":\"800:\",\"ht_divisor\":1}},"
+	"{\"protocol\":\"ip\",\"pref\":1,\"kind\":\"u32\",\"chain\":0,\"options\":{\"fh\":\"800::800\",\"order\":2048,"
+	"\"key_ht\":\"800\",\"bkt\":\"0\",\"flowid\":\"1:1\",\"match\":{\"value\":\"1451\",\"mask\":\"ffff\",\"offmask\":\"\",\"off\":20}}},"
+	"{\"protocol\":\"ipv6\",\"pref\":2,\"kind\":\"u32\",\"chain\":0,\"options\":{\"fh\":\"801::800\",\"order\":2048,"
+	"\"key_ht\":\"801\",\"bkt\":\"0\",\"flowid\":\"1:1\",\"match\":{\"value\":\"1451\",\"mask\":\"ffff\",\"offmask\":\"\",\"off\":40}}}]";
+
+static void test_scoped_readback(void **state)
+{
+	struct impair d;
+	struct ll_err err = {0};
+	struct qdisc_state qs;
+
+	(void)state;
+	dial_rate(&d, "10mbit");
+	dial_set(&d, "dport", "5201");
+	after_json = htb_after;
+	class_text = htb_classes;
+	filter_json = dport_filters;
+	if (P.ops->apply(&P, "eth1", &d, &err) != 0)
+		print_error("apply: %s\n", err.msg);
+	assert_int_equal(err.code, 0);
+	/* read back: class 1:1 and the filters in the same round trip */
+	assert_non_null(find_sub("tc -j -s qdisc show dev 'eth1' && { echo @@linklab@@; tc class show dev 'eth1'"));
+	assert_non_null(find_sub("tc -j filter show dev 'eth1' parent 1:"));
+	assert_int_equal(P.ops->read_qdiscs(&P, "eth1", &qs, &err), 0);
+	assert_string_equal(qs.q[0].kind, "htb");
+	assert_int_equal(qs.q[0].rate, 10000000);
+	assert_int_equal(qs.q[0].burst, 5000);
+	assert_true(qs.scoped);
+	assert_int_equal(qs.dport, 5201);
+	assert_false(qs.has_ingress);
+	/* egress only: no IFB marker written, the clear still checks for one */
+	assert_null(find_sub("printf '%s\\n' 'llifb"));
+	assert_int_equal(P.ops->clear(&P, "eth1", &err), 0);
+	assert_non_null(find_sub("&& { [ ! -e '/run/linklab/remote-4026531840-eth1.ifb' ] ||"));
+	assert_string_equal(journal, "");
+}
+
+static void test_scoped_readback_without_filter(void **state)
+{
+	struct impair d;
+	struct ll_err err = {0};
+
+	(void)state;
+	dial_rate(&d, "10mbit");
+	dial_set(&d, "dport", "5201");
+	after_json = htb_after;
+	class_text = htb_classes;
+	filter_json = "";            /* the scope filter did not stick */
+	assert_int_equal(P.ops->apply(&P, "eth1", &d, &err), -EIO);
+	assert_non_null(strstr(err.msg, "no scope filter"));
+	assert_non_null(find_cmd("out=$(tc qdisc del dev 'eth1' root 2>&1)"));
+	assert_string_equal(journal, "");
+	/* a wrong class rate is a mismatch too */
+	reset();
+	dial_rate(&d, "20mbit");
+	dial_set(&d, "dport", "5201");
+	after_json = htb_after;
+	class_text = htb_classes;    /* 10Mbit */
+	filter_json = dport_filters;
+	assert_int_equal(P.ops->apply(&P, "eth1", &d, &err), -EIO);
+	assert_non_null(strstr(err.msg, "rate 10000000 bit/s"));
+}
+
+static void test_ingress_apply_clear(void **state)
+{
+	struct impair d;
+	struct ll_err err = {0};
+	char ifb[IF_NAMESIZE], want[256];
+	const char *c, *mark, *link;
+	int i, tc = -1, rb_ifb = -1, rb_dev = -1;
+
+	(void)state;
+	ff_ifb_name("eth1", ifb, sizeof(ifb));
+	dial_rate(&d, "10mbit");
+	dial_set(&d, "direction", "ingress");
+	dev_json = "[{\"kind\":\"noqueue\",\"handle\":\"0:\",\"root\":true,\"options\":{}},"
+		   "{\"kind\":\"ingress\",\"handle\":\"ffff:\",\"parent\":\"ffff:fff1\",\"options\":{}}]";
+	after_json = "[{\"kind\":\"tbf\",\"handle\":\"1:\",\"root\":true,\"options\":"
+		     "{\"rate\":1250000,\"burst\":5000,\"lat\":50000}}]";
+	if (P.ops->apply(&P, "eth1", &d, &err) != 0)
+		print_error("apply: %s\n", err.msg);
+	assert_int_equal(err.code, 0);
+	/* the IFB is journalled on the peer before it is created, in the
+	 * same command */
+	snprintf(want, sizeof(want), "{ umask 077; printf '%%s\\n' '%s' > '/run/linklab/remote-4026531840-eth1.ifb' ; } && { ip link add '%s' type ifb", ifb, ifb);
+	c = find_cmd(want);
+	if (!c)
+		for (i = 0; i < ncmds; i++)
+			print_message("cmd: %s\n", cmds[i]);
+	assert_non_null(c);
+	mark = strstr(c, "remote-4026531840-eth1.ifb");
+	link = strstr(c, "ip link add");
+	assert_true(mark && link && mark < link);
+	/* the check for a foreign ingress qdisc came before the journal */
+	assert_non_null(find_cmd("if [ -e '/run/linklab/remote-4026531840-eth1.ifb' ]; then echo ours; elif tc qdisc show dev 'eth1' | grep -Eq '^qdisc (ingress|clsact) '"));
+	/* read back: the plan on the IFB, the ingress qdisc on eth1 */
+	snprintf(want, sizeof(want), "tc -j -s qdisc show dev '%s' && {", ifb);
+	for (i = 0; i < ncmds; i++) {
+		if (started(cmds[i], want))
+			rb_ifb = i;
+		if (started(cmds[i], "tc -j qdisc show dev 'eth1' && {"))
+			rb_dev = i;
+		if (cmds[i] == c)
+			tc = i;
+	}
+	assert_true(tc >= 0 && tc < rb_ifb && rb_ifb < rb_dev);
+	/* the revert timer also removes the ingress side */
+	c = find_cmd("nohup sh -c ");
+	assert_non_null(c);
+	assert_non_null(strstr(c, "ingress"));
+	assert_non_null(strstr(c, ifb));
+	/* clear: root restored, ingress qdisc and IFB removed, marker dropped */
+	assert_int_equal(P.ops->clear(&P, "eth1", &err), 0);
+	snprintf(want, sizeof(want), "{ [ ! -e '/run/linklab/remote-4026531840-eth1.ifb' ] || { { tc qdisc del dev 'eth1' ingress 2>/dev/null || true; };{ ip link del '%s' type ifb 2>/dev/null || true; }; rm -f '/run/linklab/remote-4026531840-eth1.ifb' ; }; true; }", ifb);
+	c = find_sub(want);
+	if (!c)
+		for (i = 0; i < ncmds; i++)
+			print_message("cmd: %s\n", cmds[i]);
+	assert_non_null(c);
+	assert_true(started(c, "out=$(tc qdisc del dev 'eth1' root 2>&1)"));
+	assert_string_equal(journal, "");
+}
+
+static void test_ingress_busy_and_failed_readback(void **state)
+{
+	struct impair d;
+	struct ll_err err = {0};
+
+	(void)state;
+	dial_rate(&d, "10mbit");
+	dial_set(&d, "direction", "ingress");
+	/* someone else's ingress qdisc: refused before anything is written */
+	ingress_answer = "busy\n";
+	assert_int_equal(P.ops->apply(&P, "eth1", &d, &err), -EBUSY);
+	assert_non_null(strstr(err.msg, "ingress qdisc linklab did not create"));
+	assert_null(find_sub("umask 077"));
+	assert_null(find_sub("ip link add"));
+	assert_string_equal(journal, "");
+	/* the IFB holds the plan but eth1 shows no ingress qdisc: all of it
+	 * is removed again (root, ingress, IFB, marker) */
+	reset();
+	dev_json = "[{\"kind\":\"noqueue\",\"handle\":\"0:\",\"root\":true,\"options\":{}}]";
+	after_json = "[{\"kind\":\"tbf\",\"handle\":\"1:\",\"root\":true,\"options\":"
+		     "{\"rate\":1250000,\"burst\":5000,\"lat\":50000}}]";
+	assert_int_equal(P.ops->apply(&P, "eth1", &d, &err), -EIO);
+	assert_non_null(strstr(err.msg, "no ingress qdisc"));
+	assert_non_null(find_sub("|| true; }; rm -f '/run/linklab/remote-4026531840-eth1.ifb' ; }; true; } && rm -f '/run/linklab/remote-4026531840-eth1.tc.json'"));
+	assert_string_equal(journal, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -587,6 +785,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_full_loss_on_session_dev_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exclude_ssh_flow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timer_fired_before_confirm, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scoped_readback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scoped_readback_without_filter, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ingress_apply_clear, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ingress_busy_and_failed_readback, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("peer_remote", tests, NULL, NULL);
 }
