@@ -450,6 +450,72 @@ static void help_and_footer_from_key_table(void **state)
 	assert_null(strstr(foot, "rename"));
 }
 
+/* An apply waiting for y/n owns the keyboard: y sends it back confirmed
+ * (with force when it was refused without), n/Esc cancels, anything else
+ * (even q) does not leak to the screens. */
+static void confirm_modal_keys(void **state)
+{
+	struct kfix *k = kfix_new();
+
+	(void)state;
+	k->v.confirm.pending = true;
+	k->v.confirm.need_force = true;
+	k->v.confirm.sides = CTL_B;
+	k->v.confirm.dial.set = IMP_LOSS;
+	k->v.confirm.dial.loss = UINT32_MAX;
+	assert_int_equal(feed(k, "d"), TR_NONE);
+	assert_int_equal(k->t.screen, TS_PEERS);
+	assert_int_equal(feed(k, "y"), TR_INTENT | TR_REDRAW);
+	assert_int_equal(k->in.kind, CI_APPLY);
+	assert_true(k->in.confirmed);
+	assert_true(k->in.force);
+	assert_int_equal(k->in.sides, CTL_B);
+	assert_int_equal(k->in.dial.loss, UINT32_MAX);
+	assert_int_equal(feed(k, "n"), TR_INTENT | TR_REDRAW);
+	assert_int_equal(k->in.kind, CI_CONFIRM_CANCEL);
+	assert_int_equal(feed(k, "q"), TR_INTENT | TR_REDRAW);
+	assert_int_equal(k->in.kind, CI_CONFIRM_CANCEL);
+	/* a plain warning: y confirms without force */
+	k->v.confirm.need_force = false;
+	assert_int_equal(feed(k, "Y"), TR_INTENT | TR_REDRAW);
+	assert_true(k->in.confirmed);
+	assert_false(k->in.force);
+	/* no longer pending: q quits again */
+	k->v.confirm.pending = false;
+	assert_int_equal(feed(k, "q"), TR_QUIT);
+	free(k);
+}
+
+/* The dial's "now -> to apply" line per side. */
+static void dial_diff_lines(void **state)
+{
+	struct kfix *k = kfix_new();
+	char line[512];
+
+	(void)state;
+	k->v.side[0].qd_valid = true;
+	k->v.side[1].qd_valid = true;
+	k->v.side[0].held.set = IMP_RATE;
+	k->v.side[0].held.rate = 50000000;
+	k->t.dial.set = IMP_RATE;
+	k->t.dial.rate = 10000000;
+	k->t.dial_sides = CTL_BOTH;
+	dial_diff_line(&k->t, &k->v, 0, line, sizeof(line));
+	assert_string_equal(line, "A: now rate 50mbit -> to apply rate 10mbit");
+	dial_diff_line(&k->t, &k->v, 1, line, sizeof(line));
+	assert_string_equal(line, "B: now nothing (kernel default) -> to apply rate 10mbit");
+	k->t.dial.rate = 50000000;
+	dial_diff_line(&k->t, &k->v, 0, line, sizeof(line));
+	assert_non_null(strstr(line, "same (no change)"));
+	k->t.dial_sides = CTL_A;
+	dial_diff_line(&k->t, &k->v, 1, line, sizeof(line));
+	assert_non_null(strstr(line, "not a target"));
+	k->v.b_lost = true;
+	dial_diff_line(&k->t, &k->v, 1, line, sizeof(line));
+	assert_non_null(strstr(line, "session lost"));
+	free(k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -463,6 +529,8 @@ int main(void)
 		cmocka_unit_test(profiles_keys),
 		cmocka_unit_test(test_form_udp_bitrate_pause_save),
 		cmocka_unit_test(help_and_footer_from_key_table),
+		cmocka_unit_test(confirm_modal_keys),
+		cmocka_unit_test(dial_diff_lines),
 	};
 
 	return cmocka_run_group_tests_name("tui_keys", tests, NULL, NULL);
