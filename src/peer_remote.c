@@ -930,6 +930,17 @@ static int guard(struct remote *r, const char *dev, const struct impair_plan *pl
 	return 0;
 }
 
+/* "; original put back" after a failed read-back's message. */
+static void err_append_orig(struct ll_err *err)
+{
+	size_t n;
+
+	if (!err)
+		return;
+	n = strlen(err->msg);
+	snprintf(err->msg + n, sizeof(err->msg) - n, "; original put back");
+}
+
 /* Before an ingress apply: refuse (-EBUSY, nothing changed) when dev has
  * an ingress/clsact qdisc that linklab did not create (no IFB marker), as
  * the local backend does. */
@@ -1096,8 +1107,19 @@ static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 			*err = rberr;
 		if (rc < 0 && session_err)
 			goto lost;
-		if (rc < 0)
+		if (rc < 0) {
+			/* tc answered but the state cannot be read (an IFB
+			 * gone): all or nothing, put the original back */
+			struct ll_err rerr = {0};
+
+			j = jfind(r, dev, false);
+			if (j && j->orig && restore(r, dev, j->orig, &rerr) < 0)
+				ll_err_prefix(err, "restoring the original failed too (%s); ",
+					      rerr.msg);
+			else
+				err_append_orig(err);
 			goto confirm;
+		}
 	}
 	{
 		const char *want = (plan.scoped || excluded) ? "htb" : plan.tbf ? "tbf" : "netem";
