@@ -82,6 +82,8 @@ static int ctl_revert_s(const struct ctl *c)
 	return c->safety.revert_s > 0 ? c->safety.revert_s : 30;
 }
 
+static void ctl_derive(struct ctl *c);
+
 /* B's session is gone: stop driving B and say how it comes back. */
 static void ctl_mark_lost(struct ctl *c, const char *why)
 {
@@ -101,8 +103,12 @@ static void ctl_mark_lost(struct ctl *c, const char *why)
 	ctl_fmt(c->v.status, sizeof(c->v.status), "%s", c->v.b_lost_msg);
 	ctl_fmt(c->v.side[CTL_IDX_B].err, sizeof(c->v.side[CTL_IDX_B].err),
 		"%s", c->v.b_lost_msg);
-	/* B restores itself; quitting must not try to */
+	/* B restores itself; quitting must not try to, and what B held
+	 * can no longer be read */
 	c->changed[CTL_IDX_B].n = 0;
+	c->v.side[CTL_IDX_B].qd_valid = false;
+	c->v.side[CTL_IDX_B].tx_bps = -1;
+	ctl_derive(c);
 	if (c->v.dial_sides & CTL_B)
 		c->v.dial_sides = CTL_A;
 }
@@ -624,14 +630,14 @@ static int ctl_change(struct ctl *c, const struct impair *d, unsigned sides,
 	if (done)
 		ctl_fmt(c->v.status, sizeof(c->v.status), "%s %s%s%s%.160s",
 			 d ? "applied on" : "cleared", names,
-			 first ? " (with errors)" : "; read back shown",
+			 first ? " (with errors)" :
+			 c->v.b_lost && sides == CTL_BOTH ? "; B lost, not driven" :
+			 "; read back shown",
 			 c->v.b_warning[0] && d ? "; B: " : "",
 			 d ? c->v.b_warning : "");
 	else if (!first)
 		ctl_fmt(c->v.status, sizeof(c->v.status), "nothing to %s",
 			 d ? "apply to" : "clear");
-	if (c->v.b_lost && (sides & CTL_B))
-		ctl_fmt(c->v.error, sizeof(c->v.error), "%s", c->v.b_lost_msg);
 	return first;
 }
 
@@ -1406,6 +1412,10 @@ int ctl_apply_check(struct ctl *c, const struct impair *d, unsigned sides,
 		warn[0] = '\0';
 	if (err)
 		ll_err_clear(err);
+	/* both checks ask B for the session's addresses: none once it is
+	 * lost (and then no session is left to cut) */
+	if (c->v.b_lost)
+		return 0;
 	for (i = 0; i < 2; i++) {
 		struct ll_err e = { 0 };
 

@@ -282,7 +282,7 @@ void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 	tui_put(y++, 1, cols - 2, A_BOLD, "Impairment dial (tc units)");
 	y++;
 	/* field rows scroll; target, apply and the read-back stay below */
-	fit = rows - 12;
+	fit = rows - 14;    /* room for the two lines per side below */
 	if (fit < 3)
 		fit = 3;
 	if (fit > nf)

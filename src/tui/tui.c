@@ -432,9 +432,13 @@ void tui_draw(struct tui *t, const struct ctl_view *v)
 			snprintf(cd, sizeof(cd), left > 0 ? " [revert in %.0f s]" :
 				 " [revert due]", left);
 		}
-		snprintf(line, sizeof(line), "%.300s%s%s%.150s", v->b_lost_msg, cd,
-			 v->error[0] && strcmp(v->error, v->b_lost_msg) ? " | error: " : "",
-			 v->error[0] && strcmp(v->error, v->b_lost_msg) ? v->error : "");
+		const char *more = v->error[0] ? v->error : v->status;
+
+		if (!strcmp(more, v->b_lost_msg))
+			more = "";
+		snprintf(line, sizeof(line), "%.300s%s%s%s%.150s", v->b_lost_msg, cd,
+			 more[0] ? " | " : "", more[0] && v->error[0] ? "error: " : "",
+			 more);
 		tui_put(rows - 2, 0, cols, tui_attr(t, TUI_ERROR), line);
 	} else if (v->error[0]) {
 		snprintf(line, sizeof(line), "error: %.500s", v->error);

@@ -53,12 +53,12 @@ if ! command -v tmux >/dev/null 2>&1; then
 fi
 
 # --- the lab, under this test's own names ------------------------------------
-NS_A=llD2-a$$
-NS_B=llD2-b$$
-LAB_DIR=$(mktemp -d /tmp/llD2-lab.XXXXXX)
+NS_A=llD3-a$$
+NS_B=llD3-b$$
+LAB_DIR=$(mktemp -d /tmp/llD3-lab.XXXXXX)
 SOCK=llt$$
 TMUX="tmux -L $SOCK -f /dev/null"
-LOG=$LAB_DIR/../llD2-tui-$$.log
+LOG=$LAB_DIR/../llD3-tui-$$.log
 # the console's user data (profiles, saved runs) stays in the lab dir
 XDG="XDG_DATA_HOME=$LAB_DIR/data XDG_CONFIG_HOME=$LAB_DIR/config"
 
@@ -139,7 +139,21 @@ if wait_for "rate.*50xyz" 20; then ok "bad dial value refused with a message nam
 keys Escape
 keys e C-u 5 0 m b i t Enter
 if wait_for "dial: rate 50mbit" 30; then ok "dial field edited to 50mbit"; else bad "dial edit not shown"; capture; fi
+if capture | grep -q "A: now nothing (kernel default) -> to apply rate 50mbit" && \
+   capture | grep -q "B: now nothing (kernel default) -> to apply rate 50mbit"; then
+	ok "dial: now -> to apply line per side"
+else
+	bad "no now -> to apply lines"; capture | grep -E "^ +[AB]:"
+fi
 keys Enter
+# veth-a and veth-b carry the console's own SSH session: asked first
+if wait_for "y: apply anyway" 150 && capture | grep -q "veth-a carries the SSH session" && \
+   capture | grep -q "veth-b carries the SSH session"; then
+	ok "apply on the session's interfaces: warning shown, y/n asked"
+else
+	bad "no warning/confirmation before applying on the session's interfaces"; capture
+fi
+keys y
 if wait_for "applied on A veth-a, B veth-b" 150; then
 	ok "apply reported on both sides"
 else
@@ -334,6 +348,8 @@ apply_rate() {
 	keys d
 	wait_for "Impairment dial" 30
 	keys e C-u 1 0 m b i t Enter Enter
+	wait_for "y: apply anyway" 150 || return 1
+	keys y
 	wait_for "applied on A veth-a, B veth-b" 150
 }
 for how in INT TERM; do
@@ -360,5 +376,78 @@ for how in INT TERM; do
 	*) bad "SIG$how: after the signal: $ja / $jb" ;;
 	esac
 done
+
+# 7. B's session dies under the console: shown on the status line, B
+#    restores itself (hold guard / revert timer), A stays usable and quit
+#    restores A.
+lost_ok=0
+if ! start_console; then
+	bad "console (lost-session run) did not start"
+elif ! apply_rate; then
+	bad "apply before the lost session failed"; capture
+else
+	# 100 % loss on the session's interface: refused without force, n cancels
+	keys j j j e C-u 1 0 0 % Enter Enter
+	if wait_for "Refused without force" 100 && capture | grep -q "y: force it"; then
+		ok "100% loss on the session's interface refused without force (y forces)"
+	else
+		bad "100% loss not refused"; capture
+	fi
+	keys n
+	if wait_for "apply cancelled" 50; then ok "n cancels the apply"; else bad "n did not cancel"; capture; fi
+	# the console's connection: its client port in A, then the sshd
+	# processes holding that connection in B (ours: the lab's sshd forked them)
+	cport=$(ip netns exec "$NS_A" ss -tnpH state established '( dport = :22 )' 2>/dev/null |
+		grep '"linklab"' | head -1 | awk '{print $3}' | sed 's/.*://')
+	pids=""
+	if [ -n "$cport" ]; then
+		pids=$(ip netns exec "$NS_B" ss -tnpH state established "( sport = :22 and dport = :$cport )" 2>/dev/null |
+			grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | tr '\n' ' ')
+	fi
+	if [ -z "$pids" ]; then
+		bad "lost session: the console's sshd child not found (client port '$cport')"
+	else
+		for p in $pids; do
+			[ "$(cat /proc/"$p"/comm 2>/dev/null)" = sshd ] && kill -KILL "$p"
+		done
+		if wait_for "peer B lost: it restores itself within [0-9]+ s" 100; then
+			ok "killed sshd child ($pids): 'peer B lost' on the status line"
+			lost_ok=1
+		else
+			bad "no lost-session message after killing sshd ($pids)"; capture
+		fi
+	fi
+	if [ $lost_ok = 1 ]; then
+		n=0
+		while [ $n -lt 100 ]; do
+			case "$(tcj "$NS_B" veth-b)" in *'"kind":"noqueue"'*) break ;; esac
+			sleep 0.1; n=$((n+1))
+		done
+		case "$(tcj "$NS_B" veth-b)" in
+		*'"kind":"noqueue"'*) ok "B restored itself after the session died ($((n/10)).$((n%10)) s)" ;;
+		*) bad "veth-b not restored after the session died: $(tcj "$NS_B" veth-b)" ;;
+		esac
+		# A stays usable: change A's rate, read back on A
+		keys x k k k e C-u 2 0 m b i t Enter Enter
+		if wait_for "applied on A veth-a" 150; then
+			case "$(tcj "$NS_A" veth-a)" in
+			*'"rate":2500000'*) ok "A still applies after B was lost (tbf 20mbit on veth-a)" ;;
+			*) bad "A after B lost: $(tcj "$NS_A" veth-a)" ;;
+			esac
+		else
+			bad "A apply after B lost not reported"; capture
+		fi
+	fi
+	keys q
+	if wait_for "console-exit=0" 150 && capture | grep -q "restored A veth-a, B lost (restores itself)"; then
+		ok "lost session: quits cleanly, summary names A restored and B lost"
+	else
+		bad "lost session: no clean quit"; capture | tail -5
+	fi
+	case "$(tcj "$NS_A" veth-a)" in
+	*'"kind":"noqueue"'*) ok "lost session: veth-a restored on quit" ;;
+	*) bad "lost session: veth-a after quit: $(tcj "$NS_A" veth-a)" ;;
+	esac
+fi
 
 finish
