@@ -18,7 +18,9 @@
 #   - -n 1M: the receiver reports exactly 1048576 bytes (linklab receivers).
 # Then (root only, else SKIP) a shaped veth in namespaces of our own: the
 # receiver totals of iperf3 -> iperf3 and linklab -> linklab agree within 1 %.
-# Also: --json-stream against iperf3 -s, line by line.
+# Also: --json-stream against iperf3 -s, line by line; one persistent
+# linklab serve (no -1) answering consecutive -w, -M and plain tests from
+# linklab and iperf3.
 # Prints PASS/FAIL/SKIP lines, then exactly one "interop: N passed, N failed, N skipped".
 # LINKLAB: path of the linklab binary (default build/linklab).
 LINKLAB=${LINKLAB:-build/linklab}
@@ -310,6 +312,72 @@ PYEOF
 	fi
 }
 json_stream_case
+
+# --- persistent server (no -1): consecutive tests with -w (the listener is
+# replaced after each), -M (its MSS is reset), then plain ones, from linklab
+# and from iperf3, all against one linklab serve that must answer every one --
+persistent_case() {
+	if [ ! -x "$LINKLAB" ]; then
+		skip "persistent linklab serve" "no linklab binary at $LINKLAB"; return
+	fi
+	start_server persist "$LINKLAB" serve -p 0 -B 127.0.0.1
+	if [ -z "$port" ]; then
+		stop_server
+		bad "persistent linklab serve" "server did not report 'Server listening on PORT'"
+		return
+	fi
+	k=0
+	while IFS='|' read -r ckind flags; do
+		[ -n "$ckind" ] || continue
+		k=$((k + 1))
+		name="persistent linklab serve, run $k: $ckind ${flags:-(no options)}"
+		if [ "$ckind" = iperf3 ]; then
+			if [ ! -x "$IPERF3" ]; then skip "$name" "no $IPERF3"; continue; fi
+			timeout 30 "$IPERF3" -c 127.0.0.1 -p "$port" -t 1 $flags -J \
+				>"$tmp/persist$k.json" 2>"$tmp/persist$k.err"
+		else
+			timeout 30 "$LINKLAB" test -c 127.0.0.1 -p "$port" -t 1 $flags -J \
+				>"$tmp/persist$k.json" 2>"$tmp/persist$k.err"
+		fi
+		crc=$?
+		why=$(check_json "$tmp/persist$k.json" 1 - -)
+		jrc=$?
+		if [ $crc -ne 0 ]; then
+			bad "$name" "client exit $crc: $(head -c 300 "$tmp/persist$k.err") $why"
+		elif [ $jrc -ne 0 ]; then
+			bad "$name" "$why"
+		else
+			ok "$name: $why"
+		fi
+	done <<'RUNS'
+linklab|-w 3M
+linklab|-w 3M
+linklab|-w 3M
+iperf3|-w 3M
+iperf3|-w 3M
+linklab|-M 1000
+iperf3|-M 1000
+linklab|
+iperf3|
+linklab|-w 3M
+RUNS
+	if kill -0 "$srv_pid" 2>/dev/null; then
+		kill "$srv_pid" 2>/dev/null
+		wait "$srv_pid" 2>/dev/null
+		srv_pid=
+		n_acc=$(grep -c '^Accepted connection' "$tmp/persist.srv")
+		if [ "$n_acc" = "$k" ]; then
+			ok "persistent linklab serve: alive after $k tests, $n_acc connections accepted"
+		else
+			bad "persistent linklab serve" "$n_acc connections accepted for $k tests"
+		fi
+	else
+		wait "$srv_pid" 2>/dev/null
+		bad "persistent linklab serve" "server ended by itself (exit $?): $(tail -n 3 "$tmp/persist.srv" | tr '\n' ' ')"
+		srv_pid=
+	fi
+}
+persistent_case
 
 # --- measurement agreement on a shaped link (root: own namespaces) ---------
 # veth between two namespaces of our own, tbf 50mbit on both ends; the same
