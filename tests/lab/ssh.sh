@@ -10,7 +10,12 @@
 #  --exclude-ssh); nothing left after a normal quit; sshd child killed
 #  mid-apply / mid-test / under --hold; clear --all; --peer-data; offloads
 #  and sysctls on both peers; ProxyJump; a 50 s idle session.
+#  Scope and ingress: --dport and --direction ingress applied remotely read
+#  back as the local backend reads them in A; clear, clear --all and the
+#  revert timer leave noqueue and no IFB; a foreign ingress qdisc is refused.
 # Uses its own namespaces/state dir (lib.sh lab_up), so it never touches a demo.
+# LL_BUILD also names the linklab binary the CLI checks run (lib.sh $LINKLAB)
+[ -n "${LL_BUILD:-}" ] && : "${LINKLAB:=$LL_BUILD/linklab}"
 . "$(dirname "$0")/lib.sh"
 need_root ssh
 SUF=ssh$$
@@ -40,6 +45,11 @@ if ! cc -std=c11 -D_GNU_SOURCE -O1 -g -I"$LL_REPO/include" -o "$T/drv" \
 	fail "build remote_driver: $(head -5 "$T/cc.err")"
 	summary ssh; exit 1
 fi
+
+# the CLI (for the checks that run linklab itself); a half-written TUI file
+# of someone else only skips those
+LLB="$B/linklab"
+make -C "$LL_REPO" -s BUILD="$B" "$LLB" > "$T/make-ll.log" 2>&1 || rm -f "$LLB"
 
 if ! lab_up "$SUF"; then fail "lab up"; summary ssh; exit 1; fi
 DRV="$T/drv"
@@ -533,6 +543,78 @@ fi
 r=$(ina "$DRV" -F "$T/jump_config" via-b links 2>&1 | grep -c '^veth-b|')
 [ "$r" = 1 ] && pass "ProxyJump: links over the jumped session" || fail "ProxyJump links: $r"
 [ -z "$(ps -eo pid=,args= | grep -F -- "-W $LL_ADDR_B:22" | grep -v grep)" ] && pass "ProxyJump helper (ssh -W) gone after close" || fail "ssh -W helper left running"
+
+# --- scoped and ingress dials applied remotely (the linklab CLI) ----------
+# read back over SSH equal to what the local backend reads for the same dial
+# in A; clear leaves noqueue, no ingress qdisc, no IFB, no journal
+if [ ! -x "$LLB" ]; then
+	skip "scoped/ingress over SSH: cannot build $LLB ($(tail -1 "$T/make-ll.log"))"
+else
+	L() { ina "$LLB" "$@"; }
+	LR() { c=$1; shift; ina "$LLB" "$c" -F "$LL_SSH_CONFIG" --peer peer-b --remote "$@"; }
+	readback() { sed -n "s/^$1[^:]*: //p"; }   # the part after "LABEL DEV ...: "
+	IFBB=
+	b_clean() {   # noqueue root, no ingress qdisc, no llifb link, no journal of veth-b
+		[ "$(root_kind "$LL_NS_B" veth-b)" = noqueue ] &&
+		! inb tc qdisc show dev veth-b | grep -q '^qdisc ingress' &&
+		! inb ip -br link | grep -q '^llifb' &&
+		! ls $JDIR/remote-$NSID-veth-b.* >/dev/null 2>&1
+	}
+	b_clean && pass "B veth-b clean before the scoped/ingress checks" || fail "B veth-b not clean: $(inb tc qdisc show; ls $JDIR)"
+	# scoped: --dport 5201 -> htb 1:, class 1:1 10Mbit, u32 filters
+	la=$(L apply --dev veth-a --rate 10mbit --dport 5201 2>"$T/la.err" | readback 'A (this host) veth-a')
+	lb=$(LR apply --rate 10mbit --dport 5201 2>"$T/lb.err" | readback 'B (peer-b) veth-b')
+	if [ -n "$lb" ] && [ "$la" = "$lb" ] && [ "$lb" = "htb rate 10mbit burst 5000b (only dport 5201)" ]; then
+		pass "scoped dial over SSH reads back as the local one: $lb"
+	else
+		fail "scoped read-back: local '$la' remote '$lb' $(cat "$T/lb.err")"
+	fi
+	inb tc class show dev veth-b | grep -q '^class htb 1:1 .*rate 10Mbit' &&
+	[ "$(inb tc -j filter show dev veth-b parent 1: | grep -o '"flowid":"1:1"' | wc -l)" = 2 ] &&
+		pass "B veth-b holds htb class 1:1 10Mbit and two u32 filters to 1:1" ||
+		fail "B scoped state: $(inb tc class show dev veth-b) $(inb tc filter show dev veth-b parent 1:)"
+	# ingress: IFB, ingress qdisc, mirred, tbf on the IFB
+	la=$(L apply --dev veth-a --rate 10mbit --direction ingress 2>"$T/la.err" | readback 'A (this host) veth-a ingress via llifb[0-9a-f]*')
+	lb=$(LR apply --rate 10mbit --direction ingress 2>"$T/lb.err" | readback 'B (peer-b) veth-b ingress via llifb[0-9a-f]*')
+	IFBB=$(inb ip -br link | awk '/^llifb/{print $1}')
+	if [ -n "$lb" ] && [ "$la" = "$lb" ] && [ "$lb" = "tbf rate 10mbit burst 5000b limit 67500b" ]; then
+		pass "ingress dial over SSH reads back as the local one: $lb"
+	else
+		fail "ingress read-back: local '$la' remote '$lb' $(cat "$T/lb.err")"
+	fi
+	inb tc qdisc show dev veth-b | grep -q '^qdisc ingress ffff:' && [ -n "$IFBB" ] &&
+	inb tc -j qdisc show dev "$IFBB" | grep -q '"kind":"tbf"' &&
+	[ "$(cat $JDIR/remote-$NSID-veth-b.ifb 2>/dev/null)" = "$IFBB" ] &&
+		pass "B: ingress qdisc on veth-b, $IFBB holds the tbf, IFB journalled in $JDIR" ||
+		fail "B ingress state: ifb '$IFBB' $(inb tc qdisc show) $(ls $JDIR)"
+	LR clear > "$T/clr" 2>&1
+	b_clean && pass "remote clear after scoped+ingress: noqueue, no ingress qdisc, no IFB, no journal" ||
+		fail "remote clear left: $(cat "$T/clr") $(inb tc qdisc show) $(inb ip -br link) $(ls $JDIR)"
+	L clear --local --dev veth-a >/dev/null 2>&1
+	# an ingress qdisc linklab did not create: refused, nothing changed
+	inb tc qdisc add dev veth-b ingress
+	if ! LR apply --rate 10mbit --direction ingress > "$T/busy" 2>&1 && grep -q 'ingress qdisc linklab did not create' "$T/busy" &&
+	   ! inb ip -br link | grep -q '^llifb' && ! ls $JDIR/remote-$NSID-veth-b.* >/dev/null 2>&1 &&
+	   inb tc qdisc show dev veth-b | grep -q '^qdisc ingress'; then
+		pass "foreign ingress qdisc on B: refused, no IFB, no journal, theirs kept"
+	else
+		fail "foreign ingress: $(cat "$T/busy") $(inb ip -br link) $(ls $JDIR)"
+	fi
+	inb tc qdisc del dev veth-b ingress
+	# the revert timer fires before the confirmation (held 5 s, timer 2 s):
+	# it removes the IFB too; the failed apply leaves nothing
+	if ! LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS=5000 LR apply --rate 10mbit --direction ingress --revert-after 2 > "$T/rev" 2>&1 &&
+	   b_clean; then
+		pass "ingress apply whose revert timer fired: IFB, ingress qdisc and journal gone ($(tail -1 "$T/rev" | cut -c1-80))"
+	else
+		fail "ingress revert timer: $(cat "$T/rev") $(inb tc qdisc show) $(inb ip -br link) $(ls $JDIR)"
+	fi
+	# kill -9 style leftovers: clear --all removes an IFB journalled on the peer
+	LR apply --rate 10mbit --direction ingress >/dev/null 2>&1
+	LR clear --all > "$T/all" 2>&1
+	b_clean && pass "clear --all on B removes the IFB and its ingress qdisc" ||
+		fail "clear --all: $(cat "$T/all") $(inb tc qdisc show) $(inb ip -br link) $(ls $JDIR)"
+fi
 
 # a console-like idle session (keepalives only) for 50 s, beyond sshd's
 # ClientAliveInterval 15 x 3 (alone: the checks above kill sessions by port)
