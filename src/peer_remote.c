@@ -1109,14 +1109,24 @@ static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 			goto lost;
 		if (rc < 0) {
 			/* tc answered but the state cannot be read (an IFB
-			 * gone): all or nothing, put the original back */
+			 * gone): all or nothing, put the original back. A
+			 * revert timer that already fired explains it. */
 			struct ll_err rerr = {0};
+			bool fired = false;
 
+			if (timer) {
+				struct ll_err derr = {0};
+
+				fired = disarm_revert(r, timer, &derr) == -ETIME;
+				if (fired && err)
+					*err = derr;
+				timer = 0;
+			}
 			j = jfind(r, dev, false);
 			if (j && j->orig && restore(r, dev, j->orig, &rerr) < 0)
 				ll_err_prefix(err, "restoring the original failed too (%s); ",
 					      rerr.msg);
-			else
+			else if (!fired)
 				err_append_orig(err);
 			goto confirm;
 		}
