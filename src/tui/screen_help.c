@@ -21,6 +21,7 @@ const struct tui_keydef tui_keys[] = {
 	{ TK_ALL, "r", NULL, "refresh links and read back both peers' qdiscs" },
 	{ TK_ALL, "Esc", NULL, "back to the peers screen (cancels a field editor)" },
 	{ TK_ALL, "q, F10", "quit", "quit: restores both peers first, prints one line" },
+	{ TK_ALL, "y / n", NULL, "answer an apply's warning box: the interface carries the SSH session (n or Esc cancels; y on 100% loss forces it, B's revert timer restores B)" },
 	{ S(TS_PEERS), "Tab, h/l", "pane", "switch pane (peer A / peer B)" },
 	{ S(TS_PEERS), "j/k, Up/Down", "select", "select an interface (its qdiscs are read back)" },
 	{ S(TS_PEERS), "g/G, Home/End", NULL, "first / last interface" },
