@@ -407,11 +407,13 @@ else
 	if [ -z "$pids" ]; then
 		bad "lost session: the console's sshd child not found (client port '$cport')"
 	else
+		t0=$(date +%s%N)
 		for p in $pids; do
 			[ "$(cat /proc/"$p"/comm 2>/dev/null)" = sshd ] && kill -KILL "$p"
 		done
 		if wait_for "peer B lost: it restores itself within [0-9]+ s" 100; then
-			ok "killed sshd child ($pids): 'peer B lost' on the status line"
+			ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+			ok "killed sshd child ($pids): 'peer B lost' on the status line within $ms ms"
 			lost_ok=1
 		else
 			bad "no lost-session message after killing sshd ($pids)"; capture
