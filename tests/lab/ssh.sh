@@ -410,19 +410,22 @@ else
 	fail "mid-apply: session not caught mid-apply (port $port child $child kind $(root_kind "$LL_NS_B" veth-b)): $(cat "$T/mid.out")"
 fi
 inb tc qdisc del dev veth-b root 2>/dev/null
-# mid-test: the server's watchdog ends it with the session
+# mid-test: the server's watchdog ends it with the session. The server is
+# linklab serve when the peer finds linklab on its PATH (the lab puts the
+# tree's build/ there), else iperf3: look for either.
+b_server() { b_iperf3 iperf3; b_iperf3 linklab; }
 : > "$T/hold.out"
 PATH=/usr/bin:/bin D peer-b server-hold 30 > "$T/hold.out" 2>&1 &
 DPID=$!
 i=0; while ! grep -q '^port ' "$T/hold.out" && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
 port=$(client_port_of $DPID)
 child=$(sshd_child_of_port "$port")
-if [ -n "$(b_iperf3)" ] && [ -n "$child" ]; then
+if [ -n "$(b_server)" ] && [ -n "$child" ]; then
 	kill -9 "$child"
-	i=0; while [ -n "$(b_iperf3)" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
-	[ -z "$(b_iperf3)" ] && pass "session killed mid-test: the peer's test server ended with it" || fail "iperf3 left after the session died: $(b_iperf3)"
+	i=0; while [ -n "$(b_server)" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+	[ -z "$(b_server)" ] && pass "session killed mid-test: the peer's test server ended with it" || fail "iperf3 left after the session died: $(b_server)"
 else
-	fail "mid-test: server $(b_iperf3) child $child: $(cat "$T/hold.out")"
+	fail "mid-test: server $(b_server) child $child: $(cat "$T/hold.out")"
 fi
 kill $DPID 2>/dev/null; wait $DPID 2>/dev/null
 
