@@ -180,6 +180,7 @@ ll=float(sys.argv[1]); tc=(int(sys.argv[3])-int(sys.argv[2]))/1e3/int(sys.argv[4
 print('impair: apply+read-back x%s: linklab %.0f us, tc (2 processes) %.0f us, ratio %.3fx (target <= 0.2x)' % (sys.argv[4], ll, tc, ll/tc))" \
 		"$us_ll" "$t0" "$t1" "$N"
 	ip netns exec $IB iperf3 -s -p 5421 > /dev/null 2>&1 &
+	srv=$!
 	sleep 0.5
 	for r in 10 50 200 1000; do
 		ip netns exec $IA "$LINKLAB" apply --dev vbia --rate ${r}mbit > /dev/null 2>&1 || { echo "impair: apply ${r}mbit failed"; continue; }
@@ -193,6 +194,13 @@ print("impair: tbf %5s Mbit  goodput %8.2f Mbit/s  ceiling %8.2f Mbit/s  %6.2f%%
 PY
 		ip netns exec $IA "$LINKLAB" clear --dev vbia > /dev/null 2>&1
 	done
+	# later sections replace the trap: clean up here (the server runs in
+	# IB, so its pids there, not the ip-netns-exec wrapper's)
+	for n in $IA $IB; do
+		for p in $(ip netns pids $n 2>/dev/null); do kill $p; done
+	done
+	wait $srv 2>/dev/null
+	ip netns del $IA 2>/dev/null; ip netns del $IB 2>/dev/null
 }
 impair_bench
 
