@@ -825,8 +825,59 @@ static ssize_t tcp_send_block(struct iperf3_stream *s, uint32_t n)
 	return (ssize_t)done;
 }
 
+/* TCP receiver wake-ups. Each wake-up of a blocked reader costs the
+ * sending CPU a cross-CPU wake (sock_def_readable): at tens of Gbit/s that
+ * is a quarter of its time. The reader therefore asks the kernel to wake it
+ * only once about 1 ms of data is queued (SO_RCVLOWAT, socket(7); the
+ * kernel caps it at half the receive buffer), re-estimated from the
+ * measured rate every 100 ms; below 16 KiB per ms it stays at 1 byte, as
+ * without it. SO_RCVTIMEO bounds the wait to 10 ms, so bytes that arrive
+ * when the rate drops are still counted within 10 ms (a timed-out recv()
+ * returns what it copied, or EAGAIN). */
+#define RX_LOWAT_PERIOD  0.1          /* s between re-estimates */
+#define RX_LOWAT_WINDOW  0.001        /* s of data to wait for */
+#define RX_LOWAT_MIN     16384        /* bytes: below this, no low-water mark */
+#define RX_LOWAT_MAX     (512 * 1024) /* bytes */
+
+struct rx_lowat {
+	double t;          /* start of the current estimate period */
+	uint64_t bytes;    /* total at t */
+	int cur;           /* current SO_RCVLOWAT (1 = off) */
+};
+
+static void rx_lowat_init(struct iperf3_stream *s, struct rx_lowat *lw)
+{
+	struct timeval tv = { 0, 10 * 1000 };
+
+	lw->t = iperf3_now();
+	lw->bytes = 0;
+	lw->cur = 1;
+	setsockopt(s->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
+static void rx_lowat_update(struct iperf3_stream *s, struct rx_lowat *lw,
+			    uint64_t total)
+{
+	double now = iperf3_now();
+
+	if (now - lw->t < RX_LOWAT_PERIOD)
+		return;
+	double want = (double)(total - lw->bytes) / (now - lw->t) * RX_LOWAT_WINDOW;
+	int v = want < RX_LOWAT_MIN ? 1 :
+		want > RX_LOWAT_MAX ? RX_LOWAT_MAX : (int)want;
+	/* only real changes (a quarter or more) cost a system call */
+	if (v != lw->cur && (v == 1 || lw->cur == 1 ||
+			     v > lw->cur + lw->cur / 4 || v < lw->cur - lw->cur / 4)) {
+		if (setsockopt(s->fd, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof(v)) == 0)
+			lw->cur = v;
+	}
+	lw->t = now;
+	lw->bytes = total;
+}
+
 static void tcp_loop(struct iperf3_stream *s, double t0)
 {
+	struct rx_lowat lw = { 0 };
 	uint64_t total = 0;
 	/* with the shared block, a sender by time writes up to 4 blocks per
 	 * send() and a receiver asks for up to 1 MiB per recv(): fewer system
@@ -839,6 +890,8 @@ static void tcp_loop(struct iperf3_stream *s, double t0)
 	}
 	if (s->buf_shared)
 		rlen = IPERF3_MAX_BLOCKSIZE;
+	if (!s->sender)
+		rx_lowat_init(s, &lw);
 
 	while (!atomic_load_explicit(s->stop, memory_order_relaxed)) {
 		ssize_t r;
@@ -871,6 +924,8 @@ static void tcp_loop(struct iperf3_stream *s, double t0)
 		total += (uint64_t)r;
 		if (s->sender && s->rate)
 			pace(s, t0, total);
+		else if (!s->sender)
+			rx_lowat_update(s, &lw, total);
 	}
 }
 

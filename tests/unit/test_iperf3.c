@@ -1021,6 +1021,74 @@ static void test_socket_options(void **state)
 	srv_end(s);
 }
 
+/* TCP receiver wake-ups: after a fast phase the reader waits for about
+ * 1 ms of data (SO_RCVLOWAT > 1), yet a trickle that follows is still
+ * counted promptly (the SO_RCVTIMEO bound), not left in the queue. */
+static void test_rx_lowat_trickle(void **state)
+{
+	int lfd = socket(AF_INET, SOCK_STREAM, 0), cfd, afd;
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t al = sizeof(a);
+	atomic_bool stop = false;
+	struct iperf3_stream st;
+	struct ll_err err;
+	(void)state;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(lfd, 1), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&a, &al), 0);
+	cfd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_int_equal(connect(cfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	afd = accept(lfd, NULL, NULL);
+	assert_true(afd >= 0);
+
+	memset(&st, 0, sizeof(st));
+	st.fd = afd;
+	st.mfd = -1;
+	st.stop = &stop;
+	assert_int_equal(iperf3_stream_start(&st, &err), 0);
+
+	static char blk[256 * 1024];
+	uint64_t sent = 0;
+	double t0 = iperf3_now();
+	while (iperf3_now() - t0 < 0.4) {   /* fast phase: > 16 MB/s */
+		ssize_t w = send(cfd, blk, sizeof(blk), MSG_NOSIGNAL);
+		assert_true(w > 0);
+		sent += (uint64_t)w;
+	}
+	/* the reader now waits for more than one byte */
+	int lowat = 0;
+	socklen_t ll = sizeof(lowat);
+	for (int i = 0; i < 100 && lowat <= 1; i++) {
+		assert_int_equal(getsockopt(afd, SOL_SOCKET, SO_RCVLOWAT, &lowat, &ll), 0);
+		if (lowat <= 1) {
+			assert_true(send(cfd, blk, sizeof(blk), MSG_NOSIGNAL) > 0);
+			sent += sizeof(blk);
+		}
+	}
+	print_message("SO_RCVLOWAT after the fast phase: %d bytes\n", lowat);
+	assert_true(lowat > 1);
+
+	/* a 1000-byte trickle, far below the low-water mark */
+	assert_int_equal(send(cfd, blk, 1000, MSG_NOSIGNAL), 1000);
+	sent += 1000;
+	double t1 = iperf3_now();
+	while (atomic_load(&st.bytes) < sent && iperf3_now() - t1 < 2.0) {
+		struct timespec ts = { 0, 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	print_message("trickle counted after %.1f ms\n", (iperf3_now() - t1) * 1e3);
+	assert_int_equal(atomic_load(&st.bytes), sent);
+
+	atomic_store(&stop, true);
+	shutdown(afd, SHUT_RDWR);
+	iperf3_stream_join(&st);
+	close(cfd);
+	close(afd);
+	close(lfd);
+}
+
 /* UDP without -l: the datagram length is the control connection's MSS
  * (iperf3), 64-bit counters work both ways */
 static void test_udp_defaults(void **state)
@@ -1214,6 +1282,7 @@ int main(void)
 		cmocka_unit_test(test_peer_dies),
 		cmocka_unit_test(test_free_bounded),
 		cmocka_unit_test(test_socket_options),
+		cmocka_unit_test(test_rx_lowat_trickle),
 		cmocka_unit_test(test_udp_defaults),
 		cmocka_unit_test(test_not_iperf3),
 		cmocka_unit_test(test_persistent_tuned),
