@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "linklab/emu.h"
 
@@ -35,8 +36,14 @@ struct emu {
 	/* head queue: reordered packets, FIFO ring */
 	struct emu_item *direct;
 	uint32_t dhead, dn;
+	uint64_t qbytes;             /* bytes queued (heap + direct) */
+	/* token bucket: tokens in bytes x 1e9 (dt ns x rate B/s adds exactly) */
+	int64_t tb_toks, tb_burst;
+	int64_t tb_t;                /* time of tb_toks; INT64_MIN = full, unused */
 	struct emu_stats st;
 };
+
+#define NS 1000000000LL
 
 /* --- PRNG: splitmix64 seeding, xorshift64* output ------------------------ */
 
@@ -121,6 +128,11 @@ int emu_new(const struct emu_config *cfg, struct emu **out, struct ll_err *err)
 	e->corrupt_c.rho = cfg->corrupt_corr;
 	e->reorder_c.rho = cfg->reorder_corr;
 	e->lstate = 1;
+	if (e->cfg.tbf_rate && e->cfg.tbf_burst == 0)
+		e->cfg.tbf_burst = 1514;
+	e->tb_burst = (int64_t)e->cfg.tbf_burst * NS;
+	e->tb_toks = e->tb_burst;       /* tbf_change(): the bucket starts full */
+	e->tb_t = INT64_MIN;
 	*out = e;
 	return 0;
 }
@@ -339,6 +351,11 @@ int emu_enqueue(struct emu *e, int64_t now, uint32_t len, void *pkt, int64_t *tt
 		e->st.limit_drops++;
 		return -ENOBUFS;
 	}
+	/* tbf's bfifo: backlog + len <= limit (sch_fifo.c bfifo_enqueue) */
+	if (c->tbf_rate && c->tbf_limit && e->qbytes + len > c->tbf_limit) {
+		e->st.rate_drops++;
+		return -ENOBUFS;
+	}
 	if (c->gap == 0 || e->counter < c->gap - 1 ||
 	    c->reorder < crandom(e, &e->reorder_c)) {
 		int64_t delay = tabledist(e, c->delay, c->jitter), t = now;
@@ -370,6 +387,7 @@ int emu_enqueue(struct emu *e, int64_t now, uint32_t len, void *pkt, int64_t *tt
 		e->st.reordered++;
 	}
 	qlen++;
+	e->qbytes += len;
 	if (qlen > e->st.qlen_max)
 		e->st.qlen_max = qlen;
 	if (tts)
@@ -377,13 +395,82 @@ int emu_enqueue(struct emu *e, int64_t now, uint32_t len, void *pkt, int64_t *tt
 	return 0;
 }
 
+/* The packet netem would release next (head queue first, then the earliest
+ * time to send): false when the queue is empty. */
+static bool netem_head(const struct emu *e, struct emu_item *it)
+{
+	if (e->dn) {
+		*it = e->direct[e->dhead];
+		return true;
+	}
+	if (e->nheap) {
+		*it = e->heap[0];
+		return true;
+	}
+	return false;
+}
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+/* Tokens after dt ns at the bucket's rate, capped (no overflow). */
+static int64_t tb_fill(const struct emu *e, int64_t toks, int64_t dt, int64_t cap)
+{
+	__int128 t = (__int128)toks + (__int128)dt * (__int128)e->cfg.tbf_rate;
+
+	return t > cap ? cap : (int64_t)t;
+}
+
+/* tbf_dequeue()'s refill at now for a head packet due at due of len bytes:
+ * up to the bucket while no packet waited, then (the head waiting) up to
+ * max(bucket, len), so a packet longer than the bucket leaves once its
+ * whole length has accumulated. */
+static void tb_refill(struct emu *e, int64_t now, int64_t due, uint32_t len)
+{
+	int64_t t1, need = (int64_t)len * NS;
+
+	if (e->tb_t == INT64_MIN) {      /* never used: full */
+		e->tb_t = now;
+		return;
+	}
+	if (now <= e->tb_t)
+		return;
+	t1 = due < e->tb_t ? e->tb_t : due > now ? now : due;
+	if (t1 > e->tb_t)
+		e->tb_toks = tb_fill(e, e->tb_toks, t1 - e->tb_t, e->tb_burst);
+	e->tb_toks = tb_fill(e, e->tb_toks, now - t1,
+			     need > e->tb_burst ? need : e->tb_burst);
+	e->tb_t = now;
+}
+
+/* When the bucket will hold len bytes for a packet due at due. */
+static int64_t tb_ready(const struct emu *e, int64_t due, uint32_t len)
+{
+	int64_t need = (int64_t)len * NS, toks = e->tb_toks, base = due;
+
+	if (e->tb_t != INT64_MIN) {
+		if (due > e->tb_t)
+			toks = tb_fill(e, toks, due - e->tb_t, e->tb_burst);
+		else
+			base = e->tb_t;
+	}
+	if (toks >= need)
+		return base;
+	return sat_add(base, (int64_t)(((uint64_t)(need - toks) + e->cfg.tbf_rate - 1) /
+				       e->cfg.tbf_rate));
+}
+
 int64_t emu_next_time(const struct emu *e)
 {
-	if (e->dn)
-		return e->direct[e->dhead].tts;
-	if (e->nheap)
-		return e->heap[0].tts;
-	return INT64_MAX;
+	struct emu_item it;
+
+	if (!netem_head(e, &it))
+		return INT64_MAX;
+	if (!e->cfg.tbf_rate)
+		return it.tts;
+	return tb_ready(e, it.tts, it.len);
 }
 
 static void *take_direct(struct emu *e, uint32_t *len)
@@ -392,9 +479,18 @@ static void *take_direct(struct emu *e, uint32_t *len)
 
 	e->dhead = (e->dhead + 1) % e->cap;
 	e->dn--;
+	e->qbytes -= it.len;
 	if (len)
 		*len = it.len;
 	return it.pkt;
+}
+
+static struct emu_item take_heap(struct emu *e)
+{
+	struct emu_item it = heap_pop(e);
+
+	e->qbytes -= it.len;
+	return it;
 }
 
 void *emu_dequeue(struct emu *e, int64_t now, uint32_t *len)
@@ -402,24 +498,25 @@ void *emu_dequeue(struct emu *e, int64_t now, uint32_t *len)
 	struct emu_item it;
 	void *p;
 
-	if (e->dn) {
-		uint32_t l;
-
-		p = take_direct(e, &l);
-		e->st.out_pkts++;
-		e->st.out_bytes += l;
-		if (len)
-			*len = l;
-		return p;
-	}
-	if (!e->nheap || e->heap[0].tts > now)
+	if (!netem_head(e, &it) || (!e->dn && it.tts > now))
 		return NULL;
-	it = heap_pop(e);
+	if (e->cfg.tbf_rate) {
+		int64_t need = (int64_t)it.len * NS;
+
+		tb_refill(e, now, it.tts, it.len);
+		if (e->tb_toks < need)
+			return NULL;
+		e->tb_toks -= need;
+	}
+	if (e->dn)
+		p = take_direct(e, NULL);
+	else
+		p = take_heap(e).pkt;
 	e->st.out_pkts++;
 	e->st.out_bytes += it.len;
 	if (len)
 		*len = it.len;
-	return it.pkt;
+	return p;
 }
 
 void *emu_drain(struct emu *e, uint32_t *len)
@@ -430,7 +527,7 @@ void *emu_drain(struct emu *e, uint32_t *len)
 		return take_direct(e, len);
 	if (!e->nheap)
 		return NULL;
-	it = heap_pop(e);
+	it = take_heap(e);
 	if (len)
 		*len = it.len;
 	return it.pkt;
@@ -477,6 +574,160 @@ void emu_config_from_impair(struct emu_config *c, const struct impair *d)
 	}
 	if (d->set & IMP_LIMIT)
 		c->limit = d->limit;
+}
+
+static bool has(const struct impair *d, uint32_t bit)
+{
+	return (d->set & bit) != 0;
+}
+
+/* Every dial field the model does not implement, listed in one message. */
+static int unsupported(const struct impair *d, struct ll_err *err)
+{
+	static const struct { uint32_t bit; const char *name; } no[] = {
+		{ IMP_SLOT, "slot" }, { IMP_SLOT_PACKETS, "slot-packets" },
+		{ IMP_SLOT_BYTES, "slot-bytes" }, { IMP_ECN, "ecn" },
+		{ IMP_DIRECTION, "direction" }, { IMP_DST, "dst" }, { IMP_DPORT, "dport" },
+	};
+	char list[128] = "";
+	size_t i, n = 0;
+
+	for (i = 0; i < sizeof(no) / sizeof(no[0]); i++) {
+		if (!has(d, no[i].bit))
+			continue;
+		/* harmless values: ecn off, direction egress, an empty scope */
+		if ((no[i].bit == IMP_ECN && !d->ecn) ||
+		    (no[i].bit == IMP_DIRECTION && d->direction == IMP_EGRESS) ||
+		    (no[i].bit == IMP_DST && d->dst_plen == 0) ||
+		    (no[i].bit == IMP_DPORT && d->dport == 0))
+			continue;
+		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", n ? ", " : "",
+				      no[i].name);
+		if (n >= sizeof(list))
+			break;
+	}
+	if (!n)
+		return 0;
+	return ll_err_set(err, -EOPNOTSUPP,
+			  "%s: not implemented by the user engine (it impairs every frame of a "
+			  "direction; slot and ecn need the kernel's netem)", list);
+}
+
+int emu_config_build(struct emu_config *c, const struct impair *d, uint64_t seed_fallback,
+		     struct emu_dist *dist_storage, struct ll_err *err)
+{
+	static const char *const dist_file[] = { NULL, "normal", "pareto", "paretonormal" };
+	struct impair_plan p;
+	struct ll_diag diag;
+	int i, rc;
+
+	memset(c, 0, sizeof(*c));
+	ll_diag_clear(&diag);
+	if (impair_plan(d, 1500, impair_kernel_hz(), &p, &diag) < 0) {
+		for (i = 0; i < diag.n; i++)
+			if (diag.e[i].level == LL_DIAG_ERROR)
+				return ll_err_set(err, -EINVAL, "%s", diag.e[i].text);
+		return ll_err_set(err, -EINVAL, "the dial does not validate");
+	}
+	rc = unsupported(d, err);
+	if (rc < 0)
+		return rc;
+
+	/* netem */
+	c->delay = has(d, IMP_DELAY) ? d->delay : 0;
+	c->jitter = has(d, IMP_JITTER) ? d->jitter : 0;
+	c->delay_corr = has(d, IMP_DELAY_CORR) ? d->delay_corr : 0;
+	switch (p.loss_model) {
+	case IMP_LOSSM_STATE:   /* plan: kernel order p13 p31 p32 p14 p23 */
+		c->loss_model = EMU_LOSS_4STATE;
+		c->p13 = p.gi[0];
+		c->p31 = p.gi[1];
+		c->p32 = p.gi[2];
+		c->p14 = p.gi[3];
+		c->p23 = p.gi[4];
+		break;
+	case IMP_LOSSM_GE:      /* plan: kernel p r h 1-k; the model wants 1-h */
+		c->loss_model = EMU_LOSS_GE;
+		c->ge_p = p.ge[0];
+		c->ge_r = p.ge[1];
+		c->ge_1h = UINT32_MAX - p.ge[2];
+		c->ge_1k = p.ge[3];
+		break;
+	default:
+		c->loss_model = EMU_LOSS_RANDOM;
+		c->loss = has(d, IMP_LOSS) ? d->loss : 0;
+		c->loss_corr = has(d, IMP_LOSS_CORR) ? d->loss_corr : 0;
+		break;
+	}
+	c->duplicate = has(d, IMP_DUP) ? d->duplicate : 0;
+	c->dup_corr = has(d, IMP_DUP_CORR) ? d->dup_corr : 0;
+	c->corrupt = has(d, IMP_CORRUPT) ? d->corrupt : 0;
+	c->corrupt_corr = has(d, IMP_CORRUPT_CORR) ? d->corrupt_corr : 0;
+	if (has(d, IMP_REORDER)) {
+		c->reorder = d->reorder;
+		c->reorder_corr = has(d, IMP_REORDER_CORR) ? d->reorder_corr : 0;
+		c->gap = has(d, IMP_GAP) ? d->gap : 1;
+	}
+	if (p.netem_rate_Bps) {
+		c->rate = p.netem_rate_Bps;
+		c->overhead = p.packet_overhead;
+		c->cell_size = p.cell_size;
+		c->cell_overhead = p.cell_overhead;
+	}
+	c->seed = has(d, IMP_SEED) ? d->seed : seed_fallback;
+
+	/* tbf: the netem child replaces tbf's byte fifo in the kernel layout */
+	if (p.tbf) {
+		c->tbf_rate = p.rate_Bps;
+		c->tbf_burst = p.burst;
+		if (!p.netem)
+			c->tbf_limit = p.tbf_limit;
+	}
+	if (p.netem)
+		c->limit = p.limit ? p.limit : 1000;
+	else if (p.tbf) {
+		uint64_t n = p.tbf_limit / 64;
+
+		c->limit = n < 1000 ? 1000 : n > 1048576 ? 1048576 : (uint32_t)n;
+	} else
+		c->limit = 1000;
+
+	if (has(d, IMP_DIST) && d->dist > IMP_DIST_UNIFORM &&
+	    d->dist < sizeof(dist_file) / sizeof(dist_file[0])) {
+		if (!dist_storage)
+			return ll_err_set(err, -EINVAL,
+					  "distribution %s: no storage for the table",
+					  dist_file[d->dist]);
+		rc = emu_dist_find(dist_file[d->dist], dist_storage, err);
+		if (rc < 0)
+			return rc;
+		c->dist = dist_storage;
+	}
+	return 0;
+}
+
+int emu_dist_find(const char *name, struct emu_dist *d, struct ll_err *err)
+{
+	static const char *const dirs[] = { "/usr/lib/x86_64-linux-gnu/tc",
+					    "/usr/lib/aarch64-linux-gnu/tc", "/usr/lib/tc",
+					    "/usr/lib64/tc", "/usr/local/lib/tc", NULL };
+	char path[4096];
+	int i;
+
+	if (strchr(name, '/'))
+		return emu_dist_load(name, d, err);
+	for (i = 0; dirs[i]; i++) {
+		snprintf(path, sizeof(path), "%s/%s.dist", dirs[i], name);
+		if (access(path, R_OK) == 0)
+			return emu_dist_load(path, d, err);
+	}
+	if (!strcmp(name, "normal")) {
+		emu_dist_normal(d, 4096);
+		return 0;
+	}
+	return ll_err_set(err, -ENOENT,
+			  "distribution '%s': no %s.dist in iproute2's tc directories (give a FILE)",
+			  name, name);
 }
 
 void emu_dist_normal(struct emu_dist *d, int n)

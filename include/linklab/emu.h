@@ -25,7 +25,17 @@
  *    output is serialised at the rate; rate_backlog_ns > 0 adds tbf's rule
  *    (drop when the serialisation backlog exceeds that latency; counted as
  *    rate_drops), 0 keeps netem's unbounded-by-time behaviour;
- *  - the queue is ordered by time to send (netem's tfifo): jitter reorders.
+ *  - the queue is ordered by time to send (netem's tfifo): jitter reorders;
+ *  - then the token bucket (the dial's `rate`, tbf in the kernel layout
+ *    "tbf root, netem child"; net/sched/sch_tbf.c, tc-tbf(8)): a packet that
+ *    netem releases (time to send reached) leaves when the bucket holds its
+ *    length; the bucket holds at most tbf_burst bytes, starts full and fills
+ *    at tbf_rate. A packet longer than the bucket (a GSO super-packet, which
+ *    the kernel segments) leaves when its whole length has accumulated, as
+ *    its last segment would. A late dequeue is made up: tokens keep
+ *    accumulating (up to the bucket) while nobody asks. tbf_limit bounds the
+ *    bytes queued (tbf's bfifo: the whole queue when no netem field is set),
+ *    drops counted as rate_drops.
  * Units: ns, bytes, bytes/s, u32 probability fraction (UINT32_MAX = 100%).
  */
 #ifndef LINKLAB_EMU_H
@@ -83,6 +93,11 @@ struct emu_config {
 
 	uint32_t limit;         /* packets queued at most (0 -> 1000, as tc) */
 	uint64_t seed;          /* PRNG seed */
+
+	/* token bucket after netem (the dial's `rate`; tbf semantics) */
+	uint64_t tbf_rate;      /* bytes/s, 0 = no bucket */
+	uint32_t tbf_burst;     /* bytes, bucket size (0 -> one frame: 1514) */
+	uint32_t tbf_limit;     /* bytes queued at most, 0 = no byte limit */
 };
 
 /* Per-instance counters. */
@@ -149,12 +164,46 @@ const struct emu_config *emu_get_config(const struct emu *e);
 /* The next 32-bit value of a seeded PRNG (exposed for tests). */
 uint32_t emu_rand_u32(struct emu *e);
 
-/* Map a dial onto a config: delay, jitter, correlations, loss, duplicate,
+/* Superseded by emu_config_build() (which gives `rate` tbf's bucket).
+ * Map a dial onto a config: delay, jitter, correlations, loss, duplicate,
  * corrupt, reorder (gap 1 when reorder has no gap, as tc), the tbf rate as
  * the serialisation rate (bit/s -> bytes/s, overhead 0 so a 1514-byte frame
  * costs 1514 bytes like tbf's L2 length) with tbf's latency (default 50 ms)
  * as rate_backlog_ns, limit. Other fields of cfg are left as they are. */
 void emu_config_from_impair(struct emu_config *cfg, const struct impair *d);
+
+/* Turn ONE dial into a complete model config (c is zeroed first):
+ *  - netem fields: delay, jitter, delay-corr, distribution (iproute2's
+ *    <name>.dist from the tc directories, `normal` computed when no file;
+ *    uniform = no table), loss + loss-corr, loss-gemodel, loss-state (tc's
+ *    defaults for missing values), duplicate, corrupt (+ corr), reorder
+ *    (+ corr; gap 1 when not given, as tc), gap, limit (impair_plan()'s
+ *    derived netem limit when not given: max(1000, 1.5 x BDP)), seed
+ *    (seed_fallback when not given), netem-rate with packet-overhead,
+ *    cell-size, cell-overhead (netem serialisation, no bucket);
+ *  - the dial's rate: tbf_rate, tbf_burst (given, else impair_plan()'s
+ *    max(MTU + 14, rate/HZ, 1 ms of rate) with MTU 1500 and the running
+ *    kernel's HZ), tbf_limit (given, else rate * latency + burst; latency
+ *    default 50 ms) when no netem field is set - with netem fields the
+ *    kernel's netem child replaces tbf's byte fifo, so the netem limit is
+ *    the queue, here too. Without netem fields the packet limit is
+ *    max(1000, tbf_limit / 64), at most 1048576, so the byte limit decides.
+ * dist_storage receives a loaded table (c->dist points to it; it must
+ * outlive the model); it may be NULL when the dial has no distribution.
+ * Errors (c then undefined): -EINVAL when the dial does not validate
+ * (the first error of impair_validate/impair_plan) or a table is needed
+ * and dist_storage is NULL; -EOPNOTSUPP naming every field the model does
+ * not implement (slot, slot-packets, slot-bytes, ecn on, direction
+ * ingress, dst, dport); -ENOENT/-EIO/-EINVAL from the table file. */
+int emu_config_build(struct emu_config *c, const struct impair *d, uint64_t seed_fallback,
+		     struct emu_dist *dist_storage, struct ll_err *err);
+
+/* Find and load a delay table: NAME (normal, pareto, paretonormal, ...) is
+ * iproute2's NAME.dist in /usr/lib/<arch>/tc, /usr/lib/tc, /usr/lib64/tc or
+ * /usr/local/lib/tc; `normal` is computed (emu_dist_normal, 4096 entries)
+ * when no file exists. A name with a '/' is a file path. Errors as
+ * emu_dist_load, -ENOENT when no file is found. */
+int emu_dist_find(const char *name, struct emu_dist *d, struct ll_err *err);
 
 /* Fill a table with the unit normal quantiles (n entries, clamped to
  * +-4 sigma like iproute2's normal.dist). */

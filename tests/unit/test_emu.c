@@ -2,7 +2,9 @@
 /* test_emu.c - the userspace impairment model with fixed PRNG seeds: loss
  * rates inside the binomial 99% interval, Gilbert-Elliott and 4-state burst
  * statistics, exact delay, jitter spread (uniform and normal), reorder and
- * duplicate counts, rate serialisation times, queue-limit drops. */
+ * duplicate counts, rate serialisation times, queue-limit drops; the dial ->
+ * config mapping (emu_config_build) and the token bucket (tbf) on a
+ * synthetic clock. */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -551,6 +553,285 @@ static void test_queue_limit(void **state)
 	emu_free(e);
 }
 
+/* A dial from impair_set's words, failing the test on a bad value. */
+static void dial(struct impair *d, const char *const *kv)
+{
+	struct ll_diag diag;
+
+	memset(d, 0, sizeof(*d));
+	ll_diag_clear(&diag);
+	for (; kv[0]; kv += 2)
+		assert_int_equal(impair_set(d, kv[0], kv[1], &diag), 0);
+}
+
+static void test_config_build(void **state)
+{
+	static const char *const full[] = {
+		"delay", "20ms", "jitter", "5ms", "delay-corr", "10%",
+		"distribution", "pareto", "loss-gemodel", "1%,30%", "duplicate", "2%",
+		"corrupt", "0.5%", "corrupt-corr", "5%", "reorder", "10%",
+		"netem-rate", "10mbit", "packet-overhead", "-14", "cell-size", "48",
+		"cell-overhead", "5", "rate", "50mbit", "seed", "7", NULL };
+	static const char *const state4[] = { "loss-state", "2%,40%", "delay", "1ms", NULL };
+	static const char *const rate_only[] = { "rate", "50mbit", NULL };
+	static const char *const rate_given[] = { "rate", "8mbit", "burst", "3000",
+						  "tbf-limit", "20000", NULL };
+	static const char *const loss[] = { "loss", "3%", "loss-corr", "25%",
+					    "reorder", "5%", "gap", "4", "delay", "1ms",
+					    "limit", "77", NULL };
+	static const char *const normal[] = { "delay", "10ms", "jitter", "1ms",
+					      "distribution", "normal", NULL };
+	static const char *const bad[] = { "jitter", "5ms", NULL };
+	static const char *const slot[] = { "delay", "1ms", "slot", "1ms,2ms", "ecn", "on",
+					    "loss", "1%", "dst", "10.0.0.0/8", NULL };
+	static struct emu_dist dist;
+	struct emu_config c;
+	struct ll_err err = { 0 };
+	struct impair d;
+	struct emu *e;
+	unsigned hz = impair_kernel_hz();
+	uint32_t burst50 = 6250000 / hz > 6250 ? 6250000 / hz : 6250;
+
+	(void)state;
+	dial(&d, full);
+	assert_int_equal(emu_config_build(&c, &d, 99, &dist, &err), 0);
+	assert_int_equal(c.delay, 20 * MS);
+	assert_int_equal(c.jitter, 5 * MS);
+	assert_int_equal(c.delay_corr, units_percent_to_prob(10));
+	assert_ptr_equal(c.dist, &dist);
+	assert_true(dist.n > 1000);             /* iproute2's pareto.dist */
+	assert_int_equal(c.loss_model, EMU_LOSS_GE);
+	assert_int_equal(c.ge_p, units_percent_to_prob(1));
+	assert_int_equal(c.ge_r, units_percent_to_prob(30));
+	assert_int_equal(c.ge_1h, UINT32_MAX);  /* tc default 1-h = 100% */
+	assert_int_equal(c.ge_1k, 0);
+	assert_int_equal(c.duplicate, units_percent_to_prob(2));
+	assert_int_equal(c.corrupt, units_percent_to_prob(0.5));
+	assert_int_equal(c.corrupt_corr, units_percent_to_prob(5));
+	assert_int_equal(c.reorder, units_percent_to_prob(10));
+	assert_int_equal(c.gap, 1);             /* tc: reorder without gap */
+	assert_int_equal(c.rate, 1250000);      /* netem-rate, bytes/s */
+	assert_int_equal(c.overhead, -14);
+	assert_int_equal(c.cell_size, 48);
+	assert_int_equal(c.cell_overhead, 5);
+	assert_int_equal(c.rate_backlog_ns, 0); /* netem: no time bound */
+	assert_int_equal(c.seed, 7);
+	assert_int_equal(c.tbf_rate, 6250000);
+	assert_int_equal(c.tbf_burst, burst50);
+	assert_int_equal(c.tbf_limit, 0);       /* netem child replaces tbf's bfifo */
+	assert_int_equal(c.limit, 1000);        /* 50mbit x 25 ms is below 1000 */
+	e = mk(&c);
+	emu_free(e);
+
+	/* 4-state defaults: p31 = 1-p13 unless given, p32 0, p23 100%, p14 0 */
+	dial(&d, state4);
+	assert_int_equal(emu_config_build(&c, &d, 99, NULL, &err), 0);
+	assert_int_equal(c.loss_model, EMU_LOSS_4STATE);
+	assert_int_equal(c.p13, units_percent_to_prob(2));
+	assert_int_equal(c.p31, units_percent_to_prob(40));
+	assert_int_equal(c.p32, 0);
+	assert_int_equal(c.p23, UINT32_MAX);
+	assert_int_equal(c.p14, 0);
+	assert_int_equal(c.seed, 99);           /* the fallback */
+	assert_null(c.dist);
+
+	/* rate only: tbf's bucket and byte queue (rate x 50 ms + burst) */
+	dial(&d, rate_only);
+	assert_int_equal(emu_config_build(&c, &d, 1, NULL, &err), 0);
+	assert_int_equal(c.tbf_rate, 6250000);
+	assert_int_equal(c.tbf_burst, burst50);
+	assert_int_equal(c.tbf_limit, 312500 + burst50);
+	assert_int_equal(c.limit, (312500 + burst50) / 64);  /* bytes decide */
+	assert_int_equal(c.rate, 0);
+	dial(&d, rate_given);
+	assert_int_equal(emu_config_build(&c, &d, 1, NULL, &err), 0);
+	assert_int_equal(c.tbf_rate, 1000000);
+	assert_int_equal(c.tbf_burst, 3000);
+	assert_int_equal(c.tbf_limit, 20000);
+
+	dial(&d, loss);
+	assert_int_equal(emu_config_build(&c, &d, 1, NULL, &err), 0);
+	assert_int_equal(c.loss_model, EMU_LOSS_RANDOM);
+	assert_int_equal(c.loss, units_percent_to_prob(3));
+	assert_int_equal(c.loss_corr, units_percent_to_prob(25));
+	assert_int_equal(c.gap, 4);
+	assert_int_equal(c.limit, 77);
+	assert_int_equal(c.tbf_rate, 0);
+
+	/* normal: a table (file or computed) with a unit sigma */
+	dial(&d, normal);
+	memset(&dist, 0, sizeof(dist));
+	assert_int_equal(emu_config_build(&c, &d, 1, &dist, &err), 0);
+	assert_ptr_equal(c.dist, &dist);
+	assert_true(dist.n >= 4096);
+	assert_int_equal(emu_config_build(&c, &d, 1, NULL, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "distribution"));
+
+	/* invalid dial: impair_validate's message */
+	dial(&d, bad);
+	assert_int_equal(emu_config_build(&c, &d, 1, NULL, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "jitter needs delay"));
+	/* fields the model lacks: all named in one message */
+	dial(&d, slot);
+	assert_int_equal(emu_config_build(&c, &d, 1, NULL, &err), -EOPNOTSUPP);
+	assert_non_null(strstr(err.msg, "slot, ecn, dst:"));
+	/* a FILE table and a missing one */
+	assert_int_equal(emu_dist_find("/nonexistent/x.dist", &dist, &err), -ENOENT);
+	assert_int_equal(emu_dist_find("nosuchtable", &dist, &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "nosuchtable.dist"));
+}
+
+/* 50mbit bucket of 25000 bytes (50mbit / HZ 250) */
+#define TB_RATE 6250000ULL
+#define TB_BURST 25000u
+
+static void test_tbf_burst_then_rate(void **state)
+{
+	struct emu_config c = { .tbf_rate = TB_RATE, .tbf_burst = TB_BURST, .limit = 100,
+				.seed = 1 };
+	struct emu *e = mk(&c);
+	int64_t t, want;
+	int i, n = 0;
+
+	(void)state;
+	for (i = 0; i < 40; i++)
+		assert_int_equal(emu_enqueue(e, 0, 1514, e, NULL), 0);
+	/* the full bucket lets 16 frames (24224 bytes) go back to back at 0 */
+	while (emu_dequeue(e, 0, NULL))
+		n++;
+	assert_int_equal(n, 16);
+	/* the 17th needs 1514 - 776 = 738 more bytes: 118.08 us */
+	assert_int_equal(emu_next_time(e), 118080);
+	assert_null(emu_dequeue(e, 118079, NULL));
+	assert_non_null(emu_dequeue(e, 118080, NULL));
+	assert_null(emu_dequeue(e, 118080, NULL));
+	/* then one frame every 242.24 us */
+	assert_int_equal(emu_next_time(e), 118080 + 242240);
+
+	/* a late dequeue is made up: 1 ms late, the 4 frames due by then
+	 * leave at once and the next keeps the on-time schedule */
+	t = 118080 + 242240;
+	want = t + 4 * 242240;
+	n = 0;
+	while (emu_dequeue(e, t + MS, NULL))
+		n++;
+	assert_int_equal(n, 5);                 /* due at t, +1, +2, +3, +4 x 242.24 us */
+	assert_int_equal(emu_next_time(e), want + 242240);
+
+	/* an idle second fills the bucket to 25000 bytes, no more */
+	while (emu_drain(e, NULL))
+		;
+	for (i = 0; i < 40; i++)
+		assert_int_equal(emu_enqueue(e, 2000 * MS, 1514, e, NULL), 0);
+	n = 0;
+	while (emu_dequeue(e, 2000 * MS, NULL))
+		n++;
+	assert_int_equal(n, 16);
+	while (emu_drain(e, NULL))
+		;
+	emu_free(e);
+}
+
+/* Frames offered above the rate, dequeued by a timer that wakes up late by
+ * 0..2 ms (less than the 4 ms bucket): the output is the rate, exactly. */
+static void test_tbf_long_run_rate(void **state)
+{
+	struct emu_config c = { .tbf_rate = TB_RATE, .tbf_burst = TB_BURST,
+				.limit = 100000, .seed = 3 };
+	struct emu *e = mk(&c);
+	struct emu_stats st;
+	int64_t now = 0, next_arrival = 0, end = 20000 * MS, first_block = -1;
+	uint64_t out = 0, out_after = 0;
+	uint32_t len;
+
+	(void)state;
+	while (now < end) {
+		int64_t wake;
+
+		/* 55 Mbit/s of 1514-byte frames: one every 220.2 us */
+		while (next_arrival <= now) {
+			assert_int_equal(emu_enqueue(e, next_arrival, 1514, e, NULL), 0);
+			next_arrival += 220218;
+		}
+		while (emu_dequeue(e, now, &len)) {
+			out += len;
+			if (first_block >= 0)
+				out_after += len;
+		}
+		if (first_block < 0)
+			first_block = now;
+		wake = emu_next_time(e);
+		if (wake > next_arrival)
+			wake = next_arrival;
+		now = wake + (int64_t)(emu_rand_u32(e) % (2 * MS));   /* late */
+	}
+	emu_get_stats(e, &st);
+	assert_true(st.out_pkts > 70000);
+	/* after the first (bucket) burst, bytes out / time = rate +- 0.1 % */
+	{
+		double rate = (double)out_after * 1e9 / (double)(now - first_block);
+
+		print_message("tbf long run: %.1f B/s of %llu (%.4f %%)\n", rate,
+			      (unsigned long long)TB_RATE, 100 * rate / (double)TB_RATE);
+		assert_true(fabs(rate / (double)TB_RATE - 1) < 0.001);
+	}
+	assert_int_equal(st.rate_drops, 0);
+	while (emu_drain(e, NULL))
+		;
+	emu_free(e);
+}
+
+static void test_tbf_limit_gso_delay(void **state)
+{
+	struct emu_config c = { .tbf_rate = TB_RATE, .tbf_burst = TB_BURST,
+				.tbf_limit = 10000, .seed = 1 };
+	struct emu *e = mk(&c);
+	struct emu_stats st;
+	int i, ok = 0;
+
+	(void)state;
+	/* tbf's bfifo: backlog + len <= 10000 bytes: 6 frames, 4 dropped */
+	for (i = 0; i < 10; i++)
+		ok += emu_enqueue(e, 0, 1514, e, NULL) == 0;
+	emu_get_stats(e, &st);
+	assert_int_equal(ok, 6);
+	assert_int_equal(st.rate_drops, 4);
+	assert_int_equal(st.limit_drops, 0);
+	/* the bucket sends them; the queue takes new frames again */
+	for (i = 0; i < 6; i++)
+		assert_non_null(emu_dequeue(e, 0, NULL));
+	assert_int_equal(emu_enqueue(e, 0, 1514, e, NULL), 0);
+	while (emu_drain(e, NULL))
+		;
+	emu_free(e);
+
+	/* a 64000-byte GSO super-packet against a 25000-byte bucket leaves
+	 * when its whole length has accumulated: (64000 - 25000) / rate */
+	c.tbf_limit = 0;
+	e = mk(&c);
+	assert_int_equal(emu_enqueue(e, 0, 64000, e, NULL), 0);
+	assert_null(emu_dequeue(e, 0, NULL));
+	assert_int_equal(emu_next_time(e), 6240000);
+	assert_null(emu_dequeue(e, 6239999, NULL));
+	assert_non_null(emu_dequeue(e, 6240000, NULL));
+	emu_free(e);
+
+	/* netem then tbf: a 10 ms delay first, then the bucket's schedule */
+	c.delay = 10 * MS;
+	e = mk(&c);
+	for (i = 0; i < 17; i++)
+		assert_int_equal(emu_enqueue(e, 0, 1514, e, NULL), 0);
+	assert_int_equal(emu_next_time(e), 10 * MS);
+	assert_null(emu_dequeue(e, 10 * MS - 1, NULL));
+	for (i = 0; i < 16; i++)
+		assert_non_null(emu_dequeue(e, 10 * MS, NULL));
+	assert_null(emu_dequeue(e, 10 * MS, NULL));
+	assert_int_equal(emu_next_time(e), 10 * MS + 118080);
+	while (emu_drain(e, NULL))
+		;
+	emu_free(e);
+}
+
 static void test_bad_config(void **state)
 {
 	struct emu_config c = { .jitter = (int64_t)INT32_MAX + 1 };
@@ -585,6 +866,10 @@ int main(void)
 		cmocka_unit_test(test_rate_serialisation),
 		cmocka_unit_test(test_queue_limit),
 		cmocka_unit_test(test_bad_config),
+		cmocka_unit_test(test_config_build),
+		cmocka_unit_test(test_tbf_burst_then_rate),
+		cmocka_unit_test(test_tbf_long_run_rate),
+		cmocka_unit_test(test_tbf_limit_gso_delay),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
