@@ -415,44 +415,48 @@ static int64_t sat_add(int64_t a, int64_t b)
 	return a > INT64_MAX - b ? INT64_MAX : a + b;
 }
 
-/* Tokens after dt ns at the bucket's rate, capped (no overflow). */
-static int64_t tb_fill(const struct emu *e, int64_t toks, int64_t dt, int64_t cap)
+/* Tokens after dt ns at the bucket's rate, at most the bucket (no overflow). */
+static int64_t tb_fill(const struct emu *e, int64_t toks, int64_t dt)
 {
 	__int128 t = (__int128)toks + (__int128)dt * (__int128)e->cfg.tbf_rate;
 
-	return t > cap ? cap : (int64_t)t;
+	return t > e->tb_burst ? e->tb_burst : (int64_t)t;
 }
 
-/* tbf_dequeue()'s refill at now for a head packet due at due of len bytes:
- * up to the bucket while no packet waited, then (the head waiting) up to
- * max(bucket, len), so a packet longer than the bucket leaves once its
- * whole length has accumulated. */
-static void tb_refill(struct emu *e, int64_t now, int64_t due, uint32_t len)
+/* Tokens a packet of len bytes must find in the bucket: its length, or for
+ * a GSO super-packet longer than one frame the first segment's (the kernel
+ * segments it and the segments leave one by one; here it leaves whole and
+ * the rest of its length is borrowed: the bucket goes negative). */
+static int64_t tb_need(const struct emu *e, uint32_t len)
 {
-	int64_t t1, need = (int64_t)len * NS;
+	uint32_t n = len < EMU_TBF_FRAME ? len : EMU_TBF_FRAME;
 
+	if (n > e->cfg.tbf_burst)
+		n = e->cfg.tbf_burst;
+	return (int64_t)n * NS;
+}
+
+/* tbf_dequeue()'s refill at now: tokens accumulate up to the bucket. */
+static void tb_refill(struct emu *e, int64_t now)
+{
 	if (e->tb_t == INT64_MIN) {      /* never used: full */
 		e->tb_t = now;
 		return;
 	}
 	if (now <= e->tb_t)
 		return;
-	t1 = due < e->tb_t ? e->tb_t : due > now ? now : due;
-	if (t1 > e->tb_t)
-		e->tb_toks = tb_fill(e, e->tb_toks, t1 - e->tb_t, e->tb_burst);
-	e->tb_toks = tb_fill(e, e->tb_toks, now - t1,
-			     need > e->tb_burst ? need : e->tb_burst);
+	e->tb_toks = tb_fill(e, e->tb_toks, now - e->tb_t);
 	e->tb_t = now;
 }
 
-/* When the bucket will hold len bytes for a packet due at due. */
+/* When the bucket will hold what a packet of len bytes due at due needs. */
 static int64_t tb_ready(const struct emu *e, int64_t due, uint32_t len)
 {
-	int64_t need = (int64_t)len * NS, toks = e->tb_toks, base = due;
+	int64_t need = tb_need(e, len), toks = e->tb_toks, base = due;
 
 	if (e->tb_t != INT64_MIN) {
 		if (due > e->tb_t)
-			toks = tb_fill(e, toks, due - e->tb_t, e->tb_burst);
+			toks = tb_fill(e, toks, due - e->tb_t);
 		else
 			base = e->tb_t;
 	}
@@ -501,12 +505,10 @@ void *emu_dequeue(struct emu *e, int64_t now, uint32_t *len)
 	if (!netem_head(e, &it) || (!e->dn && it.tts > now))
 		return NULL;
 	if (e->cfg.tbf_rate) {
-		int64_t need = (int64_t)it.len * NS;
-
-		tb_refill(e, now, it.tts, it.len);
-		if (e->tb_toks < need)
+		tb_refill(e, now);
+		if (e->tb_toks < tb_need(e, it.len))
 			return NULL;
-		e->tb_toks -= need;
+		e->tb_toks -= (int64_t)it.len * NS;
 	}
 	if (e->dn)
 		p = take_direct(e, NULL);

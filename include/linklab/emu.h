@@ -30,10 +30,12 @@
  *    "tbf root, netem child"; net/sched/sch_tbf.c, tc-tbf(8)): a packet that
  *    netem releases (time to send reached) leaves when the bucket holds its
  *    length; the bucket holds at most tbf_burst bytes, starts full and fills
- *    at tbf_rate. A packet longer than the bucket (a GSO super-packet, which
- *    the kernel segments) leaves when its whole length has accumulated, as
- *    its last segment would. A late dequeue is made up: tokens keep
- *    accumulating (up to the bucket) while nobody asks. tbf_limit bounds the
+ *    at tbf_rate. A packet longer than EMU_TBF_FRAME (a GSO super-packet,
+ *    which the kernel segments and sends segment by segment) leaves when
+ *    the bucket holds one frame, as its first segment would, and borrows
+ *    the rest: the bucket goes negative and the next packet waits until it
+ *    is repaid, so the long-run rate is exact. A late dequeue is made up:
+ *    tokens keep accumulating (up to the bucket) while nobody asks. tbf_limit bounds the
  *    bytes queued (tbf's bfifo: the whole queue when no netem field is set),
  *    drops counted as rate_drops.
  * Units: ns, bytes, bytes/s, u32 probability fraction (UINT32_MAX = 100%).
@@ -50,6 +52,8 @@
 
 #define EMU_DIST_SCALE 8192     /* NETEM_DIST_SCALE (include/uapi pkt_sched.h) */
 #define EMU_DIST_MAX   16384    /* NETEM_DIST_MAX: at most this many entries */
+#define EMU_TBF_FRAME  1514     /* bytes: the bucket must hold this much (or
+				 * the whole packet if shorter) for a packet to leave */
 
 enum emu_loss_model {
 	EMU_LOSS_RANDOM = 0,    /* loss + loss_corr */

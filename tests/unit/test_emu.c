@@ -805,15 +805,23 @@ static void test_tbf_limit_gso_delay(void **state)
 		;
 	emu_free(e);
 
-	/* a 64000-byte GSO super-packet against a 25000-byte bucket leaves
-	 * when its whole length has accumulated: (64000 - 25000) / rate */
+	/* a 64000-byte GSO super-packet against a 25000-byte bucket leaves as
+	 * its first segment would and borrows the rest: the next frame waits
+	 * for (64000 + 1514 - 25000) / rate = 6.48224 ms, as after the kernel's
+	 * last segment */
 	c.tbf_limit = 0;
 	e = mk(&c);
 	assert_int_equal(emu_enqueue(e, 0, 64000, e, NULL), 0);
+	assert_int_equal(emu_enqueue(e, 0, 1514, e, NULL), 0);
+	assert_non_null(emu_dequeue(e, 0, NULL));
 	assert_null(emu_dequeue(e, 0, NULL));
-	assert_int_equal(emu_next_time(e), 6240000);
-	assert_null(emu_dequeue(e, 6239999, NULL));
-	assert_non_null(emu_dequeue(e, 6240000, NULL));
+	assert_int_equal(emu_next_time(e), 6482240);
+	assert_null(emu_dequeue(e, 6482239, NULL));
+	assert_non_null(emu_dequeue(e, 6482240, NULL));
+	/* a second super-packet on an empty bucket waits for one frame */
+	assert_int_equal(emu_enqueue(e, 6482240, 30000, e, NULL), 0);
+	assert_int_equal(emu_next_time(e), 6482240 + 242240);
+	assert_non_null(emu_dequeue(e, 6482240 + 242240, NULL));
 	emu_free(e);
 
 	/* netem then tbf: a 10 ms delay first, then the bucket's schedule */
