@@ -34,9 +34,7 @@ struct bopts {
 	double interval;                 /* -i: counters every SEC, 0 = none */
 	int rt_priority;                 /* --rt-priority N (SCHED_FIFO) */
 	struct impair dial[DIRS];        /* from options */
-	struct emu_config extra[DIRS];   /* model-only options */
-	bool has_extra[DIRS];
-	char dist[DIRS][PATH_MAX];
+	char dist_file[DIRS][PATH_MAX];  /* --distribution FILE (user engine) */
 };
 
 static void bridge_usage(FILE *f)
@@ -44,115 +42,73 @@ static void bridge_usage(FILE *f)
 	fprintf(f,
 		"usage: linklab bridge IF_A IF_B [--engine auto|kernel|user] [dial options]\n"
 		"         [--a-to-b-OPTION V] [--b-to-a-OPTION V] [--profile NAME] [-t SEC] [-i SEC] [-J]\n"
-		"  dial options as for apply: --rate --delay --jitter --loss --duplicate --corrupt\n"
-		"  --reorder --gap --limit ... (both directions; A->B leaves IF_B, B->A leaves IF_A)\n"
-		"  user engine only: --distribution uniform|normal|pareto|paretonormal|FILE\n"
-		"  --loss-gemodel P[,R[,1-H[,1-K]]]  --loss-state P13[,P31[,P32[,P23[,P14]]]]\n"
-		"  --overhead BYTES  --cell SIZE[,OVERHEAD]  --seed N  --discard (drop queue at exit)\n"
+		"  dial options as for apply (both directions; A->B leaves IF_B, B->A leaves IF_A):\n"
+		"  --rate --burst --tbf-limit --latency --delay --jitter --delay-corr\n"
+		"  --distribution uniform|normal|pareto|paretonormal --loss --loss-corr\n"
+		"  --loss-gemodel P[,R[,1-H[,1-K]]] --loss-state P13[,P31[,P32[,P23[,P14]]]]\n"
+		"  --duplicate --corrupt --reorder --gap --limit --netem-rate --packet-overhead\n"
+		"  --cell-size --cell-overhead --seed N ... (linklab apply -h lists them all)\n"
+		"  aliases: --overhead N = --packet-overhead N; --cell SIZE[,OVERHEAD] =\n"
+		"  --cell-size SIZE --cell-overhead OVERHEAD\n"
+		"  user engine only: --distribution FILE (a table file, as iproute2's *.dist)\n"
+		"  --discard (drop the queue at exit)\n"
 		"  --rt-priority N (SCHED_FIFO forwarding threads: releases on time on a busy host)\n"
 		"  --bridge-name BR (kernel engine, default llbr0)\n"
+		"  --engine auto: kernel when this kernel has netem, else user (a FILE table: user)\n"
 		"  -t SEC stop after SEC seconds; -i SEC counters on stderr every SEC (user engine)\n");
 }
 
-/* Parse "a%,b%,..." into up to max u32 fractions; returns the count or -1. */
-static int parse_probs(const char *s, uint32_t *v, int max, struct ll_err *err)
+/* Set dial field name to val in the directions of mask dirs; one message
+ * when both directions take the same bad value. */
+static void set_field(struct bopts *b, unsigned dirs, const char *name, const char *val,
+		      struct ll_diag *diag)
 {
-	char buf[256], *tok, *save = NULL;
-	int n = 0;
+	int d;
 
-	snprintf(buf, sizeof(buf), "%s", s);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (n >= max || units_parse_percent(tok, &v[n], err) < 0)
-			return -1;
-		n++;
+	for (d = 0; d < DIRS; d++) {
+		struct ll_diag quiet;
+
+		ll_diag_clear(&quiet);
+		if (dirs & (1u << d))
+			impair_set(&b->dial[d], name, val, d == 1 && dirs == 3 ? &quiet : diag);
 	}
-	return n;
 }
 
-/* A model-only option for direction mask dirs; 1 consumed, 0 not ours, -1 bad. */
-static int extra_opt(struct bopts *b, unsigned dirs, const char *name, const char *val,
+/* The old model-only spellings kept as aliases of dial fields, and a
+ * distribution FILE; 1 consumed, 0 not ours. */
+static int alias_opt(struct bopts *b, unsigned dirs, const char *name, const char *val,
 		     struct ll_diag *diag)
 {
-	struct ll_err err = { 0 };
-	uint32_t v[5] = { 0 };
-	int i, n;
+	int d;
 
-	if (strcmp(name, "distribution") && strcmp(name, "loss-gemodel") &&
-	    strcmp(name, "loss-state") && strcmp(name, "overhead") &&
-	    strcmp(name, "cell") && strcmp(name, "seed"))
-		return 0;
-	for (i = 0; i < DIRS; i++) {
-		struct emu_config *c = &b->extra[i];
-
-		if (!(dirs & (1u << i)))
-			continue;
-		b->has_extra[i] = true;
-		if (!strcmp(name, "distribution")) {
-			snprintf(b->dist[i], sizeof(b->dist[i]), "%s", val);
-		} else if (!strcmp(name, "loss-gemodel")) {
-			n = parse_probs(val, v, 4, &err);
-			if (n < 1) {
-				ll_diag_add(diag, LL_DIAG_ERROR, name,
-					    "--loss-gemodel '%s': want P[,R[,1-H[,1-K]]] in %% (%s)",
-					    val, err.msg);
-				return -1;
-			}
-			c->loss_model = EMU_LOSS_GE;
-			c->ge_p = v[0];
-			c->ge_r = n > 1 ? v[1] : UINT32_MAX - v[0];
-			c->ge_1h = n > 2 ? v[2] : UINT32_MAX;
-			c->ge_1k = n > 3 ? v[3] : 0;
-		} else if (!strcmp(name, "loss-state")) {
-			n = parse_probs(val, v, 5, &err);
-			if (n < 1) {
-				ll_diag_add(diag, LL_DIAG_ERROR, name,
-					    "--loss-state '%s': want P13[,P31[,P32[,P23[,P14]]]] in %% (%s)",
-					    val, err.msg);
-				return -1;
-			}
-			c->loss_model = EMU_LOSS_4STATE;
-			c->p13 = v[0];
-			c->p31 = n > 1 ? v[1] : UINT32_MAX - v[0];
-			c->p32 = n > 2 ? v[2] : 0;
-			c->p23 = n > 3 ? v[3] : UINT32_MAX;
-			c->p14 = n > 4 ? v[4] : 0;
-		} else if (!strcmp(name, "overhead")) {
-			char *end;
-			long o = strtol(val, &end, 10);
-
-			if (*end || o < -1500 || o > 1500) {
-				ll_diag_add(diag, LL_DIAG_ERROR, name,
-					    "--overhead '%s': bytes per packet, -1500..1500", val);
-				return -1;
-			}
-			c->overhead = (int32_t)o;
-		} else if (!strcmp(name, "cell")) {
-			unsigned long cs = 0;
-			long co = 0;
-			char *end;
-
-			cs = strtoul(val, &end, 10);
-			if (*end == ',')
-				co = strtol(end + 1, &end, 10);
-			if (*end || cs == 0 || cs > 65535 || co < -1500 || co > 1500) {
-				ll_diag_add(diag, LL_DIAG_ERROR, name,
-					    "--cell '%s': SIZE[,OVERHEAD] bytes (as tc-netem rate's CELLSIZE CELLOVERHEAD)",
-					    val);
-				return -1;
-			}
-			c->cell_size = (uint32_t)cs;
-			c->cell_overhead = (int32_t)co;
-		} else {
-			char *end;
-
-			c->seed = strtoull(val, &end, 0);
-			if (*end) {
-				ll_diag_add(diag, LL_DIAG_ERROR, name, "--seed '%s': an integer", val);
-				return -1;
-			}
-		}
+	if (!strcmp(name, "overhead")) {
+		set_field(b, dirs, "packet-overhead", val, diag);
+		return 1;
 	}
-	return 1;
+	if (!strcmp(name, "cell")) {
+		char size[64];
+		const char *comma = strchr(val, ',');
+
+		snprintf(size, sizeof(size), "%.*s",
+			 (int)(comma ? (size_t)(comma - val) : strlen(val)), val);
+		set_field(b, dirs, "cell-size", size, diag);
+		if (comma)
+			set_field(b, dirs, "cell-overhead", comma + 1, diag);
+		return 1;
+	}
+	if (!strcmp(name, "distribution") && strchr(val, '/')) {
+		for (d = 0; d < DIRS; d++)
+			if (dirs & (1u << d)) {
+				snprintf(b->dist_file[d], sizeof(b->dist_file[d]), "%s", val);
+				b->dial[d].set &= ~(uint32_t)IMP_DIST;
+			}
+		return 1;
+	}
+	if (!strcmp(name, "distribution"))      /* a name overrides a FILE */
+		for (d = 0; d < DIRS; d++)
+			if (dirs & (1u << d))
+				b->dist_file[d][0] = '\0';
+	return 0;
 }
 
 static int parse_args(int argc, char **argv, struct bopts *b, struct ll_diag *diag)
@@ -164,7 +120,6 @@ static int parse_args(int argc, char **argv, struct bopts *b, struct ll_diag *di
 		const struct impair_field *f;
 		unsigned dirs = 3;
 		char fname[64];
-		int d, r;
 
 		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
 			return 1;
@@ -252,8 +207,7 @@ static int parse_args(int argc, char **argv, struct bopts *b, struct ll_diag *di
 			dirs = 2;
 			name += 7;
 		}
-		r = extra_opt(b, dirs, name, val, diag);
-		if (r != 0)
+		if (alias_opt(b, dirs, name, val, diag))
 			continue;
 		f = impair_field_find(name);
 		if (!f) {
@@ -263,14 +217,7 @@ static int parse_args(int argc, char **argv, struct bopts *b, struct ll_diag *di
 				i--;
 			continue;
 		}
-		for (d = 0; d < DIRS; d++) {
-			struct ll_diag quiet;
-
-			ll_diag_clear(&quiet);
-			if (dirs & (1u << d))  /* one message for both directions */
-				impair_set(&b->dial[d], f->name, val,
-					   d == 1 && dirs == 3 ? &quiet : diag);
-		}
+		set_field(b, dirs, f->name, val, diag);
 	}
 	if (npos < 2)
 		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "need two interfaces: IF_A IF_B");
@@ -291,29 +238,6 @@ static void overlay(struct impair *dst, const struct impair *src, struct ll_diag
 	for (f = impair_fields; f->name; f++)
 		if (src->set & f->bit)
 			impair_set(dst, f->name, impair_get(src, f, v, sizeof(v)), diag);
-}
-
-static int load_dist(const char *name, struct emu_dist *d, struct ll_err *err)
-{
-	static const char *const dirs[] = { "/usr/lib/x86_64-linux-gnu/tc", "/usr/lib/tc",
-					    "/usr/lib64/tc", "/usr/local/lib/tc", NULL };
-	char path[PATH_MAX];
-	int i;
-
-	if (strchr(name, '/'))
-		return emu_dist_load(name, d, err);
-	for (i = 0; dirs[i]; i++) {
-		snprintf(path, sizeof(path), "%s/%s.dist", dirs[i], name);
-		if (access(path, R_OK) == 0)
-			return emu_dist_load(path, d, err);
-	}
-	if (!strcmp(name, "normal")) {
-		emu_dist_normal(d, 4096);
-		return 0;
-	}
-	return ll_err_set(err, -ENOENT,
-			  "distribution '%s': no %s.dist in iproute2's tc directories (give a FILE)",
-			  name, name);
 }
 
 static int64_t mono_now(void)
@@ -456,42 +380,61 @@ static cJSON *json_dir(const struct bridge_stats *s)
 	return o;
 }
 
-static int run_user(struct bopts *b, const struct impair dial[DIRS], sigset_t *set)
+/* The dial in tc words, with a --distribution FILE named. */
+static char *dial_text(const struct bopts *b, const struct impair dial[DIRS], int d,
+		       char *buf, size_t len)
 {
-	static struct emu_dist dists[DIRS];
+	size_t n;
+
+	impair_summary(&dial[d], buf, len);
+	n = strlen(buf);
+	if (b->dist_file[d][0] && n < len)
+		snprintf(buf + n, len - n, " distribution %s", b->dist_file[d]);
+	return buf;
+}
+
+/* Build both directions' model configs; every problem goes to diag. */
+static void build_configs(const struct bopts *b, const struct impair dial[DIRS],
+			  struct emu_config cfg[DIRS], struct emu_dist dists[DIRS],
+			  struct ll_diag *diag)
+{
+	uint64_t seed = (uint64_t)time(NULL) * 2654435761u + (uint64_t)getpid();
+	int d;
+
+	for (d = 0; d < DIRS; d++) {
+		struct ll_err err = { 0 };
+
+		if (emu_config_build(&cfg[d], &dial[d], seed + (uint64_t)d, &dists[d], &err) < 0) {
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s: %s", dir_text[d], err.msg);
+			continue;
+		}
+		if (b->dist_file[d][0]) {
+			if (emu_dist_find(b->dist_file[d], &dists[d], &err) < 0)
+				ll_diag_add(diag, LL_DIAG_ERROR, "distribution", "%s: %s",
+					    dir_text[d], err.msg);
+			else
+				cfg[d].dist = &dists[d];
+		}
+	}
+}
+
+static int run_user(struct bopts *b, const struct impair dial[DIRS],
+		    const struct emu_config cfg[DIRS], sigset_t *set)
+{
 	struct bridge_opts o;
 	struct bridge *br = NULL;
 	struct ll_err err = { 0 };
 	struct bridge_stats st[DIRS];
 	struct ticker tk;
-	char sum[256];
+	char sum[512];
 	int d, rc;
 
 	memset(&o, 0, sizeof(o));
 	snprintf(o.if_a, sizeof(o.if_a), "%s", b->if_a);
 	snprintf(o.if_b, sizeof(o.if_b), "%s", b->if_b);
 	o.rt_priority = b->rt_priority;
-	for (d = 0; d < DIRS; d++) {
-		struct emu_config *c = &o.dir[d];
-		struct impair_plan p;
-		struct ll_diag pd;
-
-		*c = b->extra[d];
-		if (!c->seed)
-			c->seed = (uint64_t)time(NULL) * 2654435761u + (uint64_t)getpid() + (uint64_t)d;
-		emu_config_from_impair(c, &dial[d]);
-		if (!(dial[d].set & IMP_LIMIT)) {
-			ll_diag_clear(&pd);
-			c->limit = impair_plan(&dial[d], 1500, 0, &p, &pd) == 0 && p.limit ?
-				   p.limit : 1000;
-		}
-		if (b->dist[d][0] && strcmp(b->dist[d], "uniform")) {
-			rc = load_dist(b->dist[d], &dists[d], &err);
-			if (rc < 0)
-				return cmd_fail("bridge", &err);
-			c->dist = &dists[d];
-		}
-	}
+	for (d = 0; d < DIRS; d++)
+		o.dir[d] = cfg[d];
 	rc = bridge_open(&o, &br, &err);
 	if (rc == 0)
 		rc = bridge_start(br, &err);
@@ -500,9 +443,8 @@ static int run_user(struct bopts *b, const struct impair dial[DIRS], sigset_t *s
 		return cmd_fail("bridge", &err);
 	}
 	for (d = 0; d < DIRS; d++)
-		fprintf(stderr, "linklab bridge: user engine %s %s: %s%s\n", dir_text[d],
-			d == 0 ? b->if_a : b->if_b, impair_summary(&dial[d], sum, sizeof(sum)),
-			b->extra[d].loss_model ? " (loss model)" : "");
+		fprintf(stderr, "linklab bridge: user engine %s %s: %s\n", dir_text[d],
+			d == 0 ? b->if_a : b->if_b, dial_text(b, dial, d, sum, sizeof(sum)));
 	fprintf(stderr, "linklab bridge: forwarding %s <-> %s; Ctrl-C stops\n", b->if_a, b->if_b);
 	ticker_init(&tk, br, b, dial, "user");
 	wait_stop(set, b->seconds, tick_period(b), tick, &tk);
@@ -520,7 +462,7 @@ static int run_user(struct bopts *b, const struct impair dial[DIRS], sigset_t *s
 		for (d = 0; d < DIRS; d++) {
 			cJSON *j = json_dir(&st[d]);
 
-			cJSON_AddStringToObject(j, "dial", impair_summary(&dial[d], sum, sizeof(sum)));
+			cJSON_AddStringToObject(j, "dial", dial_text(b, dial, d, sum, sizeof(sum)));
 			cJSON_AddItemToObject(doc, dir_name[d], j);
 		}
 		cmd_print_json(doc);
@@ -600,6 +542,37 @@ static int run_kernel(struct bopts *b, const struct impair dial[DIRS], sigset_t 
 	return status;
 }
 
+/* impair_validate one direction; a message both directions share is given
+ * once (the dial options without a prefix set both). */
+static void validate_dir(const struct impair *d, int dir, struct ll_diag *diag)
+{
+	struct ll_diag one;
+	int i, j;
+
+	ll_diag_clear(&one);
+	impair_validate(d, &one);
+	for (i = 0; i < one.n; i++) {
+		bool dup = false;
+
+		for (j = 0; j < diag->n && dir == 1; j++)
+			dup |= !strcmp(diag->e[j].text, one.e[i].text);
+		if (!dup)
+			ll_diag_add(diag, one.e[i].level, one.e[i].field, "%s", one.e[i].text);
+	}
+}
+
+/* Print every message of diag (errors and warnings) and the usage: exit 2. */
+static int report(const struct ll_diag *diag)
+{
+	int i;
+
+	for (i = 0; i < diag->n; i++)
+		fprintf(stderr, "linklab bridge: %s%s\n",
+			diag->e[i].level == LL_DIAG_WARN ? "warning: " : "", diag->e[i].text);
+	bridge_usage(stderr);
+	return 2;
+}
+
 int cmd_bridge(int argc, char **argv)
 {
 	struct bopts b;
@@ -607,9 +580,11 @@ int cmd_bridge(int argc, char **argv)
 	struct ll_err err = { 0 };
 	struct profile prof;
 	struct impair dial[DIRS];
+	struct emu_config cfg[DIRS];
+	static struct emu_dist dists[DIRS];     /* the tables outlive the models */
 	sigset_t set;
 	int d, i, has_netem, rc;
-	bool user;
+	bool user, user_only = false;
 
 	memset(&b, 0, sizeof(b));
 	memset(&prof, 0, sizeof(prof));
@@ -632,22 +607,30 @@ int cmd_bridge(int argc, char **argv)
 			overlay(&dial[1], &b.dial[1], &diag);
 		}
 	}
-	if (diag.nerrors == 0)
-		for (d = 0; d < DIRS; d++)
-			if (!impair_is_empty(&dial[d]))
-				impair_validate(&dial[d], &diag);
-	if (diag.nerrors) {
-		for (i = 0; i < diag.n; i++)
-			fprintf(stderr, "linklab bridge: %s%s\n",
-				diag.e[i].level == LL_DIAG_WARN ? "warning: " : "", diag.e[i].text);
-		bridge_usage(stderr);
-		return 2;
+	for (d = 0; d < DIRS; d++) {
+		if (b.dist_file[d][0]) {
+			dial[d].set &= ~(uint32_t)IMP_DIST;     /* the FILE wins */
+			user_only = true;
+			if (!(dial[d].set & IMP_JITTER) || dial[d].jitter == 0)
+				ll_diag_add(&diag, LL_DIAG_ERROR, "distribution",
+					    "%s: distribution %s needs jitter (tc-netem: distribution needs delay and jitter)",
+					    dir_text[d], b.dist_file[d]);
+		}
 	}
-	for (i = 0; i < diag.n; i++)
-		fprintf(stderr, "linklab bridge: warning: %s\n", diag.e[i].text);
+	/* cross-field rules too, even after a bad value: every problem at once */
+	for (d = 0; d < DIRS; d++)
+		if (!impair_is_empty(&dial[d]))
+			validate_dir(&dial[d], d, &diag);
+	if (diag.nerrors)
+		return report(&diag);
 
 	if (!strcmp(b.engine, "user")) {
 		user = true;
+	} else if (!strcmp(b.engine, "kernel") && user_only) {
+		fprintf(stderr, "linklab bridge: --engine kernel: --distribution FILE is a "
+			"user-engine option (the kernel takes iproute2's named tables: "
+			"normal, pareto, paretonormal)\n");
+		return 2;
 	} else {
 		has_netem = bridge_kernel_has_netem();
 		if (!strcmp(b.engine, "kernel")) {
@@ -660,24 +643,26 @@ int cmd_bridge(int argc, char **argv)
 			}
 			user = false;
 		} else {
-			user = has_netem != 1 || b.has_extra[0] || b.has_extra[1];
+			user = has_netem != 1 || user_only;
 			fprintf(stderr, "linklab bridge: engine auto -> %s (%s)\n",
 				user ? "user" : "kernel",
-				has_netem == 1 ? (user ? "netem present, but model-only options given"
+				has_netem == 1 ? (user ? "netem present, but a distribution FILE given"
 						 : "netem present")
 				: has_netem == 0 ? "this kernel has no netem" : "netem probe failed");
 		}
 	}
-	if (!user && (b.has_extra[0] || b.has_extra[1])) {
-		fprintf(stderr, "linklab bridge: --distribution/--loss-gemodel/--loss-state/"
-			"--overhead/--cell/--seed are user-engine options\n");
-		return 2;
+	if (user) {
+		build_configs(&b, dial, cfg, dists, &diag);
+		if (diag.nerrors)
+			return report(&diag);
 	}
+	for (i = 0; i < diag.n; i++)
+		fprintf(stderr, "linklab bridge: warning: %s\n", diag.e[i].text);
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);  /* threads inherit the mask */
-	rc = user ? run_user(&b, dial, &set) : run_kernel(&b, dial, &set);
+	rc = user ? run_user(&b, dial, cfg, &set) : run_kernel(&b, dial, &set);
 	return rc;
 }
