@@ -99,8 +99,9 @@ done
 
 # --- bridge: the userspace engine forwarding A -> middle -> B ------------------
 # Three-namespace lab (lab/lab-bridge.sh, private names); iperf3 TCP through
-# `linklab bridge` with 50 ms each way (100 ms RTT), and the plain engine for
-# reference. CPU of the engine process (utime+stime from /proc) per Gbit moved.
+# `linklab bridge` with 50 ms each way (100 ms RTT), the plain engine for
+# reference, and rate 50mbit (the token bucket: goodput / frame ceiling
+# 50 x 1448/1514 = 47.82 Mbit/s). CPU of the engine process (utime+stime from /proc) per Gbit moved.
 bridge_bench() {
 	LBB="sh lab/lab-bridge.sh"
 	export LL_NS_A=llbench-ba$$ LL_NS_M=llbench-bm$$ LL_NS_B=llbench-bb$$
@@ -124,7 +125,7 @@ bridge_bench() {
 			> "$tmp/br.json" 2>/dev/null
 		wait $sp
 		c1=$(awk '{print $14+$15}' /proc/"$epid"/stat)
-		python3 - "$tmp/br.json" "$c0" "$c1" "$(getconf CLK_TCK)" "$label" "$iopts" <<'PY'
+		python3 - "$tmp/br.json" "$c0" "$c1" "$(getconf CLK_TCK)" "$label" "$iopts" "$eopts" <<'PY'
 import json,sys
 d=json.load(open(sys.argv[1])); s=d["end"]["sum_received"]
 cpu=(float(sys.argv[3])-float(sys.argv[2]))/float(sys.argv[4])
@@ -134,6 +135,10 @@ o=sys.argv[6].split()
 if "-w" in o:   # window-limited: compare with window / RTT
     w=o[o.index("-w")+1]; wb=float(w[:-1])*{"K":1024,"M":1048576}[w[-1]]
     extra="  (window/RTT %s/100ms = %.0f Mbit/s)" % (w, wb*8/0.1/1e6)
+e=sys.argv[7].split()
+if "--rate" in e and "--delay" not in e:   # tbf bucket: goodput / frame ceiling
+    r=e[e.index("--rate")+1]; n=float(r.rstrip("mbit"))*1e6; c=n*1448/1514
+    extra="  (goodput / frame ceiling %.2f Mbit/s = %.2f %%)" % (c/1e6, 100*s["bits_per_second"]/c)
 print("  %-30s %-10s %7.1f Mbit/s  engine CPU %5.1f%% of a core, %.3f CPU s/Gbit%s"
       % (sys.argv[5], sys.argv[6], s["bits_per_second"]/1e6, 100*cpu/secs,
          cpu/gbits if gbits else 0, extra))
@@ -143,6 +148,7 @@ plain||-P 1
 plain||-P 4
 delay 50ms each way (RTT 100ms)|--delay 50ms|-P 1
 delay 50ms each way (RTT 100ms)|--delay 50ms|-P 4
+rate 50mbit (tbf bucket)|--rate 50mbit|-P 1
 1gbit + RTT 100ms (seed 000)|--rate 1gbit --delay 50ms|-P 1 -w 4M
 1gbit + RTT 100ms (seed 000)|--rate 1gbit --delay 50ms|-P 4
 EOT
