@@ -7,6 +7,7 @@
 #   loss 1% -> UDP loss (linklab test -u) inside the binomial 99% interval
 #   rate 50mbit -> TCP goodput at the frame ceiling 50 * 1448/1514 = 47.8 Mbit/s
 #   per-direction dials, jitter spread, duplicate/reorder counts,
+#   a profile with pareto jitter and Gilbert-Elliott loss, --seed as a field,
 #   stopping the engine tears the path down and restores the ports,
 #   the kernel engine (Linux bridge + tbf) where the dial needs no netem.
 . "$(dirname "$0")/lib.sh"
@@ -77,9 +78,9 @@ print("%.3f %.3f %.3f %d %.3f %.3f %.3f %.3f %.3f %.3f" % (statistics.median(r),
       statistics.stdev(r), q[29] - q[9], q[0], q[38], q[1], q[37]))
 EOF
 PORT=7700
-rtt() { # N GAP -> "median min max n sd iqr p2.5 p97.5 p5 p95" (ms)
+rtt() { # N GAP [SERVER_IDLE_S] -> "median min max n sd iqr p2.5 p97.5 p5 p95" (ms)
 	PORT=$((PORT+1))
-	ip netns exec "$LL_NS_B" python3 "$T/rtt.py" server "$LL_ADDR_B" $PORT 4 &
+	ip netns exec "$LL_NS_B" python3 "$T/rtt.py" server "$LL_ADDR_B" $PORT "${3:-4}" &
 	sp=$!
 	sleep 0.3
 	ina python3 "$T/rtt.py" client "$LL_ADDR_B" $PORT "$1" "$2"
@@ -196,6 +197,101 @@ else
 	fail "bridge: engine --profile did not start"
 fi
 
+# --- a profile carries the whole dial: pareto jitter + Gilbert-Elliott loss in [a],
+# netem-rate and a seed in [b]; `linklab show` in the middle lists both dials -------
+cat > "$T/profiles/llbridge-model.ini" <<'EOP'
+[profile]
+name = llbridge-model
+description = model fields through a profile
+[a]
+delay = 20ms
+jitter = 5ms
+distribution = pareto
+loss-gemodel = 2%,25%
+seed = 17
+[b]
+delay = 5ms
+netem-rate = 100mbit
+seed = 5
+EOP
+if LINKLAB_PROFILE_PATH="$T/profiles" engine --profile llbridge-model -J; then
+	inm "$LINKLAB" show > "$T/show.out" 2>&1
+	if grep -q "A->B: delay 20ms jitter 5ms distribution pareto loss-gemodel 2%,25% seed 17" "$T/show.out" &&
+	   grep -q "B->A: delay 5ms netem-rate 100mbit seed 5" "$T/show.out"; then
+		pass "bridge: profile model fields reach the engine; show in the middle lists both dials"
+	else
+		fail "bridge: show in the middle does not list the profile's dials"; cat "$T/show.out"
+	fi
+	# RTT = A->B 20 ms + 5 ms x pareto table (iproute2 pareto.dist: min -0.667,
+	# median -0.320, 8.8 % above +1.0) + B->A 5 ms: min 21.67, median 23.40,
+	# beyond 30 ms for 8.8 % of probes (a uniform 5 ms jitter never goes past 30)
+	# (a loss burst costs 1.5 s per probe: the echo server waits 30 s idle)
+	set -- $(rtt 80 0.01 30)
+	if py "
+import sys
+med,mn,mx,n=float('$1'),float('$2'),float('$3'),int('$4')
+b=float('$base')
+print('  figure: profile [a] delay 20ms jitter 5ms pareto + [b] 5ms: RTT median %.2f min %.2f max %.2f ms, %d of 80 probes answered (expect median 23.40, min 21.67, max > 30)' % (med-b,mn-b,mx-b,n))
+sys.exit(0 if abs(med-b-23.4)<=1.5 and mn-b>=21.4 and mx-b>30 and n>=40 else 1)"; then
+		pass "bridge: pareto jitter from a profile: RTT median, minimum and tail as the table says"
+	else
+		fail "bridge: pareto RTT off (median $1, min $2, max $3, n $4)"
+	fi
+	# Gilbert-Elliott p 2% r 25%: long-run loss p/(p+r) = 7.4 %, bursts of 4
+	if ltest -u -b 20M -l 1000 -w 4M -t 3; then
+		stop_engine
+		if py "
+import json,sys,math
+s=json.load(open('$T/test.json'))['end']['sum']
+d=json.load(open('$T/stop.out'))
+a,b=d['a_to_b'],d['b_to_a']
+n=a['rx_packets']; f=a['lost']/n; p=0.02/0.27
+# Markov-chain variance: lag-1 correlation 1-p-r = 0.73 -> factor (1+l)/(1-l)
+h=3*math.sqrt(p*(1-p)*(1.73/0.27)/n)
+print('  figure: loss-gemodel 2%%,25%% A->B: engine lost %d of %d (%.2f%%, dial 7.41%% +- %.2f), receiver lost %.2f%% of %d; B->A lost %d' % (a['lost'],n,100*f,100*h,s['lost_percent'],s['packets'],b['lost']))
+sys.exit(0 if n>5000 and abs(f-p)<=h and abs(s['lost_percent']-100*f)<=2 and b['lost']==0 else 1)"; then
+			pass "bridge: loss-gemodel from a profile: loss rate as the dial, B->A untouched"
+		else
+			fail "bridge: loss-gemodel loss off"; cat "$T/stop.out"
+		fi
+	else
+		stop_engine
+		fail "bridge: UDP run through the profile's dial failed: $(cat "$T/test.err" 2>/dev/null)"
+	fi
+else
+	fail "bridge: engine --profile llbridge-model did not start"
+fi
+
+# --- --seed is an ordinary dial field: the same seed and frames give the same fates --
+cat > "$T/burst.py" <<'EOPY'
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(400):
+    s.sendto(b"x" * 200, (sys.argv[1], 9))
+    time.sleep(0.001)
+EOPY
+seedrun() { # SEED -> "lost rx_packets dial"
+	engine --a-to-b-loss 30% --a-to-b-seed "$1" -J || return 1
+	ina python3 "$T/burst.py" "$LL_ADDR_B"
+	sleep 0.2
+	stop_engine
+	py "
+import json; a=json.load(open('$T/stop.out'))['a_to_b']; print(a['lost'], a['rx_packets'], a['dial'].replace(' ', '_'))"
+}
+set -- $(seedrun 7) $(seedrun 7) $(seedrun 8)
+echo "  figure: loss 30% seed 7: lost $1 of $2, again $4 of $5; seed 8: $7 of $8 ($3)"
+if [ "$3" = "loss_30%_seed_7" ] && [ "$2" -ge 400 ] 2>/dev/null; then
+	if [ "$2" != "$5" ]; then
+		pass "bridge: --a-to-b-seed 7 is a dial field (the two runs saw $2 and $5 frames: fates not compared)"
+	elif [ "$1" = "$4" ]; then
+		pass "bridge: --a-to-b-seed 7: the same $2 frames lose the same $1 twice"
+	else
+		fail "bridge: seed 7 gave $1 then $4 losses of the same $2 frames"
+	fi
+else
+	fail "bridge: seed runs: '$*'"
+fi
+
 # --- loss 1%: UDP through linklab's own test engine ----------------------------
 # -w 4M: the receiver's socket buffer must not add its own drops on a busy host;
 # B's own UDP drops (Udp RcvbufErrors/InErrors) are reported and, when the
@@ -227,21 +323,30 @@ else
 fi
 
 # --- rate 50mbit: TCP goodput at the frame ceiling ---------------------------------
-# (whole runs read 47.3-47.7 of 47.82 Mbit/s on a quiet host; at load 4 on the
-# 2 cores the TCP end points themselves fall behind: 45.8-46.5 was seen)
-if engine --rate 50mbit && ltest -t 8; then
-	if py "
+# tbf's token bucket (25000 bytes at HZ 250): 99.98-100.06 % of 47.82 Mbit/s on
+# this host. A second run only when the first falls short (a loaded 2-core host
+# slows the TCP end points themselves); both figures are printed.
+goodput50() {
+	ltest -t 8 || return 2
+	py "
 import json,sys
 g=json.load(open('$T/test.json'))['end']['sum_received']['bits_per_second']/1e6
 c=50*1448/1514
-print('  figure: rate 50mbit: TCP goodput %.2f Mbit/s, frame ceiling %.2f (%.1f%%)' % (g,c,100*g/c))
-sys.exit(0 if 0.955*c <= g <= 1.02*c else 1)"; then
-		pass "bridge: rate 50mbit -> TCP goodput at the frame ceiling"
+print('  figure: rate 50mbit: TCP goodput %.3f Mbit/s, frame ceiling %.3f (%.2f%%)' % (g,c,100*g/c))
+sys.exit(0 if 0.995*c <= g <= 1.005*c else 1)"
+}
+if engine --rate 50mbit; then
+	goodput50; r=$?
+	[ $r = 1 ] && { goodput50; r=$?; }
+	if [ $r = 0 ]; then
+		pass "bridge: rate 50mbit -> TCP goodput at the frame ceiling within 0.5%"
+	elif [ $r = 1 ]; then
+		fail "bridge: rate 50mbit -> goodput off the 47.82 Mbit/s ceiling by more than 0.5%"
 	else
-		fail "bridge: rate 50mbit -> goodput off the 47.8 Mbit/s ceiling"
+		fail "bridge: TCP test through rate 50mbit failed: $(cat "$T/test.err" 2>/dev/null)"
 	fi
 else
-	fail "bridge: TCP test through rate 50mbit failed: $(cat "$T/test.err" 2>/dev/null)"
+	fail "bridge: engine --rate 50mbit did not start"
 fi
 
 # --- jitter: spread of the RTT matches two uniform +-5 ms -----------------------
@@ -361,12 +466,32 @@ py "import sys; sys.exit(0 if float('$1') < 2 else 1)" 2>/dev/null &&
 
 # --- the kernel engine where the dial needs no netem -------------------------------
 stop_engine
-if inm "$LINKLAB" bridge veth-ma veth-mb --engine kernel --delay 10ms -t 1 > "$T/k.out" 2>&1; then
-	fail "bridge: --engine kernel with a delay succeeded on a kernel without netem?"
+q_before="$(inm tc qdisc show dev veth-ma) / $(inm tc qdisc show dev veth-mb)"
+inm "$LINKLAB" bridge veth-ma veth-mb --engine kernel --delay 10ms --jitter 2ms \
+	--distribution pareto --loss-gemodel 1% -t 1 > "$T/k.out" 2>&1
+rc=$?
+q_after="$(inm tc qdisc show dev veth-ma) / $(inm tc qdisc show dev veth-mb)"
+if [ $rc = 1 ] && grep -q "modprobe sch_netem" "$T/k.out" && ! inm ip link show llbr0 >/dev/null 2>&1 &&
+   [ "$q_before" = "$q_after" ]; then
+	pass "bridge: --engine kernel with a netem dial: exit 1 with the modprobe hint, no bridge, qdiscs as they were"
 else
-	grep -q netem "$T/k.out" && pass "bridge: --engine kernel refuses netem fields with a clear reason" ||
-		{ fail "bridge: --engine kernel refusal does not name netem"; cat "$T/k.out"; }
+	fail "bridge: --engine kernel with a netem dial: rc $rc, qdiscs '$q_after' (were '$q_before')"; cat "$T/k.out"
 fi
+# a table FILE is the one user-engine-only option: the kernel engine refuses it
+inm "$LINKLAB" bridge veth-ma veth-mb --engine kernel --delay 10ms --jitter 2ms \
+	--distribution "$T/none.dist" -t 1 > "$T/k.out" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -q "distribution FILE is a user-engine option" "$T/k.out" &&
+	pass "bridge: --engine kernel refuses a --distribution FILE (exit 2)" ||
+	{ fail "bridge: --engine kernel with a FILE table: rc $rc"; cat "$T/k.out"; }
+# every problem at once, nothing started
+inm "$LINKLAB" bridge veth-ma veth-mb --overhead 5 --loss-gemodel 1%,x --a-to-b-seed zz \
+	--slot 1ms -t 1 > "$T/k.out" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -q "packet-overhead needs netem-rate" "$T/k.out" &&
+	grep -q "loss-gemodel: value 2: 'x'" "$T/k.out" && grep -q "seed: 'zz'" "$T/k.out" &&
+	pass "bridge: bad dial values and rules reported together (exit 2)" ||
+	{ fail "bridge: error report: rc $rc"; cat "$T/k.out"; }
 $LB engine --engine kernel --rate 50mbit > "$T/engine.log" 2>&1
 if ltest -t 5; then
 	g=$(py "import json; print('%.2f' % (json.load(open('$T/test.json'))['end']['sum_received']['bits_per_second']/1e6))")
