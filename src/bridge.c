@@ -326,6 +326,8 @@ static void queue_copy(struct dir *d, const unsigned char *buf, uint32_t n,
 	p->len = n;
 	p->wire = wire;
 	memcpy(p->data, buf, n);
+	if (f->mark_ce)         /* ecn: marked instead of dropped */
+		emu_frame_set_ce(p->data + VH, flen);
 	if (f->corrupt) {
 		csum_help((struct virtio_net_hdr *)p->data, p->data + VH, flen);
 		corrupt_bit(p->data + VH, flen, f->corrupt_bit);
@@ -338,6 +340,7 @@ static void handle(struct dir *d, const unsigned char *buf, uint32_t n, int64_t 
 	const struct virtio_net_hdr *vh = (const void *)buf;
 	struct emu_fate f, g;
 	uint32_t wire;
+	bool ect;
 
 	if (n <= VH)
 		return;
@@ -347,10 +350,11 @@ static void handle(struct dir *d, const unsigned char *buf, uint32_t n, int64_t 
 	d->st.wire_bytes += wire;
 	if (wire != n - VH)
 		d->st.gso_pkts++;
-	emu_fate(d->emu, wire, false, &f);
+	ect = emu_get_config(d->emu)->ecn && emu_frame_ecn(buf + VH, n - VH) > 0;
+	emu_fate_ect(d->emu, wire, false, ect, &f);
 	if (f.dup) {
 		/* netem re-enqueues the copy at the root: its own loss/corrupt */
-		emu_fate(d->emu, wire, true, &g);
+		emu_fate_ect(d->emu, wire, true, ect, &g);
 		if (!g.lost)
 			queue_copy(d, buf, n, wire, &g, now);
 	}

@@ -374,6 +374,7 @@ static cJSON *json_dir(const struct bridge_stats *s)
 	cJSON_AddNumberToObject(o, "reordered", (double)s->emu.reordered);
 	cJSON_AddNumberToObject(o, "limit_drops", (double)s->emu.limit_drops);
 	cJSON_AddNumberToObject(o, "rate_drops", (double)s->emu.rate_drops);
+	cJSON_AddNumberToObject(o, "ecn_marked", (double)s->emu.ecn_marked);
 	cJSON_AddNumberToObject(o, "socket_drops", (double)s->sock_drops);
 	cJSON_AddNumberToObject(o, "rx_truncated", (double)s->rx_truncated);
 	cJSON_AddNumberToObject(o, "queue_max", (double)s->emu.qlen_max);

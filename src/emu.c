@@ -232,6 +232,11 @@ static bool loss_event(struct emu *e)
 
 void emu_fate(struct emu *e, uint32_t len, bool is_dup, struct emu_fate *f)
 {
+	emu_fate_ect(e, len, is_dup, false, f);
+}
+
+void emu_fate_ect(struct emu *e, uint32_t len, bool is_dup, bool ect, struct emu_fate *f)
+{
 	const struct emu_config *c = &e->cfg;
 
 	memset(f, 0, sizeof(*f));
@@ -244,15 +249,86 @@ void emu_fate(struct emu *e, uint32_t len, bool is_dup, struct emu_fate *f)
 		}
 	}
 	if (loss_event(e)) {
-		f->lost = true;
-		e->st.lost++;
-		return;
+		if (c->ecn && ect) {            /* netem: INET_ECN_set_ce */
+			f->mark_ce = true;
+			e->st.ecn_marked++;
+		} else {
+			f->lost = true;
+			e->st.lost++;
+			return;
+		}
 	}
 	if (c->corrupt && c->corrupt >= crandom(e, &e->corrupt_c) && len) {
 		f->corrupt = true;
 		f->corrupt_bit = emu_rand_u32(e) % (len * 8u);
 		e->st.corrupted++;
 	}
+}
+
+/* --- ECN in the frame ------------------------------------------------------- */
+
+/* Offset of the IP header and its version (4/6), or -1. */
+static int ip_off(const unsigned char *f, uint32_t len, int *ver)
+{
+	uint32_t off = 12;
+	unsigned type;
+
+	if (len < 14)
+		return -1;
+	type = (unsigned)f[off] << 8 | f[off + 1];
+	if (type == 0x8100 || type == 0x88a8) {         /* one VLAN tag */
+		off += 4;
+		if (len < off + 2)
+			return -1;
+		type = (unsigned)f[off] << 8 | f[off + 1];
+	}
+	off += 2;
+	if (type == 0x0800 && len >= off + 20 && (f[off] >> 4) == 4)
+		*ver = 4;
+	else if (type == 0x86dd && len >= off + 40 && (f[off] >> 4) == 6)
+		*ver = 6;
+	else
+		return -1;
+	return (int)off;
+}
+
+int emu_frame_ecn(const unsigned char *frame, uint32_t len)
+{
+	int ver, off = ip_off(frame, len, &ver);
+
+	if (off < 0)
+		return -1;
+	if (ver == 4)
+		return frame[off + 1] & 3;
+	return (frame[off + 1] >> 4) & 3;       /* traffic class bits 0-1 */
+}
+
+bool emu_frame_set_ce(unsigned char *frame, uint32_t len)
+{
+	int ver, off = ip_off(frame, len, &ver);
+	unsigned char *ip;
+
+	if (off < 0)
+		return false;
+	ip = frame + off;
+	if (ver == 4) {
+		/* include/net/inet_ecn.h IP_ECN_set_ce */
+		uint32_t ecn = ((uint32_t)ip[1] + 1) & 3, check;
+
+		if (!(ecn & 2))
+			return ecn == 0;        /* 0: already CE; 1: not-ECT */
+		check = (uint32_t)ip[10] << 8 | ip[11];
+		check += 0xfffb + ecn;
+		check = (check & 0xffff) + (check >> 16);
+		ip[10] = (unsigned char)(check >> 8);
+		ip[11] = (unsigned char)check;
+		ip[1] |= 3;
+		return true;
+	}
+	if (((ip[1] >> 4) & 3) == 0)
+		return false;
+	ip[1] |= 0x30;
+	return true;
 }
 
 /* --- schedule ---------------------------------------------------------------- */
@@ -588,7 +664,7 @@ static int unsupported(const struct impair *d, struct ll_err *err)
 {
 	static const struct { uint32_t bit; const char *name; } no[] = {
 		{ IMP_SLOT, "slot" }, { IMP_SLOT_PACKETS, "slot-packets" },
-		{ IMP_SLOT_BYTES, "slot-bytes" }, { IMP_ECN, "ecn" },
+		{ IMP_SLOT_BYTES, "slot-bytes" },
 		{ IMP_DIRECTION, "direction" }, { IMP_DST, "dst" }, { IMP_DPORT, "dport" },
 	};
 	char list[128] = "";
@@ -597,9 +673,8 @@ static int unsupported(const struct impair *d, struct ll_err *err)
 	for (i = 0; i < sizeof(no) / sizeof(no[0]); i++) {
 		if (!has(d, no[i].bit))
 			continue;
-		/* harmless values: ecn off, direction egress, an empty scope */
-		if ((no[i].bit == IMP_ECN && !d->ecn) ||
-		    (no[i].bit == IMP_DIRECTION && d->direction == IMP_EGRESS) ||
+		/* harmless values: direction egress, an empty scope */
+		if ((no[i].bit == IMP_DIRECTION && d->direction == IMP_EGRESS) ||
 		    (no[i].bit == IMP_DST && d->dst_plen == 0) ||
 		    (no[i].bit == IMP_DPORT && d->dport == 0))
 			continue;
@@ -612,7 +687,7 @@ static int unsupported(const struct impair *d, struct ll_err *err)
 		return 0;
 	return ll_err_set(err, -EOPNOTSUPP,
 			  "%s: not implemented by the user engine (it impairs every frame of a "
-			  "direction; slot and ecn need the kernel's netem)", list);
+			  "direction; slot needs the kernel's netem)", list);
 }
 
 int emu_config_build(struct emu_config *c, const struct impair *d, uint64_t seed_fallback,
@@ -677,6 +752,7 @@ int emu_config_build(struct emu_config *c, const struct impair *d, uint64_t seed
 		c->cell_overhead = p.cell_overhead;
 	}
 	c->seed = has(d, IMP_SEED) ? d->seed : seed_fallback;
+	c->ecn = p.ecn;
 
 	/* tbf: the netem child replaces tbf's byte fifo in the kernel layout */
 	if (p.tbf) {

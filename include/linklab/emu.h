@@ -102,6 +102,10 @@ struct emu_config {
 	uint64_t tbf_rate;      /* bytes/s, 0 = no bucket */
 	uint32_t tbf_burst;     /* bytes, bucket size (0 -> one frame: 1514) */
 	uint32_t tbf_limit;     /* bytes queued at most, 0 = no byte limit */
+
+	bool ecn;               /* a frame the loss model picks is marked CE
+				 * instead of dropped when it is ECN-capable
+				 * (netem's ecn: INET_ECN_set_ce) */
 };
 
 /* Per-instance counters. */
@@ -114,6 +118,7 @@ struct emu_stats {
 	uint64_t reordered;             /* sent ahead of the queue */
 	uint64_t limit_drops;           /* queue full (limit packets) */
 	uint64_t rate_drops;            /* rate backlog beyond rate_backlog_ns */
+	uint64_t ecn_marked;            /* picked by the loss model, marked CE */
 	uint32_t qlen, qlen_max;        /* packets queued now / at most */
 };
 
@@ -122,6 +127,8 @@ struct emu_fate {
 	bool lost;
 	bool dup;               /* make one copy and pass it to emu_fate(.., true) */
 	bool corrupt;           /* flip bit corrupt_bit (0 .. 8*len-1) */
+	bool mark_ce;           /* lost in the model, but ECN-capable and cfg
+				 * ecn: set CE (emu_frame_set_ce), send it */
 	uint32_t corrupt_bit;
 };
 
@@ -138,6 +145,23 @@ void emu_free(struct emu *e);
  * copy made for a previous fate->dup (never duplicated again). Counts
  * in_pkts/in_bytes (not for copies), lost, duplicated, corrupted. */
 void emu_fate(struct emu *e, uint32_t len, bool is_dup, struct emu_fate *f);
+
+/* emu_fate for a frame whose IP header says ECN-capable (ect: ECT(0),
+ * ECT(1) or already CE, see emu_frame_ecn): with cfg ecn, a loss becomes
+ * f->mark_ce (counted as ecn_marked, not lost) and the frame goes on to the
+ * corrupt draw, as in netem_enqueue. */
+void emu_fate_ect(struct emu *e, uint32_t len, bool is_dup, bool ect, struct emu_fate *f);
+
+/* The ECN field (RFC 3168: 0 not-ECT, 1 ECT(1), 2 ECT(0), 3 CE) of an
+ * Ethernet frame carrying IPv4 or IPv6 (one 802.1Q tag allowed); -1 when it
+ * is not IP or too short. */
+int emu_frame_ecn(const unsigned char *frame, uint32_t len);
+
+/* Set CE in an ECN-capable IPv4/IPv6 frame (the IPv4 header checksum is
+ * updated incrementally, RFC 1624, as the kernel's IP_ECN_set_ce). Returns
+ * true when the frame is now CE (it was ECT or CE), false for a not-ECT or
+ * non-IP frame (left as it was). */
+bool emu_frame_set_ce(unsigned char *frame, uint32_t len);
 
 /* Queue a packet that survived emu_fate at time now (ns). pkt is the
  * caller's handle, returned by emu_dequeue. Returns 0, or -ENOBUFS when
@@ -197,8 +221,8 @@ void emu_config_from_impair(struct emu_config *cfg, const struct impair *d);
  * Errors (c then undefined): -EINVAL when the dial does not validate
  * (the first error of impair_validate/impair_plan) or a table is needed
  * and dist_storage is NULL; -EOPNOTSUPP naming every field the model does
- * not implement (slot, slot-packets, slot-bytes, ecn on, direction
- * ingress, dst, dport); -ENOENT/-EIO/-EINVAL from the table file. */
+ * not implement (slot, slot-packets, slot-bytes, direction ingress, dst,
+ * dport); ecn maps to cfg ecn; -ENOENT/-EIO/-EINVAL from the table file. */
 int emu_config_build(struct emu_config *c, const struct impair *d, uint64_t seed_fallback,
 		     struct emu_dist *dist_storage, struct ll_err *err);
 

@@ -8,6 +8,7 @@
 #   rate 50mbit -> TCP goodput at the frame ceiling 50 * 1448/1514 = 47.8 Mbit/s
 #   per-direction dials, jitter spread, duplicate/reorder counts,
 #   a profile with pareto jitter and Gilbert-Elliott loss, --seed as a field,
+#   ecn (CE marks instead of losses),
 #   stopping the engine tears the path down and restores the ports,
 #   the kernel engine (Linux bridge + tbf) where the dial needs no netem.
 . "$(dirname "$0")/lib.sh"
@@ -290,6 +291,61 @@ if [ "$3" = "loss_30%_seed_7" ] && [ "$2" -ge 400 ] 2>/dev/null; then
 	fi
 else
 	fail "bridge: seed runs: '$*'"
+fi
+
+# --- ecn on: the loss model's picks among ECT frames arrive CE-marked ---------------
+# 2000 UDP datagrams with ECT(0), then 1000 not-ECT; B counts them by TOS
+cat > "$T/ecn.py" <<'EOPY'
+import socket, sys, time
+if sys.argv[1] == "server":
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_RECVTOS, 1)
+    s.bind((sys.argv[2], int(sys.argv[3])))
+    s.settimeout(3)
+    n = {}
+    try:
+        while True:
+            d, anc, _, _ = s.recvmsg(64, socket.CMSG_SPACE(1))
+            tos = anc[0][2][0] if anc else -1
+            k = (d[:1], tos & 3)
+            n[k] = n.get(k, 0) + 1
+    except socket.timeout:
+        pass
+    # ect datagrams: received, of them CE; plain datagrams received
+    print(n.get((b"e", 2), 0) + n.get((b"e", 3), 0), n.get((b"e", 3), 0), n.get((b"p", 0), 0))
+    sys.exit(0)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, 2)
+for i in range(2000):
+    s.sendto(b"e" * 100, (sys.argv[2], int(sys.argv[3])))
+    time.sleep(0.0005)
+s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, 0)
+for i in range(1000):
+    s.sendto(b"p" * 100, (sys.argv[2], int(sys.argv[3])))
+    time.sleep(0.0005)
+EOPY
+if engine --a-to-b-loss 20% --a-to-b-ecn on --seed 3 -J; then
+	PORT=$((PORT+1))
+	ip netns exec "$LL_NS_B" python3 "$T/ecn.py" server "$LL_ADDR_B" $PORT > "$T/ecn.out" &
+	sp=$!
+	sleep 0.3
+	ina python3 "$T/ecn.py" client "$LL_ADDR_B" $PORT
+	wait $sp
+	stop_engine
+	set -- $(cat "$T/ecn.out")
+	if py "
+import json,sys,math
+a=json.load(open('$T/stop.out'))['a_to_b']
+ect,ce,plain=int('$1'),int('$2'),int('$3')
+h=2.576*math.sqrt(2000*0.2*0.8); hp=2.576*math.sqrt(1000*0.2*0.8)
+print('  figure: loss 20%% ecn on: %d of 2000 ECT(0) datagrams arrived, %d CE-marked (engine marked %d); %d of 1000 not-ECT arrived (engine lost %d)' % (ect,ce,a['ecn_marked'],plain,a['lost']))
+sys.exit(0 if ect==2000 and ce==a['ecn_marked'] and abs(ce-400)<=h and abs(plain-800)<=hp else 1)"; then
+		pass "bridge: ecn on: ECT frames marked CE instead of lost (IPv4 checksum valid), not-ECT frames lost"
+	else
+		fail "bridge: ecn marking off ('$*')"; cat "$T/stop.out"
+	fi
+else
+	fail "bridge: engine with --a-to-b-ecn on did not start"
 fi
 
 # --- loss 1%: UDP through linklab's own test engine ----------------------------

@@ -584,6 +584,7 @@ static void test_config_build(void **state)
 	static const char *const bad[] = { "jitter", "5ms", NULL };
 	static const char *const slot[] = { "delay", "1ms", "slot", "1ms,2ms", "ecn", "on",
 					    "loss", "1%", "dst", "10.0.0.0/8", NULL };
+	static const char *const ecn[] = { "loss", "1%", "ecn", "on", NULL };
 	static struct emu_dist dist;
 	struct emu_config c;
 	struct ll_err err = { 0 };
@@ -674,7 +675,10 @@ static void test_config_build(void **state)
 	/* fields the model lacks: all named in one message */
 	dial(&d, slot);
 	assert_int_equal(emu_config_build(&c, &d, 1, NULL, &err), -EOPNOTSUPP);
-	assert_non_null(strstr(err.msg, "slot, ecn, dst:"));
+	assert_non_null(strstr(err.msg, "slot, dst:"));
+	dial(&d, ecn);
+	assert_int_equal(emu_config_build(&c, &d, 1, NULL, &err), 0);
+	assert_true(c.ecn);
 	/* a FILE table and a missing one */
 	assert_int_equal(emu_dist_find("/nonexistent/x.dist", &dist, &err), -ENOENT);
 	assert_int_equal(emu_dist_find("nosuchtable", &dist, &err), -ENOENT);
@@ -840,6 +844,97 @@ static void test_tbf_limit_gso_delay(void **state)
 	emu_free(e);
 }
 
+/* ones' complement sum of an IPv4 header: 0xffff when the checksum holds */
+static unsigned ip4_sum(const unsigned char *ip)
+{
+	uint32_t sum = 0;
+	int i;
+
+	for (i = 0; i < 20; i += 2)
+		sum += (uint32_t)ip[i] << 8 | ip[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum;
+}
+
+static void mk_ip4(unsigned char *f, unsigned tos)
+{
+	static const unsigned char hdr[34] = {
+		0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0x08, 0x00,
+		0x45, 0, 0x05, 0xdc, 0x12, 0x34, 0x40, 0, 64, 17, 0, 0,
+		10, 198, 0, 1, 10, 198, 0, 2 };
+	uint32_t sum;
+
+	memcpy(f, hdr, sizeof(hdr));
+	f[15] = (unsigned char)tos;
+	sum = ip4_sum(f + 14);
+	f[24] = (unsigned char)(~sum >> 8);
+	f[25] = (unsigned char)~sum;
+	assert_int_equal(ip4_sum(f + 14), 0xffff);
+}
+
+static void test_ecn(void **state)
+{
+	struct emu_config c = { .loss = units_percent_to_prob(20), .ecn = true, .seed = 4 };
+	struct emu *e = mk(&c);
+	struct emu_fate f;
+	struct emu_stats st;
+	unsigned char fr[80];
+	unsigned tos;
+	int i, marked = 0;
+
+	(void)state;
+	/* ECN-capable frames: the loss model's picks are marked, none lost */
+	for (i = 0; i < 10000; i++) {
+		emu_fate_ect(e, 1000, false, true, &f);
+		assert_false(f.lost);
+		marked += f.mark_ce;
+	}
+	/* not-ECT frames: dropped as before */
+	for (i = 0; i < 10000; i++) {
+		emu_fate_ect(e, 1000, false, false, &f);
+		assert_false(f.mark_ce);
+	}
+	emu_get_stats(e, &st);
+	assert_int_equal(st.ecn_marked, (uint64_t)marked);
+	assert_binomial(st.ecn_marked, 10000, 0.2);
+	assert_binomial(st.lost, 10000, 0.2);
+	emu_free(e);
+
+	/* IPv4: ECT(1), ECT(0) -> CE with a valid header checksum; CE stays;
+	 * not-ECT is left alone */
+	for (tos = 0; tos < 256; tos++) {
+		mk_ip4(fr, tos);
+		assert_int_equal(emu_frame_ecn(fr, 60), (int)(tos & 3));
+		assert_int_equal(emu_frame_set_ce(fr, 60), (tos & 3) != 0);
+		assert_int_equal(fr[15], (tos & 3) ? (tos | 3) : tos);
+		assert_int_equal(ip4_sum(fr + 14), 0xffff);
+	}
+	/* one VLAN tag */
+	mk_ip4(fr + 4, 0x02);
+	memmove(fr, fr + 4, 12);
+	fr[12] = 0x81; fr[13] = 0x00; fr[14] = 0; fr[15] = 7;
+	assert_int_equal(emu_frame_ecn(fr, 64), 2);
+	assert_true(emu_frame_set_ce(fr, 64));
+	assert_int_equal(fr[19] & 3, 3);
+	assert_int_equal(ip4_sum(fr + 18), 0xffff);
+	/* IPv6: traffic class ECN bits are byte 1 bits 4-5 */
+	memset(fr, 0, sizeof(fr));
+	fr[12] = 0x86; fr[13] = 0xdd; fr[14] = 0x6a; fr[15] = 0x1c;   /* TC 0xa1: ECT(1) */
+	assert_int_equal(emu_frame_ecn(fr, 54), 1);
+	assert_true(emu_frame_set_ce(fr, 54));
+	assert_int_equal(fr[14], 0x6a);
+	assert_int_equal(fr[15], 0x3c);
+	fr[15] = 0x0c;                                          /* not-ECT */
+	assert_false(emu_frame_set_ce(fr, 54));
+	assert_int_equal(fr[15], 0x0c);
+	/* ARP, short frames */
+	fr[12] = 0x08; fr[13] = 0x06;
+	assert_int_equal(emu_frame_ecn(fr, 60), -1);
+	assert_false(emu_frame_set_ce(fr, 60));
+	assert_int_equal(emu_frame_ecn(fr, 10), -1);
+}
+
 static void test_bad_config(void **state)
 {
 	struct emu_config c = { .jitter = (int64_t)INT32_MAX + 1 };
@@ -878,6 +973,7 @@ int main(void)
 		cmocka_unit_test(test_tbf_burst_then_rate),
 		cmocka_unit_test(test_tbf_long_run_rate),
 		cmocka_unit_test(test_tbf_limit_gso_delay),
+		cmocka_unit_test(test_ecn),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
