@@ -56,6 +56,10 @@ struct dir {
 	bool started;
 	int64_t armed;          /* time the timer is armed for, INT64_MAX none */
 	pthread_mutex_t mu;
+	pthread_mutex_t emu_mu;         /* held while the thread uses emu (not
+					 * while it sleeps in poll):
+					 * bridge_reconfigure swaps the model
+					 * between two batches */
 	struct bridge_stats st;         /* thread-local running counters */
 	struct bridge_stats snap;       /* copy for readers, under mu */
 	uint64_t sock_drops;            /* under mu */
@@ -458,6 +462,7 @@ static void *dir_thread(void *arg)
 			break;
 		if (pfd[2].revents)
 			break;
+		pthread_mutex_lock(&d->emu_mu);
 		if (pfd[1].revents && read(d->tfd, &junk, sizeof(junk)) < 0)
 			junk = 0;
 		if (pfd[1].revents)
@@ -489,8 +494,10 @@ static void *dir_thread(void *arg)
 		release(d, mono_ns());
 		rearm(d);
 		publish(d);
+		pthread_mutex_unlock(&d->emu_mu);
 	}
 	/* stop: flush (send now) or discard what is queued */
+	pthread_mutex_lock(&d->emu_mu);
 	if (!b->discard) {
 		while (emu_next_time(d->emu) != INT64_MAX)
 			release(d, INT64_MAX - 1);
@@ -498,6 +505,7 @@ static void *dir_thread(void *arg)
 	while ((p = emu_drain(d->emu, NULL)))
 		free(p);
 	publish(d);
+	pthread_mutex_unlock(&d->emu_mu);
 	return NULL;
 }
 
@@ -520,6 +528,7 @@ int bridge_open(const struct bridge_opts *o, struct bridge **out, struct ll_err 
 	for (i = 0; i < 2; i++) {
 		b->d[i].tfd = -1;
 		pthread_mutex_init(&b->d[i].mu, NULL);
+		pthread_mutex_init(&b->d[i].emu_mu, NULL);
 	}
 	if ((rc = open_port(o->if_a, &b->fd[0], err)) < 0 ||
 	    (rc = open_port(o->if_b, &b->fd[1], err)) < 0)
@@ -655,12 +664,29 @@ void bridge_close(struct bridge *b)
 		free(d->siov);
 		free(d->sp);
 		pthread_mutex_destroy(&d->mu);
+		pthread_mutex_destroy(&d->emu_mu);
 		if (b->fd[i] >= 0)
 			close(b->fd[i]);
 	}
 	if (b->stopfd >= 0)
 		close(b->stopfd);
 	free(b);
+}
+
+int bridge_reconfigure(struct bridge *b, enum bridge_dir dir, const struct emu_config *c,
+		       struct ll_err *err)
+{
+	struct dir *d = &b->d[dir];
+	int rc;
+
+	pthread_mutex_lock(&d->emu_mu);
+	rc = emu_reconfigure(d->emu, c, err);
+	if (rc == 0)
+		b->o.dir[dir] = *c;
+	pthread_mutex_unlock(&d->emu_mu);
+	if (rc < 0)
+		ll_err_prefix(err, "%s: ", dir == BRIDGE_A_TO_B ? "A->B" : "B->A");
+	return rc;
 }
 
 /* --- raw rtnetlink for the kernel engine ------------------------------------ */
@@ -866,6 +892,54 @@ int bridge_kernel_down(const char *br, struct ll_err *err)
 
 /* --- status files ------------------------------------------------------------ */
 
+cJSON *bridge_fields_json(const struct impair *d)
+{
+	cJSON *o = cJSON_CreateObject();
+	const struct impair_field *f;
+	char v[128];
+
+	for (f = impair_fields; f->name && o; f++)
+		if (d->set & f->bit)
+			cJSON_AddStringToObject(o, f->name, impair_get(d, f, v, sizeof(v)));
+	return o;
+}
+
+int bridge_fields_parse(const cJSON *o, struct impair *d, struct ll_diag *diag)
+{
+	const cJSON *it;
+	struct ll_diag quiet;
+	int rc = 0;
+
+	memset(d, 0, sizeof(*d));
+	if (!diag) {
+		ll_diag_clear(&quiet);
+		diag = &quiet;
+	}
+	if (!cJSON_IsObject(o))
+		return 0;
+	cJSON_ArrayForEach(it, o) {
+		char num[64];
+		const char *v = NULL;
+
+		if (cJSON_IsString(it))
+			v = it->valuestring;
+		else if (cJSON_IsNumber(it))
+			v = (snprintf(num, sizeof(num), "%.17g", it->valuedouble), num);
+		else if (cJSON_IsBool(it))
+			v = cJSON_IsTrue(it) ? "on" : "off";
+		if (!v) {
+			ll_diag_add(diag, LL_DIAG_ERROR, it->string,
+				    "%s: want the value as text in tc units (\"50ms\", \"1%%\")",
+				    it->string ? it->string : "?");
+			rc = -EINVAL;
+			continue;
+		}
+		if (impair_set(d, it->string ? it->string : "", v, diag) < 0)
+			rc = -EINVAL;
+	}
+	return rc;
+}
+
 static int status_path(int pid, char *buf, size_t len, struct ll_err *err)
 {
 	uint64_t ns;
@@ -899,6 +973,7 @@ int bridge_status_write(const struct bridge_status *s, struct ll_err *err)
 		cJSON *o = cJSON_AddObjectToObject(doc, dn[i]);
 
 		cJSON_AddStringToObject(o, "dial", s->dial[i]);
+		cJSON_AddItemToObject(o, "fields", bridge_fields_json(&s->held[i]));
 		cJSON_AddNumberToObject(o, "rx_packets", (double)s->c[i].rx_pkts);
 		cJSON_AddNumberToObject(o, "tx_packets", (double)s->c[i].tx_pkts);
 		cJSON_AddNumberToObject(o, "rx_bytes", (double)s->c[i].rx_bytes);
@@ -980,6 +1055,8 @@ static int status_read(const char *path, struct bridge_status *s)
 		const cJSON *o = cJSON_GetObjectItemCaseSensitive(doc, dn[i]);
 
 		jstr(o, "dial", s->dial[i], sizeof(s->dial[i]));
+		bridge_fields_parse(cJSON_GetObjectItemCaseSensitive(o, "fields"), &s->held[i],
+				    NULL);
 		s->c[i].rx_pkts = jnum(o, "rx_packets");
 		s->c[i].tx_pkts = jnum(o, "tx_packets");
 		s->c[i].rx_bytes = jnum(o, "rx_bytes");

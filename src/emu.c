@@ -84,12 +84,9 @@ static uint32_t crandom(struct emu *e, struct crnd *c)
 
 /* --- construction --------------------------------------------------------- */
 
-int emu_new(const struct emu_config *cfg, struct emu **out, struct ll_err *err)
+/* The checks emu_new and emu_reconfigure share. */
+static int config_check(const struct emu_config *cfg, struct ll_err *err)
 {
-	struct emu *e;
-	uint64_t s;
-
-	*out = NULL;
 	if (cfg->delay < 0)
 		return ll_err_set(err, -EINVAL, "emu: delay %lld ns is negative",
 				  (long long)cfg->delay);
@@ -102,6 +99,19 @@ int emu_new(const struct emu_config *cfg, struct emu **out, struct ll_err *err)
 				  cfg->dist->n, EMU_DIST_MAX);
 	if (cfg->loss_model > EMU_LOSS_4STATE)
 		return ll_err_set(err, -EINVAL, "emu: unknown loss model %d", (int)cfg->loss_model);
+	return 0;
+}
+
+int emu_new(const struct emu_config *cfg, struct emu **out, struct ll_err *err)
+{
+	struct emu *e;
+	uint64_t s;
+	int rc;
+
+	*out = NULL;
+	rc = config_check(cfg, err);
+	if (rc < 0)
+		return rc;
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return ll_err_set(err, -ENOMEM, "emu: out of memory");
@@ -887,4 +897,56 @@ int emu_dist_load(const char *path, struct emu_dist *d, struct ll_err *err)
 out:
 	fclose(f);
 	return rc;
+}
+
+/* --- live reconfiguration (bridge control socket) -------------------------- */
+
+/* Move the queue into arrays of cap entries (the ring unrolled to start at
+ * 0); the heap keeps its order. */
+static int resize_queue(struct emu *e, uint32_t cap, struct ll_err *err)
+{
+	struct emu_item *heap = calloc(cap, sizeof(*heap));
+	struct emu_item *direct = calloc(cap, sizeof(*direct));
+	uint32_t i;
+
+	if (!heap || !direct) {
+		free(heap);
+		free(direct);
+		return ll_err_set(err, -ENOMEM, "emu: out of memory for a %u-packet queue", cap);
+	}
+	memcpy(heap, e->heap, (size_t)e->nheap * sizeof(*heap));
+	for (i = 0; i < e->dn; i++)
+		direct[i] = e->direct[(e->dhead + i) % e->cap];
+	free(e->heap);
+	free(e->direct);
+	e->heap = heap;
+	e->direct = direct;
+	e->dhead = 0;
+	e->cap = cap;
+	return 0;
+}
+
+int emu_reconfigure(struct emu *e, const struct emu_config *c, struct ll_err *err)
+{
+	uint32_t limit = c->limit ? c->limit : 1000, qlen = e->nheap + e->dn, cap;
+	uint64_t seed = e->cfg.seed;
+	int rc = config_check(c, err);
+
+	if (rc < 0)
+		return rc;
+	/* room for the new limit and for every frame queued now */
+	cap = limit > qlen ? limit : qlen;
+	if (cap != e->cap && (rc = resize_queue(e, cap, err)) < 0)
+		return rc;
+	if (c->loss_model != e->cfg.loss_model)
+		e->lstate = 1;
+	e->cfg = *c;
+	e->cfg.limit = limit;
+	e->cfg.seed = seed;             /* the PRNG stream goes on */
+	e->delay_c.rho = c->delay_corr;
+	e->loss_c.rho = c->loss_corr;
+	e->dup_c.rho = c->dup_corr;
+	e->corrupt_c.rho = c->corrupt_corr;
+	e->reorder_c.rho = c->reorder_corr;
+	return 0;
 }

@@ -74,6 +74,14 @@ void bridge_stop(struct bridge *b, bool discard);
 void bridge_get_stats(struct bridge *b, enum bridge_dir d,
 		      struct bridge_stats *s);
 
+/* Swap direction dir's model to c (emu_reconfigure: queued frames keep
+ * their time to send, counters stay) between two batches of the forwarding
+ * thread; any thread, running or not. c->dist must outlive the bridge.
+ * -EINVAL/-ENOMEM as emu_reconfigure (nothing changed); err names the
+ * direction. */
+int bridge_reconfigure(struct bridge *b, enum bridge_dir dir,
+		       const struct emu_config *c, struct ll_err *err);
+
 /* Stop if running, close the sockets (promiscuous mode ends), free. */
 void bridge_close(struct bridge *b);
 
@@ -101,12 +109,27 @@ struct bridge_status {
 	char engine[8];                 /* "user" or "kernel" */
 	char if_a[IF_NAMESIZE], if_b[IF_NAMESIZE];
 	char dial[2][256];              /* [enum bridge_dir], impair_summary() */
+	struct impair held[2];          /* the same dials as fields: written as
+					 * "fields": {FIELD: VALUE} (impair_get
+					 * of every set field), read back with
+					 * impair_set */
 	struct {
 		uint64_t rx_pkts, tx_pkts, rx_bytes, tx_bytes;
 		uint64_t lost, duplicated, corrupted, reordered, drops;
 	} c[2];                         /* drops: limit + rate + socket */
 	int64_t updated;                /* unix time, s */
 };
+
+/* A dial as a JSON object {FIELD: VALUE} of every set field, in
+ * impair_fields[] order, values as impair_get prints them ("50ms", "1%").
+ * NULL only when out of memory. */
+struct cJSON *bridge_fields_json(const struct impair *d);
+
+/* The reverse: d (cleared first) gets every member of o through impair_set
+ * (numbers and booleans are taken as their text). Every bad field or value
+ * adds its message to diag (may be NULL); -EINVAL if any, the good fields
+ * are still set. o not an object (or NULL): an empty dial, 0. */
+int bridge_fields_parse(const struct cJSON *o, struct impair *d, struct ll_diag *diag);
 
 /* Write (atomically: temp file + rename) the status of this process. */
 int bridge_status_write(const struct bridge_status *s, struct ll_err *err);
