@@ -33,7 +33,8 @@ static const struct cli_cmd cli_cmds[] = {
 	  "                 [-i SEC] [-R] [--bidir] [-u] [-b RATE] [-l LEN] [-w SIZE] [-J]\n"
 	  "                 (linklab test -h lists every option)" },
 	{ "serve", cmd_serve, "serve [-p PORT] [-B ADDR] [-1]" },
-	{ "bridge", cmd_bridge, "bridge IF_A IF_B [--engine auto|kernel|user] [dial options] [-t SEC] [-J]" },
+	{ "bridge", cmd_bridge, "bridge IF_A IF_B [--engine auto|kernel|user] [dial options] [-t SEC] [-J]\n"
+	  "                 bridge --status|--set [dial options]|--attach [--pid N] [-J]   (a running bridge)" },
 	{ "profile", cmd_profile, "profile list | show NAME | save NAME [--force] [--description TEXT] DIAL... |\n                 rename NAME NEW | delete NAME" },
 	{ "bench-apply", cmd_bench_apply, "bench-apply --dev IF [-n N]   (make bench: apply + read back N times)" },
 	{ "offload", cmd_offload,

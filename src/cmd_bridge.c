@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "linklab/bridge.h"
+#include "linklab/bridgectl.h"
 #include "linklab/cli.h"
 #include "linklab/cmd.h"
 #include "linklab/emu.h"
@@ -55,7 +56,8 @@ static void bridge_usage(FILE *f)
 		"  --rt-priority N (SCHED_FIFO forwarding threads: releases on time on a busy host)\n"
 		"  --bridge-name BR (kernel engine, default llbr0)\n"
 		"  --engine auto: kernel when this kernel has netem, else user (a FILE table: user)\n"
-		"  -t SEC stop after SEC seconds; -i SEC counters on stderr every SEC (user engine)\n");
+		"  -t SEC stop after SEC seconds; -i SEC counters on stderr every SEC (user engine)\n"
+		"  while it runs: linklab bridge --status | --set [dial options] | --attach [--pid N]\n");
 }
 
 /* Set dial field name to val in the directions of mask dirs; one message
@@ -285,6 +287,8 @@ static void wait_stop(sigset_t *set, double seconds, double interval,
 /* -i SEC: one line per direction on stderr with the rates since the last. */
 struct ticker {
 	struct bridge *br;              /* NULL: kernel engine (no counters) */
+	struct bridgectl *ctl;          /* control socket (NULL if it failed) */
+	uint64_t gen;                   /* its dials' generation shown */
 	struct bridge_status st;        /* status file contents */
 	double interval;                /* -i, 0 = no lines */
 	int64_t t0, last;               /* last: last -i line */
@@ -302,6 +306,20 @@ static void tick(void *arg)
 	char r1[32], r2[32];
 	int d;
 
+	if (t->ctl) {                   /* dials changed through the socket */
+		struct impair cur[DIRS];
+		uint64_t g = bridgectl_dials(t->ctl, cur);
+
+		for (d = 0; d < DIRS && g != t->gen; d++) {
+			if (bridgectl_dial_equal(&t->st.held[d], &cur[d]))
+				continue;
+			t->st.held[d] = cur[d];
+			impair_summary(&cur[d], t->st.dial[d], sizeof(t->st.dial[d]));
+			fprintf(stderr, "linklab bridge: %s now %s (control socket)\n", dir_text[d],
+				t->st.dial[d]);
+		}
+		t->gen = g;
+	}
 	for (d = 0; d < DIRS && t->br; d++) {
 		struct bridge_stats s;
 
@@ -333,21 +351,24 @@ static void tick(void *arg)
 	bridge_status_write(&t->st, NULL);      /* best effort: show reads it */
 }
 
-static void ticker_init(struct ticker *t, struct bridge *br, const struct bopts *b,
-			const struct impair dial[DIRS], const char *engine)
+static void ticker_init(struct ticker *t, struct bridge *br, struct bridgectl *ctl,
+			const struct bopts *b, const struct impair dial[DIRS], const char *engine)
 {
 	int d;
 
 	memset(t, 0, sizeof(*t));
 	t->br = br;
+	t->ctl = ctl;
 	t->interval = b->interval;
 	t->t0 = t->last = mono_now();
 	t->st.pid = (int)getpid();
 	snprintf(t->st.engine, sizeof(t->st.engine), "%s", engine);
 	snprintf(t->st.if_a, sizeof(t->st.if_a), "%s", b->if_a);
 	snprintf(t->st.if_b, sizeof(t->st.if_b), "%s", b->if_b);
-	for (d = 0; d < DIRS; d++)
+	for (d = 0; d < DIRS; d++) {
+		t->st.held[d] = dial[d];
 		impair_summary(&dial[d], t->st.dial[d], sizeof(t->st.dial[d]));
+	}
 	tick(t);
 }
 
@@ -419,6 +440,27 @@ static void build_configs(const struct bopts *b, const struct impair dial[DIRS],
 	}
 }
 
+/* What the control socket's state names. */
+static void ctl_info(struct bridgectl_info *info, const struct bopts *b, const char *engine)
+{
+	memset(info, 0, sizeof(*info));
+	info->pid = (int)getpid();
+	snprintf(info->engine, sizeof(info->engine), "%s", engine);
+	snprintf(info->if_a, sizeof(info->if_a), "%s", b->if_a);
+	snprintf(info->if_b, sizeof(info->if_b), "%s", b->if_b);
+}
+
+/* Stop the control socket; final[] gets the dials it left in force. */
+static void ctl_stop(struct bridgectl *ctl, const struct impair dial[DIRS],
+		     struct impair final[DIRS])
+{
+	final[0] = dial[0];
+	final[1] = dial[1];
+	if (ctl)
+		bridgectl_dials(ctl, final);
+	bridgectl_stop(ctl);
+}
+
 static int run_user(struct bopts *b, const struct impair dial[DIRS],
 		    const struct emu_config cfg[DIRS], sigset_t *set)
 {
@@ -427,6 +469,9 @@ static int run_user(struct bopts *b, const struct impair dial[DIRS],
 	struct ll_err err = { 0 };
 	struct bridge_stats st[DIRS];
 	struct ticker tk;
+	struct bridgectl_info info;
+	struct bridgectl *ctl = NULL;
+	struct impair final[DIRS];
 	char sum[512];
 	int d, rc;
 
@@ -446,9 +491,13 @@ static int run_user(struct bopts *b, const struct impair dial[DIRS],
 	for (d = 0; d < DIRS; d++)
 		fprintf(stderr, "linklab bridge: user engine %s %s: %s\n", dir_text[d],
 			d == 0 ? b->if_a : b->if_b, dial_text(b, dial, d, sum, sizeof(sum)));
+	ctl_info(&info, b, "user");
+	if (bridgectl_serve_user(br, &info, dial, o.dir, &ctl, &err) < 0)
+		fprintf(stderr, "linklab bridge: warning: no live control: %s\n", err.msg);
 	fprintf(stderr, "linklab bridge: forwarding %s <-> %s; Ctrl-C stops\n", b->if_a, b->if_b);
-	ticker_init(&tk, br, b, dial, "user");
+	ticker_init(&tk, br, ctl, b, dial, "user");
 	wait_stop(set, b->seconds, tick_period(b), tick, &tk);
+	ctl_stop(ctl, dial, final);
 	bridge_status_remove(tk.st.pid);
 	bridge_stop(br, b->discard);
 	for (d = 0; d < DIRS; d++)
@@ -463,7 +512,7 @@ static int run_user(struct bopts *b, const struct impair dial[DIRS],
 		for (d = 0; d < DIRS; d++) {
 			cJSON *j = json_dir(&st[d]);
 
-			cJSON_AddStringToObject(j, "dial", dial_text(b, dial, d, sum, sizeof(sum)));
+			cJSON_AddStringToObject(j, "dial", dial_text(b, final, d, sum, sizeof(sum)));
 			cJSON_AddItemToObject(doc, dir_name[d], j);
 		}
 		cmd_print_json(doc);
@@ -485,13 +534,15 @@ static int run_user(struct bopts *b, const struct impair dial[DIRS],
 	return 0;
 }
 
-static int run_kernel(struct bopts *b, const struct impair dial[DIRS], sigset_t *set)
+static int run_kernel(struct bopts *b, const struct impair dial[DIRS], int has_netem,
+		      sigset_t *set)
 {
 	const char *br = b->brname ? b->brname : "llbr0";
 	const char *egress[DIRS] = { b->if_b, b->if_a };  /* A->B leaves IF_B */
 	struct ll_err err = { 0 };
 	struct peer p;
 	struct qdisc_state qs[DIRS];
+	struct impair final[DIRS];
 	int d, rc, status = 0;
 
 	memset(qs, 0, sizeof(qs));
@@ -506,13 +557,21 @@ static int run_kernel(struct bopts *b, const struct impair dial[DIRS], sigset_t 
 	for (d = 0; d < DIRS && rc == 0; d++)
 		if (!impair_is_empty(&dial[d]))
 			rc = p.ops->apply(&p, egress[d], &dial[d], &err);
+	final[0] = dial[0];
+	final[1] = dial[1];
 	if (rc == 0) {
 		struct ticker tk;
+		struct bridgectl_info info;
+		struct bridgectl *ctl = NULL;
 
+		ctl_info(&info, b, "kernel");
+		if (bridgectl_serve_kernel(&p, egress, has_netem, &info, dial, &ctl, &err) < 0)
+			fprintf(stderr, "linklab bridge: warning: no live control: %s\n", err.msg);
 		fprintf(stderr, "linklab bridge: kernel engine, bridge %s (%s, %s); Ctrl-C stops\n",
 			br, b->if_a, b->if_b);
-		ticker_init(&tk, NULL, b, dial, "kernel");
+		ticker_init(&tk, NULL, ctl, b, dial, "kernel");
 		wait_stop(set, b->seconds, tick_period(b), tick, &tk);
+		ctl_stop(ctl, dial, final);     /* no apply runs after this */
 		bridge_status_remove(tk.st.pid);
 		for (d = 0; d < DIRS; d++)
 			p.ops->read_qdiscs(&p, egress[d], &qs[d], NULL);
@@ -522,7 +581,9 @@ static int run_kernel(struct bopts *b, const struct impair dial[DIRS], sigset_t 
 	for (d = 0; d < DIRS; d++) {
 		struct ll_err e2 = { 0 };
 
-		if (!impair_is_empty(&dial[d]) && p.ops->clear(&p, egress[d], &e2) < 0)
+		/* ours: the start dial, or one the control socket left there */
+		if ((!impair_is_empty(&dial[d]) || !impair_is_empty(&final[d])) &&
+		    p.ops->clear(&p, egress[d], &e2) < 0)
 			status = cmd_fail("bridge", &e2);
 	}
 	if (bridge_kernel_down(br, &err) < 0)
@@ -584,9 +645,13 @@ int cmd_bridge(int argc, char **argv)
 	struct emu_config cfg[DIRS];
 	static struct emu_dist dists[DIRS];     /* the tables outlive the models */
 	sigset_t set;
-	int d, i, has_netem, rc;
+	int d, i, has_netem = -1, rc;
 	bool user, user_only = false;
 
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--status") || !strcmp(argv[i], "--set") ||
+		    !strcmp(argv[i], "--attach"))
+			return cmd_bridge_ctl(argc, argv);
 	memset(&b, 0, sizeof(b));
 	memset(&prof, 0, sizeof(prof));
 	ll_diag_clear(&diag);
@@ -664,6 +729,6 @@ int cmd_bridge(int argc, char **argv)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);  /* threads inherit the mask */
-	rc = user ? run_user(&b, dial, cfg, &set) : run_kernel(&b, dial, &set);
+	rc = user ? run_user(&b, dial, cfg, &set) : run_kernel(&b, dial, has_netem, &set);
 	return rc;
 }

@@ -101,6 +101,8 @@ static void show_bridges(cJSON *doc)
 
 				cJSON_AddStringToObject(d, "direction", dir ? "b_to_a" : "a_to_b");
 				cJSON_AddStringToObject(d, "dial", st[i].dial[dir]);
+				cJSON_AddItemToObject(d, "fields",
+						      bridge_fields_json(&st[i].held[dir]));
 				cJSON_AddNumberToObject(d, "packets", (double)st[i].c[dir].tx_pkts);
 				cJSON_AddNumberToObject(d, "bytes", (double)st[i].c[dir].tx_bytes);
 				cJSON_AddNumberToObject(d, "lost", (double)st[i].c[dir].lost);

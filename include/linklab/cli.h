@@ -20,6 +20,9 @@ int cmd_test(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 /* `bridge IF_A IF_B`: middle-box mode in the foreground (cmd_bridge.c). */
 int cmd_bridge(int argc, char **argv);
+/* `bridge --status|--set|--attach`: the running bridge's control socket
+ * (cmd_bridge_ctl.c); cmd_bridge hands over when one of these is given. */
+int cmd_bridge_ctl(int argc, char **argv);
 
 /* Run one test with already parsed options and print it (text like iperf3,
  * or the iperf3 -J document when json is non-zero). Returns the exit status
