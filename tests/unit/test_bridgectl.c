@@ -1,0 +1,565 @@
+/* SPDX-License-Identifier: MIT */
+/* test_bridgectl.c - live control of a running bridge: the set request's
+ * parsing and validation (every problem, nothing applied), emu_reconfigure
+ * (queued frames, their order and times, counters kept), and the control
+ * socket server driven over a real Unix socket with a fake engine (both
+ * directions or neither, lease: one at a time, restore when its connection
+ * closes). The socket lives in a private LINKLAB_RUN_DIR. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
+#include "linklab/bridgectl.h"
+#include "linklab/emu.h"
+
+#define MS 1000000LL
+
+static char rundir[64];
+
+static void set_dial(struct impair *d, const char *name, const char *val)
+{
+	struct ll_diag diag;
+
+	ll_diag_clear(&diag);
+	assert_int_equal(impair_set(d, name, val, &diag), 0);
+}
+
+static bool diag_has(const struct ll_diag *d, const char *a, const char *b)
+{
+	int i;
+
+	for (i = 0; i < d->n; i++)
+		if (d->e[i].level == LL_DIAG_ERROR && strstr(d->e[i].text, a) &&
+		    (!b || strstr(d->e[i].text, b)))
+			return true;
+	return false;
+}
+
+/* --- parsing and validation ------------------------------------------------ */
+
+static void test_parse_set_table(void **state)
+{
+	static const struct {
+		const char *req;
+		int rc;
+		unsigned dirs;          /* on success */
+		int nerrors;            /* on failure, at least */
+		const char *e1a, *e1b;  /* texts an error must hold */
+		const char *e2a, *e2b;
+	} t[] = {
+		{ "{\"op\":\"set\",\"a_to_b\":{\"delay\":\"40ms\"}}", 0, 1, 0, NULL, NULL, NULL, NULL },
+		{ "{\"op\":\"set\",\"b_to_a\":{\"loss\":\"1%\",\"gap\":5,\"reorder\":\"10%\","
+		  "\"delay\":\"5ms\"}}", 0, 2, 0, NULL, NULL, NULL, NULL },
+		{ "{\"op\":\"set\",\"a_to_b\":{},\"b_to_a\":{\"rate\":\"10mbit\"}}", 0, 3, 0,
+		  NULL, NULL, NULL, NULL },
+		{ "{\"op\":\"set\",\"a_to_b\":{\"dealy\":\"40ms\"}}", -EINVAL, 0, 1,
+		  "a_to_b: ", "dealy", NULL, NULL },
+		{ "{\"op\":\"set\",\"a_to_b\":{\"loss\":\"150%\"}}", -EINVAL, 0, 1,
+		  "a_to_b: loss", "0% .. 100%", NULL, NULL },
+		{ "{\"op\":\"set\",\"a_to_b\":{\"loss\":\"150%\"},\"b_to_a\":{\"delay\":\"-5ms\"}}",
+		  -EINVAL, 0, 2, "a_to_b: loss", "150%", "b_to_a: delay", "-5ms" },
+		{ "{\"op\":\"set\",\"a_to_b\":{\"loss\":\"150%\",\"rate\":\"fast\"}}", -EINVAL, 0, 2,
+		  "a_to_b: loss", "150%", "a_to_b: rate", "fast" },
+		{ "{\"op\":\"set\",\"b_to_a\":{\"jitter\":\"5ms\"}}", -EINVAL, 0, 1,
+		  "b_to_a: ", "jitter", NULL, NULL },
+		{ "{\"op\":\"set\",\"a_to_b\":\"delay 5ms\"}", -EINVAL, 0, 1,
+		  "a_to_b: want an object", NULL, NULL, NULL },
+		{ "{\"op\":\"set\",\"a_to_b\":{\"delay\":[1]}}", -EINVAL, 0, 1,
+		  "a_to_b: delay", "text", NULL, NULL },
+		{ "{\"op\":\"set\"}", -EINVAL, 0, 1, "a_to_b", "b_to_a", NULL, NULL },
+		{ "not json", -EINVAL, 0, 1, "not a JSON object", NULL, NULL, NULL },
+	};
+	struct impair cur[2], want[2];
+	size_t i;
+
+	(void)state;
+	memset(cur, 0, sizeof(cur));
+	set_dial(&cur[0], "delay", "10ms");
+	set_dial(&cur[1], "delay", "10ms");
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct ll_diag diag;
+		unsigned dirs = 99;
+		int rc;
+
+		ll_diag_clear(&diag);
+		rc = bridgectl_parse_set(t[i].req, cur, want, &dirs, &diag);
+		if (rc != t[i].rc || (rc == 0 && dirs != t[i].dirs) ||
+		    (rc < 0 && diag.nerrors < t[i].nerrors) ||
+		    (t[i].e1a && !diag_has(&diag, t[i].e1a, t[i].e1b)) ||
+		    (t[i].e2a && !diag_has(&diag, t[i].e2a, t[i].e2b))) {
+			int k;
+
+			print_error("case %zu '%s': rc %d dirs %u, %d errors:\n", i, t[i].req, rc,
+				    dirs, diag.nerrors);
+			for (k = 0; k < diag.n; k++)
+				print_error("  %s\n", diag.e[k].text);
+			fail();
+		}
+		/* a direction not named keeps its dial */
+		if (rc == 0 && !(dirs & 1))
+			assert_true(bridgectl_dial_equal(&want[0], &cur[0]));
+		if (rc == 0 && !(dirs & 2))
+			assert_true(bridgectl_dial_equal(&want[1], &cur[1]));
+	}
+	/* the values land: a_to_b replaced as a whole, {} clears */
+	{
+		struct ll_diag diag;
+		unsigned dirs;
+
+		ll_diag_clear(&diag);
+		assert_int_equal(bridgectl_parse_set("{\"a_to_b\":{\"loss\":\"1%\"},\"b_to_a\":{}}",
+						     cur, want, &dirs, &diag), 0);
+		assert_int_equal(want[0].set, IMP_LOSS);
+		assert_int_equal(want[0].loss, (uint32_t)(UINT32_MAX / 100.0 + 0.5));
+		assert_true(impair_is_empty(&want[1]));
+	}
+}
+
+static void test_dial_equal(void **state)
+{
+	struct impair a, b;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	assert_true(bridgectl_dial_equal(&a, &b));
+	set_dial(&a, "delay", "10ms");
+	assert_false(bridgectl_dial_equal(&a, &b));
+	set_dial(&b, "delay", "10000us");
+	assert_true(bridgectl_dial_equal(&a, &b));
+	set_dial(&b, "loss", "0%");
+	assert_false(bridgectl_dial_equal(&a, &b));
+}
+
+/* fields JSON round trip (status file, state) */
+static void test_fields_roundtrip(void **state)
+{
+	struct impair a, b;
+	struct ll_diag diag;
+	cJSON *o;
+	char *txt;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	set_dial(&a, "rate", "50mbit");
+	set_dial(&a, "delay", "20ms");
+	set_dial(&a, "jitter", "5ms");
+	set_dial(&a, "loss", "1%");
+	o = bridge_fields_json(&a);
+	txt = cJSON_PrintUnformatted(o);
+	assert_string_equal(txt, "{\"rate\":\"50mbit\",\"delay\":\"20ms\",\"jitter\":\"5ms\","
+			    "\"loss\":\"1%\"}");
+	ll_diag_clear(&diag);
+	assert_int_equal(bridge_fields_parse(o, &b, &diag), 0);
+	assert_true(bridgectl_dial_equal(&a, &b));
+	free(txt);
+	cJSON_Delete(o);
+}
+
+/* --- emu_reconfigure ------------------------------------------------------- */
+
+static void test_reconfigure_keeps_queue(void **state)
+{
+	struct emu_config c = { .delay = 100 * MS, .seed = 7 };
+	struct emu_stats st;
+	struct emu *e;
+	struct ll_err err = { 0 };
+	struct emu_fate f;
+	uintptr_t i;
+	int64_t tts;
+
+	(void)state;
+	assert_int_equal(emu_new(&c, &e, &err), 0);
+	for (i = 1; i <= 10; i++) {
+		emu_fate(e, 100, false, &f);
+		assert_false(f.lost);
+		assert_int_equal(emu_enqueue(e, (int64_t)i, 100, (void *)i, NULL), 0);
+	}
+	/* a bad config changes nothing */
+	c.delay = -1;
+	assert_int_equal(emu_reconfigure(e, &c, &err), -EINVAL);
+	assert_int_equal(emu_get_config(e)->delay, 100 * MS);
+	/* 10 ms, smaller limit than queued: nothing dropped */
+	c.delay = 10 * MS;
+	c.limit = 5;
+	c.seed = 99;
+	assert_int_equal(emu_reconfigure(e, &c, &err), 0);
+	assert_int_equal(emu_get_config(e)->seed, 7);
+	emu_get_stats(e, &st);
+	assert_int_equal(st.qlen, 10);
+	assert_int_equal(st.in_pkts, 10);
+	assert_int_equal(emu_enqueue(e, 20, 100, (void *)(uintptr_t)11, NULL), -ENOBUFS);
+	emu_get_stats(e, &st);
+	assert_int_equal(st.limit_drops, 1);
+	/* room again: a new frame takes the new delay, ahead of the old ones */
+	c.limit = 0;
+	assert_int_equal(emu_reconfigure(e, &c, &err), 0);
+	assert_int_equal(emu_get_config(e)->limit, 1000);
+	assert_int_equal(emu_enqueue(e, 1 * MS, 100, (void *)(uintptr_t)11, &tts), 0);
+	assert_int_equal(tts, 11 * MS);
+	assert_ptr_equal(emu_dequeue(e, 20 * MS, NULL), (void *)(uintptr_t)11);
+	assert_null(emu_dequeue(e, 20 * MS, NULL));
+	/* the old frames at their old times, in order */
+	assert_null(emu_dequeue(e, 100 * MS, NULL));
+	for (i = 1; i <= 10; i++)
+		assert_ptr_equal(emu_dequeue(e, 100 * MS + 10, NULL), (void *)i);
+	emu_get_stats(e, &st);
+	assert_int_equal(st.out_pkts, 11);
+	assert_int_equal(st.qlen, 0);
+	emu_free(e);
+}
+
+/* the head queue (reordered frames) is a ring: growing it keeps its order */
+static void test_reconfigure_ring_order(void **state)
+{
+	struct emu_config c = { .delay = 10 * MS, .reorder = UINT32_MAX, .gap = 1,
+				.limit = 8, .seed = 1 };
+	struct emu *e;
+	struct ll_err err = { 0 };
+	struct emu_stats st;
+	uintptr_t i, next = 1;
+
+	(void)state;
+	assert_int_equal(emu_new(&c, &e, &err), 0);
+	for (i = 1; i <= 6; i++)
+		assert_int_equal(emu_enqueue(e, 0, 60, (void *)i, NULL), 0);
+	for (; next <= 4; next++)
+		assert_ptr_equal(emu_dequeue(e, 0, NULL), (void *)next);
+	for (; i <= 12; i++)    /* wraps around the 8-entry ring */
+		assert_int_equal(emu_enqueue(e, 0, 60, (void *)i, NULL), 0);
+	c.limit = 3000;
+	assert_int_equal(emu_reconfigure(e, &c, &err), 0);
+	for (; i <= 20; i++)
+		assert_int_equal(emu_enqueue(e, 0, 60, (void *)i, NULL), 0);
+	for (; next < 20; next++)
+		assert_ptr_equal(emu_dequeue(e, 0, NULL), (void *)next);
+	emu_get_stats(e, &st);
+	assert_int_equal(st.reordered, 20);     /* every one went to the head queue */
+	emu_free(e);
+}
+
+/* --- the server with a fake engine ----------------------------------------------- */
+
+struct fake {
+	int calls;
+	int fail_dir;                   /* -1: never */
+	struct impair on[2];            /* what the "engine" holds */
+	char log[32][64];               /* "a_to_b delay 40ms" per call */
+};
+
+static int fake_apply(void *arg, enum bridge_dir dir, const struct impair *d, struct ll_err *err)
+{
+	struct fake *f = arg;
+	char sum[48];
+
+	if (f->calls < 32)
+		snprintf(f->log[f->calls], sizeof(f->log[0]), "%s %s", dir ? "b_to_a" : "a_to_b",
+			 impair_summary(d, sum, sizeof(sum)));
+	f->calls++;
+	if ((int)dir == f->fail_dir)
+		return ll_err_set(err, -EIO, "fake engine refuses");
+	f->on[dir] = *d;
+	return 0;
+}
+
+static void fake_counters(void *arg, enum bridge_dir dir, struct bridgectl_counters *c)
+{
+	(void)arg;
+	c->rx_packets = 100 + dir;
+	c->lost = 7;
+}
+
+static const struct bridgectl_ops fake_ops = { fake_apply, NULL, fake_counters };
+
+static struct bridgectl *srv_start(struct fake *f)
+{
+	struct bridgectl_info info = { .pid = (int)getpid(), .engine = "user",
+				       .if_a = "veth-x", .if_b = "veth-y" };
+	struct bridgectl *s = NULL;
+	struct ll_err err = { 0 };
+
+	memset(f, 0, sizeof(*f));
+	f->fail_dir = -1;
+	set_dial(&f->on[0], "delay", "10ms");
+	set_dial(&f->on[1], "delay", "10ms");
+	if (bridgectl_start(&fake_ops, f, &info, f->on, &s, &err) < 0) {
+		print_error("bridgectl_start: %s\n", err.msg);
+		fail();
+	}
+	return s;
+}
+
+static struct bridgectl_client *cli(void)
+{
+	struct bridgectl_client *c = NULL;
+	struct ll_err err = { 0 };
+
+	if (bridgectl_client_open((int)getpid(), &c, &err) < 0) {
+		print_error("client: %s\n", err.msg);
+		fail();
+	}
+	return c;
+}
+
+/* one request, the parsed reply */
+static cJSON *req(struct bridgectl_client *c, const char *line)
+{
+	struct ll_err err = { 0 };
+	char *r = NULL;
+	cJSON *doc;
+
+	assert_int_equal(bridgectl_client_send(c, line, &err), 0);
+	if (bridgectl_client_recv(c, &r, 5000, &err) < 0) {
+		print_error("recv: %s\n", err.msg);
+		fail();
+	}
+	doc = cJSON_Parse(r);
+	free(r);
+	assert_non_null(doc);
+	return doc;
+}
+
+static const char *dir_dial(const cJSON *reply, const char *dir)
+{
+	const cJSON *st = cJSON_GetObjectItem(reply, "state");
+
+	return cJSON_GetObjectItem(cJSON_GetObjectItem(st, dir), "dial")->valuestring;
+}
+
+static bool ok(const cJSON *r)
+{
+	return cJSON_IsTrue(cJSON_GetObjectItem(r, "ok"));
+}
+
+/* wait (at most 2 s) until the server's generation moves past g */
+static uint64_t wait_gen(struct bridgectl *s, uint64_t g)
+{
+	struct impair cur[2];
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		uint64_t n = bridgectl_dials(s, cur);
+
+		if (n != g)
+			return n;
+		usleep(10000);
+	}
+	return g;
+}
+
+static void test_server_get_set(void **state)
+{
+	struct fake f;
+	struct bridgectl *s = srv_start(&f);
+	struct bridgectl_client *c = cli();
+	struct impair cur[2];
+	char path[128];
+	struct stat sb;
+	cJSON *r, *st, *fields;
+
+	(void)state;
+	assert_int_equal(bridgectl_sock_path((int)getpid(), path, sizeof(path), NULL), 0);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_true(S_ISSOCK(sb.st_mode));
+	assert_int_equal(sb.st_mode & 0777, 0600);
+
+	r = req(c, "{\"op\":\"get\"}");
+	assert_true(ok(r));
+	st = cJSON_GetObjectItem(r, "state");
+	assert_int_equal(cJSON_GetObjectItem(st, "pid")->valueint, (int)getpid());
+	assert_string_equal(cJSON_GetObjectItem(st, "engine")->valuestring, "user");
+	assert_string_equal(cJSON_GetObjectItem(st, "if_a")->valuestring, "veth-x");
+	assert_string_equal(dir_dial(r, "a_to_b"), "delay 10ms");
+	fields = cJSON_GetObjectItem(cJSON_GetObjectItem(st, "b_to_a"), "fields");
+	assert_string_equal(cJSON_GetObjectItem(fields, "delay")->valuestring, "10ms");
+	assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "b_to_a"),
+					     "rx_packets")->valueint, 101);
+	cJSON_Delete(r);
+	assert_int_equal(f.calls, 0);
+
+	/* one direction */
+	r = req(c, "{\"op\":\"set\",\"a_to_b\":{\"delay\":\"40ms\",\"loss\":\"1%\"}}");
+	assert_true(ok(r));
+	assert_string_equal(dir_dial(r, "a_to_b"), "delay 40ms loss 1%");
+	assert_string_equal(dir_dial(r, "b_to_a"), "delay 10ms");
+	cJSON_Delete(r);
+	assert_int_equal(f.calls, 1);
+	assert_string_equal(f.log[0], "a_to_b delay 40ms loss 1%");
+
+	/* both wrong: every problem, nothing applied */
+	r = req(c, "{\"op\":\"set\",\"a_to_b\":{\"loss\":\"150%\"},\"b_to_a\":{\"delay\":\"-5ms\"}}");
+	assert_false(ok(r));
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(r, "invalid")));
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r, "errors")), 2);
+	cJSON_Delete(r);
+	assert_int_equal(f.calls, 1);
+
+	/* the engine refuses the second: the first is put back */
+	f.fail_dir = 1;
+	r = req(c, "{\"op\":\"set\",\"a_to_b\":{\"delay\":\"70ms\"},\"b_to_a\":{\"delay\":\"70ms\"}}");
+	assert_false(ok(r));
+	assert_false(cJSON_IsTrue(cJSON_GetObjectItem(r, "invalid")));
+	assert_non_null(strstr(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "errors"), 0)->valuestring,
+			       "b_to_a: fake engine refuses"));
+	cJSON_Delete(r);
+	assert_int_equal(f.calls, 4);
+	assert_string_equal(f.log[1], "a_to_b delay 70ms");
+	assert_string_equal(f.log[2], "b_to_a delay 70ms");
+	assert_string_equal(f.log[3], "a_to_b delay 40ms loss 1%");
+	bridgectl_dials(s, cur);
+	assert_true(bridgectl_dial_equal(&cur[0], &f.on[0]));
+	assert_true(bridgectl_dial_equal(&cur[1], &f.on[1]));
+	f.fail_dir = -1;
+
+	/* an empty object clears; unknown op and bad lines are answered */
+	r = req(c, "{\"op\":\"set\",\"b_to_a\":{}}");
+	assert_true(ok(r));
+	assert_string_equal(dir_dial(r, "b_to_a"), "none");
+	cJSON_Delete(r);
+	r = req(c, "{\"op\":\"frob\"}");
+	assert_false(ok(r));
+	cJSON_Delete(r);
+	r = req(c, "[1,2");
+	assert_false(ok(r));
+	cJSON_Delete(r);
+
+	bridgectl_client_close(c);
+	bridgectl_stop(s);
+	assert_int_equal(stat(path, &sb), -1);  /* socket file removed */
+}
+
+static void test_server_lease(void **state)
+{
+	struct fake f;
+	struct bridgectl *s = srv_start(&f);
+	struct bridgectl_client *c1 = cli(), *c2 = cli();
+	struct impair cur[2];
+	uint64_t g;
+	cJSON *r;
+	char msg[96];
+	int i;
+
+	(void)state;
+	r = req(c1, "{\"op\":\"lease\"}");
+	assert_true(ok(r));
+	assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "state"), "leased_by")->valueint,
+			 (int)getpid());
+	cJSON_Delete(r);
+	assert_int_equal(bridgectl_lease_pid(s), (int)getpid());
+	/* one lease at a time */
+	r = req(c2, "{\"op\":\"lease\"}");
+	assert_false(ok(r));
+	snprintf(msg, sizeof(msg), "bridge is leased by another console (pid %d)", (int)getpid());
+	assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "errors"), 0)->valuestring, msg);
+	cJSON_Delete(r);
+	/* the lease holder changes one direction, another connection the other */
+	r = req(c1, "{\"op\":\"set\",\"a_to_b\":{\"loss\":\"100%\"}}");
+	assert_true(ok(r));
+	cJSON_Delete(r);
+	r = req(c2, "{\"op\":\"set\",\"b_to_a\":{\"rate\":\"1mbit\"}}");
+	assert_true(ok(r));
+	cJSON_Delete(r);
+	assert_int_equal(f.calls, 2);
+	/* the holder goes away: both restored to the lease's start */
+	g = bridgectl_dials(s, cur);
+	bridgectl_client_close(c1);
+	g = wait_gen(s, wait_gen(s, g));        /* two directions put back */
+	bridgectl_dials(s, cur);
+	assert_int_equal(f.calls, 4);
+	assert_string_equal(f.log[2], "a_to_b delay 10ms");
+	assert_string_equal(f.log[3], "b_to_a delay 10ms");
+	assert_true(bridgectl_dial_equal(&cur[0], &f.on[0]));
+	assert_true(bridgectl_dial_equal(&cur[1], &f.on[1]));
+	assert_int_equal(bridgectl_lease_pid(s), 0);
+	/* a lease with no change: closing applies nothing */
+	r = req(c2, "{\"op\":\"lease\"}");
+	assert_true(ok(r));
+	cJSON_Delete(r);
+	bridgectl_client_close(c2);
+	for (i = 0; i < 200 && bridgectl_lease_pid(s); i++)
+		usleep(10000);
+	assert_int_equal(bridgectl_lease_pid(s), 0);
+	assert_int_equal(bridgectl_dials(s, cur), g);
+	assert_int_equal(f.calls, 4);
+	bridgectl_stop(s);
+}
+
+/* which bridge: none, the only one, --pid */
+static void test_find(void **state)
+{
+	struct bridge_status st;
+	int pid = -1;
+	struct ll_err err = { 0 };
+
+	(void)state;
+	assert_int_equal(bridgectl_find(0, &pid, &err), -ESRCH);
+	assert_string_equal(err.msg, "no linklab bridge runs in this network namespace");
+	memset(&st, 0, sizeof(st));
+	st.pid = (int)getpid();
+	snprintf(st.engine, sizeof(st.engine), "user");
+	snprintf(st.if_a, sizeof(st.if_a), "p0");
+	snprintf(st.if_b, sizeof(st.if_b), "p1");
+	set_dial(&st.held[0], "delay", "5ms");
+	assert_int_equal(bridge_status_write(&st, &err), 0);
+	assert_int_equal(bridgectl_find(0, &pid, &err), 0);
+	assert_int_equal(pid, (int)getpid());
+	assert_int_equal(bridgectl_find((int)getpid(), &pid, &err), 0);
+	assert_int_equal(bridgectl_find(1, &pid, &err), -ENOENT);
+	{
+		struct bridge_status back[2];
+		int n = 0;
+
+		assert_int_equal(bridge_status_list(back, 2, &n, &err), 0);
+		assert_int_equal(n, 1);
+		assert_true(bridgectl_dial_equal(&back[0].held[0], &st.held[0]));
+		assert_true(impair_is_empty(&back[0].held[1]));
+	}
+	bridge_status_remove((int)getpid());
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(rundir, sizeof(rundir), "/tmp/llbctl-XXXXXX");
+	if (!mkdtemp(rundir))
+		return -1;
+	setenv("LINKLAB_RUN_DIR", rundir, 1);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", rundir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_set_table),
+		cmocka_unit_test(test_dial_equal),
+		cmocka_unit_test(test_fields_roundtrip),
+		cmocka_unit_test(test_reconfigure_keeps_queue),
+		cmocka_unit_test(test_reconfigure_ring_order),
+		cmocka_unit_test(test_server_get_set),
+		cmocka_unit_test(test_server_lease),
+		cmocka_unit_test(test_find),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
