@@ -1,0 +1,186 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tests/lab/bridgectl.sh - live control of a running `linklab bridge` in the
+# three-namespace lab (lab/lab-bridge.sh: peer A - middle - peer B), through
+# its control socket: --set moves the measured RTT, a bad --set changes
+# nothing and lists every problem, --attach holds a lease that is given back
+# (dials restored) when the attach process is killed -9, sees EOF, or gets
+# SIGTERM; the kernel engine's tbf rate changed and restored on the egress
+# ports. RTT from UDP echo probes (tests/lab/rtt.py) A -> B; figures printed.
+. "$(dirname "$0")/lib.sh"
+need_root bridgectl
+command -v python3 >/dev/null || { skip "bridgectl: python3 not installed"; summary bridgectl; exit 0; }
+[ -x "$LINKLAB" ] || { fail "bridgectl: $LINKLAB not built"; summary bridgectl; exit 1; }
+
+export LL_NS_A=llca-$$ LL_NS_M=llcm-$$ LL_NS_B=llcb-$$
+export LL_LAB_DIR="${TMPDIR:-/tmp}/linklab-lab-bctl-$$" LINKLAB
+LB="sh $LL_REPO/lab/lab-bridge.sh"
+T=$(mktemp -d)
+AP=                                     # a background --attach we started
+cleanup() {
+	[ -n "$AP" ] && kill -9 "$AP" 2>/dev/null
+	exec 3>&- 2>/dev/null
+	$LB down >/dev/null 2>&1; rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+if ! $LB up > "$T/up.log" 2>&1; then
+	cat "$T/up.log"; fail "bridgectl: three-namespace lab up"; summary bridgectl; exit 1
+fi
+eval "$($LB env)"
+ina() { ip netns exec "$LL_NS_A" "$@"; }
+inm() { ip netns exec "$LL_NS_M" "$@"; }
+py() { python3 -c "$@"; }
+cp "$LL_REPO/tests/lab/rtt.py" "$T/rtt.py"
+PORT=7800
+rtt() { # N GAP [TIMEOUT] -> "median min max n ..." (ms)
+	PORT=$((PORT+1))
+	ip netns exec "$LL_NS_B" python3 "$T/rtt.py" server "$LL_ADDR_B" $PORT 4 &
+	sp=$!
+	sleep 0.3
+	ina python3 "$T/rtt.py" client "$LL_ADDR_B" $PORT "$@"
+	kill $sp 2>/dev/null; wait $sp 2>/dev/null
+}
+near() { py "import sys; sys.exit(0 if abs(float('$1') - $2) <= $3 else 1)" 2>/dev/null; }
+a_dial() { # the A->B dial text from --status -J
+	inm "$LINKLAB" bridge --status -J | python3 -c 'import json,sys; print(json.load(sys.stdin)["a_to_b"]["dial"])'
+}
+wait_dial() { # TEXT: wait (5 s at most) until --status shows A->B TEXT
+	i=0
+	while [ $i -lt 50 ]; do
+		[ "$(a_dial 2>/dev/null)" = "$1" ] && return 0
+		sleep 0.1; i=$((i+1))
+	done
+	return 1
+}
+
+# --- no bridge in this namespace -------------------------------------------------
+ina "$LINKLAB" bridge --set --delay 5ms > "$T/o" 2> "$T/e"; rc=$?
+if [ $rc = 1 ] && grep -q "no linklab bridge runs in this network namespace" "$T/e"; then
+	pass "bridgectl: --set without a bridge: exit 1, says so"
+else
+	fail "bridgectl: --set without a bridge: exit $rc: $(cat "$T/e")"
+fi
+
+# --- user engine: delay 10ms, then --set --delay 40ms -----------------------------
+$LB engine --engine user --delay 10ms > "$T/engine.log" 2>&1 || { cat "$T/engine.log"; fail "bridgectl: engine"; }
+set -- $(rtt 20 0.02); r10=$1
+inm "$LINKLAB" bridge --set --delay 40ms > "$T/o" 2> "$T/e"; rc=$?
+set -- $(rtt 20 0.02); r40=$1
+echo "  figure: user engine RTT $r10 ms with delay 10ms each way, $r40 ms after --set --delay 40ms"
+if [ $rc = 0 ] && near "$r10" 20 2 && near "$r40" 80 2 && grep -q "A->B: delay 40ms" "$T/o"; then
+	pass "bridgectl: --set --delay 40ms moves the RTT from $r10 to $r40 ms (20 -> 80)"
+else
+	fail "bridgectl: --set --delay 40ms: exit $rc, RTT $r10 -> $r40 ms: $(cat "$T/o" "$T/e")"
+fi
+
+# --- a bad --set: exit 2, every problem, nothing changed ------------------------------
+inm "$LINKLAB" bridge --set --loss 150% --a-to-b-delay -5ms > "$T/o" 2> "$T/e"; rc=$?
+set -- $(rtt 20 0.02); rbad=$1
+if [ $rc = 2 ] && grep -q "loss.*150%.*0% .. 100%" "$T/e" && grep -q "a_to_b: delay.*-5ms" "$T/e" &&
+	near "$rbad" 80 2 && [ "$(a_dial)" = "delay 40ms" ]; then
+	pass "bridgectl: bad --set: exit 2, loss and delay both named, RTT still $rbad ms"
+else
+	fail "bridgectl: bad --set: exit $rc, RTT $rbad: $(cat "$T/e")"
+fi
+
+# --- status file and show -J carry the fields ---------------------------------------
+sleep 1.2
+f=$(inm "$LINKLAB" show -J | python3 -c '
+import json,sys
+b=json.load(sys.stdin)["bridges"][0]["directions"]
+print(b[0]["fields"].get("delay"), b[1]["fields"].get("delay"))' 2>&1)
+[ "$f" = "40ms 40ms" ] && pass "bridgectl: show -J bridges[] fields: delay 40ms both ways" ||
+	fail "bridgectl: show -J fields '$f'"
+
+# --- --attach, loss 100% A->B, kill -9 the attach process ------------------------------
+rm -f "$T/fifo"; mkfifo "$T/fifo"
+ip netns exec "$LL_NS_M" "$LINKLAB" bridge --attach < "$T/fifo" > "$T/att.out" 2> "$T/att.err" &
+AP=$!; AP0=$AP      # ip netns exec execs linklab: the same pid
+exec 3> "$T/fifo"
+echo '{"op":"set","a_to_b":{"loss":"100%"}}' >&3
+i=0; while [ $i -lt 50 ] && [ "$(wc -l < "$T/att.out")" -lt 2 ]; do sleep 0.1; i=$((i+1)); done
+first=$(head -n 1 "$T/att.out" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["a_to_b"]["dial"], s["leased_by"])' 2>&1)
+second=$(sed -n 2p "$T/att.out" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["ok"], r["state"]["a_to_b"]["dial"])' 2>&1)
+inm "$LINKLAB" bridge --attach > "$T/o2" 2> "$T/e2" < /dev/null; rc2=$?
+set -- $(rtt 5 0.02 0.3); lost_n=$4
+kill -9 $AP; wait $AP 2>/dev/null; AP=
+exec 3>&-
+wait_dial "delay 40ms"; back=$?
+set -- $(rtt 20 0.02); rback=$1
+echo "  figure: attach: loss 100% A->B answered $lost_n of 5 probes; after kill -9: RTT $rback ms, A->B '$(a_dial)'"
+if [ "$first" = "delay 40ms $AP0" ] &&
+	[ "$second" = "True loss 100%" ] && [ "$lost_n" = 0 ] && [ $back = 0 ] && near "$rback" 80 2; then
+	pass "bridgectl: --attach: state line, loss 100% cuts A->B, kill -9 restores delay 40ms (RTT $rback ms)"
+else
+	fail "bridgectl: --attach/kill -9: first '$first', reply '$second', answered $lost_n, restored $back, RTT $rback: $(cat "$T/att.err")"
+fi
+if [ $rc2 = 1 ] && grep -q "bridge is leased by another console (pid [0-9]*)" "$T/e2"; then
+	pass "bridgectl: a second --attach is refused while the lease is held"
+else
+	fail "bridgectl: second --attach: exit $rc2: $(cat "$T/e2")"
+fi
+
+# --- --attach ended by EOF on stdin (requests piped, then closed) ----------------------
+{ echo '{"op":"set","a_to_b":{"delay":"5ms"},"b_to_a":{"delay":"5ms"}}'; sleep 3; } |
+	inm "$LINKLAB" bridge --attach > "$T/eof.out" 2>&1 &
+EP=$!
+sleep 1
+set -- $(rtt 10 0.02); rmid=$1
+wait $EP; rce=$?
+d=$(a_dial)
+set -- $(rtt 10 0.02); rafter=$1
+echo "  figure: attach (EOF): RTT $rmid ms while leased at 5ms each way, $rafter ms after EOF"
+if [ $rce = 0 ] && near "$rmid" 10 2 && [ "$d" = "delay 40ms" ] && near "$rafter" 80 2; then
+	pass "bridgectl: --attach ended by EOF: dials restored before it exits (A->B '$d')"
+else
+	fail "bridgectl: --attach EOF: exit $rce, RTT $rmid -> $rafter, A->B '$d': $(cat "$T/eof.out")"
+fi
+
+# --- --attach ended by timeout (SIGTERM) -----------------------------------------------
+{ echo '{"op":"set","b_to_a":{"loss":"100%"}}'; sleep 5; } |
+	timeout 1.5 ip netns exec "$LL_NS_M" "$LINKLAB" bridge --attach > "$T/to.out" 2>&1; rct=$?
+wait_dial "delay 40ms"; ok1=$?
+b=$(inm "$LINKLAB" bridge --status -J | python3 -c 'import json,sys; print(json.load(sys.stdin)["b_to_a"]["dial"])')
+if [ $rct = 124 ] && [ $ok1 = 0 ] && [ "$b" = "delay 40ms" ] && grep -q '"loss 100%"' "$T/to.out"; then
+	pass "bridgectl: --attach killed by timeout (SIGTERM): B->A back to '$b'"
+else
+	fail "bridgectl: --attach timeout: exit $rct, B->A '$b': $(cat "$T/to.out")"
+fi
+
+# --- kernel engine: a rate-only dial changed by --set, restored by a lease -----------------
+$LB engine --engine kernel --rate 50mbit > "$T/engine.log" 2>&1 || { cat "$T/engine.log"; fail "bridgectl: kernel engine"; }
+r0=$(root_tbf_rate "$LL_NS_M" veth-mb)
+inm "$LINKLAB" bridge --set --rate 10mbit > "$T/o" 2> "$T/e"; rc=$?
+r1=$(root_tbf_rate "$LL_NS_M" veth-mb); r1b=$(root_tbf_rate "$LL_NS_M" veth-ma)
+PORT=$((PORT+1))
+ip netns exec "$LL_NS_B" "$LINKLAB" serve -1 -p $PORT > /dev/null 2>&1 &
+sp=$!
+sleep 0.3
+g=$(ina "$LINKLAB" test -c "$LL_ADDR_B" -p $PORT -t 3 -J 2>/dev/null | python3 -c '
+import json,sys; print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e6))' 2>/dev/null)
+kill $sp 2>/dev/null; wait $sp 2>/dev/null
+echo "  figure: kernel engine after --set --rate 10mbit: TCP goodput A->B ${g:-?} Mbit/s (frame ceiling 9.56)"
+inm "$LINKLAB" bridge --set --delay 10ms > /dev/null 2> "$T/e3"; rc3=$?
+{ echo '{"op":"set","a_to_b":{"rate":"5mbit"}}'; sleep 1; } |
+	inm "$LINKLAB" bridge --attach > "$T/k.out" 2>&1
+r2=$(sed -n 2p "$T/k.out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"]["a_to_b"]["dial"])' 2>&1)
+r3=$(root_tbf_rate "$LL_NS_M" veth-mb)
+echo "  figure: kernel engine tbf on veth-mb: start $r0 bit/s, --set 10mbit -> $r1 (veth-ma $r1b), leased 5mbit ('$r2') -> back to $r3"
+if [ $rc = 0 ] && [ "$r0" = 50000000 ] && [ "$r1" = 10000000 ] && [ "$r1b" = 10000000 ] &&
+	py "import sys; sys.exit(0 if 8.5 < float('${g:-0}') < 10.1 else 1)" &&
+	[ "$r2" = "rate 5mbit" ] && [ "$r3" = 10000000 ]; then
+	pass "bridgectl: kernel engine: --set rate 10mbit on both egress ports ($g Mbit/s), a lease's 5mbit given back"
+else
+	fail "bridgectl: kernel engine: exit $rc, rates $r0 $r1 $r1b '$r2' $r3: $(cat "$T/e" "$T/k.out")"
+fi
+[ $rc3 = 2 ] && grep -q "netem" "$T/e3" && pass "bridgectl: kernel engine without netem refuses --set --delay (exit 2, names netem)" ||
+	fail "bridgectl: kernel engine --set --delay: exit $rc3: $(cat "$T/e3")"
+$LB stop-engine > "$T/stop.out" 2>&1
+k=$(root_kind "$LL_NS_M" veth-mb)
+ino=$(inm stat -L -c %i /proc/self/ns/net)
+[ "$k" != tbf ] && ! ls "${LINKLAB_RUN_DIR:-/run/linklab}" 2>/dev/null | grep -q "^bridge-$ino-.*\.sock" &&
+	pass "bridgectl: kernel engine stopped: tbf gone ($k), no control socket left" ||
+	fail "bridgectl: after stop: root qdisc $k, sockets: $(ls "${LINKLAB_RUN_DIR:-/run/linklab}" 2>/dev/null)"
+
+summary bridgectl
