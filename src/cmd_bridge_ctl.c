@@ -253,6 +253,22 @@ static int reply_fail(const cJSON *r)
 	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "invalid")) ? 2 : 1;
 }
 
+/* Write all n bytes (send on a socket without SIGPIPE); 0 or -1. */
+static int put_all(int fd, const char *p, size_t n, bool sock)
+{
+	while (n) {
+		ssize_t w = sock ? send(fd, p, n, MSG_NOSIGNAL) : write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 /* --attach: relay stdin -> socket, socket -> stdout, until either ends. */
 static int relay(struct bridgectl_client *c)
 {
@@ -272,13 +288,17 @@ static int relay(struct bridgectl_client *c)
 		}
 		if (p[0].revents) {
 			n = read(fd, buf, sizeof(buf));
+			if (n < 0 && errno == EINTR)
+				continue;
 			if (n <= 0)
 				return 0;       /* the bridge closed (after our EOF) */
-			if (write(1, buf, (size_t)n) != n)
+			if (put_all(1, buf, (size_t)n, false) < 0)
 				return 1;       /* stdout gone: closing ends the lease */
 		}
 		if (p[1].revents) {
 			n = read(0, buf, sizeof(buf));
+			if (n < 0 && errno == EINTR)
+				continue;
 			if (n <= 0) {
 				/* EOF: no more requests; the bridge answers what it
 				 * has, restores, and closes - then we exit */
@@ -286,7 +306,7 @@ static int relay(struct bridgectl_client *c)
 				in_open = false;
 				continue;
 			}
-			if (send(fd, buf, (size_t)n, MSG_NOSIGNAL) != n)
+			if (put_all(fd, buf, (size_t)n, true) < 0)
 				return 1;
 		}
 	}
