@@ -99,7 +99,9 @@ ip netns exec "$LL_NS_M" "$LINKLAB" bridge --attach < "$T/fifo" > "$T/att.out" 2
 AP=$!; AP0=$AP      # ip netns exec execs linklab: the same pid
 exec 3> "$T/fifo"
 echo '{"op":"set","a_to_b":{"loss":"100%"}}' >&3
-i=0; while [ $i -lt 50 ] && [ "$(wc -l < "$T/att.out")" -lt 2 ]; do sleep 0.1; i=$((i+1)); done
+# (att.out appears once the attach has opened the fifo: count 0 lines until then)
+lines() { if [ -f "$1" ]; then wc -l < "$1"; else echo 0; fi; }
+i=0; while [ $i -lt 100 ] && [ "$(lines "$T/att.out")" -lt 2 ]; do sleep 0.1; i=$((i+1)); done
 first=$(head -n 1 "$T/att.out" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["a_to_b"]["dial"], s["leased_by"])' 2>&1)
 second=$(sed -n 2p "$T/att.out" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["ok"], r["state"]["a_to_b"]["dial"])' 2>&1)
 inm "$LINKLAB" bridge --attach > "$T/o2" 2> "$T/e2" < /dev/null; rc2=$?
