@@ -23,7 +23,7 @@ cleanup() {
 	$LB down >/dev/null 2>&1; rm -rf "$T"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT TERM HUP PIPE
 if ! $LB up > "$T/up.log" 2>&1; then
 	cat "$T/up.log"; fail "bridgectl: three-namespace lab up"; summary bridgectl; exit 1
 fi
