@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* bridgectl.c - the control socket of a running `linklab bridge`: server
  * thread, JSON line protocol, lease, and the client side (bridgectl.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -497,6 +498,35 @@ static void *server_thread(void *arg)
 	return NULL;
 }
 
+/* Remove control sockets of this network namespace whose bridge process is
+ * gone (a bridge killed with -9 cannot remove its own). */
+static void sweep_stale(void)
+{
+	char prefix[64], path[1024];
+	struct dirent *de;
+	uint64_t ns;
+	DIR *d;
+
+	if (journal_netns(&ns, NULL) < 0 || !(d = opendir(journal_dir())))
+		return;
+	snprintf(prefix, sizeof(prefix), "bridge-%llu-", (unsigned long long)ns);
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name), pl = strlen(prefix);
+		char *end;
+		long pid;
+
+		if (strncmp(de->d_name, prefix, pl) || l < pl + 6 ||
+		    strcmp(de->d_name + l - 5, ".sock"))
+			continue;
+		pid = strtol(de->d_name + pl, &end, 10);
+		if (pid <= 0 || strcmp(end, ".sock") || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", journal_dir(), de->d_name);
+		unlink(path);
+	}
+	closedir(d);
+}
+
 int bridgectl_start(const struct bridgectl_ops *ops, void *arg,
 		    const struct bridgectl_info *info, const struct impair dial[2],
 		    struct bridgectl **out, struct ll_err *err)
@@ -523,6 +553,7 @@ int bridgectl_start(const struct bridgectl_ops *ops, void *arg,
 	if (rc < 0)
 		goto fail;
 	mkdir(journal_dir(), 0700);
+	sweep_stale();
 	unlink(s->path);                /* a stale file of a dead process of this pid */
 	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s->lfd < 0) {

@@ -82,7 +82,8 @@ struct bridgectl;
 int bridgectl_sock_path(int pid, char *buf, size_t len, struct ll_err *err);
 
 /* Serve the socket of info->pid (journal directory created 0700 if
- * missing, a stale socket file of the same pid replaced) from a new thread.
+ * missing; socket files of this namespace whose process is gone, e.g. a
+ * bridge killed with -9, are removed first) from a new thread.
  * dial: what both directions hold now. -errno with err (socket, bind,
  * thread); nothing left behind on failure. */
 int bridgectl_start(const struct bridgectl_ops *ops, void *arg,

@@ -17,7 +17,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <cjson/cJSON.h>
 
@@ -359,17 +361,39 @@ static uint64_t wait_gen(struct bridgectl *s, uint64_t g)
 	return g;
 }
 
+/* a dead process's pid: a child that has exited and been reaped */
+static int dead_pid(void)
+{
+	pid_t p = fork();
+
+	if (p == 0)
+		_exit(0);
+	assert_true(p > 0);
+	assert_int_equal(waitpid(p, NULL, 0), p);
+	return (int)p;
+}
+
 static void test_server_get_set(void **state)
 {
 	struct fake f;
-	struct bridgectl *s = srv_start(&f);
-	struct bridgectl_client *c = cli();
+	char stale[128];
+	int dead = dead_pid(), fd;
+	struct bridgectl *s;
+	struct bridgectl_client *c;
 	struct impair cur[2];
 	char path[128];
 	struct stat sb;
 	cJSON *r, *st, *fields;
 
 	(void)state;
+	/* a socket file left by a bridge killed with -9 goes when one starts */
+	assert_int_equal(bridgectl_sock_path(dead, stale, sizeof(stale), NULL), 0);
+	fd = open(stale, O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	s = srv_start(&f);
+	assert_int_equal(access(stale, F_OK), -1);
+	c = cli();
 	assert_int_equal(bridgectl_sock_path((int)getpid(), path, sizeof(path), NULL), 0);
 	assert_int_equal(stat(path, &sb), 0);
 	assert_true(S_ISSOCK(sb.st_mode));
