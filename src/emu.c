@@ -948,5 +948,11 @@ int emu_reconfigure(struct emu *e, const struct emu_config *c, struct ll_err *er
 	e->dup_c.rho = c->dup_corr;
 	e->corrupt_c.rho = c->corrupt_corr;
 	e->reorder_c.rho = c->reorder_corr;
+	/* the token bucket starts full again, as the kernel's tbf_change() */
+	if (e->cfg.tbf_rate && e->cfg.tbf_burst == 0)
+		e->cfg.tbf_burst = 1514;
+	e->tb_burst = (int64_t)e->cfg.tbf_burst * NS;
+	e->tb_toks = e->tb_burst;
+	e->tb_t = INT64_MIN;
 	return 0;
 }

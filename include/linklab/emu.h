@@ -247,10 +247,12 @@ int emu_dist_load(const char *path, struct emu_dist *d, struct ll_err *err);
  * queued keep their time to send and their order, the counters, the PRNG
  * stream (c->seed is ignored), the correlation memories, the reorder gap
  * counter and the rate serialisation tail (new frames queue after the ones
- * waiting) stay. A smaller limit drops nothing: enqueue refuses until the
- * queue is below it. The loss model state restarts in "good" when the loss
- * model kind changes. -EINVAL as emu_new (nothing changed), -ENOMEM when the
- * queue cannot grow to the new limit (nothing changed). */
+ * waiting) and the bytes queued stay. A smaller limit drops nothing:
+ * enqueue refuses until the queue is below it. The loss model state
+ * restarts in "good" when the loss model kind changes; the token bucket
+ * (tbf_rate) starts full, as tc's change of a tbf qdisc does
+ * (sch_tbf.c tbf_change). -EINVAL as emu_new (nothing changed), -ENOMEM
+ * when the queue cannot grow to the new limit (nothing changed). */
 int emu_reconfigure(struct emu *e, const struct emu_config *c, struct ll_err *err);
 
 #endif

@@ -223,6 +223,30 @@ static void test_reconfigure_keeps_queue(void **state)
 	emu_free(e);
 }
 
+/* the token bucket starts full after a change, as tbf_change() */
+static void test_reconfigure_bucket(void **state)
+{
+	struct emu_config c = { .tbf_rate = 1000, .tbf_burst = 1514, .seed = 3 };
+	struct emu *e;
+	struct ll_err err = { 0 };
+	struct emu_stats st;
+
+	(void)state;
+	assert_int_equal(emu_new(&c, &e, &err), 0);
+	assert_int_equal(emu_enqueue(e, 0, 1514, (void *)(uintptr_t)1, NULL), 0);
+	assert_int_equal(emu_enqueue(e, 0, 1514, (void *)(uintptr_t)2, NULL), 0);
+	assert_ptr_equal(emu_dequeue(e, 0, NULL), (void *)(uintptr_t)1);
+	assert_null(emu_dequeue(e, 0, NULL));           /* bucket empty: 1.514 s at 1000 B/s */
+	assert_true(emu_next_time(e) >= 1500 * MS);
+	c.tbf_rate = 1000000;
+	assert_int_equal(emu_reconfigure(e, &c, &err), 0);
+	assert_int_equal(emu_next_time(e), 0);          /* full again: the queued frame goes */
+	assert_ptr_equal(emu_dequeue(e, 0, NULL), (void *)(uintptr_t)2);
+	emu_get_stats(e, &st);
+	assert_int_equal(st.out_pkts, 2);
+	emu_free(e);
+}
+
 /* the head queue (reordered frames) is a ring: growing it keeps its order */
 static void test_reconfigure_ring_order(void **state)
 {
@@ -580,6 +604,7 @@ int main(void)
 		cmocka_unit_test(test_fields_roundtrip),
 		cmocka_unit_test(test_reconfigure_keeps_queue),
 		cmocka_unit_test(test_reconfigure_ring_order),
+		cmocka_unit_test(test_reconfigure_bucket),
 		cmocka_unit_test(test_server_get_set),
 		cmocka_unit_test(test_server_lease),
 		cmocka_unit_test(test_find),
