@@ -105,7 +105,7 @@ static int parse_set_doc(const cJSON *doc, const struct impair cur[2], struct im
 		}
 		ll_diag_clear(&one);
 		bridge_fields_parse(o, &want[d], &one);
-		if (one.nerrors == 0 && !impair_is_empty(&want[d]))
+		if (one.nerrors == 0 && want[d].set)    /* {} is plain forwarding */
 			impair_validate(&want[d], &one);
 		diag_merge(diag, &one, dir_key[d]);
 	}
@@ -286,7 +286,7 @@ static char *do_set(struct bridgectl *s, const cJSON *doc)
 		for (d = 0; d < 2; d++) {
 			struct ll_diag one;
 
-			if (!(dirs & (1u << d)) || impair_is_empty(&want[d]))
+			if (!(dirs & (1u << d)) || !want[d].set)
 				continue;
 			ll_diag_clear(&one);
 			s->ops.check(s->arg, (enum bridge_dir)d, &want[d], &one);

@@ -150,18 +150,37 @@ else
 	fail "bridgectl: --attach timeout: exit $rct, B->A '$b': $(cat "$T/to.out")"
 fi
 
+# --- user engine: every model field live (rate bucket, tables), refusals listed -----------
+ltest() { # linklab test A -> B for 3 s: received Mbit/s
+	PORT=$((PORT+1))
+	ip netns exec "$LL_NS_B" "$LINKLAB" serve -1 -p $PORT > /dev/null 2>&1 &
+	sp=$!
+	sleep 0.3
+	ina "$LINKLAB" test -c "$LL_ADDR_B" -p $PORT -t 3 -J 2>/dev/null | python3 -c '
+import json,sys; print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e6))' 2>/dev/null
+	kill $sp 2>/dev/null; wait $sp 2>/dev/null
+}
+inm "$LINKLAB" bridge --set --clear --rate 10mbit > "$T/o" 2> "$T/e"; rc=$?
+gu=$(ltest)
+inm "$LINKLAB" bridge --set --a-to-b-delay 20ms --a-to-b-jitter 5ms --a-to-b-distribution normal \
+	--b-to-a-clear > "$T/o2" 2> "$T/e2"; rc2=$?
+inm "$LINKLAB" bridge --set --a-to-b-dst 10.0.0.0/8 --b-to-a-slot 10ms > "$T/o3" 2> "$T/e3"; rc3=$?
+echo "  figure: user engine after --set --rate 10mbit: TCP goodput A->B ${gu:-?} Mbit/s (frame ceiling 9.56)"
+if [ $rc = 0 ] && py "import sys; sys.exit(0 if 8.5 < float('${gu:-0}') < 10.1 else 1)" &&
+	[ $rc2 = 0 ] && grep -q "A->B: delay 20ms jitter 5ms distribution normal" "$T/o2" &&
+	grep -q "B->A: none" "$T/o2" && [ $rc3 = 2 ] && grep -q "a_to_b: .*dst" "$T/e3" &&
+	grep -q "b_to_a: .*slot" "$T/e3"; then
+	pass "bridgectl: user engine live: rate 10mbit ($gu Mbit/s), a normal table, dst/slot refused per direction"
+else
+	fail "bridgectl: user engine live fields: exit $rc/$rc2/$rc3, $gu Mbit/s: $(cat "$T/e" "$T/o2" "$T/e2" "$T/e3")"
+fi
+
 # --- kernel engine: a rate-only dial changed by --set, restored by a lease -----------------
 $LB engine --engine kernel --rate 50mbit > "$T/engine.log" 2>&1 || { cat "$T/engine.log"; fail "bridgectl: kernel engine"; }
 r0=$(root_tbf_rate "$LL_NS_M" veth-mb)
 inm "$LINKLAB" bridge --set --rate 10mbit > "$T/o" 2> "$T/e"; rc=$?
 r1=$(root_tbf_rate "$LL_NS_M" veth-mb); r1b=$(root_tbf_rate "$LL_NS_M" veth-ma)
-PORT=$((PORT+1))
-ip netns exec "$LL_NS_B" "$LINKLAB" serve -1 -p $PORT > /dev/null 2>&1 &
-sp=$!
-sleep 0.3
-g=$(ina "$LINKLAB" test -c "$LL_ADDR_B" -p $PORT -t 3 -J 2>/dev/null | python3 -c '
-import json,sys; print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e6))' 2>/dev/null)
-kill $sp 2>/dev/null; wait $sp 2>/dev/null
+g=$(ltest)
 echo "  figure: kernel engine after --set --rate 10mbit: TCP goodput A->B ${g:-?} Mbit/s (frame ceiling 9.56)"
 inm "$LINKLAB" bridge --set --delay 10ms > /dev/null 2> "$T/e3"; rc3=$?
 { echo '{"op":"set","a_to_b":{"rate":"5mbit"}}'; sleep 1; } |

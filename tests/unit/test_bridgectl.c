@@ -76,6 +76,8 @@ static void test_parse_set_table(void **state)
 		  "a_to_b: loss", "150%", "a_to_b: rate", "fast" },
 		{ "{\"op\":\"set\",\"b_to_a\":{\"jitter\":\"5ms\"}}", -EINVAL, 0, 1,
 		  "b_to_a: ", "jitter", NULL, NULL },
+		{ "{\"op\":\"set\",\"a_to_b\":{\"burst\":\"10kb\"}}", -EINVAL, 0, 1,
+		  "a_to_b: ", "burst needs rate", NULL, NULL },
 		{ "{\"op\":\"set\",\"a_to_b\":\"delay 5ms\"}", -EINVAL, 0, 1,
 		  "a_to_b: want an object", NULL, NULL, NULL },
 		{ "{\"op\":\"set\",\"a_to_b\":{\"delay\":[1]}}", -EINVAL, 0, 1,
