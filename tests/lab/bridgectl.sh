@@ -19,7 +19,7 @@ T=$(mktemp -d)
 AP=                                     # a background --attach we started
 cleanup() {
 	[ -n "$AP" ] && kill -9 "$AP" 2>/dev/null
-	exec 3>&- 2>/dev/null
+	exec 3>&- 4>&- 2>/dev/null
 	$LB down >/dev/null 2>&1; rm -rf "$T"
 }
 trap cleanup EXIT
@@ -148,6 +148,34 @@ if [ $rct = 124 ] && [ $ok1 = 0 ] && [ "$b" = "delay 40ms" ] && grep -q '"loss 1
 	pass "bridgectl: --attach killed by timeout (SIGTERM): B->A back to '$b'"
 else
 	fail "bridgectl: --attach timeout: exit $rct, B->A '$b': $(cat "$T/to.out")"
+fi
+
+# --- --attach over SSH, the session dropped (the ssh client killed -9) ----------------------
+# sshd runs in the middle namespace per connection (inetd mode, as the
+# ProxyCommand: the middle has no address), with the lab's keys
+: > "$T/kh"
+rm -f "$T/sfifo"; mkfifo "$T/sfifo"
+ssh -F /dev/null -o BatchMode=yes -o IdentitiesOnly=yes -i "$LL_LAB_DIR/id_ed25519" \
+		-o "ProxyCommand=ip netns exec $LL_NS_M /usr/sbin/sshd -i -f $LL_LAB_DIR/sshd_config" \
+		-o UserKnownHostsFile="$T/kh" -o StrictHostKeyChecking=accept-new \
+		root@middle "$LINKLAB bridge --attach" < "$T/sfifo" > "$T/ssh.out" 2> "$T/ssh.err" &
+SP=$!
+exec 4> "$T/sfifo"
+echo '{"op":"set","a_to_b":{"loss":"100%"},"b_to_a":{"loss":"100%"}}' >&4
+i=0; while [ $i -lt 100 ] && [ "$(lines "$T/ssh.out")" -lt 2 ]; do sleep 0.1; i=$((i+1)); done
+during=$(a_dial)
+set -- $(rtt 5 0.02 0.3); sn=$4
+kill -9 $SP; wait $SP 2>/dev/null
+t0=$(date +%s%N)
+exec 4>&-
+wait_dial "delay 40ms"; ok2=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+b=$(inm "$LINKLAB" bridge --status -J | python3 -c 'import json,sys; print(json.load(sys.stdin)["b_to_a"]["dial"])')
+echo "  figure: attach over ssh: loss 100% both ways answered $sn of 5 probes; ssh client killed -9 -> dials back within $ms ms (status poll 100 ms)"
+if [ "$during" = "loss 100%" ] && [ "$sn" = 0 ] && [ $ok2 = 0 ] && [ "$b" = "delay 40ms" ]; then
+	pass "bridgectl: --attach over SSH: the session dropped (ssh killed -9) -> both directions restored"
+else
+	fail "bridgectl: --attach over ssh: during '$during', answered $sn, restored $ok2, B->A '$b': $(cat "$T/ssh.err")"
 fi
 
 # --- user engine: every model field live (rate bucket, tables), refusals listed -----------
