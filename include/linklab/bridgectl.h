@@ -40,6 +40,8 @@
 #include "linklab/err.h"
 #include "linklab/impair.h"
 
+struct peer;                            /* peer.h */
+
 #define BRIDGECTL_MAX_CLIENTS 16
 #define BRIDGECTL_LINE_MAX 65536       /* bytes in one request/reply line */
 
@@ -112,7 +114,6 @@ void bridgectl_stop(struct bridgectl *s);
 int bridgectl_serve_user(struct bridge *br, const struct bridgectl_info *info,
 			 const struct impair dial[2], const struct emu_config cfg[2],
 			 struct bridgectl **out, struct ll_err *err);
-struct peer;
 int bridgectl_serve_kernel(struct peer *p, const char *const egress[2], int has_netem,
 			   const struct bridgectl_info *info, const struct impair dial[2],
 			   struct bridgectl **out, struct ll_err *err);
