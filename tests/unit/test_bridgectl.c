@@ -18,6 +18,12 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <arpa/inet.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -579,6 +585,111 @@ static void test_find(void **state)
 	bridge_status_remove((int)getpid());
 }
 
+/* --- the user engine behind the socket, on real veths -------------------------------- */
+
+#define ETHT 0x88b5     /* IEEE local experimental ethertype */
+
+static int raw_sock(const char *ifname)
+{
+	struct sockaddr_ll sll = { 0 };
+	int fd = socket(AF_PACKET, SOCK_RAW, 0);
+
+	assert_true(fd >= 0);
+	sll.sll_family = AF_PACKET;
+	sll.sll_protocol = htons(ETHT);
+	sll.sll_ifindex = (int)if_nametoindex(ifname);
+	assert_true(sll.sll_ifindex > 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sll, sizeof(sll)), 0);
+	return fd;
+}
+
+static void send_seq(int fd, uint32_t seq)
+{
+	unsigned char f[64] = { 0 };
+
+	memset(f, 0xff, 6);
+	memcpy(f + 6, "\x02\x00\x00\x00\x00\x01", 6);
+	f[12] = ETHT >> 8;
+	f[13] = ETHT & 0xff;
+	memcpy(f + 14, &seq, 4);
+	assert_int_equal(send(fd, f, sizeof(f), 0), (ssize_t)sizeof(f));
+}
+
+/* A->B delayed 300 ms with 5 frames queued; the socket clears A->B: the 5
+ * queued frames still arrive (after the 5 sent later without delay), the
+ * counters go on. In a private network namespace (root only). */
+static void test_live_user_engine(void **state)
+{
+	struct bridge_opts o;
+	struct bridge *br = NULL;
+	struct bridgectl *ctl = NULL;
+	struct bridgectl_client *c;
+	struct bridgectl_info info = { .engine = "user", .if_a = "llCa1", .if_b = "llCb1" };
+	struct impair dial[2];
+	struct ll_err err = { 0 };
+	uint32_t order[16];
+	int tx, rx, n = 0, i;
+	cJSON *r;
+	struct pollfd p;
+
+	(void)state;
+	if (geteuid() != 0 || unshare(CLONE_NEWNET) < 0) {
+		printf("skip: needs root for a private network namespace\n");
+		skip();
+	}
+	assert_int_equal(system("echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6; "
+				"echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6; "
+				"ip link add llCa0 type veth peer name llCa1 && "
+				"ip link add llCb0 type veth peer name llCb1 && "
+				"for i in llCa0 llCa1 llCb0 llCb1; do ip link set $i up || exit 1; done"), 0);
+	memset(&o, 0, sizeof(o));
+	memset(dial, 0, sizeof(dial));
+	snprintf(o.if_a, sizeof(o.if_a), "llCa1");
+	snprintf(o.if_b, sizeof(o.if_b), "llCb1");
+	o.dir[0].delay = 300 * MS;
+	o.dir[0].seed = o.dir[1].seed = 5;
+	set_dial(&dial[0], "delay", "300ms");
+	assert_int_equal(bridge_open(&o, &br, &err), 0);
+	assert_int_equal(bridge_start(br, &err), 0);
+	info.pid = (int)getpid();
+	assert_int_equal(bridgectl_serve_user(br, &info, dial, o.dir, &ctl, &err), 0);
+	tx = raw_sock("llCa0");
+	rx = raw_sock("llCb0");
+	usleep(100000);                 /* the veths carry frames */
+	for (i = 0; i < 5; i++)
+		send_seq(tx, (uint32_t)i);
+	usleep(50000);
+	c = cli();
+	r = req(c, "{\"op\":\"set\",\"a_to_b\":{}}");
+	assert_true(ok(r));
+	assert_string_equal(dir_dial(r, "a_to_b"), "none");
+	cJSON_Delete(r);
+	for (i = 5; i < 10; i++)
+		send_seq(tx, (uint32_t)i);
+	p.fd = rx;
+	p.events = POLLIN;
+	while (n < 16 && poll(&p, 1, 1000) > 0) {
+		unsigned char buf[128];
+
+		if (recv(rx, buf, sizeof(buf), 0) >= 18)
+			memcpy(&order[n++], buf + 14, 4);
+	}
+	assert_int_equal(n, 10);        /* the queued frames were not lost */
+	for (i = 0; i < 5; i++) {
+		assert_int_equal(order[i], 5 + i);      /* undelayed ones first */
+		assert_int_equal(order[5 + i], i);      /* then the queued, in order */
+	}
+	r = req(c, "{\"op\":\"get\"}");
+	assert_true(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "state"),
+		"a_to_b"), "tx_packets")->valueint >= 10);      /* counters went on */
+	cJSON_Delete(r);
+	bridgectl_client_close(c);
+	close(tx);
+	close(rx);
+	bridgectl_stop(ctl);
+	bridge_close(br);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -610,6 +721,7 @@ int main(void)
 		cmocka_unit_test(test_server_get_set),
 		cmocka_unit_test(test_server_lease),
 		cmocka_unit_test(test_find),
+		cmocka_unit_test(test_live_user_engine),        /* last: leaves the netns */
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
