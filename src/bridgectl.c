@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* bridgectl.c - the control socket of a running `linklab bridge`: server
- * thread, JSON line protocol, lease, and the client side (bridgectl.h). */
+ * thread, JSON line protocol, lease, the two engines behind it (user:
+ * bridge_reconfigure with emu_config_build; kernel: the local peer's apply
+ * on the egress port), and the client side (bridgectl.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <poll.h>
