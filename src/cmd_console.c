@@ -17,7 +17,9 @@
 
 #include "linklab/cli.h"
 #include "linklab/ctl.h"
+#include "linklab/middle.h"
 #include "linklab/peerset.h"
+#include "linklab/sshcfg.h"
 #include "tui/tui.h"
 
 #define CONSOLE_REDRAW_MS 100
@@ -54,9 +56,12 @@ static void console_usage(FILE *f)
 		"usage: linklab [console] [--peer HOST] [--dev IF] [--peer-dev IF] [-F FILE]\n"
 		"                [--ssh-key FILE] [--known-hosts FILE] [--accept-new]\n"
 		"                [--peer-data ADDR] [-c ADDR] [-p PORT]\n"
-		"                [--force] [--exclude-ssh] [--revert-after SEC]\n"
+		"                [--force] [--exclude-ssh] [--revert-after SEC] [--middle HOST]\n"
 		"  -c ADDR   test target when there is no --peer (an iperf3 -s server)\n"
-		"  -p PORT   its port (default 5201)\n");
+		"  -p PORT   its port (default 5201)\n"
+		"  --middle HOST  the middle box running `linklab bridge` (ssh_config alias or\n"
+		"            [user@]host[:port], reached like --peer): shown and driven by the\n"
+		"            console, which holds its lease (its dials come back at quit)\n");
 }
 
 static int console_signals(void)
@@ -99,6 +104,10 @@ static int console_loop(struct tui *t, struct ctl *c)
 			if (t->screen == TS_PEERS &&
 			    ctl_tick(c, ++ticks % CONSOLE_REMOTE_TICKS == 0))
 				dirty = true;
+			/* the middle box: counters once a second on every
+			 * screen (keeps its session in use), attach retries */
+			if (ctl_middle_tick(c))
+				dirty = true;
 			if (countdown)
 				dirty = true;
 			next_tick = now + CONSOLE_TICK_MS;
@@ -121,7 +130,7 @@ static int console_loop(struct tui *t, struct ctl *c)
 		timeout = dirty ? (int)(CONSOLE_REDRAW_MS - (now - last_draw)) : -1;
 		if (dirty && timeout < 0)
 			timeout = 0;
-		if ((t->screen == TS_PEERS || countdown) &&
+		if ((t->screen == TS_PEERS || countdown || v->middle.present) &&
 		    (timeout < 0 || timeout > next_tick - now))
 			timeout = (int)(next_tick - now);
 		if (ctl_peer_fd(c) >= 0 && (timeout < 0 || timeout > next_ka - now))
@@ -246,7 +255,8 @@ int cmd_console(int argc, char **argv)
 	struct ll_err err = { 0 };
 	struct ctl *c = NULL;
 	struct tui t;
-	const char *target = NULL, *term;
+	const char *target = NULL, *term, *middle_host = NULL;
+	struct middle *mid = NULL;
 	char summary[512];
 	int i, rc, port = 0, sig;
 
@@ -261,6 +271,12 @@ int cmd_console(int argc, char **argv)
 			continue;
 		if (!strcmp(argv[i], "-c") && i + 1 < argc) {
 			target = argv[++i];
+		} else if (!strcmp(argv[i], "--middle")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "linklab console: --middle needs a HOST (ssh_config alias or [user@]host[:port])\n");
+				return 2;
+			}
+			middle_host = argv[++i];
 		} else if (!strcmp(argv[i], "-p") && i + 1 < argc) {
 			char *end;
 			long p = strtol(argv[++i], &end, 10);
@@ -315,12 +331,36 @@ int cmd_console(int argc, char **argv)
 		fprintf(stderr, "linklab console: %s\n", err.msg);
 		return 1;
 	}
+	if (middle_host) {
+		struct ssh_target mt;
+		char m[300];
+
+		snprintf(m, sizeof(m), "connecting to the middle box %.230s ...", middle_host);
+		tui_flash(&t, m);
+		/* resolved and authenticated exactly like --peer */
+		rc = sshcfg_resolve(middle_host, &po.ssh, &mt, &err);
+		if (rc == 0)
+			rc = middle_open(&mid, &mt, 10000, &err);
+		if (rc < 0) {
+			tui_done();
+			peerset_close(&ps);
+			fprintf(stderr, "linklab console: middle %s: %s\n", middle_host, err.msg);
+			return 1;
+		}
+	}
 	rc = ctl_new(&c, &ps, target, port, &err);
 	if (rc < 0) {
 		tui_done();
 		peerset_close(&ps);
+		middle_close(mid);
 		fprintf(stderr, "linklab console: %s\n", err.msg);
 		return 1;
+	}
+	if (mid) {
+		char label[64];
+
+		snprintf(label, sizeof(label), "M (%.55s)", middle_host);
+		ctl_set_middle(c, mid, label);
 	}
 	{
 		struct peer_safety sf = { .force = po.force,
