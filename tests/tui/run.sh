@@ -580,6 +580,9 @@ if [ $attach = 1 ]; then
 	else
 		bad "no middle section"; capture
 	fi
+	keys '?'
+	if wait_for "with --middle: clear the bridge" 30; then ok "help lists the middle box keys (from the key table)"; else bad "help: no middle keys"; capture | head -20; fi
+	keys Escape
 	base=$(rtt_ms)
 	# 9b. bridge A->B delay 40ms from the dial screen (target: both, A, B,
 	#     bridge A->B = three presses), seeded from the bridge (empty)
@@ -652,8 +655,20 @@ if [ $attach = 1 ]; then
 		bad "kill -9 run: console --middle did not start"; capture
 	fi
 
-	# 9f. the middle's session dies: "middle lost", A and B still driven
+	# 9f. a profile applied to the bridge ([a] -> A->B, [b] -> B->A), then
+	#     the middle's session dies: "middle lost", the lease restores the
+	#     bridge, A and B still driven
 	if start_mid_console --peer peer-b --middle middle && wait_for "M \(middle\): bridge user engine" 100; then
+		# the first profile by name: 3g ([a] 330kbit 100ms, [b] 780kbit 100ms)
+		keys o
+		wait_for "Profiles\]" 30
+		keys m
+		if wait_for "profile 3g: applied on bridge both directions" 100 &&
+		   mstatus | grep -q 100ms; then
+			ok "profiles: m applies the profile to the bridge ($(capture | grep -o 'profile [^:]*: applied on bridge both directions' | head -1))"
+		else
+			bad "profiles: m did not apply to the bridge"; capture | tail -4
+		fi
 		pids=$(ip netns exec "$NS_BM" ss -tnpH state established '( sport = :22 )' 2>/dev/null |
 			grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | tr '\n' ' ')
 		for p in $pids; do
@@ -663,6 +678,13 @@ if [ $attach = 1 ]; then
 			ok "middle session killed (sshd $pids): 'middle lost' shown"
 		else
 			bad "no 'middle lost' after killing the middle's sshd ($pids)"; capture | tail -8
+		fi
+		n=0
+		while [ $n -lt 100 ] && mstatus | grep -q 100ms; do sleep 0.1; n=$((n+1)); done
+		if ! mstatus | grep -q 100ms && mstatus | grep -q 5ms; then
+			ok "dropped middle session: the lease put the bridge back to B->A 5ms ($((n/10)).$((n%10)) s)"
+		else
+			bad "dropped middle session: bridge not restored: $(mstatus)"
 		fi
 		keys p r
 		if wait_for "veth-b" 50 && ! capture | grep -q "peer B lost"; then
