@@ -213,7 +213,7 @@ static int console_loop(struct tui *t, struct ctl *c)
  * (what each side holds, the path, the theory line), and return 2 so that
  * scripts still see that no console ran. */
 static int console_plain(const struct peerset_opts *po, const char *target,
-			 int port)
+			 int port, const char *middle_host)
 {
 	struct peerset ps;
 	struct ll_err err = { 0 };
@@ -241,6 +241,24 @@ static int console_plain(const struct peerset_opts *po, const char *target,
 		printf("%s %s: %s%s%s\n", sv->label, sv->dev[0] ? sv->dev : "-",
 		       sv->qd_valid ? sv->held_text : "(not read)",
 		       sv->err[0] ? "; error: " : "", sv->err);
+	}
+	if (middle_host) {
+		struct ssh_target mt;
+		struct middle *m = NULL;
+
+		if (sshcfg_resolve(middle_host, &po->ssh, &mt, &err) == 0 &&
+		    middle_open(&m, &mt, 10000, &err) == 0) {
+			ctl_set_middle(c, m, "M");
+			v = ctl_view(c);
+		}
+		if (v->middle.attached)
+			printf("middle %s: bridge %s engine, %s <-> %s; A->B: %s; B->A: %s\n",
+			       middle_host, v->middle.engine, v->middle.if_a, v->middle.if_b,
+			       v->middle.dir[MIDDLE_AB].dial[0] ? v->middle.dir[MIDDLE_AB].dial : "(no dial)",
+			       v->middle.dir[MIDDLE_BA].dial[0] ? v->middle.dir[MIDDLE_BA].dial : "(no dial)");
+		else
+			printf("middle %s: %s\n", middle_host,
+			       v->middle.err[0] ? v->middle.err : err.msg);
 	}
 	printf("path: %s\n", v->path.line);
 	printf("theory (1 stream, A->B): %s\n", v->theory.line);
@@ -302,7 +320,7 @@ int cmd_console(int argc, char **argv)
 			"linklab: the console needs a terminal (%s); plain output follows, or use the\n"
 			"  plain commands: linklab links | apply | show | clear | test   (see linklab help)\n",
 			!isatty(1) || !isatty(0) ? "stdin/stdout is not a tty" : "TERM is dumb or unset");
-		return console_plain(&po, target, port);
+		return console_plain(&po, target, port, middle_host);
 	}
 	if (console_signals() < 0) {
 		fprintf(stderr, "linklab console: signal pipe: %s\n", strerror(errno));
