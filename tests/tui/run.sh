@@ -556,7 +556,15 @@ case "$probe" in
 *) attach=0; skip "middle box: this linklab has no working 'bridge --attach' (the lease, branch c1-ctl): $probe" ;;
 esac
 if [ $attach = 1 ]; then
-	# 9a. the middle section: engine, ports, both dials
+	# 9a. without a terminal: one plain line for the bridge (before any
+	#     console holds the lease)
+	out=$(TERM=dumb ip netns exec "$NS_BA" script -qec "$BIN console -F $BCFG --peer peer-b --middle middle" /dev/null 2>&1 </dev/null)
+	case "$out" in
+	*"middle middle: bridge user engine, veth-ma <-> veth-mb; A->B: (no dial); B->A: delay 5ms"*"(bridge included)"*)
+		ok "TERM=dumb with --middle: plain line for the bridge, path includes it" ;;
+	*) bad "TERM=dumb with --middle: $out" ;;
+	esac
+	# the middle section: engine, ports, both dials
 	if ! start_mid_console --peer peer-b --middle middle; then
 		bad "console --middle did not start"; capture
 	elif wait_for "M \(middle\): bridge user engine, veth-ma <-> veth-mb" 100; then
@@ -580,12 +588,6 @@ if [ $attach = 1 ]; then
 	else
 		bad "no middle section"; capture
 	fi
-	out=$(TERM=dumb ip netns exec "$NS_BA" script -qec "$BIN console -F $BCFG --peer peer-b --middle middle" /dev/null 2>&1 </dev/null)
-	case "$out" in
-	*"middle middle: bridge user engine, veth-ma <-> veth-mb; A->B: (no dial); B->A: delay 5ms"*"(bridge included)"*)
-		ok "TERM=dumb with --middle: plain line for the bridge, path includes it" ;;
-	*) bad "TERM=dumb with --middle: $out" ;;
-	esac
 	keys '?'
 	if wait_for "with --middle: clear the bridge" 30; then ok "help lists the middle box keys (from the key table)"; else bad "help: no middle keys"; capture | head -20; fi
 	keys Escape
