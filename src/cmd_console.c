@@ -254,8 +254,8 @@ static int console_plain(const struct peerset_opts *po, const char *target,
 		if (v->middle.attached)
 			printf("middle %s: bridge %s engine, %s <-> %s; A->B: %s; B->A: %s\n",
 			       middle_host, v->middle.engine, v->middle.if_a, v->middle.if_b,
-			       v->middle.dir[MIDDLE_AB].dial[0] ? v->middle.dir[MIDDLE_AB].dial : "(no dial)",
-			       v->middle.dir[MIDDLE_BA].dial[0] ? v->middle.dir[MIDDLE_BA].dial : "(no dial)");
+			       v->middle.dir[MIDDLE_AB].dial[0] ? v->middle.dir[MIDDLE_AB].dial : "none",
+			       v->middle.dir[MIDDLE_BA].dial[0] ? v->middle.dir[MIDDLE_BA].dial : "none");
 		else
 			printf("middle %s: %s\n", middle_host,
 			       v->middle.err[0] ? v->middle.err : err.msg);

@@ -1274,9 +1274,10 @@ static int ctl_middle_set2(struct ctl *c, const struct impair *ab,
 	if ((!ab || impair_is_empty(ab)) && (!ba || impair_is_empty(ba)))
 		ctl_fmt(c->v.status, sizeof(c->v.status), "cleared %s", what);
 	else
-		ctl_fmt(c->v.status, sizeof(c->v.status), "applied on %s: %.100s%s%.100s",
+		ctl_fmt(c->v.status, sizeof(c->v.status), "applied on %s: %.80s%s%.80s%s%.60s",
 			what, ab ? M->dir[MIDDLE_AB].dial : "",
-			ab && ba ? " | B->A " : "", ba ? M->dir[MIDDLE_BA].dial : "");
+			ab && ba ? " | B->A " : "", ba ? M->dir[MIDDLE_BA].dial : "",
+			st.warnings[0] ? "; warning: " : "", st.warnings);
 	return 0;
 fail:
 	ctl_fmt(c->v.error, sizeof(c->v.error), "%s: %.400s", what, e.msg);

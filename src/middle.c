@@ -113,6 +113,8 @@ static int middle_parse_obj(const cJSON *o, struct middle_state *st,
 					  need[k]);
 	pid = cJSON_GetObjectItemCaseSensitive(o, "pid");
 	s.pid = cJSON_IsNumber(pid) ? (long)pid->valuedouble : 0;
+	pid = cJSON_GetObjectItemCaseSensitive(o, "leased_by");
+	s.leased_by = cJSON_IsNumber(pid) ? (long)pid->valuedouble : 0;
 	middle_str(o, "engine", s.engine, sizeof(s.engine));
 	middle_str(o, "if_a", s.if_a, sizeof(s.if_a));
 	middle_str(o, "if_b", s.if_b, sizeof(s.if_b));
@@ -139,13 +141,27 @@ int middle_parse_state(const char *json, struct middle_state *st,
 	return rc;
 }
 
+/* Join the strings of array a into buf with "; ". */
+static void middle_join(const cJSON *a, char *buf, size_t len)
+{
+	const cJSON *e;
+	size_t l = 0;
+
+	buf[0] = '\0';
+	cJSON_ArrayForEach(e, a) {
+		if (!cJSON_IsString(e) || !e->valuestring || l >= len - 1)
+			continue;
+		snprintf(buf + l, len - l, "%s%s", l ? "; " : "", e->valuestring);
+		l = strlen(buf);
+	}
+}
+
 int middle_parse_reply(const char *line, struct middle_state *st,
 		       struct ll_err *err)
 {
 	cJSON *o = cJSON_Parse(line ? line : "");
-	const cJSON *ok, *errs, *e;
+	const cJSON *ok;
 	char msg[LL_ERR_MAX];
-	size_t l = 0;
 	int rc;
 
 	if (!o)
@@ -154,16 +170,11 @@ int middle_parse_reply(const char *line, struct middle_state *st,
 	ok = cJSON_GetObjectItemCaseSensitive(o, "ok");
 	if (cJSON_IsTrue(ok)) {
 		rc = middle_parse_obj(cJSON_GetObjectItemCaseSensitive(o, "state"), st, err);
+		if (rc == 0)
+			middle_join(cJSON_GetObjectItemCaseSensitive(o, "warnings"),
+				    st->warnings, sizeof(st->warnings));
 	} else if (cJSON_IsFalse(ok)) {
-		msg[0] = '\0';
-		errs = cJSON_GetObjectItemCaseSensitive(o, "errors");
-		cJSON_ArrayForEach(e, errs) {
-			if (!cJSON_IsString(e) || !e->valuestring || l >= sizeof(msg) - 1)
-				continue;
-			snprintf(msg + l, sizeof(msg) - l, "%s%s", l ? "; " : "",
-				 e->valuestring);
-			l = strlen(msg);
-		}
+		middle_join(cJSON_GetObjectItemCaseSensitive(o, "errors"), msg, sizeof(msg));
 		rc = ll_err_set(err, -EINVAL, "%s",
 				msg[0] ? msg : "the bridge refused the request (no reason given)");
 	} else {

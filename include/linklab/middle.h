@@ -49,6 +49,9 @@ struct middle_state {
 	char if_a[IF_NAMESIZE];
 	char if_b[IF_NAMESIZE];
 	struct middle_dir dir[2];     /* [MIDDLE_AB], [MIDDLE_BA] */
+	long leased_by;               /* the lease holder's pid, 0 = none */
+	char warnings[256];           /* a set reply's "warnings", "; "-joined
+				       * ("" = none) */
 };
 
 /* Parse a STATE object (text json, one line). Missing counters read 0;
@@ -58,7 +61,8 @@ struct middle_state {
 int middle_parse_state(const char *json, struct middle_state *st,
 		       struct ll_err *err);
 
-/* Parse one reply line. {"ok":true,"state":S}: st filled, 0.
+/* Parse one reply line. {"ok":true,"state":S[,"warnings":[...]]}: st
+ * filled (warnings joined into st->warnings), 0.
  * {"ok":false,"errors":[...]}: -EINVAL, err gets every error joined with
  * "; " (truncated to LL_ERR_MAX), st untouched. Anything else: -EPROTO. */
 int middle_parse_reply(const char *line, struct middle_state *st,

@@ -420,7 +420,7 @@ void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 				impair_summary(&t->dial, want, sizeof(want));
 			snprintf(line, sizeof(line), "bridge %s holds: %.200s%s%.200s",
 				 k ? "B->A" : "A->B",
-				 m->dir[k].dial[0] ? m->dir[k].dial : "nothing",
+				 m->dir[k].dial[0] ? m->dir[k].dial : "none",
 				 (t->dial_sides & bit) ? " -> to apply " :
 				 " (not a target of this dial)",
 				 (t->dial_sides & bit) ? want : "");

@@ -120,7 +120,7 @@ static void peers_middle_dir(const struct ctl_middle_view *m, int k, char *buf,
 	if (d->tx_bps >= 0)
 		units_human_rate(d->tx_bps, tx, sizeof(tx));
 	snprintf(buf, len, "  %s %-34.100s rx %s tx %s, lost %llu, drops %llu",
-		 k == MIDDLE_AB ? "A->B" : "B->A", d->dial[0] ? d->dial : "(no dial)",
+		 k == MIDDLE_AB ? "A->B" : "B->A", d->dial[0] ? d->dial : "none",
 		 rx, tx, (unsigned long long)d->lost,
 		 (unsigned long long)d->drops);
 }

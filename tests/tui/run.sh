@@ -560,7 +560,7 @@ if [ $attach = 1 ]; then
 	#     console holds the lease)
 	out=$(TERM=dumb ip netns exec "$NS_BA" script -qec "$BIN console -F $BCFG --peer peer-b --middle middle" /dev/null 2>&1 </dev/null)
 	case "$out" in
-	*"middle middle: bridge user engine, veth-ma <-> veth-mb; A->B: (no dial); B->A: delay 5ms"*"(bridge included)"*)
+	*"middle middle: bridge user engine, veth-ma <-> veth-mb; A->B: none; B->A: delay 5ms"*"(bridge included)"*)
 		ok "TERM=dumb with --middle: plain line for the bridge, path includes it" ;;
 	*) bad "TERM=dumb with --middle: $out" ;;
 	esac
@@ -569,7 +569,7 @@ if [ $attach = 1 ]; then
 		bad "console --middle did not start"; capture
 	elif wait_for "M \(middle\): bridge user engine, veth-ma <-> veth-mb" 100; then
 		ok "middle section: engine and ports of the bridge"
-		if capture | grep -Eq "^ +A->B +\(no dial\) .*lost [0-9]+, drops [0-9]+" &&
+		if capture | grep -Eq "^ +A->B +none .*lost [0-9]+, drops [0-9]+" &&
 		   capture | grep -Eq "^ +B->A +delay 5ms .*lost [0-9]+, drops [0-9]+"; then
 			ok "middle section: both dials (B->A delay 5ms), lost and drops"
 		else
@@ -727,6 +727,31 @@ if [ $attach = 1 ]; then
 	fi
 	keys q
 	wait_for "console-exit=0" 150 || bad "no-bridge run: no clean exit"
+
+	# 9i. the bridge's own refusal, shown inline: the kernel engine on a
+	#     kernel without sch_netem takes rate only, so delay passes the
+	#     console's checks and is refused by the bridge
+	if ! blabsh engine --engine kernel >/dev/null 2>&1; then
+		bad "kernel engine did not start"
+	elif start_mid_console --peer peer-b --middle middle && wait_for "bridge kernel engine" 100; then
+		st0=$(mstatus)
+		dial_target 3
+		dial_row delay
+		keys e C-u 4 0 m s Enter Enter
+		if wait_for "^ a_to_b: .*delay|applied on bridge" 100 && capture | grep -Eq "^ a_to_b: .*delay"; then
+			ok "bridge refusal inline under the dial: $(capture | grep -E '^ a_to_b: ' | head -1 | cut -c1-90)"
+			if [ "$(mstatus)" = "$st0" ]; then ok "refused set: the bridge is unchanged"; else bad "refused set changed the bridge: $(mstatus)"; fi
+		elif capture | grep -q "applied on bridge"; then
+			skip "kernel engine took delay (this kernel has sch_netem): no refusal to show"
+		else
+			bad "no bridge refusal shown for delay on the kernel engine"; capture | tail -12
+		fi
+		keys q
+		wait_for "console-exit=0" 150 || bad "kernel engine run: no clean exit"
+	else
+		bad "console with the kernel engine did not start"; capture | tail -8
+	fi
+	blabsh engine >/dev/null 2>&1 || bad "user engine did not restart"
 fi
 
 # 9h. without --middle nothing changes: no middle section, no bridge target

@@ -120,6 +120,15 @@ static void parses_replies(void **state)
 	snprintf(line, sizeof(line), "{\"ok\":true,\"state\":%s}", state_json);
 	assert_int_equal(middle_parse_reply(line, &st, &e), 0);
 	assert_int_equal(st.dir[MIDDLE_AB].fields.delay, 40000000);
+	assert_string_equal(st.warnings, "");
+	assert_int_equal(st.leased_by, 0);
+	/* warnings come with a successful reply; leased_by names the holder */
+	snprintf(line, sizeof(line), "{\"ok\":true,\"state\":%.*s,\"leased_by\":77},"
+		 "\"warnings\":[\"loss: 100%% drops every frame\",\"w2\"]}",
+		 (int)strlen(state_json) - 1, state_json);
+	assert_int_equal(middle_parse_reply(line, &st, &e), 0);
+	assert_string_equal(st.warnings, "loss: 100% drops every frame; w2");
+	assert_int_equal(st.leased_by, 77);
 	/* a refusal: every error joined, st untouched */
 	memset(&st, 0, sizeof(st));
 	assert_int_equal(middle_parse_reply(
