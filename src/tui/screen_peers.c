@@ -107,8 +107,9 @@ static void peers_pane(struct tui *t, const struct ctl_side_view *s, int idx,
 			   s->err);
 }
 
-/* One bridge direction: "A->B  delay 40ms | rx 1.2 Mbit/s tx 1.2 Mbit/s,
- * lost 3, drops 0". */
+/* One bridge direction, counters first (fixed width) and the dial last, so
+ * that 80 columns keep the numbers: "A->B  rx 1.2 Mbit/s  tx 1.2 Mbit/s
+ * lost 3  drops 0  delay 40ms". */
 static void peers_middle_dir(const struct ctl_middle_view *m, int k, char *buf,
 			     size_t len)
 {
@@ -119,10 +120,10 @@ static void peers_middle_dir(const struct ctl_middle_view *m, int k, char *buf,
 		units_human_rate(d->rx_bps, rx, sizeof(rx));
 	if (d->tx_bps >= 0)
 		units_human_rate(d->tx_bps, tx, sizeof(tx));
-	snprintf(buf, len, "  %s %-34.100s rx %s tx %s, lost %llu, drops %llu",
-		 k == MIDDLE_AB ? "A->B" : "B->A", d->dial[0] ? d->dial : "none",
-		 rx, tx, (unsigned long long)d->lost,
-		 (unsigned long long)d->drops);
+	snprintf(buf, len, "  %s  rx %-12s tx %-12s lost %-4llu drops %-4llu %s",
+		 k == MIDDLE_AB ? "A->B" : "B->A", rx, tx,
+		 (unsigned long long)d->lost, (unsigned long long)d->drops,
+		 d->dial[0] ? d->dial : "none");
 }
 
 /* The middle box between the panes: engine, ports, both dials, live rate,
@@ -136,8 +137,11 @@ static void peers_middle(struct tui *t, const struct ctl_middle_view *m, int y,
 	mvhline(y, 0, ACS_HLINE, cols);
 	attrset(A_NORMAL);
 	if (m->attached) {
-		snprintf(line, sizeof(line), "%s: bridge %s engine, %s <-> %s (pid %ld, %s)",
-			 m->label, m->engine, m->if_a, m->if_b, m->pid, m->host);
+		snprintf(line, sizeof(line), "%s: bridge %s engine, %s <-> %s, pid %ld",
+			 m->label, m->engine, m->if_a, m->if_b, m->pid);
+		if ((int)(strlen(line) + strlen(m->host)) + 4 < cols)
+			snprintf(line + strlen(line), sizeof(line) - strlen(line),
+				 " (%s)", m->host);
 		tui_put(y + 1, 1, cols - 2, A_BOLD, line);
 		peers_middle_dir(m, MIDDLE_AB, line, sizeof(line));
 		tui_put(y + 2, 1, cols - 2, tui_attr(t, TUI_OK), line);

@@ -569,13 +569,13 @@ if [ $attach = 1 ]; then
 		bad "console --middle did not start"; capture
 	elif wait_for "M \(middle\): bridge user engine, veth-ma <-> veth-mb" 100; then
 		ok "middle section: engine and ports of the bridge"
-		if capture | grep -Eq "^ +A->B +none .*lost [0-9]+, drops [0-9]+" &&
-		   capture | grep -Eq "^ +B->A +delay 5ms .*lost [0-9]+, drops [0-9]+"; then
+		if capture | grep -Eq "^ +A->B +rx .* lost [0-9]+ +drops [0-9]+ +none" &&
+		   capture | grep -Eq "^ +B->A +rx .* lost [0-9]+ +drops [0-9]+ +delay 5ms"; then
 			ok "middle section: both dials (B->A delay 5ms), lost and drops"
 		else
 			bad "middle section: dials"; capture | grep -E "A->B|B->A"
 		fi
-		if wait_for "B->A +delay 5ms +rx [0-9.]+ [kMG]?bit/s" 50; then
+		if wait_for "B->A +rx [0-9.]+ [kMG]?bit/s +tx [0-9.]+ [kMG]?bit/s" 50; then
 			ok "middle section: live rates from the counters"
 		else
 			bad "middle section: no live rate"; capture | grep "B->A"
