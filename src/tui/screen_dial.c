@@ -418,6 +418,17 @@ void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 				snprintf(want, sizeof(want), "clear");
 			else
 				impair_summary(&t->dial, want, sizeof(want));
+			{
+				struct impair held = m->dir[k].fields;
+				char now[200];
+
+				impair_drop_derived(&held, 0, impair_kernel_hz());
+				impair_summary(&held, now, sizeof(now));
+				if (impair_is_empty(&held) && impair_is_empty(&t->dial))
+					snprintf(now, sizeof(now), "clear");
+				if ((t->dial_sides & bit) && !strcmp(now, want))
+					snprintf(want, sizeof(want), "same (no change)");
+			}
 			snprintf(line, sizeof(line), "bridge %s holds: %.200s%s%.200s",
 				 k ? "B->A" : "A->B",
 				 m->dir[k].dial[0] ? m->dir[k].dial : "none",
