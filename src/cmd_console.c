@@ -4,7 +4,9 @@
  * self-pipe and B's SSH session (keepalives; a lost session is shown and the
  * console goes on with A); redraws coalesced to at most one per 100 ms (mtr's
  * MIN_DISPLAY_REDRAW_USEC); quit, Ctrl-C, SIGTERM and SIGHUP restore both
- * peers before curses ends. */
+ * peers before curses ends. With --middle HOST it also holds the lease of the
+ * `linklab bridge` on that host (middle.h), read once a second from the
+ * tick, and quit puts the bridge's dials back too. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>

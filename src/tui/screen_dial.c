@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* screen_dial.c - the impairment dial: fields with presets and a line editor
  * for custom values in tc units, inline validation (impair_set /
- * impair_validate), the target (both / A / B); Enter applies. */
+ * impair_validate), the target (both / A / B, and with --middle bridge
+ * A->B / B->A / both, loaded from what the bridge holds); Enter applies. */
 #include <curses.h>
 #include <stdio.h>
 #include <string.h>

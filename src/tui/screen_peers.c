@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* screen_peers.c - two panes: peer A's and peer B's interfaces, and under
- * each what the kernel holds now on the selected interface (read back). */
+ * each what the kernel holds now on the selected interface (read back);
+ * with --middle, the middle box's bridge below them (engine, ports, each
+ * direction's dial, rates, lost, drops), then the path A->B. */
 #include <curses.h>
 #include <stdio.h>
 #include <string.h>
