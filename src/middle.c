@@ -319,8 +319,14 @@ int middle_attach(struct middle *m, struct middle_state *st,
 			return ll_err_set(err, -ENOENT,
 					  "middle %s: linklab not found on its PATH (%.200s)",
 					  ssh_name(m->s), e.msg);
-		return ll_err_set(err, -EPROTO, "middle: linklab bridge --attach: %.300s",
-				  e.msg);
+		{
+			/* the remote command's own words, without ssh's prefix */
+			const char *why = strstr(e.msg, "command ended: ");
+
+			why = why ? why + strlen("command ended: ") : e.msg;
+			return ll_err_set(err, -EPROTO, "middle %s: %.300s", ssh_name(m->s),
+					  why);
+		}
 	}
 	if (rc < 0) {
 		if (err)

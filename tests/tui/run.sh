@@ -728,6 +728,29 @@ if [ $attach = 1 ]; then
 	keys q
 	wait_for "console-exit=0" 150 || bad "no-bridge run: no clean exit"
 
+	# 9g2. another console holds the lease: said so, attached once it ends
+	rm -f "$LAB_DIR-lease"
+	mkfifo "$LAB_DIR-lease"
+	ip netns exec "$NS_BM" "$BIN" bridge --attach < "$LAB_DIR-lease" > /dev/null 2>&1 &
+	lp=$!
+	exec 3> "$LAB_DIR-lease"
+	if start_mid_console --peer peer-b --middle middle && wait_for "leased by another console" 100; then
+		ok "bridge leased by another console: the section says so ($(capture | grep -o 'leased by another console[^;]*' | head -1))"
+		exec 3>&-
+		if wait_for "M \(middle\): bridge user engine" 100; then
+			ok "the other lease ended: the console attaches by itself"
+		else
+			bad "no attach after the other lease ended"; capture | tail -8
+		fi
+	else
+		bad "no 'leased by another console' notice"; capture | tail -8
+	fi
+	exec 3>&- 2>/dev/null
+	wait "$lp" 2>/dev/null
+	rm -f "$LAB_DIR-lease"
+	keys q
+	wait_for "console-exit=0" 150 || bad "lease-busy run: no clean exit"
+
 	# 9i. the bridge's own refusal, shown inline: the kernel engine on a
 	#     kernel without sch_netem takes rate only, so delay passes the
 	#     console's checks and is refused by the bridge
