@@ -526,8 +526,9 @@ print(int(statistics.median(r)))' 2>/dev/null
 }
 start_mid_console() { # console options
 	$TMUX kill-session -t tui 2>/dev/null
+	# 3>&-: a tmux server started here must not keep 9g2's lease fifo open
 	$TMUX new-session -d -s tui -x 120 -y 40 \
-		"TERM=screen $XDG ip netns exec $NS_BA $BIN console -F $BCFG $* 2>&1; echo console-exit=\$?; sleep 600"
+		"TERM=screen $XDG ip netns exec $NS_BA $BIN console -F $BCFG $* 2>&1; echo console-exit=\$?; sleep 600" 3>&-
 	wait_for "veth-a" 150
 }
 console_pid() {
