@@ -747,6 +747,12 @@ if [ $attach = 1 ]; then
 		bad "no 'leased by another console' notice"; capture | tail -8
 	fi
 	exec 3>&- 2>/dev/null
+	n=0
+	while [ -d /proc/"$lp" ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n+1)); done
+	if [ -d /proc/"$lp" ]; then
+		bad "the other --attach still runs 5 s after its stdin closed"
+		kill "$lp" 2>/dev/null
+	fi
 	wait "$lp" 2>/dev/null
 	rm -f "$LAB_DIR-lease"
 	keys q
