@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: MIT
 # lab-bridge.sh - the three-namespace lab for middle-box mode:
 #   peer A (veth-a) -- (veth-ma) middle (veth-mb) -- (veth-b) peer B
-# The middle namespace has no IP address; `linklab bridge veth-ma veth-mb`
-# forwards between its two veths. A real sshd runs in B, as in lab.sh.
+#   peer A (mgmt-a) -- (mgmt-m) middle          management link, never bridged
+# The bridge ports have no IP address; `linklab bridge veth-ma veth-mb`
+# forwards between the two veths. A real sshd runs in B, as in lab.sh, and
+# one in the middle on its management address (ssh_config alias `middle`,
+# as on a real NETem box: the console drives it with --middle middle).
 #   lab-bridge.sh up | down | status | env | demo
 #   lab-bridge.sh engine [linklab bridge options]  (re)start the engine in the
 #                 middle (no options: plain forwarding); output in $STATE/engine.out
@@ -21,6 +24,8 @@ STATE=${LL_LAB_DIR:-$REPO/lab/run-bridge}
 LINKLAB=${LINKLAB:-$REPO/build/linklab}
 ADDR_A=10.198.0.1
 ADDR_B=10.198.0.2
+ADDR_MGMT_A=10.198.1.1
+ADDR_M=10.198.1.2
 LAB=lab-bridge.sh
 SSHD_PATH_DIR=$(dirname "$LINKLAB")
 . "$REPO/lab/common.sh"
@@ -64,6 +69,7 @@ do_engine() {
 do_down() {
 	do_stop_engine >/dev/null
 	if pid=$(sshd_pid); then kill_wait "$pid"; fi
+	if pid=$(middle_sshd_pid); then kill_wait "$pid"; fi
 	for ns in "$NS_A" "$NS_M" "$NS_B"; do
 		ns_exists "$ns" && ip netns del "$ns"
 	done
@@ -75,7 +81,8 @@ do_down() {
 
 do_up() {
 	if ns_exists "$NS_A" || ns_exists "$NS_M" || ns_exists "$NS_B"; then
-		if [ -f "$STATE/.linklab-lab" ] && sshd_pid >/dev/null && engine_pid >/dev/null && ssh_ok; then
+		if [ -f "$STATE/.linklab-lab" ] && sshd_pid >/dev/null && middle_sshd_pid >/dev/null &&
+		   engine_pid >/dev/null && ssh_ok; then
 			say "lab already up ($NS_A, $NS_M, $NS_B, state $STATE)"
 			return 0
 		fi
@@ -93,9 +100,11 @@ do_up() {
 		ip -n "$ns" link set lo up
 	done
 	ip link add veth-a netns "$NS_A" type veth peer name veth-ma netns "$NS_M" &&
-	ip link add veth-b netns "$NS_B" type veth peer name veth-mb netns "$NS_M" ||
+	ip link add veth-b netns "$NS_B" type veth peer name veth-mb netns "$NS_M" &&
+	ip link add mgmt-a netns "$NS_A" type veth peer name mgmt-m netns "$NS_M" ||
 		{ do_down; die "cannot create the veth pairs"; }
-	# the middle has no address at all (no IPv6 link-local chatter either)
+	# the bridge ports have no address at all (no IPv6 link-local chatter
+	# either); the middle is reached over mgmt-m only
 	ip netns exec "$NS_M" sh -c 'echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6;
 		echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6' 2>/dev/null
 	# room for a 1 Gbit/s x 100 ms window in the peers (per-namespace sysctls)
@@ -105,16 +114,22 @@ do_up() {
 	done
 	ip -n "$NS_A" addr add $ADDR_A/24 dev veth-a
 	ip -n "$NS_B" addr add $ADDR_B/24 dev veth-b
-	for l in "$NS_A veth-a" "$NS_M veth-ma" "$NS_M veth-mb" "$NS_B veth-b"; do
+	# management: A <-> M only (the bridge never carries it)
+	ip -n "$NS_A" addr add $ADDR_MGMT_A/24 dev mgmt-a
+	ip -n "$NS_M" addr add $ADDR_M/24 dev mgmt-m
+	for l in "$NS_A veth-a" "$NS_M veth-ma" "$NS_M veth-mb" "$NS_B veth-b" \
+		 "$NS_A mgmt-a" "$NS_M mgmt-m"; do
 		set -- $l
 		ip -n "$1" link set "$2" up
 	done
 
 	write_peer_ssh
+	write_middle_ssh
 	wait_veths_up
 	do_engine || { do_down; exit 1; }
 	start_sshd "$STATE/engine.err"
-	say "lab up: $NS_A ($ADDR_A) <-> $NS_M (linklab bridge veth-ma veth-mb, pid $(engine_pid)) <-> $NS_B ($ADDR_B, sshd), ssh config $STATE/ssh_config, peer peer-b"
+	start_middle_sshd
+	say "lab up: $NS_A ($ADDR_A) <-> $NS_M (linklab bridge veth-ma veth-mb, pid $(engine_pid); sshd on $ADDR_M via mgmt-a) <-> $NS_B ($ADDR_B, sshd), ssh config $STATE/ssh_config, peer peer-b, middle middle"
 }
 
 do_status() {
@@ -123,6 +138,12 @@ do_status() {
 	done
 	if pid=$(engine_pid); then echo "engine: running (pid $pid)"; else echo "engine: not running"; fi
 	if pid=$(sshd_pid); then echo "sshd: running (pid $pid)"; else echo "sshd: not running"; fi
+	if pid=$(middle_sshd_pid); then echo "sshd (middle): running (pid $pid)"; else echo "sshd (middle): not running"; fi
+	if ns_exists "$NS_A" && [ -f "$STATE/ssh_config" ] && middle_ssh_ok; then
+		echo "ssh middle: reachable"
+	else
+		echo "ssh middle: not reachable"
+	fi
 	if ns_exists "$NS_A" && [ -f "$STATE/ssh_config" ] && ssh_ok; then
 		echo "ssh peer-b: reachable"
 	else
@@ -134,6 +155,8 @@ do_status() {
 do_env() {
 	echo "LL_SSH_CONFIG='$STATE/ssh_config'"
 	echo "LL_PEER=peer-b"
+	echo "LL_MIDDLE=middle"
+	echo "LL_ADDR_M=$ADDR_M"
 	echo "LL_ADDR_A=$ADDR_A"
 	echo "LL_ADDR_B=$ADDR_B"
 	echo "LL_NS_A='$NS_A'"
@@ -158,7 +181,7 @@ demo)
 	do_up || exit 1
 	trap 'do_down; say "lab down"' EXIT
 	trap 'exit 130' INT TERM HUP
-	ip netns exec "$NS_A" "$LINKLAB" console -F "$STATE/ssh_config" --peer peer-b
+	ip netns exec "$NS_A" "$LINKLAB" console -F "$STATE/ssh_config" --peer peer-b --middle middle
 	;;
 *)  echo "usage: $0 up|down|demo|status|env|engine [bridge options]|stop-engine" >&2; exit 2 ;;
 esac

@@ -4,7 +4,9 @@
  * self-pipe and B's SSH session (keepalives; a lost session is shown and the
  * console goes on with A); redraws coalesced to at most one per 100 ms (mtr's
  * MIN_DISPLAY_REDRAW_USEC); quit, Ctrl-C, SIGTERM and SIGHUP restore both
- * peers before curses ends. */
+ * peers before curses ends. With --middle HOST it also holds the lease of the
+ * `linklab bridge` on that host (middle.h), read once a second from the
+ * tick, and quit puts the bridge's dials back too. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -17,7 +19,9 @@
 
 #include "linklab/cli.h"
 #include "linklab/ctl.h"
+#include "linklab/middle.h"
 #include "linklab/peerset.h"
+#include "linklab/sshcfg.h"
 #include "tui/tui.h"
 
 #define CONSOLE_REDRAW_MS 100
@@ -54,9 +58,12 @@ static void console_usage(FILE *f)
 		"usage: linklab [console] [--peer HOST] [--dev IF] [--peer-dev IF] [-F FILE]\n"
 		"                [--ssh-key FILE] [--known-hosts FILE] [--accept-new]\n"
 		"                [--peer-data ADDR] [-c ADDR] [-p PORT]\n"
-		"                [--force] [--exclude-ssh] [--revert-after SEC]\n"
+		"                [--force] [--exclude-ssh] [--revert-after SEC] [--middle HOST]\n"
 		"  -c ADDR   test target when there is no --peer (an iperf3 -s server)\n"
-		"  -p PORT   its port (default 5201)\n");
+		"  -p PORT   its port (default 5201)\n"
+		"  --middle HOST  the middle box running `linklab bridge` (ssh_config alias or\n"
+		"            [user@]host[:port], reached like --peer): shown and driven by the\n"
+		"            console, which holds its lease (its dials come back at quit)\n");
 }
 
 static int console_signals(void)
@@ -99,6 +106,10 @@ static int console_loop(struct tui *t, struct ctl *c)
 			if (t->screen == TS_PEERS &&
 			    ctl_tick(c, ++ticks % CONSOLE_REMOTE_TICKS == 0))
 				dirty = true;
+			/* the middle box: counters once a second on every
+			 * screen (keeps its session in use), attach retries */
+			if (ctl_middle_tick(c))
+				dirty = true;
 			if (countdown)
 				dirty = true;
 			next_tick = now + CONSOLE_TICK_MS;
@@ -121,7 +132,7 @@ static int console_loop(struct tui *t, struct ctl *c)
 		timeout = dirty ? (int)(CONSOLE_REDRAW_MS - (now - last_draw)) : -1;
 		if (dirty && timeout < 0)
 			timeout = 0;
-		if ((t->screen == TS_PEERS || countdown) &&
+		if ((t->screen == TS_PEERS || countdown || v->middle.present) &&
 		    (timeout < 0 || timeout > next_tick - now))
 			timeout = (int)(next_tick - now);
 		if (ctl_peer_fd(c) >= 0 && (timeout < 0 || timeout > next_ka - now))
@@ -204,7 +215,7 @@ static int console_loop(struct tui *t, struct ctl *c)
  * (what each side holds, the path, the theory line), and return 2 so that
  * scripts still see that no console ran. */
 static int console_plain(const struct peerset_opts *po, const char *target,
-			 int port)
+			 int port, const char *middle_host)
 {
 	struct peerset ps;
 	struct ll_err err = { 0 };
@@ -233,6 +244,24 @@ static int console_plain(const struct peerset_opts *po, const char *target,
 		       sv->qd_valid ? sv->held_text : "(not read)",
 		       sv->err[0] ? "; error: " : "", sv->err);
 	}
+	if (middle_host) {
+		struct ssh_target mt;
+		struct middle *m = NULL;
+
+		if (sshcfg_resolve(middle_host, &po->ssh, &mt, &err) == 0 &&
+		    middle_open(&m, &mt, 10000, &err) == 0) {
+			ctl_set_middle(c, m, "M");
+			v = ctl_view(c);
+		}
+		if (v->middle.attached)
+			printf("middle %s: bridge %s engine, %s <-> %s; A->B: %s; B->A: %s\n",
+			       middle_host, v->middle.engine, v->middle.if_a, v->middle.if_b,
+			       v->middle.dir[MIDDLE_AB].dial[0] ? v->middle.dir[MIDDLE_AB].dial : "none",
+			       v->middle.dir[MIDDLE_BA].dial[0] ? v->middle.dir[MIDDLE_BA].dial : "none");
+		else
+			printf("middle %s: %s\n", middle_host,
+			       v->middle.err[0] ? v->middle.err : err.msg);
+	}
 	printf("path: %s\n", v->path.line);
 	printf("theory (1 stream, A->B): %s\n", v->theory.line);
 	ctl_free(c);
@@ -246,7 +275,8 @@ int cmd_console(int argc, char **argv)
 	struct ll_err err = { 0 };
 	struct ctl *c = NULL;
 	struct tui t;
-	const char *target = NULL, *term;
+	const char *target = NULL, *term, *middle_host = NULL;
+	struct middle *mid = NULL;
 	char summary[512];
 	int i, rc, port = 0, sig;
 
@@ -261,6 +291,12 @@ int cmd_console(int argc, char **argv)
 			continue;
 		if (!strcmp(argv[i], "-c") && i + 1 < argc) {
 			target = argv[++i];
+		} else if (!strcmp(argv[i], "--middle")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "linklab console: --middle needs a HOST (ssh_config alias or [user@]host[:port])\n");
+				return 2;
+			}
+			middle_host = argv[++i];
 		} else if (!strcmp(argv[i], "-p") && i + 1 < argc) {
 			char *end;
 			long p = strtol(argv[++i], &end, 10);
@@ -286,7 +322,7 @@ int cmd_console(int argc, char **argv)
 			"linklab: the console needs a terminal (%s); plain output follows, or use the\n"
 			"  plain commands: linklab links | apply | show | clear | test   (see linklab help)\n",
 			!isatty(1) || !isatty(0) ? "stdin/stdout is not a tty" : "TERM is dumb or unset");
-		return console_plain(&po, target, port);
+		return console_plain(&po, target, port, middle_host);
 	}
 	if (console_signals() < 0) {
 		fprintf(stderr, "linklab console: signal pipe: %s\n", strerror(errno));
@@ -315,12 +351,36 @@ int cmd_console(int argc, char **argv)
 		fprintf(stderr, "linklab console: %s\n", err.msg);
 		return 1;
 	}
+	if (middle_host) {
+		struct ssh_target mt;
+		char m[300];
+
+		snprintf(m, sizeof(m), "connecting to the middle box %.230s ...", middle_host);
+		tui_flash(&t, m);
+		/* resolved and authenticated exactly like --peer */
+		rc = sshcfg_resolve(middle_host, &po.ssh, &mt, &err);
+		if (rc == 0)
+			rc = middle_open(&mid, &mt, 10000, &err);
+		if (rc < 0) {
+			tui_done();
+			peerset_close(&ps);
+			fprintf(stderr, "linklab console: middle %s: %s\n", middle_host, err.msg);
+			return 1;
+		}
+	}
 	rc = ctl_new(&c, &ps, target, port, &err);
 	if (rc < 0) {
 		tui_done();
 		peerset_close(&ps);
+		middle_close(mid);
 		fprintf(stderr, "linklab console: %s\n", err.msg);
 		return 1;
+	}
+	if (mid) {
+		char label[64];
+
+		snprintf(label, sizeof(label), "M (%.55s)", middle_host);
+		ctl_set_middle(c, mid, label);
 	}
 	{
 		struct peer_safety sf = { .force = po.force,

@@ -13,6 +13,7 @@
 #include "linklab/csvout.h"
 #include "linklab/ctl.h"
 #include "linklab/hosttune.h"
+#include "linklab/middle.h"
 #include "linklab/plot.h"
 #include "linklab/units.h"
 
@@ -59,7 +60,21 @@ struct ctl {
 	struct peer_safety safety;    /* B's baseline safety */
 	bool tuned[2];                /* sysctl/offload changed from here */
 	double next_keepalive;        /* monotonic seconds, 0 = now */
+	/* the middle box */
+	struct middle *mid;           /* NULL without --middle */
+	struct middle_state mstart;   /* the bridge's dials when the lease
+				       * began (quit puts them back) */
+	bool mstart_valid;
+	double mid_t;                 /* last get (monotonic s) */
+	double mid_retry;             /* next attach attempt, 0 = none */
+	uint64_t mid_prev[2][2];      /* rx/tx bytes per direction at mid_t */
+	bool mid_prev_valid;
 };
+
+#define CTL_MIDDLE_RETRY_S 3.0
+#define CTL_MIDDLE_PERIOD_S 1.0
+
+static void ctl_middle_quit(struct ctl *c, char *part, size_t len);
 
 static double ctl_now(void)
 {
@@ -183,21 +198,43 @@ static int ctl_side_fail(struct ctl *c, int i, const struct ll_err *e)
 void ctl_path_compute(const struct impair *a, const struct impair *b,
 		      struct ctl_path *out)
 {
-	static const struct impair none;
+	ctl_path_compute_mid(a, b, NULL, NULL, out);
+}
+
+/* One direction: an egress dial e then the bridge's dial m (either NULL). */
+static void ctl_path_dir(const struct impair *e, const struct impair *m,
+			 uint64_t *rate, int64_t *delay, double *loss)
+{
+	const struct impair *s[2] = { e, m };
+	int k;
+
+	*rate = 0;
+	*delay = 0;
+	*loss = 0;
+	for (k = 0; k < 2; k++) {
+		if (!s[k])
+			continue;
+		if ((s[k]->set & IMP_RATE) && (!*rate || s[k]->rate < *rate))
+			*rate = s[k]->rate;
+		if (s[k]->set & IMP_DELAY)
+			*delay += s[k]->delay;
+		if (s[k]->set & IMP_LOSS)
+			*loss = 1.0 - (1.0 - *loss) *
+				(1.0 - (double)s[k]->loss / UINT32_MAX);
+	}
+}
+
+void ctl_path_compute_mid(const struct impair *a, const struct impair *b,
+			  const struct impair *mab, const struct impair *mba,
+			  struct ctl_path *out)
+{
 	char r1[32], d1[32], l1[32], r2[32], d2[32], l2[32], rt[32], half[2][96];
-	const struct impair *s[2];
 	int i;
 
 	memset(out, 0, sizeof(*out));
-	out->valid = a || b;
-	s[0] = a ? a : &none;
-	s[1] = b ? b : &none;
-	out->rate_ab = (s[0]->set & IMP_RATE) ? s[0]->rate : 0;
-	out->rate_ba = (s[1]->set & IMP_RATE) ? s[1]->rate : 0;
-	out->delay_ab = (s[0]->set & IMP_DELAY) ? s[0]->delay : 0;
-	out->delay_ba = (s[1]->set & IMP_DELAY) ? s[1]->delay : 0;
-	out->loss_ab = (s[0]->set & IMP_LOSS) ? (double)s[0]->loss / UINT32_MAX : 0;
-	out->loss_ba = (s[1]->set & IMP_LOSS) ? (double)s[1]->loss / UINT32_MAX : 0;
+	out->valid = a || b || mab || mba;
+	ctl_path_dir(a, mab, &out->rate_ab, &out->delay_ab, &out->loss_ab);
+	ctl_path_dir(b, mba, &out->rate_ba, &out->delay_ba, &out->loss_ba);
 	out->rtt_added = out->delay_ab + out->delay_ba;
 	out->loss_rt = 1.0 - (1.0 - out->loss_ab) * (1.0 - out->loss_ba);
 	for (i = 0; i < 2; i++) {
@@ -216,8 +253,9 @@ void ctl_path_compute(const struct impair *a, const struct impair *b,
 	}
 	units_format_time(out->rtt_added, rt, sizeof(rt));
 	ctl_fmt(out->line, sizeof(out->line),
-		"A->B %s | B->A %s | RTT +%s, loss %.3g%%", half[0],
-		half[1], rt, out->loss_rt * 100);
+		"A->B %s | B->A %s | RTT +%s, loss %.3g%%%s", half[0],
+		half[1], rt, out->loss_rt * 100,
+		mab || mba ? " (bridge included)" : "");
 }
 
 /* Mean TCP RTT of the sending streams in one interval, seconds (0 =
@@ -245,8 +283,16 @@ static void ctl_derive(struct ctl *c)
 	struct theory_in in = { 0 };
 	bool rev = t->state != CTL_TEST_IDLE && t->opts.reverse;
 
-	ctl_path_compute(A->qd_valid ? &A->held : NULL,
-			 B->present && B->qd_valid ? &B->held : NULL, &c->v.path);
+	{
+		const struct ctl_middle_view *M = &c->v.middle;
+		bool mid = M->present && M->attached;
+
+		ctl_path_compute_mid(A->qd_valid ? &A->held : NULL,
+				     B->present && B->qd_valid ? &B->held : NULL,
+				     mid ? &M->dir[MIDDLE_AB].fields : NULL,
+				     mid ? &M->dir[MIDDLE_BA].fields : NULL,
+				     &c->v.path);
+	}
 	snd = rev ? (B->qd_valid ? &B->held : NULL) : (A->qd_valid ? &A->held : NULL);
 	if (snd && (snd->set & IMP_RATE))
 		in.rate = snd->rate;
@@ -649,6 +695,12 @@ int ctl_apply(struct ctl *c, const struct impair *d, unsigned sides,
 
 	c->v.dial = *d;
 	c->v.dial_sides = sides;
+	if (sides & CTL_M_BOTH) {
+		rc = ctl_middle_apply(c, d, sides & CTL_M_BOTH, err);
+		sides &= CTL_BOTH;
+		if (!sides || rc < 0)
+			return rc;
+	}
 	if (impair_is_empty(d))
 		return ctl_change(c, NULL, sides, err);
 	ll_diag_clear(&diag);
@@ -668,6 +720,15 @@ int ctl_apply(struct ctl *c, const struct impair *d, unsigned sides,
 
 int ctl_clear(struct ctl *c, unsigned sides, struct ll_err *err)
 {
+	static const struct impair none;
+	int rc;
+
+	if (sides & CTL_M_BOTH) {
+		rc = ctl_middle_apply(c, &none, sides & CTL_M_BOTH, err);
+		sides &= CTL_BOTH;
+		if (!sides || rc < 0)
+			return rc;
+	}
 	return ctl_change(c, NULL, sides, err);
 }
 
@@ -988,6 +1049,15 @@ int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err)
 		}
 		ch->n = 0;
 	}
+	ctl_middle_quit(c, part, sizeof(part));
+	if (part[0]) {
+		if (summary && len) {
+			if (nrest)
+				strncat(summary, ", ", len - strlen(summary) - 1);
+			strncat(summary, part, len - strlen(summary) - 1);
+		}
+		nrest++;
+	}
 	if (summary && len) {
 		if (!nrest) {
 			ctl_fmt(summary, len, "nothing to restore");
@@ -1002,6 +1072,257 @@ int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err)
 	return first;
 }
 
+
+/* --- the middle box --- */
+
+static const char *const ctl_mdir_name[2] = { "A->B", "B->A" };
+
+/* Copy a STATE into the view; rates from the byte counters. */
+static void ctl_middle_update(struct ctl *c, const struct middle_state *st)
+{
+	struct ctl_middle_view *M = &c->v.middle;
+	double now = ctl_now(), dt = now - c->mid_t;
+	int k;
+
+	M->attached = true;
+	M->lost = false;
+	M->err[0] = '\0';
+	M->pid = st->pid;
+	ctl_fmt(M->engine, sizeof(M->engine), "%s", st->engine);
+	ctl_fmt(M->if_a, sizeof(M->if_a), "%s", st->if_a);
+	ctl_fmt(M->if_b, sizeof(M->if_b), "%s", st->if_b);
+	for (k = 0; k < 2; k++) {
+		const struct middle_dir *d = &st->dir[k];
+		struct ctl_middle_dir *v = &M->dir[k];
+
+		ctl_fmt(v->dial, sizeof(v->dial), "%s", d->dial);
+		v->fields = d->fields;
+		if (c->mid_prev_valid && dt >= 0.2 &&
+		    d->rx_bytes >= c->mid_prev[k][0] && d->tx_bytes >= c->mid_prev[k][1]) {
+			v->rx_bps = (double)(d->rx_bytes - c->mid_prev[k][0]) * 8 / dt;
+			v->tx_bps = (double)(d->tx_bytes - c->mid_prev[k][1]) * 8 / dt;
+		} else if (!c->mid_prev_valid) {
+			v->rx_bps = v->tx_bps = -1;
+		}
+		v->rx_packets = d->rx_packets;
+		v->tx_packets = d->tx_packets;
+		v->lost = d->lost;
+		v->duplicated = d->duplicated;
+		v->corrupted = d->corrupted;
+		v->reordered = d->reordered;
+		v->drops = d->drops;
+		if (!c->mid_prev_valid || dt >= 0.2) {
+			c->mid_prev[k][0] = d->rx_bytes;
+			c->mid_prev[k][1] = d->tx_bytes;
+		}
+	}
+	if (!c->mid_prev_valid || dt >= 0.2) {
+		c->mid_t = now;
+		c->mid_prev_valid = true;
+	}
+	ctl_derive(c);
+}
+
+/* The session to the middle failed: say so, go on with A and B. */
+static void ctl_middle_lost(struct ctl *c, const char *why)
+{
+	struct ctl_middle_view *M = &c->v.middle;
+
+	M->attached = false;
+	M->lost = true;
+	M->changed = false;   /* its lease ended: the bridge restores itself */
+	ctl_fmt(M->err, sizeof(M->err),
+		"middle lost: %.300s (the bridge puts back its dials when the lease ends)",
+		why && *why ? why : "session closed");
+	ctl_fmt(c->v.status, sizeof(c->v.status), "%s", M->err);
+	if (c->v.dial_sides & CTL_M_BOTH)
+		c->v.dial_sides = c->ps.has_b && !c->v.b_lost ? CTL_BOTH : CTL_A;
+	ctl_derive(c);
+}
+
+/* A middle call failed with rc: lost session, stopped bridge, or only
+ * this request. */
+static void ctl_middle_failed(struct ctl *c, int rc, const struct ll_err *e)
+{
+	struct ctl_middle_view *M = &c->v.middle;
+
+	if (middle_lost(c->mid)) {
+		ctl_middle_lost(c, e->msg);
+	} else if (!middle_attached(c->mid)) {
+		M->attached = false;
+		M->changed = false;
+		c->mstart_valid = false;
+		c->mid_prev_valid = false;
+		c->mid_retry = ctl_now() + CTL_MIDDLE_RETRY_S;
+		ctl_fmt(M->err, sizeof(M->err), "%.400s; retrying every %.0f s",
+			e->msg, CTL_MIDDLE_RETRY_S);
+		ctl_derive(c);
+	}
+	(void)rc;
+}
+
+/* Attach (or re-attach) to the middle's bridge. */
+static int ctl_middle_attach(struct ctl *c)
+{
+	struct middle_state st;
+	struct ll_err e = { 0 };
+	int rc;
+
+	rc = middle_attach(c->mid, &st, &e);
+	if (rc < 0) {
+		ctl_middle_failed(c, rc, &e);
+		if (!middle_lost(c->mid) && !middle_attached(c->mid))
+			c->mid_retry = ctl_now() + CTL_MIDDLE_RETRY_S;
+		return rc;
+	}
+	c->mstart = st;
+	c->mstart_valid = true;
+	c->mid_prev_valid = false;
+	c->mid_retry = 0;
+	c->v.middle.changed = false;
+	ctl_middle_update(c, &st);
+	return 0;
+}
+
+void ctl_set_middle(struct ctl *c, struct middle *m, const char *label)
+{
+	struct ctl_middle_view *M = &c->v.middle;
+
+	c->mid = m;
+	M->present = m != NULL;
+	if (!m)
+		return;
+	ctl_fmt(M->label, sizeof(M->label), "%s", label && *label ? label : "M (middle)");
+	ctl_fmt(M->host, sizeof(M->host), "%s", middle_name(m));
+	M->dir[0].rx_bps = M->dir[0].tx_bps = -1;
+	M->dir[1].rx_bps = M->dir[1].tx_bps = -1;
+	ctl_middle_attach(c);
+}
+
+int ctl_middle_tick(struct ctl *c)
+{
+	struct middle_state st;
+	struct ll_err e = { 0 };
+	double now = ctl_now();
+	int rc;
+
+	if (!c->mid || c->v.middle.lost)
+		return 0;
+	if (!middle_attached(c->mid)) {
+		if (c->mid_retry > 0 && now < c->mid_retry)
+			return 0;
+		ctl_middle_attach(c);
+		return 1;
+	}
+	if (now - c->mid_t < CTL_MIDDLE_PERIOD_S - 0.05)
+		return 0;
+	rc = middle_get(c->mid, &st, &e);
+	if (rc < 0) {
+		ctl_middle_failed(c, rc, &e);
+		return 1;
+	}
+	ctl_middle_update(c, &st);
+	return 1;
+}
+
+/* Set the bridge: ab / ba NULL = that direction left as it is. */
+static int ctl_middle_set2(struct ctl *c, const struct impair *ab,
+			   const struct impair *ba, struct ll_err *err)
+{
+	struct ctl_middle_view *M = &c->v.middle;
+	const struct impair *d[2] = { ab, ba };
+	struct middle_state st;
+	struct ll_diag diag;
+	struct ll_err e = { 0 };
+	char what[64];
+	int rc, k;
+
+	ctl_fmt(what, sizeof(what), "bridge %s",
+		ab && ba ? "both directions" : ab ? "A->B" : "B->A");
+	if (!c->mid)
+		return ll_err_set(err, -ENOTCONN, "no middle box (start with --middle HOST)");
+	if (!middle_attached(c->mid)) {
+		rc = ll_err_set(&e, -ENOTCONN, "not attached (%.300s)",
+				M->lost ? "middle lost" : M->err[0] ? M->err : "no bridge");
+		goto fail;
+	}
+	ll_diag_clear(&diag);
+	for (k = 0; k < 2; k++)
+		if (d[k] && !impair_is_empty(d[k]))
+			impair_validate(d[k], &diag);
+	if (diag.nerrors) {
+		rc = ll_diag_to_err(&diag, &e);
+		if (rc == 0)
+			rc = ll_err_set(&e, -EINVAL, "dial does not validate");
+		ctl_fmt(M->set_err, sizeof(M->set_err), "%s", e.msg);
+		goto fail;
+	}
+	rc = middle_set(c->mid, ab, ba, &st, &e);
+	if (rc == -EINVAL) {
+		/* the bridge refused: every one of its errors, nothing applied */
+		ctl_fmt(M->set_err, sizeof(M->set_err), "%s", e.msg);
+		goto fail;
+	}
+	if (rc < 0) {
+		ctl_middle_failed(c, rc, &e);
+		goto fail;
+	}
+	M->set_err[0] = '\0';
+	M->changed = true;
+	ctl_middle_update(c, &st);
+	c->v.error[0] = '\0';
+	if ((!ab || impair_is_empty(ab)) && (!ba || impair_is_empty(ba)))
+		ctl_fmt(c->v.status, sizeof(c->v.status), "cleared %s", what);
+	else
+		ctl_fmt(c->v.status, sizeof(c->v.status), "applied on %s: %.80s%s%.80s%s%.60s",
+			what, ab ? M->dir[MIDDLE_AB].dial : "",
+			ab && ba ? " | B->A " : "", ba ? M->dir[MIDDLE_BA].dial : "",
+			st.warnings[0] ? "; warning: " : "", st.warnings);
+	return 0;
+fail:
+	ctl_fmt(c->v.error, sizeof(c->v.error), "%s: %.400s", what, e.msg);
+	if (err)
+		*err = e;
+	return rc;
+}
+
+int ctl_middle_apply(struct ctl *c, const struct impair *d, unsigned sides,
+		     struct ll_err *err)
+{
+	return ctl_middle_set2(c, (sides & CTL_M_AB) ? d : NULL,
+			       (sides & CTL_M_BA) ? d : NULL, err);
+}
+
+/* Quit: put the bridge's dials back as they were when the lease began,
+ * then end the lease (the bridge would restore them itself). */
+static void ctl_middle_quit(struct ctl *c, char *part, size_t len)
+{
+	struct ctl_middle_view *M = &c->v.middle;
+	struct middle_state st;
+	struct ll_err e = { 0 };
+	int rc;
+
+	part[0] = '\0';
+	if (!c->mid)
+		return;
+	if (M->lost) {
+		ctl_fmt(part, len, "bridge lost (its lease restores it)");
+		return;
+	}
+	if (!middle_attached(c->mid) || !M->changed)
+		return;
+	rc = middle_set(c->mid, &c->mstart.dir[MIDDLE_AB].fields,
+			&c->mstart.dir[MIDDLE_BA].fields, &st, &e);
+	if (rc == 0 && !c->mstart.dir[0].unparsed[0] && !c->mstart.dir[1].unparsed[0])
+		ctl_fmt(part, len, "bridge %s", M->host);
+	else
+		ctl_fmt(part, len, "bridge %s (lease released: it restores itself)",
+			M->host);
+	M->changed = false;
+	middle_detach(c->mid);
+	(void)ctl_mdir_name;
+}
+
 void ctl_free(struct ctl *c)
 {
 	if (!c)
@@ -1011,6 +1332,7 @@ void ctl_free(struct ctl *c)
 		test_free(c->test);
 	}
 	peerset_close(&c->ps);
+	middle_close(c->mid);
 	free(c->ivs);
 	free(c->prof);
 	free(c);
@@ -1284,6 +1606,20 @@ int ctl_profile_apply(struct ctl *c, int idx, unsigned sides,
 			ctl_fmt(c->v.error, sizeof(c->v.error), "%s", err->msg);
 		return rc;
 	}
+	if (sides & CTL_M_BOTH) {
+		/* [a] is A->B traffic, [b] is B->A: the bridge's directions */
+		rc = ctl_middle_set2(c, (sides & CTL_M_AB) ? &p->a : NULL,
+				     (sides & CTL_M_BA) ? &p->b : NULL, err);
+		if (rc == 0) {
+			ctl_fmt(c->v.profile_name, sizeof(c->v.profile_name), "%s", p->name);
+			ctl_fmt(st[0], sizeof(st[0]), "%s", c->v.status);
+			ctl_fmt(c->v.status, sizeof(c->v.status), "profile %s: %.200s",
+				p->name, st[0]);
+		}
+		if (!(sides & CTL_BOTH) || rc < 0)
+			return rc;
+		sides &= CTL_BOTH;
+	}
 	if (!c->ps.has_b)
 		sides &= CTL_A;
 	for (i = 0; i < 2; i++) {
@@ -1452,6 +1788,15 @@ int ctl_apply_safe(struct ctl *c, const struct impair *d, unsigned sides,
 	int rc;
 
 	memset(cf, 0, sizeof(*cf));
+	if (sides & CTL_M_BOTH) {
+		/* the bridge carries no SSH session: nothing to confirm */
+		c->v.dial = *d;
+		c->v.dial_sides = sides;
+		rc = ctl_middle_apply(c, d, sides & CTL_M_BOTH, err);
+		sides &= CTL_BOTH;
+		if (!sides || rc < 0)
+			return rc;
+	}
 	if (!confirmed && !impair_is_empty(d)) {
 		rc = ctl_apply_check(c, d, sides, false, warn, sizeof(warn), &e);
 		if (rc < 0 || warn[0]) {

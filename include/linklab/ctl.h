@@ -15,6 +15,7 @@
 
 #include "linklab/err.h"
 #include "linklab/impair.h"
+#include "linklab/middle.h"
 #include "linklab/peer.h"
 #include "linklab/peerset.h"
 #include "linklab/profile.h"
@@ -26,6 +27,10 @@ enum ctl_side {
 	CTL_A = 1u << 0,        /* this host (netlink) */
 	CTL_B = 1u << 1,        /* the peer (SSH) */
 	CTL_BOTH = CTL_A | CTL_B,
+	/* added for the middle box (--middle): the bridge's directions */
+	CTL_M_AB = 1u << 2,     /* bridge A->B (enters IF_A, leaves IF_B) */
+	CTL_M_BA = 1u << 3,     /* bridge B->A */
+	CTL_M_BOTH = CTL_M_AB | CTL_M_BA,
 };
 
 /* Index of a side in ctl_view.side[]: 0 = A, 1 = B. */
@@ -84,6 +89,46 @@ struct ctl_path {
  * into a path. Pure; for the screens and tests. */
 void ctl_path_compute(const struct impair *a, const struct impair *b,
 		      struct ctl_path *out);
+
+/* The same with the middle box's dials in the path: mab is what the bridge
+ * does to A->B, mba to B->A (NULL = no bridge). Per direction the rates
+ * give the lowest, the delays add up and the losses combine as
+ * 1 - (1 - p1)(1 - p2); the line ends in " (bridge included)" when a
+ * bridge dial was given. With mab = mba = NULL it is ctl_path_compute. */
+void ctl_path_compute_mid(const struct impair *a, const struct impair *b,
+			  const struct impair *mab, const struct impair *mba,
+			  struct ctl_path *out);
+
+/* One bridge direction as the middle section shows it. */
+struct ctl_middle_dir {
+	char dial[256];               /* the bridge's dial text ("" = none) */
+	struct impair fields;         /* its fields (seed for the editor) */
+	double rx_bps, tx_bps;        /* bit/s from the rx/tx byte counters
+				       * between the last two reads; < 0 =
+				       * unknown yet */
+	uint64_t rx_packets, tx_packets;
+	uint64_t lost, duplicated, corrupted, reordered, drops;
+};
+
+/* The middle box (--middle HOST running `linklab bridge`). */
+struct ctl_middle_view {
+	bool present;                 /* --middle given */
+	bool attached;                /* the lease is held, the rest valid */
+	bool lost;                    /* the SSH session to it is gone */
+	char label[64];               /* "M (middle)" */
+	char host[160];               /* user@host:port of the session */
+	char engine[16];              /* "user" | "kernel" */
+	char if_a[IF_NAMESIZE], if_b[IF_NAMESIZE];
+	long pid;                     /* the bridge process on the middle */
+	struct ctl_middle_dir dir[2]; /* [MIDDLE_AB], [MIDDLE_BA] */
+	char err[LL_ERR_MAX];         /* why not attached / last failure
+				       * ("no linklab bridge runs ...; retry
+				       * in 3 s", "middle lost: ...") */
+	char set_err[LL_ERR_MAX];     /* the bridge's errors for the last
+				       * apply/clear, "" when it took */
+	bool changed;                 /* the console changed the bridge's
+				       * dial (quit puts it back) */
+};
 
 /* One profile as the profiles screen lists it. */
 struct ctl_profile {
@@ -174,6 +219,8 @@ struct ctl_view {
 	} confirm;
 	char b_warning[256];          /* B's ops->warning after its last
 				       * apply, "" if none */
+	/* added for the middle box */
+	struct ctl_middle_view middle;
 };
 
 /* A test request from the test screen. */
@@ -209,6 +256,8 @@ enum ctl_intent_kind {
 	CI_PROFILE_DELETE,  /* index */
 	/* added by issue 5 */
 	CI_CONFIRM_CANCEL,  /* drop the apply waiting for y/n */
+	/* CI_APPLY, CI_CLEAR and CI_PROFILE_APPLY also take CTL_M_AB /
+	 * CTL_M_BA in sides: the bridge on the middle box */
 };
 
 struct ctl_intent {
@@ -372,6 +421,30 @@ int ctl_keepalive(struct ctl *c, bool hup, int *next_s);
  * is lost. */
 int ctl_sysctl_set(struct ctl *c, int side, const char *name,
 		   const char *value, struct ll_err *err);
+
+/* --- added for the middle box (--middle HOST) --- */
+
+/* Give the controller the middle box's session m (ctl takes ownership;
+ * ctl_free closes it) and attach to its bridge (middle_attach). A failure
+ * to attach is kept in view middle.err (retried by ctl_middle_tick every
+ * 3 s), not returned. label: "M (HOST)". */
+void ctl_set_middle(struct ctl *c, struct middle *m, const char *label);
+
+/* Periodic work for the middle (call about once a second, on every
+ * screen: it also keeps the session in use): at most once a second a get
+ * (counters, rates), or an attach retry every 3 s when no bridge runs.
+ * A failing session marks it lost (view middle.lost, "middle lost: ...")
+ * and the console goes on with A and B. Returns 1 if the view changed. */
+int ctl_middle_tick(struct ctl *c);
+
+/* Apply dial d to the bridge directions in sides (CTL_M_AB, CTL_M_BA; an
+ * empty dial clears them). Validates first (impair_validate: -EINVAL, all
+ * problems); the bridge's own refusal is -EINVAL with every one of its
+ * errors in err and in view middle.set_err (nothing applied). -ENOTCONN
+ * when not attached. ctl_apply/ctl_apply_safe/ctl_clear pass the M bits
+ * here. */
+int ctl_middle_apply(struct ctl *c, const struct impair *d, unsigned sides,
+		     struct ll_err *err);
 
 /* Free everything and close the peers (call ctl_quit first to restore). */
 void ctl_free(struct ctl *c);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* screen_dial.c - the impairment dial: fields with presets and a line editor
  * for custom values in tc units, inline validation (impair_set /
- * impair_validate), the target (both / A / B); Enter applies. */
+ * impair_validate), the target (both / A / B, and with --middle bridge
+ * A->B / B->A / both, loaded from what the bridge holds); Enter applies. */
 #include <curses.h>
 #include <stdio.h>
 #include <string.h>
@@ -102,8 +103,43 @@ static const char *dial_target_name(unsigned sides)
 	switch (sides) {
 	case CTL_A: return "A only (this host)";
 	case CTL_B: return "B only (peer)";
+	case CTL_M_AB: return "bridge A->B (middle box)";
+	case CTL_M_BA: return "bridge B->A (middle box)";
+	case CTL_M_BOTH: return "bridge both directions (middle box)";
 	default: return "both peers";
 	}
+}
+
+/* Targets on offer, in cycle order; returns the count. */
+static int dial_targets(const struct ctl_view *v, unsigned *out)
+{
+	int n = 0;
+
+	if (v->side[CTL_IDX_B].present && !v->b_lost)
+		out[n++] = CTL_BOTH;
+	out[n++] = CTL_A;
+	if (v->side[CTL_IDX_B].present && !v->b_lost)
+		out[n++] = CTL_B;
+	if (v->middle.present && !v->middle.lost) {
+		out[n++] = CTL_M_AB;
+		out[n++] = CTL_M_BA;
+		out[n++] = CTL_M_BOTH;
+	}
+	return n;
+}
+
+/* Seed the editor with the bridge's fields for a bridge target (A->B's
+ * for "both"), less the burst/limits derived from a rate. */
+static void dial_seed_bridge(struct tui *t, const struct ctl_view *v)
+{
+	if (!(t->dial_sides & CTL_M_BOTH) || !v->middle.attached)
+		return;
+	t->dial = v->middle.dir[t->dial_sides == CTL_M_BA ? MIDDLE_BA : MIDDLE_AB].fields;
+	impair_drop_derived(&t->dial, 0, impair_kernel_hz());
+	snprintf(t->dial_msg, sizeof(t->dial_msg),
+		 "dial loaded from the bridge's %s (Enter applies; an empty dial clears)",
+		 t->dial_sides == CTL_M_BA ? "B->A" : "A->B");
+	t->dial_msg_err = false;
 }
 
 /* Current text of a field in exact tc units ("" when unset). */
@@ -227,7 +263,7 @@ void screen_dial_enter(struct tui *t, const struct ctl_view *v)
 		impair_drop_derived(&t->dial, 0, impair_kernel_hz());
 	}
 	t->dial_sides = v->dial_sides ? v->dial_sides : CTL_BOTH;
-	if (!v->side[CTL_IDX_B].present)
+	if (!v->side[CTL_IDX_B].present && !(t->dial_sides & CTL_M_BOTH))
 		t->dial_sides = CTL_A;
 	t->dial_loaded = true;
 	t->dial_msg[0] = '\0';
@@ -283,6 +319,8 @@ void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 	y++;
 	/* field rows scroll; target, apply and the read-back stay below */
 	fit = rows - 14;    /* room for the two lines per side below */
+	if (v->middle.present)
+		fit -= 3;       /* and the bridge's two lines, its error */
 	if (fit < 3)
 		fit = 3;
 	if (fit > nf)
@@ -365,6 +403,45 @@ void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 		if (s->err[0] && y < top + rows)
 			y += tui_wrap(y, 3, cols - 4, 1, tui_attr(t, TUI_ERROR), s->err);
 	}
+	/* the bridge on the middle box: what each direction holds */
+	if (v->middle.present) {
+		const struct ctl_middle_view *m = &v->middle;
+
+		if (!m->attached && y < top + rows) {
+			snprintf(line, sizeof(line), "bridge: %.480s", m->err[0] ? m->err : "not attached");
+			y += tui_wrap(y, 1, cols - 2, 2, tui_attr(t, TUI_ERROR), line);
+		}
+		for (k = 0; k < 2 && m->attached && y < top + rows; k++) {
+			unsigned bit = k == MIDDLE_AB ? CTL_M_AB : CTL_M_BA;
+			char want[200];
+
+			if (impair_is_empty(&t->dial))
+				snprintf(want, sizeof(want), "clear");
+			else
+				impair_summary(&t->dial, want, sizeof(want));
+			{
+				struct impair held = m->dir[k].fields;
+				char now[200];
+
+				impair_drop_derived(&held, 0, impair_kernel_hz());
+				impair_summary(&held, now, sizeof(now));
+				if (impair_is_empty(&held) && impair_is_empty(&t->dial))
+					snprintf(now, sizeof(now), "clear");
+				if ((t->dial_sides & bit) && !strcmp(now, want))
+					snprintf(want, sizeof(want), "same (no change)");
+			}
+			snprintf(line, sizeof(line), "bridge %s holds: %.200s%s%.200s",
+				 k ? "B->A" : "A->B",
+				 m->dir[k].dial[0] ? m->dir[k].dial : "none",
+				 (t->dial_sides & bit) ? " -> to apply " :
+				 " (not a target of this dial)",
+				 (t->dial_sides & bit) ? want : "");
+			tui_put(y++, 1, cols - 2, tui_attr(t, TUI_OK), line);
+		}
+		/* the bridge's own refusal, inline like a local error */
+		if (m->set_err[0] && (t->dial_sides & CTL_M_BOTH) && y < top + rows)
+			y += tui_wrap(y, 1, cols - 2, 2, tui_attr(t, TUI_ERROR), m->set_err);
+	}
 	if (!t->editing)
 		curs_set(0);
 }
@@ -405,17 +482,17 @@ int screen_dial_key(struct tui *t, int key, const struct ctl_view *v,
 		if (t->dial_row < DIAL_ROW_TARGET) {
 			dial_cycle(t, t->dial_row, dir);
 		} else if (t->dial_row == DIAL_ROW_TARGET) {
-			static const unsigned order[] = { CTL_BOTH, CTL_A, CTL_B };
-			int k, at = 0;
+			unsigned order[8], was = t->dial_sides;
+			int k, at = 0, n = dial_targets(v, order);
 
-			if (!v->side[CTL_IDX_B].present) {
-				t->dial_sides = CTL_A;
-				return TR_REDRAW;
-			}
-			for (k = 0; k < 3; k++)
+			for (k = 0; k < n; k++)
 				if (order[k] == t->dial_sides)
 					at = k;
-			t->dial_sides = order[(at + dir + 3) % 3];
+			t->dial_sides = order[(at + dir + n) % n];
+			/* entering a bridge target (or another one) loads
+			 * what that direction holds */
+			if ((t->dial_sides & CTL_M_BOTH) && t->dial_sides != was)
+				dial_seed_bridge(t, v);
 		}
 		return TR_REDRAW;
 	}

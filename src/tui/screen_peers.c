@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* screen_peers.c - two panes: peer A's and peer B's interfaces, and under
- * each what the kernel holds now on the selected interface (read back). */
+ * each what the kernel holds now on the selected interface (read back);
+ * with --middle, the middle box's bridge below them (engine, ports, each
+ * direction's dial, rates, lost, drops), then the path A->B. */
 #include <curses.h>
 #include <stdio.h>
 #include <string.h>
@@ -107,18 +109,71 @@ static void peers_pane(struct tui *t, const struct ctl_side_view *s, int idx,
 			   s->err);
 }
 
+/* One bridge direction, counters first (fixed width) and the dial last, so
+ * that 80 columns keep the numbers: "A->B  rx 1.2 Mbit/s  tx 1.2 Mbit/s
+ * lost 3  drops 0  delay 40ms". */
+static void peers_middle_dir(const struct ctl_middle_view *m, int k, char *buf,
+			     size_t len)
+{
+	const struct ctl_middle_dir *d = &m->dir[k];
+	char rx[32] = "-", tx[32] = "-";
+
+	if (d->rx_bps >= 0)
+		units_human_rate(d->rx_bps, rx, sizeof(rx));
+	if (d->tx_bps >= 0)
+		units_human_rate(d->tx_bps, tx, sizeof(tx));
+	snprintf(buf, len, "  %s  rx %-12s tx %-12s lost %-4llu drops %-4llu %s",
+		 k == MIDDLE_AB ? "A->B" : "B->A", rx, tx,
+		 (unsigned long long)d->lost, (unsigned long long)d->drops,
+		 d->dial[0] ? d->dial : "none");
+}
+
+/* The middle box between the panes: engine, ports, both dials, live rate,
+ * lost and drops; or why it is not shown. Uses 4 rows from y. */
+static void peers_middle(struct tui *t, const struct ctl_middle_view *m, int y,
+			 int cols)
+{
+	char line[512];
+
+	attrset(tui_attr(t, TUI_DIM));
+	mvhline(y, 0, ACS_HLINE, cols);
+	attrset(A_NORMAL);
+	if (m->attached) {
+		snprintf(line, sizeof(line), "%s: bridge %s engine, %s <-> %s, pid %ld",
+			 m->label, m->engine, m->if_a, m->if_b, m->pid);
+		if ((int)(strlen(line) + strlen(m->host)) + 4 < cols)
+			snprintf(line + strlen(line), sizeof(line) - strlen(line),
+				 " (%s)", m->host);
+		tui_put(y + 1, 1, cols - 2, A_BOLD, line);
+		peers_middle_dir(m, MIDDLE_AB, line, sizeof(line));
+		tui_put(y + 2, 1, cols - 2, tui_attr(t, TUI_OK), line);
+		peers_middle_dir(m, MIDDLE_BA, line, sizeof(line));
+		tui_put(y + 3, 1, cols - 2, tui_attr(t, TUI_OK), line);
+		return;
+	}
+	snprintf(line, sizeof(line), "%s: %s", m->label, m->host);
+	tui_put(y + 1, 1, cols - 2, A_BOLD, line);
+	tui_wrap(y + 2, 3, cols - 4, 2, tui_attr(t, TUI_ERROR),
+		 m->err[0] ? m->err : "not attached");
+}
+
 void screen_peers_draw(struct tui *t, const struct ctl_view *v, int top,
 		       int rows, int cols)
 {
-	int w = cols / 2, prow = rows - 3;
+	int w = cols / 2, prow = rows - 3, mrows = v->middle.present ? 4 : 0;
 	char line[512];
 
+	prow -= mrows;
 	peers_pane(t, &v->side[CTL_IDX_A], 0, top + 1, prow - 1, 0, w - 1);
 	attrset(tui_attr(t, TUI_DIM));
 	mvvline(top + 1, w - 1, ACS_VLINE, prow - 1);
 	attrset(A_NORMAL);
 	peers_pane(t, &v->side[CTL_IDX_B], 1, top + 1, prow - 1, w + 1,
 		   cols - w - 1);
+	if (mrows) {
+		peers_middle(t, &v->middle, top + prow, cols);
+		prow += mrows;
+	}
 	/* the path A -> B and what theory expects of it */
 	attrset(tui_attr(t, TUI_DIM));
 	mvhline(top + prow, 0, ACS_HLINE, cols);

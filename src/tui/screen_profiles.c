@@ -191,6 +191,19 @@ int screen_profiles_key(struct tui *t, int key, const struct ctl_view *v,
 		in->index = t->prof_row;
 		in->sides = key == 'a' ? CTL_A : key == 'b' ? CTL_B : CTL_BOTH;
 		return TR_INTENT | TR_REDRAW;
+	case 'm':
+		/* the middle box's bridge: [a] -> A->B, [b] -> B->A */
+		if (!p)
+			return TR_NONE;
+		if (!v->middle.present) {
+			snprintf(t->prof_msg, sizeof(t->prof_msg),
+				 "no middle box (start with --middle HOST)");
+			return TR_REDRAW;
+		}
+		in->kind = CI_PROFILE_APPLY;
+		in->index = t->prof_row;
+		in->sides = CTL_M_BOTH;
+		return TR_INTENT | TR_REDRAW;
 	case 's':
 		lineedit_init(&t->le, "");
 		t->prof_mode = TP_SAVE_NAME;

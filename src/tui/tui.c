@@ -549,6 +549,13 @@ int tui_key(struct tui *t, int key, const struct ctl_view *v,
 		intent->kind = CI_CLEAR;
 		intent->sides = CTL_BOTH;
 		return TR_INTENT | TR_REDRAW;
+	case 'C':
+		/* the middle box's bridge: clear both directions */
+		if (!v->middle.present)
+			return TR_NONE;
+		intent->kind = CI_CLEAR;
+		intent->sides = CTL_M_BOTH;
+		return TR_INTENT | TR_REDRAW;
 	case 'r':
 		intent->kind = t->screen == TS_PROFILES ? CI_PROFILES_RELOAD : CI_REFRESH;
 		return TR_INTENT | TR_REDRAW;

@@ -63,12 +63,20 @@ LOG=$LAB_DIR/../llD3-tui-$$.log
 XDG="XDG_DATA_HOME=$LAB_DIR/data XDG_CONFIG_HOME=$LAB_DIR/config"
 
 labsh() { LL_NS_A=$NS_A LL_NS_B=$NS_B LL_LAB_DIR=$LAB_DIR sh "$REPO/lab/lab.sh" "$@"; }
+# the middle-box lab (section 9): A - M (linklab bridge, sshd on mgmt) - B
+NS_BA=llC2-a$$
+NS_BM=llC2-m$$
+NS_BB=llC2-b$$
+BLAB_DIR=$LAB_DIR-bridge
+blabsh() { LL_NS_A=$NS_BA LL_NS_M=$NS_BM LL_NS_B=$NS_BB LL_LAB_DIR=$BLAB_DIR LINKLAB=$BIN \
+	sh "$REPO/lab/lab-bridge.sh" "$@"; }
 
 cleanup() {
 	$TMUX kill-server 2>/dev/null
 	rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"
+	blabsh down >/dev/null 2>&1
 	labsh down >/dev/null 2>&1
-	rm -rf "$LAB_DIR"
+	rm -rf "$LAB_DIR" "$BLAB_DIR" "$LAB_DIR-blab.log"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
@@ -484,5 +492,312 @@ if ssh-keygen -q -t ed25519 -N 'pp-s3cret' -C llD3-pp -f "$LAB_DIR/pp_key" 2>/de
 else
 	skip "ssh-keygen could not make a passphrase key"
 fi
+
+
+# 9. the middle box: `linklab console --peer peer-b --middle middle` in the
+#    three-namespace lab (lab-bridge.sh: A - M - B, the bridge in M, sshd in
+#    M on the management link). The console holds the bridge's lease.
+$TMUX kill-session -t tui 2>/dev/null
+labsh down >/dev/null 2>&1
+if ! blabsh up >"$LAB_DIR-blab.log" 2>&1; then
+	bad "lab-bridge.sh up failed: $(tail -3 "$LAB_DIR-blab.log")"
+	finish
+fi
+rm -f "$LAB_DIR-blab.log"
+ok "lab-bridge.sh up: management link and sshd in the middle ($(blabsh status | grep -c reachable) of 2 ssh targets reachable)"
+BCFG=$BLAB_DIR/ssh_config
+# the starting dial the console must give back: B->A delay 5ms
+blabsh engine --b-to-a-delay 5ms >/dev/null 2>&1 || bad "engine with --b-to-a-delay 5ms did not start"
+mstatus() { ip netns exec "$NS_BM" "$BIN" bridge --status 2>&1 | tr '\n' ' '; }
+# RTT A -> B through the bridge: median TCP connect time to B's sshd (one
+# SYN / SYN-ACK round trip) over 5 tries, in whole ms (no ping here)
+rtt_ms() {
+	ip netns exec "$NS_BA" python3 -c '
+import socket, statistics, time
+r = []
+for i in range(5):
+    s = socket.socket()
+    s.settimeout(3)
+    t = time.monotonic()
+    s.connect(("10.198.0.2", 22))
+    r.append((time.monotonic() - t) * 1000)
+    s.close()
+print(int(statistics.median(r)))' 2>/dev/null
+}
+start_mid_console() { # console options
+	$TMUX kill-session -t tui 2>/dev/null
+	# 3>&-: a tmux server started here must not keep 9g2's lease fifo open
+	$TMUX new-session -d -s tui -x 120 -y 40 \
+		"TERM=screen $XDG ip netns exec $NS_BA $BIN console -F $BCFG $* 2>&1; echo console-exit=\$?; sleep 600" 3>&-
+	wait_for "veth-a" 150
+}
+console_pid() {
+	ppid=$($TMUX display -p -t tui '#{pane_pid}')
+	ps -o pid= --ppid "$ppid" | head -1 | tr -d ' '
+}
+# dial screen: target row, then h/l N times; field row by name afterwards
+dial_target() { # presses of l from "both peers"
+	keys d
+	wait_for "Impairment dial" 30 || return 1
+	n=0
+	# one key at a time: the screen redraws at most every 100 ms
+	while [ $n -lt 80 ] && ! capture | grep -q "^ > target"; do keys k; sleep 0.25; n=$((n+1)); done
+	n=0
+	while [ $n -lt "$1" ]; do keys l; n=$((n+1)); done
+}
+dial_row() { # field name
+	n=0
+	while [ $n -lt 80 ] && ! capture | grep -Eq "^ > $1 "; do keys j; sleep 0.25; n=$((n+1)); done
+	capture | grep -Eq "^ > $1 "
+}
+
+probe=$(ip netns exec "$NS_BM" timeout 10 "$BIN" bridge --attach </dev/null 2>&1 | head -1)
+case "$probe" in
+'{'*'"engine"'*) attach=1 ;;
+*) attach=0; skip "middle box: this linklab has no working 'bridge --attach' (the lease, branch c1-ctl): $probe" ;;
+esac
+if [ $attach = 1 ]; then
+	# 9a. without a terminal: one plain line for the bridge (before any
+	#     console holds the lease)
+	out=$(TERM=dumb ip netns exec "$NS_BA" script -qec "$BIN console -F $BCFG --peer peer-b --middle middle" /dev/null 2>&1 </dev/null)
+	case "$out" in
+	*"middle middle: bridge user engine, veth-ma <-> veth-mb; A->B: none; B->A: delay 5ms"*"(bridge included)"*)
+		ok "TERM=dumb with --middle: plain line for the bridge, path includes it" ;;
+	*) bad "TERM=dumb with --middle: $out" ;;
+	esac
+	# the middle section: engine, ports, both dials
+	if ! start_mid_console --peer peer-b --middle middle; then
+		bad "console --middle did not start"; capture
+	elif wait_for "M \(middle\): bridge user engine, veth-ma <-> veth-mb" 100; then
+		ok "middle section: engine and ports of the bridge"
+		if capture | grep -Eq "^ +A->B +rx .* lost [0-9]+ +drops [0-9]+ +none" &&
+		   capture | grep -Eq "^ +B->A +rx .* lost [0-9]+ +drops [0-9]+ +delay 5ms"; then
+			ok "middle section: both dials (B->A delay 5ms), lost and drops"
+		else
+			bad "middle section: dials"; capture | grep -E "A->B|B->A"
+		fi
+		if wait_for "B->A +rx [0-9.]+ [kMG]?bit/s +tx [0-9.]+ [kMG]?bit/s" 50; then
+			ok "middle section: live rates from the counters"
+		else
+			bad "middle section: no live rate"; capture | grep "B->A"
+		fi
+		if capture | grep -q "path: A->B unshaped/0ns/0% | B->A unshaped/5ms/0% | RTT +5ms, loss 0% (bridge included)"; then
+			ok "path line includes the bridge's dial"
+		else
+			bad "path line without the bridge"; capture | grep path
+		fi
+	else
+		bad "no middle section"; capture
+	fi
+	keys '?'
+	if wait_for "with --middle: clear the bridge" 30; then ok "help lists the middle box keys (from the key table)"; else bad "help: no middle keys"; capture | head -20; fi
+	keys Escape
+	base=$(rtt_ms)
+	# 9b. bridge A->B delay 40ms from the dial screen (target: both, A, B,
+	#     bridge A->B = three presses), seeded from the bridge (empty)
+	dial_target 3
+	if wait_for "target +bridge A->B \(middle box\)" 20 && capture | grep -q "dial loaded from the bridge's A->B"; then
+		ok "dial: target cycle reaches bridge A->B and loads its fields"
+	else
+		bad "dial: no bridge A->B target"; capture | grep -E "target|dial"
+	fi
+	dial_row delay
+	keys e C-u 4 0 m s Enter Enter
+	if wait_for "applied on bridge A->B: .*40ms" 100; then ok "dial: applied on bridge A->B"; else bad "dial: bridge apply not reported"; capture | tail -4; fi
+	st=$(mstatus)
+	case "$st" in *40ms*) ok "linklab bridge --status in the middle shows delay 40ms" ;;
+	*) bad "bridge --status after the apply: $st" ;; esac
+	now=$(rtt_ms)
+	if [ -n "$base" ] && [ -n "$now" ] && [ "$now" -ge $((base + 38)) ]; then
+		ok "RTT A -> B (TCP connect) rose from $base ms to $now ms (bridge A->B +40 ms)"
+	else
+		bad "RTT A -> B did not rise by 40 ms: before '$base' after '$now'"
+	fi
+	# 9c. a bad value: inline error naming field and range; bridge unchanged
+	dial_row loss
+	keys e C-u 1 5 0 % Enter
+	if wait_for "loss.*150%.*(0%|range)" 20; then ok "bad bridge value: inline error names field, value and range"; else bad "no inline error for loss 150%"; capture | tail -12; fi
+	keys Escape
+	st=$(mstatus)
+	case "$st" in *150*) bad "bridge changed by a refused value: $st" ;;
+	*40ms*) ok "bad value: the bridge still holds delay 40ms (nothing applied)" ;;
+	*) bad "bridge after the bad value: $st" ;; esac
+	# 9d. quit: the bridge is back to its starting dial (B->A 5ms, A->B none)
+	keys q
+	if wait_for "console-exit=0" 150 && capture | grep -q "restored bridge"; then
+		ok "quit: summary names the bridge restored"
+	else
+		bad "quit with --middle: no clean exit"; capture | tail -4
+	fi
+	st=$(mstatus)
+	case "$st" in
+	*40ms*) bad "quit: the bridge still holds 40ms: $st" ;;
+	*5ms*) ok "quit: bridge back to its starting dial (B->A delay 5ms only)" ;;
+	*) bad "quit: bridge status: $st" ;;
+	esac
+
+	# 9e. kill -9 the console: the lease ends, the bridge restores itself
+	if start_mid_console --peer peer-b --middle middle && wait_for "M \(middle\): bridge user engine" 100; then
+		dial_target 3
+		dial_row delay
+		keys e C-u 4 0 m s Enter Enter
+		wait_for "applied on bridge A->B" 100 || bad "kill -9 run: apply not reported"
+		case "$(mstatus)" in *40ms*) ;; *) bad "kill -9 run: 40ms not applied: $(mstatus)" ;; esac
+		cpid=$(console_pid)
+		if [ -n "$cpid" ] && [ "$(cat /proc/"$cpid"/comm 2>/dev/null)" = linklab ]; then
+			kill -KILL "$cpid"
+		else
+			bad "kill -9 run: console pid not found ('$cpid')"
+		fi
+		n=0
+		while [ $n -lt 100 ]; do
+			case "$(mstatus)" in *40ms*) ;; *) break ;; esac
+			sleep 0.1; n=$((n+1))
+		done
+		st=$(mstatus)
+		case "$st" in
+		*40ms*) bad "kill -9: the bridge still holds 40ms after 10 s: $st" ;;
+		*5ms*) ok "kill -9 the console: the lease put the bridge back ($((n/10)).$((n%10)) s)" ;;
+		*) bad "kill -9: bridge status: $st" ;;
+		esac
+	else
+		bad "kill -9 run: console --middle did not start"; capture
+	fi
+
+	# 9f. a profile applied to the bridge ([a] -> A->B, [b] -> B->A), then
+	#     the middle's session dies: "middle lost", the lease restores the
+	#     bridge, A and B still driven
+	if start_mid_console --peer peer-b --middle middle && wait_for "M \(middle\): bridge user engine" 100; then
+		# the first profile by name: 3g ([a] 330kbit 100ms, [b] 780kbit 100ms)
+		keys o
+		wait_for "Profiles\]" 30
+		keys m
+		if wait_for "profile 3g: applied on bridge both directions" 100 &&
+		   mstatus | grep -q 100ms; then
+			ok "profiles: m applies the profile to the bridge ($(capture | grep -o 'profile [^:]*: applied on bridge both directions' | head -1))"
+		else
+			bad "profiles: m did not apply to the bridge"; capture | tail -4
+		fi
+		pids=$(ip netns exec "$NS_BM" ss -tnpH state established '( sport = :22 )' 2>/dev/null |
+			grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | tr '\n' ' ')
+		for p in $pids; do
+			[ "$(cat /proc/"$p"/comm 2>/dev/null)" = sshd ] && kill -KILL "$p"
+		done
+		if [ -n "$pids" ] && wait_for "middle lost" 100; then
+			ok "middle session killed (sshd $pids): 'middle lost' shown"
+		else
+			bad "no 'middle lost' after killing the middle's sshd ($pids)"; capture | tail -8
+		fi
+		n=0
+		while [ $n -lt 100 ] && mstatus | grep -q 100ms; do sleep 0.1; n=$((n+1)); done
+		if ! mstatus | grep -q 100ms && mstatus | grep -q 5ms; then
+			ok "dropped middle session: the lease put the bridge back to B->A 5ms ($((n/10)).$((n%10)) s)"
+		else
+			bad "dropped middle session: bridge not restored: $(mstatus)"
+		fi
+		keys p r
+		if wait_for "veth-b" 50 && ! capture | grep -q "peer B lost"; then
+			ok "middle lost: the console goes on with A and B"
+		else
+			bad "middle lost: peers not shown"; capture
+		fi
+		keys q
+		if wait_for "console-exit=0" 150 && capture | grep -q "bridge lost"; then
+			ok "middle lost: quits cleanly, summary says the lease restores it"
+		else
+			bad "middle lost: no clean quit"; capture | tail -4
+		fi
+	else
+		bad "lost run: console --middle did not start"; capture
+	fi
+
+	# 9g. no bridge running: said so, retried every few seconds (no --peer:
+	#     B is reached through the bridge)
+	blabsh stop-engine >/dev/null 2>&1
+	if start_mid_console --middle middle && wait_for "no linklab bridge runs" 100; then
+		ok "no bridge on the middle: the section says so"
+		blabsh engine >/dev/null 2>&1
+		if wait_for "M \(middle\): bridge user engine" 100; then
+			ok "bridge started later: the console attaches by itself"
+		else
+			bad "no attach after the bridge started"; capture | tail -8
+		fi
+	else
+		bad "no 'no linklab bridge runs' notice"; capture | tail -8
+		blabsh engine >/dev/null 2>&1
+	fi
+	keys q
+	wait_for "console-exit=0" 150 || bad "no-bridge run: no clean exit"
+
+	# 9g2. another console holds the lease: said so, attached once it ends
+	rm -f "$LAB_DIR-lease"
+	mkfifo "$LAB_DIR-lease"
+	ip netns exec "$NS_BM" "$BIN" bridge --attach < "$LAB_DIR-lease" > /dev/null 2>&1 &
+	lp=$!
+	exec 3> "$LAB_DIR-lease"
+	if start_mid_console --peer peer-b --middle middle && wait_for "leased by another console" 100; then
+		ok "bridge leased by another console: the section says so ($(capture | grep -o 'leased by another console[^;]*' | head -1))"
+		exec 3>&-
+		if wait_for "M \(middle\): bridge user engine" 100; then
+			ok "the other lease ended: the console attaches by itself"
+		else
+			bad "no attach after the other lease ended"; capture | tail -8
+		fi
+	else
+		bad "no 'leased by another console' notice"; capture | tail -8
+	fi
+	exec 3>&- 2>/dev/null
+	n=0
+	while [ -d /proc/"$lp" ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n+1)); done
+	if [ -d /proc/"$lp" ]; then
+		bad "the other --attach still runs 5 s after its stdin closed"
+		kill "$lp" 2>/dev/null
+	fi
+	wait "$lp" 2>/dev/null
+	rm -f "$LAB_DIR-lease"
+	keys q
+	wait_for "console-exit=0" 150 || bad "lease-busy run: no clean exit"
+
+	# 9i. the bridge's own refusal, shown inline: the kernel engine on a
+	#     kernel without sch_netem takes rate only, so delay passes the
+	#     console's checks and is refused by the bridge
+	if ! blabsh engine --engine kernel >/dev/null 2>&1; then
+		bad "kernel engine did not start"
+	elif start_mid_console --peer peer-b --middle middle && wait_for "bridge kernel engine" 100; then
+		st0=$(mstatus)
+		dial_target 3
+		dial_row delay
+		keys e C-u 4 0 m s Enter Enter
+		if wait_for "^ a_to_b: |applied on bridge" 100 && capture | grep -Eq "^ a_to_b: "; then
+			ok "bridge refusal inline under the dial: $(capture | grep -E '^ a_to_b: ' | head -1 | cut -c1-90)"
+			if [ "$(mstatus)" = "$st0" ]; then ok "refused set: the bridge is unchanged"; else bad "refused set changed the bridge: $(mstatus)"; fi
+		elif capture | grep -q "applied on bridge"; then
+			skip "kernel engine took delay (this kernel has sch_netem): no refusal to show"
+		else
+			bad "no bridge refusal shown for delay on the kernel engine"; capture | tail -12
+		fi
+		keys q
+		wait_for "console-exit=0" 150 || bad "kernel engine run: no clean exit"
+	else
+		bad "console with the kernel engine did not start"; capture | tail -8
+	fi
+	blabsh engine >/dev/null 2>&1 || bad "user engine did not restart"
+fi
+
+# 9h. without --middle nothing changes: no middle section, no bridge target
+if start_mid_console --peer peer-b && wait_for "veth-b" 100; then
+	if capture | grep -q "M (" || capture | grep -q "bridge included"; then
+		bad "without --middle: a middle section appeared"; capture
+	else
+		ok "without --middle: no middle section, path line unchanged"
+	fi
+	dial_target 3
+	if wait_for "target +both peers" 20; then ok "without --middle: the target cycle is both / A / B"; else bad "without --middle: target cycle"; capture | grep target; fi
+	keys q
+	wait_for "console-exit=0" 150 || bad "without --middle: no clean exit"
+else
+	bad "console without --middle (bridge lab) did not start"; capture
+fi
+blabsh down >/dev/null 2>&1
 
 finish
