@@ -623,6 +623,30 @@ static void validate_dir(const struct impair *d, int dir, struct ll_diag *diag)
 	}
 }
 
+/* A live bridge of this netns already on IF_A or IF_B (status files):
+ * exit 1 naming its pid and ports; a second one would duplicate frames. */
+static int busy_ports(const struct bopts *b)
+{
+	struct bridge_status st[16];
+	struct ll_err err = { 0 };
+	int n = 0, i;
+
+	if (bridge_status_list(st, 16, &n, &err) < 0)
+		return 0;               /* no status dir readable: nothing known */
+	for (i = 0; i < n; i++) {
+		if (st[i].pid == (int)getpid())
+			continue;
+		if (strcmp(st[i].if_a, b->if_a) && strcmp(st[i].if_b, b->if_a) &&
+		    strcmp(st[i].if_a, b->if_b) && strcmp(st[i].if_b, b->if_b))
+			continue;
+		fprintf(stderr, "linklab bridge: a bridge (pid %d) already forwards %s <-> %s "
+			"in this network namespace; stop it first (a second one would "
+			"duplicate every frame)\n", st[i].pid, st[i].if_a, st[i].if_b);
+		return 1;
+	}
+	return 0;
+}
+
 /* Print every message of diag (errors and warnings) and the usage: exit 2. */
 static int report(const struct ll_diag *diag)
 {
@@ -689,6 +713,8 @@ int cmd_bridge(int argc, char **argv)
 			validate_dir(&dial[d], d, &diag);
 	if (diag.nerrors)
 		return report(&diag);
+	if (busy_ports(&b))
+		return 1;
 
 	if (!strcmp(b.engine, "user")) {
 		user = true;

@@ -74,6 +74,15 @@ else
 	fail "bridgectl: --set --delay 40ms: exit $rc, RTT $r10 -> $r40 ms: $(cat "$T/o" "$T/e")"
 fi
 
+# --- a second bridge on the same ports is refused (it would duplicate frames) -----------
+EPID=$(inm "$LINKLAB" bridge --status -J | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])' 2>&1)
+inm timeout 5 "$LINKLAB" bridge veth-mb veth-ma --engine user -t 2 > "$T/o" 2> "$T/e"; rc=$?
+if [ $rc = 1 ] && grep -q "a bridge (pid $EPID) already forwards veth-ma <-> veth-mb" "$T/e"; then
+	pass "bridgectl: a second bridge on the same ports: exit 1, names pid $EPID and its ports"
+else
+	fail "bridgectl: second bridge on the same ports: exit $rc: $(cat "$T/e")"
+fi
+
 # --- a bad --set: exit 2, every problem, nothing changed ------------------------------
 inm "$LINKLAB" bridge --set --loss 150% --a-to-b-delay -5ms > "$T/o" 2> "$T/e"; rc=$?
 set -- $(rtt 20 0.02); rbad=$1
