@@ -46,8 +46,8 @@ struct bridgectl {
 	uint64_t gen;
 	int lease;              /* index into conns holding it, -1 none */
 	int lease_pid;
-	struct impair lease_dial[2];
-	uint64_t lease_gen;
+	struct impair lease_dial[2];    /* the dials when the lease began */
+	bool lease_touched[2];          /* last set through the lease conn */
 	struct conn conns[BRIDGECTL_MAX_CLIENTS];
 	void *glue;             /* bridgectl_serve_*: freed by bridgectl_stop */
 };
@@ -271,7 +271,7 @@ static char *reply_state(struct bridgectl *s, const struct ll_diag *warn)
 	return txt;
 }
 
-static char *do_set(struct bridgectl *s, const cJSON *doc)
+static char *do_set(struct bridgectl *s, int ci, const cJSON *doc)
 {
 	struct impair cur[2], want[2];
 	struct ll_diag diag;
@@ -298,6 +298,12 @@ static char *do_set(struct bridgectl *s, const cJSON *doc)
 		return reply_error(&diag, NULL, true);
 	if (apply_pair(s, want, &err) < 0)
 		return reply_error(NULL, err.msg, false);
+	/* the lease gives back only what was last set through it */
+	pthread_mutex_lock(&s->mu);
+	for (d = 0; d < 2 && s->lease >= 0; d++)
+		if (dirs & (1u << d))
+			s->lease_touched[d] = s->lease == ci;
+	pthread_mutex_unlock(&s->mu);
 	return reply_state(s, &diag);
 }
 
@@ -313,7 +319,7 @@ static char *do_lease(struct bridgectl *s, int ci)
 		s->lease_pid = s->conns[ci].pid;
 		s->lease_dial[0] = s->cur[0];
 		s->lease_dial[1] = s->cur[1];
-		s->lease_gen = s->gen;
+		s->lease_touched[0] = s->lease_touched[1] = false;
 	}
 	pthread_mutex_unlock(&s->mu);
 	if (holder >= 0 && holder != ci) {
@@ -340,7 +346,7 @@ static char *handle_line(struct bridgectl *s, int ci, const char *line)
 	if (!strcmp(op->valuestring, "get"))
 		r = reply_state(s, NULL);
 	else if (!strcmp(op->valuestring, "set"))
-		r = do_set(s, doc);
+		r = do_set(s, ci, doc);
 	else if (!strcmp(op->valuestring, "lease"))
 		r = do_lease(s, ci);
 	else {
@@ -379,30 +385,55 @@ static int send_line(int fd, char *txt)
 	return rc;
 }
 
-/* Close connection ci; a lease it held ends: put back the dials of its
- * start if they were changed since. */
+/* Close connection ci; a lease it held ends: each direction last set
+ * through it gets back its dial of the lease's start (one set by another
+ * connection later stands). The connection is told in a last line
+ * {"ok":true,"lease_ended":true,"restored":{DIR:dial,...}} (best effort:
+ * after EOF from the client it still reads; after kill -9 nobody does). */
 static void conn_close(struct bridgectl *s, int ci)
 {
 	struct conn *c = &s->conns[ci];
-	bool restore = false;
+	bool leased = false;
 	struct impair want[2];
+	bool back[2] = { false, false };
+	int d;
 
+	pthread_mutex_lock(&s->mu);
+	if (s->lease == ci) {
+		leased = true;
+		for (d = 0; d < 2; d++) {
+			back[d] = s->lease_touched[d] &&
+				  !bridgectl_dial_equal(&s->cur[d], &s->lease_dial[d]);
+			want[d] = back[d] ? s->lease_dial[d] : s->cur[d];
+		}
+		s->lease = -1;
+		s->lease_pid = 0;
+	}
+	pthread_mutex_unlock(&s->mu);
+	if (leased) {
+		struct ll_err err = { 0 };
+		cJSON *r = cJSON_CreateObject(), *o;
+		char sum[256];
+		int rc = back[0] || back[1] ? apply_pair(s, want, &err) : 0;
+
+		cJSON_AddBoolToObject(r, "ok", rc == 0);
+		cJSON_AddBoolToObject(r, "lease_ended", 1);
+		o = cJSON_AddObjectToObject(r, "restored");
+		for (d = 0; d < 2 && rc == 0; d++)
+			if (back[d])
+				cJSON_AddStringToObject(o, dir_key[d],
+							impair_summary(&want[d], sum, sizeof(sum)));
+		if (rc < 0)
+			cJSON_AddItemToArray(cJSON_AddArrayToObject(r, "errors"),
+					     cJSON_CreateString(err.msg));
+		send_line(c->fd, cJSON_PrintUnformatted(r));
+		cJSON_Delete(r);
+	}
 	close(c->fd);
 	c->fd = -1;
 	c->n = 0;
 	free(c->buf);
 	c->buf = NULL;
-	pthread_mutex_lock(&s->mu);
-	if (s->lease == ci) {
-		restore = s->gen != s->lease_gen;
-		want[0] = s->lease_dial[0];
-		want[1] = s->lease_dial[1];
-		s->lease = -1;
-		s->lease_pid = 0;
-	}
-	pthread_mutex_unlock(&s->mu);
-	if (restore)
-		apply_pair(s, want, NULL);
 }
 
 static void conn_accept(struct bridgectl *s)

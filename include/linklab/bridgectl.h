@@ -17,8 +17,10 @@
  *          {"ok":false,"invalid":true|false,"errors":[TEXT,...]}
  *          (invalid: a validation error, nothing was tried)
  *   {"op":"lease"}                    -> {"ok":true,"state":STATE}; when this
- *          connection closes the dials it had when the lease began are put
- *          back (if any connection changed them since). One lease at a time:
+ *          connection closes, each direction last set THROUGH this connection
+ *          gets back its dial of the lease's start (a later set by another
+ *          connection stands), and a last line {"ok":true,"lease_ended":true,
+ *          "restored":{DIR:impair_summary,...}} is sent. One lease at a time:
  *          {"ok":false,"errors":["bridge is leased by another console (pid N)"]}
  *   STATE = {"pid","engine","if_a","if_b","leased_by"(pid, 0 = none),
  *            "a_to_b":DIR,"b_to_a":DIR}

@@ -148,6 +148,24 @@ else
 	fail "bridgectl: --attach EOF: exit $rce, RTT $rmid -> $rafter, A->B '$d': $(cat "$T/eof.out")"
 fi
 
+# --- a --set made while a console holds the lease stands when the lease ends -----------
+{ echo '{"op":"set","b_to_a":{"delay":"5ms"}}'; sleep 2; } |
+	inm "$LINKLAB" bridge --attach > "$T/ls.out" 2>&1 &
+LP=$!
+sleep 1
+inm "$LINKLAB" bridge --set --a-to-b-delay 30ms > /dev/null 2> "$T/e"; rcs=$?
+wait $LP; rcl=$?
+da=$(a_dial)
+db=$(inm "$LINKLAB" bridge --status -J | python3 -c 'import json,sys; print(json.load(sys.stdin)["b_to_a"]["dial"])')
+last=$(tail -n 1 "$T/ls.out" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["lease_ended"], sorted(r["restored"].items()))' 2>&1)
+if [ $rcs = 0 ] && [ $rcl = 0 ] && [ "$da" = "delay 30ms" ] && [ "$db" = "delay 40ms" ] &&
+	[ "$last" = "True [('b_to_a', 'delay 40ms')]" ]; then
+	pass "bridgectl: lease ends: B->A (set through it) back to 40ms, A->B --set meanwhile stays 30ms; last line names b_to_a only"
+else
+	fail "bridgectl: lease vs --set: exit $rcs/$rcl, A->B '$da', B->A '$db', last '$last': $(cat "$T/e" "$T/ls.out")"
+fi
+inm "$LINKLAB" bridge --set --delay 40ms > /dev/null 2>&1
+
 # --- --attach ended by timeout (SIGTERM) -----------------------------------------------
 { echo '{"op":"set","b_to_a":{"loss":"100%"}}'; sleep 5; } |
 	timeout 1.5 ip netns exec "$LL_NS_M" "$LINKLAB" bridge --attach > "$T/to.out" 2>&1; rct=$?

@@ -365,6 +365,31 @@ static cJSON *req(struct bridgectl_client *c, const char *line)
 	return doc;
 }
 
+/* one reply line without a request (the lease's last line) */
+static cJSON *recv_json(struct bridgectl_client *c)
+{
+	struct ll_err err = { 0 };
+	char *r = NULL;
+	cJSON *doc;
+
+	if (bridgectl_client_recv(c, &r, 5000, &err) < 0) {
+		print_error("recv: %s\n", err.msg);
+		fail();
+	}
+	doc = cJSON_Parse(r);
+	free(r);
+	assert_non_null(doc);
+	return doc;
+}
+
+/* a dial in tc words (static buffer) */
+static const char *dial_txt(const struct impair *d)
+{
+	static char sum[256];
+
+	return impair_summary(d, sum, sizeof(sum));
+}
+
 static const char *dir_dial(const cJSON *reply, const char *dir)
 {
 	const cJSON *st = cJSON_GetObjectItem(reply, "state");
@@ -528,17 +553,48 @@ static void test_server_lease(void **state)
 	assert_true(ok(r));
 	cJSON_Delete(r);
 	assert_int_equal(f.calls, 2);
-	/* the holder goes away: both restored to the lease's start */
+	/* the holder ends (EOF): only what it set is put back (a_to_b); the
+	 * other connection's b_to_a stands; its last line says so */
 	g = bridgectl_dials(s, cur);
+	shutdown(bridgectl_client_fd(c1), SHUT_WR);
+	r = recv_json(c1);
+	assert_true(ok(r));
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(r, "lease_ended")));
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "restored"),
+						"a_to_b")->valuestring, "delay 10ms");
+	assert_null(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "restored"), "b_to_a"));
+	cJSON_Delete(r);
 	bridgectl_client_close(c1);
-	g = wait_gen(s, wait_gen(s, g));        /* two directions put back */
+	g = wait_gen(s, g);
 	bridgectl_dials(s, cur);
-	assert_int_equal(f.calls, 4);
+	assert_int_equal(f.calls, 3);
 	assert_string_equal(f.log[2], "a_to_b delay 10ms");
-	assert_string_equal(f.log[3], "b_to_a delay 10ms");
 	assert_true(bridgectl_dial_equal(&cur[0], &f.on[0]));
 	assert_true(bridgectl_dial_equal(&cur[1], &f.on[1]));
 	assert_int_equal(bridgectl_lease_pid(s), 0);
+	/* a lease set a_to_b, then another connection set it too: that stands */
+	c1 = cli();
+	r = req(c1, "{\"op\":\"lease\"}");
+	assert_true(ok(r));
+	cJSON_Delete(r);
+	r = req(c1, "{\"op\":\"set\",\"a_to_b\":{\"delay\":\"7ms\"}}");
+	assert_true(ok(r));
+	cJSON_Delete(r);
+	r = req(c2, "{\"op\":\"set\",\"a_to_b\":{\"delay\":\"8ms\"}}");
+	assert_true(ok(r));
+	cJSON_Delete(r);
+	g = bridgectl_dials(s, cur);
+	shutdown(bridgectl_client_fd(c1), SHUT_WR);
+	r = recv_json(c1);
+	assert_true(ok(r));
+	assert_null(cJSON_GetObjectItem(r, "restored")->child);
+	cJSON_Delete(r);
+	bridgectl_client_close(c1);
+	for (i = 0; i < 200 && bridgectl_lease_pid(s); i++)
+		usleep(10000);
+	assert_int_equal(bridgectl_dials(s, cur), g);
+	assert_int_equal(f.calls, 5);
+	assert_string_equal(dial_txt(&cur[0]), "delay 8ms");
 	/* a lease with no change: closing applies nothing */
 	r = req(c2, "{\"op\":\"lease\"}");
 	assert_true(ok(r));
@@ -548,7 +604,7 @@ static void test_server_lease(void **state)
 		usleep(10000);
 	assert_int_equal(bridgectl_lease_pid(s), 0);
 	assert_int_equal(bridgectl_dials(s, cur), g);
-	assert_int_equal(f.calls, 4);
+	assert_int_equal(f.calls, 5);
 	bridgectl_stop(s);
 }
 
