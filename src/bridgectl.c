@@ -31,6 +31,7 @@ struct conn {
 	int fd;                 /* -1 = free slot */
 	int pid;                /* SO_PEERCRED, 0 if unknown */
 	size_t n;
+	bool skip;              /* discarding an over-long line up to its '\n' */
 	char *buf;              /* BRIDGECTL_LINE_MAX bytes */
 };
 
@@ -462,10 +463,13 @@ static void conn_accept(struct bridgectl *s)
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	s->conns[i].fd = fd;
 	s->conns[i].n = 0;
+	s->conns[i].skip = false;
 	s->conns[i].pid = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) == 0 ? (int)cr.pid : 0;
 }
 
-/* Read what is there; answer every complete line. Returns -1 to close. */
+/* Read what is there; answer every complete line. A line longer than
+ * BRIDGECTL_LINE_MAX gets an error reply and is skipped up to its '\n'; the
+ * connection (and its lease) stays. Returns -1 to close. */
 static int conn_read(struct bridgectl *s, int ci)
 {
 	struct conn *c = &s->conns[ci];
@@ -483,15 +487,20 @@ static int conn_read(struct bridgectl *s, int ci)
 		*nl = 0;
 		if (len && c->buf[len - 1] == '\r')
 			c->buf[len - 1] = 0;
-		if (c->buf[strspn(c->buf, " \t")] &&
-		    send_line(c->fd, handle_line(s, ci, c->buf)) < 0)
+		if (c->skip)
+			c->skip = false;        /* the tail of the long line */
+		else if (c->buf[strspn(c->buf, " \t")] &&
+			 send_line(c->fd, handle_line(s, ci, c->buf)) < 0)
 			return -1;
 		memmove(c->buf, nl + 1, c->n - len - 1);
 		c->n -= len + 1;
 	}
 	if (c->n == BRIDGECTL_LINE_MAX) {
-		send_line(c->fd, reply_error(NULL, "request line longer than 65536 bytes", true));
-		return -1;
+		if (!c->skip && send_line(c->fd, reply_error(NULL, "request line longer than "
+							     "65536 bytes", true)) < 0)
+			return -1;
+		c->skip = true;
+		c->n = 0;
 	}
 	return 0;
 }

@@ -539,6 +539,27 @@ static void test_server_lease(void **state)
 			 (int)getpid());
 	cJSON_Delete(r);
 	assert_int_equal(bridgectl_lease_pid(s), (int)getpid());
+	/* a line over 64 KiB (here 150000 bytes, more than two buffers): one
+	 * error reply, the rest of it skipped, the connection and lease kept */
+	{
+		char *big = malloc(150001);
+
+		assert_non_null(big);
+		memset(big, 'x', 150000);
+		big[150000] = 0;
+		r = req(c1, big);
+		free(big);
+		assert_false(ok(r));
+		assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "errors"), 0)->valuestring,
+				    "request line longer than 65536 bytes");
+		cJSON_Delete(r);
+		r = req(c1, "{\"op\":\"get\"}");
+		assert_true(ok(r));
+		assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "state"),
+						     "leased_by")->valueint, (int)getpid());
+		cJSON_Delete(r);
+		assert_int_equal(bridgectl_lease_pid(s), (int)getpid());
+	}
 	/* one lease at a time */
 	r = req(c2, "{\"op\":\"lease\"}");
 	assert_false(ok(r));
