@@ -83,21 +83,13 @@ static int alias_opt(struct bopts *b, unsigned dirs, const char *name, const cha
 {
 	int d;
 
-	if (!strcmp(name, "overhead")) {
-		set_field(b, dirs, "packet-overhead", val, diag);
-		return 1;
-	}
-	if (!strcmp(name, "cell")) {
-		char size[64];
-		const char *comma = strchr(val, ',');
+	struct bridge_alias al[2];
+	int k, n = bridge_alias_expand(name, val, al);
 
-		snprintf(size, sizeof(size), "%.*s",
-			 (int)(comma ? (size_t)(comma - val) : strlen(val)), val);
-		set_field(b, dirs, "cell-size", size, diag);
-		if (comma)
-			set_field(b, dirs, "cell-overhead", comma + 1, diag);
+	for (k = 0; k < n; k++)
+		set_field(b, dirs, al[k].field, al[k].value, diag);
+	if (n)
 		return 1;
-	}
 	if (!strcmp(name, "distribution") && strchr(val, '/')) {
 		for (d = 0; d < DIRS; d++)
 			if (dirs & (1u << d)) {

@@ -127,6 +127,21 @@ static int parse(int argc, char **argv, struct copts *o, struct ll_diag *diag)
 			dirs = 2;
 			name += 7;
 		}
+		{
+			struct bridge_alias al[2];
+			int k, n = bridge_alias_expand(name, val, al);
+
+			for (k = 0; k < n; k++)
+				for (d = 0; d < 2; d++)
+					if (dirs & (1u << d)) {
+						cJSON_DeleteItemFromObjectCaseSensitive(o->dir[d],
+											al[k].field);
+						cJSON_AddStringToObject(o->dir[d], al[k].field,
+									al[k].value);
+					}
+			if (n)
+				continue;
+		}
 		if (!impair_field_find(name)) {
 			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
 				    "unknown option '--%s' (dial fields as for apply; linklab bridge --set -h)",

@@ -230,6 +230,16 @@ else
 	fail "bridgectl: user engine live fields: exit $rc/$rc2/$rc3, $gu Mbit/s: $(cat "$T/e" "$T/o2" "$T/e2" "$T/e3")"
 fi
 
+# --- the start aliases --overhead / --cell work in --set too -----------------------------
+inm "$LINKLAB" bridge --set --a-to-b-netem-rate 100mbit --a-to-b-overhead 20 --a-to-b-cell 64,4 -J \
+	> "$T/o" 2> "$T/e"; rc=$?
+f=$(python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["a_to_b"]["fields"]; print(f.get("packet-overhead"), f.get("cell-size"), f.get("cell-overhead"))' "$T/o" 2>&1)
+if [ $rc = 0 ] && [ "$f" = "20 64 4" ]; then
+	pass "bridgectl: --set --overhead 20 --cell 64,4 (aliases as at start): packet-overhead 20, cell 64/4"
+else
+	fail "bridgectl: --set aliases: exit $rc, fields '$f': $(cat "$T/e")"
+fi
+
 # --- kernel engine: a rate-only dial changed by --set, restored by a lease -----------------
 $LB engine --engine kernel --rate 50mbit > "$T/engine.log" 2>&1 || { cat "$T/engine.log"; fail "bridgectl: kernel engine"; }
 r0=$(root_tbf_rate "$LL_NS_M" veth-mb)
