@@ -34,7 +34,10 @@ struct bopts {
 	double seconds;                  /* 0 = until a signal */
 	double interval;                 /* -i: counters every SEC, 0 = none */
 	int rt_priority;                 /* --rt-priority N (SCHED_FIFO) */
-	struct impair dial[DIRS];        /* from options */
+	struct impair plain;             /* options without a prefix (both) */
+	struct impair dial[DIRS];        /* --a-to-b-/--b-to-a- options; after
+					  * parse_args: plain with these on top */
+	bool clear[DIRS];                /* --clear: no profile dial under it */
 	char dist_file[DIRS][PATH_MAX];  /* --distribution FILE (user engine) */
 };
 
@@ -60,20 +63,21 @@ static void bridge_usage(FILE *f)
 		"  while it runs: linklab bridge --status | --set [dial options] | --attach [--pid N]\n");
 }
 
-/* Set dial field name to val in the directions of mask dirs; one message
- * when both directions take the same bad value. */
+/* Set dial field name to val: dirs 3 (no prefix) on the plain dial, else on
+ * the one direction's own dial, which wins over the plain one whatever the
+ * order on the line (parse_args merges them). */
 static void set_field(struct bopts *b, unsigned dirs, const char *name, const char *val,
 		      struct ll_diag *diag)
 {
 	int d;
 
-	for (d = 0; d < DIRS; d++) {
-		struct ll_diag quiet;
-
-		ll_diag_clear(&quiet);
-		if (dirs & (1u << d))
-			impair_set(&b->dial[d], name, val, d == 1 && dirs == 3 ? &quiet : diag);
+	if (dirs == 3) {
+		impair_set(&b->plain, name, val, diag);
+		return;
 	}
+	for (d = 0; d < DIRS; d++)
+		if (dirs & (1u << d))
+			impair_set(&b->dial[d], name, val, diag);
 }
 
 /* The old model-only spellings kept as aliases of dial fields, and a
@@ -96,6 +100,8 @@ static int alias_opt(struct bopts *b, unsigned dirs, const char *name, const cha
 				snprintf(b->dist_file[d], sizeof(b->dist_file[d]), "%s", val);
 				b->dial[d].set &= ~(uint32_t)IMP_DIST;
 			}
+		if (dirs == 3)
+			b->plain.set &= ~(uint32_t)IMP_DIST;
 		return 1;
 	}
 	if (!strcmp(name, "distribution"))      /* a name overrides a FILE */
@@ -105,9 +111,11 @@ static int alias_opt(struct bopts *b, unsigned dirs, const char *name, const cha
 	return 0;
 }
 
+static void overlay(struct impair *dst, const struct impair *src, struct ll_diag *diag);
+
 static int parse_args(int argc, char **argv, struct bopts *b, struct ll_diag *diag)
 {
-	int i, npos = 0;
+	int i, d, npos = 0;
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *val, *eq, *name;
@@ -123,6 +131,12 @@ static int parse_args(int argc, char **argv, struct bopts *b, struct ll_diag *di
 		}
 		if (!strcmp(a, "--discard")) {
 			b->discard = true;
+			continue;
+		}
+		if (!strcmp(a, "--clear") || !strcmp(a, "--a-to-b-clear") ||
+		    !strcmp(a, "--b-to-a-clear")) {
+			b->clear[0] |= a[2] != 'b';     /* anywhere on the line */
+			b->clear[1] |= a[2] != 'a';
 			continue;
 		}
 		if (a[0] != '-') {
@@ -212,6 +226,14 @@ static int parse_args(int argc, char **argv, struct bopts *b, struct ll_diag *di
 			continue;
 		}
 		set_field(b, dirs, f->name, val, diag);
+	}
+	for (d = 0; d < DIRS; d++) {    /* a direction's own option wins */
+		struct impair own = b->dial[d];
+		struct ll_diag quiet;
+
+		ll_diag_clear(&quiet);
+		b->dial[d] = b->plain;
+		overlay(&b->dial[d], &own, &quiet);
 	}
 	if (npos < 2)
 		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "need two interfaces: IF_A IF_B");
@@ -683,8 +705,10 @@ int cmd_bridge(int argc, char **argv)
 		if (profile_find(b.profile, path, sizeof(path), &err) < 0)
 			ll_diag_add(&diag, LL_DIAG_ERROR, NULL, "%s", err.msg);
 		else if (profile_load(path, &prof, &diag) == 0) {
-			dial[0] = prof.a;
-			dial[1] = prof.b;
+			if (!b.clear[0])
+				dial[0] = prof.a;
+			if (!b.clear[1])
+				dial[1] = prof.b;
 			overlay(&dial[0], &b.dial[0], &diag);
 			overlay(&dial[1], &b.dial[1], &diag);
 		}

@@ -55,8 +55,19 @@ struct copts {
 	bool json;
 	const char *profile;
 	bool clear[2];
-	cJSON *dir[2];          /* FIELD: VALUE texts from the options */
+	cJSON *plain;           /* FIELD: VALUE of options without a prefix */
+	cJSON *dir[2];          /* FIELD: VALUE of --a-to-b-/--b-to-a- options:
+				 * they win over plain ones in any order */
 };
+
+/* FIELD = VAL: on the plain object (dirs 3) or the one direction's. */
+static void put_field(struct copts *o, unsigned dirs, const char *field, const char *val)
+{
+	cJSON *t = dirs == 3 ? o->plain : o->dir[dirs == 1 ? 0 : 1];
+
+	cJSON_DeleteItemFromObjectCaseSensitive(t, field);
+	cJSON_AddStringToObject(t, field, val);
+}
 
 static int parse(int argc, char **argv, struct copts *o, struct ll_diag *diag)
 {
@@ -66,7 +77,6 @@ static int parse(int argc, char **argv, struct copts *o, struct ll_diag *diag)
 		const char *a = argv[i], *val, *name, *eq;
 		char fname[64];
 		unsigned dirs = 3;
-		int d;
 
 		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
 			return 1;
@@ -132,13 +142,7 @@ static int parse(int argc, char **argv, struct copts *o, struct ll_diag *diag)
 			int k, n = bridge_alias_expand(name, val, al);
 
 			for (k = 0; k < n; k++)
-				for (d = 0; d < 2; d++)
-					if (dirs & (1u << d)) {
-						cJSON_DeleteItemFromObjectCaseSensitive(o->dir[d],
-											al[k].field);
-						cJSON_AddStringToObject(o->dir[d], al[k].field,
-									al[k].value);
-					}
+				put_field(o, dirs, al[k].field, al[k].value);
 			if (n)
 				continue;
 		}
@@ -148,14 +152,10 @@ static int parse(int argc, char **argv, struct copts *o, struct ll_diag *diag)
 				    fname);
 			continue;
 		}
-		for (d = 0; d < 2; d++)
-			if (dirs & (1u << d)) {
-				cJSON_DeleteItemFromObjectCaseSensitive(o->dir[d], name);
-				cJSON_AddStringToObject(o->dir[d], name, val);
-			}
+		put_field(o, dirs, name, val);
 	}
 	if (o->mode != 'S' && (o->profile || o->clear[0] || o->clear[1] ||
-			       o->dir[0]->child || o->dir[1]->child))
+			       o->plain->child || o->dir[0]->child || o->dir[1]->child))
 		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "dial options go with --set");
 	if (o->mode == 'a' && o->json)
 		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "--attach always speaks JSON lines (no -J)");
@@ -185,10 +185,14 @@ static cJSON *build_set(const struct copts *o, struct ll_diag *diag)
 	for (d = 0; d < 2; d++) {
 		cJSON *dir, *it;
 
-		if (!have_prof && !o->clear[d] && !o->dir[d]->child)
+		if (!have_prof && !o->clear[d] && !o->plain->child && !o->dir[d]->child)
 			continue;
 		dir = have_prof && !o->clear[d] ? bridge_fields_json(d ? &prof.b : &prof.a) :
 			cJSON_CreateObject();
+		cJSON_ArrayForEach(it, o->plain) {
+			cJSON_DeleteItemFromObjectCaseSensitive(dir, it->string);
+			cJSON_AddStringToObject(dir, it->string, it->valuestring);
+		}
 		cJSON_ArrayForEach(it, o->dir[d]) {
 			cJSON_DeleteItemFromObjectCaseSensitive(dir, it->string);
 			cJSON_AddStringToObject(dir, it->string, it->valuestring);
@@ -339,6 +343,7 @@ int cmd_bridge_ctl(int argc, char **argv)
 
 	memset(&o, 0, sizeof(o));
 	ll_diag_clear(&diag);
+	o.plain = cJSON_CreateObject();
 	o.dir[0] = cJSON_CreateObject();
 	o.dir[1] = cJSON_CreateObject();
 	if (parse(argc, argv, &o, &diag) > 0) {
@@ -399,6 +404,7 @@ out:
 	bridgectl_client_close(c);
 	cJSON_Delete(reply);
 	cJSON_Delete(req);
+	cJSON_Delete(o.plain);
 	cJSON_Delete(o.dir[0]);
 	cJSON_Delete(o.dir[1]);
 	return rc;

@@ -63,7 +63,8 @@ else
 fi
 
 # --- user engine: delay 10ms, then --set --delay 40ms -----------------------------
-$LB engine --engine user --delay 10ms > "$T/engine.log" 2>&1 || { cat "$T/engine.log"; fail "bridgectl: engine"; }
+# (a direction's own option wins over a plain one given after it: 10ms each way, not 99ms)
+$LB engine --engine user --a-to-b-delay 10ms --b-to-a-delay 10ms --delay 99ms > "$T/engine.log" 2>&1 || { cat "$T/engine.log"; fail "bridgectl: engine"; }
 set -- $(rtt 20 0.02); r10=$1
 inm "$LINKLAB" bridge --set --delay 40ms > "$T/o" 2> "$T/e"; rc=$?
 set -- $(rtt 20 0.02); r40=$1
@@ -238,6 +239,16 @@ if [ $rc = 0 ] && [ "$f" = "20 64 4" ]; then
 	pass "bridgectl: --set --overhead 20 --cell 64,4 (aliases as at start): packet-overhead 20, cell 64/4"
 else
 	fail "bridgectl: --set aliases: exit $rc, fields '$f': $(cat "$T/e")"
+fi
+
+# --- --set: a direction's own option wins over a plain one in any order; --clear at
+# the end of the line still means "start from an empty dial" -------------------------------
+inm "$LINKLAB" bridge --set --a-to-b-delay 9ms --delay 5ms --clear -J > "$T/o" 2> "$T/e"; rc=$?
+f=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["a_to_b"]["dial"] + "|" + s["b_to_a"]["dial"])' "$T/o" 2>&1)
+if [ $rc = 0 ] && [ "$f" = "delay 9ms|delay 5ms" ]; then
+	pass "bridgectl: --set --a-to-b-delay 9ms --delay 5ms --clear: A->B 9ms, B->A 5ms, nothing else kept"
+else
+	fail "bridgectl: --set order/--clear: exit $rc, '$f': $(cat "$T/e")"
 fi
 
 # --- kernel engine: a rate-only dial changed by --set, restored by a lease -----------------
