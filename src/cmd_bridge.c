@@ -4,6 +4,7 @@
  * prefixed --a-to-b-/--b-to-a- or a profile's [a]/[b] sections set one
  * direction. SIGINT/SIGTERM (or -t SEC) stop forwarding and put the
  * interfaces back; -J prints the counters as JSON at exit. */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -50,8 +51,9 @@ static void bridge_usage(FILE *f)
 		"  --rate --burst --tbf-limit --latency --delay --jitter --delay-corr\n"
 		"  --distribution uniform|normal|pareto|paretonormal --loss --loss-corr\n"
 		"  --loss-gemodel P[,R[,1-H[,1-K]]] --loss-state P13[,P31[,P32[,P23[,P14]]]]\n"
-		"  --duplicate --corrupt --reorder --gap --limit --netem-rate --packet-overhead\n"
-		"  --cell-size --cell-overhead --seed N ... (linklab apply -h lists them all)\n"
+		"  --duplicate --corrupt --reorder --gap --limit --ecn on|off --netem-rate\n"
+		"  --packet-overhead --cell-size --cell-overhead --seed N ... (linklab apply -h\n"
+		"  lists them all)\n"
 		"  aliases: --overhead N = --packet-overhead N; --cell SIZE[,OVERHEAD] =\n"
 		"  --cell-size SIZE --cell-overhead OVERHEAD\n"
 		"  user engine only: --distribution FILE (a table file, as iproute2's *.dist)\n"
@@ -113,6 +115,29 @@ static int alias_opt(struct bopts *b, unsigned dirs, const char *name, const cha
 
 static void overlay(struct impair *dst, const struct impair *src, struct ll_diag *diag);
 
+/* Does option a (its '=' at eq, or NULL) take a value here? */
+static bool known_opt(const char *a, const char *eq)
+{
+	static const char *const own[] = { "engine", "profile", "rt-priority", "bridge-name", NULL };
+	struct bridge_alias al[2];
+	char name[64];
+	const char *n = name;
+	int k;
+
+	if (!strcmp(a, "-i") || !strncmp(a, "-i=", 3) || !strcmp(a, "-t") || !strncmp(a, "-t=", 3))
+		return true;
+	if (strncmp(a, "--", 2))
+		return false;
+	snprintf(name, sizeof(name), "%.*s",
+		 (int)(eq ? (size_t)(eq - a - 2) : strlen(a + 2)), a + 2);
+	for (k = 0; own[k]; k++)
+		if (!strcmp(name, own[k]))
+			return true;
+	if (!strncmp(n, "a-to-b-", 7) || !strncmp(n, "b-to-a-", 7))
+		n += 7;
+	return impair_field_find(n) || bridge_alias_expand(n, "", al) > 0;
+}
+
 static int parse_args(int argc, char **argv, struct bopts *b, struct ll_diag *diag)
 {
 	int i, d, npos = 0;
@@ -150,6 +175,16 @@ static int parse_args(int argc, char **argv, struct bopts *b, struct ll_diag *di
 			continue;
 		}
 		eq = strchr(a, '=');
+		if (!known_opt(a, eq)) {
+			/* name it and go on; its value (a next word that is
+			 * not an option) goes with it */
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL, "unknown option '%.*s'",
+				    (int)(eq ? (size_t)(eq - a) : strlen(a)), a);
+			if (!eq && i + 1 < argc && (argv[i + 1][0] != '-' ||
+						       isdigit((unsigned char)argv[i + 1][1])))
+				i++;
+			continue;
+		}
 		if (eq) {
 			val = eq + 1;
 		} else if (i + 1 < argc) {
@@ -176,12 +211,7 @@ static int parse_args(int argc, char **argv, struct bopts *b, struct ll_diag *di
 				ll_diag_add(diag, LL_DIAG_ERROR, NULL, "-t '%s': seconds > 0", val);
 			continue;
 		}
-		if (strncmp(a, "--", 2)) {
-			ll_diag_add(diag, LL_DIAG_ERROR, NULL, "unknown option '%s'", a);
-			if (!eq)
-				i--;
-			continue;
-		}
+
 		snprintf(fname, sizeof(fname), "%.*s",
 			 (int)(eq ? (size_t)(eq - a - 2) : strlen(a + 2)), a + 2);
 		name = fname;
@@ -218,13 +248,8 @@ static int parse_args(int argc, char **argv, struct bopts *b, struct ll_diag *di
 		if (alias_opt(b, dirs, name, val, diag))
 			continue;
 		f = impair_field_find(name);
-		if (!f) {
-			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
-				    "unknown option '--%s' (see linklab bridge -h)", fname);
-			if (!eq)
-				i--;
-			continue;
-		}
+		if (!f)
+			continue;               /* known_opt let it through: cannot be */
 		set_field(b, dirs, f->name, val, diag);
 	}
 	for (d = 0; d < DIRS; d++) {    /* a direction's own option wins */
@@ -661,7 +686,7 @@ static int busy_ports(const struct bopts *b)
 	return 0;
 }
 
-/* Print every message of diag (errors and warnings) and the usage: exit 2. */
+/* Print every message of diag (errors and warnings) and where the usage is: exit 2. */
 static int report(const struct ll_diag *diag)
 {
 	int i;
@@ -669,7 +694,7 @@ static int report(const struct ll_diag *diag)
 	for (i = 0; i < diag->n; i++)
 		fprintf(stderr, "linklab bridge: %s%s\n",
 			diag->e[i].level == LL_DIAG_WARN ? "warning: " : "", diag->e[i].text);
-	bridge_usage(stderr);
+	fprintf(stderr, "linklab bridge: see `linklab bridge -h`\n");
 	return 2;
 }
 

@@ -14,9 +14,11 @@
  *                                       line each); EOF, SIGHUP, SIGTERM or
  *                                       kill -9 end it and the bridge puts
  *                                       back the dials of the lease's start */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +36,23 @@
 #define CALL_TIMEOUT_MS 15000
 static const char *const dir_key[2] = { "a_to_b", "b_to_a" };
 static const char *const dir_text[2] = { "A->B", "B->A" };
+
+/* Every error said on stderr, kept for -J's {"error","errors"} document. */
+static cJSON *said;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "linklab bridge: %s\n", msg);
+	if (said)
+		cJSON_AddItemToArray(said, cJSON_CreateString(msg));
+}
 
 static void ctl_usage(FILE *f)
 {
@@ -75,6 +94,7 @@ static int parse(int argc, char **argv, struct copts *o, struct ll_diag *diag)
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *val, *name, *eq;
+		struct bridge_alias al[2];
 		char fname[64];
 		unsigned dirs = 3;
 
@@ -104,6 +124,27 @@ static int parse(int argc, char **argv, struct copts *o, struct ll_diag *diag)
 			continue;
 		}
 		eq = strchr(a, '=');
+		snprintf(fname, sizeof(fname), "%.*s",
+			 (int)(eq ? (size_t)(eq - a - 2) : strlen(a + 2)), a + 2);
+		name = fname;
+		if (!strncmp(name, "a-to-b-", 7)) {
+			dirs = 1;
+			name += 7;
+		} else if (!strncmp(name, "b-to-a-", 7)) {
+			dirs = 2;
+			name += 7;
+		}
+		if (!(dirs == 3 && (!strcmp(name, "pid") || !strcmp(name, "profile"))) &&
+		    !impair_field_find(name) && !bridge_alias_expand(name, "", al)) {
+			/* name it and go on; its value (a next word not an
+			 * option) goes with it */
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+				    "unknown option '--%s' (dial fields as for apply)", fname);
+			if (!eq && i + 1 < argc && (argv[i + 1][0] != '-' ||
+						       isdigit((unsigned char)argv[i + 1][1])))
+				i++;
+			continue;
+		}
 		if (eq) {
 			val = eq + 1;
 		} else if (i + 1 < argc) {
@@ -112,9 +153,6 @@ static int parse(int argc, char **argv, struct copts *o, struct ll_diag *diag)
 			ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s: missing value", a);
 			continue;
 		}
-		snprintf(fname, sizeof(fname), "%.*s",
-			 (int)(eq ? (size_t)(eq - a - 2) : strlen(a + 2)), a + 2);
-		name = fname;
 		if (!strcmp(name, "pid")) {
 			char *end;
 			long v = strtol(val, &end, 10);
@@ -130,27 +168,13 @@ static int parse(int argc, char **argv, struct copts *o, struct ll_diag *diag)
 			o->profile = val;
 			continue;
 		}
-		if (!strncmp(name, "a-to-b-", 7)) {
-			dirs = 1;
-			name += 7;
-		} else if (!strncmp(name, "b-to-a-", 7)) {
-			dirs = 2;
-			name += 7;
-		}
 		{
-			struct bridge_alias al[2];
 			int k, n = bridge_alias_expand(name, val, al);
 
 			for (k = 0; k < n; k++)
 				put_field(o, dirs, al[k].field, al[k].value);
 			if (n)
 				continue;
-		}
-		if (!impair_field_find(name)) {
-			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
-				    "unknown option '--%s' (dial fields as for apply; linklab bridge --set -h)",
-				    fname);
-			continue;
 		}
 		put_field(o, dirs, name, val);
 	}
@@ -206,6 +230,30 @@ static cJSON *build_set(const struct copts *o, struct ll_diag *diag)
 	return req;
 }
 
+/* With other errors on the line (build_set not run): the values given,
+ * each through impair_set, so a bad value is named too. */
+static void check_values(const struct copts *o, struct ll_diag *diag)
+{
+	const cJSON *const src[3] = { o->plain, o->dir[0], o->dir[1] };
+	const char *const pre[3] = { "", "a_to_b: ", "b_to_a: " };
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		struct impair scratch;
+		struct ll_diag one;
+		const cJSON *it;
+		int i;
+
+		memset(&scratch, 0, sizeof(scratch));
+		ll_diag_clear(&one);
+		cJSON_ArrayForEach(it, src[k])
+			impair_set(&scratch, it->string, it->valuestring, &one);
+		for (i = 0; i < one.n; i++)
+			if (one.e[i].level == LL_DIAG_ERROR)
+				ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s%s", pre[k], one.e[i].text);
+	}
+}
+
 static double num(const cJSON *o, const char *k)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -247,13 +295,13 @@ static int call(struct bridgectl_client *c, const char *req, cJSON **reply)
 	*reply = NULL;
 	if (bridgectl_client_send(c, req, &err) < 0 ||
 	    bridgectl_client_recv(c, &line, CALL_TIMEOUT_MS, &err) < 0) {
-		fprintf(stderr, "linklab bridge: %s\n", err.msg);
+		say("%s", err.msg);
 		return 1;
 	}
 	*reply = cJSON_Parse(line);
 	free(line);
 	if (!cJSON_IsObject(*reply)) {
-		fprintf(stderr, "linklab bridge: the bridge's reply is not JSON\n");
+		say("the bridge's reply is not JSON");
 		cJSON_Delete(*reply);
 		*reply = NULL;
 		return 1;
@@ -268,7 +316,7 @@ static int reply_fail(const cJSON *r)
 
 	cJSON_ArrayForEach(e, errs)
 		if (cJSON_IsString(e))
-			fprintf(stderr, "linklab bridge: %s\n", e->valuestring);
+			say("%s", e->valuestring);
 	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "invalid")) ? 2 : 1;
 }
 
@@ -343,6 +391,7 @@ int cmd_bridge_ctl(int argc, char **argv)
 
 	memset(&o, 0, sizeof(o));
 	ll_diag_clear(&diag);
+	said = cJSON_CreateArray();
 	o.plain = cJSON_CreateObject();
 	o.dir[0] = cJSON_CreateObject();
 	o.dir[1] = cJSON_CreateObject();
@@ -353,16 +402,18 @@ int cmd_bridge_ctl(int argc, char **argv)
 	}
 	if (o.mode == 'S' && diag.nerrors == 0)
 		req = build_set(&o, &diag);
+	else if (o.mode == 'S')
+		check_values(&o, &diag);        /* every problem, not only the first kind */
 	if (diag.nerrors) {
 		for (i = 0; i < diag.n; i++)
 			if (diag.e[i].level == LL_DIAG_ERROR)
-				fprintf(stderr, "linklab bridge: %s\n", diag.e[i].text);
-		ctl_usage(stderr);
+				say("%s", diag.e[i].text);
+		fprintf(stderr, "linklab bridge: see `linklab bridge -h`\n");
 		rc = 2;
 		goto out;
 	}
 	if (bridgectl_find(o.pid, &pid, &err) < 0 || bridgectl_client_open(pid, &c, &err) < 0) {
-		fprintf(stderr, "linklab bridge: %s\n", err.msg);
+		say("%s", err.msg);
 		rc = 1;
 		goto out;
 	}
@@ -401,6 +452,16 @@ int cmd_bridge_ctl(int argc, char **argv)
 		}
 	}
 out:
+	if (rc && o.json && cJSON_GetArraySize(said) > 0) {
+		cJSON *doc = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(doc, "error", cJSON_GetArrayItem(said, 0)->valuestring);
+		cJSON_AddItemToObject(doc, "errors", said);
+		said = NULL;
+		cmd_print_json(doc);
+	}
+	cJSON_Delete(said);
+	said = NULL;
 	bridgectl_client_close(c);
 	cJSON_Delete(reply);
 	cJSON_Delete(req);

@@ -62,6 +62,25 @@ else
 	fail "bridgectl: --set without a bridge: exit $rc: $(cat "$T/e")"
 fi
 
+# --- error reporting: an unknown option does not stop the rest; one "see" line;
+# --set -J prints {"error","errors"} on stdout too; ecn in -h ---------------------------
+ina "$LINKLAB" bridge --set --loss 150% --frobnicate x > "$T/o" 2> "$T/e"; rc=$?
+ina "$LINKLAB" bridge --set --loss 150% --frobnicate x -J > "$T/oj" 2> /dev/null; rcj=$?
+ina "$LINKLAB" bridge --set --delay 5ms -J > "$T/oj2" 2> /dev/null; rcj2=$?
+ina "$LINKLAB" bridge veth-x veth-y --frobnicate x --loss 150% > /dev/null 2> "$T/e2"; rc2=$?
+j=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len(d["errors"]), d["error"])' "$T/oj" 2>&1)
+j2=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["error"])' "$T/oj2" 2>&1)
+if [ $rc = 2 ] && grep -q "unknown option '--frobnicate'" "$T/e" && grep -q "loss: 150%.*0% .. 100%" "$T/e" &&
+	! grep -q "missing value" "$T/e" && grep -q 'see `linklab bridge -h`' "$T/e" && ! grep -q "usage:" "$T/e" &&
+	[ $rcj = 2 ] && [ "$j" = "2 unknown option '--frobnicate' (dial fields as for apply)" ] &&
+	[ $rcj2 = 1 ] && [ "$j2" = "no linklab bridge runs in this network namespace" ] &&
+	[ $rc2 = 2 ] && grep -q "unknown option '--frobnicate'" "$T/e2" && grep -q "loss: 150%" "$T/e2" &&
+	! grep -q "usage:" "$T/e2" && "$LINKLAB" bridge -h | grep -q -- "--ecn on|off"; then
+	pass "bridgectl: --set/start: unknown option and bad loss both named, one 'see' line, -J error document, ecn in -h"
+else
+	fail "bridgectl: error reporting: exit $rc/$rcj/$rcj2/$rc2, json '$j' '$j2': $(cat "$T/e" "$T/e2")"
+fi
+
 # --- user engine: delay 10ms, then --set --delay 40ms -----------------------------
 # (a direction's own option wins over a plain one given after it: 10ms each way, not 99ms)
 $LB engine --engine user --a-to-b-delay 10ms --b-to-a-delay 10ms --delay 99ms > "$T/engine.log" 2>&1 || { cat "$T/engine.log"; fail "bridgectl: engine"; }
