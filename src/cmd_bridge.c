@@ -527,9 +527,10 @@ static int run_user(struct bopts *b, const struct impair dial[DIRS],
 		bridge_close(br);
 		return cmd_fail("bridge", &err);
 	}
-	for (d = 0; d < DIRS; d++)
-		fprintf(stderr, "linklab bridge: user engine %s %s: %s\n", dir_text[d],
-			d == 0 ? b->if_a : b->if_b, dial_text(b, dial, d, sum, sizeof(sum)));
+	for (d = 0; d < DIRS; d++)      /* A->B enters IF_A and leaves IF_B */
+		fprintf(stderr, "linklab bridge: user engine %s (in %s, out %s): %s\n",
+			dir_text[d], d == 0 ? b->if_a : b->if_b, d == 0 ? b->if_b : b->if_a,
+			dial_text(b, dial, d, sum, sizeof(sum)));
 	ctl_info(&info, b, "user");
 	if (bridgectl_serve_user(br, &info, dial, o.dir, &ctl, &err) < 0)
 		fprintf(stderr, "linklab bridge: warning: no live control: %s\n", err.msg);
@@ -606,6 +607,13 @@ static int run_kernel(struct bopts *b, const struct impair dial[DIRS], int has_n
 		ctl_info(&info, b, "kernel");
 		if (bridgectl_serve_kernel(&p, egress, has_netem, &info, dial, &ctl, &err) < 0)
 			fprintf(stderr, "linklab bridge: warning: no live control: %s\n", err.msg);
+		for (d = 0; d < DIRS; d++) {
+			char sum[512];
+
+			fprintf(stderr, "linklab bridge: kernel engine %s (in %s, out %s): %s\n",
+				dir_text[d], egress[1 - d], egress[d],
+				impair_summary(&dial[d], sum, sizeof(sum)));
+		}
 		fprintf(stderr, "linklab bridge: kernel engine, bridge %s (%s, %s); Ctrl-C stops\n",
 			br, b->if_a, b->if_b);
 		ticker_init(&tk, NULL, ctl, b, dial, "kernel");

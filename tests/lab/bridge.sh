@@ -154,8 +154,8 @@ if LINKLAB_PROFILE_PATH="$T/profiles" engine --profile llbridge-sides; then
 	else
 		fail "bridge: profile [a] 25ms / [b] 5ms -> RTT '$1' ms (want 30)"
 	fi
-	grep -q "A->B veth-ma: delay 25ms" "$LL_LAB_DIR/engine.err" &&
-	grep -q "B->A veth-mb: delay 5ms" "$LL_LAB_DIR/engine.err" &&
+	grep -q "A->B (in veth-ma, out veth-mb): delay 25ms" "$LL_LAB_DIR/engine.err" &&
+	grep -q "B->A (in veth-mb, out veth-ma): delay 5ms" "$LL_LAB_DIR/engine.err" &&
 		pass "bridge: the engine names each direction's dial" ||
 		{ fail "bridge: engine banner"; cat "$LL_LAB_DIR/engine.err"; }
 else
