@@ -1093,6 +1093,25 @@ static int status_read(const char *path, struct bridge_status *s)
 	return s->pid > 0 ? 0 : -EINVAL;
 }
 
+bool bridge_pid_dead(int pid)
+{
+	char path[64], buf[512], *rp;
+	FILE *f;
+	size_t n;
+
+	if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	rp = strrchr(buf, ')');         /* comm may hold spaces and ')' */
+	return rp && rp[1] == ' ' && rp[2] == 'Z';
+}
+
 int bridge_status_list(struct bridge_status *out, int max, int *n, struct ll_err *err)
 {
 	char prefix[64], path[1024];
@@ -1118,8 +1137,14 @@ int bridge_status_list(struct bridge_status *out, int max, int *n, struct ll_err
 		snprintf(path, sizeof(path), "%s/%s", journal_dir(), de->d_name);
 		if (status_read(path, &out[*n]) < 0)
 			continue;
-		if (kill(out[*n].pid, 0) < 0 && errno == ESRCH)
-			continue;       /* its process is gone */
+		if (bridge_pid_dead(out[*n].pid)) {
+			/* gone or a zombie (killed -9, not reaped yet): its
+			 * files are stale; the socket is refused anyway */
+			unlink(path);
+			strcpy(path + strlen(path) - 5, ".sock");
+			unlink(path);
+			continue;
+		}
 		(*n)++;
 	}
 	closedir(d);

@@ -561,7 +561,7 @@ static void sweep_stale(void)
 		    strcmp(de->d_name + l - 5, ".sock"))
 			continue;
 		pid = strtol(de->d_name + pl, &end, 10);
-		if (pid <= 0 || strcmp(end, ".sock") || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		if (pid <= 0 || strcmp(end, ".sock") || !bridge_pid_dead((int)pid))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", journal_dir(), de->d_name);
 		unlink(path);

@@ -336,8 +336,9 @@ static int put_all(int fd, const char *p, size_t n, bool sock)
 	return 0;
 }
 
-/* --attach: relay stdin -> socket, socket -> stdout, until either ends. */
-static int relay(struct bridgectl_client *c)
+/* --attach: relay stdin -> socket, socket -> stdout, until either ends;
+ * 1 with "the bridge (pid N) stopped" when the bridge closes first. */
+static int relay(struct bridgectl_client *c, int pid)
 {
 	int fd = bridgectl_client_fd(c);
 	bool in_open = true;
@@ -357,8 +358,12 @@ static int relay(struct bridgectl_client *c)
 			n = read(fd, buf, sizeof(buf));
 			if (n < 0 && errno == EINTR)
 				continue;
-			if (n <= 0)
+			if (n <= 0 && !in_open)
 				return 0;       /* the bridge closed (after our EOF) */
+			if (n <= 0) {           /* it closed on its own: it stopped */
+				say("the bridge (pid %d) stopped", pid);
+				return 1;
+			}
 			if (put_all(1, buf, (size_t)n, false) < 0)
 				return 1;       /* stdout gone: closing ends the lease */
 		}
@@ -443,7 +448,7 @@ int cmd_bridge_ctl(int argc, char **argv)
 			fflush(stdout);
 			free(txt);
 			cJSON_Delete(st);
-			rc = relay(c);
+			rc = relay(c, pid);
 		} else if (o.json) {
 			cmd_print_json(st);
 		} else {

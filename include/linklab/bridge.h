@@ -148,8 +148,14 @@ int bridge_fields_parse(const struct cJSON *o, struct impair *d, struct ll_diag 
 int bridge_status_write(const struct bridge_status *s, struct ll_err *err);
 /* Remove this process's status file (no error if absent). */
 void bridge_status_remove(int pid);
+/* Is process pid gone (kill: ESRCH) or a zombie (/proc/PID/stat state Z:
+ * killed -9, its parent has not reaped it yet)? Either way it serves
+ * nothing: its control socket refuses connections. */
+bool bridge_pid_dead(int pid);
 /* Running bridges of this network namespace, at most max into out; *n gets
- * the count. 0 (also when the directory does not exist) or -errno. */
+ * the count. The files of a bridge whose process is dead (bridge_pid_dead)
+ * are removed (status and control socket) and it is not listed. 0 (also
+ * when the directory does not exist) or -errno. */
 int bridge_status_list(struct bridge_status *out, int max, int *n,
 		       struct ll_err *err);
 

@@ -299,4 +299,60 @@ ino=$(inm stat -L -c %i /proc/self/ns/net)
 	pass "bridgectl: kernel engine stopped: tbf gone ($k), no control socket left" ||
 	fail "bridgectl: after stop: root qdisc $k, sockets: $(ls "${LINKLAB_RUN_DIR:-/run/linklab}" 2>/dev/null)"
 
+
+# --- --attach when its bridge stops: says so, exit 1 ----------------------------------------
+$LB engine --engine user --delay 1ms > "$T/engine.log" 2>&1 || { cat "$T/engine.log"; fail "bridgectl: engine (stop test)"; }
+EPID=$(inm "$LINKLAB" bridge --status -J | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])' 2>&1)
+grep -q "user engine A->B (in veth-ma, out veth-mb): delay 1ms" "$LL_LAB_DIR/engine.err" &&
+	grep -q "user engine B->A (in veth-mb, out veth-ma): delay 1ms" "$LL_LAB_DIR/engine.err" &&
+	pass "bridgectl: start lines name each direction's in and out port" ||
+	fail "bridgectl: start lines: $(cat "$LL_LAB_DIR/engine.err")"
+rm -f "$T/sf"; mkfifo "$T/sf"
+inm "$LINKLAB" bridge --attach < "$T/sf" > "$T/st.out" 2> "$T/st.err" &
+AP=$!
+exec 5> "$T/sf"
+i=0; while [ $i -lt 50 ] && [ "$(lines "$T/st.out")" -lt 1 ]; do sleep 0.1; i=$((i+1)); done
+$LB stop-engine > /dev/null 2>&1
+wait $AP; rca=$?; AP=
+exec 5>&-
+if [ $rca = 1 ] && grep -q "the bridge (pid $EPID) stopped" "$T/st.err"; then
+	pass "bridgectl: --attach when the bridge stops: 'the bridge (pid $EPID) stopped', exit 1"
+else
+	fail "bridgectl: --attach after the bridge stopped: exit $rca: $(cat "$T/st.err")"
+fi
+
+# --- right after kill -9 of a bridge (a zombie until reaped): not running, files gone ------
+# (python3 is the parent and reaps the bridge only at the end: the zombie a user sees)
+cat > "$T/k9.py" <<'PYEOF'
+import json, os, signal, subprocess, sys, time
+ns, ll, run, err = sys.argv[1:5]
+p = subprocess.Popen(["ip", "netns", "exec", ns, ll, "bridge", "veth-ma", "veth-mb",
+                      "--engine", "user"], stdout=subprocess.DEVNULL, stderr=open(err, "w"))
+for _ in range(50):
+    if "forwarding" in open(err).read():
+        break
+    time.sleep(0.1)
+time.sleep(1.1)                                   # its status file is written
+os.kill(p.pid, signal.SIGKILL)
+time.sleep(0.2)
+state = open("/proc/%d/stat" % p.pid).read().rsplit(")", 1)[1].split()[0]
+st = subprocess.run(["ip", "netns", "exec", ns, ll, "bridge", "--status"],
+                    capture_output=True, text=True)
+show = subprocess.run(["ip", "netns", "exec", ns, ll, "show", "-J"], capture_output=True, text=True)
+nb = len(json.loads(show.stdout).get("bridges", []))
+left = len([f for f in os.listdir(run) if f.startswith("bridge-") and f"-{p.pid}." in f]) \
+    if os.path.isdir(run) else 0
+p.wait()
+print(state, st.returncode, nb, left, st.stderr.strip().replace("\n", " / "))
+PYEOF
+set -- $(python3 "$T/k9.py" "$LL_NS_M" "$LINKLAB" "${LINKLAB_RUN_DIR:-/run/linklab}" "$T/k9.err" 2>&1)
+z=$1; rc=$2; nb=$3; left=$4; shift 4
+echo "  figure: bridge killed -9: state $z (zombie, not reaped) when --status ran"
+if [ "$z" = Z ] && [ "$rc" = 1 ] && [ "$*" = "linklab bridge: no linklab bridge runs in this network namespace" ] &&
+	[ "$nb" = 0 ] && [ "$left" = 0 ]; then
+	pass "bridgectl: right after kill -9 (a zombie): --status 'no linklab bridge runs', show lists none, its files removed"
+else
+	fail "bridgectl: after kill -9: state '$z', exit $rc, show bridges '$nb', files left $left: $*"
+fi
+
 summary bridgectl
