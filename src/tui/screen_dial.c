@@ -65,6 +65,19 @@ static const char *dial_name(int row)
 	return row >= 0 && row < n ? names[row] : "";
 }
 
+/* Width of the name column: the longest field name (or "target"), so a
+ * name never runs into its value ("packet-overhead" is 15 characters). */
+static int dial_name_width(void)
+{
+	const char *names[DIAL_MAX_FIELDS];
+	int n = dial_fields(names), k, w = (int)strlen("target");
+
+	for (k = 0; k < n; k++)
+		if ((int)strlen(names[k]) > w)
+			w = (int)strlen(names[k]);
+	return w;
+}
+
 #define DIAL_ROW_TARGET dial_nfields()
 #define DIAL_ROW_APPLY  (dial_nfields() + 1)
 #define DIAL_NROWS      (dial_nfields() + 2)
@@ -313,6 +326,8 @@ void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 {
 	char line[512], val[64], pre[256], pres[16][24];
 	int k, y = top + 1, p, first, np, nf = dial_nfields(), fit, from = 0;
+	/* "> name " then the value column (16) and the presets after it */
+	int nw = dial_name_width(), vx = 1 + 2 + nw + 1, px = vx + 16 + 1;
 	const struct impair_field *f;
 
 	tui_put(y++, 1, cols - 2, A_BOLD, "Impairment dial (tc units)");
@@ -335,20 +350,20 @@ void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 
 		f = impair_field_find(dial_name(k));
 		dial_value(t, k, val, sizeof(val));
-		snprintf(line, sizeof(line), "%c %-15s", sel ? '>' : ' ', dial_name(k));
-		tui_put(y, 1, 17, attr, line);
+		snprintf(line, sizeof(line), "%c %-*s", sel ? '>' : ' ', nw, dial_name(k));
+		tui_put(y, 1, vx - 1, attr, line);
 		if (sel && t->editing) {
 			int w = 16;
 
 			lineedit_window(&t->le, w, &first);
 			attrset(A_UNDERLINE);
-			mvhline(y, 18, ' ', w);
+			mvhline(y, vx, ' ', w);
 			snprintf(val, sizeof(val), "%.*s", w, t->le.buf + first);
-			tui_put(y, 18, w, A_UNDERLINE, val);
-			move(y, 18 + t->le.cur - first);
+			tui_put(y, vx, w, A_UNDERLINE, val);
+			move(y, vx + t->le.cur - first);
 			curs_set(1);
 		} else {
-			tui_put(y, 18, 16, val[0] ? A_BOLD : tui_attr(t, TUI_DIM),
+			tui_put(y, vx, 16, val[0] ? A_BOLD : tui_attr(t, TUI_DIM),
 				val[0] ? val : "off");
 		}
 		pre[0] = '\0';
@@ -359,7 +374,8 @@ void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 		}
 		if (!pre[0] && f)
 			snprintf(pre, sizeof(pre), "%s", f->range);
-		tui_put(y, 35, cols - 36, tui_attr(t, TUI_DIM), pre);
+		if (cols - px - 1 > 0)
+			tui_put(y, px, cols - px - 1, tui_attr(t, TUI_DIM), pre);
 	}
 	if (nf > fit) {
 		snprintf(line, sizeof(line), "  fields %d-%d of %d (j/k scroll; ? lists them all)",
@@ -371,8 +387,8 @@ void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 		unsigned attr = sel ? tui_attr(t, TUI_SELECT) : A_NORMAL;
 
 		if (k == nf)
-			snprintf(line, sizeof(line), "%c %-15s %s", sel ? '>' : ' ',
-				 "target", dial_target_name(t->dial_sides));
+			snprintf(line, sizeof(line), "%c %-*s %s", sel ? '>' : ' ',
+				 nw, "target", dial_target_name(t->dial_sides));
 		else
 			snprintf(line, sizeof(line), "%c [ Apply ]", sel ? '>' : ' ');
 		tui_put(y, 1, cols - 2, attr, line);
