@@ -488,6 +488,14 @@ int screen_dial_key(struct tui *t, int key, const struct ctl_view *v,
 	case '\t':
 		t->dial_row = (t->dial_row + 1) % DIAL_NROWS;
 		return TR_REDRAW;
+	case 'g':          /* first / last row, as README's movement keys */
+	case KEY_HOME:
+		t->dial_row = 0;
+		return TR_REDRAW;
+	case 'G':
+	case KEY_END:
+		t->dial_row = DIAL_NROWS - 1;
+		return TR_REDRAW;
 	case KEY_LEFT:
 	case 'h':
 	case KEY_RIGHT:

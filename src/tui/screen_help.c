@@ -27,6 +27,7 @@ const struct tui_keydef tui_keys[] = {
 	{ S(TS_PEERS), "j/k, Up/Down", "select", "select an interface (its qdiscs are read back)" },
 	{ S(TS_PEERS), "g/G, Home/End", NULL, "first / last interface" },
 	{ S(TS_DIAL), "j/k, Tab", "field", "next / previous field" },
+	{ S(TS_DIAL), "g/G, Home/End", NULL, "first field / last row ([ Apply ])" },
 	{ S(TS_DIAL), "h/l, Left/Right", "preset", "cycle the field's presets (or the target: both, A, B, and with --middle bridge A->B / B->A / both, loaded from the bridge)" },
 	{ S(TS_DIAL), "e, a digit", "edit", "type a custom value in tc units (50mbit, 100ms, 1%)" },
 	{ S(TS_DIAL), "x, Backspace", "unset", "unset the field" },

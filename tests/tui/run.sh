@@ -142,6 +142,42 @@ if wait_for "veth-b" 30; then ok "redraws after resize back to 120x36"; else bad
 # 3. dial: rate 50mbit on both peers via the line editor, Enter applies
 keys d
 wait_for "Impairment dial" 30 || bad "dial screen did not open"
+# 3a. g/G: first field / last row; every field name stands apart from
+#     its value (the name column is as wide as the longest name)
+keys G
+if wait_for "^ > \[ Apply \]" 20; then ok "dial: G goes to the last row ([ Apply ])"; else bad "dial: G did nothing"; capture | grep "^ >"; fi
+keys g
+if wait_for "^ > rate " 20; then ok "dial: g goes back to the first field (rate)"; else bad "dial: g did nothing"; capture | grep "^ >"; fi
+n=0
+seen=" "
+joined=""
+cur=$(capture | grep -E "^ > " | head -1)
+while [ $n -lt 80 ]; do
+	case "$cur" in " > target "*) break ;; esac
+	echo "$cur" | grep -Eq "^ > [a-z0-9-]+ +[^ ]" || joined="$joined [$cur]"
+	seen="$seen$(echo "$cur" | awk '{print $2}') "
+	keys j
+	m=0
+	prev=$cur
+	while [ $m -lt 20 ] && [ "$cur" = "$prev" ]; do
+		sleep 0.1
+		cur=$(capture | grep -E "^ > " | head -1)
+		m=$((m+1))
+	done
+	n=$((n+1))
+done
+nf=$(grep -c '^	{ "[a-z0-9-]*", IMP_' "$REPO/src/impair.c")
+case "$seen" in
+*" packet-overhead "*" "*) ;;
+*) joined="$joined [packet-overhead not seen as a word]" ;;
+esac
+if [ -z "$joined" ] && [ "$n" = "$nf" ]; then
+	ok "dial: all $n field names stand apart from their values (packet-overhead too)"
+else
+	bad "dial: $n of $nf fields walked; names run into values:$joined"
+fi
+keys g
+wait_for "^ > rate " 20 || bad "dial: g did not return to rate"
 keys e C-u 5 0 x y z Enter
 if wait_for "rate.*50xyz" 20; then ok "bad dial value refused with a message naming field and value"; else bad "no message for rate 50xyz"; capture; fi
 keys Escape
