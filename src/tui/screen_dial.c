@@ -321,6 +321,52 @@ static void dial_diff_line(const struct tui *t, const struct ctl_view *v,
 			 k ? "B" : "A", now, want);
 }
 
+/* Lines tui_wrap() takes for s at width w (same word breaks). */
+static int dial_wrap_count(const char *s, int w)
+{
+	int used = 0, n;
+
+	while (*s && w > 0) {
+		n = (int)strlen(s);
+		if (n > w) {
+			int cut = w;
+
+			while (cut > 0 && s[cut] != ' ')
+				cut--;
+			n = cut > 0 ? cut : w;
+		}
+		used++;
+		s += n;
+		while (*s == ' ')
+			s++;
+	}
+	return used;
+}
+
+/* The bridge's refusal ("a_to_b: ...; b_to_a: ..."): one error per line,
+ * each word-wrapped at w, at most maxl lines in all; draw=false only
+ * counts. Returns the lines used. */
+static int dial_errors(int y, int x, int w, int maxl, unsigned attr,
+		       const char *msg, bool draw)
+{
+	char buf[LL_ERR_MAX];
+	char *seg = buf, *sep;
+	int used = 0;
+
+	snprintf(buf, sizeof(buf), "%s", msg);
+	while (seg && *seg && used < maxl) {
+		sep = strstr(seg, "; ");
+		if (sep)
+			*sep = '\0';
+		if (draw)
+			used += tui_wrap(y + used, x, w, maxl - used, attr, seg);
+		else
+			used += dial_wrap_count(seg, w);
+		seg = sep ? sep + 2 : NULL;
+	}
+	return used < maxl ? used : maxl;
+}
+
 void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 		      int rows, int cols)
 {
@@ -336,6 +382,8 @@ void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 	fit = rows - 14;    /* room for the two lines per side below */
 	if (v->middle.present)
 		fit -= 3;       /* and the bridge's two lines, its error */
+	if (v->middle.present && v->middle.set_err[0] && (t->dial_sides & CTL_M_BOTH))
+		fit -= dial_errors(0, 1, cols - 2, rows, 0, v->middle.set_err, false) - 1;
 	if (fit < 3)
 		fit = 3;
 	if (fit > nf)
@@ -456,7 +504,8 @@ void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 		}
 		/* the bridge's own refusal, inline like a local error */
 		if (m->set_err[0] && (t->dial_sides & CTL_M_BOTH) && y < top + rows)
-			y += tui_wrap(y, 1, cols - 2, 2, tui_attr(t, TUI_ERROR), m->set_err);
+			y += dial_errors(y, 1, cols - 2, top + rows - y,
+					 tui_attr(t, TUI_ERROR), m->set_err, true);
 	}
 	if (!t->editing)
 		curs_set(0);

@@ -413,6 +413,12 @@ for how in INT TERM; do
 	else
 		bad "SIG$how: no restore summary"; capture | tail -5
 	fi
+	want=130; [ $how = TERM ] && want=143
+	if capture | grep -q "console-exit=$want"; then
+		ok "SIG$how: exit status $want (128 + signal) after the restore"
+	else
+		bad "SIG$how: exit status not $want: $(capture | grep -o 'console-exit=[0-9]*')"
+	fi
 	ja=$(tcj "$NS_A" veth-a)
 	jb=$(tcj "$NS_B" veth-b)
 	case "$ja$jb" in
@@ -738,8 +744,9 @@ if [ $attach = 1 ]; then
 			bad "middle lost: peers not shown"; capture
 		fi
 		keys q
-		if wait_for "console-exit=0" 150 && capture | grep -q "bridge lost"; then
-			ok "middle lost: quits cleanly, summary says the lease restores it"
+		if wait_for "console-exit=0" 150 && capture | grep -q "middle box lost: the bridge's lease restores its dials" &&
+		   ! capture | grep -q "restored bridge lost"; then
+			ok "middle lost: quits cleanly, summary says the lease restores it ($(capture | grep -o 'linklab: .*lease restores its dials' | head -1))"
 		else
 			bad "middle lost: no clean quit"; capture | tail -4
 		fi
@@ -807,6 +814,18 @@ if [ $attach = 1 ]; then
 		if wait_for "^ a_to_b: |applied on bridge" 100 && capture | grep -Eq "^ a_to_b: "; then
 			ok "bridge refusal inline under the dial: $(capture | grep -E '^ a_to_b: ' | head -1 | cut -c1-90)"
 			if [ "$(mstatus)" = "$st0" ]; then ok "refused set: the bridge is unchanged"; else bad "refused set changed the bridge: $(mstatus)"; fi
+			# both directions refused: every error on its own lines,
+			# wrapped below the dial, none cut at the screen width
+			dial_target 2     # from bridge A->B: B->A, both
+			wait_for "target +bridge both directions" 20 || bad "no bridge both target"
+			dial_row delay
+			keys e C-u 4 0 m s Enter Enter
+			if wait_for "^ b_to_a: " 100 && capture | grep -Eq "^ a_to_b: " &&
+			   [ "$(capture | grep -c -- "--engine user")" -ge 2 ]; then
+				ok "both directions refused: each error wrapped in full below the dial ($(capture | grep -c -- '--engine user') x '--engine user')"
+			else
+				bad "bridge refusal cut or missing"; capture | tail -12
+			fi
 		elif capture | grep -q "applied on bridge"; then
 			skip "kernel engine took delay (this kernel has sch_netem): no refusal to show"
 		else
