@@ -1181,6 +1181,24 @@ static void *probe_main(void *arg)
 	return NULL;
 }
 
+/* A state byte the server sent before our cookie (only a refusal comes
+ * that early): 0 if none is waiting, else bad_state()'s error (-EBUSY for
+ * ACCESS_DENIED). */
+static int early_state(struct test *t, struct ll_err *err)
+{
+	struct pollfd pf = { .fd = t->ctrl_fd, .events = POLLIN };
+	signed char b;
+
+	if (poll(&pf, 1, 0) != 1 || !(pf.revents & POLLIN))
+		return 0;
+	if (recv(t->ctrl_fd, &b, 1, MSG_DONTWAIT | MSG_PEEK) != 1)
+		return 0;
+	if (b != IPERF3_ACCESS_DENIED)
+		return 0;   /* not a refusal: the normal path reads it */
+	(void)recv(t->ctrl_fd, &b, 1, MSG_DONTWAIT);
+	return bad_state(t, b, "PARAM_EXCHANGE", err);
+}
+
 static int client_run(struct test *t, struct ll_err *err)
 {
 	int state, r;
@@ -1200,9 +1218,21 @@ static int client_run(struct test *t, struct ll_err *err)
 	else
 		t->len = t->o.blksize;
 	t->budget = t->o.bytes ? t->o.bytes : t->o.blocks * t->len;
+	/* a busy server may refuse before our cookie arrives (ACCESS_DENIED,
+	 * then its close): take that byte first, so the reset our cookie
+	 * would cause cannot hide it. "busy" only if -2 was read. */
+	r = early_state(t, err);
+	if (r < 0)
+		return r;
 	r = iperf3_write_full(t->ctrl_fd, t->cookie, IPERF3_COOKIE_SIZE,
 			      timeout_ms(t), err);
 	if (r < 0) {
+		struct ll_err e2 = { 0 };
+
+		if (early_state(t, &e2) == -EBUSY) {
+			*err = e2;
+			return -EBUSY;
+		}
 		ll_err_prefix(err, "sending cookie: ");
 		return r;
 	}
