@@ -379,6 +379,36 @@ RUNS
 }
 persistent_case
 
+# --- a busy linklab serve: 20 back-to-back attempts all say "busy" --------
+busy_case() {
+	if [ ! -x "$LINKLAB" ]; then skip "busy linklab serve" "no linklab binary"; return; fi
+	start_server busy "$LINKLAB" serve -p 0 -B 127.0.0.1
+	if [ -z "$port" ]; then stop_server; bad "busy linklab serve" "no port"; return; fi
+	timeout 30 "$LINKLAB" test -c 127.0.0.1 -p "$port" -t 6 -b 10M >/dev/null 2>&1 &
+	hold=$!
+	sleep 1.5
+	nb=0
+	other=
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+		out=$(timeout 10 "$LINKLAB" test -c 127.0.0.1 -p "$port" -t 1 2>&1)
+		case "$out" in
+		*"is busy running a test"*) nb=$((nb + 1)) ;;
+		*) other="$other [$i: $(echo "$out" | tail -1)]" ;;
+		esac
+	done
+	wait $hold
+	hrc=$?
+	kill "$srv_pid" 2>/dev/null
+	wait "$srv_pid" 2>/dev/null
+	srv_pid=
+	if [ $nb = 20 ] && [ $hrc = 0 ]; then
+		ok "busy linklab serve: 20 of 20 back-to-back attempts say busy; the running test ends well"
+	else
+		bad "busy linklab serve" "$nb of 20 said busy, holding test exit $hrc:$other"
+	fi
+}
+busy_case
+
 # --- measurement agreement on a shaped link (root: own namespaces) ---------
 # veth between two namespaces of our own, tbf 50mbit on both ends; the same
 # test (TCP -P 2 -t 4 -O 1, UDP -b 30M -t 3) by iperf3 -> iperf3 and by
