@@ -379,6 +379,51 @@ RUNS
 }
 persistent_case
 
+# --- option problems all at once; -t 0 refused with its reason; -i 0 ----
+options_case() {
+	if [ ! -x "$LINKLAB" ]; then skip "linklab test options" "no linklab binary"; return; fi
+	"$LINKLAB" test -P 0 -t -1 -p 0 -c 127.0.0.1 >/dev/null 2>"$tmp/opt.err"
+	orc=$?
+	if [ $orc = 2 ] && grep -q "invalid -P '0': an integer 1..128" "$tmp/opt.err" &&
+	   grep -q "invalid -t '-1': seconds, 1..86400" "$tmp/opt.err" &&
+	   grep -q "invalid -p '0': an integer 1..65535" "$tmp/opt.err"; then
+		ok "linklab test -P 0 -t -1 -p 0: all three problems (option, value, range), exit 2"
+	else
+		bad "linklab test -P 0 -t -1 -p 0" "exit $orc: $(tr '\n' '|' <"$tmp/opt.err")"
+	fi
+	"$LINKLAB" test -t 0 -c 127.0.0.1 >/dev/null 2>"$tmp/opt.err"
+	orc=$?
+	if [ $orc = 2 ] && grep -q "invalid -t '0'.*not supported" "$tmp/opt.err"; then
+		ok "linklab test -t 0: refused, saying why (iperf3 runs until interrupted)"
+	else
+		bad "linklab test -t 0" "exit $orc: $(cat "$tmp/opt.err")"
+	fi
+	if [ ! -x "$IPERF3" ]; then skip "linklab test -i 0" "no $IPERF3"; return; fi
+	start_server i0 "$IPERF3" -s -1 -p "$(free_port)" -B 127.0.0.1 --forceflush
+	if [ -z "$port" ]; then stop_server; bad "linklab test -i 0" "iperf3 -s did not listen"; return; fi
+	timeout 30 "$LINKLAB" test -c 127.0.0.1 -p "$port" -t 2 -i 0 -b 10M -J >"$tmp/i0.json" 2>"$tmp/i0.err"
+	orc=$?
+	stop_server
+	why=$(python3 - "$tmp/i0.json" <<'PYEOF'
+import json, sys
+try:
+    iv = json.load(open(sys.argv[1]))["intervals"]
+except Exception as e:
+    print("no JSON: %s" % e); sys.exit(1)
+ends = [round(i["sum"]["end"], 2) for i in iv]
+print("%d interval(s), ends %s" % (len(iv), ends))
+sys.exit(0 if len(iv) == 1 and abs(ends[0] - 2) < 0.1 else 1)
+PYEOF
+)
+	jrc=$?
+	if [ $orc = 0 ] && [ $jrc = 0 ]; then
+		ok "linklab test -i 0 -> iperf3 -s: one interval for the whole test, as iperf3 -i 0 ($why)"
+	else
+		bad "linklab test -i 0" "exit $orc: $why $(head -c 300 "$tmp/i0.err")"
+	fi
+}
+options_case
+
 # --- a busy linklab serve: 20 back-to-back attempts all say "busy" --------
 busy_case() {
 	if [ ! -x "$LINKLAB" ]; then skip "busy linklab serve" "no linklab binary"; return; fi
