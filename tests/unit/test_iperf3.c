@@ -241,6 +241,16 @@ static void test_params_check(void **state)
 	ll_diag_clear(&d);
 	assert_int_equal(test_opts_validate(&o, &d), -EINVAL);
 	assert_int_equal(d.nerrors, 3);
+	/* -i 0 is iperf3's "no periodic reports": valid; 0.05 and 61 are not */
+	test_opts_init(&o);
+	snprintf(o.host, sizeof(o.host), "127.0.0.1");
+	o.interval = 0;
+	ll_diag_clear(&d);
+	assert_int_equal(test_opts_validate(&o, &d), 0);
+	o.interval = 61;
+	ll_diag_clear(&d);
+	assert_int_equal(test_opts_validate(&o, &d), -EINVAL);
+	assert_non_null(strstr(d.e[0].text, "0 (no periodic reports) or 0.1..60"));
 	test_opts_init(&o);
 	snprintf(o.host, sizeof(o.host), "127.0.0.1");
 	o.udp = true;
