@@ -33,6 +33,7 @@ const struct tui_keydef tui_keys[] = {
 	{ S(TS_DIAL), "x, Backspace", "unset", "unset the field" },
 	{ S(TS_DIAL), "Enter", "apply", "apply the dial to the target peers; read back shown" },
 	{ S(TS_TEST), "j/k, Tab", "field", "next / previous form field" },
+	{ S(TS_TEST), "g/G, Home/End", NULL, "first field / [ Start ]" },
 	{ S(TS_TEST), "h/l, Left/Right", "change", "change the field (streams, TCP/UDP, direction ...)" },
 	{ S(TS_TEST), "e, a digit", "edit", "type a value (streams, seconds, -b rate)" },
 	{ S(TS_TEST), "Enter, s", "start", "start the test (Enter on [ Stop ] stops it)" },

@@ -280,6 +280,10 @@ if wait_for "read-only" 20; then ok "profiles: shipped profiles are read-only"; 
 # 4. a 2-stream 3-second test: stream bars and a SUM line with figures
 keys t
 wait_for "Throughput test" 30 || bad "test screen did not open"
+keys G
+if wait_for "> +\[ Start \]" 20; then ok "test form: G goes to [ Start ]"; else bad "test form: G did nothing"; capture | grep ">"; fi
+keys g
+if wait_for "> streams " 20; then ok "test form: g goes back to the first field"; else bad "test form: g did nothing"; capture | grep ">"; fi
 keys l j e C-u 3 Enter
 if wait_for "streams +2" 20 && wait_for "duration +3 s" 20; then
 	ok "test form set to 2 streams, 3 s"
