@@ -405,5 +405,9 @@ int cmd_console(int argc, char **argv)
 	if (rc < 0)
 		fprintf(stderr, "linklab: restore failed: %s\n", err.msg);
 	ctl_free(c);
-	return rc < 0 ? 1 : 0;
+	if (rc < 0)
+		return 1;
+	/* after restoring, a signal's exit status as shells expect:
+	 * 128 + signal number (SIGINT 130, SIGTERM 143, SIGHUP 129) */
+	return sig ? 128 + sig : 0;
 }

@@ -39,10 +39,12 @@ static void on_sig(int sig)
 	test_sig = sig;
 }
 
+/* Print one option problem (option, value, accepted range); returns 1 so
+ * the parser counts them and reports every one before exiting 2, like tc. */
 static int bad_opt(const char *opt, const char *val, const char *range)
 {
 	fprintf(stderr, "linklab test: invalid %s '%s': %s\n", opt, val, range);
-	return 2;
+	return 1;
 }
 
 /* number with optional iperf3 suffix K/M/G/T (1024-based when k1024). */
@@ -536,7 +538,7 @@ static void test_usage(FILE *f)
 		"  -p PORT   server port, 1..65535 (default 5201)\n"
 		"  -P N      parallel streams, 1..128 (default 1)\n"
 		"  -t SEC    duration, 1..86400 (default 10)\n"
-		"  -i SEC    report interval, 0.1..60 (default 1)\n"
+		"  -i SEC    report interval, 0.1..60 (default 1); 0: one report at the end\n"
 		"  -R        reverse: the server sends\n"
 		"  --bidir   both directions at once, -P streams each way (1..64)\n"
 		"  -l LEN    block size in bytes, K/M suffixes 1024-based, 1..1M (TCP default 128K)\n"
@@ -598,7 +600,7 @@ int cmd_test(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct test_opts o;
-	int json = 0, c;
+	int json = 0, c, nbad = 0;
 	bool b_given = false;
 	double v;
 
@@ -609,29 +611,50 @@ int cmd_test(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+c:p:P:t:i:Rl:w:b:uJhO:n:k:M:NC:Z", lo, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			if (!optarg[0] || strlen(optarg) >= sizeof(o.host))
-				return bad_opt("-c", optarg, "a host name or address");
+			if (!optarg[0] || strlen(optarg) >= sizeof(o.host)) {
+				nbad += bad_opt("-c", optarg, "a host name or address");
+				break;
+			}
 			snprintf(o.host, sizeof(o.host), "%s", optarg);
 			break;
 		case 'p':
-			if (parse_num(optarg, &v) || v < 1 || v > 65535 || v != floor(v))
-				return bad_opt("-p", optarg, "an integer 1..65535");
+			if (parse_num(optarg, &v) || v < 1 || v > 65535 || v != floor(v)) {
+				nbad += bad_opt("-p", optarg, "an integer 1..65535");
+				break;
+			}
 			o.port = (int)v;
 			break;
 		case 'P':
 			if (parse_num(optarg, &v) || v < 1 || v > TEST_MAX_STREAMS ||
-			    v != floor(v))
-				return bad_opt("-P", optarg, "an integer 1..128");
+			    v != floor(v)) {
+				nbad += bad_opt("-P", optarg, "an integer 1..128");
+				break;
+			}
 			o.streams = (int)v;
 			break;
 		case 't':
-			if (parse_num(optarg, &v) || v < 1 || v > IPERF3_MAX_TIME)
-				return bad_opt("-t", optarg, "seconds, 1..86400");
+			if (!parse_num(optarg, &v) && v == 0) {
+				/* iperf3 3.12: -t 0 runs until interrupted */
+				nbad += bad_opt("-t", optarg,
+						"seconds, 1..86400 (iperf3's -t 0, run until "
+						"interrupted, is not supported: the engine and "
+						"linklab serve work to a fixed duration; use "
+						"-t 86400 and Ctrl-C, the summary covers the run "
+						"so far)");
+				break;
+			}
+			if (parse_num(optarg, &v) || v < 1 || v > IPERF3_MAX_TIME) {
+				nbad += bad_opt("-t", optarg, "seconds, 1..86400");
+				break;
+			}
 			o.duration = v;
 			break;
 		case 'i':
-			if (parse_num(optarg, &v) || v < 0.1 || v > 60)
-				return bad_opt("-i", optarg, "seconds, 0.1..60");
+			if (parse_num(optarg, &v) || (v != 0 && (v < 0.1 || v > 60))) {
+				nbad += bad_opt("-i", optarg,
+						"seconds, 0.1..60, or 0 (no periodic reports, as iperf3)");
+				break;
+			}
 			o.interval = v;
 			break;
 		case 'R':
@@ -639,22 +662,28 @@ int cmd_test(int argc, char **argv)
 			break;
 		case 'l':
 			if (parse_suffixed(optarg, 1024, &v) || v < 1 ||
-			    v > IPERF3_MAX_BLOCKSIZE)
-				return bad_opt("-l", optarg,
+			    v > IPERF3_MAX_BLOCKSIZE) {
+				nbad += bad_opt("-l", optarg,
 					       "bytes, 1..1M (K/M suffixes are 1024-based)");
+				break;
+			}
 			o.blksize = (uint32_t)v;
 			break;
 		case 'w':
 			if (parse_suffixed(optarg, 1024, &v) || v < 1 ||
-			    v > IPERF3_MAX_WINDOW)
-				return bad_opt("-w", optarg,
+			    v > IPERF3_MAX_WINDOW) {
+				nbad += bad_opt("-w", optarg,
 					       "bytes, 1..512M (K/M suffixes are 1024-based)");
+				break;
+			}
 			o.window = (uint64_t)v;
 			break;
 		case 'b':
-			if (parse_suffixed(optarg, 1000, &v) || v > 1e15)
-				return bad_opt("-b", optarg,
+			if (parse_suffixed(optarg, 1000, &v) || v > 1e15) {
+				nbad += bad_opt("-b", optarg,
 					       "bit/s, 0 (unlimited) .. 1000T (K/M/G are 1000-based)");
+				break;
+			}
 			o.bitrate = (uint64_t)v;
 			b_given = true;
 			break;
@@ -668,40 +697,52 @@ int cmd_test(int argc, char **argv)
 			o.bidir = true;
 			break;
 		case 'T':
-			if (parse_num(optarg, &v) || v <= 0 || v > 3600)
-				return bad_opt("--connect-timeout", optarg,
+			if (parse_num(optarg, &v) || v <= 0 || v > 3600) {
+				nbad += bad_opt("--connect-timeout", optarg,
 					       "seconds, (0..3600]");
+				break;
+			}
 			o.connect_timeout = v;
 			break;
 		case 'O':
-			if (parse_num(optarg, &v) || v < 0 || v > 600)
-				return bad_opt("-O", optarg, "seconds, 0..600");
+			if (parse_num(optarg, &v) || v < 0 || v > 600) {
+				nbad += bad_opt("-O", optarg, "seconds, 0..600");
+				break;
+			}
 			o.omit = v;
 			break;
 		case 'n':
-			if (parse_suffixed(optarg, 1024, &v) || v < 1 || v > 1e18)
-				return bad_opt("-n", optarg,
+			if (parse_suffixed(optarg, 1024, &v) || v < 1 || v > 1e18) {
+				nbad += bad_opt("-n", optarg,
 					       "bytes, K/M/G/T suffixes 1024-based");
+				break;
+			}
 			o.bytes = (uint64_t)v;
 			break;
 		case 'k':
-			if (parse_suffixed(optarg, 1024, &v) || v < 1 || v > 1e15)
-				return bad_opt("-k", optarg,
+			if (parse_suffixed(optarg, 1024, &v) || v < 1 || v > 1e15) {
+				nbad += bad_opt("-k", optarg,
 					       "blocks, K/M/G suffixes 1024-based");
+				break;
+			}
 			o.blocks = (uint64_t)v;
 			break;
 		case 'M':
-			if (parse_num(optarg, &v) || v < 1 || v > 65535 || v != floor(v))
-				return bad_opt("-M", optarg, "bytes, 1..65535");
+			if (parse_num(optarg, &v) || v < 1 || v > 65535 || v != floor(v)) {
+				nbad += bad_opt("-M", optarg, "bytes, 1..65535");
+				break;
+			}
 			o.mss = (uint32_t)v;
 			break;
 		case 'N':
 			o.nodelay = true;
 			break;
 		case 'C':
-			if (!optarg[0] || strlen(optarg) >= sizeof(o.congestion))
-				return bad_opt("-C", optarg,
+			if (!optarg[0] || strlen(optarg) >= sizeof(o.congestion)) {
+				nbad += bad_opt("-C", optarg,
 					       "a congestion control name (cubic, bbr, reno ...)");
+				break;
+			}
 			snprintf(o.congestion, sizeof(o.congestion), "%s", optarg);
 			break;
 		case 'Z':
@@ -722,8 +763,10 @@ int cmd_test(int argc, char **argv)
 		case 1005:
 			if (!strcmp(optarg, "csv"))
 				out_opts.csv_stdout = true;
-			else if (strcmp(optarg, "text"))
-				return bad_opt("--format", optarg, "text or csv");
+			else if (strcmp(optarg, "text")) {
+				nbad += bad_opt("--format", optarg, "text or csv");
+				break;
+			}
 			break;
 		case 1006:
 			o.live = o.interval;
@@ -732,8 +775,10 @@ int cmd_test(int argc, char **argv)
 			o.rtt = true;
 			break;
 		case 1008:
-			if (parse_num(optarg, &v) || v < 1 || v > 1000 || v != floor(v))
-				return bad_opt("--repeat", optarg, "an integer 1..1000");
+			if (parse_num(optarg, &v) || v < 1 || v > 1000 || v != floor(v)) {
+				nbad += bad_opt("--repeat", optarg, "an integer 1..1000");
+				break;
+			}
 			out_opts.repeat = (int)v;
 			break;
 		case 'h':
@@ -752,13 +797,14 @@ int cmd_test(int argc, char **argv)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "linklab test: unexpected argument '%s'\n", argv[optind]);
-		return 2;
+		nbad++;
 	}
 	if (!o.host[0]) {
 		fprintf(stderr, "linklab test: -c ADDR is required (the server to test against)\n");
-		test_usage(stderr);
-		return 2;
+		nbad++;
 	}
+	if (nbad)   /* every problem above was printed; nothing was run */
+		return 2;
 	if (o.udp && !b_given)
 		o.bitrate = IPERF3_UDP_DEFAULT_RATE;   /* iperf3's UDP default */
 	if (o.live > 0)

@@ -74,7 +74,9 @@ struct ctl {
 #define CTL_MIDDLE_RETRY_S 3.0
 #define CTL_MIDDLE_PERIOD_S 1.0
 
-static void ctl_middle_quit(struct ctl *c, char *part, size_t len);
+static void ctl_middle_quit(struct ctl *c, char *part, size_t len, bool *lost);
+/* the quit summary's sentence for a middle box whose session was lost */
+#define CTL_MIDDLE_LOST_QUIT "middle box lost: the bridge's lease restores its dials"
 
 static double ctl_now(void)
 {
@@ -986,6 +988,7 @@ void ctl_test_stop(struct ctl *c)
 int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err)
 {
 	int i, k, rc, first = 0, nrest = 0;
+	bool mlost = false;
 	char part[128];
 
 	if (summary && len)
@@ -1049,7 +1052,7 @@ int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err)
 		}
 		ch->n = 0;
 	}
-	ctl_middle_quit(c, part, sizeof(part));
+	ctl_middle_quit(c, part, sizeof(part), &mlost);
 	if (part[0]) {
 		if (summary && len) {
 			if (nrest)
@@ -1066,6 +1069,14 @@ int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err)
 
 			ctl_fmt(tmp, sizeof(tmp), "restored %s", summary);
 			ctl_fmt(summary, len, "%s", tmp);
+		}
+		/* its own sentence: nothing of the bridge was restored here */
+		if (mlost) {
+			if (!nrest)
+				ctl_fmt(summary, len, "%s", CTL_MIDDLE_LOST_QUIT);
+			else
+				strncat(summary, "; " CTL_MIDDLE_LOST_QUIT,
+					len - strlen(summary) - 1);
 		}
 	}
 	c->quit_done = true;
@@ -1294,8 +1305,9 @@ int ctl_middle_apply(struct ctl *c, const struct impair *d, unsigned sides,
 }
 
 /* Quit: put the bridge's dials back as they were when the lease began,
- * then end the lease (the bridge would restore them itself). */
-static void ctl_middle_quit(struct ctl *c, char *part, size_t len)
+ * then end the lease (the bridge would restore them itself). A lost
+ * middle box is not restored here: *lost is set, part left empty. */
+static void ctl_middle_quit(struct ctl *c, char *part, size_t len, bool *lost)
 {
 	struct ctl_middle_view *M = &c->v.middle;
 	struct middle_state st;
@@ -1306,7 +1318,7 @@ static void ctl_middle_quit(struct ctl *c, char *part, size_t len)
 	if (!c->mid)
 		return;
 	if (M->lost) {
-		ctl_fmt(part, len, "bridge lost (its lease restores it)");
+		*lost = true;
 		return;
 	}
 	if (!middle_attached(c->mid) || !M->changed)

@@ -128,19 +128,37 @@ static int listen_on(const struct serve_opts *o, int *port, struct ll_err *err)
 	return fd;
 }
 
+/* How long a refused client gets to send its cookie (ms). */
+#define DENY_COOKIE_MS 250
+
+/* Refuse fd (busy): read the client's cookie first (as iperf3 does: its
+ * 37 bytes left unread would make close() send a RST, and the client
+ * would see "connection reset" instead of the refusal), send
+ * ACCESS_DENIED, end our side with a FIN, drop whatever came, close. */
+static void deny_fd(struct srv *s, int fd, bool cookie_read)
+{
+	char c[IPERF3_COOKIE_SIZE];
+	signed char b = IPERF3_ACCESS_DENIED;
+
+	if (!cookie_read)
+		(void)iperf3_read_full(fd, c, sizeof(c), DENY_COOKIE_MS, NULL);
+	if (send(fd, &b, 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+		/* it left already */
+	}
+	shutdown(fd, SHUT_WR);
+	while (recv(fd, c, sizeof(c), MSG_DONTWAIT) > 0)
+		;
+	close(fd);
+	logf_(s, "refused a connection: a test is running (ACCESS_DENIED)");
+}
+
 /* Accept one pending connection on the listener and refuse it (busy). */
 static void deny_one(struct srv *s)
 {
 	int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
-	signed char b = IPERF3_ACCESS_DENIED;
 
-	if (fd < 0)
-		return;
-	if (send(fd, &b, 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
-		/* it left already */
-	}
-	close(fd);
-	logf_(s, "refused a connection: a test is running (ACCESS_DENIED)");
+	if (fd >= 0)
+		deny_fd(s, fd, false);
 }
 
 static void human_bytes(double b, char *buf, size_t len)
@@ -431,12 +449,7 @@ static int serve_one(struct srv *s, struct ll_err *err)
 		char c2[IPERF3_COOKIE_SIZE];
 		if (iperf3_read_full(fd, c2, sizeof(c2), SRV_TIMEOUT_MS, NULL) < 0 ||
 		    memcmp(c2, cookie, sizeof(c2)) != 0) {
-			signed char b = IPERF3_ACCESS_DENIED;
-			if (send(fd, &b, 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
-				/* gone */
-			}
-			close(fd);
-			logf_(s, "refused a connection: a test is running (ACCESS_DENIED)");
+			deny_fd(s, fd, true);
 			continue;
 		}
 		if (iperf3_tune_socket(fd, true, 0, p.nodelay, p.congestion, 0,

@@ -152,9 +152,10 @@ int test_opts_validate(const struct test_opts *o, struct ll_diag *diag)
 		ll_diag_add(diag, LL_DIAG_ERROR, "duration",
 			    "-t %g out of range 1..%d seconds", o->duration,
 			    IPERF3_MAX_TIME);
-	if (!(o->interval >= 0.1 && o->interval <= 60))
+	if (o->interval != 0 && !(o->interval >= 0.1 && o->interval <= 60))
 		ll_diag_add(diag, LL_DIAG_ERROR, "interval",
-			    "-i %g out of range 0.1..60 seconds", o->interval);
+			    "-i %g out of range: 0 (no periodic reports) or 0.1..60 seconds",
+			    o->interval);
 	if (o->udp && o->blksize && (o->blksize < 16 || o->blksize > 65507))
 		ll_diag_add(diag, LL_DIAG_ERROR, "blksize",
 			    "-l %u out of range 16..65507 bytes (UDP)", o->blksize);
@@ -835,7 +836,9 @@ static int run_intervals(struct test *t, struct ll_err *err)
 	double t_base = t->t0;   /* interval times count from here */
 	double omit_end = t->t0 + t->o.omit;
 	double deadline = t->budget ? INFINITY : omit_end + t->o.duration;
-	double next = t->t0 + t->o.interval, prev = 0;
+	/* -i 0 (iperf3): no periodic reports, one interval for the whole test */
+	double every = t->o.interval > 0 ? t->o.interval : INFINITY;
+	double next = t->t0 + every, prev = 0;
 	int rc = 0;
 
 	if (tfd < 0)
@@ -846,10 +849,12 @@ static int run_intervals(struct test *t, struct ll_err *err)
 		if (omitting && omit_end < wake)
 			wake = omit_end;
 		struct itimerspec its = { 0 };
-		its.it_value.tv_sec = (time_t)wake;
-		its.it_value.tv_nsec = (long)((wake - floor(wake)) * 1e9);
-		if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
-			its.it_value.tv_nsec = 1;
+		if (isfinite(wake)) {   /* else (-i 0 with -n/-k): disarmed */
+			its.it_value.tv_sec = (time_t)wake;
+			its.it_value.tv_nsec = (long)((wake - floor(wake)) * 1e9);
+			if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+				its.it_value.tv_nsec = 1;
+		}
 		timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL);
 
 		struct pollfd p[4] = {
@@ -904,7 +909,7 @@ static int run_intervals(struct test *t, struct ll_err *err)
 			omitting = false;
 			t_base = t->t_count;
 			prev = 0;
-			next = t_base + t->o.interval;
+			next = t_base + every;
 			deadline = t->budget ? INFINITY : t_base + t->o.duration;
 			continue;
 		}
@@ -917,7 +922,7 @@ static int run_intervals(struct test *t, struct ll_err *err)
 			take_interval(t, prev, now - t_base, omitting);
 			prev = now - t_base;
 			while (next <= now)
-				next += t->o.interval;
+				next += every;
 		}
 	}
 	close(tfd);
@@ -1181,6 +1186,24 @@ static void *probe_main(void *arg)
 	return NULL;
 }
 
+/* A state byte the server sent before our cookie (only a refusal comes
+ * that early): 0 if none is waiting, else bad_state()'s error (-EBUSY for
+ * ACCESS_DENIED). */
+static int early_state(struct test *t, struct ll_err *err)
+{
+	struct pollfd pf = { .fd = t->ctrl_fd, .events = POLLIN };
+	signed char b;
+
+	if (poll(&pf, 1, 0) != 1 || !(pf.revents & POLLIN))
+		return 0;
+	if (recv(t->ctrl_fd, &b, 1, MSG_DONTWAIT | MSG_PEEK) != 1)
+		return 0;
+	if (b != IPERF3_ACCESS_DENIED)
+		return 0;   /* not a refusal: the normal path reads it */
+	(void)recv(t->ctrl_fd, &b, 1, MSG_DONTWAIT);
+	return bad_state(t, b, "PARAM_EXCHANGE", err);
+}
+
 static int client_run(struct test *t, struct ll_err *err)
 {
 	int state, r;
@@ -1200,9 +1223,21 @@ static int client_run(struct test *t, struct ll_err *err)
 	else
 		t->len = t->o.blksize;
 	t->budget = t->o.bytes ? t->o.bytes : t->o.blocks * t->len;
+	/* a busy server may refuse before our cookie arrives (ACCESS_DENIED,
+	 * then its close): take that byte first, so the reset our cookie
+	 * would cause cannot hide it. "busy" only if -2 was read. */
+	r = early_state(t, err);
+	if (r < 0)
+		return r;
 	r = iperf3_write_full(t->ctrl_fd, t->cookie, IPERF3_COOKIE_SIZE,
 			      timeout_ms(t), err);
 	if (r < 0) {
+		struct ll_err e2 = { 0 };
+
+		if (early_state(t, &e2) == -EBUSY) {
+			*err = e2;
+			return -EBUSY;
+		}
 		ll_err_prefix(err, "sending cookie: ");
 		return r;
 	}

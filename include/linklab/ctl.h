@@ -333,7 +333,9 @@ void ctl_test_stop(struct ctl *c);
 
 /* Quit: stop the test, restore (ops->clear) every interface linklab changed
  * on both sides, stop B's server. summary gets one line ("restored A
- * veth-a, B veth-b" / "nothing to restore"). Returns 0 or the first error
+ * veth-a, B veth-b" / "nothing to restore"; a lost middle box adds its own
+ * sentence "middle box lost: the bridge's lease restores its dials").
+ * Returns 0 or the first error
  * (every restore is still attempted). Idempotent. */
 int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err);
 

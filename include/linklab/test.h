@@ -23,7 +23,9 @@ struct test_opts {
 	int port;              /* default 5201 */
 	int streams;           /* -P, 1..128 */
 	double duration;       /* -t seconds, 1..86400 (default 10) */
-	double interval;       /* -i seconds, 0.1..60 (default 1) */
+	double interval;       /* -i seconds, 0.1..60 (default 1); 0 = no
+	                        * periodic reports, one interval for the whole
+	                        * test (iperf3 -i 0) */
 	bool reverse;          /* -R: server sends */
 	bool udp;              /* -u (UDP) */
 	uint64_t bitrate;      /* -b bit/s, 0 = unlimited (TCP) */

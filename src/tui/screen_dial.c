@@ -65,6 +65,19 @@ static const char *dial_name(int row)
 	return row >= 0 && row < n ? names[row] : "";
 }
 
+/* Width of the name column: the longest field name (or "target"), so a
+ * name never runs into its value ("packet-overhead" is 15 characters). */
+static int dial_name_width(void)
+{
+	const char *names[DIAL_MAX_FIELDS];
+	int n = dial_fields(names), k, w = (int)strlen("target");
+
+	for (k = 0; k < n; k++)
+		if ((int)strlen(names[k]) > w)
+			w = (int)strlen(names[k]);
+	return w;
+}
+
 #define DIAL_ROW_TARGET dial_nfields()
 #define DIAL_ROW_APPLY  (dial_nfields() + 1)
 #define DIAL_NROWS      (dial_nfields() + 2)
@@ -308,11 +321,59 @@ static void dial_diff_line(const struct tui *t, const struct ctl_view *v,
 			 k ? "B" : "A", now, want);
 }
 
+/* Lines tui_wrap() takes for s at width w (same word breaks). */
+static int dial_wrap_count(const char *s, int w)
+{
+	int used = 0, n;
+
+	while (*s && w > 0) {
+		n = (int)strlen(s);
+		if (n > w) {
+			int cut = w;
+
+			while (cut > 0 && s[cut] != ' ')
+				cut--;
+			n = cut > 0 ? cut : w;
+		}
+		used++;
+		s += n;
+		while (*s == ' ')
+			s++;
+	}
+	return used;
+}
+
+/* The bridge's refusal ("a_to_b: ...; b_to_a: ..."): one error per line,
+ * each word-wrapped at w, at most maxl lines in all; draw=false only
+ * counts. Returns the lines used. */
+static int dial_errors(int y, int x, int w, int maxl, unsigned attr,
+		       const char *msg, bool draw)
+{
+	char buf[LL_ERR_MAX];
+	char *seg = buf, *sep;
+	int used = 0;
+
+	snprintf(buf, sizeof(buf), "%s", msg);
+	while (seg && *seg && used < maxl) {
+		sep = strstr(seg, "; ");
+		if (sep)
+			*sep = '\0';
+		if (draw)
+			used += tui_wrap(y + used, x, w, maxl - used, attr, seg);
+		else
+			used += dial_wrap_count(seg, w);
+		seg = sep ? sep + 2 : NULL;
+	}
+	return used < maxl ? used : maxl;
+}
+
 void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 		      int rows, int cols)
 {
 	char line[512], val[64], pre[256], pres[16][24];
 	int k, y = top + 1, p, first, np, nf = dial_nfields(), fit, from = 0;
+	/* "> name " then the value column (16) and the presets after it */
+	int nw = dial_name_width(), vx = 1 + 2 + nw + 1, px = vx + 16 + 1;
 	const struct impair_field *f;
 
 	tui_put(y++, 1, cols - 2, A_BOLD, "Impairment dial (tc units)");
@@ -321,6 +382,8 @@ void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 	fit = rows - 14;    /* room for the two lines per side below */
 	if (v->middle.present)
 		fit -= 3;       /* and the bridge's two lines, its error */
+	if (v->middle.present && v->middle.set_err[0] && (t->dial_sides & CTL_M_BOTH))
+		fit -= dial_errors(0, 1, cols - 2, rows, 0, v->middle.set_err, false) - 1;
 	if (fit < 3)
 		fit = 3;
 	if (fit > nf)
@@ -335,20 +398,20 @@ void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 
 		f = impair_field_find(dial_name(k));
 		dial_value(t, k, val, sizeof(val));
-		snprintf(line, sizeof(line), "%c %-15s", sel ? '>' : ' ', dial_name(k));
-		tui_put(y, 1, 17, attr, line);
+		snprintf(line, sizeof(line), "%c %-*s", sel ? '>' : ' ', nw, dial_name(k));
+		tui_put(y, 1, vx - 1, attr, line);
 		if (sel && t->editing) {
 			int w = 16;
 
 			lineedit_window(&t->le, w, &first);
 			attrset(A_UNDERLINE);
-			mvhline(y, 18, ' ', w);
+			mvhline(y, vx, ' ', w);
 			snprintf(val, sizeof(val), "%.*s", w, t->le.buf + first);
-			tui_put(y, 18, w, A_UNDERLINE, val);
-			move(y, 18 + t->le.cur - first);
+			tui_put(y, vx, w, A_UNDERLINE, val);
+			move(y, vx + t->le.cur - first);
 			curs_set(1);
 		} else {
-			tui_put(y, 18, 16, val[0] ? A_BOLD : tui_attr(t, TUI_DIM),
+			tui_put(y, vx, 16, val[0] ? A_BOLD : tui_attr(t, TUI_DIM),
 				val[0] ? val : "off");
 		}
 		pre[0] = '\0';
@@ -359,7 +422,8 @@ void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 		}
 		if (!pre[0] && f)
 			snprintf(pre, sizeof(pre), "%s", f->range);
-		tui_put(y, 35, cols - 36, tui_attr(t, TUI_DIM), pre);
+		if (cols - px - 1 > 0)
+			tui_put(y, px, cols - px - 1, tui_attr(t, TUI_DIM), pre);
 	}
 	if (nf > fit) {
 		snprintf(line, sizeof(line), "  fields %d-%d of %d (j/k scroll; ? lists them all)",
@@ -371,8 +435,8 @@ void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 		unsigned attr = sel ? tui_attr(t, TUI_SELECT) : A_NORMAL;
 
 		if (k == nf)
-			snprintf(line, sizeof(line), "%c %-15s %s", sel ? '>' : ' ',
-				 "target", dial_target_name(t->dial_sides));
+			snprintf(line, sizeof(line), "%c %-*s %s", sel ? '>' : ' ',
+				 nw, "target", dial_target_name(t->dial_sides));
 		else
 			snprintf(line, sizeof(line), "%c [ Apply ]", sel ? '>' : ' ');
 		tui_put(y, 1, cols - 2, attr, line);
@@ -440,7 +504,8 @@ void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 		}
 		/* the bridge's own refusal, inline like a local error */
 		if (m->set_err[0] && (t->dial_sides & CTL_M_BOTH) && y < top + rows)
-			y += tui_wrap(y, 1, cols - 2, 2, tui_attr(t, TUI_ERROR), m->set_err);
+			y += dial_errors(y, 1, cols - 2, top + rows - y,
+					 tui_attr(t, TUI_ERROR), m->set_err, true);
 	}
 	if (!t->editing)
 		curs_set(0);
@@ -471,6 +536,14 @@ int screen_dial_key(struct tui *t, int key, const struct ctl_view *v,
 	case 'j':
 	case '\t':
 		t->dial_row = (t->dial_row + 1) % DIAL_NROWS;
+		return TR_REDRAW;
+	case 'g':          /* first / last row, as README's movement keys */
+	case KEY_HOME:
+		t->dial_row = 0;
+		return TR_REDRAW;
+	case 'G':
+	case KEY_END:
+		t->dial_row = DIAL_NROWS - 1;
 		return TR_REDRAW;
 	case KEY_LEFT:
 	case 'h':

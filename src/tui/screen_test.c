@@ -561,6 +561,14 @@ int screen_test_key(struct tui *t, int key, const struct ctl_view *v,
 	case '\t':
 		t->test_row = (t->test_row + 1) % TT_NROWS;
 		return TR_REDRAW;
+	case 'g':          /* first / last row, as README's movement keys */
+	case KEY_HOME:
+		t->test_row = 0;
+		return TR_REDRAW;
+	case 'G':
+	case KEY_END:
+		t->test_row = TT_NROWS - 1;
+		return TR_REDRAW;
 	case KEY_LEFT:
 	case 'h':
 		test_step(t, -1, 0);

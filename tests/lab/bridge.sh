@@ -22,6 +22,24 @@ done
 export LL_NS_A=llba-$$ LL_NS_M=llbm-$$ LL_NS_B=llbb-$$
 export LL_LAB_DIR="${TMPDIR:-/tmp}/linklab-lab-bridge-$$" LINKLAB
 LB="sh $LL_REPO/lab/lab-bridge.sh"
+# the docs run the labs as `lab/lab-bridge.sh up`: executable on disk and in git
+for s in lab.sh lab-bridge.sh; do
+	mode=$(git -C "$LL_REPO" ls-files -s "lab/$s" 2>/dev/null | cut -c1-6)
+	if [ -x "$LL_REPO/lab/$s" ] && { [ -z "$mode" ] || [ "$mode" = 100755 ]; }; then
+		pass "bridge: lab/$s is executable (git mode ${mode:-untracked})"
+	else
+		fail "bridge: lab/$s not executable (git mode $mode)"
+	fi
+done
+# README and doc/bridge.md name the middle namespace lab-bridge.sh creates
+nsm=$(sed -n 's/^NS_M=\${LL_NS_M:-\(.*\)}$/\1/p' "$LL_REPO/lab/lab-bridge.sh")
+for d in README.md doc/bridge.md; do
+	if [ -n "$nsm" ] && grep -q "ip netns exec $nsm build/linklab bridge --status" "$LL_REPO/$d"; then
+		pass "bridge: $d says how to run a command in the middle ($nsm)"
+	else
+		fail "bridge: $d does not name the middle namespace '$nsm'"
+	fi
+done
 T=$(mktemp -d)
 cleanup() { $LB down >/dev/null 2>&1; rm -rf "$T"; }
 trap cleanup EXIT

@@ -379,6 +379,81 @@ RUNS
 }
 persistent_case
 
+# --- option problems all at once; -t 0 refused with its reason; -i 0 ----
+options_case() {
+	if [ ! -x "$LINKLAB" ]; then skip "linklab test options" "no linklab binary"; return; fi
+	"$LINKLAB" test -P 0 -t -1 -p 0 -c 127.0.0.1 >/dev/null 2>"$tmp/opt.err"
+	orc=$?
+	if [ $orc = 2 ] && grep -q "invalid -P '0': an integer 1..128" "$tmp/opt.err" &&
+	   grep -q "invalid -t '-1': seconds, 1..86400" "$tmp/opt.err" &&
+	   grep -q "invalid -p '0': an integer 1..65535" "$tmp/opt.err"; then
+		ok "linklab test -P 0 -t -1 -p 0: all three problems (option, value, range), exit 2"
+	else
+		bad "linklab test -P 0 -t -1 -p 0" "exit $orc: $(tr '\n' '|' <"$tmp/opt.err")"
+	fi
+	"$LINKLAB" test -t 0 -c 127.0.0.1 >/dev/null 2>"$tmp/opt.err"
+	orc=$?
+	if [ $orc = 2 ] && grep -q "invalid -t '0'.*not supported" "$tmp/opt.err"; then
+		ok "linklab test -t 0: refused, saying why (iperf3 runs until interrupted)"
+	else
+		bad "linklab test -t 0" "exit $orc: $(cat "$tmp/opt.err")"
+	fi
+	if [ ! -x "$IPERF3" ]; then skip "linklab test -i 0" "no $IPERF3"; return; fi
+	start_server i0 "$IPERF3" -s -1 -p "$(free_port)" -B 127.0.0.1 --forceflush
+	if [ -z "$port" ]; then stop_server; bad "linklab test -i 0" "iperf3 -s did not listen"; return; fi
+	timeout 30 "$LINKLAB" test -c 127.0.0.1 -p "$port" -t 2 -i 0 -b 10M -J >"$tmp/i0.json" 2>"$tmp/i0.err"
+	orc=$?
+	stop_server
+	why=$(python3 - "$tmp/i0.json" <<'PYEOF'
+import json, sys
+try:
+    iv = json.load(open(sys.argv[1]))["intervals"]
+except Exception as e:
+    print("no JSON: %s" % e); sys.exit(1)
+ends = [round(i["sum"]["end"], 2) for i in iv]
+print("%d interval(s), ends %s" % (len(iv), ends))
+sys.exit(0 if len(iv) == 1 and abs(ends[0] - 2) < 0.1 else 1)
+PYEOF
+)
+	jrc=$?
+	if [ $orc = 0 ] && [ $jrc = 0 ]; then
+		ok "linklab test -i 0 -> iperf3 -s: one interval for the whole test, as iperf3 -i 0 ($why)"
+	else
+		bad "linklab test -i 0" "exit $orc: $why $(head -c 300 "$tmp/i0.err")"
+	fi
+}
+options_case
+
+# --- a busy linklab serve: 20 back-to-back attempts all say "busy" --------
+busy_case() {
+	if [ ! -x "$LINKLAB" ]; then skip "busy linklab serve" "no linklab binary"; return; fi
+	start_server busy "$LINKLAB" serve -p 0 -B 127.0.0.1
+	if [ -z "$port" ]; then stop_server; bad "busy linklab serve" "no port"; return; fi
+	timeout 30 "$LINKLAB" test -c 127.0.0.1 -p "$port" -t 6 -b 10M >/dev/null 2>&1 &
+	hold=$!
+	sleep 1.5
+	nb=0
+	other=
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+		out=$(timeout 10 "$LINKLAB" test -c 127.0.0.1 -p "$port" -t 1 2>&1)
+		case "$out" in
+		*"is busy running a test"*) nb=$((nb + 1)) ;;
+		*) other="$other [$i: $(echo "$out" | tail -1)]" ;;
+		esac
+	done
+	wait $hold
+	hrc=$?
+	kill "$srv_pid" 2>/dev/null
+	wait "$srv_pid" 2>/dev/null
+	srv_pid=
+	if [ $nb = 20 ] && [ $hrc = 0 ]; then
+		ok "busy linklab serve: 20 of 20 back-to-back attempts say busy; the running test ends well"
+	else
+		bad "busy linklab serve" "$nb of 20 said busy, holding test exit $hrc:$other"
+	fi
+}
+busy_case
+
 # --- measurement agreement on a shaped link (root: own namespaces) ---------
 # veth between two namespaces of our own, tbf 50mbit on both ends; the same
 # test (TCP -P 2 -t 4 -O 1, UDP -b 30M -t 3) by iperf3 -> iperf3 and by

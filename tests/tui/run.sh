@@ -142,6 +142,42 @@ if wait_for "veth-b" 30; then ok "redraws after resize back to 120x36"; else bad
 # 3. dial: rate 50mbit on both peers via the line editor, Enter applies
 keys d
 wait_for "Impairment dial" 30 || bad "dial screen did not open"
+# 3a. g/G: first field / last row; every field name stands apart from
+#     its value (the name column is as wide as the longest name)
+keys G
+if wait_for "^ > \[ Apply \]" 20; then ok "dial: G goes to the last row ([ Apply ])"; else bad "dial: G did nothing"; capture | grep "^ >"; fi
+keys g
+if wait_for "^ > rate " 20; then ok "dial: g goes back to the first field (rate)"; else bad "dial: g did nothing"; capture | grep "^ >"; fi
+n=0
+seen=" "
+joined=""
+cur=$(capture | grep -E "^ > " | head -1)
+while [ $n -lt 80 ]; do
+	case "$cur" in " > target "*) break ;; esac
+	echo "$cur" | grep -Eq "^ > [a-z0-9-]+ +[^ ]" || joined="$joined [$cur]"
+	seen="$seen$(echo "$cur" | awk '{print $2}') "
+	keys j
+	m=0
+	prev=$cur
+	while [ $m -lt 20 ] && [ "$cur" = "$prev" ]; do
+		sleep 0.1
+		cur=$(capture | grep -E "^ > " | head -1)
+		m=$((m+1))
+	done
+	n=$((n+1))
+done
+nf=$(grep -c '^	{ "[a-z0-9-]*", IMP_' "$REPO/src/impair.c")
+case "$seen" in
+*" packet-overhead "*" "*) ;;
+*) joined="$joined [packet-overhead not seen as a word]" ;;
+esac
+if [ -z "$joined" ] && [ "$n" = "$nf" ]; then
+	ok "dial: all $n field names stand apart from their values (packet-overhead too)"
+else
+	bad "dial: $n of $nf fields walked; names run into values:$joined"
+fi
+keys g
+wait_for "^ > rate " 20 || bad "dial: g did not return to rate"
 keys e C-u 5 0 x y z Enter
 if wait_for "rate.*50xyz" 20; then ok "bad dial value refused with a message naming field and value"; else bad "no message for rate 50xyz"; capture; fi
 keys Escape
@@ -244,6 +280,10 @@ if wait_for "read-only" 20; then ok "profiles: shipped profiles are read-only"; 
 # 4. a 2-stream 3-second test: stream bars and a SUM line with figures
 keys t
 wait_for "Throughput test" 30 || bad "test screen did not open"
+keys G
+if wait_for "> +\[ Start \]" 20; then ok "test form: G goes to [ Start ]"; else bad "test form: G did nothing"; capture | grep ">"; fi
+keys g
+if wait_for "> streams " 20; then ok "test form: g goes back to the first field"; else bad "test form: g did nothing"; capture | grep ">"; fi
 keys l j e C-u 3 Enter
 if wait_for "streams +2" 20 && wait_for "duration +3 s" 20; then
 	ok "test form set to 2 streams, 3 s"
@@ -376,6 +416,12 @@ for how in INT TERM; do
 		ok "SIG$how: restore summary printed after the signal"
 	else
 		bad "SIG$how: no restore summary"; capture | tail -5
+	fi
+	want=130; [ $how = TERM ] && want=143
+	if capture | grep -q "console-exit=$want"; then
+		ok "SIG$how: exit status $want (128 + signal) after the restore"
+	else
+		bad "SIG$how: exit status not $want: $(capture | grep -o 'console-exit=[0-9]*')"
 	fi
 	ja=$(tcj "$NS_A" veth-a)
 	jb=$(tcj "$NS_B" veth-b)
@@ -702,8 +748,9 @@ if [ $attach = 1 ]; then
 			bad "middle lost: peers not shown"; capture
 		fi
 		keys q
-		if wait_for "console-exit=0" 150 && capture | grep -q "bridge lost"; then
-			ok "middle lost: quits cleanly, summary says the lease restores it"
+		if wait_for "console-exit=0" 150 && capture | grep -q "middle box lost: the bridge's lease restores its dials" &&
+		   ! capture | grep -q "restored bridge lost"; then
+			ok "middle lost: quits cleanly, summary says the lease restores it ($(capture | grep -o 'linklab: .*lease restores its dials' | head -1))"
 		else
 			bad "middle lost: no clean quit"; capture | tail -4
 		fi
@@ -771,6 +818,18 @@ if [ $attach = 1 ]; then
 		if wait_for "^ a_to_b: |applied on bridge" 100 && capture | grep -Eq "^ a_to_b: "; then
 			ok "bridge refusal inline under the dial: $(capture | grep -E '^ a_to_b: ' | head -1 | cut -c1-90)"
 			if [ "$(mstatus)" = "$st0" ]; then ok "refused set: the bridge is unchanged"; else bad "refused set changed the bridge: $(mstatus)"; fi
+			# both directions refused: every error on its own lines,
+			# wrapped below the dial, none cut at the screen width
+			dial_target 2     # from bridge A->B: B->A, both
+			wait_for "target +bridge both directions" 20 || bad "no bridge both target"
+			dial_row delay
+			keys e C-u 4 0 m s Enter Enter
+			if wait_for "^ b_to_a: " 100 && capture | grep -Eq "^ a_to_b: " &&
+			   [ "$(capture | grep -c -- "--engine user")" -ge 2 ]; then
+				ok "both directions refused: each error wrapped in full below the dial ($(capture | grep -c -- '--engine user') x '--engine user')"
+			else
+				bad "bridge refusal cut or missing"; capture | tail -12
+			fi
 		elif capture | grep -q "applied on bridge"; then
 			skip "kernel engine took delay (this kernel has sch_netem): no refusal to show"
 		else

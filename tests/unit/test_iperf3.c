@@ -241,6 +241,16 @@ static void test_params_check(void **state)
 	ll_diag_clear(&d);
 	assert_int_equal(test_opts_validate(&o, &d), -EINVAL);
 	assert_int_equal(d.nerrors, 3);
+	/* -i 0 is iperf3's "no periodic reports": valid; 0.05 and 61 are not */
+	test_opts_init(&o);
+	snprintf(o.host, sizeof(o.host), "127.0.0.1");
+	o.interval = 0;
+	ll_diag_clear(&d);
+	assert_int_equal(test_opts_validate(&o, &d), 0);
+	o.interval = 61;
+	ll_diag_clear(&d);
+	assert_int_equal(test_opts_validate(&o, &d), -EINVAL);
+	assert_non_null(strstr(d.e[0].text, "0 (no periodic reports) or 0.1..60"));
 	test_opts_init(&o);
 	snprintf(o.host, sizeof(o.host), "127.0.0.1");
 	o.udp = true;
@@ -673,6 +683,63 @@ static void test_server_refuses(void **state)
 	free(js);
 	test_free(t);
 	close(fd);
+	srv_end(s);
+}
+
+/* A running test (TEST_RUNNING, the server's deny_one path): 20 clients
+ * back to back are each told "busy" (ACCESS_DENIED), none sees a reset
+ * (the server read their cookie before refusing and closing). */
+static void test_busy_back_to_back(void **state)
+{
+	struct srv_thread *s = srv_start(false);
+	struct test_event *ev = malloc(sizeof(*ev));
+	struct test_opts o, ob;
+	struct test *hold, *t;
+	struct ll_err err = { 0 };
+	int i, niv, busy = 0, running = 0;
+	(void)state;
+
+	test_opts_init(&o);
+	snprintf(o.host, sizeof(o.host), "127.0.0.1");
+	o.port = s->port;
+	o.duration = 4;
+	o.bitrate = 10000000;      /* 10 Mbit/s: no load on the machine */
+	assert_int_equal(test_start(&o, &hold, &err), 0);
+	while (!running) {
+		struct pollfd p = { .fd = test_event_fd(hold), .events = POLLIN };
+
+		assert_true(poll(&p, 1, 30000) == 1);
+		if (test_next_event(hold, ev) != 1)
+			continue;
+		assert_true(ev->kind == TEV_CONNECTED || ev->kind == TEV_INTERVAL);
+		running = ev->kind == TEV_CONNECTED;
+	}
+	ob = o;
+	ob.duration = 1;
+	for (i = 0; i < 20; i++) {
+		/* half of them with RTT probes: 200+ ms between connect and
+		 * the cookie, the server refuses before the cookie comes */
+		ob.rtt = i % 2;
+		assert_int_equal(run_client(&ob, &t, &err, &niv), TEV_ERROR);
+		if (err.code == -EBUSY && strstr(err.msg, "busy"))
+			busy++;
+		else
+			print_message("attempt %d: %s\n", i + 1, err.msg);
+		test_free(t);
+	}
+	assert_int_equal(busy, 20);
+	for (;;) {
+		struct pollfd p = { .fd = test_event_fd(hold), .events = POLLIN };
+
+		assert_true(poll(&p, 1, 30000) == 1);
+		if (test_next_event(hold, ev) != 1)
+			continue;
+		if (ev->kind == TEV_DONE || ev->kind == TEV_ERROR)
+			break;
+	}
+	assert_int_equal(ev->kind, TEV_DONE);
+	free(ev);
+	test_free(hold);
 	srv_end(s);
 }
 
@@ -1274,6 +1341,7 @@ int main(void)
 		cmocka_unit_test(test_loopback_udp),
 		cmocka_unit_test(test_loopback_bidir),
 		cmocka_unit_test(test_server_refuses),
+		cmocka_unit_test(test_busy_back_to_back),
 		cmocka_unit_test(test_silent_peer),
 		cmocka_unit_test(test_bytes_exact),
 		cmocka_unit_test(test_omit),
