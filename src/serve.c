@@ -128,20 +128,17 @@ static int listen_on(const struct serve_opts *o, int *port, struct ll_err *err)
 	return fd;
 }
 
-/* How long a refused client gets to send its cookie (ms). */
-#define DENY_COOKIE_MS 250
-
-/* Refuse fd (busy): read the client's cookie first (as iperf3 does: its
- * 37 bytes left unread would make close() send a RST, and the client
- * would see "connection reset" instead of the refusal), send
- * ACCESS_DENIED, end our side with a FIN, drop whatever came, close. */
-static void deny_fd(struct srv *s, int fd, bool cookie_read)
+/* Refuse fd (busy): send ACCESS_DENIED, end our side with a FIN, drop
+ * whatever the client sent (its cookie left unread would make close()
+ * send a RST), close. */
+static void deny_fd(struct srv *s, int fd)
 {
 	char c[IPERF3_COOKIE_SIZE];
 	signed char b = IPERF3_ACCESS_DENIED;
 
-	if (!cookie_read)
-		(void)iperf3_read_full(fd, c, sizeof(c), DENY_COOKIE_MS, NULL);
+	/* never wait for it: this runs in the loop of a running test (a
+	 * blocked loop would delay that test's samples and TEST_END); what
+	 * has come is drained below, and the client reads our -2 first */
 	if (send(fd, &b, 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
 		/* it left already */
 	}
@@ -158,7 +155,7 @@ static void deny_one(struct srv *s)
 	int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
 
 	if (fd >= 0)
-		deny_fd(s, fd, false);
+		deny_fd(s, fd);
 }
 
 static void human_bytes(double b, char *buf, size_t len)
@@ -449,7 +446,7 @@ static int serve_one(struct srv *s, struct ll_err *err)
 		char c2[IPERF3_COOKIE_SIZE];
 		if (iperf3_read_full(fd, c2, sizeof(c2), SRV_TIMEOUT_MS, NULL) < 0 ||
 		    memcmp(c2, cookie, sizeof(c2)) != 0) {
-			deny_fd(s, fd, true);
+			deny_fd(s, fd);
 			continue;
 		}
 		if (iperf3_tune_socket(fd, true, 0, p.nodelay, p.congestion, 0,
