@@ -1319,14 +1319,18 @@ static int client_run(struct test *t, struct ll_err *err)
 	}
 	r = run_intervals(t, err);
 	double t_end = iperf3_now();
-	if (t->probe_started) {
+	/* the streams stop first: the RTT prober may sit in a reply wait of
+	 * up to 0.5 s, and senders still writing meanwhile would put bytes
+	 * into the end totals that no interval holds */
+	if (t->probe_started)
 		atomic_store(&t->probe_stop, true);
-		pthread_join(t->probe_th, NULL);
-		t->probe_started = false;
-	}
 	if (!t->budget)
 		stop_receivers(t);   /* by time: count up to the end, as iperf3 */
 	finish_senders(t);
+	if (t->probe_started) {
+		pthread_join(t->probe_th, NULL);
+		t->probe_started = false;
+	}
 	if (t->budget && !t->o.udp)
 		wait_acked(t);
 	for (int i = 0; i < t->n; i++) {
