@@ -110,6 +110,11 @@ keys() { $TMUX send-keys -t tui "$@"; }
 # tc -j qdisc of DEV in namespace NS, as one line.
 tcj() { ip netns exec "$1" tc -j qdisc show dev "$2" 2>&1 | tr -d ' \n'; }
 
+# a session that lives for the whole test: killing the last session makes the
+# tmux server exit, and a new-session racing that exit fails with "server exited
+# unexpectedly" (seen in CI); with this one alive the server stays up until cleanup.
+$TMUX new-session -d -s keep "sleep 100000"
+
 # 0. an unknown TERM falls back to vt100 instead of dying in initscr
 $TMUX new-session -d -s tui -x 100 -y 30 \
 	"TERM=xyzzy-unknown $XDG ip netns exec $NS_A $BIN console 2>&1; echo console-exit=\$?; sleep 600"
