@@ -617,13 +617,26 @@ static void pace(struct iperf3_stream *s, double t0, uint64_t sent)
 	double due = t0 + (double)sent * 8.0 / (double)s->rate;
 	double now = iperf3_now();
 
-	if (due > now) {
+	if (due <= now)
+		return;
+	if (due - now > 0.005 && s->gate) {
+		/* a long gap (TCP -b 10M: 105 ms per 128 KiB block) ends early
+		 * when the test stops: iperf3_gate_open() wakes it */
 		struct timespec ts;
-		double d = due - now;
-		ts.tv_sec = (time_t)d;
-		ts.tv_nsec = (long)((d - (double)ts.tv_sec) * 1e9);
-		nanosleep(&ts, NULL);
+		ts.tv_sec = (time_t)due;
+		ts.tv_nsec = (long)((due - (double)ts.tv_sec) * 1e9);
+		pthread_mutex_lock(&s->gate->mu);
+		while (!atomic_load_explicit(s->stop, memory_order_relaxed) &&
+		       pthread_cond_timedwait(&s->gate->cv, &s->gate->mu, &ts) == 0)
+			;
+		pthread_mutex_unlock(&s->gate->mu);
+		return;
 	}
+	struct timespec ts;
+	double d = due - now;
+	ts.tv_sec = (time_t)d;
+	ts.tv_nsec = (long)((d - (double)ts.tv_sec) * 1e9);
+	nanosleep(&ts, NULL);
 }
 
 double iperf3_stream_jitter(const struct iperf3_stream *s)
@@ -931,8 +944,14 @@ static void tcp_loop(struct iperf3_stream *s, double t0)
 
 void iperf3_gate_init(struct iperf3_gate *g)
 {
+	pthread_condattr_t ca;
+
 	pthread_mutex_init(&g->mu, NULL);
-	pthread_cond_init(&g->cv, NULL);
+	/* pacing waits on it with CLOCK_MONOTONIC deadlines (iperf3_now) */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&g->cv, &ca);
+	pthread_condattr_destroy(&ca);
 	g->open = false;
 }
 

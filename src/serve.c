@@ -588,6 +588,7 @@ accepted:
 				shutdown(st[i].fd, p.udp ? SHUT_RDWR : SHUT_RD);
 	}
 	atomic_store(&sstop, true);
+	iperf3_gate_open(&gate);   /* wakes senders in a long -b pacing wait */
 	for (int i = 0; i < n; i++)
 		if (st[i].sender) {
 			struct iperf3_tcpinfo ti;

@@ -210,7 +210,9 @@ int iperf3_tcp_info(int fd, struct iperf3_tcpinfo *ti);
 int iperf3_stream_id(int index);
 
 /* A start gate: workers are created blocked on it and released together,
- * so that starting 128 threads does not eat into the measured time. */
+ * so that starting 128 threads does not eat into the measured time. Paced
+ * senders wait on its condition for gaps over 5 ms, so iperf3_gate_open()
+ * after setting *stop also ends such a wait at once. */
 struct iperf3_gate {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;

@@ -139,10 +139,9 @@ for i in range(n):
     side = es.get("sender" if sender else "receiver", es.get("udp", {})).get("bytes", 0)
     if "sender" not in es:
         continue   # iperf3's UDP end.streams[] has only "udp"
-    # 5 %: loaded full `make check` runs showed the sender's end total up to
-    # 3.7 % above its intervals (cause not found yet, see the closing note);
-    # quiet runs agree within 0.01 %
-    if side and abs(tot - side) > 0.05 * side + 65536:
+    # 2 %: the streams stop before the last interval is taken (src/test.c
+    # halt_streams), so only bytes of a last interval under 10 ms are left out
+    if side and abs(tot - side) > 0.02 * side + 65536:
         fail("stream %d: intervals sum %d vs end %d" % (i, tot, side))
 if exact is not None and rcv != exact:
     fail("-n: sum_received.bytes %d != %d" % (rcv, exact))
