@@ -102,6 +102,8 @@ done
 # `linklab bridge` with 50 ms each way (100 ms RTT), the plain engine for
 # reference, and rate 50mbit (the token bucket: goodput / frame ceiling
 # 50 x 1448/1514 = 47.82 Mbit/s). CPU of the engine process (utime+stime from /proc) per Gbit moved.
+# Seed 000's four streams once with slow start (12.5 MB BDP, about a second)
+# in the figure and once with the first 2 s omitted (-O 2): the steady rate.
 bridge_bench() {
 	LBB="sh lab/lab-bridge.sh"
 	export LL_NS_A=llbench-ba$$ LL_NS_M=llbench-bm$$ LL_NS_B=llbench-bb$$
@@ -151,6 +153,7 @@ delay 50ms each way (RTT 100ms)|--delay 50ms|-P 4
 rate 50mbit (tbf bucket)|--rate 50mbit|-P 1
 1gbit + RTT 100ms (seed 000)|--rate 1gbit --delay 50ms|-P 1 -w 4M
 1gbit + RTT 100ms (seed 000)|--rate 1gbit --delay 50ms|-P 4
+1gbit + RTT 100ms (seed 000)|--rate 1gbit --delay 50ms|-P 4 -O 2
 EOT
 	$LBB down > /dev/null 2>&1
 }
