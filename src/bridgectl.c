@@ -678,6 +678,133 @@ int bridgectl_lease_pid(struct bridgectl *s)
 	return p;
 }
 
+/* --- kernel engine counters ------------------------------------------------------------ */
+
+struct bridgectl_kstats {
+	struct peer *p;
+	char port[2][IF_NAMESIZE];      /* [0] IF_A, [1] IF_B */
+	pthread_mutex_t mu;             /* every use of p while the object lives */
+	struct link_stats base[2];      /* per port, at open */
+	struct link_stats last[2];      /* per port, the last read */
+	uint64_t qd_last[2];            /* per direction: egress root drops, last read */
+	uint64_t qd_acc[2];             /* per direction: drops counted so far */
+};
+
+/* Port index (into port[]) where direction dir enters / leaves. */
+static int ingress_port(enum bridge_dir dir)
+{
+	return dir == BRIDGE_A_TO_B ? 0 : 1;
+}
+
+static int egress_port(enum bridge_dir dir)
+{
+	return 1 - ingress_port(dir);
+}
+
+/* Drops of dev's root qdisc now (0 for a kernel default without stats). */
+static int root_drops(struct peer *p, const char *dev, uint64_t *drops, struct ll_err *err)
+{
+	struct qdisc_state st;
+	int rc = p->ops->read_qdiscs(p, dev, &st, err), i;
+
+	*drops = 0;
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < st.n; i++)
+		if (st.q[i].parent == 0xFFFFFFFFu) {    /* TC_H_ROOT */
+			*drops = st.q[i].drops;
+			break;
+		}
+	return 0;
+}
+
+/* Count dir's egress drops since the last read; a root qdisc whose counter
+ * went back is a new one (counted from 0). Under k->mu. */
+static int kstats_sync_drops(struct bridgectl_kstats *k, enum bridge_dir dir,
+			     struct ll_err *err)
+{
+	uint64_t cur;
+	int rc = root_drops(k->p, k->port[egress_port(dir)], &cur, err);
+
+	if (rc < 0)
+		return rc;
+	k->qd_acc[dir] += cur >= k->qd_last[dir] ? cur - k->qd_last[dir] : cur;
+	k->qd_last[dir] = cur;
+	return 0;
+}
+
+static uint64_t since(uint64_t now, uint64_t base)
+{
+	return now >= base ? now - base : 0;     /* a recreated link: not ours */
+}
+
+int bridgectl_kstats_open(struct peer *p, const char *if_a, const char *if_b,
+			  struct bridgectl_kstats **out, struct ll_err *err)
+{
+	struct bridgectl_kstats *k;
+	int rc = 0, i;
+
+	*out = NULL;
+	if (!p->ops->link_stats)
+		return ll_err_set(err, -ENOTSUP, "bridge counters: the %s peer cannot read "
+				  "link counters", p->ops->name);
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return ll_err_set(err, -ENOMEM, "bridge counters: out of memory");
+	k->p = p;
+	snprintf(k->port[0], sizeof(k->port[0]), "%s", if_a);
+	snprintf(k->port[1], sizeof(k->port[1]), "%s", if_b);
+	for (i = 0; i < 2 && rc == 0; i++) {
+		rc = p->ops->link_stats(p, k->port[i], &k->base[i], err);
+		k->last[i] = k->base[i];
+	}
+	for (i = 0; i < 2 && rc == 0; i++)
+		rc = root_drops(p, k->port[egress_port((enum bridge_dir)i)], &k->qd_last[i], err);
+	if (rc < 0) {
+		free(k);
+		return rc;
+	}
+	pthread_mutex_init(&k->mu, NULL);
+	*out = k;
+	return 0;
+}
+
+int bridgectl_kstats_read(struct bridgectl_kstats *k, enum bridge_dir dir,
+			  struct bridgectl_counters *c, struct ll_err *err)
+{
+	int in = ingress_port(dir), eg = egress_port(dir), rc, r2;
+	struct link_stats ls;
+
+	memset(c, 0, sizeof(*c));
+	pthread_mutex_lock(&k->mu);
+	rc = k->p->ops->link_stats(k->p, k->port[in], &ls, err);
+	if (rc == 0)
+		k->last[in] = ls;
+	r2 = k->p->ops->link_stats(k->p, k->port[eg], &ls, rc < 0 ? NULL : err);
+	if (r2 == 0)
+		k->last[eg] = ls;
+	else if (rc == 0)
+		rc = r2;
+	r2 = kstats_sync_drops(k, dir, rc < 0 ? NULL : err);
+	if (r2 < 0 && rc == 0)
+		rc = r2;
+	c->rx_packets = since(k->last[in].rx_packets, k->base[in].rx_packets);
+	c->rx_bytes = since(k->last[in].rx_bytes, k->base[in].rx_bytes);
+	c->tx_packets = since(k->last[eg].tx_packets, k->base[eg].tx_packets);
+	c->tx_bytes = since(k->last[eg].tx_bytes, k->base[eg].tx_bytes);
+	c->drops = k->qd_acc[dir];
+	pthread_mutex_unlock(&k->mu);
+	return rc;
+}
+
+void bridgectl_kstats_close(struct bridgectl_kstats *k)
+{
+	if (!k)
+		return;
+	pthread_mutex_destroy(&k->mu);
+	free(k);
+}
+
 /* --- the engines behind the socket ------------------------------------------------- */
 
 #define SCOPE_FIELDS (IMP_DIRECTION | IMP_DST | IMP_DPORT)
@@ -685,6 +812,7 @@ int bridgectl_lease_pid(struct bridgectl *s)
 struct glue {
 	struct bridge *br;              /* user engine */
 	struct peer *p;                 /* kernel engine */
+	struct bridgectl_kstats *ks;    /* kernel: its counters (NULL: zeros) */
 	char egress[2][IF_NAMESIZE];    /* kernel: A->B leaves IF_B */
 	bool applied[2];                /* kernel: a dial of ours is on egress[d] */
 	int has_netem;                  /* kernel: bridge_kernel_has_netem() */
@@ -764,10 +892,9 @@ static void kernel_check(void *arg, enum bridge_dir dir, const struct impair *d,
 			    "rate, burst, tbf-limit and latency; restart the bridge with --engine user");
 }
 
-static int kernel_apply(void *arg, enum bridge_dir dir, const struct impair *d,
-			struct ll_err *err)
+static int kernel_apply_locked(struct glue *g, enum bridge_dir dir, const struct impair *d,
+			       struct ll_err *err)
 {
-	struct glue *g = arg;
 	int rc;
 
 	if (impair_is_empty(d)) {
@@ -782,6 +909,36 @@ static int kernel_apply(void *arg, enum bridge_dir dir, const struct impair *d,
 	if (rc == 0)
 		g->applied[dir] = true;
 	return rc;
+}
+
+/* Under the counters' mutex (p is shared with their reads): the drops of
+ * the qdisc about to be replaced are counted first, and the new one's
+ * counter (0 for a new qdisc, kept by a change of the same kind) is the new
+ * base. */
+static int kernel_apply(void *arg, enum bridge_dir dir, const struct impair *d,
+			struct ll_err *err)
+{
+	struct glue *g = arg;
+	struct bridgectl_kstats *k = g->ks;
+	int rc;
+
+	if (!k)
+		return kernel_apply_locked(g, dir, d, err);
+	pthread_mutex_lock(&k->mu);
+	kstats_sync_drops(k, dir, NULL);
+	rc = kernel_apply_locked(g, dir, d, err);
+	root_drops(k->p, k->port[egress_port(dir)], &k->qd_last[dir], NULL);
+	pthread_mutex_unlock(&k->mu);
+	return rc;
+}
+
+static void kernel_counters(void *arg, enum bridge_dir dir, struct bridgectl_counters *c)
+{
+	struct glue *g = arg;
+
+	memset(c, 0, sizeof(*c));
+	if (g->ks)
+		bridgectl_kstats_read(g->ks, dir, c, NULL);
 }
 
 static int serve(const struct bridgectl_ops *ops, struct glue *g,
@@ -816,18 +973,25 @@ int bridgectl_serve_user(struct bridge *br, const struct bridgectl_info *info,
 	return serve(&ops, g, info, dial, out, err);
 }
 
-int bridgectl_serve_kernel(struct peer *p, const char *const egress[2], int has_netem,
+int bridgectl_serve_kernel(struct peer *p, struct bridgectl_kstats *ks,
+			   const char *const egress[2], int has_netem,
 			   const struct bridgectl_info *info, const struct impair dial[2],
 			   struct bridgectl **out, struct ll_err *err)
 {
-	static const struct bridgectl_ops ops = { kernel_apply, kernel_check, NULL };
+	static const struct bridgectl_ops ops = { kernel_apply, kernel_check, kernel_counters };
 	struct glue *g = calloc(1, sizeof(*g));
 	int d;
 
 	*out = NULL;
+	if (ks && ks->p != p) {
+		free(g);
+		return ll_err_set(err, -EINVAL, "control socket: the counters read another peer "
+				  "than the engine applies on");
+	}
 	if (!g)
 		return ll_err_set(err, -ENOMEM, "control socket: out of memory");
 	g->p = p;
+	g->ks = ks;
 	g->has_netem = has_netem;
 	for (d = 0; d < 2; d++) {
 		snprintf(g->egress[d], sizeof(g->egress[d]), "%s", egress[d]);

@@ -61,7 +61,7 @@ static void bridge_usage(FILE *f)
 		"  --rt-priority N (SCHED_FIFO forwarding threads: releases on time on a busy host)\n"
 		"  --bridge-name BR (kernel engine, default llbr0)\n"
 		"  --engine auto: kernel when this kernel has netem, else user (a FILE table: user)\n"
-		"  -t SEC stop after SEC seconds; -i SEC counters on stderr every SEC (user engine)\n"
+		"  -t SEC stop after SEC seconds; -i SEC counters on stderr every SEC\n"
 		"  while it runs: linklab bridge --status | --set [dial options] | --attach [--pid N]\n");
 }
 
@@ -325,7 +325,9 @@ static void wait_stop(sigset_t *set, double seconds, double interval,
 
 /* -i SEC: one line per direction on stderr with the rates since the last. */
 struct ticker {
-	struct bridge *br;              /* NULL: kernel engine (no counters) */
+	struct bridge *br;              /* user engine, NULL: kernel engine */
+	struct bridgectl_kstats *ks;    /* kernel engine's counters (NULL: none) */
+	struct bridgectl_counters kprev[DIRS];  /* kernel: at the last -i line */
 	struct bridgectl *ctl;          /* control socket (NULL if it failed) */
 	uint64_t gen;                   /* its dials' generation shown */
 	struct bridge_status st;        /* status file contents */
@@ -384,19 +386,40 @@ static void tick(void *arg)
 			s.emu.qlen);
 		t->prev[d] = s;
 	}
+	for (d = 0; d < DIRS && t->ks; d++) {
+		struct bridgectl_counters c;
+
+		bridgectl_kstats_read(t->ks, (enum bridge_dir)d, &c, NULL);
+		t->st.c[d].rx_pkts = c.rx_packets;
+		t->st.c[d].tx_pkts = c.tx_packets;
+		t->st.c[d].rx_bytes = c.rx_bytes;
+		t->st.c[d].tx_bytes = c.tx_bytes;
+		t->st.c[d].drops = c.drops;
+		if (!line)
+			continue;
+		fprintf(stderr, "%7.1fs %s rx %s tx %s  rx %llu pkts tx %llu pkts drops %llu\n",
+			(now - t->t0) / 1e9, dir_text[d],
+			units_human_rate((double)(c.rx_bytes - t->kprev[d].rx_bytes) * 8 / dt, r1, sizeof(r1)),
+			units_human_rate((double)(c.tx_bytes - t->kprev[d].tx_bytes) * 8 / dt, r2, sizeof(r2)),
+			(unsigned long long)c.rx_packets, (unsigned long long)c.tx_packets,
+			(unsigned long long)c.drops);
+		t->kprev[d] = c;
+	}
 	if (line)
 		t->last = now;
 	t->st.updated = (int64_t)time(NULL);
 	bridge_status_write(&t->st, NULL);      /* best effort: show reads it */
 }
 
-static void ticker_init(struct ticker *t, struct bridge *br, struct bridgectl *ctl,
-			const struct bopts *b, const struct impair dial[DIRS], const char *engine)
+static void ticker_init(struct ticker *t, struct bridge *br, struct bridgectl_kstats *ks,
+			struct bridgectl *ctl, const struct bopts *b,
+			const struct impair dial[DIRS], const char *engine)
 {
 	int d;
 
 	memset(t, 0, sizeof(*t));
 	t->br = br;
+	t->ks = ks;
 	t->ctl = ctl;
 	t->interval = b->interval;
 	t->t0 = t->last = mono_now();
@@ -438,6 +461,22 @@ static cJSON *json_dir(const struct bridge_stats *s)
 	cJSON_AddNumberToObject(o, "socket_drops", (double)s->sock_drops);
 	cJSON_AddNumberToObject(o, "rx_truncated", (double)s->rx_truncated);
 	cJSON_AddNumberToObject(o, "queue_max", (double)s->emu.qlen_max);
+	return o;
+}
+
+/* The kernel engine's counters of a direction at exit (bridgectl_kstats:
+ * link counters of the ports, the egress root qdisc's drops; lost and the
+ * other model counts are 0 there, the kernel cannot tell them apart). */
+static cJSON *json_kernel_dir(const struct bridgectl_counters *c)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(o, "rx_packets", (double)c->rx_packets);
+	cJSON_AddNumberToObject(o, "rx_bytes", (double)c->rx_bytes);
+	cJSON_AddNumberToObject(o, "tx_packets", (double)c->tx_packets);
+	cJSON_AddNumberToObject(o, "tx_bytes", (double)c->tx_bytes);
+	cJSON_AddNumberToObject(o, "lost", (double)c->lost);
+	cJSON_AddNumberToObject(o, "drops", (double)c->drops);
 	return o;
 }
 
@@ -535,7 +574,7 @@ static int run_user(struct bopts *b, const struct impair dial[DIRS],
 	if (bridgectl_serve_user(br, &info, dial, o.dir, &ctl, &err) < 0)
 		fprintf(stderr, "linklab bridge: warning: no live control: %s\n", err.msg);
 	fprintf(stderr, "linklab bridge: forwarding %s <-> %s; Ctrl-C stops\n", b->if_a, b->if_b);
-	ticker_init(&tk, br, ctl, b, dial, "user");
+	ticker_init(&tk, br, NULL, ctl, b, dial, "user");
 	wait_stop(set, b->seconds, tick_period(b), tick, &tk);
 	ctl_stop(ctl, dial, final);
 	bridge_status_remove(tk.st.pid);
@@ -583,9 +622,12 @@ static int run_kernel(struct bopts *b, const struct impair dial[DIRS], int has_n
 	struct peer p;
 	struct qdisc_state qs[DIRS];
 	struct impair final[DIRS];
+	struct bridgectl_kstats *ks = NULL;
+	struct bridgectl_counters kc[DIRS];
 	int d, rc, status = 0;
 
 	memset(qs, 0, sizeof(qs));
+	memset(kc, 0, sizeof(kc));
 	rc = peer_local_open(&p, &err);
 	if (rc < 0)
 		return cmd_fail("bridge", &err);
@@ -604,8 +646,11 @@ static int run_kernel(struct bopts *b, const struct impair dial[DIRS], int has_n
 		struct bridgectl_info info;
 		struct bridgectl *ctl = NULL;
 
+		/* the baseline: counters are relative to this bridge's start */
+		if (bridgectl_kstats_open(&p, b->if_a, b->if_b, &ks, &err) < 0)
+			fprintf(stderr, "linklab bridge: warning: no counters: %s\n", err.msg);
 		ctl_info(&info, b, "kernel");
-		if (bridgectl_serve_kernel(&p, egress, has_netem, &info, dial, &ctl, &err) < 0)
+		if (bridgectl_serve_kernel(&p, ks, egress, has_netem, &info, dial, &ctl, &err) < 0)
 			fprintf(stderr, "linklab bridge: warning: no live control: %s\n", err.msg);
 		for (d = 0; d < DIRS; d++) {
 			char sum[512];
@@ -616,12 +661,16 @@ static int run_kernel(struct bopts *b, const struct impair dial[DIRS], int has_n
 		}
 		fprintf(stderr, "linklab bridge: kernel engine, bridge %s (%s, %s); Ctrl-C stops\n",
 			br, b->if_a, b->if_b);
-		ticker_init(&tk, NULL, ctl, b, dial, "kernel");
+		ticker_init(&tk, NULL, ks, ctl, b, dial, "kernel");
 		wait_stop(set, b->seconds, tick_period(b), tick, &tk);
 		ctl_stop(ctl, dial, final);     /* no apply runs after this */
 		bridge_status_remove(tk.st.pid);
-		for (d = 0; d < DIRS; d++)
+		for (d = 0; d < DIRS; d++) {    /* before clear takes the qdiscs away */
+			if (ks)
+				bridgectl_kstats_read(ks, (enum bridge_dir)d, &kc[d], NULL);
 			p.ops->read_qdiscs(&p, egress[d], &qs[d], NULL);
+		}
+		bridgectl_kstats_close(ks);
 	} else {
 		status = cmd_fail("bridge", &err);
 	}
@@ -641,12 +690,25 @@ static int run_kernel(struct bopts *b, const struct impair dial[DIRS], int has_n
 
 		cJSON_AddStringToObject(doc, "engine", "kernel");
 		cJSON_AddStringToObject(doc, "bridge", br);
-		for (d = 0; d < DIRS; d++)
-			cJSON_AddItemToObject(doc, dir_name[d], cmd_json_qdiscs(&qs[d]));
+		cJSON_AddStringToObject(doc, "if_a", b->if_a);
+		cJSON_AddStringToObject(doc, "if_b", b->if_b);
+		for (d = 0; d < DIRS; d++) {
+			cJSON *j = json_kernel_dir(&kc[d]);
+			char sum[512];
+
+			cJSON_AddStringToObject(j, "dial", impair_summary(&final[d], sum, sizeof(sum)));
+			cJSON_AddItemToObject(j, "qdiscs", cmd_json_qdiscs(&qs[d]));
+			cJSON_AddItemToObject(doc, dir_name[d], j);
+		}
 		cmd_print_json(doc);
 	} else if (status == 0) {
-		for (d = 0; d < DIRS; d++)
+		for (d = 0; d < DIRS; d++) {
 			cmd_print_qdiscs(stdout, dir_text[d], &qs[d]);
+			printf("%s: rx %llu pkts %llu bytes, tx %llu pkts %llu bytes, drops %llu\n",
+			       dir_text[d], (unsigned long long)kc[d].rx_packets,
+			       (unsigned long long)kc[d].rx_bytes, (unsigned long long)kc[d].tx_packets,
+			       (unsigned long long)kc[d].tx_bytes, (unsigned long long)kc[d].drops);
+		}
 	}
 	return status;
 }

@@ -85,6 +85,37 @@ static int dev_info(struct local *l, const char *dev, int *ifindex,
 	return 0;
 }
 
+/* --- link_stats ---------------------------------------------------------- */
+
+/* One RTM_GETLINK of dev (libnl parses IFLA_STATS64, else IFLA_STATS). */
+static int local_link_stats(struct peer *p, const char *dev, struct link_stats *out,
+			    struct ll_err *err)
+{
+	struct local *l = L(p);
+	struct rtnl_link *link = NULL;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!dev || !*dev || strlen(dev) >= IF_NAMESIZE)
+		return ll_err_set(err, -EINVAL, "'%s' is not an interface name",
+				  dev ? dev : "");
+	rc = rtnl_link_get_kernel(l->sk, 0, dev, &link);
+	if (rc < 0) {
+		if (rc == -NLE_OBJ_NOTFOUND || rc == -NLE_NODEV)
+			return ll_err_set(err, -ENODEV, "%s: no such interface", dev);
+		return ll_err_set(err, -EIO, "%s: reading the link counters failed: %s", dev,
+				  nl_geterror(rc));
+	}
+	out->rx_packets = rtnl_link_get_stat(link, RTNL_LINK_RX_PACKETS);
+	out->rx_bytes = rtnl_link_get_stat(link, RTNL_LINK_RX_BYTES);
+	out->tx_packets = rtnl_link_get_stat(link, RTNL_LINK_TX_PACKETS);
+	out->tx_bytes = rtnl_link_get_stat(link, RTNL_LINK_TX_BYTES);
+	out->rx_dropped = rtnl_link_get_stat(link, RTNL_LINK_RX_DROPPED);
+	out->tx_dropped = rtnl_link_get_stat(link, RTNL_LINK_TX_DROPPED);
+	rtnl_link_put(link);
+	return 0;
+}
+
 /* --- list_links ---------------------------------------------------------- */
 
 /* Link speed in Mbit/s from ethtool (ETHTOOL_GSET, in this process's
@@ -852,6 +883,7 @@ static const struct peer_ops local_ops = {
 	.sysctl_get = tune_op_sysctl_get,
 	.sysctl_set = tune_op_sysctl_set,
 	.tune_restore = tune_op_restore,
+	.link_stats = local_link_stats,
 };
 
 int peer_local_open(struct peer *p, struct ll_err *err)

@@ -23,7 +23,8 @@
  *          "restored":{DIR:impair_summary,...}} is sent. One lease at a time:
  *          {"ok":false,"errors":["bridge is leased by another console (pid N)"]}
  *   STATE = {"pid","engine","if_a","if_b","leased_by"(pid, 0 = none),
- *            "a_to_b":DIR,"b_to_a":DIR}
+ *            "a_to_b":DIR,"b_to_a":DIR}  (counters: the engine's; the
+ *            kernel engine's as bridgectl_kstats below)
  *   DIR   = {"dial":impair_summary,"fields":{FIELD:VALUE},"rx_packets",
  *            "rx_bytes","tx_packets","tx_bytes","lost","duplicated",
  *            "corrupted","reordered","drops"}
@@ -99,6 +100,46 @@ int bridgectl_start(const struct bridgectl_ops *ops, void *arg,
  * socket file, free. NULL is fine. */
 void bridgectl_stop(struct bridgectl *s);
 
+/* --- kernel engine counters (issue 7) --------------------------------------
+ * The Linux bridge counts nothing per direction, so a direction's counters
+ * are read from its ports, relative to bridgectl_kstats_open (a fresh bridge
+ * starts at 0 on old veths):
+ *   A->B rx_packets/rx_bytes: IF_A's link rx counters (frames that entered
+ *        IF_A; a frame the bridge does not forward, e.g. STP, counts too);
+ *        tx_packets/tx_bytes: IF_B's link tx counters (frames that left IF_B,
+ *        after its qdisc); B->A the other way round (struct link_stats,
+ *        peer.h link_stats op).
+ *   drops: the egress port's root qdisc drops (TCA_STATS2 qstats.drops via
+ *        the peer's read_qdiscs: tbf's queue overflow; a tbf root also
+ *        counts the drops of a netem under it, so the root alone is summed;
+ *        overlimits - tbf throttling a packet - are not drops). A qdisc
+ *        replaced through the control socket starts again at 0: drops are
+ *        accumulated across such changes (read before, re-based after).
+ *   lost, duplicated, corrupted, reordered: always 0. netem (sch_netem.c)
+ *        counts a random loss and a queue-limit overflow in the same
+ *        qstats.drops, so the kernel cannot tell netem loss from queue drops:
+ *        both are in drops; it keeps no count of duplicates, corruptions or
+ *        reorders. (This host's kernel has no netem at all.)
+ * Every read goes through p (the local peer, whose netlink socket the kernel
+ * engine's apply uses too): a mutex in the object serialises them, so read
+ * from any thread; the kernel engine's control socket applies under it. */
+struct bridgectl_kstats;
+
+/* Take the baseline of if_a/if_b (link counters, egress root qdisc drops)
+ * through p (p->ops->link_stats required: -ENOTSUP otherwise). p must
+ * outlive the object. -ENODEV, -EIO (netlink), -ENOMEM; err says which. */
+int bridgectl_kstats_open(struct peer *p, const char *if_a, const char *if_b,
+			  struct bridgectl_kstats **out, struct ll_err *err);
+
+/* Direction dir's counters since open (the rules above). On a failed read
+ * c gets the last values read and -errno is returned with err filled (err
+ * may be NULL). Any thread. */
+int bridgectl_kstats_read(struct bridgectl_kstats *k, enum bridge_dir dir,
+			  struct bridgectl_counters *c, struct ll_err *err);
+
+/* Free (NULL is fine). Stop the control socket that uses k first. */
+void bridgectl_kstats_close(struct bridgectl_kstats *k);
+
 /* The two engines behind the socket (what `linklab bridge` starts; the
  * struct bridgectl_ops of each is built here):
  * user: a direction's model is swapped by bridge_reconfigure with the
@@ -110,13 +151,16 @@ void bridgectl_stop(struct bridgectl *s);
  * kernel: the local peer's apply on the egress port (egress[BRIDGE_A_TO_B]
  *   is IF_B), clear for an empty dial; a port whose start dial is not empty
  *   counts as ours. Validation: no scope fields (direction, dst, dport), and
- *   with has_netem == 0 nothing that needs netem.
+ *   with has_netem == 0 nothing that needs netem. Counters from ks
+ *   (bridgectl_kstats_*, opened on the same p; NULL: zeros); every apply
+ *   runs under ks's mutex, so the command may read ks meanwhile.
  * p and br must outlive the server (bridgectl_stop first). Errors as
  * bridgectl_start. */
 int bridgectl_serve_user(struct bridge *br, const struct bridgectl_info *info,
 			 const struct impair dial[2], const struct emu_config cfg[2],
 			 struct bridgectl **out, struct ll_err *err);
-int bridgectl_serve_kernel(struct peer *p, const char *const egress[2], int has_netem,
+int bridgectl_serve_kernel(struct peer *p, struct bridgectl_kstats *ks,
+			   const char *const egress[2], int has_netem,
 			   const struct bridgectl_info *info, const struct impair dial[2],
 			   struct bridgectl **out, struct ll_err *err);
 

@@ -35,6 +35,15 @@ struct link_list {
 	struct link_info l[PEER_MAX_LINKS];
 };
 
+/* A link's counters since it was created, as `ip -s link` shows them
+ * (IFLA_STATS64: frames and bytes the device received / sent; the dropped
+ * counts are the device's own, not its qdisc's). Added by issue 7. */
+struct link_stats {
+	uint64_t rx_packets, rx_bytes;
+	uint64_t tx_packets, tx_bytes;
+	uint64_t rx_dropped, tx_dropped;
+};
+
 /* One qdisc as read back from the kernel. */
 struct qdisc_info {
 	char kind[16];            /* "tbf", "netem", "noqueue", ... */
@@ -184,6 +193,11 @@ struct peer_ops {
 	int (*sysctl_set)(struct peer *p, const char *name, const char *value,
 			  struct ll_err *err);
 	int (*tune_restore)(struct peer *p, struct ll_err *err);
+	/* --- added by issue 7; NULL = not supported (the remote peer) --- */
+	/* dev's link counters (struct link_stats). -ENODEV (no such
+	 * interface), -EIO (netlink). */
+	int (*link_stats)(struct peer *p, const char *dev, struct link_stats *out,
+			  struct ll_err *err);
 };
 
 struct peer {

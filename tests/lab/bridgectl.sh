@@ -6,7 +6,8 @@
 # nothing and lists every problem, --attach holds a lease that is given back
 # (dials restored) when the attach process is killed -9, sees EOF, or gets
 # SIGTERM; the kernel engine's tbf rate changed and restored on the egress
-# ports. RTT from UDP echo probes (tests/lab/rtt.py) A -> B; figures printed.
+# ports, and its counters (links' rx/tx, the egress tbf's drops) in --status,
+# show and -J at exit. RTT from UDP echo probes (tests/lab/rtt.py) A -> B; figures printed.
 . "$(dirname "$0")/lib.sh"
 need_root bridgectl
 command -v python3 >/dev/null || { skip "bridgectl: python3 not installed"; summary bridgectl; exit 0; }
@@ -298,6 +299,61 @@ ino=$(inm stat -L -c %i /proc/self/ns/net)
 [ "$k" != tbf ] && ! ls "${LINKLAB_RUN_DIR:-/run/linklab}" 2>/dev/null | grep -q "^bridge-$ino-.*\.sock" &&
 	pass "bridgectl: kernel engine stopped: tbf gone ($k), no control socket left" ||
 	fail "bridgectl: after stop: root qdisc $k, sockets: $(ls "${LINKLAB_RUN_DIR:-/run/linklab}" 2>/dev/null)"
+
+# --- kernel engine: counters from the ports (issue 7): links' rx/tx since the bridge's
+# start, the egress tbf's drops; a UDP stream under the rate crosses whole, a flood above it
+# is cut by tbf and the drops match the receiver's losses; -J at exit has them too ----------
+kstat() { inm "$LINKLAB" bridge --status -J > "$1" 2> "$1.err"; }
+udp() { # RATE OUT: a 1 s UDP stream A -> B at RATE, the test's -J in OUT
+	PORT=$((PORT+1))
+	ip netns exec "$LL_NS_B" "$LINKLAB" serve -1 -p $PORT > /dev/null 2>&1 &
+	sp=$!
+	sleep 0.3
+	ina "$LINKLAB" test -c "$LL_ADDR_B" -p $PORT -u -b "$1" -t 1 -J > "$2" 2>/dev/null
+	kill $sp 2>/dev/null; wait $sp 2>/dev/null
+	sleep 0.3                       # tbf's queue (<= 50 ms) drains
+}
+old=$(inm cat /sys/class/net/veth-ma/statistics/rx_packets)
+$LB engine --engine kernel --rate 5mbit -J > "$T/engine.log" 2>&1 || { cat "$T/engine.log"; fail "bridgectl: kernel engine (counters)"; }
+kstat "$T/k0.json"
+udp 2M "$T/u1.json"; kstat "$T/k1.json"
+udp 20M "$T/u2.json"; kstat "$T/k2.json"
+inm "$LINKLAB" show -J > "$T/show.json" 2>&1
+$LB stop-engine > "$T/kstop.json" 2>&1
+set -- $(python3 - "$T" "$old" <<'PYEOF' 2>&1
+import json, sys
+t, old = sys.argv[1], int(sys.argv[2])
+k = [json.load(open("%s/k%d.json" % (t, i))) for i in range(3)]
+u2 = json.load(open(t + "/u2.json"))["end"]["sum"]
+stop = json.load(open(t + "/kstop.json"))
+show = [b for b in json.load(open(t + "/show.json")).get("bridges", []) if b["engine"] == "kernel"]
+def d(i, j, dr, key): return k[j][dr][key] - k[i][dr][key]
+ab0 = k[0]["a_to_b"]
+rx1, tx1, dr1 = d(0, 1, "a_to_b", "rx_packets"), d(0, 1, "a_to_b", "tx_packets"), d(0, 1, "a_to_b", "drops")
+rx2, tx2, dr2 = d(1, 2, "a_to_b", "rx_packets"), d(1, 2, "a_to_b", "tx_packets"), d(1, 2, "a_to_b", "drops")
+ba = k[2]["b_to_a"]
+lost = u2["lost_packets"]
+ok = (old > 1000 and ab0["rx_packets"] < 50 and ab0["drops"] == 0 and
+      rx1 >= 100 and abs(rx1 - tx1) <= max(5, rx1 * 0.02) and dr1 == 0 and
+      d(0, 1, "a_to_b", "rx_bytes") > 1000 * rx1 and
+      dr2 > 0 and tx2 > 0 and abs(rx2 - tx2 - dr2) <= max(10, rx2 * 0.02) and
+      abs(lost - dr2) <= max(10, dr2 * 0.05) and
+      ba["rx_packets"] > 0 and abs(ba["rx_packets"] - ba["tx_packets"]) <= max(5, ba["rx_packets"] * 0.05) and
+      k[2]["a_to_b"]["lost"] == 0 and
+      stop["a_to_b"]["rx_packets"] >= k[2]["a_to_b"]["rx_packets"] and
+      stop["a_to_b"]["drops"] >= k[2]["a_to_b"]["drops"] and
+      stop["a_to_b"]["qdiscs"][0]["kind"] == "tbf" and
+      len(show) == 1 and show[0]["directions"][0]["packets"] > 0 and show[0]["directions"][0]["drops"] > 0)
+print("ok" if ok else "bad", old, ab0["rx_packets"], rx1, tx1, dr1, rx2, tx2, dr2, lost,
+      ba["rx_packets"], ba["tx_packets"], stop["a_to_b"]["rx_packets"], stop["a_to_b"]["drops"])
+PYEOF
+)
+echo "  figure: kernel engine counters: veth-ma had $2 rx packets before, the fresh bridge's A->B rx $3; 2M UDP A->B rx $4 tx $5 drops $6; 20M flood into 5mbit rx $7 tx $8 drops $9, the receiver lost ${10}; B->A rx ${11} tx ${12}; -J at exit A->B rx ${13} drops ${14}"
+if [ "$1" = ok ]; then
+	pass "bridgectl: kernel engine counters: from 0 at start, rx = tx under the rate, tbf drops = the receiver's losses above it, -J at exit and show carry them"
+else
+	fail "bridgectl: kernel engine counters: $*: $(cat "$T/k0.json.err" "$T/k2.json" "$T/kstop.json" 2>/dev/null | head -c 3000)"
+fi
 
 
 # --- --attach when its bridge stops: says so, exit 1 ----------------------------------------
