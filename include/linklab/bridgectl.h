@@ -108,7 +108,8 @@ void bridgectl_stop(struct bridgectl *s);
  *        IF_A; a frame the bridge does not forward, e.g. STP, counts too);
  *        tx_packets/tx_bytes: IF_B's link tx counters (frames that left IF_B,
  *        after its qdisc); B->A the other way round (struct link_stats,
- *        peer.h link_stats op).
+ *        peer.h link_stats op). Packets as the kernel counts skbs: a GSO
+ *        super-packet (TSO from a veth peer) is one; bytes are exact.
  *   drops: the egress port's root qdisc drops (TCA_STATS2 qstats.drops via
  *        the peer's read_qdiscs: tbf's queue overflow; a tbf root also
  *        counts the drops of a netem under it, so the root alone is summed;

@@ -4,7 +4,8 @@
  * (queued frames, their order and times, counters kept), and the control
  * socket server driven over a real Unix socket with a fake engine (both
  * directions or neither, lease: one at a time, restore when its connection
- * closes). The socket lives in a private LINKLAB_RUN_DIR. */
+ * closes), and the kernel engine's counters read from real veths. The
+ * socket lives in a private LINKLAB_RUN_DIR. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,6 +32,7 @@
 
 #include "linklab/bridgectl.h"
 #include "linklab/emu.h"
+#include "linklab/peer.h"
 
 #define MS 1000000LL
 
@@ -786,6 +788,138 @@ static void test_live_user_engine(void **state)
 	bridge_close(br);
 }
 
+/* --- the kernel engine's counters, on real veths --------------------------------------- */
+
+/* n frames of len bytes out of fd's port, back to back; returns how many
+ * the port's qdisc dropped (send fails with ENOBUFS: NET_XMIT_DROP) */
+static int send_n(int fd, int n, size_t len)
+{
+	unsigned char f[1514] = { 0 };
+	int i, dropped = 0;
+
+	assert_true(len >= 60 && len <= sizeof(f));
+	memset(f, 0xff, 6);
+	memcpy(f + 6, "\x02\x00\x00\x00\x00\x02", 6);
+	f[12] = ETHT >> 8;
+	f[13] = ETHT & 0xff;
+	for (i = 0; i < n; i++) {
+		ssize_t r = send(fd, f, len, 0);
+
+		if (r < 0 && errno == ENOBUFS)
+			dropped++;
+		else
+			assert_int_equal(r, (ssize_t)len);
+	}
+	return dropped;
+}
+
+static double state_num(cJSON *r, const char *dir, const char *key)
+{
+	cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "state"), dir),
+				       key);
+
+	assert_true(cJSON_IsNumber(v));
+	return v->valuedouble;
+}
+
+/* Kernel engine counters without a Linux bridge (the counters only read the
+ * ports): IF_A = llKa1, IF_B = llKa0, so A->B is rx of llKa1 and tx of
+ * llKa0, and its drops those of llKa0's tbf. Frames sent out of llKa0 before
+ * the start do not count; a burst into a 1mbit tbf with a 4000-byte queue
+ * drops most, and sent = tx + drops; the drops survive the tbf being
+ * replaced through the socket (cleared, then a new one starting at 0).
+ * Private network namespace (root only). */
+static void test_live_kernel_counters(void **state)
+{
+	struct bridgectl_info info = { .engine = "kernel", .if_a = "llKa1", .if_b = "llKa0" };
+	const char *const egress[2] = { "llKa0", "llKa1" };
+	struct bridgectl_kstats *ks = NULL;
+	struct bridgectl *ctl = NULL;
+	struct bridgectl_client *c;
+	struct bridgectl_counters kc;
+	struct impair dial[2];
+	struct ll_err err = { 0 };
+	struct peer p;
+	double rx, tx, dr, dr1;
+	int fd, nd;
+	cJSON *r;
+
+	(void)state;
+	if (geteuid() != 0 || unshare(CLONE_NEWNET) < 0) {
+		printf("skip: needs root for a private network namespace\n");
+		skip();
+	}
+	assert_int_equal(system("echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6; "
+				"echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6; "
+				"ip link add llKa0 type veth peer name llKa1 && "
+				"ip link set llKa0 up && ip link set llKa1 up"), 0);
+	fd = raw_sock("llKa0");
+	send_n(fd, 30, 100);                    /* before the start: not counted */
+	memset(dial, 0, sizeof(dial));
+	set_dial(&dial[0], "rate", "1mbit");
+	set_dial(&dial[0], "tbf-limit", "4000");
+	set_dial(&dial[1], "rate", "1mbit");
+	assert_int_equal(peer_local_open(&p, &err), 0);
+	assert_int_equal(p.ops->apply(&p, "llKa0", &dial[0], &err), 0);
+	assert_int_equal(p.ops->apply(&p, "llKa1", &dial[1], &err), 0);
+	usleep(100000);
+	assert_int_equal(bridgectl_kstats_open(&p, "llKa1", "llKa0", &ks, &err), 0);
+	assert_int_equal(bridgectl_kstats_read(ks, BRIDGE_A_TO_B, &kc, &err), 0);
+	assert_true(kc.rx_packets == 0 && kc.tx_packets == 0 && kc.drops == 0);
+	info.pid = (int)getpid();
+	assert_int_equal(bridgectl_serve_kernel(&p, ks, egress, 0, &info, dial, &ctl, &err), 0);
+	c = cli();
+
+	nd = send_n(fd, 100, 1000);             /* 100 kB into a 4000-byte queue */
+	usleep(300000);                         /* the queue drains (4000 B at 1mbit: 32 ms) */
+	r = req(c, "{\"op\":\"get\"}");
+	rx = state_num(r, "a_to_b", "rx_packets");
+	tx = state_num(r, "a_to_b", "tx_packets");
+	dr1 = state_num(r, "a_to_b", "drops");
+	assert_true(tx > 0 && dr1 > 0);
+	assert_true(dr1 == nd);                 /* each drop the sender was told of */
+	assert_true(rx == tx);                  /* a veth delivers what it sent */
+	assert_true(tx + dr1 == 100);
+	assert_true(state_num(r, "a_to_b", "tx_bytes") == tx * 1000);
+	assert_true(state_num(r, "a_to_b", "lost") == 0);
+	assert_true(state_num(r, "b_to_a", "tx_packets") == 0);
+	cJSON_Delete(r);
+
+	/* a new tbf through the socket (cleared first: a new qdisc from 0) */
+	r = req(c, "{\"op\":\"set\",\"a_to_b\":{}}");
+	assert_true(ok(r));
+	cJSON_Delete(r);
+	r = req(c, "{\"op\":\"set\",\"a_to_b\":{\"rate\":\"1mbit\",\"tbf-limit\":\"4000\"}}");
+	assert_true(ok(r));
+	cJSON_Delete(r);
+	nd += send_n(fd, 100, 1000);
+	usleep(300000);
+	r = req(c, "{\"op\":\"get\"}");
+	tx = state_num(r, "a_to_b", "tx_packets");
+	dr = state_num(r, "a_to_b", "drops");
+	assert_true(dr > dr1);                  /* the first tbf's drops are kept */
+	assert_true(dr == nd);
+	assert_true(tx + dr == 200);
+	assert_true(state_num(r, "a_to_b", "rx_packets") == tx);
+	cJSON_Delete(r);
+	bridgectl_client_close(c);
+	bridgectl_stop(ctl);
+	/* the command reads after the socket stopped (-J at exit) */
+	assert_int_equal(bridgectl_kstats_read(ks, BRIDGE_A_TO_B, &kc, &err), 0);
+	assert_true((double)kc.drops == dr && (double)kc.tx_packets == tx);
+	assert_int_equal(bridgectl_kstats_read(ks, BRIDGE_B_TO_A, &kc, &err), 0);
+	assert_true(kc.rx_packets == 0 && kc.drops == 0);
+	bridgectl_kstats_close(ks);
+	assert_int_equal(p.ops->clear(&p, "llKa0", &err), 0);
+	assert_int_equal(p.ops->clear(&p, "llKa1", &err), 0);
+	/* an interface that is not there: named */
+	assert_int_equal(bridgectl_kstats_open(&p, "llKa1", "llNone", &ks, &err), -ENODEV);
+	assert_non_null(strstr(err.msg, "llNone"));
+	assert_null(ks);
+	p.ops->close(&p);
+	close(fd);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -818,7 +952,8 @@ int main(void)
 		cmocka_unit_test(test_server_lease),
 		cmocka_unit_test(test_alias),
 		cmocka_unit_test(test_find),
-		cmocka_unit_test(test_live_user_engine),        /* last: leaves the netns */
+		cmocka_unit_test(test_live_user_engine),        /* leaves the netns */
+		cmocka_unit_test(test_live_kernel_counters),    /* a private netns again */
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
