@@ -560,6 +560,13 @@ BCFG=$BLAB_DIR/ssh_config
 # the starting dial the console must give back: B->A delay 5ms
 blabsh engine --b-to-a-delay 5ms >/dev/null 2>&1 || bad "engine with --b-to-a-delay 5ms did not start"
 mstatus() { ip netns exec "$NS_BM" "$BIN" bridge --status 2>&1 | tr '\n' ' '; }
+# the bridge's dials only (its counters move with any traffic across it)
+mdials() {
+	ip netns exec "$NS_BM" "$BIN" bridge --status -J 2>&1 | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+print(json.dumps([s[d]["fields"] for d in ("a_to_b", "b_to_a")], sort_keys=True))' 2>&1
+}
 # RTT A -> B through the bridge: median TCP connect time to B's sshd (one
 # SYN / SYN-ACK round trip) over 5 tries, in whole ms (no ping here)
 rtt_ms() {
@@ -816,13 +823,20 @@ if [ $attach = 1 ]; then
 	if ! blabsh engine --engine kernel >/dev/null 2>&1; then
 		bad "kernel engine did not start"
 	elif start_mid_console --peer peer-b --middle middle && wait_for "bridge kernel engine" 100; then
-		st0=$(mstatus)
+		# the kernel engine's counters are real (links and tbf of its
+		# ports): the console's own SSH to peer B crosses the bridge
+		if wait_for "A->B +rx +[1-9][0-9.]* [kMG]?bit/s" 100; then
+			ok "kernel engine: the middle section shows a live rate ($(capture | grep -Eo 'A->B +rx +[^ ]+ [^ ]+' | head -1))"
+		else
+			bad "kernel engine: no live rate in the middle section"; capture | grep -E "A->B|B->A" | tail -2
+		fi
+		st0=$(mdials)
 		dial_target 3
 		dial_row delay
 		keys e C-u 4 0 m s Enter Enter
 		if wait_for "^ a_to_b: |applied on bridge" 100 && capture | grep -Eq "^ a_to_b: "; then
 			ok "bridge refusal inline under the dial: $(capture | grep -E '^ a_to_b: ' | head -1 | cut -c1-90)"
-			if [ "$(mstatus)" = "$st0" ]; then ok "refused set: the bridge is unchanged"; else bad "refused set changed the bridge: $(mstatus)"; fi
+			if [ "$(mdials)" = "$st0" ]; then ok "refused set: the bridge is unchanged"; else bad "refused set changed the bridge: $(mdials), was $st0"; fi
 			# both directions refused: every error on its own lines,
 			# wrapped below the dial, none cut at the screen width
 			dial_target 2     # from bridge A->B: B->A, both
