@@ -920,6 +920,7 @@ static int kernel_apply(void *arg, enum bridge_dir dir, const struct impair *d,
 {
 	struct glue *g = arg;
 	struct bridgectl_kstats *k = g->ks;
+	uint64_t now;
 	int rc;
 
 	if (!k)
@@ -927,7 +928,8 @@ static int kernel_apply(void *arg, enum bridge_dir dir, const struct impair *d,
 	pthread_mutex_lock(&k->mu);
 	kstats_sync_drops(k, dir, NULL);
 	rc = kernel_apply_locked(g, dir, d, err);
-	root_drops(k->p, k->port[egress_port(dir)], &k->qd_last[dir], NULL);
+	if (root_drops(k->p, k->port[egress_port(dir)], &now, NULL) == 0)
+		k->qd_last[dir] = now;          /* else the next read decides */
 	pthread_mutex_unlock(&k->mu);
 	return rc;
 }
