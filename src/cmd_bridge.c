@@ -39,7 +39,9 @@ struct bopts {
 	struct impair dial[DIRS];        /* --a-to-b-/--b-to-a- options; after
 					  * parse_args: plain with these on top */
 	bool clear[DIRS];                /* --clear: no profile dial under it */
-	char dist_file[DIRS][PATH_MAX];  /* --distribution FILE (user engine) */
+	char dist_file[DIRS][PATH_MAX];  /* --distribution FILE (user engine); in
+					  * parse_args first a direction's own */
+	char plain_dist_file[PATH_MAX];  /* --distribution FILE without a prefix */
 };
 
 static void bridge_usage(FILE *f)
@@ -96,20 +98,29 @@ static int alias_opt(struct bopts *b, unsigned dirs, const char *name, const cha
 		set_field(b, dirs, al[k].field, al[k].value, diag);
 	if (n)
 		return 1;
+	/* a FILE and a name replace each other on the same level (plain or one
+	 * direction's own); a direction's own wins over the plain one whatever
+	 * the order, as for the other fields (parse_args merges them) */
 	if (!strcmp(name, "distribution") && strchr(val, '/')) {
+		if (dirs == 3) {
+			snprintf(b->plain_dist_file, sizeof(b->plain_dist_file), "%s", val);
+			b->plain.set &= ~(uint32_t)IMP_DIST;
+			return 1;
+		}
 		for (d = 0; d < DIRS; d++)
 			if (dirs & (1u << d)) {
 				snprintf(b->dist_file[d], sizeof(b->dist_file[d]), "%s", val);
 				b->dial[d].set &= ~(uint32_t)IMP_DIST;
 			}
-		if (dirs == 3)
-			b->plain.set &= ~(uint32_t)IMP_DIST;
 		return 1;
 	}
-	if (!strcmp(name, "distribution"))      /* a name overrides a FILE */
-		for (d = 0; d < DIRS; d++)
+	if (!strcmp(name, "distribution")) {
+		if (dirs == 3)
+			b->plain_dist_file[0] = '\0';
+		for (d = 0; d < DIRS && dirs != 3; d++)
 			if (dirs & (1u << d))
 				b->dist_file[d][0] = '\0';
+	}
 	return 0;
 }
 
@@ -259,6 +270,11 @@ static int parse_args(int argc, char **argv, struct bopts *b, struct ll_diag *di
 		ll_diag_clear(&quiet);
 		b->dial[d] = b->plain;
 		overlay(&b->dial[d], &own, &quiet);
+		if (b->dist_file[d][0])         /* its own FILE over a plain name */
+			b->dial[d].set &= ~(uint32_t)IMP_DIST;
+		else if (!(own.set & IMP_DIST)) /* nothing of its own: the plain FILE */
+			snprintf(b->dist_file[d], sizeof(b->dist_file[d]), "%s",
+				 b->plain_dist_file);
 	}
 	if (npos < 2)
 		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "need two interfaces: IF_A IF_B");

@@ -522,6 +522,26 @@ rc=$?
 [ $rc = 2 ] && grep -q "distribution FILE is a user-engine option" "$T/k.out" &&
 	pass "bridge: --engine kernel refuses a --distribution FILE (exit 2)" ||
 	{ fail "bridge: --engine kernel with a FILE table: rc $rc"; cat "$T/k.out"; }
+# a direction's own distribution wins over the plain one whatever the order,
+# a FILE table as well as a name (as for every other dial field)
+tdir=$(dirname "$(ls /usr/lib/*/tc/normal.dist /usr/lib/tc/normal.dist 2>/dev/null | head -1)")
+if [ -f "$tdir/normal.dist" ]; then
+	ok_orders=0
+	for args in "--distribution $tdir/normal.dist --a-to-b-distribution pareto" \
+		"--a-to-b-distribution pareto --distribution $tdir/normal.dist"; do
+		# shellcheck disable=SC2086
+		inm "$LINKLAB" bridge veth-ma veth-mb --engine user --delay 10ms --jitter 2ms \
+			$args -t 0.3 > "$T/k.out" 2>&1
+		grep -q "A->B .*: delay 10ms jitter 2ms distribution pareto$" "$T/k.out" &&
+			grep -q "B->A .*: delay 10ms jitter 2ms distribution $tdir/normal.dist$" "$T/k.out" &&
+			ok_orders=$((ok_orders + 1))
+	done
+	[ $ok_orders = 2 ] &&
+		pass "bridge: --a-to-b-distribution NAME wins over a plain --distribution FILE in either order" ||
+		{ fail "bridge: distribution FILE vs a direction's name depends on the order"; cat "$T/k.out"; }
+else
+	skip "bridge: distribution order check: no iproute2 normal.dist table found"
+fi
 # every problem at once, nothing started
 inm "$LINKLAB" bridge veth-ma veth-mb --overhead 5 --loss-gemodel 1%,x --a-to-b-seed zz \
 	--slot 1ms -t 1 > "$T/k.out" 2>&1
