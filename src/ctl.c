@@ -67,6 +67,8 @@ struct ctl {
 	bool mstart_valid;
 	double mid_t;                 /* last get (monotonic s) */
 	double mid_sent;              /* last get sent (monotonic s) */
+	bool mid_busy_err;            /* v.error says a set was refused
+				       * because the middle did not answer */
 	double mid_retry;             /* next attach attempt, 0 = none */
 	uint64_t mid_prev[2][2];      /* rx/tx bytes per direction at mid_t */
 	bool mid_prev_valid;
@@ -1099,9 +1101,14 @@ static void ctl_middle_update(struct ctl *c, const struct middle_state *st)
 	M->attached = true;
 	M->lost = false;
 	M->err[0] = '\0';
-	if (M->stall_s > 0)
+	if (M->stall_s > 0) {
 		ctl_fmt(c->v.status, sizeof(c->v.status),
 			"middle %s answers again (no reply for %d s)", M->host, M->stall_s);
+		/* a set refused meanwhile: that error is over */
+		if (c->mid_busy_err)
+			c->v.error[0] = '\0';
+	}
+	c->mid_busy_err = false;
 	M->stall_s = 0;
 	M->pid = st->pid;
 	ctl_fmt(M->engine, sizeof(M->engine), "%s", st->engine);
@@ -1336,6 +1343,7 @@ static int ctl_middle_set2(struct ctl *c, const struct impair *ab,
 	return 0;
 fail:
 	ctl_fmt(c->v.error, sizeof(c->v.error), "%s: %.400s", what, e.msg);
+	c->mid_busy_err = rc == -EBUSY;
 	if (err)
 		*err = e;
 	return rc;
