@@ -880,6 +880,37 @@ if [ $attach = 1 ]; then
 			else
 				bad "after the stall: no counters"; capture | grep -E "A->B|B->A"
 			fi
+			# the same with the middle's sshd session stopped instead (the
+			# get stays in its socket): keys work, then it recovers
+			spids=
+			for p in $(ip netns exec "$NS_BM" ss -tnpH state established '( sport = :22 )' 2>/dev/null |
+				grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u); do
+				[ "$(cat /proc/"$p"/comm 2>/dev/null)" = sshd ] && spids="$spids $p"
+			done
+			if [ -z "$spids" ]; then
+				bad "stalled sshd: no sshd session found in $NS_BM"
+			else
+				kill -STOP $spids
+				sleep 1.2
+				t0=$(now_ms)
+				keys '?'
+				if wait_for "with --middle: clear the bridge" 20; then
+					ok "stopped sshd session ($spids): keys still work (help in $(($(now_ms) - t0)) ms)"
+				else
+					bad "stopped sshd session: the console froze"; capture | tail -6
+				fi
+				keys Escape
+				wait_for "not answering \([0-9]+ s\)" 100 || { bad "stopped sshd session: no 'not answering'"; capture | tail -12; }
+				kill -CONT $spids
+				n=0
+				while [ $n -lt 50 ] && capture | grep -q "not answering ("; do sleep 0.1; n=$((n+1)); done
+				if ! capture | grep -q "not answering (" && ! capture | grep -q "middle lost" &&
+				   capture | grep -q "M (middle): bridge user engine"; then
+					ok "stopped sshd session: SIGCONT, the section recovers ($((n/10)).$((n%10)) s)"
+				else
+					bad "stopped sshd session: no recovery"; capture | tail -12
+				fi
+			fi
 			# a longer stall: a test runs meanwhile (its bars move), and
 			# the middle is lost after 15 s
 			kill -STOP "$apid"
