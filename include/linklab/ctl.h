@@ -444,8 +444,10 @@ void ctl_set_middle(struct ctl *c, struct middle *m, const char *label);
  * MIDDLE_SLOW_MS without a reply view middle.stall_s counts the seconds
  * ("not answering"); after MIDDLE_LOST_MS, or when the session fails, it is
  * marked lost (view middle.lost, "middle lost: ...") and the console goes on
- * with A and B. Returns 1 if the view changed. Never blocks on a stalled
- * middle host (only an attach retry waits, up to 10 s, as before). */
+ * with A and B. Returns 1 if the view changed. Does not wait for a stalled
+ * middle host; what still waits: an attach retry (up to 10 s, as before)
+ * and, once, closing the attach channel when the middle is declared lost
+ * (ssh_spawn_close, up to 2 s when the middle's sshd itself is stalled). */
 int ctl_middle_tick(struct ctl *c);
 
 /* The middle session's socket while a get waits for its reply (put it in
