@@ -5,8 +5,10 @@
  * console goes on with A); redraws coalesced to at most one per 100 ms (mtr's
  * MIN_DISPLAY_REDRAW_USEC); quit, Ctrl-C, SIGTERM and SIGHUP restore both
  * peers before curses ends. With --middle HOST it also holds the lease of the
- * `linklab bridge` on that host (middle.h), read once a second from the
- * tick, and quit puts the bridge's dials back too. */
+ * `linklab bridge` on that host (middle.h), asked once a second from the
+ * tick without waiting: the reply is read when the middle's socket is
+ * readable (in the poll set while a get waits), so a stalled middle host
+ * never freezes keys or bars; quit puts the bridge's dials back too. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -29,6 +31,8 @@
 #define CONSOLE_REMOTE_TICKS 5      /* B's counters every 5th tick (SSH) */
 #define CONSOLE_KEY_BURST 256
 #define CONSOLE_PEER_QUIET_MS 200   /* B's socket: at most 5 reads/s */
+#define CONSOLE_MID_QUIET_MS 100    /* M's socket after a read without the
+				     * whole reply: at most 10 reads/s */
 
 static int console_sigpipe[2] = { -1, -1 };
 
@@ -88,12 +92,12 @@ static int console_loop(struct tui *t, struct ctl *c)
 {
 	struct ctl_intent in;
 	struct ll_err e;
-	struct pollfd pfd[4];
+	struct pollfd pfd[5];
 	long long last_draw = 0, now, next_tick = console_now_ms() + CONSOLE_TICK_MS;
-	long long next_ka = console_now_ms() + 1000, peer_quiet = 0;
+	long long next_ka = console_now_ms() + 1000, peer_quiet = 0, mid_quiet = 0;
 	unsigned ticks = 0;
 	bool dirty = true, countdown = false;
-	int nfd, timeout, k, key, res, tfd, pfdi, next_s;
+	int nfd, timeout, k, key, res, tfd, pfdi, mfdi, next_s;
 	const struct ctl_view *v;
 	unsigned char sb[16];
 	ssize_t n;
@@ -152,6 +156,16 @@ static int console_loop(struct tui *t, struct ctl *c)
 			   (timeout < 0 || timeout > peer_quiet - now)) {
 			timeout = (int)(peer_quiet - now);
 		}
+		/* the middle: its socket while a get waits for the reply */
+		mfdi = -1;
+		if (ctl_middle_fd(c) >= 0 && now >= mid_quiet) {
+			mfdi = nfd;
+			pfd[nfd++] = (struct pollfd){ .fd = ctl_middle_fd(c),
+						      .events = POLLIN };
+		} else if (ctl_middle_fd(c) >= 0 &&
+			   (timeout < 0 || timeout > mid_quiet - now)) {
+			timeout = (int)(mid_quiet - now);
+		}
 		if (poll(pfd, (nfds_t)nfd, timeout) < 0 && errno != EINTR)
 			return 0;
 		if (pfd[1].revents & POLLIN) {
@@ -168,6 +182,13 @@ static int console_loop(struct tui *t, struct ctl *c)
 			if (ctl_keepalive(c, hup, &next_s))
 				dirty = true;
 			peer_quiet = console_now_ms() + CONSOLE_PEER_QUIET_MS;
+		}
+		if (mfdi >= 0 && pfd[mfdi].revents) {
+			if (ctl_middle_pump(c))
+				dirty = true;
+			/* part of it, or other traffic: look again a bit later */
+			if (ctl_middle_fd(c) >= 0)
+				mid_quiet = console_now_ms() + CONSOLE_MID_QUIET_MS;
 		}
 		/* Drain keys (also after EINTR: SIGWINCH becomes KEY_RESIZE). */
 		for (k = 0; k < CONSOLE_KEY_BURST; k++) {

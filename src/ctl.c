@@ -66,6 +66,9 @@ struct ctl {
 				       * began (quit puts them back) */
 	bool mstart_valid;
 	double mid_t;                 /* last get (monotonic s) */
+	double mid_sent;              /* last get sent (monotonic s) */
+	bool mid_busy_err;            /* v.error says a set was refused
+				       * because the middle did not answer */
 	double mid_retry;             /* next attach attempt, 0 = none */
 	uint64_t mid_prev[2][2];      /* rx/tx bytes per direction at mid_t */
 	bool mid_prev_valid;
@@ -1098,6 +1101,15 @@ static void ctl_middle_update(struct ctl *c, const struct middle_state *st)
 	M->attached = true;
 	M->lost = false;
 	M->err[0] = '\0';
+	if (M->stall_s > 0) {
+		ctl_fmt(c->v.status, sizeof(c->v.status),
+			"middle %s answers again (no reply for %d s)", M->host, M->stall_s);
+		/* a set refused meanwhile: that error is over */
+		if (c->mid_busy_err)
+			c->v.error[0] = '\0';
+	}
+	c->mid_busy_err = false;
+	M->stall_s = 0;
 	M->pid = st->pid;
 	ctl_fmt(M->engine, sizeof(M->engine), "%s", st->engine);
 	ctl_fmt(M->if_a, sizeof(M->if_a), "%s", st->if_a);
@@ -1141,6 +1153,7 @@ static void ctl_middle_lost(struct ctl *c, const char *why)
 
 	M->attached = false;
 	M->lost = true;
+	M->stall_s = 0;
 	M->changed = false;   /* its lease ended: the bridge restores itself */
 	ctl_fmt(M->err, sizeof(M->err),
 		"middle lost: %.300s (the bridge puts back its dials when the lease ends)",
@@ -1161,6 +1174,7 @@ static void ctl_middle_failed(struct ctl *c, int rc, const struct ll_err *e)
 		ctl_middle_lost(c, e->msg);
 	} else if (!middle_attached(c->mid)) {
 		M->attached = false;
+		M->stall_s = 0;
 		M->changed = false;
 		c->mstart_valid = false;
 		c->mid_prev_valid = false;
@@ -1210,9 +1224,43 @@ void ctl_set_middle(struct ctl *c, struct middle *m, const char *label)
 	ctl_middle_attach(c);
 }
 
+int ctl_middle_fd(const struct ctl *c)
+{
+	if (!c->mid || c->v.middle.lost || middle_get_wait_ms(c->mid) < 0)
+		return -1;
+	return middle_fd(c->mid);
+}
+
+int ctl_middle_pump(struct ctl *c)
+{
+	struct ctl_middle_view *M = &c->v.middle;
+	struct middle_state st;
+	struct ll_err e = { 0 };
+	long waited;
+	int rc, stall;
+
+	if (!c->mid || M->lost || middle_get_wait_ms(c->mid) < 0)
+		return 0;
+	rc = middle_get_poll(c->mid, &st, &e);
+	if (rc == 0) {
+		ctl_middle_update(c, &st);
+		return 1;
+	}
+	if (rc != -EAGAIN) {
+		ctl_middle_failed(c, rc, &e);
+		return 1;
+	}
+	/* no reply yet: after MIDDLE_SLOW_MS the section says so */
+	waited = middle_get_wait_ms(c->mid);
+	stall = waited >= MIDDLE_SLOW_MS ? (int)(waited / 1000) : 0;
+	if (stall == M->stall_s)
+		return 0;
+	M->stall_s = stall;
+	return 1;
+}
+
 int ctl_middle_tick(struct ctl *c)
 {
-	struct middle_state st;
 	struct ll_err e = { 0 };
 	double now = ctl_now();
 	int rc;
@@ -1225,15 +1273,18 @@ int ctl_middle_tick(struct ctl *c)
 		ctl_middle_attach(c);
 		return 1;
 	}
-	if (now - c->mid_t < CTL_MIDDLE_PERIOD_S - 0.05)
+	/* a get on its way: its reply, or how long it has been waiting */
+	if (middle_get_wait_ms(c->mid) >= 0)
+		return ctl_middle_pump(c);
+	if (now - c->mid_sent < CTL_MIDDLE_PERIOD_S - 0.05)
 		return 0;
-	rc = middle_get(c->mid, &st, &e);
+	c->mid_sent = now;
+	rc = middle_get_send(c->mid, &e);
 	if (rc < 0) {
 		ctl_middle_failed(c, rc, &e);
 		return 1;
 	}
-	ctl_middle_update(c, &st);
-	return 1;
+	return 0;
 }
 
 /* Set the bridge: ab / ba NULL = that direction left as it is. */
@@ -1292,6 +1343,7 @@ static int ctl_middle_set2(struct ctl *c, const struct impair *ab,
 	return 0;
 fail:
 	ctl_fmt(c->v.error, sizeof(c->v.error), "%s: %.400s", what, e.msg);
+	c->mid_busy_err = rc == -EBUSY;
 	if (err)
 		*err = e;
 	return rc;

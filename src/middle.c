@@ -9,19 +9,77 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "linklab/ssh.h"
 
 #define MIDDLE_ATTACH_MS 10000
-#define MIDDLE_REQ_MS 5000
+#define MIDDLE_SEND_MS 1000           /* writing a get line */
 #define MIDDLE_LINE_MAX 65536
+#define MIDDLE_CHUNK 4096             /* ssh_spawn_readline's buffer */
 
 struct middle {
 	struct ssh_session *s;
 	struct ssh_proc *p;           /* the attach process, NULL = detached */
 	bool lost;                    /* the session failed */
 	char *line;                   /* reply buffer (MIDDLE_LINE_MAX) */
+	size_t nline;                 /* bytes of a line still coming */
+	struct middle_inflight q;     /* requests awaiting their reply */
+	long long get_ms;             /* when the waiting get was sent */
 };
+
+static long long middle_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int middle_inflight_push(struct middle_inflight *q, enum middle_req kind)
+{
+	if (q->n >= MIDDLE_INFLIGHT_MAX)
+		return -EBUSY;
+	q->kind[q->n++] = (unsigned char)kind;
+	return 0;
+}
+
+enum middle_req middle_inflight_pop(struct middle_inflight *q)
+{
+	enum middle_req k;
+
+	if (q->n <= 0)
+		return MIDDLE_REQ_NONE;
+	k = (enum middle_req)q->kind[0];
+	memmove(q->kind, q->kind + 1, (size_t)(q->n - 1));
+	q->n--;
+	return k;
+}
+
+bool middle_inflight_has(const struct middle_inflight *q, enum middle_req kind)
+{
+	int i;
+
+	for (i = 0; i < q->n; i++)
+		if (q->kind[i] == kind)
+			return true;
+	return false;
+}
+
+bool middle_line_complete(const char *line, size_t n, int chunk, size_t cap)
+{
+	cJSON *o;
+
+	if (chunk < MIDDLE_CHUNK || n + 1 >= cap)
+		return true;
+	/* a full chunk: the line goes on, unless it is whole already
+	 * (exactly 4096 bytes and its newline) */
+	o = cJSON_Parse(line);
+	if (!o)
+		return false;
+	cJSON_Delete(o);
+	return true;
+}
 
 static uint64_t middle_u64(const cJSON *o, const char *name)
 {
@@ -255,6 +313,15 @@ int middle_open(struct middle **out, const struct ssh_target *t,
 	return 0;
 }
 
+/* Forget a partial line and the requests waiting (the attach process they
+ * went to is gone). */
+static void middle_reset(struct middle *m)
+{
+	m->nline = 0;
+	memset(&m->q, 0, sizeof(m->q));
+	m->get_ms = 0;
+}
+
 /* A failure of the session (not of the remote command). */
 static int middle_fail(struct middle *m, int rc)
 {
@@ -262,36 +329,75 @@ static int middle_fail(struct middle *m, int rc)
 		m->lost = true;
 		ssh_spawn_close(m->p);
 		m->p = NULL;
+		middle_reset(m);
 	}
 	return rc;
 }
 
 /* Read one line of any length (ssh_spawn_readline hands out at most its
- * 4 KiB buffer at a time) into m->line. */
+ * 4 KiB buffer at a time) into m->line, within timeout_ms. timeout_ms 0:
+ * only what has come already, -EAGAIN when the line is not complete yet.
+ * A line cut by a timeout is kept (m->nline) and continued next time. */
 static int middle_readline(struct middle *m, int timeout_ms, struct ll_err *err)
 {
-	size_t n = 0;
-	int rc;
+	long long deadline = middle_now_ms() + timeout_ms;
+	struct ll_err e = { 0 };
+	int rc, left;
+	size_t n;
 
 	for (;;) {
-		rc = ssh_spawn_readline(m->p, m->line + n, MIDDLE_LINE_MAX - n,
-					timeout_ms, err);
-		if (rc < 0)
+		left = (int)(deadline - middle_now_ms());
+		if (timeout_ms > 0 && left <= 0)
+			left = 1;     /* one more look: what has come already */
+		rc = ssh_spawn_readline(m->p, m->line + m->nline,
+					MIDDLE_LINE_MAX - m->nline,
+					timeout_ms > 0 ? left : 0, &e);
+		if (rc == -ETIMEDOUT && timeout_ms == 0)
+			return -EAGAIN;
+		if (rc < 0) {
+			if (err)
+				*err = e;
 			return rc;
-		n += (size_t)rc;
-		/* a full 4 KiB chunk without its newline: the line goes on */
-		if (rc < 4096 || n + 1 >= MIDDLE_LINE_MAX)
+		}
+		m->nline += (size_t)rc;
+		if (middle_line_complete(m->line, m->nline, rc, MIDDLE_LINE_MAX)) {
+			n = m->nline;
+			m->nline = 0;
 			return (int)n;
-		{
-			/* complete after all if it parses (exactly 4 KiB) */
-			cJSON *o = cJSON_Parse(m->line);
-
-			if (o) {
-				cJSON_Delete(o);
-				return (int)n;
-			}
 		}
 	}
+}
+
+/* A read or write on the attach process failed with rc: the process ended
+ * (-ENODATA: the bridge stopped, the session kept) or the session failed. */
+static int middle_io_failed(struct middle *m, int rc, struct ll_err *err)
+{
+	if (rc == -ENODATA) {
+		char why[LL_ERR_MAX];
+
+		snprintf(why, sizeof(why), "%s", err ? err->msg : "");
+		middle_detach(m);
+		return ll_err_set(err, -ENODATA, "middle %s: the bridge stopped (%.300s)",
+				  ssh_name(m->s), why);
+	}
+	return middle_fail(m, rc);
+}
+
+/* Read the next reply line within timeout_ms (0: -EAGAIN unless it has
+ * come) and say which request it answers (*kind). Length or -errno. */
+static int middle_next_reply(struct middle *m, int timeout_ms,
+			     enum middle_req *kind, struct ll_err *err)
+{
+	int rc = middle_readline(m, timeout_ms, err);
+
+	if (rc == -EAGAIN)
+		return rc;
+	if (rc < 0)
+		return middle_io_failed(m, rc, err);
+	*kind = middle_inflight_pop(&m->q);
+	if (*kind == MIDDLE_REQ_GET)
+		m->get_ms = 0;
+	return rc;
 }
 
 int middle_attach(struct middle *m, struct middle_state *st,
@@ -356,54 +462,155 @@ bool middle_lost(const struct middle *m)
 	return m && m->lost;
 }
 
-/* Send one request line, read one reply. */
-static int middle_request(struct middle *m, const char *req,
-			  struct middle_state *st, struct ll_err *err)
+/* Attached and the session alive, else -ENOTCONN. */
+static int middle_usable(struct middle *m, struct ll_err *err)
 {
-	int rc;
-
 	if (m->lost)
 		return ll_err_set(err, -ENOTCONN, "middle %s: session lost", ssh_name(m->s));
 	if (!m->p)
 		return ll_err_set(err, -ENOTCONN, "middle %s: not attached to a bridge",
 				  ssh_name(m->s));
-	rc = ssh_spawn_write(m->p, req, strlen(req), MIDDLE_REQ_MS, err);
-	if (rc == 0)
-		rc = ssh_spawn_write(m->p, "\n", 1, MIDDLE_REQ_MS, err);
-	if (rc == 0)
-		rc = middle_readline(m, MIDDLE_REQ_MS, err);
-	if (rc == -ENODATA) {
-		/* the attach process ended: the bridge stopped */
-		char why[LL_ERR_MAX];
+	return 0;
+}
 
-		snprintf(why, sizeof(why), "%s", err ? err->msg : "");
-		ssh_spawn_close(m->p);
-		m->p = NULL;
-		return ll_err_set(err, -ENODATA, "middle %s: the bridge stopped (%.300s)",
-				  ssh_name(m->s), why);
+/* Send one request line of this kind (noted in m->q before it leaves). */
+static int middle_send(struct middle *m, const char *req, enum middle_req kind,
+		       int timeout_ms, struct ll_err *err)
+{
+	int rc = middle_inflight_push(&m->q, kind);
+
+	if (rc < 0)
+		return ll_err_set(err, rc, "middle %s: %d requests wait for replies",
+				  ssh_name(m->s), m->q.n);
+	rc = ssh_spawn_write(m->p, req, strlen(req), timeout_ms, err);
+	if (rc == 0)
+		rc = ssh_spawn_write(m->p, "\n", 1, timeout_ms, err);
+	/* a line cut half-way leaves the stream unusable: a failed write
+	 * fails the session (middle_fail) */
+	return rc < 0 ? middle_io_failed(m, rc, err) : 0;
+}
+
+/* Read replies until the one to the oldest waiting request of kind want,
+ * within timeout_ms (0: never wait, -EAGAIN); replies to earlier requests
+ * are read and dropped. Its length, or -errno. */
+static int middle_wait_reply(struct middle *m, enum middle_req want,
+			     int timeout_ms, struct ll_err *err)
+{
+	long long deadline = middle_now_ms() + timeout_ms;
+	enum middle_req kind = MIDDLE_REQ_NONE;
+	int rc, left;
+
+	for (;;) {
+		left = (int)(deadline - middle_now_ms());
+		if (timeout_ms > 0 && left <= 0)
+			left = 1;
+		rc = middle_next_reply(m, timeout_ms > 0 ? left : 0, &kind, err);
+		if (rc < 0)
+			return rc;
+		if (kind == want)
+			return rc;
+		/* an earlier request's reply (a get overtaken by a set), or
+		 * a line nobody asked for: dropped */
+	}
+}
+
+int middle_get_send(struct middle *m, struct ll_err *err)
+{
+	int rc = middle_usable(m, err);
+
+	if (rc < 0)
+		return rc;
+	if (middle_inflight_has(&m->q, MIDDLE_REQ_GET))
+		return ll_err_set(err, -EALREADY, "middle %s: a get waits for its reply",
+				  ssh_name(m->s));
+	rc = middle_send(m, "{\"op\":\"get\"}", MIDDLE_REQ_GET, MIDDLE_SEND_MS, err);
+	if (rc == 0)
+		m->get_ms = middle_now_ms();
+	return rc;
+}
+
+long middle_get_wait_ms(const struct middle *m)
+{
+	if (!m || !middle_inflight_has(&m->q, MIDDLE_REQ_GET))
+		return -1;
+	return (long)(middle_now_ms() - m->get_ms);
+}
+
+int middle_fd(const struct middle *m)
+{
+	return m && m->s ? ssh_fd(m->s) : -1;
+}
+
+/* The waiting get's reply within timeout_ms (0: never wait). */
+static int middle_get_take(struct middle *m, int timeout_ms,
+			   struct middle_state *st, struct ll_err *err)
+{
+	long waited;
+	int rc = middle_usable(m, err);
+
+	if (rc < 0)
+		return rc;
+	if (!middle_inflight_has(&m->q, MIDDLE_REQ_GET))
+		return ll_err_set(err, -ENOENT, "middle %s: no get waits for a reply",
+				  ssh_name(m->s));
+	rc = middle_wait_reply(m, MIDDLE_REQ_GET, timeout_ms, err);
+	if (rc == -EAGAIN) {
+		waited = middle_get_wait_ms(m);
+		if (waited < MIDDLE_LOST_MS)
+			return ll_err_set(err, -EAGAIN, "middle %s: no reply yet (%ld ms)",
+					  ssh_name(m->s), waited);
+		ll_err_set(err, -ETIMEDOUT, "middle %s: no reply within %d s",
+			   ssh_name(m->s), MIDDLE_LOST_MS / 1000);
+		return middle_fail(m, -ETIMEDOUT);
 	}
 	if (rc < 0)
-		return middle_fail(m, rc);
+		return rc;
 	return middle_parse_reply(m->line, st, err);
+}
+
+int middle_get_poll(struct middle *m, struct middle_state *st,
+		    struct ll_err *err)
+{
+	return middle_get_take(m, 0, st, err);
 }
 
 int middle_get(struct middle *m, struct middle_state *st, struct ll_err *err)
 {
-	return middle_request(m, "{\"op\":\"get\"}", st, err);
+	int rc = middle_usable(m, err);
+
+	if (rc == 0 && !middle_inflight_has(&m->q, MIDDLE_REQ_GET))
+		rc = middle_get_send(m, err);
+	if (rc < 0)
+		return rc;
+	return middle_get_take(m, MIDDLE_REQ_MS, st, err);
 }
 
 int middle_set(struct middle *m, const struct impair *ab,
 	       const struct impair *ba, struct middle_state *st,
 	       struct ll_err *err)
 {
-	char *req = middle_set_request(ab, ba);
-	int rc;
+	char *req;
+	long waited;
+	int rc = middle_usable(m, err);
 
+	if (rc < 0)
+		return rc;
+	waited = middle_get_wait_ms(m);
+	if (waited >= MIDDLE_SLOW_MS)
+		return ll_err_set(err, -EBUSY,
+				  "middle %s: not answering (no reply for %ld s): not sent",
+				  ssh_name(m->s), waited / 1000);
+	req = middle_set_request(ab, ba);
 	if (!req)
 		return ll_err_set(err, -ENOMEM, "middle: out of memory");
-	rc = middle_request(m, req, st, err);
+	rc = middle_send(m, req, MIDDLE_REQ_SET, MIDDLE_REQ_MS, err);
 	free(req);
-	return rc;
+	/* a get sent before is answered first: middle_wait_reply drops it */
+	if (rc == 0)
+		rc = middle_wait_reply(m, MIDDLE_REQ_SET, MIDDLE_REQ_MS, err);
+	if (rc < 0)
+		return rc;
+	return middle_parse_reply(m->line, st, err);
 }
 
 void middle_detach(struct middle *m)
@@ -412,6 +619,8 @@ void middle_detach(struct middle *m)
 		ssh_spawn_close(m->p);
 		m->p = NULL;
 	}
+	if (m)
+		middle_reset(m);
 }
 
 const char *middle_name(const struct middle *m)

@@ -115,6 +115,10 @@ struct ctl_middle_view {
 	bool present;                 /* --middle given */
 	bool attached;                /* the lease is held, the rest valid */
 	bool lost;                    /* the SSH session to it is gone */
+	int stall_s;                  /* > 0: its get has had no reply for
+				       * this many s (>= MIDDLE_SLOW_MS / 1000;
+				       * "not answering"), the counters are
+				       * that old; 0 = answering */
 	char label[64];               /* "M (middle)" */
 	char host[160];               /* user@host:port of the session */
 	char engine[16];              /* "user" | "kernel" */
@@ -434,10 +438,26 @@ void ctl_set_middle(struct ctl *c, struct middle *m, const char *label);
 
 /* Periodic work for the middle (call about once a second, on every
  * screen: it also keeps the session in use): at most once a second a get
- * (counters, rates), or an attach retry every 3 s when no bridge runs.
- * A failing session marks it lost (view middle.lost, "middle lost: ...")
- * and the console goes on with A and B. Returns 1 if the view changed. */
+ * is sent (counters, rates) without waiting for its reply (middle_get_send;
+ * the reply is taken by ctl_middle_pump), or an attach retry every 3 s when
+ * no bridge runs. While a get waits, the tick pumps instead: after
+ * MIDDLE_SLOW_MS without a reply view middle.stall_s counts the seconds
+ * ("not answering"); after MIDDLE_LOST_MS, or when the session fails, it is
+ * marked lost (view middle.lost, "middle lost: ...") and the console goes on
+ * with A and B. Returns 1 if the view changed. Does not wait for a stalled
+ * middle host; what still waits: an attach retry (up to 10 s, as before)
+ * and, once, closing the attach channel when the middle is declared lost
+ * (ssh_spawn_close, up to 2 s when the middle's sshd itself is stalled). */
 int ctl_middle_tick(struct ctl *c);
+
+/* The middle session's socket while a get waits for its reply (put it in
+ * the poll set, POLLIN, and call ctl_middle_pump when it is readable), -1
+ * otherwise. */
+int ctl_middle_fd(const struct ctl *c);
+
+/* Take the waiting get's reply if it has come (never waits; see
+ * ctl_middle_tick for the stall and lost rules). 1 if the view changed. */
+int ctl_middle_pump(struct ctl *c);
 
 /* Apply dial d to the bridge directions in sides (CTL_M_AB, CTL_M_BA; an
  * empty dial clears them). Validates first (impair_validate: -EINVAL, all

@@ -74,6 +74,47 @@ int middle_parse_reply(const char *line, struct middle_state *st,
  * sent as impair_get() text. NULL on out of memory. */
 char *middle_set_request(const struct impair *ab, const struct impair *ba);
 
+/* Bounds on a request's reply (ms). A set, or a blocking middle_get, waits
+ * MIDDLE_REQ_MS for its reply; a get sent by middle_get_send counts as
+ * slow after MIDDLE_SLOW_MS without a reply (sets are then refused, -EBUSY,
+ * so that they do not freeze the caller too) and the session as lost after
+ * MIDDLE_LOST_MS (a stalled middle host may recover in between). */
+#define MIDDLE_REQ_MS 5000
+#define MIDDLE_SLOW_MS 5000
+#define MIDDLE_LOST_MS 15000
+
+/* --- reply matching (pure: for the unit tests) --- */
+
+/* What a request line asked for. */
+enum middle_req { MIDDLE_REQ_NONE = 0, MIDDLE_REQ_GET, MIDDLE_REQ_SET };
+
+#define MIDDLE_INFLIGHT_MAX 4
+/* The requests sent and not answered yet, oldest first. The attach process
+ * answers every request line with exactly one reply line, in order
+ * (doc/bridge.md, "--attach"), so each reply line belongs to the oldest. */
+struct middle_inflight {
+	unsigned char kind[MIDDLE_INFLIGHT_MAX];   /* enum middle_req */
+	int n;
+};
+
+/* Note a request sent last. 0, or -EBUSY when MIDDLE_INFLIGHT_MAX wait. */
+int middle_inflight_push(struct middle_inflight *q, enum middle_req kind);
+
+/* A reply line came: the request it answers (removed), MIDDLE_REQ_NONE
+ * when none waits (a line nobody asked for). */
+enum middle_req middle_inflight_pop(struct middle_inflight *q);
+
+/* Does a request of this kind wait for its reply? */
+bool middle_inflight_has(const struct middle_inflight *q, enum middle_req kind);
+
+/* Line assembly: ssh_spawn_readline hands a long line out in pieces of at
+ * most 4096 bytes, cut at its buffer's size. line[0..n) (NUL-terminated) is
+ * what was read so far, chunk the length of the last piece. True when the
+ * line is complete: the last piece was shorter than 4096 bytes, or exactly
+ * 4096 and line is whole JSON already, or line fills cap (n + 1 >= cap:
+ * the rest is not read into it). */
+bool middle_line_complete(const char *line, size_t n, int chunk, size_t cap);
+
 struct middle;
 
 /* Open the SSH session to the middle host t (host key and authentication
@@ -98,14 +139,40 @@ bool middle_attached(const struct middle *m);
  * more can be done with m except middle_close. */
 bool middle_lost(const struct middle *m);
 
-/* {"op":"get"}: the bridge's STATE now, within 5 s. -ENOTCONN when not
- * attached; -ENODATA when the attach process ended (the bridge stopped:
- * not attached any more, the session kept); -EIO/-ETIMEDOUT when the
- * session failed (lost). */
+/* {"op":"get"}: the bridge's STATE now, within MIDDLE_REQ_MS (blocking;
+ * a get already sent by middle_get_send is waited for, not sent again).
+ * -ENOTCONN when not attached; -ENODATA when the attach process ended (the
+ * bridge stopped: not attached any more, the session kept); -EIO/-ETIMEDOUT
+ * when the session failed (lost). */
 int middle_get(struct middle *m, struct middle_state *st, struct ll_err *err);
 
+/* The asynchronous get (for a loop that must not wait): send {"op":"get"}
+ * and return at once (the write of the 13-byte line is bounded by 1 s).
+ * At most one get waits at a time: -EALREADY when one does. -ENOTCONN when
+ * not attached; -EIO/-ETIMEDOUT (lost) when the write fails. */
+int middle_get_send(struct middle *m, struct ll_err *err);
+
+/* Take the reply of the get sent by middle_get_send if it has come, never
+ * waiting: reads what the session has (call when middle_fd() is readable,
+ * or from a periodic tick). 0 with st filled; -EAGAIN when it has not come
+ * yet (still within MIDDLE_LOST_MS); -ENOENT when no get waits; -ETIMEDOUT
+ * when it has waited MIDDLE_LOST_MS (the session is then lost); other
+ * errors as middle_get. */
+int middle_get_poll(struct middle *m, struct middle_state *st,
+		    struct ll_err *err);
+
+/* Milliseconds since the waiting get was sent, -1 when none waits. */
+long middle_get_wait_ms(const struct middle *m);
+
+/* The session's socket (for the caller's poll set), -1 when closed. */
+int middle_fd(const struct middle *m);
+
 /* Set the directions given (see middle_set_request) and return the STATE
- * after it. The bridge's refusal: -EINVAL with all its errors in err
+ * after it, within MIDDLE_REQ_MS (blocking: the user waits for it). A get
+ * still waiting for its reply is answered first: that reply is read and
+ * dropped (the set's STATE is newer), so replies never mix. -EBUSY, nothing
+ * sent, when that get has waited MIDDLE_SLOW_MS already (the middle is not
+ * answering). The bridge's refusal: -EINVAL with all its errors in err
  * ("loss: 150% is out of range (0% .. 100%); ..."), nothing applied. Other
  * errors as middle_get. */
 int middle_set(struct middle *m, const struct impair *ab,

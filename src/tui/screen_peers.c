@@ -141,10 +141,16 @@ static void peers_middle(struct tui *t, const struct ctl_middle_view *m, int y,
 	if (m->attached) {
 		snprintf(line, sizeof(line), "%s: bridge %s engine, %s <-> %s, pid %ld",
 			 m->label, m->engine, m->if_a, m->if_b, m->pid);
+		if (m->stall_s > 0)
+			/* a get without reply: the numbers below are that old */
+			snprintf(line + strlen(line), sizeof(line) - strlen(line),
+				 " - not answering (%d s), counters as of then",
+				 m->stall_s);
 		if ((int)(strlen(line) + strlen(m->host)) + 4 < cols)
 			snprintf(line + strlen(line), sizeof(line) - strlen(line),
 				 " (%s)", m->host);
-		tui_put(y + 1, 1, cols - 2, A_BOLD, line);
+		tui_put(y + 1, 1, cols - 2,
+			m->stall_s > 0 ? tui_attr(t, TUI_WARN) : A_BOLD, line);
 		peers_middle_dir(m, MIDDLE_AB, line, sizeof(line));
 		tui_put(y + 2, 1, cols - 2, tui_attr(t, TUI_OK), line);
 		peers_middle_dir(m, MIDDLE_BA, line, sizeof(line));

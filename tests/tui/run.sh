@@ -817,6 +817,149 @@ if [ $attach = 1 ]; then
 	keys q
 	wait_for "console-exit=0" 150 || bad "lease-busy run: no clean exit"
 
+	# 9j. a stalled middle host: SIGSTOP of the remote `linklab bridge
+	#     --attach` (the one this console started over SSH). The get is
+	#     asynchronous: keys keep working, after 5 s the middle section says
+	#     "not answering (N s)", a set is refused at once instead of
+	#     freezing, and after SIGCONT the section recovers. A second, longer
+	#     stop (> 15 s) makes the middle lost, as a dropped session does.
+	attach_pids() { # the attach processes in the middle namespace
+		for p in $(ip netns pids "$NS_BM"); do
+			[ "$(cat /proc/"$p"/comm 2>/dev/null)" = linklab ] || continue
+			case "$(tr '\0' ' ' < /proc/"$p"/cmdline 2>/dev/null)" in
+			*"bridge --attach"*) echo "$p" ;;
+			esac
+		done
+	}
+	now_ms() { echo $(($(date +%s%N) / 1000000)); }
+	if start_mid_console --peer peer-b --middle middle && wait_for "M \(middle\): bridge user engine" 100; then
+		apid=$(attach_pids | tr '\n' ' ')
+		set -- $apid
+		if [ $# -ne 1 ]; then
+			bad "stalled middle: expected one 'linklab bridge --attach' in $NS_BM, found '$apid'"
+		else
+			apid=$1
+			kill -STOP "$apid"
+			sleep 1.2       # a get is now on its way to the stopped process
+			t0=$(now_ms)
+			keys '?'
+			if wait_for "with --middle: clear the bridge" 20; then
+				t1=$(now_ms)
+				keys Escape
+				if wait_for "M \(middle\): bridge user engine" 20; then
+					ok "stalled middle: keys still work (help opened in $((t1 - t0)) ms and closed, get unanswered)"
+				else
+					bad "stalled middle: help did not close"; capture | tail -6
+				fi
+			else
+				bad "stalled middle: the console froze (help not shown within 2 s)"; capture | tail -6
+			fi
+			if wait_for "M \(middle\): bridge user engine.* not answering \([0-9]+ s\)" 100; then
+				ok "stalled middle: the section says so ($(capture | grep -o 'not answering ([0-9]* s)' | head -1))"
+			else
+				bad "stalled middle: no 'not answering'"; capture | tail -14
+			fi
+			if capture | grep -q "middle lost"; then bad "stalled middle: lost already (< 15 s)"; fi
+			# a set while it does not answer: refused at once, nothing sent
+			t0=$(now_ms)
+			keys C
+			if wait_for "error: bridge both directions: .*not answering" 20; then
+				ok "stalled middle: C (clear bridge) refused at once ($(($(now_ms) - t0)) ms): $(capture | grep -o 'not answering (no reply for [0-9]* s): not sent' | head -1)"
+			else
+				bad "stalled middle: C not refused"; capture | tail -4
+			fi
+			kill -CONT "$apid"
+			if wait_for "answers again \(no reply for [0-9]+ s\)" 50 &&
+			   ! capture | grep -q "not answering (" && ! capture | grep -q "middle lost"; then
+				ok "SIGCONT: the section recovers ($(capture | grep -o 'answers again ([^)]*)' | head -1))"
+			else
+				bad "SIGCONT: no recovery"; capture | tail -14
+			fi
+			if wait_for "B->A +rx [0-9.]+ [kMG]?bit/s" 30 && capture | grep -Eq "^ +A->B +rx [0-9.]+ [kMG]?bit/s .* none$"; then
+				ok "after the stall: counters and dials read again"
+			else
+				bad "after the stall: no counters"; capture | grep -E "A->B|B->A"
+			fi
+			# the same with the middle's sshd session stopped instead (the
+			# get stays in its socket): keys work, then it recovers
+			spids=
+			for p in $(ip netns exec "$NS_BM" ss -tnpH state established '( sport = :22 )' 2>/dev/null |
+				grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u); do
+				[ "$(cat /proc/"$p"/comm 2>/dev/null)" = sshd ] && spids="$spids $p"
+			done
+			if [ -z "$spids" ]; then
+				bad "stalled sshd: no sshd session found in $NS_BM"
+			else
+				kill -STOP $spids
+				sleep 1.2
+				t0=$(now_ms)
+				keys '?'
+				if wait_for "with --middle: clear the bridge" 20; then
+					ok "stopped sshd session ($spids): keys still work (help in $(($(now_ms) - t0)) ms)"
+				else
+					bad "stopped sshd session: the console froze"; capture | tail -6
+				fi
+				keys Escape
+				wait_for "not answering \([0-9]+ s\)" 100 || { bad "stopped sshd session: no 'not answering'"; capture | tail -12; }
+				kill -CONT $spids
+				n=0
+				while [ $n -lt 50 ] && capture | grep -q "not answering ("; do sleep 0.1; n=$((n+1)); done
+				if ! capture | grep -q "not answering (" && ! capture | grep -q "middle lost" &&
+				   capture | grep -q "M (middle): bridge user engine"; then
+					ok "stopped sshd session: SIGCONT, the section recovers ($((n/10)).$((n%10)) s)"
+				else
+					bad "stopped sshd session: no recovery"; capture | tail -12
+				fi
+			fi
+			# a longer stall: a test runs meanwhile (its bars move), and
+			# the middle is lost after 15 s
+			kill -STOP "$apid"
+			t0=$(now_ms)
+			keys t
+			wait_for "Throughput test" 20 || bad "stalled middle: no test screen"
+			keys g j e C-u 4 Enter
+			wait_for "duration +4 s" 20 || bad "stalled middle: test form not set"
+			keys G Enter
+			if wait_for '\[SUM\] .*[0-9.]+ [kMG]?bit/s' 60; then
+				s1=$(capture | grep -E '\[SUM\]|^ *\[ *[0-9]+\]')
+				sleep 1.5
+				s2=$(capture | grep -E '\[SUM\]|^ *\[ *[0-9]+\]')
+				if [ "$s1" != "$s2" ]; then
+					ok "stalled middle: a test runs, its bars move (SUM $(echo "$s1" | grep -E '\[SUM\]' | grep -Eo '[0-9.]+ [kMG]?bit/s' | head -1) -> $(echo "$s2" | grep -E '\[SUM\]' | grep -Eo '[0-9.]+ [kMG]?bit/s' | head -1))"
+				else
+					bad "stalled middle: the test's bars stand still: $s2"
+				fi
+			else
+				bad "stalled middle: the test did not start"; capture | tail -8
+			fi
+			keys p
+			if wait_for "middle lost: .*no reply within 15 s" 250; then
+				t1=$(now_ms)
+				if [ $((t1 - t0)) -ge 14000 ]; then
+					ok "stopped for good: middle lost after $((t1 - t0)) ms (the 15 s bound)"
+				else
+					bad "stopped: lost too early ($((t1 - t0)) ms)"
+				fi
+			else
+				bad "stopped for good: not lost after 25 s"; capture | tail -8
+			fi
+			kill -CONT "$apid"
+			keys d
+			if wait_for "\[Dial\]" 20 && ! capture | grep -q "bridge A->B"; then ok "middle lost after a stall: the console goes on (dial screen, no bridge target)"; else bad "after the lost stall: dial screen"; capture | tail -4; fi
+			n=0
+			while [ $n -lt 50 ] && [ -d /proc/"$apid" ]; do sleep 0.1; n=$((n+1)); done
+			if [ -d /proc/"$apid" ]; then
+				bad "the stalled attach process still runs 5 s after SIGCONT (its session was dropped)"
+			else
+				ok "the stalled attach process ended after SIGCONT: the lease is released"
+			fi
+		fi
+		keys q
+		wait_for "console-exit=0" 150 || bad "stalled-middle run: no clean exit"
+	else
+		bad "stalled-middle run: console --middle did not start"; capture | tail -8
+	fi
+
 	# 9i. the bridge's own refusal, shown inline: the kernel engine on a
 	#     kernel without sch_netem takes rate only, so delay passes the
 	#     console's checks and is refused by the bridge

@@ -223,6 +223,74 @@ static void path_includes_the_bridge(void **state)
 	}
 }
 
+/* Replies come in request order: a get sent by the tick, then a set the
+ * user asked for: the first reply line is the get's (dropped by
+ * middle_set), the second the set's. */
+static void replies_match_requests_in_order(void **state)
+{
+	struct middle_inflight q;
+	int i;
+
+	(void)state;
+	memset(&q, 0, sizeof(q));
+	assert_false(middle_inflight_has(&q, MIDDLE_REQ_GET));
+	assert_int_equal(middle_inflight_pop(&q), MIDDLE_REQ_NONE);  /* unasked line */
+	assert_int_equal(middle_inflight_push(&q, MIDDLE_REQ_GET), 0);
+	assert_int_equal(middle_inflight_push(&q, MIDDLE_REQ_SET), 0);
+	assert_true(middle_inflight_has(&q, MIDDLE_REQ_GET));
+	assert_true(middle_inflight_has(&q, MIDDLE_REQ_SET));
+	assert_int_equal(middle_inflight_pop(&q), MIDDLE_REQ_GET);
+	assert_false(middle_inflight_has(&q, MIDDLE_REQ_GET));
+	assert_true(middle_inflight_has(&q, MIDDLE_REQ_SET));
+	assert_int_equal(middle_inflight_pop(&q), MIDDLE_REQ_SET);
+	assert_int_equal(q.n, 0);
+	assert_int_equal(middle_inflight_pop(&q), MIDDLE_REQ_NONE);
+	/* bounded: the fifth waiting request is refused, the order kept */
+	for (i = 0; i < MIDDLE_INFLIGHT_MAX; i++)
+		assert_int_equal(middle_inflight_push(&q, i % 2 ? MIDDLE_REQ_SET : MIDDLE_REQ_GET), 0);
+	assert_int_equal(middle_inflight_push(&q, MIDDLE_REQ_GET), -EBUSY);
+	for (i = 0; i < MIDDLE_INFLIGHT_MAX; i++)
+		assert_int_equal(middle_inflight_pop(&q), i % 2 ? MIDDLE_REQ_SET : MIDDLE_REQ_GET);
+	assert_int_equal(middle_inflight_pop(&q), MIDDLE_REQ_NONE);
+}
+
+/* A long reply comes in 4096-byte pieces: complete only at the short last
+ * piece, or at exactly 4096 bytes when that is whole JSON already. */
+static void long_reply_lines_are_assembled(void **state)
+{
+	const size_t cap = 65536;
+	char *line = calloc(1, cap);
+	size_t n;
+
+	(void)state;
+	assert_non_null(line);
+	strcpy(line, "{\"ok\":true}");
+	assert_true(middle_line_complete(line, strlen(line), (int)strlen(line), cap));
+	/* the first 4096 bytes of a longer line: not JSON yet, goes on */
+	n = 0;
+	n += (size_t)snprintf(line, cap, "{\"ok\":true,\"pad\":\"");
+	memset(line + n, 'x', 4096 - n);
+	n = 4096;
+	line[n] = '\0';
+	assert_false(middle_line_complete(line, n, 4096, cap));
+	/* its tail, shorter than a piece: complete */
+	strcpy(line + n, "\"}");
+	n += 2;
+	assert_true(middle_line_complete(line, n, 2, cap));
+	/* a line of exactly 4096 bytes that is whole JSON: complete */
+	memset(line, 0, cap);
+	n = (size_t)snprintf(line, cap, "{\"pad\":\"");
+	memset(line + n, 'y', 4096 - n - 2);
+	strcpy(line + 4096 - 2, "\"}");
+	assert_int_equal(strlen(line), 4096);
+	assert_true(middle_line_complete(line, 4096, 4096, cap));
+	/* the buffer is full: complete (the rest is not read into it) */
+	memset(line, 'z', cap - 1);
+	line[cap - 1] = '\0';
+	assert_true(middle_line_complete(line, cap - 1, 4096, cap));
+	free(line);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +300,8 @@ int main(void)
 		cmocka_unit_test(parses_replies),
 		cmocka_unit_test(builds_set_requests),
 		cmocka_unit_test(path_includes_the_bridge),
+		cmocka_unit_test(replies_match_requests_in_order),
+		cmocka_unit_test(long_reply_lines_are_assembled),
 	};
 	return cmocka_run_group_tests_name("middle", tests, NULL, NULL);
 }
