@@ -3,7 +3,10 @@
  * foreground. The dial (as for apply) goes to both directions; options
  * prefixed --a-to-b-/--b-to-a- or a profile's [a]/[b] sections set one
  * direction. SIGINT/SIGTERM (or -t SEC) stop forwarding and put the
- * interfaces back; -J prints the counters as JSON at exit. */
+ * interfaces back; -J prints the counters as JSON at exit. With
+ * --stdin-lease (what `linklab console --bridge` runs over SSH) it is also
+ * its own --attach client: STATE and replies on stdout, requests on stdin,
+ * and the end of stdin stops it as SIGTERM does. */
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -32,6 +35,8 @@ static const char *const dir_text[DIRS] = { "A->B", "B->A" };
 struct bopts {
 	const char *if_a, *if_b, *engine, *profile, *brname;
 	bool json, discard;
+	bool lease;                      /* --stdin-lease: stdout is the lease's
+					  * JSON lines, stdin's end stops it */
 	double seconds;                  /* 0 = until a signal */
 	double interval;                 /* -i: counters every SEC, 0 = none */
 	int rt_priority;                 /* --rt-priority N (SCHED_FIFO) */
@@ -64,6 +69,11 @@ static void bridge_usage(FILE *f)
 		"  --bridge-name BR (kernel engine, default llbr0)\n"
 		"  --engine auto: kernel when this kernel has netem, else user (a FILE table: user)\n"
 		"  -t SEC stop after SEC seconds; -i SEC counters on stderr every SEC\n"
+		"  --stdin-lease  once forwarding, act as its own --attach client: stdout gets the\n"
+		"      STATE line then one reply line per request line read on stdin; when stdin\n"
+		"      ends (EOF, the SSH session gone) the bridge stops and restores its\n"
+		"      interfaces as on SIGTERM (what `linklab console --bridge` runs; no -J, the\n"
+		"      exit summary goes to stderr; only errors and warnings on stderr)\n"
 		"  while it runs: linklab bridge --status | --set [dial options] | --attach [--pid N]\n");
 }
 
@@ -167,6 +177,10 @@ static int parse_args(int argc, char **argv, struct bopts *b, struct ll_diag *di
 		}
 		if (!strcmp(a, "--discard")) {
 			b->discard = true;
+			continue;
+		}
+		if (!strcmp(a, "--stdin-lease")) {
+			b->lease = true;
 			continue;
 		}
 		if (!strcmp(a, "--clear") || !strcmp(a, "--a-to-b-clear") ||
@@ -283,6 +297,9 @@ static int parse_args(int argc, char **argv, struct bopts *b, struct ll_diag *di
 	if (strcmp(b->engine, "auto") && strcmp(b->engine, "kernel") && strcmp(b->engine, "user"))
 		ll_diag_add(diag, LL_DIAG_ERROR, "engine",
 			    "--engine '%s': auto, kernel or user", b->engine);
+	if (b->lease && b->json)
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+			    "-J with --stdin-lease: stdout carries the lease's JSON lines");
 	return 0;
 }
 
@@ -345,6 +362,7 @@ struct ticker {
 	struct bridgectl_kstats *ks;    /* kernel engine's counters (NULL: none) */
 	struct bridgectl_counters kprev[DIRS];  /* kernel: at the last -i line */
 	struct bridgectl *ctl;          /* control socket (NULL if it failed) */
+	bool quiet;                     /* --stdin-lease: no dial-change lines */
 	uint64_t gen;                   /* its dials' generation shown */
 	struct bridge_status st;        /* status file contents */
 	double interval;                /* -i, 0 = no lines */
@@ -372,8 +390,9 @@ static void tick(void *arg)
 				continue;
 			t->st.held[d] = cur[d];
 			impair_summary(&cur[d], t->st.dial[d], sizeof(t->st.dial[d]));
-			fprintf(stderr, "linklab bridge: %s now %s (control socket)\n", dir_text[d],
-				t->st.dial[d]);
+			if (!t->quiet)
+				fprintf(stderr, "linklab bridge: %s now %s (control socket)\n",
+					dir_text[d], t->st.dial[d]);
 		}
 		t->gen = g;
 	}
@@ -438,6 +457,7 @@ static void ticker_init(struct ticker *t, struct bridge *br, struct bridgectl_ks
 	t->ks = ks;
 	t->ctl = ctl;
 	t->interval = b->interval;
+	t->quiet = b->lease;
 	t->t0 = t->last = mono_now();
 	t->st.pid = (int)getpid();
 	snprintf(t->st.engine, sizeof(t->st.engine), "%s", engine);
@@ -555,6 +575,55 @@ static void ctl_stop(struct bridgectl *ctl, const struct impair dial[DIRS],
 	bridgectl_stop(ctl);
 }
 
+/* --stdin-lease: the --attach relay (cmd_bridge_attach) on this bridge's
+ * own control socket, in a thread; when it ends (stdin closed, or the
+ * socket closed by a stop) it raises SIGTERM: the main thread's wait_stop
+ * returns and the bridge stops and restores its interfaces. */
+static pthread_t lease_thread;
+static bool lease_running;
+
+static void *lease_main(void *arg)
+{
+	(void)arg;
+	cmd_bridge_attach((int)getpid());
+	kill(getpid(), SIGTERM);        /* blocked everywhere: wait_stop takes it */
+	return NULL;
+}
+
+/* Start the relay once the control socket serves (ctl NULL: it failed,
+ * and a lease cannot be had: 1, the caller stops). */
+static int lease_begin(const struct bopts *b, struct bridgectl *ctl, const struct ll_err *why)
+{
+	int rc;
+
+	if (!b->lease)
+		return 0;
+	if (!ctl) {
+		fprintf(stderr, "linklab bridge: --stdin-lease: no control socket: %s\n", why->msg);
+		return 1;
+	}
+	rc = pthread_create(&lease_thread, NULL, lease_main, NULL);
+	if (rc) {
+		fprintf(stderr, "linklab bridge: --stdin-lease: thread: %s\n", strerror(rc));
+		return 1;
+	}
+	lease_running = true;
+	return 0;
+}
+
+/* After ctl_stop (which closes the relay's connection): wait for the
+ * relay, then send what is left of stdout (the exit summary) to stderr,
+ * off the lease's protocol channel. */
+static void lease_end(void)
+{
+	if (!lease_running)
+		return;
+	pthread_join(lease_thread, NULL);
+	lease_running = false;
+	fflush(stdout);
+	dup2(STDERR_FILENO, STDOUT_FILENO);
+}
+
 static int run_user(struct bopts *b, const struct impair dial[DIRS],
 		    const struct emu_config cfg[DIRS], sigset_t *set)
 {
@@ -582,22 +651,30 @@ static int run_user(struct bopts *b, const struct impair dial[DIRS],
 		bridge_close(br);
 		return cmd_fail("bridge", &err);
 	}
-	for (d = 0; d < DIRS; d++)      /* A->B enters IF_A and leaves IF_B */
+	for (d = 0; d < DIRS && !b->lease; d++) /* A->B enters IF_A and leaves IF_B */
 		fprintf(stderr, "linklab bridge: user engine %s (in %s, out %s): %s\n",
 			dir_text[d], d == 0 ? b->if_a : b->if_b, d == 0 ? b->if_b : b->if_a,
 			dial_text(b, dial, d, sum, sizeof(sum)));
 	ctl_info(&info, b, "user");
-	if (bridgectl_serve_user(br, &info, dial, o.dir, &ctl, &err) < 0)
+	if (bridgectl_serve_user(br, &info, dial, o.dir, &ctl, &err) < 0 && !b->lease)
 		fprintf(stderr, "linklab bridge: warning: no live control: %s\n", err.msg);
-	fprintf(stderr, "linklab bridge: forwarding %s <-> %s; Ctrl-C stops\n", b->if_a, b->if_b);
+	if (!b->lease)
+		fprintf(stderr, "linklab bridge: forwarding %s <-> %s; Ctrl-C stops\n",
+			b->if_a, b->if_b);
 	ticker_init(&tk, br, NULL, ctl, b, dial, "user");
-	wait_stop(set, b->seconds, tick_period(b), tick, &tk);
+	if (lease_begin(b, ctl, &err) == 0)
+		wait_stop(set, b->seconds, tick_period(b), tick, &tk);
+	else
+		rc = 1;
 	ctl_stop(ctl, dial, final);
+	lease_end();
 	bridge_status_remove(tk.st.pid);
 	bridge_stop(br, b->discard);
 	for (d = 0; d < DIRS; d++)
 		bridge_get_stats(br, (enum bridge_dir)d, &st[d]);
 	bridge_close(br);
+	if (rc)
+		return rc;              /* --stdin-lease without its lease */
 	if (b->json) {
 		cJSON *doc = cJSON_CreateObject();
 
@@ -666,20 +743,26 @@ static int run_kernel(struct bopts *b, const struct impair dial[DIRS], int has_n
 		if (bridgectl_kstats_open(&p, b->if_a, b->if_b, &ks, &err) < 0)
 			fprintf(stderr, "linklab bridge: warning: no counters: %s\n", err.msg);
 		ctl_info(&info, b, "kernel");
-		if (bridgectl_serve_kernel(&p, ks, egress, has_netem, &info, dial, &ctl, &err) < 0)
+		if (bridgectl_serve_kernel(&p, ks, egress, has_netem, &info, dial, &ctl, &err) < 0 &&
+		    !b->lease)
 			fprintf(stderr, "linklab bridge: warning: no live control: %s\n", err.msg);
-		for (d = 0; d < DIRS; d++) {
+		for (d = 0; d < DIRS && !b->lease; d++) {
 			char sum[512];
 
 			fprintf(stderr, "linklab bridge: kernel engine %s (in %s, out %s): %s\n",
 				dir_text[d], egress[1 - d], egress[d],
 				impair_summary(&dial[d], sum, sizeof(sum)));
 		}
-		fprintf(stderr, "linklab bridge: kernel engine, bridge %s (%s, %s); Ctrl-C stops\n",
-			br, b->if_a, b->if_b);
+		if (!b->lease)
+			fprintf(stderr, "linklab bridge: kernel engine, bridge %s (%s, %s); "
+				"Ctrl-C stops\n", br, b->if_a, b->if_b);
 		ticker_init(&tk, NULL, ks, ctl, b, dial, "kernel");
-		wait_stop(set, b->seconds, tick_period(b), tick, &tk);
+		if (lease_begin(b, ctl, &err) == 0)
+			wait_stop(set, b->seconds, tick_period(b), tick, &tk);
+		else
+			status = 1;
 		ctl_stop(ctl, dial, final);     /* no apply runs after this */
+		lease_end();
 		bridge_status_remove(tk.st.pid);
 		for (d = 0; d < DIRS; d++) {    /* before clear takes the qdiscs away */
 			if (ks)
@@ -863,11 +946,12 @@ int cmd_bridge(int argc, char **argv)
 			user = false;
 		} else {
 			user = has_netem != 1 || user_only;
-			fprintf(stderr, "linklab bridge: engine auto -> %s (%s)\n",
-				user ? "user" : "kernel",
-				has_netem == 1 ? (user ? "netem present, but a distribution FILE given"
-						 : "netem present")
-				: has_netem == 0 ? "this kernel has no netem" : "netem probe failed");
+			if (!b.lease)
+				fprintf(stderr, "linklab bridge: engine auto -> %s (%s)\n",
+					user ? "user" : "kernel",
+					has_netem == 1 ? (user ? "netem present, but a distribution FILE given"
+							 : "netem present")
+					: has_netem == 0 ? "this kernel has no netem" : "netem probe failed");
 		}
 	}
 	if (user) {
@@ -877,6 +961,8 @@ int cmd_bridge(int argc, char **argv)
 	}
 	for (i = 0; i < diag.n; i++)
 		fprintf(stderr, "linklab bridge: warning: %s\n", diag.e[i].text);
+	if (b.lease)    /* stdout gone (the console's session): EPIPE, not death */
+		signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);

@@ -384,6 +384,44 @@ static int relay(struct bridgectl_client *c, int pid)
 	}
 }
 
+/* Take the lease on c (bridge pid), print its STATE as one line, relay. */
+static int attach_on(struct bridgectl_client *c, int pid)
+{
+	cJSON *reply = NULL, *st;
+	char *txt;
+	int rc = call(c, "{\"op\":\"lease\"}", &reply);
+
+	if (rc)
+		return rc;
+	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, "ok"))) {
+		rc = reply_fail(reply);
+		cJSON_Delete(reply);
+		return rc;
+	}
+	st = cJSON_GetObjectItemCaseSensitive(reply, "state");
+	txt = cJSON_PrintUnformatted(st);
+	printf("%s\n", txt ? txt : "{}");
+	fflush(stdout);
+	free(txt);
+	cJSON_Delete(reply);
+	return relay(c, pid);
+}
+
+int cmd_bridge_attach(int pid)
+{
+	struct bridgectl_client *c = NULL;
+	struct ll_err err = { 0 };
+	int rc;
+
+	if (bridgectl_client_open(pid, &c, &err) < 0) {
+		say("%s", err.msg);
+		return 1;
+	}
+	rc = attach_on(c, pid);
+	bridgectl_client_close(c);
+	return rc;
+}
+
 int cmd_bridge_ctl(int argc, char **argv)
 {
 	struct copts o;
@@ -422,12 +460,16 @@ int cmd_bridge_ctl(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
+	if (o.mode == 'a') {
+		rc = attach_on(c, pid);
+		goto out;
+	}
 	if (o.mode == 'S') {
 		txt = cJSON_PrintUnformatted(req);
 		rc = call(c, txt, &reply);
 		free(txt);
 	} else {
-		rc = call(c, o.mode == 'a' ? "{\"op\":\"lease\"}" : "{\"op\":\"get\"}", &reply);
+		rc = call(c, "{\"op\":\"get\"}", &reply);
 	}
 	if (rc)
 		goto out;
@@ -442,14 +484,7 @@ int cmd_bridge_ctl(int argc, char **argv)
 		cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(reply, "warnings"))
 			if (cJSON_IsString(w))
 				fprintf(stderr, "linklab bridge: warning: %s\n", w->valuestring);
-		if (o.mode == 'a') {
-			txt = cJSON_PrintUnformatted(st);
-			printf("%s\n", txt ? txt : "{}");
-			fflush(stdout);
-			free(txt);
-			cJSON_Delete(st);
-			rc = relay(c, pid);
-		} else if (o.json) {
+		if (o.json) {
 			cmd_print_json(st);
 		} else {
 			print_state(st);

@@ -23,6 +23,15 @@ int cmd_bridge(int argc, char **argv);
 /* `bridge --status|--set|--attach`: the running bridge's control socket
  * (cmd_bridge_ctl.c); cmd_bridge hands over when one of these is given. */
 int cmd_bridge_ctl(int argc, char **argv);
+/* The --attach relay on the control socket of bridge process pid in this
+ * network namespace: take the lease, print its STATE as one stdout line,
+ * then copy stdin lines (requests) to the socket and its replies to stdout
+ * until stdin ends (the lease ends, the bridge restores its dials and
+ * closes: 0) or the bridge closes first (1, "the bridge (pid N) stopped" on
+ * stderr). A refused lease or an unreachable socket: 1 with the bridge's
+ * message on stderr. Used by `--attach` and by `bridge --stdin-lease` (on
+ * its own socket, from a thread). */
+int cmd_bridge_attach(int pid);
 
 /* Run one test with already parsed options and print it (text like iperf3,
  * or the iperf3 -J document when json is non-zero). Returns the exit status
