@@ -8,7 +8,10 @@
  * `linklab bridge` on that host (middle.h), asked once a second from the
  * tick without waiting: the reply is read when the middle's socket is
  * readable (in the poll set while a get waits), so a stalled middle host
- * never freezes keys or bars; quit puts the bridge's dials back too. */
+ * never freezes keys or bars; quit puts the bridge's dials back too. With
+ * --bridge IF_A,IF_B [--engine E] it starts that bridge itself (`bridge
+ * --stdin-lease`), which stops when the console quits, dies or loses the
+ * session. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -62,12 +65,19 @@ static void console_usage(FILE *f)
 		"usage: linklab [console] [--peer HOST] [--dev IF] [--peer-dev IF] [-F FILE]\n"
 		"                [--ssh-key FILE] [--known-hosts FILE] [--accept-new]\n"
 		"                [--peer-data ADDR] [-c ADDR] [-p PORT]\n"
-		"                [--force] [--exclude-ssh] [--revert-after SEC] [--middle HOST]\n"
+		"                [--force] [--exclude-ssh] [--revert-after SEC]\n"
+		"                [--middle HOST [--bridge IF_A,IF_B [--engine auto|kernel|user]]]\n"
 		"  -c ADDR   test target when there is no --peer (an iperf3 -s server)\n"
 		"  -p PORT   its port (default 5201)\n"
 		"  --middle HOST  the middle box running `linklab bridge` (ssh_config alias or\n"
 		"            [user@]host[:port], reached like --peer): shown and driven by the\n"
-		"            console, which holds its lease (its dials come back at quit)\n");
+		"            console, which holds its lease (its dials come back at quit)\n"
+		"  --bridge IF_A,IF_B  start the bridge on the middle box instead (its interfaces\n"
+		"            towards A and towards B): `linklab bridge IF_A IF_B --stdin-lease`,\n"
+		"            plain forwarding; it stops and restores its ports when the console\n"
+		"            quits, dies or loses the session (needs --middle)\n"
+		"  --engine auto|kernel|user  its engine (default auto: kernel when the middle's\n"
+		"            kernel has netem, else user; needs --bridge)\n");
 }
 
 static int console_signals(void)
@@ -236,7 +246,7 @@ static int console_loop(struct tui *t, struct ctl *c)
  * (what each side holds, the path, the theory line), and return 2 so that
  * scripts still see that no console ran. */
 static int console_plain(const struct peerset_opts *po, const char *target,
-			 int port, const char *middle_host)
+			 int port, const char *middle_host, const char *const bridge[3])
 {
 	struct peerset ps;
 	struct ll_err err = { 0 };
@@ -271,12 +281,21 @@ static int console_plain(const struct peerset_opts *po, const char *target,
 
 		if (sshcfg_resolve(middle_host, &po->ssh, &mt, &err) == 0 &&
 		    middle_open(&m, &mt, 10000, &err) == 0) {
-			ctl_set_middle(c, m, "M");
-			v = ctl_view(c);
+			if (bridge[0] && middle_set_start(m, bridge[0], bridge[1], bridge[2],
+							  &err) < 0) {
+				middle_close(m);
+				m = NULL;
+			} else {
+				ctl_set_middle(c, m, "M");
+				v = ctl_view(c);
+			}
 		}
 		if (v->middle.attached)
-			printf("middle %s: bridge %s engine, %s <-> %s; A->B: %s; B->A: %s\n",
-			       middle_host, v->middle.engine, v->middle.if_a, v->middle.if_b,
+			printf("middle %s: bridge %s engine%s%s%s, %s <-> %s; A->B: %s; B->A: %s\n",
+			       middle_host, v->middle.engine,
+			       bridge[0] ? " (--engine " : "", bridge[0] ? bridge[2] : "",
+			       bridge[0] ? ", started for this run)" : "",
+			       v->middle.if_a, v->middle.if_b,
 			       v->middle.dir[MIDDLE_AB].dial[0] ? v->middle.dir[MIDDLE_AB].dial : "none",
 			       v->middle.dir[MIDDLE_BA].dial[0] ? v->middle.dir[MIDDLE_BA].dial : "none");
 		else
@@ -297,27 +316,48 @@ int cmd_console(int argc, char **argv)
 	struct ctl *c = NULL;
 	struct tui t;
 	const char *target = NULL, *term, *middle_host = NULL;
+	const char *bridge_opt = NULL, *engine = NULL;
+	const char *bridge[3] = { NULL, NULL, NULL };   /* IF_A, IF_B, engine */
+	char bridge_if[2][64];
 	struct middle *mid = NULL;
+	struct middle_state mst;
+	struct ll_err merr = { 0 };
 	char summary[512];
-	int i, rc, port = 0, sig;
+	int i, rc, port = 0, sig, bad = 0;
+	bool unknown = false;
 
 	memset(&po, 0, sizeof(po));
+	/* every problem of the line is said, then exit 2 */
 	for (i = 1; i < argc; i++) {
 		rc = peerset_parse_opt(&po, argc, argv, &i, &err);
 		if (rc < 0) {
 			fprintf(stderr, "linklab console: %s\n", err.msg);
-			return 2;
+			bad++;
+			continue;
 		}
 		if (rc > 0)
 			continue;
 		if (!strcmp(argv[i], "-c") && i + 1 < argc) {
 			target = argv[++i];
-		} else if (!strcmp(argv[i], "--middle")) {
+		} else if (!strcmp(argv[i], "--middle") || !strcmp(argv[i], "--bridge") ||
+			   !strcmp(argv[i], "--engine")) {
+			static const char *const need[] = {
+				"a HOST (ssh_config alias or [user@]host[:port])",
+				"IF_A,IF_B (the middle's interfaces towards A and towards B)",
+				"auto, kernel or user" };
+			int k = argv[i][2] == 'm' ? 0 : argv[i][2] == 'b' ? 1 : 2;
+
 			if (i + 1 >= argc) {
-				fprintf(stderr, "linklab console: --middle needs a HOST (ssh_config alias or [user@]host[:port])\n");
-				return 2;
+				fprintf(stderr, "linklab console: %s needs %s\n", argv[i], need[k]);
+				bad++;
+				continue;
 			}
-			middle_host = argv[++i];
+			if (k == 0)
+				middle_host = argv[++i];
+			else if (k == 1)
+				bridge_opt = argv[++i];
+			else
+				engine = argv[++i];
 		} else if (!strcmp(argv[i], "-p") && i + 1 < argc) {
 			char *end;
 			long p = strtol(argv[++i], &end, 10);
@@ -325,7 +365,8 @@ int cmd_console(int argc, char **argv)
 			if (*end || p < 1 || p > 65535) {
 				fprintf(stderr, "linklab console: -p '%s': need a port 1..65535\n",
 					argv[i]);
-				return 2;
+				bad++;
+				continue;
 			}
 			port = (int)p;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -333,17 +374,60 @@ int cmd_console(int argc, char **argv)
 			return 0;
 		} else {
 			fprintf(stderr, "linklab console: unknown option '%s'\n", argv[i]);
-			console_usage(stderr);
-			return 2;
+			bad++;
+			unknown = true;
 		}
 	}
+	if (bridge_opt) {
+		const char *comma = strchr(bridge_opt, ',');
+		size_t la = comma ? (size_t)(comma - bridge_opt) : 0;
+
+		if (!comma || la == 0 || la >= IF_NAMESIZE || !comma[1] ||
+		    strlen(comma + 1) >= IF_NAMESIZE || strchr(comma + 1, ',') ||
+		    (strlen(comma + 1) == la && !strncmp(bridge_opt, comma + 1, la))) {
+			fprintf(stderr, "linklab console: --bridge '%s': two different interface "
+				"names IF_A,IF_B of 1..%d characters (the middle's ports towards "
+				"A and towards B)\n", bridge_opt, IF_NAMESIZE - 1);
+			bad++;
+		} else {
+			snprintf(bridge_if[0], sizeof(bridge_if[0]), "%.*s", (int)la, bridge_opt);
+			snprintf(bridge_if[1], sizeof(bridge_if[1]), "%s", comma + 1);
+			bridge[0] = bridge_if[0];
+			bridge[1] = bridge_if[1];
+		}
+		if (!middle_host) {
+			fprintf(stderr, "linklab console: --bridge needs --middle HOST (the host "
+				"that runs the bridge)\n");
+			bad++;
+		}
+	}
+	if (engine && strcmp(engine, "auto") && strcmp(engine, "kernel") &&
+	    strcmp(engine, "user")) {
+		fprintf(stderr, "linklab console: --engine '%s': auto, kernel or user\n", engine);
+		bad++;
+	}
+	if (engine && !bridge_opt) {
+		fprintf(stderr, "linklab console: --engine goes with --bridge IF_A,IF_B (the "
+			"console starts that bridge; an attached one keeps its engine)\n");
+		bad++;
+	}
+	bridge[2] = engine ? engine : "auto";
+	if (bad) {
+		if (unknown)
+			console_usage(stderr);
+		else
+			fprintf(stderr, "linklab console: see `linklab console -h`\n");
+		return 2;
+	}
+	if (!bridge[0])
+		bridge[2] = NULL;
 	term = getenv("TERM");
 	if (!isatty(1) || !isatty(0) || !term || !*term || !strcmp(term, "dumb")) {
 		fprintf(stderr,
 			"linklab: the console needs a terminal (%s); plain output follows, or use the\n"
 			"  plain commands: linklab links | apply | show | clear | test   (see linklab help)\n",
 			!isatty(1) || !isatty(0) ? "stdin/stdout is not a tty" : "TERM is dumb or unset");
-		return console_plain(&po, target, port, middle_host);
+		return console_plain(&po, target, port, middle_host, bridge);
 	}
 	if (console_signals() < 0) {
 		fprintf(stderr, "linklab console: signal pipe: %s\n", strerror(errno));
@@ -355,39 +439,55 @@ int cmd_console(int argc, char **argv)
 		fprintf(stderr, "linklab console: %s\n", err.msg);
 		return 1;
 	}
+	/* B restores itself if the session dies (peer_safety.hold) */
+	po.hold = true;
+	po.ssh.prompt = tui_prompt;
+	po.ssh.prompt_ctx = &t;
+	/* the middle first: with --bridge, B may be reachable only through
+	 * the bridge this console starts */
+	if (middle_host) {
+		struct ssh_target mt;
+		char m[300];
+
+		snprintf(m, sizeof(m), "connecting to the middle box %.200s%s ...", middle_host,
+			 bridge[0] ? " and starting its bridge" : "");
+		tui_flash(&t, m);
+		/* resolved and authenticated exactly like --peer */
+		rc = sshcfg_resolve(middle_host, &po.ssh, &mt, &err);
+		if (rc == 0)
+			rc = middle_open(&mid, &mt, 10000, &err);
+		/* --bridge: start it now (a failure is shown in the middle
+		 * section, where ctl_set_middle tries again) */
+		if (rc == 0 && bridge[0])
+			rc = middle_set_start(mid, bridge[0], bridge[1], bridge[2], &err);
+		if (rc < 0) {
+			tui_done();
+			middle_close(mid);
+			fprintf(stderr, "linklab console: middle %s: %s\n", middle_host, err.msg);
+			return 1;
+		}
+		if (bridge[0] && middle_attach(mid, &mst, &merr) < 0 && middle_lost(mid)) {
+			tui_done();
+			middle_close(mid);
+			fprintf(stderr, "linklab console: %s\n", merr.msg);
+			return 1;
+		}
+	}
 	if (po.peer) {
 		char m[300];
 
 		snprintf(m, sizeof(m), "connecting to %.250s ...", po.peer);
 		tui_flash(&t, m);
 	}
-	/* B restores itself if the session dies (peer_safety.hold) */
-	po.hold = true;
-	po.ssh.prompt = tui_prompt;
-	po.ssh.prompt_ctx = &t;
 	memset(&ps, 0, sizeof(ps));
 	rc = peerset_open(&ps, &po, &err);
 	if (rc < 0) {
 		tui_done();
+		middle_close(mid);      /* a bridge started here stops */
+		if (merr.msg[0])        /* B may be behind the bridge that failed */
+			fprintf(stderr, "linklab console: %s\n", merr.msg);
 		fprintf(stderr, "linklab console: %s\n", err.msg);
 		return 1;
-	}
-	if (middle_host) {
-		struct ssh_target mt;
-		char m[300];
-
-		snprintf(m, sizeof(m), "connecting to the middle box %.230s ...", middle_host);
-		tui_flash(&t, m);
-		/* resolved and authenticated exactly like --peer */
-		rc = sshcfg_resolve(middle_host, &po.ssh, &mt, &err);
-		if (rc == 0)
-			rc = middle_open(&mid, &mt, 10000, &err);
-		if (rc < 0) {
-			tui_done();
-			peerset_close(&ps);
-			fprintf(stderr, "linklab console: middle %s: %s\n", middle_host, err.msg);
-			return 1;
-		}
 	}
 	rc = ctl_new(&c, &ps, target, port, &err);
 	if (rc < 0) {

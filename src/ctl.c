@@ -80,6 +80,8 @@ struct ctl {
 static void ctl_middle_quit(struct ctl *c, char *part, size_t len, bool *lost);
 /* the quit summary's sentence for a middle box whose session was lost */
 #define CTL_MIDDLE_LOST_QUIT "middle box lost: the bridge's lease restores its dials"
+/* ... and for a bridge the console started (--bridge) */
+#define CTL_MIDDLE_LOST_QUIT_STARTED "middle box lost: the bridge it started stops by itself"
 
 static double ctl_now(void)
 {
@@ -1075,11 +1077,14 @@ int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err)
 		}
 		/* its own sentence: nothing of the bridge was restored here */
 		if (mlost) {
+			const char *sent = c->v.middle.engine_asked[0] ?
+				CTL_MIDDLE_LOST_QUIT_STARTED : CTL_MIDDLE_LOST_QUIT;
+
 			if (!nrest)
-				ctl_fmt(summary, len, "%s", CTL_MIDDLE_LOST_QUIT);
+				ctl_fmt(summary, len, "%s", sent);
 			else
-				strncat(summary, "; " CTL_MIDDLE_LOST_QUIT,
-					len - strlen(summary) - 1);
+				ctl_fmt(summary + strlen(summary), len - strlen(summary),
+					"; %s", sent);
 		}
 	}
 	c->quit_done = true;
@@ -1155,9 +1160,10 @@ static void ctl_middle_lost(struct ctl *c, const char *why)
 	M->lost = true;
 	M->stall_s = 0;
 	M->changed = false;   /* its lease ended: the bridge restores itself */
-	ctl_fmt(M->err, sizeof(M->err),
-		"middle lost: %.300s (the bridge puts back its dials when the lease ends)",
-		why && *why ? why : "session closed");
+	ctl_fmt(M->err, sizeof(M->err), "middle lost: %.300s (%s)",
+		why && *why ? why : "session closed",
+		M->engine_asked[0] ? "the bridge this console started stops by itself"
+				   : "the bridge puts back its dials when the lease ends");
 	ctl_fmt(c->v.status, sizeof(c->v.status), "%s", M->err);
 	if (c->v.dial_sides & CTL_M_BOTH)
 		c->v.dial_sides = c->ps.has_b && !c->v.b_lost ? CTL_BOTH : CTL_A;
@@ -1193,7 +1199,10 @@ static int ctl_middle_attach(struct ctl *c)
 	struct ll_err e = { 0 };
 	int rc;
 
-	rc = middle_attach(c->mid, &st, &e);
+	/* a bridge the console started before B's session (--bridge) is
+	 * attached already: its state now */
+	rc = middle_attached(c->mid) ? middle_get(c->mid, &st, &e)
+				     : middle_attach(c->mid, &st, &e);
 	if (rc < 0) {
 		ctl_middle_failed(c, rc, &e);
 		if (!middle_lost(c->mid) && !middle_attached(c->mid))
@@ -1219,6 +1228,8 @@ void ctl_set_middle(struct ctl *c, struct middle *m, const char *label)
 		return;
 	ctl_fmt(M->label, sizeof(M->label), "%s", label && *label ? label : "M (middle)");
 	ctl_fmt(M->host, sizeof(M->host), "%s", middle_name(m));
+	ctl_fmt(M->engine_asked, sizeof(M->engine_asked), "%s",
+		middle_start_engine(m) ? middle_start_engine(m) : "");
 	M->dir[0].rx_bps = M->dir[0].tx_bps = -1;
 	M->dir[1].rx_bps = M->dir[1].tx_bps = -1;
 	ctl_middle_attach(c);
@@ -1371,6 +1382,13 @@ static void ctl_middle_quit(struct ctl *c, char *part, size_t len, bool *lost)
 		return;
 	if (M->lost) {
 		*lost = true;
+		return;
+	}
+	if (M->engine_asked[0] && middle_attached(c->mid)) {
+		/* started here: closing its stdin stops it, ports restored */
+		middle_detach(c->mid);
+		M->changed = false;
+		ctl_fmt(part, len, "bridge %s (stopped: this console started it)", M->host);
 		return;
 	}
 	if (!middle_attached(c->mid) || !M->changed)

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "linklab/ssh.h"
+#include "linklab/tccmd.h"
 
 #define MIDDLE_ATTACH_MS 10000
 #define MIDDLE_SEND_MS 1000           /* writing a get line */
@@ -26,6 +27,8 @@ struct middle {
 	size_t nline;                 /* bytes of a line still coming */
 	struct middle_inflight q;     /* requests awaiting their reply */
 	long long get_ms;             /* when the waiting get was sent */
+	char cmd[256];                /* what middle_attach spawns */
+	char engine[8];               /* middle_set_start's engine, "" = attach */
 };
 
 static long long middle_now_ms(void)
@@ -303,6 +306,7 @@ int middle_open(struct middle **out, const struct ssh_target *t,
 			free(m);
 		return ll_err_set(err, -ENOMEM, "middle: out of memory");
 	}
+	snprintf(m->cmd, sizeof(m->cmd), "linklab bridge --attach");
 	rc = ssh_open(&m->s, t, timeout_ms > 0 ? timeout_ms : 10000, err);
 	if (rc < 0) {
 		free(m->line);
@@ -400,6 +404,33 @@ static int middle_next_reply(struct middle *m, int timeout_ms,
 	return rc;
 }
 
+int middle_set_start(struct middle *m, const char *if_a, const char *if_b,
+		     const char *engine, struct ll_err *err)
+{
+	char qa[4 * IF_NAMESIZE + 4], qb[4 * IF_NAMESIZE + 4];
+
+	if (!if_a || !if_b || !*if_a || !*if_b || strlen(if_a) >= IF_NAMESIZE ||
+	    strlen(if_b) >= IF_NAMESIZE || !strcmp(if_a, if_b))
+		return ll_err_set(err, -EINVAL,
+				  "bridge ports '%s,%s': two different interface names of 1..%d characters",
+				  if_a ? if_a : "", if_b ? if_b : "", IF_NAMESIZE - 1);
+	if (!engine || (strcmp(engine, "auto") && strcmp(engine, "kernel") &&
+			strcmp(engine, "user")))
+		return ll_err_set(err, -EINVAL, "engine '%s': auto, kernel or user",
+				  engine ? engine : "");
+	if (tccmd_quote(if_a, qa, sizeof(qa)) < 0 || tccmd_quote(if_b, qb, sizeof(qb)) < 0)
+		return ll_err_set(err, -EINVAL, "bridge ports '%s,%s': cannot quote", if_a, if_b);
+	snprintf(m->cmd, sizeof(m->cmd), "linklab bridge %s %s --engine %s --stdin-lease",
+		 qa, qb, engine);
+	snprintf(m->engine, sizeof(m->engine), "%s", engine);
+	return 0;
+}
+
+const char *middle_start_engine(const struct middle *m)
+{
+	return m && m->engine[0] ? m->engine : NULL;
+}
+
 int middle_attach(struct middle *m, struct middle_state *st,
 		  struct ll_err *err)
 {
@@ -409,7 +440,7 @@ int middle_attach(struct middle *m, struct middle_state *st,
 	if (m->lost)
 		return ll_err_set(err, -ENOTCONN, "middle %s: session lost", ssh_name(m->s));
 	middle_detach(m);
-	rc = ssh_spawn(m->s, "linklab bridge --attach", &m->p, err);
+	rc = ssh_spawn(m->s, m->cmd, &m->p, err);
 	if (rc < 0) {
 		m->p = NULL;
 		return middle_fail(m, rc);
@@ -418,10 +449,14 @@ int middle_attach(struct middle *m, struct middle_state *st,
 	if (rc == -ENODATA) {
 		ssh_spawn_close(m->p);
 		m->p = NULL;
-		if (strstr(e.msg, "no linklab bridge"))
+		if (strstr(e.msg, "no linklab bridge") && !m->engine[0])
 			return ll_err_set(err, -ESRCH, "middle %s: no linklab bridge runs there",
 					  ssh_name(m->s));
-		if (strstr(e.msg, "not found"))
+		/* sh: "linklab: not found", bash: "linklab: command not found"
+		 * (a started bridge's own errors may say "not found" too) */
+		if (m->engine[0] ? strstr(e.msg, "linklab: not found") ||
+				   strstr(e.msg, "linklab: command not found")
+				 : strstr(e.msg, "not found") != NULL)
 			return ll_err_set(err, -ENOENT,
 					  "middle %s: linklab not found on its PATH (%.200s)",
 					  ssh_name(m->s), e.msg);
@@ -430,8 +465,8 @@ int middle_attach(struct middle *m, struct middle_state *st,
 			const char *why = strstr(e.msg, "command ended: ");
 
 			why = why ? why + strlen("command ended: ") : e.msg;
-			return ll_err_set(err, -EPROTO, "middle %s: %.300s", ssh_name(m->s),
-					  why);
+			return ll_err_set(err, -EPROTO, "middle %s: %s%.300s", ssh_name(m->s),
+					  m->engine[0] ? "starting the bridge: " : "", why);
 		}
 	}
 	if (rc < 0) {

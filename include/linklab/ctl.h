@@ -122,6 +122,9 @@ struct ctl_middle_view {
 	char label[64];               /* "M (middle)" */
 	char host[160];               /* user@host:port of the session */
 	char engine[16];              /* "user" | "kernel" */
+	char engine_asked[8];         /* --bridge: "auto" | "kernel" | "user"
+				       * (the console started the bridge and
+				       * stops it at quit); "" = attached */
 	char if_a[IF_NAMESIZE], if_b[IF_NAMESIZE];
 	long pid;                     /* the bridge process on the middle */
 	struct ctl_middle_dir dir[2]; /* [MIDDLE_AB], [MIDDLE_BA] */
@@ -431,7 +434,9 @@ int ctl_sysctl_set(struct ctl *c, int side, const char *name,
 /* --- added for the middle box (--middle HOST) --- */
 
 /* Give the controller the middle box's session m (ctl takes ownership;
- * ctl_free closes it) and attach to its bridge (middle_attach). A failure
+ * ctl_free closes it) and attach to its bridge (middle_attach; after
+ * middle_set_start that STARTS the bridge, view middle.engine_asked set,
+ * and quit stops it). A failure
  * to attach is kept in view middle.err (retried by ctl_middle_tick every
  * 3 s), not returned. label: "M (HOST)". */
 void ctl_set_middle(struct ctl *c, struct middle *m, const char *label);

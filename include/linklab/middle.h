@@ -123,8 +123,26 @@ struct middle;
 int middle_open(struct middle **out, const struct ssh_target *t,
 		int timeout_ms, struct ll_err *err);
 
+/* Make middle_attach START the bridge instead of attaching to a running
+ * one: it then spawns `linklab bridge IF_A IF_B --engine ENGINE
+ * --stdin-lease` (doc/bridge.md), which forwards plain, speaks the same
+ * protocol on its stdin/stdout and STOPS (interfaces restored) when its
+ * stdin closes: when the console detaches, quits, dies or loses the
+ * session. if_a/if_b: the middle's interface names (1..15 characters,
+ * different; shell-quoted); engine: "auto" (kernel when the middle's kernel
+ * has netem, else user), "kernel" or "user". -EINVAL naming the bad value.
+ * Call before middle_attach. */
+int middle_set_start(struct middle *m, const char *if_a, const char *if_b,
+		     const char *engine, struct ll_err *err);
+
+/* The engine middle_set_start was given, NULL when m attaches. */
+const char *middle_start_engine(const struct middle *m);
+
 /* Spawn `linklab bridge --attach` on the session (found on the middle's
- * PATH) and read its STATE into st within 10 s. -ESRCH when no bridge runs
+ * PATH; the start command instead after middle_set_start) and read its
+ * STATE into st within 10 s. A start that fails: -EPROTO, err "middle H:
+ * starting the bridge: " and the bridge's first stderr line (no such
+ * interface, a bridge already forwards those ports, not root). -ESRCH when no bridge runs
  * in the middle's network namespace (the remote text in err), -ENOENT when
  * the middle has no linklab, -EPROTO on a line that is not STATE, -EIO /
  * -ETIMEDOUT when the session fails (middle_lost() then true). An earlier

@@ -128,6 +128,15 @@ static void peers_middle_dir(const struct ctl_middle_view *m, int k, char *buf,
 		 d->dial[0] ? d->dial : "none");
 }
 
+/* How the engine of a bridge the console started (--bridge) was chosen:
+ * auto picks kernel exactly when the middle's kernel has netem. */
+static const char *peers_engine_how(const struct ctl_middle_view *m)
+{
+	if (!strcmp(m->engine_asked, "auto"))
+		return strcmp(m->engine, "kernel") ? "auto: no netem there" : "auto: netem there";
+	return strcmp(m->engine_asked, "kernel") ? "--engine user" : "--engine kernel";
+}
+
 /* The middle box between the panes: engine, ports, both dials, live rate,
  * lost and drops; or why it is not shown. Uses 4 rows from y. */
 static void peers_middle(struct tui *t, const struct ctl_middle_view *m, int y,
@@ -139,8 +148,13 @@ static void peers_middle(struct tui *t, const struct ctl_middle_view *m, int y,
 	mvhline(y, 0, ACS_HLINE, cols);
 	attrset(A_NORMAL);
 	if (m->attached) {
-		snprintf(line, sizeof(line), "%s: bridge %s engine, %s <-> %s, pid %ld",
-			 m->label, m->engine, m->if_a, m->if_b, m->pid);
+		snprintf(line, sizeof(line), "%s: bridge %s engine", m->label, m->engine);
+		if (m->engine_asked[0])
+			snprintf(line + strlen(line), sizeof(line) - strlen(line), " (%s)",
+				 peers_engine_how(m));
+		snprintf(line + strlen(line), sizeof(line) - strlen(line),
+			 ", %s <-> %s, pid %ld%s", m->if_a, m->if_b, m->pid,
+			 m->engine_asked[0] ? ", started by this console" : "");
 		if (m->stall_s > 0)
 			/* a get without reply: the numbers below are that old */
 			snprintf(line + strlen(line), sizeof(line) - strlen(line),
@@ -157,7 +171,8 @@ static void peers_middle(struct tui *t, const struct ctl_middle_view *m, int y,
 		tui_put(y + 3, 1, cols - 2, tui_attr(t, TUI_OK), line);
 		return;
 	}
-	snprintf(line, sizeof(line), "%s: %s", m->label, m->host);
+	snprintf(line, sizeof(line), "%s: %s%s%s", m->label, m->host,
+		 m->engine_asked[0] ? ", bridge --engine " : "", m->engine_asked);
 	tui_put(y + 1, 1, cols - 2, A_BOLD, line);
 	tui_wrap(y + 2, 3, cols - 4, 2, tui_attr(t, TUI_ERROR),
 		 m->err[0] ? m->err : "not attached");
