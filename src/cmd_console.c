@@ -249,18 +249,37 @@ static int console_plain(const struct peerset_opts *po, const char *target,
 			 int port, const char *middle_host, const char *const bridge[3])
 {
 	struct peerset ps;
-	struct ll_err err = { 0 };
+	struct ll_err err = { 0 }, merr = { 0 };
 	struct ctl *c = NULL;
+	struct middle *m = NULL;
+	struct middle_state mst;
 	const struct ctl_view *v;
 	int i;
 
+	/* the middle first: B may be reachable only through a bridge that
+	 * --bridge starts */
+	if (middle_host) {
+		struct ssh_target mt;
+
+		if (sshcfg_resolve(middle_host, &po->ssh, &mt, &merr) == 0 &&
+		    middle_open(&m, &mt, 10000, &merr) == 0 && bridge[0] &&
+		    (middle_set_start(m, bridge[0], bridge[1], bridge[2], &merr) < 0 ||
+		     middle_attach(m, &mst, &merr) < 0) && middle_lost(m)) {
+			middle_close(m);
+			m = NULL;
+		}
+	}
 	memset(&ps, 0, sizeof(ps));
 	if (peerset_open(&ps, po, &err) < 0) {
+		middle_close(m);
+		if (merr.msg[0])
+			fprintf(stderr, "linklab console: middle %s: %s\n", middle_host, merr.msg);
 		fprintf(stderr, "linklab console: %s\n", err.msg);
 		return 2;
 	}
 	if (ctl_new(&c, &ps, target, port, &err) < 0) {
 		peerset_close(&ps);
+		middle_close(m);
 		fprintf(stderr, "linklab console: %s\n", err.msg);
 		return 2;
 	}
@@ -276,19 +295,9 @@ static int console_plain(const struct peerset_opts *po, const char *target,
 		       sv->err[0] ? "; error: " : "", sv->err);
 	}
 	if (middle_host) {
-		struct ssh_target mt;
-		struct middle *m = NULL;
-
-		if (sshcfg_resolve(middle_host, &po->ssh, &mt, &err) == 0 &&
-		    middle_open(&m, &mt, 10000, &err) == 0) {
-			if (bridge[0] && middle_set_start(m, bridge[0], bridge[1], bridge[2],
-							  &err) < 0) {
-				middle_close(m);
-				m = NULL;
-			} else {
-				ctl_set_middle(c, m, "M");
-				v = ctl_view(c);
-			}
+		if (m) {
+			ctl_set_middle(c, m, "M");      /* ctl owns m now */
+			v = ctl_view(c);
 		}
 		if (v->middle.attached)
 			printf("middle %s: bridge %s engine%s%s%s, %s <-> %s; A->B: %s; B->A: %s\n",
@@ -300,7 +309,7 @@ static int console_plain(const struct peerset_opts *po, const char *target,
 			       v->middle.dir[MIDDLE_BA].dial[0] ? v->middle.dir[MIDDLE_BA].dial : "none");
 		else
 			printf("middle %s: %s\n", middle_host,
-			       v->middle.err[0] ? v->middle.err : err.msg);
+			       v->middle.err[0] ? v->middle.err : merr.msg);
 	}
 	printf("path: %s\n", v->path.line);
 	printf("theory (1 stream, A->B): %s\n", v->theory.line);
