@@ -7,7 +7,8 @@
 # (dials restored) when the attach process is killed -9, sees EOF, or gets
 # SIGTERM; the kernel engine's tbf rate changed and restored on the egress
 # ports, and its counters (links' rx/tx, the egress tbf's drops) in --status,
-# show and -J at exit. RTT from UDP echo probes (tests/lab/rtt.py) A -> B; figures printed.
+# show and -J at exit; --stdin-lease (the console's --bridge) stops at the end of its
+# stdin. RTT from UDP echo probes (tests/lab/rtt.py) A -> B; figures printed.
 . "$(dirname "$0")/lib.sh"
 need_root bridgectl
 command -v python3 >/dev/null || { skip "bridgectl: python3 not installed"; summary bridgectl; exit 0; }
@@ -375,6 +376,63 @@ if [ $rca = 1 ] && grep -q "the bridge (pid $EPID) stopped" "$T/st.err"; then
 	pass "bridgectl: --attach when the bridge stops: 'the bridge (pid $EPID) stopped', exit 1"
 else
 	fail "bridgectl: --attach after the bridge stopped: exit $rca: $(cat "$T/st.err")"
+fi
+
+# --- --stdin-lease (what `linklab console --bridge` runs over SSH): STATE first, requests on
+# stdin, replies on stdout; the end of stdin stops the bridge and restores its ports -----------
+prom() { ip -n "$LL_NS_M" -d link show "$1" | grep -o "promiscuity [0-9]*" | cut -d' ' -f2; }
+gone() { # PID: wait up to 5 s for it to end; 0 when it did, with its status in $rcw
+	i=0; while [ -d /proc/"$1" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+	[ -d /proc/"$1" ] && { kill "$1"; wait "$1"; return 1; }
+	wait "$1"; rcw=$?; return 0
+}
+rm -f "$T/sl"; mkfifo "$T/sl"
+ip netns exec "$LL_NS_M" "$LINKLAB" bridge veth-ma veth-mb --engine user --stdin-lease \
+	< "$T/sl" > "$T/sl.out" 2> "$T/sl.err" &
+SP=$!                           # ip netns exec execs linklab: the bridge's pid
+exec 6> "$T/sl"
+i=0; while [ $i -lt 100 ] && [ "$(lines "$T/sl.out")" -lt 1 ]; do sleep 0.1; i=$((i+1)); done
+echo '{"op":"set","a_to_b":{"delay":"40ms"}}' >&6
+i=0; while [ $i -lt 50 ] && [ "$(lines "$T/sl.out")" -lt 2 ]; do sleep 0.1; i=$((i+1)); done
+set -- $(rtt 10 0.02); rsl=$1
+first=$(head -n 1 "$T/sl.out" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["engine"], s["pid"] == s["leased_by"], s["a_to_b"]["dial"])' 2>&1)
+second=$(sed -n 2p "$T/sl.out" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["ok"], r["state"]["a_to_b"]["dial"])' 2>&1)
+pm="$(prom veth-ma) $(prom veth-mb)"
+exec 6>&-                       # stdin ends: the bridge stops
+gone $SP; ended=$?
+pa="$(prom veth-ma) $(prom veth-mb)"
+inm "$LINKLAB" bridge --status > /dev/null 2> "$T/sl.st"
+set -- $(rtt 5 0.02 0.3); nafter=$4     # nothing forwards any more: no answer
+echo "  figure: --stdin-lease: RTT $rsl ms with A->B delay 40ms through stdin; after stdin closed $nafter of 5 probes answered"
+if [ "$first" = "user True none" ] && [ "$second" = "True delay 40ms" ] && near "$rsl" 40 2 &&
+	[ "$pm" = "1 1" ] && [ $ended = 0 ] && [ "$rcw" = 0 ] && [ "$pa" = "0 0" ] &&
+	grep -q "no linklab bridge runs" "$T/sl.st" && [ "$nafter" = 0 ] &&
+	! grep -q "forwarding\|engine auto" "$T/sl.err" && grep -q "^A->B: rx" "$T/sl.err"; then
+	pass "bridgectl: --stdin-lease: STATE line, delay 40ms set through stdin (RTT $rsl ms), EOF stops it: ports not promiscuous, no bridge, nothing forwarded"
+else
+	fail "bridgectl: --stdin-lease: first '$first', reply '$second', RTT $rsl, answered after $nafter, promisc '$pm' -> '$pa', ended $ended exit ${rcw:-}: $(cat "$T/sl.err" "$T/sl.st")"
+fi
+# the kernel engine: its Linux bridge and the egress tbf are gone once stdin ends
+ip netns exec "$LL_NS_M" "$LINKLAB" bridge veth-ma veth-mb --engine kernel --rate 10mbit \
+	--bridge-name llbrsl --stdin-lease < /dev/null > "$T/slk.out" 2> "$T/slk.err"; rck=$?
+k=$(head -n 1 "$T/slk.out" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["engine"], s["a_to_b"]["dial"])' 2>&1)
+if [ $rck = 0 ] && [ "$k" = "kernel rate 10mbit" ] && ! ip -n "$LL_NS_M" link show llbrsl > /dev/null 2>&1 &&
+	[ "$(tc -n "$LL_NS_M" qdisc show dev veth-mb | cut -d' ' -f2)" = noqueue ] && [ "$(wc -l < "$T/slk.out")" -le 2 ]; then
+	pass "bridgectl: --stdin-lease, kernel engine, stdin at EOF: STATE '$k', then stopped: no llbrsl, veth-mb back to noqueue"
+else
+	fail "bridgectl: --stdin-lease kernel: exit $rck, STATE '$k': $(cat "$T/slk.err"; ip -n "$LL_NS_M" -br link; tc -n "$LL_NS_M" qdisc)"
+fi
+# refusals: -J (stdout is the protocol), a bridge already on the ports (its message)
+inm "$LINKLAB" bridge veth-ma veth-mb --stdin-lease -J < /dev/null > /dev/null 2> "$T/e"; rcj=$?
+$LB engine --engine user > "$T/engine.log" 2>&1 || fail "bridgectl: engine (stdin-lease busy)"
+EPID=$(inm "$LINKLAB" bridge --status -J | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])' 2>&1)
+inm "$LINKLAB" bridge veth-ma veth-mb --stdin-lease < /dev/null > "$T/o" 2> "$T/e2"; rcb=$?
+$LB stop-engine > /dev/null 2>&1
+if [ $rcj = 2 ] && grep -q -- "-J with --stdin-lease" "$T/e" && [ $rcb = 1 ] && [ ! -s "$T/o" ] &&
+	[ "$(head -n 1 "$T/e2")" = "linklab bridge: a bridge (pid $EPID) already forwards veth-ma <-> veth-mb in this network namespace; stop it first (a second one would duplicate every frame)" ]; then
+	pass "bridgectl: --stdin-lease refuses -J (exit 2); on busy ports exit 1, the other bridge's message first on stderr"
+else
+	fail "bridgectl: --stdin-lease refusals: exit $rcj/$rcb: $(cat "$T/e" "$T/e2")"
 fi
 
 # --- right after kill -9 of a bridge (a zombie until reaped): not running, files gone ------
