@@ -1019,6 +1019,121 @@ if start_mid_console --peer peer-b && wait_for "veth-b" 100; then
 else
 	bad "console without --middle (bridge lab) did not start"; capture
 fi
+# 9j. the console starts the bridge itself (--bridge IF_A,IF_B [--engine E], issue 7):
+#     `linklab bridge IF_A IF_B --engine E --stdin-lease` on the middle over SSH; it
+#     stops (ports plain again) when the console quits or is killed -9
+out=$("$BIN" console --bridge veth-ma,veth-mb --engine warp 2>&1); rc=$?
+case "$rc:$out" in
+2:*"--bridge needs --middle HOST"*"--engine 'warp': auto, kernel or user"*)
+	ok "--bridge without --middle: exit 2 naming it (with the bad --engine: every problem at once)" ;;
+*) bad "--bridge without --middle: exit $rc: $out" ;;
+esac
+# bridges started with --stdin-lease in the middle namespace
+lease_procs() {
+	for p in $(ip netns pids "$NS_BM"); do tr '\0' ' ' < /proc/"$p"/cmdline 2>/dev/null; echo; done |
+		grep -c -- "--stdin-lease"
+}
+# the middle's ports plain: no such bridge process, no llbr0, noqueue, not promiscuous
+ports_plain() {
+	[ "$(lease_procs)" = 0 ] || return 1
+	! ip -n "$NS_BM" link show llbr0 >/dev/null 2>&1 || return 1
+	for d in veth-ma veth-mb; do
+		[ "$(tc -n "$NS_BM" qdisc show dev $d | cut -d' ' -f2)" = noqueue ] || return 1
+		ip -n "$NS_BM" -d link show $d | grep -q "promiscuity 0 " || return 1
+	done
+}
+wait_plain() { # tenths -> 0 when plain in time; $n = tenths waited
+	n=0
+	while [ $n -lt "$1" ]; do ports_plain && return 0; sleep 0.1; n=$((n+1)); done
+	return 1
+}
+plain_why() {
+	echo "procs $(lease_procs); $(ip -n "$NS_BM" -br link | tr -s ' ' | tr '\n' ';') $(tc -n "$NS_BM" qdisc | tr '\n' ';')"
+}
+# a bridge already on those ports (the lab's): the start fails with its message
+if start_mid_console --middle middle --bridge veth-ma,veth-mb &&
+   wait_for "a bridge \(pid [0-9]+\) already forwards" 150; then
+	ok "--bridge on busy ports: the middle section shows the running bridge's message ($(capture | grep -Eo 'a bridge \(pid [0-9]+\) already forwards' | head -1))"
+else
+	bad "--bridge on busy ports: no message"; capture | tail -12
+fi
+keys q
+wait_for "console-exit=0" 150 || bad "--bridge busy run: no clean exit"
+blabsh stop-engine >/dev/null 2>&1
+if ! ports_plain; then bad "lab engine stopped but the ports are not plain: $(plain_why)"; fi
+# --engine user: started, shown, dialled (the RTT rises), stopped at quit
+if start_mid_console --peer peer-b --middle middle --bridge veth-ma,veth-mb --engine user &&
+   wait_for "M \(middle\): bridge user engine \(--engine user\), veth-ma <-> veth-mb, pid [0-9]+, started by this console" 150; then
+	ok "--bridge --engine user: the middle section names the engine, how it was chosen and both ports"
+	[ "$(lease_procs)" = 1 ] && ok "--bridge: one 'linklab bridge veth-ma veth-mb --engine user --stdin-lease' runs in the middle" ||
+		bad "--bridge: $(lease_procs) --stdin-lease processes in the middle"
+	base=$(rtt_ms)
+	dial_target 3
+	dial_row delay
+	keys e C-u 4 0 m s Enter Enter
+	if wait_for "applied on bridge A->B: .*40ms" 100; then ok "--bridge: delay 40ms applied on bridge A->B"; else bad "--bridge: apply not reported"; capture | tail -4; fi
+	now=$(rtt_ms)
+	if [ -n "$base" ] && [ -n "$now" ] && [ "$now" -ge $((base + 38)) ]; then
+		ok "--bridge: RTT A -> B (TCP connect) rose from $base ms to $now ms (the started bridge's A->B +40 ms)"
+	else
+		bad "--bridge: RTT A -> B did not rise by 40 ms: before '$base' after '$now'"
+	fi
+	keys q
+	if wait_for "console-exit=0" 150 && capture | grep -q "stopped: this console started it"; then
+		ok "--bridge quit: the summary says the bridge it started was stopped"
+	else
+		bad "--bridge quit: no clean exit / summary"; capture | tail -4
+	fi
+	if wait_plain 50; then
+		ok "--bridge quit: bridge process gone, ports plain (noqueue, not promiscuous, no llbr0) after $((n/10)).$((n%10)) s"
+	else
+		bad "--bridge quit: left behind: $(plain_why)"
+	fi
+else
+	bad "console --bridge --engine user did not start"; capture | tail -8
+fi
+# auto (no netem here -> user); kill -9 of the console stops the bridge too
+if start_mid_console --peer peer-b --middle middle --bridge veth-ma,veth-mb &&
+   wait_for "M \(middle\): bridge (user engine \(auto: no netem there\)|kernel engine \(auto: netem there\))" 150; then
+	ok "--bridge (engine auto): $(capture | grep -Eo 'bridge [a-z]+ engine \(auto: [a-z ]+\)' | head -1)"
+	cpid=$(console_pid)
+	if [ -n "$cpid" ] && [ "$(cat /proc/"$cpid"/comm 2>/dev/null)" = linklab ] && [ "$(lease_procs)" = 1 ]; then
+		kill -KILL "$cpid"
+		if wait_plain 100; then
+			ok "--bridge: kill -9 of the console stops the bridge it started, ports plain after $((n/10)).$((n%10)) s"
+		else
+			bad "--bridge: kill -9 of the console left: $(plain_why)"
+		fi
+	else
+		bad "--bridge kill -9 run: console pid '$cpid' or bridge ($(lease_procs)) not found"
+	fi
+else
+	bad "console --bridge (auto) did not start"; capture | tail -8
+fi
+# --engine kernel: delay refused by the bridge (no sch_netem here), shown; quit leaves nothing
+if start_mid_console --peer peer-b --middle middle --bridge veth-ma,veth-mb --engine kernel &&
+   wait_for "M \(middle\): bridge kernel engine \(--engine kernel\), veth-ma <-> veth-mb" 150; then
+	ok "--bridge --engine kernel: started, the section says so (llbr0 $(ip -n "$NS_BM" link show llbr0 >/dev/null 2>&1 && echo present || echo absent))"
+	dial_target 3
+	dial_row delay
+	keys e C-u 4 0 m s Enter Enter
+	if wait_for "^ a_to_b: |applied on bridge" 100 && capture | grep -Eq "^ a_to_b: .*netem"; then
+		ok "--bridge --engine kernel: delay refused, shown in the console: $(capture | grep -E '^ a_to_b: ' | head -1 | cut -c1-80)"
+	elif capture | grep -q "applied on bridge"; then
+		skip "--bridge --engine kernel took delay (this kernel has sch_netem): no refusal to show"
+	else
+		bad "--bridge --engine kernel: no refusal shown"; capture | tail -12
+	fi
+	keys q
+	wait_for "console-exit=0" 150 || bad "--bridge kernel run: no clean exit"
+	if wait_plain 50; then
+		ok "--bridge --engine kernel quit: nothing left running, no llbr0, ports noqueue"
+	else
+		bad "--bridge --engine kernel quit left: $(plain_why)"
+	fi
+else
+	bad "console --bridge --engine kernel did not start"; capture | tail -8
+fi
 blabsh down >/dev/null 2>&1
 
 finish
