@@ -1,7 +1,8 @@
 # linklab - plain Makefile (see README.md).
 #   make            build build/linklab (installs missing build deps first)
 #   make check      unit tests under ASan/UBSan, lab tests, console tests
-#   make demo       two-namespace lab + console (root)
+#   make demo       two-namespace lab + console (root); TOPO=bridge: A - middle
+#                   box - B; ENGINE=auto|kernel|user: the console starts the bridge
 #   make bench      speed figures against iperf3 and tc, same run
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -112,7 +113,7 @@ lab-down:
 # TOPO=bridge: peer A - middle box (linklab bridge) - peer B
 TOPO ?= direct
 demo: all
-	@if [ "$(TOPO)" = bridge ]; then sh lab/lab-bridge.sh demo; else sh lab/lab.sh demo; fi
+	@if [ "$(TOPO)" = bridge ]; then LL_DEMO_ENGINE="$(ENGINE)" sh lab/lab-bridge.sh demo; else sh lab/lab.sh demo; fi
 
 demo-down:
 	@sh lab/lab.sh down; sh lab/lab-bridge.sh down

@@ -11,6 +11,8 @@
 #   lab-bridge.sh engine [linklab bridge options]  (re)start the engine in the
 #                 middle (no options: plain forwarding); output in $STATE/engine.out
 #   lab-bridge.sh stop-engine                      SIGTERM it, print its output
+#   LL_DEMO_ENGINE=auto|kernel|user lab-bridge.sh demo   the console starts the
+#                 bridge itself (--bridge veth-ma,veth-mb --engine E) instead
 # Env: LL_NS_A, LL_NS_M, LL_NS_B (namespace names, default linklab-ba,
 #      linklab-bm, linklab-bb), LL_LAB_DIR (state dir, default
 #      <repo>/lab/run-bridge), LINKLAB (binary, default <repo>/build/linklab).
@@ -181,7 +183,14 @@ demo)
 	do_up || exit 1
 	trap 'do_down; say "lab down"' EXIT
 	trap 'exit 130' INT TERM HUP
-	ip netns exec "$NS_A" "$LINKLAB" console -F "$STATE/ssh_config" --peer peer-b --middle middle
+	if [ -n "${LL_DEMO_ENGINE:-}" ]; then
+		# the console starts (and at quit stops) the bridge itself
+		do_stop_engine >/dev/null
+		ip netns exec "$NS_A" "$LINKLAB" console -F "$STATE/ssh_config" --peer peer-b \
+			--middle middle --bridge veth-ma,veth-mb --engine "$LL_DEMO_ENGINE"
+	else
+		ip netns exec "$NS_A" "$LINKLAB" console -F "$STATE/ssh_config" --peer peer-b --middle middle
+	fi
 	;;
 *)  echo "usage: $0 up|down|demo|status|env|engine [bridge options]|stop-engine" >&2; exit 2 ;;
 esac
