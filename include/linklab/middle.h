@@ -11,7 +11,10 @@
  * "tx_bytes","lost","duplicated","corrupted","reordered","drops"}. FIELD and
  * VALUE are the dial field names and texts of impair_get()/impair_set(). When
  * the attach process's stdin closes (quit, crash, lost session) the bridge
- * restores the dials it had when the lease began.
+ * restores the dials it had when the lease began. After middle_set_start
+ * the process on the session is instead a bridge the console STARTS
+ * (`linklab bridge IF_A IF_B --engine E --stdin-lease`): same protocol, and
+ * when its stdin closes it stops and restores its interfaces.
  * Engine rules: never prints, never exits; 0 or -errno with err filled. */
 #ifndef LINKLAB_MIDDLE_H
 #define LINKLAB_MIDDLE_H
