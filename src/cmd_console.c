@@ -115,14 +115,16 @@ static int console_loop(struct tui *t, struct ctl *c)
 	for (;;) {
 		now = console_now_ms();
 		if (now >= next_tick) {
+			/* the middle box: counters once a second on every
+			 * screen (keeps its session in use), attach retries;
+			 * before B's read: with --bridge, B may be reachable
+			 * only through the bridge a retry starts again */
+			if (ctl_middle_tick(c))
+				dirty = true;
 			/* counters only matter on the peers screen; B's read is
 			 * one SSH round trip, so only every few ticks */
 			if (t->screen == TS_PEERS &&
 			    ctl_tick(c, ++ticks % CONSOLE_REMOTE_TICKS == 0))
-				dirty = true;
-			/* the middle box: counters once a second on every
-			 * screen (keeps its session in use), attach retries */
-			if (ctl_middle_tick(c))
 				dirty = true;
 			if (countdown)
 				dirty = true;

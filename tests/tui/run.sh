@@ -1096,6 +1096,25 @@ fi
 if start_mid_console --peer peer-b --middle middle --bridge veth-ma,veth-mb &&
    wait_for "M \(middle\): bridge (user engine \(auto: no netem there\)|kernel engine \(auto: netem there\))" 150; then
 	ok "--bridge (engine auto): $(capture | grep -Eo 'bridge [a-z]+ engine \(auto: [a-z ]+\)' | head -1)"
+	# the started bridge stopped from outside (SIGTERM): the retry starts a new one
+	spid() { capture | grep -Eo "veth-mb, pid [0-9]+, started" | grep -Eo "[0-9]+" | head -1; }
+	bp=$(spid)
+	np=
+	# (only the bridge this test's console started: its command line says so)
+	if [ -n "$bp" ] && grep -q -- "--stdin-lease" /proc/"$bp"/cmdline 2>/dev/null &&
+	   kill -TERM "$bp" 2>/dev/null; then
+		n=0
+		while [ $n -lt 200 ]; do
+			np=$(spid)
+			[ -n "$np" ] && [ "$np" != "$bp" ] && break
+			sleep 0.1; n=$((n+1))
+		done
+	fi
+	if [ -n "$np" ] && [ "$np" != "$bp" ] && [ "$(lease_procs)" = 1 ]; then
+		ok "--bridge: the started bridge (pid $bp) stopped by SIGTERM: the console started pid $np ($((n/10)).$((n%10)) s)"
+	else
+		bad "--bridge: no new bridge after SIGTERM of pid '$bp' (now '$np', $(lease_procs) running)"; capture | grep -A2 "M (middle)"
+	fi
 	cpid=$(console_pid)
 	if [ -n "$cpid" ] && [ "$(cat /proc/"$cpid"/comm 2>/dev/null)" = linklab ] && [ "$(lease_procs)" = 1 ]; then
 		kill -KILL "$cpid"
