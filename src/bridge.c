@@ -33,6 +33,7 @@
 
 #include "linklab/bridge.h"
 #include "linklab/journal.h"
+#include "linklab/peer.h"
 
 #ifndef VIRTIO_NET_HDR_GSO_UDP_L4
 #define VIRTIO_NET_HDR_GSO_UDP_L4 5     /* linux/virtio_net.h since 4.18 */
@@ -816,8 +817,8 @@ int bridge_kernel_has_netem(void)
 }
 
 static int link_req(int type, int flags, int ifindex, const char *name,
-		    const char *kind, int master, bool up, const char *what,
-		    struct ll_err *err)
+		    const char *kind, int master, bool up, const char *alias,
+		    const char *what, struct ll_err *err)
 {
 	struct nlreq r;
 
@@ -841,6 +842,8 @@ static int link_req(int type, int flags, int ifindex, const char *name,
 	}
 	if (master >= 0)
 		add_attr(&r.h, IFLA_MASTER, &master, sizeof(master));
+	if (alias)
+		add_attr(&r.h, IFLA_IFALIAS, alias, strlen(alias) + 1);
 	return rtnl_talk(&r.h, what, err);
 }
 
@@ -848,7 +851,7 @@ int bridge_kernel_up(const char *br, const char *if_a, const char *if_b,
 		     struct ll_err *err)
 {
 	const char *ports[2] = { if_a, if_b };
-	char what[96];
+	char what[96], alias[64];
 	int rc, bi, i;
 
 	for (i = 0; i < 2; i++)
@@ -857,7 +860,7 @@ int bridge_kernel_up(const char *br, const char *if_a, const char *if_b,
 					  strerror(errno));
 	snprintf(what, sizeof(what), "create bridge %s", br);
 	rc = link_req(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, 0, br, "bridge", -1,
-		      false, what, err);
+		      false, NULL, what, err);
 	if (rc == -EEXIST && err)
 		ll_err_set(err, rc, "create bridge %s: it exists (left by a killed linklab "
 			   "bridge? `ip link del %s` and `linklab clear --all` put things back; "
@@ -865,14 +868,18 @@ int bridge_kernel_up(const char *br, const char *if_a, const char *if_b,
 	if (rc < 0)
 		return rc;
 	bi = (int)if_nametoindex(br);
+	/* the mark bridge_kernel_stale() knows a killed bridge's device by */
+	snprintf(alias, sizeof(alias), "%s%d", BRIDGE_KERNEL_ALIAS, (int)getpid());
+	snprintf(what, sizeof(what), "mark bridge %s", br);
+	rc = link_req(RTM_NEWLINK, 0, bi, NULL, NULL, -1, false, alias, what, err);
 	for (i = 0; i < 2 && rc == 0; i++) {
 		snprintf(what, sizeof(what), "add %s to bridge %s", ports[i], br);
 		rc = link_req(RTM_NEWLINK, 0, (int)if_nametoindex(ports[i]), NULL, NULL, bi,
-			      true, what, err);
+			      true, NULL, what, err);
 	}
 	if (rc == 0) {
 		snprintf(what, sizeof(what), "set bridge %s up", br);
-		rc = link_req(RTM_NEWLINK, 0, bi, NULL, NULL, -1, true, what, err);
+		rc = link_req(RTM_NEWLINK, 0, bi, NULL, NULL, -1, true, NULL, what, err);
 	}
 	if (rc < 0)
 		bridge_kernel_down(br, NULL);
@@ -887,7 +894,26 @@ int bridge_kernel_down(const char *br, struct ll_err *err)
 	if (!idx)
 		return 0;
 	snprintf(what, sizeof(what), "delete bridge %s", br);
-	return link_req(RTM_DELLINK, 0, idx, NULL, NULL, -1, false, what, err);
+	return link_req(RTM_DELLINK, 0, idx, NULL, NULL, -1, false, NULL, what, err);
+}
+
+int bridge_kernel_reap(struct peer *p, const struct bridge_stale *st, struct ll_err *err)
+{
+	int i, rc = 0;
+
+	for (i = 0; i < st->nports; i++) {
+		struct ll_err e = { 0 };
+		int r = p->ops->clear(p, st->ports[i], &e);
+
+		if (r < 0 && rc == 0) {
+			rc = r;
+			if (err)
+				*err = e;
+		}
+	}
+	if (rc == 0)
+		rc = bridge_kernel_down(st->name, err);
+	return rc;
 }
 
 /* --- status files ------------------------------------------------------------ */

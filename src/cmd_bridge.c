@@ -706,6 +706,38 @@ static int run_user(struct bopts *b, const struct impair dial[DIRS],
 	return 0;
 }
 
+/* A bridge device a killed kernel-engine bridge left (its name is br, or it
+ * holds IF_A or IF_B): its ports' dials undone and the device removed,
+ * saying so; then this start goes on as on a clean host. */
+static void reap_stale(struct peer *p, const char *br, const char *if_a, const char *if_b,
+		       bool quiet)
+{
+	struct bridge_stale st[8];
+	struct ll_err err = { 0 };
+	int n = 0, i, k;
+
+	if (bridge_kernel_stale(st, 8, &n, &err) < 0) {
+		fprintf(stderr, "linklab bridge: warning: %s\n", err.msg);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		bool ours = !strcmp(st[i].name, br);
+
+		for (k = 0; k < st[i].nports; k++)
+			ours |= !strcmp(st[i].ports[k], if_a) || !strcmp(st[i].ports[k], if_b);
+		if (!ours)
+			continue;
+		if (bridge_kernel_reap(p, &st[i], &err) < 0)
+			fprintf(stderr, "linklab bridge: warning: bridge %s left by pid %d: %s\n",
+				st[i].name, st[i].pid, err.msg);
+		else if (!quiet)   /* --stdin-lease: stderr only for problems */
+			fprintf(stderr, "linklab bridge: removed bridge %s left by a killed "
+				"linklab bridge (pid %d); %s%s%s restored\n", st[i].name,
+				st[i].pid, st[i].nports ? st[i].ports[0] : "no ports",
+				st[i].nports > 1 ? ", " : "", st[i].nports > 1 ? st[i].ports[1] : "");
+	}
+}
+
 static int run_kernel(struct bopts *b, const struct impair dial[DIRS], int has_netem,
 		      sigset_t *set)
 {
@@ -724,6 +756,7 @@ static int run_kernel(struct bopts *b, const struct impair dial[DIRS], int has_n
 	rc = peer_local_open(&p, &err);
 	if (rc < 0)
 		return cmd_fail("bridge", &err);
+	reap_stale(&p, br, b->if_a, b->if_b, b->lease);
 	rc = bridge_kernel_up(br, b->if_a, b->if_b, &err);
 	if (rc < 0) {
 		p.ops->close(&p);

@@ -4,8 +4,31 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "linklab/bridge.h"
 #include "linklab/cli.h"
 #include "linklab/cmd.h"
+
+/* --all here: bridge devices that a killed `linklab bridge --engine kernel`
+ * left (bridge_kernel_stale) go too, after their ports' dials. */
+static void reap_bridges(struct peer *p, FILE *out)
+{
+	struct bridge_stale st[8];
+	struct ll_err err = { 0 };
+	int n = 0, i;
+
+	if (bridge_kernel_stale(st, 8, &n, &err) < 0) {
+		fprintf(stderr, "linklab clear: %s: %s\n", p->label, err.msg);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (bridge_kernel_reap(p, &st[i], &err) < 0)
+			fprintf(stderr, "linklab clear: %s: bridge %s left by pid %d: %s\n",
+				p->label, st[i].name, st[i].pid, err.msg);
+		else
+			fprintf(out, "%s: bridge %s left by a killed linklab bridge (pid %d) "
+				"removed\n", p->label, st[i].name, st[i].pid);
+	}
+}
 
 int cmd_clear(int argc, char **argv)
 {
@@ -51,6 +74,8 @@ int cmd_clear(int argc, char **argv)
 			continue;
 		if (all && p->ops->clear_all) {
 			rc = p->ops->clear_all(p, &err);
+			if (rc >= 0 && !strcmp(p->ops->name, "local"))
+				reap_bridges(p, doc ? stderr : stdout);
 		} else if (!dev[0]) {
 			fprintf(stderr, "linklab clear: %s: no interface: give %s IF "
 				"(or --all)\n", p->label, i == 0 ? "--dev" : "--peer-dev");

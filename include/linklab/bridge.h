@@ -16,8 +16,9 @@
  *    armed at the earliest one (CLOCK_MONOTONIC, absolute): no polling loop.
  * Kernel engine (bridge_kernel_up/down): a Linux bridge holding both ports,
  * the dials then go on the egress ports (A->B on IF_B, B->A on IF_A) through
- * the local peer's apply (netem/tbf over netlink). Raw rtnetlink here; the
- * qdiscs through peer.h.
+ * the local peer's apply (netem/tbf over netlink). Raw rtnetlink here for
+ * the few link requests (libnl for the stale-bridge dump); the qdiscs through
+ * peer.h.
  */
 #ifndef LINKLAB_BRIDGE_H
 #define LINKLAB_BRIDGE_H
@@ -98,6 +99,33 @@ int bridge_kernel_up(const char *br, const char *if_a, const char *if_b,
 
 /* Delete bridge BR (its ports are released, stay up). 0 if it is gone. */
 int bridge_kernel_down(const char *br, struct ll_err *err);
+
+/* bridge_kernel_up marks the device it creates with this IFLA_IFALIAS
+ * prefix and its pid ("linklab bridge pid 1234"). */
+#define BRIDGE_KERNEL_ALIAS "linklab bridge pid "
+
+/* A kernel-engine bridge device whose process is dead (kill -9, crash): it
+ * still joins the ports, with the dials on them. */
+struct bridge_stale {
+	char name[IF_NAMESIZE];
+	int pid;                        /* the dead bridge process */
+	char ports[2][IF_NAMESIZE];     /* its ports now */
+	int nports;
+};
+
+/* Bridge devices of this network namespace that carry the mark and whose
+ * pid is dead (bridge_pid_dead), at most max into out; *n the count. Read
+ * with libnl (a link dump, src/nlbridge.c); nothing is changed. 0 or -errno
+ * (err filled). */
+int bridge_kernel_stale(struct bridge_stale *out, int max, int *n, struct ll_err *err);
+
+struct peer;                            /* peer.h */
+
+/* Undo a stale bridge: each port's journalled original root qdisc back
+ * (p->ops->clear on the local peer p: the dead bridge's dials go), then the
+ * device deleted (its ports released, left up). 0 or the first -errno
+ * (err filled); the device stays when a port could not be restored. */
+int bridge_kernel_reap(struct peer *p, const struct bridge_stale *st, struct ll_err *err);
 
 /* --- status of running bridges (for `show` and the console) ---------------
  * A running `linklab bridge` keeps one JSON file in journal_dir() named

@@ -567,4 +567,48 @@ else
 	fail "bridge: kernel engine rate test failed: $(cat "$T/test.err" "$T/engine.log" 2>/dev/null)"
 fi
 
+# --- a kernel-engine bridge killed with -9 leaves llbr0 and its tbf: the next
+# start takes them away (saying so), and so does `linklab clear --all` --------------
+kill9_kernel() {
+	# not through inm: $! must be the bridge itself (ip netns exec execs it)
+	ip netns exec "$LL_NS_M" "$LINKLAB" bridge veth-ma veth-mb --engine kernel --rate 10mbit \
+		> "$T/k9.out" 2>&1 &
+	k9=$!
+	i=0
+	while [ $i -lt 50 ] && [ "$(root_kind "$LL_NS_M" veth-mb)" != tbf ]; do sleep 0.1; i=$((i+1)); done
+	kill -9 $k9 2>/dev/null
+	wait $k9 2>/dev/null
+	inm ip link show llbr0 >/dev/null 2>&1 && [ "$(root_kind "$LL_NS_M" veth-mb)" = tbf ]
+}
+if kill9_kernel; then
+	inm "$LINKLAB" bridge veth-ma veth-mb --engine kernel -t 0.5 > "$T/k.out" 2>&1
+	rc=$?
+	if [ $rc = 0 ] && grep -q "removed bridge llbr0 left by a killed linklab bridge (pid $k9); veth-ma, veth-mb restored" "$T/k.out" &&
+	   ! inm ip link show llbr0 >/dev/null 2>&1 && [ "$(root_kind "$LL_NS_M" veth-mb)" != tbf ] &&
+	   [ "$(root_kind "$LL_NS_M" veth-ma)" != tbf ]; then
+		pass "bridge: after kill -9 of a kernel bridge the next start removes its llbr0 and tbf (says so)"
+	else
+		fail "bridge: next start after kill -9: rc $rc, llbr0 $(inm ip -br link show llbr0 2>&1), veth-mb $(root_kind "$LL_NS_M" veth-mb)"
+		cat "$T/k.out"
+	fi
+else
+	fail "bridge: kill -9 of a kernel bridge did not leave llbr0 + tbf to clean (test set-up)"
+fi
+if kill9_kernel; then
+	inm "$LINKLAB" clear --all > "$T/k.out" 2>&1
+	rc=$?
+	if [ $rc = 0 ] && grep -q "bridge llbr0 left by a killed linklab bridge (pid $k9) removed" "$T/k.out" &&
+	   ! inm ip link show llbr0 >/dev/null 2>&1 && [ "$(root_kind "$LL_NS_M" veth-mb)" != tbf ]; then
+		pass "bridge: after kill -9 of a kernel bridge, linklab clear --all removes llbr0 and its tbf"
+	else
+		fail "bridge: clear --all after kill -9: rc $rc, llbr0 $(inm ip -br link show llbr0 2>&1)"; cat "$T/k.out"
+	fi
+else
+	fail "bridge: kill -9 of a kernel bridge (second) did not leave llbr0 + tbf"
+fi
+set -- $(rtt 5 0.05)
+py "import sys; sys.exit(0 if float('$4') == 0 else 1)" 2>/dev/null &&
+	pass "bridge: no path A <-> B is left after the cleanups" ||
+	fail "bridge: a path A <-> B is left after the cleanups ($4 probes answered)"
+
 summary bridge
