@@ -35,6 +35,7 @@ static const char *const dir_text[DIRS] = { "A->B", "B->A" };
 struct bopts {
 	const char *if_a, *if_b, *engine, *profile, *brname;
 	bool json, discard;
+	bool force;                      /* --force: a port with an address */
 	bool lease;                      /* --stdin-lease: stdout is the lease's
 					  * JSON lines, stdin's end stops it */
 	double seconds;                  /* 0 = until a signal */
@@ -67,6 +68,8 @@ static void bridge_usage(FILE *f)
 		"  --discard (drop the queue at exit)\n"
 		"  --rt-priority N (SCHED_FIFO forwarding threads: releases on time on a busy host)\n"
 		"  --bridge-name BR (kernel engine, default llbr0)\n"
+		"  --force  use a port that has an IP address (refused by default: a bridge port\n"
+		"      has none; lo and a port of another bridge are always refused)\n"
 		"  --engine auto: kernel when this kernel has netem, else user (a FILE table: user)\n"
 		"  -t SEC stop after SEC seconds; -i SEC counters on stderr every SEC\n"
 		"  --stdin-lease  once forwarding, act as its own --attach client: stdout gets the\n"
@@ -177,6 +180,10 @@ static int parse_args(int argc, char **argv, struct bopts *b, struct ll_diag *di
 		}
 		if (!strcmp(a, "--discard")) {
 			b->discard = true;
+			continue;
+		}
+		if (!strcmp(a, "--force")) {
+			b->force = true;
 			continue;
 		}
 		if (!strcmp(a, "--stdin-lease")) {
@@ -738,6 +745,56 @@ static void reap_stale(struct peer *p, const char *br, const char *if_a, const c
 	}
 }
 
+/* Before either engine starts: a bridge a killed kernel-engine bridge left on
+ * these ports goes (reap_stale); then each port must be no loopback, no port
+ * of another bridge or bond (two paths would duplicate every frame) and, but
+ * with --force, hold no address (a port has none: the kernel engine takes it
+ * off the network, the user engine forwards its traffic too). Every problem
+ * printed; 0 to go on, else the exit status. */
+static int check_ports(const struct bopts *b)
+{
+	const char *br = b->brname ? b->brname : "llbr0";
+	const char *port[2] = { b->if_a, b->if_b };
+	struct ll_err err = { 0 };
+	struct peer p;
+	int i, status = 0;
+
+	if (peer_local_open(&p, &err) == 0) {
+		reap_stale(&p, br, b->if_a, b->if_b, b->lease);
+		p.ops->close(&p);
+	}
+	for (i = 0; i < 2; i++) {
+		struct bridge_port_info pi;
+
+		if (i == 1 && !strcmp(port[0], port[1]))
+			break;          /* one problem, said once */
+		if (bridge_port_info(port[i], &pi, &err) < 0) {
+			if (err.code == -ENODEV) {
+				fprintf(stderr, "linklab bridge: %s\n", err.msg);
+				status = 1;
+			}
+			continue;       /* cannot tell: the engine's own checks */
+		}
+		if (pi.loopback) {
+			fprintf(stderr, "linklab bridge: %s: the loopback interface cannot be a "
+				"bridge port\n", port[i]);
+			status = 2;
+		} else if (pi.master[0]) {
+			fprintf(stderr, "linklab bridge: %s is already a port of %s: a second "
+				"path would duplicate every frame (stop what made %s, or `ip link "
+				"set %s nomaster`)\n", port[i], pi.master, pi.master, port[i]);
+			status = status ? status : 1;
+		} else if (pi.addr[0] && !b->force) {
+			fprintf(stderr, "linklab bridge: %s has address %s: a bridge port has "
+				"none (the kernel engine takes it off the network, the user engine "
+				"forwards its traffic too; an SSH session over it may drop); "
+				"--force to use it anyway\n", port[i], pi.addr);
+			status = status ? status : 1;
+		}
+	}
+	return status;
+}
+
 static int run_kernel(struct bopts *b, const struct impair dial[DIRS], int has_netem,
 		      sigset_t *set)
 {
@@ -756,7 +813,6 @@ static int run_kernel(struct bopts *b, const struct impair dial[DIRS], int has_n
 	rc = peer_local_open(&p, &err);
 	if (rc < 0)
 		return cmd_fail("bridge", &err);
-	reap_stale(&p, br, b->if_a, b->if_b, b->lease);
 	rc = bridge_kernel_up(br, b->if_a, b->if_b, &err);
 	if (rc < 0) {
 		p.ops->close(&p);
@@ -958,6 +1014,9 @@ int cmd_bridge(int argc, char **argv)
 		return report(&diag);
 	if (busy_ports(&b))
 		return 1;
+	rc = check_ports(&b);
+	if (rc)
+		return rc;
 
 	if (!strcmp(b.engine, "user")) {
 		user = true;

@@ -119,6 +119,20 @@ struct bridge_stale {
  * (err filled). */
 int bridge_kernel_stale(struct bridge_stale *out, int max, int *n, struct ll_err *err);
 
+/* What makes an interface a poor bridge port (bridge_port_info). */
+struct bridge_port_info {
+	bool loopback;                  /* lo: never a port */
+	char master[IF_NAMESIZE];       /* "" or the bridge/bond it is a port of */
+	char addr[64];                  /* "" or its first address that is not
+					 * link-local (IPv4 or IPv6): a port has
+					 * none, an address here carries traffic
+					 * of its own (an SSH session perhaps) */
+};
+
+/* Read ifname's flags, master and addresses (libnl, src/nlbridge.c).
+ * 0, -ENODEV naming it, or -errno. */
+int bridge_port_info(const char *ifname, struct bridge_port_info *pi, struct ll_err *err);
+
 struct peer;                            /* peer.h */
 
 /* Undo a stale bridge: each port's journalled original root qdisc back

@@ -606,6 +606,34 @@ if kill9_kernel; then
 else
 	fail "bridge: kill -9 of a kernel bridge (second) did not leave llbr0 + tbf"
 fi
+# the user engine too: it must not forward next to a left-over llbr0 (two
+# paths: every frame twice)
+if kill9_kernel; then
+	inm "$LINKLAB" bridge veth-ma veth-mb --engine user -t 0.5 > "$T/k.out" 2>&1
+	rc=$?
+	if [ $rc = 0 ] && grep -q "removed bridge llbr0 left by a killed linklab bridge (pid $k9)" "$T/k.out" &&
+	   ! inm ip link show llbr0 >/dev/null 2>&1 && [ "$(root_kind "$LL_NS_M" veth-mb)" != tbf ]; then
+		pass "bridge: a user-engine start after kill -9 of a kernel bridge removes its llbr0 first"
+	else
+		fail "bridge: user engine after kill -9: rc $rc, llbr0 $(inm ip -br link show llbr0 2>&1)"; cat "$T/k.out"
+	fi
+else
+	fail "bridge: kill -9 of a kernel bridge (third) did not leave llbr0 + tbf"
+fi
+# poor ports, every problem at once: lo never, a port of another bridge never,
+# one with an address (mgmt-m carries the middle's sshd) only with --force
+inm ip link add llbrx type bridge && inm ip link set veth-mb master llbrx
+inm "$LINKLAB" bridge lo mgmt-m -t 0.3 > "$T/k.out" 2>&1; rc1=$?
+inm "$LINKLAB" bridge veth-ma veth-mb -t 0.3 > "$T/k2.out" 2>&1; rc2=$?
+inm ip link del llbrx
+if [ $rc1 = 2 ] && grep -q "lo: the loopback interface cannot be a bridge port" "$T/k.out" &&
+   grep -q "mgmt-m has address 10.198.1.2/24: a bridge port has none" "$T/k.out" &&
+   grep -q "\-\-force to use it anyway" "$T/k.out" &&
+   [ $rc2 = 1 ] && grep -q "veth-mb is already a port of llbrx: a second path would duplicate every frame" "$T/k2.out"; then
+	pass "bridge: lo, a port with an address (no --force) and a port of another bridge are refused, each named"
+else
+	fail "bridge: poor ports: rc $rc1 / $rc2"; cat "$T/k.out" "$T/k2.out"
+fi
 set -- $(rtt 5 0.05)
 py "import sys; sys.exit(0 if float('$4') == 0 else 1)" 2>/dev/null &&
 	pass "bridge: no path A <-> B is left after the cleanups" ||
