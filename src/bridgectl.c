@@ -93,6 +93,17 @@ static int parse_set_doc(const cJSON *doc, const struct impair cur[2], struct im
 		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "request is not a JSON object");
 		return -EINVAL;
 	}
+	{
+		const cJSON *it;
+
+		/* a misspelt direction must not be a silent no-op */
+		cJSON_ArrayForEach(it, doc)
+			if (it->string && strcmp(it->string, "op") &&
+			    strcmp(it->string, dir_key[0]) && strcmp(it->string, dir_key[1]))
+				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+					    "set: unknown key \"%.40s\" (op, a_to_b, b_to_a)",
+					    it->string);
+	}
 	for (d = 0; d < 2; d++) {
 		const cJSON *o = cJSON_GetObjectItemCaseSensitive(doc, dir_key[d]);
 		struct ll_diag one;

@@ -91,6 +91,11 @@ static void test_parse_set_table(void **state)
 		{ "{\"op\":\"set\",\"a_to_b\":{\"delay\":[1]}}", -EINVAL, 0, 1,
 		  "a_to_b: delay", "text", NULL, NULL },
 		{ "{\"op\":\"set\"}", -EINVAL, 0, 1, "a_to_b", "b_to_a", NULL, NULL },
+		/* a misspelt direction is named, not ignored (the other is still checked) */
+		{ "{\"op\":\"set\",\"a_to_b\":{\"loss\":\"150%\"},\"c_to_d\":{}}", -EINVAL, 0, 2,
+		  "unknown key \"c_to_d\"", "a_to_b, b_to_a", "a_to_b: loss", "150%" },
+		{ "{\"op\":\"set\",\"a_to_b\":{\"delay\":\"5ms\"},\"btoa\":{}}", -EINVAL, 0, 1,
+		  "unknown key \"btoa\"", NULL, NULL, NULL },
 		{ "not json", -EINVAL, 0, 1, "not a JSON object", NULL, NULL, NULL },
 	};
 	struct impair cur[2], want[2];
