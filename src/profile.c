@@ -66,9 +66,30 @@ static char *trim(char *s)
 
 /* Returns -EINVAL when the file is plainly not an INI profile (too many
  * lines that are neither sections nor 'key = value'). */
-static int lint_file(FILE *f, const char *path, struct ll_diag *diag)
+/* Where each "section:key" of the file is (its first line), so that a bad
+ * value found after iniparser read the file is reported with file:line. */
+struct key_lines {
+	char key[64][96];
+	int line[64];
+	int n;
+};
+
+static int key_line(const struct key_lines *kl, const char *sec, const char *key)
 {
-	char line[PROFILE_LINE_MAX + 2], sec[64] = "", seen[64][96];
+	char k[96];
+	int i;
+
+	snprintf(k, sizeof(k), "%s:%s", sec, key);
+	for (i = 0; i < kl->n; i++)
+		if (!strcasecmp(kl->key[i], k))
+			return kl->line[i];
+	return 0;
+}
+
+static int lint_file(FILE *f, const char *path, struct key_lines *kl, struct ll_diag *diag)
+{
+	char line[PROFILE_LINE_MAX + 2], sec[64] = "";
+	char (*seen)[96] = kl->key;
 	char secs[16][64];
 	int nseen = 0, nsecs = 0, lineno = 0, nbad = 0, i;
 
@@ -149,8 +170,11 @@ static int lint_file(FILE *f, const char *path, struct ll_diag *diag)
 				break;
 			}
 		}
-		if (nseen < 64)
+		if (nseen < 64) {
+			kl->line[nseen] = lineno;
 			snprintf(seen[nseen++], sizeof(seen[0]), "%s:%s", sec, key);
+			kl->n = nseen;
+		}
 		if (!strcmp(sec, "profile")) {
 			if (strcasecmp(key, "name") && strcasecmp(key, "description"))
 				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
@@ -170,7 +194,7 @@ static int lint_file(FILE *f, const char *path, struct ll_diag *diag)
 
 /* Fill d from one section of the dictionary. */
 static void load_section(dictionary *ini, const char *sec, struct impair *d,
-			 const char *path, struct ll_diag *diag)
+			 const char *path, const struct key_lines *kl, struct ll_diag *diag)
 {
 	const struct impair_field *f;
 	char key[96];
@@ -185,10 +209,18 @@ static void load_section(dictionary *ini, const char *sec, struct impair *d,
 		if (!v)
 			continue;
 		ll_diag_clear(&one);
-		if (impair_set(d, f->name, v, &one) < 0)
-			for (i = 0; i < one.n; i++)
-				ll_diag_add(diag, one.e[i].level, f->name,
-					    "%s: [%s] %s", path, sec, one.e[i].text);
+		if (impair_set(d, f->name, v, &one) < 0) {
+			int ln = key_line(kl, sec, f->name);
+
+			for (i = 0; i < one.n; i++) {
+				if (ln)
+					ll_diag_add(diag, one.e[i].level, f->name, "%s:%d: [%s] %s",
+						    path, ln, sec, one.e[i].text);
+				else
+					ll_diag_add(diag, one.e[i].level, f->name, "%s: [%s] %s",
+						    path, sec, one.e[i].text);
+			}
+		}
 	}
 }
 
@@ -198,6 +230,7 @@ int profile_load(const char *path, struct profile *p, struct ll_diag *diag)
 	const char *s, *base;
 	FILE *f;
 	struct ll_diag v;
+	struct key_lines *kl;
 	int before = diag->nerrors, side, i;
 
 	memset(p, 0, sizeof(*p));
@@ -207,8 +240,15 @@ int profile_load(const char *path, struct profile *p, struct ll_diag *diag)
 		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s: %s", path, strerror(errno));
 		return -ENOENT;
 	}
-	if (lint_file(f, path, diag) < 0) {
+	kl = calloc(1, sizeof(*kl));
+	if (!kl) {
 		fclose(f);
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s: out of memory", path);
+		return -ENOMEM;
+	}
+	if (lint_file(f, path, kl, diag) < 0) {
+		fclose(f);
+		free(kl);
 		return -EINVAL;
 	}
 	fclose(f);
@@ -221,6 +261,7 @@ int profile_load(const char *path, struct profile *p, struct ll_diag *diag)
 			    ini_errbuf[0] ? ini_errbuf : "cannot parse");
 		if (ini)
 			iniparser_freedict(ini);
+		free(kl);
 		return -EINVAL;
 	}
 	base = strrchr(path, '/');
@@ -232,17 +273,18 @@ int profile_load(const char *path, struct profile *p, struct ll_diag *diag)
 	s = iniparser_getstring(ini, "profile:description", "");
 	snprintf(p->description, sizeof(p->description), "%s", s);
 
-	load_section(ini, "dial", &p->a, path, diag);
+	load_section(ini, "dial", &p->a, path, kl, diag);
 	p->b = p->a;
 	if (iniparser_find_entry(ini, "a")) {
-		load_section(ini, "a", &p->a, path, diag);
+		load_section(ini, "a", &p->a, path, kl, diag);
 		p->per_side = true;
 	}
 	if (iniparser_find_entry(ini, "b")) {
-		load_section(ini, "b", &p->b, path, diag);
+		load_section(ini, "b", &p->b, path, kl, diag);
 		p->per_side = true;
 	}
 	iniparser_freedict(ini);
+	free(kl);
 
 	for (side = 0; side < 2 && diag->nerrors == before; side++) {
 		ll_diag_clear(&v);

@@ -108,9 +108,10 @@ static void test_bad_values_all_reported(void **state)
 	ll_diag_clear(&diag);
 	assert_int_equal(profile_load("tests/data/profiles/bad-values.ini", &p, &diag), -22);
 	dump(&diag);
-	assert_true(diag_has(&diag, "50mbs"));
-	assert_true(diag_has(&diag, "-5ms"));
-	assert_true(diag_has(&diag, "150%"));
+	/* each bad value with file:line, as the line-level problems */
+	assert_true(diag_has(&diag, "bad-values.ini:4: [dial] rate: '50mbs'"));
+	assert_true(diag_has(&diag, "bad-values.ini:5: [dial] delay: '-5ms'"));
+	assert_true(diag_has(&diag, "bad-values.ini:6: [dial] loss: 150% is out of range (0% .. 100%)"));
 	assert_true(diag.nerrors >= 3);
 }
 
