@@ -1732,6 +1732,18 @@ static void udp_sent_fields(cJSON *o, const struct test_stream_sample *rcv)
 	cJSON_AddNumberToObject(o, "lost_percent", udpstats_loss_percent(lost, pk));
 }
 
+/* the "sender" flag of an end object: iperf3 3.12 iperf_print_results
+ * writes the role of the streams the object summarises
+ * (stream_must_be_sender), in the sender, receiver and udp entries alike;
+ * only UDP sum_sent(_bidir_reverse) / sum_received(_bidir_reverse) are
+ * fixed true / false */
+static cJSON *with_sender(cJSON *o, bool sender)
+{
+	if (o)
+		cJSON_ReplaceItemInObject(o, "sender", cJSON_CreateBool(sender));
+	return o;
+}
+
 static cJSON *end_json(const struct test *t)
 {
 	cJSON *end = cJSON_CreateObject(), *arr, *o;
@@ -1739,6 +1751,8 @@ static cJSON *end_json(const struct test *t)
 	if (!end || !(t->done || t->sum.partial))
 		return end;
 	const struct test_summary *S = &t->sum;
+	/* the client's first pass: its own streams send unless -R */
+	bool fwd_sender = t->o.bidir || !t->o.reverse;
 	arr = cJSON_AddArrayToObject(end, "streams");
 	for (int i = 0; i < S->nstreams; i++) {
 		cJSON *so = cJSON_CreateObject();
@@ -1779,6 +1793,10 @@ static cJSON *end_json(const struct test *t)
 							(double)S->received[i].dups);
 			cJSON_AddItemToObject(so, "udp", u);
 		}
+		with_sender(snd, t->st[i].sender);
+		with_sender(rcv, t->st[i].sender);
+		if (cJSON_GetObjectItem(so, "udp"))
+			with_sender(cJSON_GetObjectItem(so, "udp"), t->st[i].sender);
 		cJSON_AddItemToObject(so, "sender", snd);
 		cJSON_AddItemToObject(so, "receiver", rcv);
 		cJSON_AddItemToArray(arr, so);
@@ -1792,26 +1810,30 @@ static cJSON *end_json(const struct test *t)
 		u.lost = S->sum_received.lost;
 		u.jitter_ms = S->sum_received.jitter_ms;
 		cJSON *uj = sample_json(t, &u, 0, true);
-		if (uj)
-			cJSON_ReplaceItemInObject(uj, "sender", cJSON_CreateTrue());
-		cJSON_AddItemToObject(end, "sum", uj);
+		cJSON_AddItemToObject(end, "sum", with_sender(uj, fwd_sender));
 	}
 	cJSON *ssj = sample_json(t, &S->sum_sent, 0, true);
 	if (t->o.udp && ssj)
 		udp_sent_fields(ssj, &S->sum_received);
-	cJSON_AddItemToObject(end, "sum_sent", ssj);
+	cJSON_AddItemToObject(end, "sum_sent",
+			      with_sender(ssj, t->o.udp || fwd_sender));
 	cJSON_AddItemToObject(end, "sum_received",
-			      sample_json(t, &S->sum_received, 0, true));
+			      with_sender(sample_json(t, &S->sum_received, 0, true),
+					  !t->o.udp && fwd_sender));
 	if (t->o.bidir) {
+		/* the second pass: the server's streams, sender false */
 		if (t->o.udp)
 			cJSON_AddItemToObject(end, "sum_bidir_reverse",
-					      sample_json(t, &S->sum_received_reverse, 0, true));
+				with_sender(sample_json(t, &S->sum_received_reverse, 0, true),
+					    false));
 		ssj = sample_json(t, &S->sum_sent_reverse, 0, true);
 		if (t->o.udp && ssj)
 			udp_sent_fields(ssj, &S->sum_received_reverse);
-		cJSON_AddItemToObject(end, "sum_sent_bidir_reverse", ssj);
+		cJSON_AddItemToObject(end, "sum_sent_bidir_reverse",
+				      with_sender(ssj, t->o.udp));
 		cJSON_AddItemToObject(end, "sum_received_bidir_reverse",
-				      sample_json(t, &S->sum_received_reverse, 0, true));
+			with_sender(sample_json(t, &S->sum_received_reverse, 0, true),
+				    false));
 	}
 	o = cJSON_AddObjectToObject(end, "cpu_utilization_percent");
 	cJSON_AddNumberToObject(o, "host_total", t->cpu_total);

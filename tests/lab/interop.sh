@@ -10,7 +10,8 @@
 #     iperf3 -> iperf3, same flags) is present in linklab's document, at
 #     start, start.test_start, intervals[].streams[], intervals[].sum
 #     (+ sum_bidir_reverse), end.streams[].sender/receiver(/udp), end.sum_sent,
-#     end.sum_received, end.cpu_utilization_percent;
+#     end.sum_received, end.cpu_utilization_percent (+ end.sum and the
+#     bidir_reverse sums); booleans ("sender", "omitted") have iperf3's value;
 #   - numbers are finite; lost_packets >= 0; 0 <= lost_percent <= 100;
 #     stream counts; sum_sent >= sum_received (TCP); receiver bytes > 0;
 #   - the intervals add up to the end totals of the side that measured them
@@ -118,7 +119,10 @@ if ref is not None:
              ("intervals", 0, "sum_bidir_reverse"),
              ("end", "streams", 0, "sender"), ("end", "streams", 0, "receiver"),
              ("end", "streams", 0, "udp"), ("end", "sum_sent"),
-             ("end", "sum_received"), ("end", "cpu_utilization_percent")]
+             ("end", "sum_received"), ("end", "cpu_utilization_percent"),
+             ("end", "sum"), ("end", "sum_bidir_reverse"),
+             ("end", "sum_sent_bidir_reverse"),
+             ("end", "sum_received_bidir_reverse")]
     for p in paths:
         r, o = get(ref, p), get(d, p)
         if not isinstance(r, dict):
@@ -129,6 +133,10 @@ if ref is not None:
         if miss:
             fail("%s lacks %s (iperf3 has them)" % (".".join(map(str, p)), ",".join(miss)))
         for k in r:
+            # booleans ("sender", "omitted") must have iperf3's value: the
+            # flag is the role of the streams summarised (iperf_api.c)
+            if type(r[k]) is bool and o[k] is not r[k]:
+                fail("%s.%s is %r, iperf3 has %r" % (".".join(map(str, p)), k, o[k], r[k]))
             if type(r[k]) in (int, float) and type(o[k]) not in (int, float):
                 fail("%s.%s is %s, iperf3 has a number" % (".".join(map(str, p)), k, type(o[k]).__name__))
 # the intervals add up to the end totals (the side that measured them)
