@@ -488,6 +488,8 @@ cJSON *iperf3_results_build(const struct iperf3_results *r)
 		if (s->omitted_packets >= 0)
 			cJSON_AddNumberToObject(o, "omitted_packets",
 						(double)s->omitted_packets);
+		if (s->has_dups)
+			cJSON_AddNumberToObject(o, "duplicates", (double)s->dups);
 		if (s->has_times) {
 			cJSON_AddNumberToObject(o, "start_time", s->start_time);
 			cJSON_AddNumberToObject(o, "end_time", s->end_time);
@@ -550,6 +552,11 @@ int iperf3_results_parse(const cJSON *j, struct iperf3_results *r,
 			s->omitted_packets = iperf3_json_int(op);
 		} else {
 			s->omitted_errors = s->omitted_packets = -1;
+		}
+		const cJSON *du = cJSON_GetObjectItemCaseSensitive(o, "duplicates");
+		if (cJSON_IsNumber(du) && iperf3_json_int(du) >= 0) {
+			s->has_dups = true;
+			s->dups = (uint64_t)iperf3_json_int(du);
 		}
 		const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "start_time");
 		const cJSON *et = cJSON_GetObjectItemCaseSensitive(o, "end_time");
@@ -800,7 +807,10 @@ static void udp_recv_loop(struct iperf3_stream *s)
 		uint64_t seq = get_be32(s->buf + 8);
 		if (s->seq64)
 			seq = seq << 32 | get_be32(s->buf + 12);
-		if (udpstats_packet(u, seq, s->seq64 ? 64 : 32, sent_us, now_us) > 0)
+		/* every datagram's bytes count, duplicates too, as iperf3's
+		 * iperf_udp_recv counts them; udpstats keeps duplicates out of
+		 * the loss and the jitter */
+		if (udpstats_packet(u, seq, s->seq64 ? 64 : 32, sent_us, now_us) >= 0)
 			atomic_fetch_add_explicit(&s->bytes, (uint64_t)r,
 						  memory_order_relaxed);
 		publish_udp(s, u);

@@ -636,6 +636,8 @@ accepted:
 			if (!st[i].sender) {
 				res->s[i].errors = atomic_load(&st[i].lost);
 				res->s[i].jitter = iperf3_stream_jitter(&st[i]);
+				res->s[i].has_dups = true;
+				res->s[i].dups = atomic_load(&st[i].dups);
 			}
 		}
 		total += res->s[i].bytes;

@@ -990,7 +990,7 @@ static void sum_dir(struct test *t, int from, int to, double dur,
 {
 	struct test_summary *S = &t->sum;
 	uint64_t ts = 0, tr = 0;
-	int64_t rs = 0, pk_s = 0, pk_r = 0, lost = 0;
+	int64_t rs = 0, pk_s = 0, pk_r = 0, lost = 0, dups = -1;
 	double jit = 0;
 	int n = to - from;
 
@@ -1004,6 +1004,8 @@ static void sum_dir(struct test *t, int from, int to, double dur,
 			pk_r += S->received[i].packets;
 			lost += S->received[i].lost;
 			jit += S->received[i].jitter_ms / n;
+			if (S->received[i].dups >= 0)
+				dups = (dups < 0 ? 0 : dups) + S->received[i].dups;
 		}
 	}
 	double sdur = n ? S->sent[from].end : dur, rdur = n ? S->received[from].end : dur;
@@ -1014,6 +1016,7 @@ static void sum_dir(struct test *t, int from, int to, double dur,
 		sr->packets = pk_r;
 		sr->lost = lost;
 		sr->jitter_ms = jit;
+		sr->dups = dups;
 	}
 }
 
@@ -1029,7 +1032,7 @@ static void build_summary(struct test *t, double dur, const int64_t *retr)
 		bool mine_sent = t->st[i].sender;
 		uint64_t mine = atomic_load(&t->st[i].bytes) - t->st[i].omit_bytes,
 			 theirs = 0;
-		int64_t their_retr = -1, their_pk = 0, their_err = 0;
+		int64_t their_retr = -1, their_pk = 0, their_err = 0, their_dups = -1;
 		double their_jit = 0;
 		double their_dur = dur;
 		for (int k = 0; k < t->remote.nstreams; k++)
@@ -1039,6 +1042,8 @@ static void build_summary(struct test *t, double dur, const int64_t *retr)
 				their_pk = t->remote.s[k].packets;
 				their_err = t->remote.s[k].errors;
 				their_jit = t->remote.s[k].jitter;
+				if (t->remote.s[k].has_dups)
+					their_dups = (int64_t)t->remote.s[k].dups;
 				if (t->remote.s[k].has_times &&
 				    t->remote.s[k].end_time > t->remote.s[k].start_time)
 					their_dur = t->remote.s[k].end_time -
@@ -1070,6 +1075,9 @@ static void build_summary(struct test *t, double dur, const int64_t *retr)
 			if (!mine_sent) {
 				rcv->outoforder = atomic_load(&t->st[i].outoforder);
 				rcv->dups = (int64_t)atomic_load(&t->st[i].dups);
+			} else {
+				/* linklab serve passes its count; iperf3 -s none */
+				rcv->dups = their_dups;
 			}
 			rcv->jitter_ms = (mine_sent ? their_jit :
 					  iperf3_stream_jitter(&t->st[i])) * 1000;
@@ -1416,6 +1424,8 @@ static int client_run(struct test *t, struct ll_err *err)
 					     t->acc[i].omit_lost;
 				s->errors = lo > 0 ? lo : 0;
 				s->jitter = iperf3_stream_jitter(&t->st[i]);
+				s->has_dups = true;
+				s->dups = atomic_load(&t->st[i].dups);
 			}
 		}
 		s->omitted_errors = s->omitted_packets = 0;
@@ -1632,6 +1642,10 @@ static cJSON *sample_json(const struct test *t, const struct test_stream_sample 
 			cJSON_AddNumberToObject(o, "lost_percent",
 				udpstats_loss_percent(s->lost > 0 ? (uint64_t)s->lost : 0,
 						      s->packets > 0 ? (uint64_t)s->packets : 0));
+		/* linklab's extra key: duplicate datagrams received (counted
+		 * in bytes, not in loss); iperf3 readers ignore it */
+		if (!s->sender && s->dups >= 0)
+			cJSON_AddNumberToObject(o, "duplicates", (double)s->dups);
 	}
 	cJSON_AddBoolToObject(o, "omitted", s->omitted);
 	cJSON_AddBoolToObject(o, "sender", s->sender);
@@ -1788,9 +1802,6 @@ static cJSON *end_json(const struct test *t)
 			cJSON_AddNumberToObject(u, "out_of_order",
 				(double)(S->received[i].outoforder > 0 ?
 					 S->received[i].outoforder : 0));
-			if (S->received[i].dups >= 0)
-				cJSON_AddNumberToObject(u, "duplicates",
-							(double)S->received[i].dups);
 			cJSON_AddItemToObject(so, "udp", u);
 		}
 		with_sender(snd, t->st[i].sender);
@@ -1809,6 +1820,7 @@ static cJSON *end_json(const struct test *t)
 		u.packets = S->sum_received.packets;
 		u.lost = S->sum_received.lost;
 		u.jitter_ms = S->sum_received.jitter_ms;
+		u.dups = S->sum_received.dups;
 		cJSON *uj = sample_json(t, &u, 0, true);
 		cJSON_AddItemToObject(end, "sum", with_sender(uj, fwd_sender));
 	}

@@ -173,6 +173,11 @@ struct iperf3_stream_result {
 	int64_t omitted_errors, omitted_packets;   /* -1 when absent (< 3.14) */
 	double start_time, end_time;               /* s; has_times if present */
 	bool has_times;
+	/* UDP receiver's duplicate datagrams: linklab's extra per-stream key
+	 * "duplicates" (stock iperf3's get_results ignores unknown keys, and
+	 * sends none: has_dups false) */
+	bool has_dups;
+	uint64_t dups;
 };
 
 /* The results object (both directions, iperf3 send_results/get_results). */

@@ -10,7 +10,8 @@
  *    seen is taken as from the next lap);
  *  - a datagram whose number was already received (within the last
  *    UDPSTATS_WINDOW numbers) is a duplicate: it counts neither as received
- *    nor as out of order;
+ *    nor as out of order nor as lost (its bytes are the caller's: iperf3
+ *    counts every datagram's bytes, and so does src/iperf3.c);
  *  - lost = highest number seen - distinct numbers received, never below 0:
  *    a reordered datagram is never lost once it arrives;
  *  - jitter: RFC 3550 section 6.4.1 (J += (|D| - J) / 16) with D the change

@@ -1156,6 +1156,88 @@ static void test_rx_lowat_trickle(void **state)
 	close(lfd);
 }
 
+/* duplicate datagrams (a bridge duplicating): their bytes count, as
+ * iperf3's iperf_udp_recv counts every datagram received; they are neither
+ * lost nor received sequence numbers, and are counted as duplicates. The
+ * count travels in the results as linklab's extra key "duplicates". */
+static void put32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 24);
+	p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8);
+	p[3] = (unsigned char)v;
+}
+
+static void test_udp_duplicates(void **state)
+{
+	int rfd = socket(AF_INET, SOCK_DGRAM, 0), sfd = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t al = sizeof(a);
+	atomic_bool stop = false;
+	struct iperf3_stream st;
+	struct ll_err err;
+	(void)state;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(rfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(rfd, (struct sockaddr *)&a, &al), 0);
+	assert_int_equal(connect(sfd, (struct sockaddr *)&a, sizeof(a)), 0);
+
+	memset(&st, 0, sizeof(st));
+	st.fd = rfd;
+	st.mfd = -1;
+	st.stop = &stop;
+	st.udp = true;
+	st.len = 200;
+	assert_int_equal(iperf3_stream_start(&st, &err), 0);
+
+	/* 1 2 2 3 3 3 5 (4 lost): 7 datagrams of 200 bytes */
+	static const uint32_t seqs[] = { 1, 2, 2, 3, 3, 3, 5 };
+	unsigned char d[200];
+	memset(d, 'x', sizeof(d));
+	for (size_t i = 0; i < sizeof(seqs) / sizeof(seqs[0]); i++) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		put32(d, (uint32_t)ts.tv_sec);
+		put32(d + 4, (uint32_t)(ts.tv_nsec / 1000));
+		put32(d + 8, seqs[i]);
+		assert_int_equal(send(sfd, d, sizeof(d), 0), (ssize_t)sizeof(d));
+	}
+	double t0 = iperf3_now();
+	while (atomic_load(&st.bytes) < 7 * 200 && iperf3_now() - t0 < 2.0) {
+		struct timespec ts = { 0, 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	assert_int_equal(atomic_load(&st.bytes), 7 * 200);   /* every byte */
+	assert_int_equal(atomic_load(&st.packets), 5);       /* highest */
+	assert_int_equal(atomic_load(&st.lost), 1);          /* only 4 */
+	assert_int_equal(atomic_load(&st.dups), 3);
+	atomic_store(&stop, true);
+	shutdown(rfd, SHUT_RDWR);
+	iperf3_stream_join(&st);
+	close(rfd);
+	close(sfd);
+
+	/* the results exchange carries it; absent (stock iperf3) stays absent */
+	struct iperf3_results *r = calloc(1, sizeof(*r)), *r2 = calloc(1, sizeof(*r2));
+	assert_non_null(r);
+	assert_non_null(r2);
+	r->nstreams = 2;
+	r->s[0].id = 1;
+	r->s[0].has_dups = true;
+	r->s[0].dups = 3;
+	r->s[1].id = 3;
+	cJSON *j = iperf3_results_build(r);
+	assert_non_null(j);
+	assert_int_equal(iperf3_results_parse(j, r2, &err), 0);
+	assert_true(r2->s[0].has_dups);
+	assert_int_equal(r2->s[0].dups, 3);
+	assert_false(r2->s[1].has_dups);
+	cJSON_Delete(j);
+	free(r);
+	free(r2);
+}
+
 /* UDP without -l: the datagram length is the control connection's MSS
  * (iperf3), 64-bit counters work both ways */
 static void test_udp_defaults(void **state)
@@ -1352,6 +1434,7 @@ int main(void)
 		cmocka_unit_test(test_socket_options),
 		cmocka_unit_test(test_rx_lowat_trickle),
 		cmocka_unit_test(test_udp_defaults),
+		cmocka_unit_test(test_udp_duplicates),
 		cmocka_unit_test(test_not_iperf3),
 		cmocka_unit_test(test_persistent_tuned),
 	};
