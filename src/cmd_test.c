@@ -116,9 +116,14 @@ static void print_sample(const char *tag, const struct test_stream_sample *s,
 	fmt_bytes((double)s->bytes, by, sizeof(by));
 	fmt_bits(s->bps, bi, sizeof(bi));
 	printf("[%s] %6.2f-%-6.2f sec  %s  %s", tag, s->start, s->end, by, bi);
+	/* an interval of -O: iperf3 ends the line with "(omitted)" after the
+	 * padding of its format (iperf_locale.c report_bw_*_format, the last
+	 * %s is report_omitted) */
+	const char *om = !role && s->omitted ? "(omitted)" : "";
 	if (s->packets >= 0) {   /* UDP, as iperf3's UDP report lines */
 		if (s->sender && !role)
-			printf("  %lld\n", (long long)s->packets);
+			printf("  %lld%s%s\n", (long long)s->packets,
+			       *om ? "  " : "", om);
 		else if (s->sender)
 			printf("  %.3f ms  0/%lld (0%%)  %s\n", 0.0,
 			       (long long)s->packets, role);
@@ -126,7 +131,7 @@ static void print_sample(const char *tag, const struct test_stream_sample *s,
 			printf("  %.3f ms  %lld/%lld (%.2g%%)%s%s\n", s->jitter_ms,
 			       (long long)s->lost, (long long)s->packets,
 			       s->packets > 0 ? 100.0 * (double)s->lost / (double)s->packets : 0.0,
-			       role ? "  " : "", role ? role : "");
+			       role || *om ? "  " : "", role ? role : om);
 		return;
 	}
 	if (role) {
@@ -142,7 +147,13 @@ static void print_sample(const char *tag, const struct test_stream_sample *s,
 		if (s->snd_cwnd >= 0) {
 			fmt_bytes((double)s->snd_cwnd, cw, sizeof(cw));
 			printf("   %s", cw);
+			if (*om)
+				printf("       %s", om);
+		} else if (*om) {
+			printf("             %s", om);
 		}
+	} else if (*om) {
+		printf("                  %s", om);
 	}
 	printf("\n");
 }
@@ -176,9 +187,6 @@ static void print_interval(const struct test_interval *iv,
 		fflush(stdout);
 		return;
 	}
-	if (iv->sum.omitted)
-		printf("(omitted)\n");
-
 	for (int i = 0; i < iv->nstreams; i++) {
 		tag_of(iv->s[i].id, o->bidir, iv->s[i].sender, tag, sizeof(tag));
 		print_sample(tag, &iv->s[i], iv->s[i].sender, NULL);

@@ -464,6 +464,35 @@ busy_case() {
 }
 busy_case
 
+# --- -O text: "(omitted)" ends the interval line, as iperf3's ----------
+# iperf3 (iperf_locale.c report_bw_*_format) prints "  (omitted)" at the END
+# of each omitted interval line; both clients against iperf3 -s, -O 1 -i 0.5:
+# the same number of lines "[...] ... (omitted)", never a line of its own.
+omit_case() {
+	if [ ! -x "$IPERF3" ] || [ ! -x "$LINKLAB" ]; then
+		skip "-O text" "no iperf3 or linklab"; return
+	fi
+	for who in iperf3 linklab; do
+		start_server "om$who" "$IPERF3" -s -1 -p "$(free_port)" -B 127.0.0.1 --forceflush
+		if [ -z "$port" ]; then stop_server; bad "-O text" "iperf3 -s did not listen"; return; fi
+		if [ $who = iperf3 ]; then
+			timeout 30 "$IPERF3" -c 127.0.0.1 -p "$port" -t 2 -O 1 -i 0.5 -b 50M >"$tmp/om$who.out" 2>&1
+		else
+			timeout 30 "$LINKLAB" test -c 127.0.0.1 -p "$port" -t 2 -O 1 -i 0.5 -b 50M >"$tmp/om$who.out" 2>&1
+		fi
+		stop_server
+	done
+	ni=$(sed 's/[[:space:]]*$//' "$tmp/omiperf3.out" | grep -c '^\[.*sec .*  (omitted)$')
+	nl=$(sed 's/[[:space:]]*$//' "$tmp/omlinklab.out" | grep -c '^\[.*sec .*  (omitted)$')
+	alone=$(sed 's/[[:space:]]*$//' "$tmp/omlinklab.out" | grep -c '^(omitted)$')
+	if [ "$ni" -ge 1 ] && [ "$nl" = "$ni" ] && [ "$alone" = 0 ]; then
+		ok "-O 1 -i 0.5 text: $nl interval lines end with '(omitted)', as iperf3's $ni"
+	else
+		bad "-O text" "iperf3 $ni omitted lines, linklab $nl, $alone on a line of their own: $(grep -m2 omitted "$tmp/omlinklab.out" | tr '\n' '|')"
+	fi
+}
+omit_case
+
 # --- measurement agreement on a shaped link (root: own namespaces) ---------
 # veth between two namespaces of our own, tbf 50mbit on both ends; the same
 # test (TCP -P 2 -t 4 -O 1, UDP -b 30M -t 3) by iperf3 -> iperf3 and by
