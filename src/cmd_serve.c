@@ -4,6 +4,9 @@
  * remote backend reads it over SSH to learn an ephemeral port, -p 0). */
 #include <errno.h>
 #include <getopt.h>
+#include <netdb.h>
+#include <unistd.h>
+#include <sys/socket.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -35,6 +38,43 @@ static void on_log(void *ctx, const char *line)
 	fflush(stdout);
 }
 
+/* -B ADDR: an address of this host (numeric IPv4/IPv6, or a name that
+ * resolves to one); 0, or a message naming why not into why. */
+static int check_bind(const char *a, char *why, size_t len)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICHOST };
+	struct addrinfo *res = NULL;
+	int r = getaddrinfo(a, NULL, &hints, &res);
+
+	if (r && strspn(a, "0123456789.:abcdefABCDEF") == strlen(a)) {
+		/* looks numeric but is not an address: no resolver query */
+		snprintf(why, len, "not an IPv4 or IPv6 address");
+		return -1;
+	}
+	if (r) {
+		hints.ai_flags = AI_PASSIVE;
+		r = getaddrinfo(a, NULL, &hints, &res);
+		if (r) {
+			snprintf(why, len, "not an address or a host name that resolves (%s)",
+				 gai_strerror(r));
+			return -1;
+		}
+	}
+	/* an address of this host: bind(2) says so (port 0, nothing listens) */
+	int fd = socket(res->ai_family, SOCK_STREAM, 0), e = 0;
+	if (fd >= 0 && bind(fd, res->ai_addr, res->ai_addrlen) < 0)
+		e = errno;
+	if (fd >= 0)
+		close(fd);
+	freeaddrinfo(res);
+	if (e == EADDRNOTAVAIL) {
+		snprintf(why, len, "not an address of this host");
+		return -1;
+	}
+	return 0;
+}
+
 static void serve_usage(FILE *f)
 {
 	fprintf(f, "usage: linklab serve [-p PORT] [-B ADDR] [-1]\n"
@@ -59,7 +99,8 @@ int cmd_serve(int argc, char **argv)
 	struct serve_opts o = { .port = 5201 };
 	struct sigaction sa, oi, ot, op;
 	struct ll_err err = { 0 };
-	int c, r;
+	int c, r, nbad = 0;
+	char why[160];
 
 	optind = 0;
 	opterr = 0;
@@ -72,7 +113,8 @@ int cmd_serve(int argc, char **argv)
 			if (end == optarg || *end || errno || v < 0 || v > 65535) {
 				fprintf(stderr, "linklab serve: invalid -p '%s': an integer 0..65535\n",
 					optarg);
-				return 2;
+				nbad++;   /* the other options are checked too */
+				break;
 			}
 			o.port = (int)v;
 			break;
@@ -81,7 +123,15 @@ int cmd_serve(int argc, char **argv)
 			if (!optarg[0] || strlen(optarg) >= sizeof(o.bind)) {
 				fprintf(stderr, "linklab serve: invalid -B '%s': a local address\n",
 					optarg);
-				return 2;
+				nbad++;
+				break;
+			}
+			if (check_bind(optarg, why, sizeof(why)) < 0) {
+				fprintf(stderr, "linklab serve: invalid -B '%s': %s (an address "
+					"of this host, IPv4 or IPv6, or a name of one)\n",
+					optarg, why);
+				nbad++;
+				break;
 			}
 			snprintf(o.bind, sizeof(o.bind), "%s", optarg);
 			break;
@@ -98,16 +148,19 @@ int cmd_serve(int argc, char **argv)
 				fprintf(stderr, "linklab serve: option -%c needs a value\n",
 					optopt);
 			else
-				fprintf(stderr, "linklab serve: unknown option '%s'\n",
+				fprintf(stderr, "linklab serve: unknown option '%s' "
+					"(accepted: -p PORT, -B ADDR, -1, -s, -h)\n",
 					argv[optind - 1]);
-			serve_usage(stderr);
-			return 2;
+			nbad++;
+			break;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "linklab serve: unexpected argument '%s'\n", argv[optind]);
-		return 2;
+		nbad++;
 	}
+	if (nbad)   /* every problem above was printed; nothing was started */
+		return 2;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sig;   /* only sets the flag */
 	sigemptyset(&sa.sa_mask);

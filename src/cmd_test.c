@@ -555,8 +555,10 @@ static void test_usage(FILE *f)
 		"  -u        UDP (default -b 1M per stream, -l 1460, 16..65507)\n"
 		"  -J        print an iperf3 -J style JSON document (errors in \"error\")\n"
 		"  -O SEC    omit the first SEC seconds from the totals (0..600)\n"
-		"  -n BYTES  send this many bytes (all streams) instead of -t; K/M/G 1024-based\n"
-		"  -k BLOCKS send this many blocks of -l instead of -t\n"
+		"  -n BYTES  send this many bytes (all streams) instead of -t, 1..10^18;\n"
+		"            K/M/G/T suffixes 1024-based\n"
+		"  -k BLOCKS send this many blocks of -l instead of -t, 1..10^15;\n"
+		"            K/M/G/T suffixes 1024-based\n"
 		"  -M MSS    TCP maximum segment size, 1..65535 bytes\n"
 		"  -N        TCP_NODELAY on the data streams\n"
 		"  -C ALGO   TCP congestion control on the data streams (both ends)\n"
@@ -573,7 +575,10 @@ static void test_usage(FILE *f)
 		"                        (shows the remote sender's TCP_INFO in -R tests)\n");
 }
 
-int cmd_test(int argc, char **argv)
+/* Parse and check argv; every problem is printed before anything runs.
+ * check_only: stop there (0 fine, 1 -h printed, 2 problems); nbad: problems
+ * the caller already printed. */
+static int test_cmd(int argc, char **argv, int nbad, bool check_only)
 {
 	static const struct option lo[] = {
 		{ "client", required_argument, NULL, 'c' },
@@ -608,7 +613,7 @@ int cmd_test(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct test_opts o;
-	int json = 0, c, nbad = 0;
+	int json = 0, c;
 	bool b_given = false;
 	double v;
 
@@ -722,7 +727,7 @@ int cmd_test(int argc, char **argv)
 		case 'n':
 			if (parse_suffixed(optarg, 1024, &v) || v < 1 || v > 1e18) {
 				nbad += bad_opt("-n", optarg,
-					       "bytes, K/M/G/T suffixes 1024-based");
+					       "1 byte .. 10^18 bytes; K/M/G/T suffixes, 1024-based");
 				break;
 			}
 			o.bytes = (uint64_t)v;
@@ -730,7 +735,7 @@ int cmd_test(int argc, char **argv)
 		case 'k':
 			if (parse_suffixed(optarg, 1024, &v) || v < 1 || v > 1e15) {
 				nbad += bad_opt("-k", optarg,
-					       "blocks, K/M/G suffixes 1024-based");
+					       "1 .. 10^15 blocks; K/M/G/T suffixes, 1024-based");
 				break;
 			}
 			o.blocks = (uint64_t)v;
@@ -791,7 +796,7 @@ int cmd_test(int argc, char **argv)
 			break;
 		case 'h':
 			test_usage(stdout);
-			return 0;
+			return check_only ? 1 : 0;
 		default:
 			if (optopt && strchr("cpPtilwbTOnkMC", optopt))
 				fprintf(stderr, "linklab test: option -%c needs a value\n",
@@ -811,29 +816,43 @@ int cmd_test(int argc, char **argv)
 		fprintf(stderr, "linklab test: -c ADDR is required (the server to test against)\n");
 		nbad++;
 	}
-	if (nbad)   /* every problem above was printed; nothing was run */
-		return 2;
+	/* the checks across options run on what parsed (a value refused
+	 * above keeps its default), so every problem is listed at once */
 	if (o.udp && !b_given)
 		o.bitrate = IPERF3_UDP_DEFAULT_RATE;   /* iperf3's UDP default */
 	if (o.live > 0)
 		o.live = o.interval;   /* live samples at the report interval */
 	if ((json != 0) + out_opts.json_stream + out_opts.csv_stdout > 1) {
 		fprintf(stderr, "linklab test: -J, --json-stream and --format csv are mutually exclusive\n");
-		return 2;
+		nbad++;
 	}
 	struct ll_diag d = { 0 };
 	if (test_opts_validate(&o, &d) < 0) {
 		for (int i = 0; i < d.n; i++)
-			fprintf(stderr, "linklab test: %s\n", d.e[i].text);
+			if (strcmp(d.e[i].field, "host"))   /* -c: said above */
+				fprintf(stderr, "linklab test: %s\n", d.e[i].text);
+		nbad += d.nerrors;
+	}
+	if (out_opts.repeat > 1 && (out_opts.json_stream || out_opts.csv_stdout ||
+				    out_opts.csv || out_opts.plot)) {
+		fprintf(stderr, "linklab test: --repeat prints a summary (text or -J) only\n");
+		nbad++;
+	}
+	if (nbad)   /* every problem above was printed; nothing was run */
 		return 2;
-	}
-	if (out_opts.repeat > 1) {
-		if (out_opts.json_stream || out_opts.csv_stdout || out_opts.csv ||
-		    out_opts.plot) {
-			fprintf(stderr, "linklab test: --repeat prints a summary (text or -J) only\n");
-			return 2;
-		}
+	if (check_only)
+		return 0;
+	if (out_opts.repeat > 1)
 		return run_repeated(&o, json, out_opts.repeat);
-	}
 	return cmd_test_run(&o, json);
+}
+
+int cmd_test(int argc, char **argv)
+{
+	return test_cmd(argc, argv, 0, false);
+}
+
+int cmd_test_check(int argc, char **argv, int nbad)
+{
+	return test_cmd(argc, argv, nbad, true);
 }

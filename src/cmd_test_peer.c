@@ -18,7 +18,7 @@ int cmd_test_peer(int argc, char **argv)
 	struct ll_err err = { 0 };
 	struct peerset ps;
 	char **nargv, portbuf[16];
-	int i, n = 0, rc, port = 0, json = 0, userport = 0;
+	int i, n = 0, rc, port = 0, json = 0, userport = 0, nbad = 0;
 
 	nargv = calloc((size_t)argc + 5, sizeof(*nargv));
 	if (!nargv)
@@ -27,9 +27,10 @@ int cmd_test_peer(int argc, char **argv)
 		if (i > 0) {
 			rc = peerset_parse_opt(&po, argc, argv, &i, &err);
 			if (rc < 0) {
+				/* counted: the test options are checked too */
 				fprintf(stderr, "linklab test: %s\n", err.msg);
-				free(nargv);
-				return 2;
+				nbad++;
+				continue;
 			}
 			if (rc > 0)
 				continue;
@@ -42,15 +43,31 @@ int cmd_test_peer(int argc, char **argv)
 		nargv[n + 4] = argv[i];  /* leave room for -c ADDR -p PORT */
 		n++;
 	}
-	if (!po.peer) {
+	if (!po.peer && !nbad) {
 		free(nargv);
 		return cmd_test(argc, argv);
 	}
-	if (userport) {
+	if (po.peer && userport) {
 		fprintf(stderr, "linklab test: -c/-p cannot be combined with --peer "
 			"(the server is started on the peer on a free port)\n");
+		nbad++;
+	}
+	/* every problem of every option before anything connects: the test
+	 * options with a stand-in server address (the peer's comes later) */
+	nargv[n + 4] = NULL;
+	if (!po.peer) {   /* no stand-in: -c is the user's to give */
+		rc = cmd_test_check(n, nargv + 4, nbad);
+	} else {
+		nargv[0] = argv[0];
+		nargv[1] = (char *)"-c";
+		nargv[2] = (char *)"peer";
+		nargv[3] = (char *)"-p";
+		nargv[4] = (char *)"5201";
+		rc = cmd_test_check(n + 4, nargv, nbad);
+	}
+	if (rc) {
 		free(nargv);
-		return 2;
+		return rc == 1 ? 0 : 2;
 	}
 	if (peerset_open(&ps, &po, &err) < 0) {
 		rc = 1;

@@ -172,7 +172,8 @@ int test_opts_validate(const struct test_opts *o, struct ll_diag *diag)
 			    "-O %g out of range 0..600 seconds", o->omit);
 	if (o->bytes && o->blocks)
 		ll_diag_add(diag, LL_DIAG_ERROR, "bytes",
-			    "-n and -k are mutually exclusive (as in iperf3)");
+			    "-n %llu and -k %llu are mutually exclusive (as in iperf3): give one",
+			    (unsigned long long)o->bytes, (unsigned long long)o->blocks);
 	if (o->mss > 65535)
 		ll_diag_add(diag, LL_DIAG_ERROR, "mss",
 			    "-M %u out of range 1..65535 bytes", o->mss);

@@ -45,5 +45,9 @@ int cmd_profile(int argc, char **argv);
 int cmd_bench_apply(int argc, char **argv);
 /* `test` with --peer: start the server on B over SSH, then cmd_test. */
 int cmd_test_peer(int argc, char **argv);
+/* cmd_test's option checks only (argv as cmd_test's; nbad problems the
+ * caller printed already count): every problem printed to stderr, returns
+ * 0 none, 1 -h printed the usage, 2 problems. Nothing runs. */
+int cmd_test_check(int argc, char **argv, int nbad);
 
 #endif

@@ -401,6 +401,38 @@ options_case() {
 	else
 		bad "linklab test -P 0 -t -1 -p 0" "exit $orc: $(tr '\n' '|' <"$tmp/opt.err")"
 	fi
+	# every problem at once, the checks across options too (exit 2, nothing
+	# run): each case lists the patterns its stderr must hold, one a line
+	k=0
+	while IFS='|' read -r args pats; do
+		[ -n "$args" ] || continue
+		k=$((k + 1))
+		# shellcheck disable=SC2086
+		"$LINKLAB" $args >/dev/null 2>"$tmp/optall$k.err"
+		orc=$?
+		miss=
+		old_ifs=$IFS; IFS=';'
+		for pat in $pats; do
+			grep -q -- "$pat" "$tmp/optall$k.err" || miss="$miss [$pat]"
+		done
+		IFS=$old_ifs
+		if [ $orc = 2 ] && [ -z "$miss" ]; then
+			ok "linklab $args: every problem listed, exit 2"
+		else
+			bad "linklab $args" "exit $orc, missing$miss: $(tr '\n' '|' <"$tmp/optall$k.err")"
+		fi
+	done <<'ALL'
+test -c X -u -l 70000 -P 0|invalid -P '0': an integer 1..128;-l 70000 out of range 16..65507
+test -c X -u -l 70000 --bidir -P 100 -n 1M -k 3 -J --json-stream|-l 70000 out of range 16..65507;-P 100 out of range 1..64 with --bidir;-n 1048576 and -k 3 are mutually exclusive;-J, --json-stream and --format csv are mutually exclusive
+test --peer peer-b -t 0 -P 0 -p 5202|invalid -t '0': seconds, 1..86400;invalid -P '0': an integer 1..128;-c/-p cannot be combined with --peer
+test -c X -n 0|invalid -n '0': 1 byte .. 10^18 bytes; K/M/G/T suffixes
+serve -p 70000 -B 1.2.3.4.5 -x|invalid -p '70000': an integer 0..65535;invalid -B '1.2.3.4.5': not an IPv4 or IPv6 address;unknown option '-x'
+ALL
+	if "$LINKLAB" test -h | grep -q -- '-n BYTES.*' && "$LINKLAB" test -h | grep -A1 -- '-n BYTES' | grep -q 'K/M/G/T'; then
+		ok "linklab test -h: -n lists the T suffix it accepts"
+	else
+		bad "linklab test -h" "-n does not list T: $("$LINKLAB" test -h | grep -A1 -- '-n BYTES' | tr '\n' '|')"
+	fi
 	"$LINKLAB" test -t 0 -c 127.0.0.1 >/dev/null 2>"$tmp/opt.err"
 	orc=$?
 	if [ $orc = 2 ] && grep -q "invalid -t '0'.*not supported" "$tmp/opt.err"; then
