@@ -3,6 +3,7 @@
  * [-l LEN] [-w SIZE] [-b RATE] [-u] [-J] [--connect-timeout SEC]`: run an
  * iperf3-compatible client test and print it like iperf3 (text, or -J). */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <poll.h>
@@ -575,6 +576,27 @@ static void test_usage(FILE *f)
 		"                        (shows the remote sender's TCP_INFO in -R tests)\n");
 }
 
+/* An output file (--csv, --plot) can be written: opened for writing now,
+ * before the test runs (created and removed again if it did not exist).
+ * Prints "OPT PATH: cannot write: strerror" and returns 1, else 0. */
+static int check_out_path(const char *opt, const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	bool made = fd >= 0;
+
+	if (fd < 0 && errno == EEXIST)
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "linklab test: %s %s: cannot write: %s\n", opt, path,
+			strerror(errno));
+		return 1;
+	}
+	close(fd);
+	if (made)
+		unlink(path);
+	return 0;
+}
+
 /* Parse and check argv; every problem is printed before anything runs.
  * check_only: stop there (0 fine, 1 -h printed, 2 problems); nbad: problems
  * the caller already printed. */
@@ -838,6 +860,10 @@ static int test_cmd(int argc, char **argv, int nbad, bool check_only)
 		fprintf(stderr, "linklab test: --repeat prints a summary (text or -J) only\n");
 		nbad++;
 	}
+	if (out_opts.csv)
+		nbad += check_out_path("--csv", out_opts.csv);
+	if (out_opts.plot)
+		nbad += check_out_path("--plot", out_opts.plot);
 	if (nbad)   /* every problem above was printed; nothing was run */
 		return 2;
 	if (check_only)

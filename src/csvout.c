@@ -89,14 +89,14 @@ int csvout_write_file(const char *path, const struct test_interval *iv, int n,
 	int rc;
 
 	if (!f)
-		return ll_err_set(err, -errno, "csv: cannot write %s: %s", path,
+		return ll_err_set(err, -errno, "cannot write %s: %s", path,
 				  strerror(errno));
 	rc = csvout_write(f, iv, n, sum, caption, err);
-	if (fclose(f) != 0 && rc == 0)
-		rc = ll_err_set(err, -errno, "csv: cannot write %s: %s", path,
-				strerror(errno));
 	if (rc < 0)
 		ll_err_prefix(err, "%s: ", path);
+	if (fclose(f) != 0 && rc == 0)
+		rc = ll_err_set(err, -errno, "cannot write %s: %s", path,
+				strerror(errno));
 	return rc;
 }
 

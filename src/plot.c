@@ -351,15 +351,15 @@ int plot_svg_write_opts(const char *path, const struct test_interval *iv,
 	if (!f) {
 		rc = -errno;
 		free(svg);
-		return ll_err_set(err, rc, "plot: cannot write %s: %s", path,
+		return ll_err_set(err, rc, "cannot write %s: %s", path,
 				  strerror(-rc));
 	}
 	fputs(svg, f);
 	free(svg);
 	if (fclose(f) != 0) {
 		rc = -errno;
-		return ll_err_set(err, rc ? rc : -EIO, "plot: cannot write %s: %s",
-				  path, strerror(errno));
+		return ll_err_set(err, rc ? rc : -EIO, "cannot write %s: %s",
+				  path, rc ? strerror(-rc) : "I/O error");
 	}
 	return 0;
 }

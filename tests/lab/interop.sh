@@ -428,6 +428,19 @@ test --peer peer-b -t 0 -P 0 -p 5202|invalid -t '0': seconds, 1..86400;invalid -
 test -c X -n 0|invalid -n '0': 1 byte .. 10^18 bytes; K/M/G/T suffixes
 serve -p 70000 -B 1.2.3.4.5 -x|invalid -p '70000': an integer 0..65535;invalid -B '1.2.3.4.5': not an IPv4 or IPv6 address;unknown option '-x'
 ALL
+	# output files are checked before the test runs: exit 2, path and
+	# strerror, no connection attempted (the port has no server)
+	"$LINKLAB" test -c 127.0.0.1 -p "$(free_port)" -t 1 --csv "$tmp/no/such/dir.csv" \
+		--plot "$tmp" >"$tmp/outp.out" 2>"$tmp/outp.err"
+	orc=$?
+	if [ $orc = 2 ] && ! grep -q Connecting "$tmp/outp.out" &&
+	   grep -q -- "--csv $tmp/no/such/dir.csv: cannot write: No such file or directory" "$tmp/outp.err" &&
+	   grep -q -- "--plot $tmp: cannot write: Is a directory" "$tmp/outp.err" &&
+	   ! grep -q 'csv: csv:\|--csv: csv' "$tmp/outp.err"; then
+		ok "linklab test --csv/--plot to unwritable paths: both named before the test, exit 2"
+	else
+		bad "linklab test --csv/--plot unwritable" "exit $orc: $(cat "$tmp/outp.out" "$tmp/outp.err" | tr '\n' '|')"
+	fi
 	if "$LINKLAB" test -h | grep -q -- '-n BYTES.*' && "$LINKLAB" test -h | grep -A1 -- '-n BYTES' | grep -q 'K/M/G/T'; then
 		ok "linklab test -h: -n lists the T suffix it accepts"
 	else
