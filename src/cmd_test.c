@@ -31,6 +31,7 @@ static struct {
 	bool quiet;                /* repeat runs: no per-run text */
 	double last_bps;           /* the finished run's receiver bit/s */
 	struct rtt_stats last_idle, last_load;
+	char last_err[LL_ERR_MAX]; /* why the last run failed ("" = it did not) */
 } out_opts;
 
 static volatile sig_atomic_t test_sig;
@@ -332,6 +333,7 @@ int cmd_test_run(const struct test_opts *o, int json)
 			free(es);
 		}
 		fprintf(stderr, "linklab test: %s\n", err.msg);
+		snprintf(out_opts.last_err, sizeof(out_opts.last_err), "%s", err.msg);
 		free(ev);
 		return 1;
 	}
@@ -415,6 +417,8 @@ int cmd_test_run(const struct test_opts *o, int json)
 				if (!json || !out_opts.quiet)
 					fprintf(stderr, "linklab test: error - %s\n",
 						ev->err.msg);
+				snprintf(out_opts.last_err, sizeof(out_opts.last_err),
+					 "%s", ev->err.msg);
 				finished = 1;
 				break;
 			}
@@ -454,6 +458,8 @@ int cmd_test_run(const struct test_opts *o, int json)
 		 * status says it did not run its course */
 		fprintf(stderr, "linklab test: interrupt - stopped by %s; the summary "
 			"covers the run so far\n", test_sig == SIGTERM ? "SIGTERM" : "SIGINT");
+		snprintf(out_opts.last_err, sizeof(out_opts.last_err),
+			 "stopped by %s", test_sig == SIGTERM ? "SIGTERM" : "SIGINT");
 		rc = 1;
 	}
 	test_free(t);
@@ -479,14 +485,26 @@ static int run_repeated(const struct test_opts *o, int json, int n)
 		return 1;
 	}
 	out_opts.quiet = true;
+	cJSON *why = cJSON_CreateArray();   /* each failed run's reason (-J) */
+	char first[LL_ERR_MAX] = "";
 	for (int i = 0; i < n; i++) {
 		out_opts.last_bps = 0;
+		out_opts.last_err[0] = '\0';
 		memset(&out_opts.last_load, 0, sizeof(out_opts.last_load));
 		int r = cmd_test_run(o, json ? 2 : 0);
 		if (r != 0) {
+			const char *e = out_opts.last_err[0] ? out_opts.last_err :
+					"failed (no reason given)";
 			rc = 1;
+			if (!first[0])
+				snprintf(first, sizeof(first), "%s", e);
+			if (why) {
+				char line[LL_ERR_MAX + 32];
+				snprintf(line, sizeof(line), "run %d: %s", i + 1, e);
+				cJSON_AddItemToArray(why, cJSON_CreateString(line));
+			}
 			if (!json)
-				printf("run %d/%d: failed\n", i + 1, n);
+				printf("run %d/%d: failed: %s\n", i + 1, n, e);
 			continue;
 		}
 		bps[ok++] = out_opts.last_bps;
@@ -511,19 +529,33 @@ static int run_repeated(const struct test_opts *o, int json, int n)
 			cJSON_AddItemToArray(a, cJSON_CreateNumber(bps[i]));
 		cJSON_AddNumberToObject(j, "runs", n);
 		cJSON_AddNumberToObject(j, "runs_ok", ok);
-		cJSON_AddNumberToObject(j, "mean_bits_per_second", m);
-		cJSON_AddNumberToObject(j, "ci95_bits_per_second", h);
+		if (ok) {   /* no mean of nothing */
+			cJSON_AddNumberToObject(j, "mean_bits_per_second", m);
+			cJSON_AddNumberToObject(j, "ci95_bits_per_second", h);
+		}
 		if (nlat) {
 			cJSON_AddNumberToObject(j, "mean_rtt_load_ms", lm);
 			cJSON_AddNumberToObject(j, "ci95_rtt_load_ms", lh);
 		}
-		if (ok < n)
-			cJSON_AddStringToObject(j, "error", "some runs failed");
+		if (ok < n) {
+			char e[LL_ERR_MAX + 64];
+			if (ok == 0)
+				snprintf(e, sizeof(e), "all %d runs failed: %s", n, first);
+			else
+				snprintf(e, sizeof(e), "%d of %d runs failed: %s%s", n - ok,
+					 n, first, n - ok > 1 ? " (each run's reason in run_errors)" : "");
+			cJSON_AddStringToObject(j, "error", e);
+			cJSON_AddItemToObject(j, "run_errors", why);
+			why = NULL;
+		}
 		char *s = cJSON_Print(j);
 		if (s)
 			printf("%s\n", s);
 		free(s);
 		cJSON_Delete(j);
+	} else if (ok == 0) {
+		/* no mean of nothing: the reason instead */
+		fprintf(stderr, "linklab test: all %d runs failed: %s\n", n, first);
 	} else {
 		fmt_bits(m, b1, sizeof(b1));
 		fmt_bits(h, b2, sizeof(b2));
@@ -533,6 +565,7 @@ static int run_repeated(const struct test_opts *o, int json, int n)
 			printf("RTT under load: mean %.3f +/- %.3f ms (95%% confidence)\n",
 			       lm, lh);
 	}
+	cJSON_Delete(why);
 	free(bps);
 	free(lat);
 	return rc;

@@ -441,6 +441,20 @@ ALL
 	else
 		bad "linklab test --csv/--plot unwritable" "exit $orc: $(cat "$tmp/outp.out" "$tmp/outp.err" | tr '\n' '|')"
 	fi
+	# --repeat where every run failed: the reason, not "mean of 0 runs"
+	rp=$(free_port)
+	"$LINKLAB" test -c 127.0.0.1 -p "$rp" -t 1 --repeat 2 >"$tmp/rep.out" 2>"$tmp/rep.err"
+	rrc=$?
+	"$LINKLAB" test -c 127.0.0.1 -p "$rp" -t 1 --repeat 2 -J >"$tmp/rep.json" 2>/dev/null
+	jrc=$?
+	jerr=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d.get("error",""), "mean" if "mean_bits_per_second" in d else "", len(d.get("run_errors",[])))' "$tmp/rep.json" 2>&1)
+	if [ $rrc != 0 ] && [ $jrc != 0 ] && ! grep -q 'mean of' "$tmp/rep.out" &&
+	   grep -q "all 2 runs failed: connect to 127.0.0.1 port $rp: Connection refused" "$tmp/rep.err" &&
+	   [ "$jerr" = "all 2 runs failed: connect to 127.0.0.1 port $rp: Connection refused  2" ]; then
+		ok "linklab test --repeat 2, every run failed: 'all 2 runs failed: <reason>', exit $rrc; -J error and run_errors"
+	else
+		bad "linklab test --repeat, all failed" "exit $rrc/$jrc: $(cat "$tmp/rep.out" "$tmp/rep.err" | tr '\n' '|') -J: $jerr"
+	fi
 	if "$LINKLAB" test -h | grep -q -- '-n BYTES.*' && "$LINKLAB" test -h | grep -A1 -- '-n BYTES' | grep -q 'K/M/G/T'; then
 		ok "linklab test -h: -n lists the T suffix it accepts"
 	else
