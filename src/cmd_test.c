@@ -893,6 +893,13 @@ static int test_cmd(int argc, char **argv, int nbad, bool check_only)
 		fprintf(stderr, "linklab test: --repeat prints a summary (text or -J) only\n");
 		nbad++;
 	}
+	if (o.congestion[0]) {   /* before connecting: this host's list */
+		struct ll_err ce = { 0 };
+		if (iperf3_cc_check(o.congestion, &ce) < 0) {
+			fprintf(stderr, "linklab test: %s\n", ce.msg);
+			nbad++;
+		}
+	}
 	if (out_opts.csv)
 		nbad += check_out_path("--csv", out_opts.csv);
 	if (out_opts.plot)

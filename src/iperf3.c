@@ -709,6 +709,75 @@ void iperf3_socket_cc(int fd, char *buf, size_t len)
 	}
 }
 
+/* read a /proc list into buf (newline dropped); 0 or -errno */
+static int read_list(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+
+	buf[0] = '\0';
+	if (!f)
+		return -errno;
+	if (!fgets(buf, (int)len, f))
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/* name is one of the space-separated words of list */
+static bool in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; *p; ) {
+		p += strspn(p, " ");
+		size_t w = strcspn(p, " ");
+		if (w == n && !strncmp(p, name, n))
+			return true;
+		p += w;
+	}
+	return false;
+}
+
+int iperf3_cc_check(const char *name, struct ll_err *err)
+{
+	static const char avail_path[] =
+		"/proc/sys/net/ipv4/tcp_available_congestion_control";
+	static const char allowed_path[] =
+		"/proc/sys/net/ipv4/tcp_allowed_congestion_control";
+	char avail[512], allowed[512];
+	int r;
+
+	if (!name || !name[0])
+		return 0;
+	r = read_list(avail_path, avail, sizeof(avail));
+	if (r < 0)
+		return 0;   /* nothing to check against: setsockopt will tell */
+	if (!in_list(avail, name) && geteuid() == 0) {
+		/* root: setting it loads the module tcp_<name> if there is one */
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0) {
+			if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name,
+				       (socklen_t)strlen(name)) < 0) {
+				/* not loadable: the list below says so */
+			}
+			close(fd);
+		}
+		read_list(avail_path, avail, sizeof(avail));
+	}
+	if (!in_list(avail, name))
+		return ll_err_set(err, -ENOENT,
+				  "-C '%s': not available here (available: %s)",
+				  name, avail);
+	if (geteuid() != 0 && read_list(allowed_path, allowed, sizeof(allowed)) == 0 &&
+	    !in_list(allowed, name))
+		return ll_err_set(err, -EPERM,
+				  "-C '%s': not allowed for non-root users here "
+				  "(allowed: %s; net.ipv4.tcp_allowed_congestion_control)",
+				  name, allowed);
+	return 0;
+}
+
 /* -n/-k: claim up to len bytes of the shared budget; 0 when it is spent. */
 static uint32_t claim(struct iperf3_stream *s, uint32_t len)
 {

@@ -300,6 +300,15 @@ uint32_t iperf3_udp_default_len(int ctrl_fd);
 int iperf3_tune_socket(int fd, bool tcp, uint32_t mss, bool nodelay,
 		       const char *cc, uint64_t window, struct ll_err *err);
 
+/* -C NAME can be used on this host: it is in
+ * /proc/sys/net/ipv4/tcp_available_congestion_control (as root, after a
+ * TCP_CONGESTION setsockopt on a throwaway socket has let the kernel load
+ * the module tcp_NAME), and for non-root also in
+ * tcp_allowed_congestion_control (tcp(7)). 0 (also for "" and when /proc
+ * cannot be read), -ENOENT "-C 'NAME': not available here (available:
+ * cubic reno ...)", or -EPERM naming the allowed list. */
+int iperf3_cc_check(const char *name, struct ll_err *err);
+
 /* Congestion control of a TCP socket into buf ("" if unknown). */
 void iperf3_socket_cc(int fd, char *buf, size_t len);
 

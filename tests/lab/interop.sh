@@ -455,6 +455,16 @@ ALL
 	else
 		bad "linklab test --repeat, all failed" "exit $rrc/$jrc: $(cat "$tmp/rep.out" "$tmp/rep.err" | tr '\n' '|') -J: $jerr"
 	fi
+	# -C unknown: refused before connecting, with this host's list
+	"$LINKLAB" test -c 127.0.0.1 -p "$(free_port)" -t 1 -C nosuchcc >"$tmp/cc.out" 2>"$tmp/cc.err"
+	crc=$?
+	avl=$(cat /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null)
+	if [ $crc = 2 ] && ! grep -q Connecting "$tmp/cc.out" &&
+	   grep -qF -- "-C 'nosuchcc': not available here (available: $avl)" "$tmp/cc.err"; then
+		ok "linklab test -C nosuchcc: refused before connecting, lists '$avl', exit 2"
+	else
+		bad "linklab test -C nosuchcc" "exit $crc: $(cat "$tmp/cc.out" "$tmp/cc.err" | tr '\n' '|')"
+	fi
 	if "$LINKLAB" test -h | grep -q -- '-n BYTES.*' && "$LINKLAB" test -h | grep -A1 -- '-n BYTES' | grep -q 'K/M/G/T'; then
 		ok "linklab test -h: -n lists the T suffix it accepts"
 	else

@@ -1238,6 +1238,38 @@ static void test_udp_duplicates(void **state)
 	free(r2);
 }
 
+/* -C NAME against this host's list, before anything connects */
+static void test_cc_check(void **state)
+{
+	struct ll_err err = { 0 };
+	char avail[512] = "", first[64] = "";
+	FILE *f = fopen("/proc/sys/net/ipv4/tcp_available_congestion_control", "r");
+	(void)state;
+
+	if (!f) {
+		skip();
+		return;
+	}
+	assert_non_null(fgets(avail, sizeof(avail), f));
+	fclose(f);
+	avail[strcspn(avail, "\n")] = '\0';
+	assert_int_equal(sscanf(avail, "%63s", first), 1);
+	assert_int_equal(iperf3_cc_check(first, &err), 0);
+	assert_int_equal(iperf3_cc_check("", &err), 0);
+	assert_int_equal(iperf3_cc_check("nosuchcc", &err), -ENOENT);
+	char want[700];
+	snprintf(want, sizeof(want), "-C 'nosuchcc': not available here (available: %s", first);
+	print_message("%s\n", err.msg);
+	assert_non_null(strstr(err.msg, want));
+	/* a prefix of a listed name is not that name */
+	char spaced[600], word[80];
+	first[strlen(first) - 1] = '\0';
+	snprintf(spaced, sizeof(spaced), " %s ", avail);
+	snprintf(word, sizeof(word), " %s ", first);
+	if (first[0] && !strstr(spaced, word))
+		assert_int_equal(iperf3_cc_check(first, &err), -ENOENT);
+}
+
 /* UDP without -l: the datagram length is the control connection's MSS
  * (iperf3), 64-bit counters work both ways */
 static void test_udp_defaults(void **state)
@@ -1435,6 +1467,7 @@ int main(void)
 		cmocka_unit_test(test_rx_lowat_trickle),
 		cmocka_unit_test(test_udp_defaults),
 		cmocka_unit_test(test_udp_duplicates),
+		cmocka_unit_test(test_cc_check),
 		cmocka_unit_test(test_not_iperf3),
 		cmocka_unit_test(test_persistent_tuned),
 	};
