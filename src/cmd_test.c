@@ -234,7 +234,12 @@ static void print_summary(const struct test_summary *S,
 		print_sample(tag, &S->sum_received_reverse, true, "receiver");
 	}
 	for (int i = 0; i < S->nstreams; i++)
-		if (S->received[i].outoforder > 0 || S->received[i].dups > 0)
+		if (S->received[i].outoforder < 0 && S->received[i].dups > 0)
+			/* the server counted them (forward): it sends no reordering */
+			printf("[%3d] %.2f-%.2f sec  %lld duplicates\n",
+			       S->received[i].id, S->received[i].start, S->received[i].end,
+			       (long long)S->received[i].dups);
+		else if (S->received[i].outoforder > 0 || S->received[i].dups > 0)
 			printf("[%3d] %.2f-%.2f sec  %lld datagrams received out-of-order, %lld duplicates\n",
 			       S->received[i].id, S->received[i].start, S->received[i].end,
 			       (long long)S->received[i].outoforder,

@@ -565,6 +565,68 @@ omit_case() {
 }
 omit_case
 
+# --- UDP duplicates through a middle box (root: three namespaces of our own)
+# linklab bridge (userspace engine) duplicating 10 % between A and B: iperf3
+# counts every datagram's bytes, so must we (receiver bit/s within 2 % of
+# iperf3 -> iperf3); duplicates are not lost; the forward direction shows
+# them, passed by linklab serve in the results: "N duplicates" and -J.
+dup_case() {
+	name="UDP -b 10M through a bridge duplicating 10 %"
+	if [ "$(id -u)" != 0 ]; then skip "$name" "needs root for namespaces"; return; fi
+	if [ ! -x "$IPERF3" ] || [ ! -x "$LINKLAB" ]; then skip "$name" "no iperf3 or linklab"; return; fi
+	repo=$(cd "$(dirname "$0")/../.." && pwd)
+	lab="env LL_NS_A=llJda$$ LL_NS_M=llJdm$$ LL_NS_B=llJdb$$ LL_LAB_DIR=$tmp/labd LINKLAB=$LINKLAB sh $repo/lab/lab-bridge.sh"
+	if ! $lab up >"$tmp/labd.log" 2>&1; then
+		bad "$name" "lab-bridge.sh up failed: $(tail -n 3 "$tmp/labd.log" | tr '\n' '|')"
+		$lab down >/dev/null 2>&1
+		return
+	fi
+	eval "$($lab env)"
+	if ! $lab engine --duplicate 10% --seed 4 >"$tmp/labd.eng" 2>&1; then
+		bad "$name" "engine did not start: $(tr '\n' '|' <"$tmp/labd.eng")"
+		$lab down >/dev/null 2>&1
+		return
+	fi
+	ip netns exec "$LL_NS_B" "$IPERF3" -s -1 -p 5311 >/dev/null 2>&1 &
+	sp=$!; sleep 0.3
+	ip netns exec "$LL_NS_A" "$IPERF3" -c "$LL_ADDR_B" -p 5311 -u -b 10M -t 2 -J >"$tmp/dup_i.json" 2>/dev/null
+	wait $sp
+	ip netns exec "$LL_NS_B" "$LINKLAB" serve -1 -p 5312 >/dev/null 2>&1 &
+	sp=$!; sleep 0.3
+	ip netns exec "$LL_NS_A" "$LINKLAB" test -c "$LL_ADDR_B" -p 5312 -u -b 10M -t 2 -J >"$tmp/dup_l.json" 2>/dev/null
+	wait $sp
+	ip netns exec "$LL_NS_B" "$LINKLAB" serve -1 -p 5313 >/dev/null 2>&1 &
+	sp=$!; sleep 0.3
+	ip netns exec "$LL_NS_A" "$LINKLAB" test -c "$LL_ADDR_B" -p 5313 -u -b 10M -t 2 >"$tmp/dup_l.txt" 2>&1
+	wait $sp
+	$lab down >/dev/null 2>&1
+	why=$(python3 - "$tmp/dup_i.json" "$tmp/dup_l.json" "$tmp/dup_l.txt" <<'PYEOF'
+import json, re, sys
+try:
+    i = json.load(open(sys.argv[1]))["end"]
+    l = json.load(open(sys.argv[2]))["end"]
+except Exception as e:
+    print("no result: %s" % e); sys.exit(1)
+bi, bl = i["sum_received"]["bits_per_second"], l["sum_received"]["bits_per_second"]
+d = abs(bl - bi) / bi * 100 if bi else 100
+dups = l["sum_received"].get("duplicates", -1)
+pk = l["sum_received"].get("packets", 0)
+txt = open(sys.argv[3]).read()
+m = re.search(r"^\[\s*1\] \S+ sec\s+(\d+) duplicates$", txt, re.M)
+print("iperf3 %.2f Mbit/s, linklab %.2f Mbit/s (%.2f %%); %d duplicates of %d datagrams, "
+      "lost %d; text: %s" % (bi / 1e6, bl / 1e6, d, dups, pk, l["sum_received"]["lost_packets"],
+                             m.group(0) if m else "no duplicates line"))
+ok = (d <= 2 and bl > 10.5e6 and pk and 0.05 <= dups / pk <= 0.15 and
+      l["sum_received"]["lost_percent"] < 2 and
+      l["streams"][0]["udp"].get("duplicates") == dups and
+      l["sum"].get("duplicates") == dups and m and int(m.group(1)) > 0)
+sys.exit(0 if ok else 1)
+PYEOF
+)
+	if [ $? = 0 ]; then ok "$name: $why"; else bad "$name" "$why"; fi
+}
+dup_case
+
 # --- measurement agreement on a shaped link (root: own namespaces) ---------
 # veth between two namespaces of our own, tbf 50mbit on both ends; the same
 # test (TCP -P 2 -t 4 -O 1, UDP -b 30M -t 3) by iperf3 -> iperf3 and by
