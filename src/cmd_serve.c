@@ -47,7 +47,7 @@ static int check_bind(const char *a, char *why, size_t len)
 	struct addrinfo *res = NULL;
 	int r = getaddrinfo(a, NULL, &hints, &res);
 
-	if (r && strspn(a, "0123456789.:abcdefABCDEF") == strlen(a)) {
+	if (r && (strspn(a, "0123456789.") == strlen(a) || strchr(a, ':'))) {
 		/* looks numeric but is not an address: no resolver query */
 		snprintf(why, len, "not an IPv4 or IPv6 address");
 		return -1;

@@ -592,6 +592,7 @@ static void sum_init(struct test_stream_sample *sum, bool sender, bool udp,
 	sum->snd_wnd = -1;
 	sum->packets = udp ? 0 : -1;
 	sum->lost = udp && !sender ? 0 : -1;
+	sum->outoforder = sum->dups = -1;   /* per stream, end only */
 }
 
 /* Keep a local interval (for test_json) and queue it as an event. */
@@ -1644,8 +1645,9 @@ static cJSON *sample_json(const struct test *t, const struct test_stream_sample 
 				udpstats_loss_percent(s->lost > 0 ? (uint64_t)s->lost : 0,
 						      s->packets > 0 ? (uint64_t)s->packets : 0));
 		/* linklab's extra key: duplicate datagrams received (counted
-		 * in bytes, not in loss); iperf3 readers ignore it */
-		if (!s->sender && s->dups >= 0)
+		 * in bytes, not in loss); iperf3 readers ignore it. End
+		 * objects only: an interval sample holds the running count */
+		if (sum && !s->sender && s->dups >= 0)
 			cJSON_AddNumberToObject(o, "duplicates", (double)s->dups);
 	}
 	cJSON_AddBoolToObject(o, "omitted", s->omitted);
