@@ -56,6 +56,10 @@ struct ctl {
 	double prev_t[2];             /* monotonic seconds, 0 = none */
 	double tick_t;                /* last ctl_tick */
 	uint64_t local_window;        /* theory_local_window() at start */
+	struct ctl_path rtt_path;     /* the path dialled when v.test.rtt_s
+				       * was measured */
+	double rtt_base_s;            /* smallest measured RTT less what was
+				       * dialled then, seconds; < 0 = none */
 	/* issue 5 */
 	struct peer_safety safety;    /* B's baseline safety */
 	bool tuned[2];                /* sysctl/offload changed from here */
@@ -280,13 +284,39 @@ static double ctl_interval_rtt(const struct test_interval *iv)
 	return n ? sum / n / 1e6 : 0;
 }
 
+/* Are two paths the same dials (rate, delay and loss both ways)? */
+static bool ctl_path_same(const struct ctl_path *x, const struct ctl_path *y)
+{
+	return x->rate_ab == y->rate_ab && x->rate_ba == y->rate_ba &&
+	       x->delay_ab == y->delay_ab && x->delay_ba == y->delay_ba &&
+	       x->loss_ab == y->loss_ab && x->loss_ba == y->loss_ba;
+}
+
+/* The RTT theory uses: the measured one only if it was measured under the
+ * dials held now; otherwise what is dialled now plus the measured base
+ * (the smallest measured RTT less what was dialled then). */
+static void ctl_theory_rtt(struct ctl *c)
+{
+	const struct ctl_test_view *t = &c->v.test;
+	double dialled = (double)c->v.path.rtt_added / 1e9;
+
+	if (t->rtt_s > 0 && ctl_path_same(&c->rtt_path, &c->v.path)) {
+		c->v.theory_rtt_measured = true;
+		c->v.theory_rtt = t->rtt_s;
+		c->v.theory_rtt_base = 0;
+		return;
+	}
+	c->v.theory_rtt_measured = false;
+	c->v.theory_rtt_base = c->rtt_base_s > 0 ? c->rtt_base_s : 0;
+	c->v.theory_rtt = dialled + c->v.theory_rtt_base;
+}
+
 /* Recompute the path and the theory line from what is held now. */
 static void ctl_derive(struct ctl *c)
 {
 	const struct ctl_side_view *A = &c->v.side[CTL_IDX_A];
 	const struct ctl_side_view *B = &c->v.side[CTL_IDX_B];
 	const struct ctl_test_view *t = &c->v.test;
-	const struct impair *snd;
 	struct theory_in in = { 0 };
 	bool rev = t->state != CTL_TEST_IDLE && t->opts.reverse;
 
@@ -300,11 +330,10 @@ static void ctl_derive(struct ctl *c)
 				     mid ? &M->dir[MIDDLE_BA].fields : NULL,
 				     &c->v.path);
 	}
-	snd = rev ? (B->qd_valid ? &B->held : NULL) : (A->qd_valid ? &A->held : NULL);
-	if (snd && (snd->set & IMP_RATE))
-		in.rate = snd->rate;
-	c->v.theory_rtt_measured = t->rtt_s > 0;
-	c->v.theory_rtt = t->rtt_s > 0 ? t->rtt_s : (double)c->v.path.rtt_added / 1e9;
+	/* the bottleneck of the sending direction: the smallest of the
+	 * egress dial and the bridge's dial in that direction */
+	in.rate = rev ? c->v.path.rate_ba : c->v.path.rate_ab;
+	ctl_theory_rtt(c);
 	in.rtt = c->v.theory_rtt;
 	in.loss = rev ? c->v.path.loss_ba : c->v.path.loss_ab;
 	{
@@ -317,13 +346,19 @@ static void ctl_derive(struct ctl *c)
 	in.window = c->v.window;
 	in.streams = t->opts.streams > 0 ? t->opts.streams : 1;
 	theory_compute(&in, &c->v.theory);
+	/* without a rate in the sending direction the ceilings are only
+	 * window or loss figures of an unshaped link: nothing to hold a
+	 * run against */
+	c->v.theory_comparable = in.rate > 0;
 	/* -b caps each stream at the sender (iperf3 pacing): below the
 	 * network's ceilings the run is sender-limited */
 	if (t->state != CTL_TEST_IDLE && t->opts.bitrate) {
 		double app = (double)in.streams * (double)t->opts.bitrate;
 		char r1[32], r2[32];
 
-		if (!(c->v.theory.expect_bps > 0) || app < c->v.theory.expect_bps) {
+		if (!(c->v.theory.expect_bps > 0) || app < c->v.theory.expect_bps ||
+		    !c->v.theory_comparable) {
+			c->v.theory_comparable = true;
 			c->v.theory.expect_bps = app;
 			c->v.theory.bound = THEORY_NONE;
 			ctl_fmt(c->v.theory.line, sizeof(c->v.theory.line),
@@ -462,6 +497,7 @@ int ctl_new(struct ctl **out, const struct peerset *ps, const char *target,
 	c->v.test.state = CTL_TEST_IDLE;
 	test_opts_init(&c->v.test.opts);
 	c->local_window = theory_local_window();
+	c->rtt_base_s = -1;
 	c->v.window = c->local_window;
 	c->v.side[0].tx_bps = c->v.side[1].tx_bps = -1;
 	c->v.revert_s = 30;
@@ -852,16 +888,15 @@ int ctl_test_fd(const struct ctl *c)
 	return c->test ? test_event_fd(c->test) : -1;
 }
 
-/* Full scale for the bars: the tbf rate the sending side holds. */
+/* Full scale for the bars: the bottleneck rate of the sending direction
+ * (the sending side's tbf or the bridge's, whichever is smaller). */
 static void ctl_test_scale(struct ctl *c)
 {
 	struct ctl_test_view *t = &c->v.test;
-	const struct ctl_side_view *snd =
-		&c->v.side[t->opts.reverse ? CTL_IDX_B : CTL_IDX_A];
+	uint64_t rate = t->opts.reverse ? c->v.path.rate_ba : c->v.path.rate_ab;
 
-	t->scale_dialled = snd->qd_valid && (snd->held.set & IMP_RATE) &&
-			   snd->held.rate > 0;
-	t->scale_bps = t->scale_dialled ? (double)snd->held.rate : t->max_sum_bps;
+	t->scale_dialled = rate > 0;
+	t->scale_bps = t->scale_dialled ? (double)rate : t->max_sum_bps;
 }
 
 /* Fold one interval into the view. */
@@ -898,6 +933,13 @@ static void ctl_test_interval(struct ctl *c, const struct test_interval *iv)
 		double rtt = ctl_interval_rtt(iv);
 
 		if (rtt > 0) {
+			double base = rtt - (double)c->v.path.rtt_added / 1e9;
+
+			if (base < 0)
+				base = 0;
+			if (c->rtt_base_s < 0 || base < c->rtt_base_s)
+				c->rtt_base_s = base;
+			c->rtt_path = c->v.path;
 			t->rtt_s = rtt;
 			if (!(t->rtt_min_s > 0) || rtt < t->rtt_min_s)
 				t->rtt_min_s = rtt;
@@ -1556,7 +1598,7 @@ int ctl_test_save(struct ctl *c, struct ll_err *err)
 	po.caption = cap;
 	po.dial_bps = snd->qd_valid && (snd->held.set & IMP_RATE) ?
 		      (double)snd->held.rate : 0;
-	po.ceiling_bps = c->v.theory.expect_bps;
+	po.ceiling_bps = c->v.theory_comparable ? c->v.theory.expect_bps : 0;
 	po.ceiling_label = bound[c->v.theory.bound];
 	ctl_fmt(path, sizeof(path), "%s/run.svg", dir);
 	rc = plot_svg_write_opts(path, c->ivs, c->nivs,

@@ -78,13 +78,19 @@ void theory_compute(const struct theory_in *in, struct theory_out *out)
 			       mss + 66, units_human_rate(best, b, sizeof(b)));
 		break;
 	case THEORY_WINDOW:
-		len = snprintf(out->line, sizeof(out->line),
-			       "window-limited: %d x %s / %s = %s; try -P %d or raise tcp_rmem",
+		len = snprintf(out->line, sizeof(out->line), "window-limited: %d x %s / %s = %s",
 			       n, units_human_bytes((double)in->window, a, sizeof(a)),
 			       units_human_time(in->rtt * 1e9, b, sizeof(b)),
-			       units_human_rate(best, c, sizeof(c)),
-			       out->frame_bps > 0 ?
-			       (int)ceil(out->frame_bps / (best / n)) : n * 4);
+			       units_human_rate(best, c, sizeof(c)));
+		/* streams to reach the dialled rate; without a rate there
+		 * is nothing to reach */
+		if (out->frame_bps > 0 && len > 0 && (size_t)len < sizeof(out->line))
+			len += snprintf(out->line + len, sizeof(out->line) - (size_t)len,
+					"; try -P %d or raise tcp_rmem",
+					(int)ceil(out->frame_bps / (best / n)));
+		else if (len > 0 && (size_t)len < sizeof(out->line))
+			len += snprintf(out->line + len, sizeof(out->line) - (size_t)len,
+					"; no rate dialled");
 		break;
 	case THEORY_LOSS:
 		len = snprintf(out->line, sizeof(out->line),

@@ -195,8 +195,18 @@ struct ctl_view {
 				       * -b is lower is "sender-limited"
 				       * (bound THEORY_NONE, expect_bps set) */
 	double theory_rtt;            /* seconds used by theory: measured
-				       * (test.rtt_s) else dialled */
+				       * (test.rtt_s) if measured under the
+				       * dials held now, else dialled now +
+				       * theory_rtt_base */
 	bool theory_rtt_measured;
+	double theory_rtt_base;       /* seconds of measured base RTT in
+				       * theory_rtt (smallest measured RTT
+				       * less what was dialled then); 0 when
+				       * measured or never measured */
+	bool theory_comparable;       /* theory.expect_bps is a figure to hold
+				       * a run against: a rate is dialled in
+				       * the sending direction (A, B or the
+				       * bridge), or -b caps the run */
 	uint64_t window;              /* bytes per stream used by theory: -w,
 				       * else the receiving side's rcv_window,
 				       * else theory_local_window() */

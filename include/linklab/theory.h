@@ -34,7 +34,9 @@ struct theory_out {
 	char line[256];    /* "window-limited: 3.0 MB / 100 ms = 252 Mbit/s; ..." */
 };
 
-/* Compute the ceilings and the one-line explanation. */
+/* Compute the ceilings and the one-line explanation. A window-limited line
+ * advises "try -P N" (N streams reach the rate ceiling) only when a rate is
+ * given; without one it ends "; no rate dialled". */
 void theory_compute(const struct theory_in *in, struct theory_out *out);
 
 /* Bandwidth-delay product in bytes: rate (bit/s) x rtt (s) / 8. */

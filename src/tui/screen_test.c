@@ -153,7 +153,7 @@ static int test_chart(const struct tui *t, const struct ctl_view *v, int y,
 		vals[k] = tv->hist[from + k].bps;
 	if (tv->max_sum_bps > top)
 		top = tv->max_sum_bps;
-	mark = v->theory.expect_bps > 0 ? v->theory.expect_bps :
+	mark = v->theory_comparable && v->theory.expect_bps > 0 ? v->theory.expect_bps :
 	       (tv->scale_dialled ? tv->scale_bps : 0);
 	if (mark > top * 1.5)
 		mark = 0;           /* far above: no rule, keep the scale */
@@ -235,7 +235,14 @@ static void test_theory_line(const struct ctl_view *v, char *buf, size_t len)
 	if (v->theory.bound == THEORY_NONE || v->theory.bound == THEORY_RATE ||
 	    !(v->theory_rtt > 0))
 		snprintf(buf, len, "%s: %s", who, v->theory.line);
-	else
+	else if (!v->theory_rtt_measured && v->theory_rtt_base > 0) {
+		char d[32], b[32];
+
+		units_human_time((v->theory_rtt - v->theory_rtt_base) * 1e9, d, sizeof(d));
+		units_human_time(v->theory_rtt_base * 1e9, b, sizeof(b));
+		snprintf(buf, len, "%s: %s  (RTT %s dialled + %s measured base)", who,
+			 v->theory.line, d, b);
+	} else
 		snprintf(buf, len, "%s: %s  (RTT %s %s)", who, v->theory.line,
 			 v->theory_rtt_measured ? "measured" : "dialled", rtt);
 }
@@ -299,7 +306,8 @@ void screen_test_draw(struct tui *t, const struct ctl_view *v, int top,
 		const struct test_summary *s = &tv->summary;
 		double got = s->sum_received.bps;
 
-		if (v->theory.expect_bps > 0 && got > 0 && !tv->opts.udp) {
+		if (v->theory_comparable && v->theory.expect_bps > 0 && got > 0 &&
+		    !tv->opts.udp) {
 			char a[32], b[32];
 
 			snprintf(line, sizeof(line), "received %s = %.0f%% of the expected %s",
@@ -307,6 +315,13 @@ void screen_test_draw(struct tui *t, const struct ctl_view *v, int top,
 				 100.0 * got / v->theory.expect_bps,
 				 units_human_rate(v->theory.expect_bps, b, sizeof(b)));
 			tui_put(y++, 1, cols - 2, tui_attr(t, TUI_OK), line);
+		} else if (got > 0 && !tv->opts.udp) {
+			char a[32];
+
+			snprintf(line, sizeof(line),
+				 "received %s; no rate dialled: nothing to compare with",
+				 units_human_rate(got, a, sizeof(a)));
+			tui_put(y++, 1, cols - 2, tui_attr(t, TUI_DIM), line);
 		}
 		snprintf(line, sizeof(line), "[ ID]  Interval         %10s  %12s  %5s",
 			 "Transfer", "Bitrate", "Retr");

@@ -32,6 +32,7 @@
 struct fake {
 	struct link_list links;
 	uint64_t rate[4];        /* tbf rate held per link (0 = noqueue) */
+	int64_t delay[4];        /* netem root delay held (ns) when no rate */
 	int napply, nclear, nclose, nserver;
 	char cleared[8][IF_NAMESIZE];
 	int apply_rc;            /* forced apply result (0 = ok) */
@@ -95,6 +96,11 @@ static int fake_read(struct peer *p, const char *dev, struct qdisc_state *out,
 		out->q[0].rate = f->rate[k];
 		out->q[0].burst = 6250;
 		out->q[0].limit = 318750;
+	} else if (f->delay[k]) {
+		snprintf(out->q[0].kind, sizeof(out->q[0].kind), "netem");
+		out->q[0].handle = 0x10000;
+		out->q[0].delay = f->delay[k];
+		out->q[0].limit = 1000;
 	} else {
 		snprintf(out->q[0].kind, sizeof(out->q[0].kind), "noqueue");
 	}
@@ -114,7 +120,8 @@ static int fake_apply(struct peer *p, const char *dev, const struct impair *d,
 	if (k < 0)
 		return ll_err_set(err, -ENODEV, "%s: no such device", dev);
 	/* the "kernel" keeps a rounded rate: what it holds differs */
-	f->rate[k] = d->rate - d->rate % 1000000 + 8;
+	f->rate[k] = (d->set & IMP_RATE) ? d->rate - d->rate % 1000000 + 8 : 0;
+	f->delay[k] = (d->set & IMP_DELAY) ? d->delay : 0;
 	return 0;
 }
 
@@ -129,6 +136,7 @@ static int fake_clear(struct peer *p, const char *dev, struct ll_err *err)
 		snprintf(f->cleared[f->nclear], IF_NAMESIZE, "%s", dev);
 	f->nclear++;
 	f->rate[k] = 0;
+	f->delay[k] = 0;
 	return 0;
 }
 
@@ -732,6 +740,40 @@ static void test_runs_and_scales_to_held_rate(void **state)
 		snprintf(p, sizeof(p), "%s", tv->saved_dir);
 		assert_int_equal(ctl_test_save(c, &err), 0);
 		assert_string_not_equal(p, tv->saved_dir);
+	}
+	/* issue 4/7 #1: the measured RTT counts only under the dials it was
+	 * measured with; a dial changed since gives dialled + measured base */
+	{
+		const struct ctl_view *v = ctl_view(c);
+		struct impair dd = { 0 };
+		double rtt = tv->rtt_s;
+
+		assert_true(rtt > 0);
+		assert_true(v->theory_rtt_measured);
+		assert_true(v->theory_rtt == rtt);
+		assert_true(v->theory_comparable);
+		dd.set = IMP_DELAY;
+		dd.delay = 840000000;       /* 840 ms, as the edge profile */
+		assert_int_equal(ctl_apply(c, &dd, CTL_A, &err), 0);
+		assert_int_equal(v->path.rtt_added, 840000000);
+		assert_false(v->theory_rtt_measured);
+		/* no rate dialled: nothing to compare a run with, and no -P
+		 * advice */
+		assert_false(v->theory_comparable);
+		assert_null(strstr(v->theory.line, "try -P"));
+		/* loopback's base: at most the run's smallest RTT */
+		assert_true(v->theory_rtt_base >= 0);
+		assert_true(v->theory_rtt_base <= tv->rtt_min_s + 1e-9);
+		assert_true(fabs(v->theory_rtt - 0.840 - v->theory_rtt_base) < 1e-9);
+		/* cleared: no stale 840 ms either */
+		assert_int_equal(ctl_clear(c, CTL_A, &err), 0);
+		assert_false(v->theory_rtt_measured);
+		assert_true(v->theory_rtt == v->theory_rtt_base);
+		assert_false(v->theory_comparable);
+		/* back to the dials it was measured under: measured again */
+		assert_int_equal(ctl_apply(c, &d, CTL_A, &err), 0);
+		assert_true(v->theory_rtt_measured);
+		assert_true(v->theory_rtt == rtt);
 	}
 	snprintf(cmdbuf, sizeof(cmdbuf), "rm -rf %s", xdg);
 	assert_int_equal(system(cmdbuf), 0);

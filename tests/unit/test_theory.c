@@ -43,6 +43,27 @@ static void test_seed000_window_vs_streams(void **state)
 	assert_true(out.expect_bps > 955e6 && out.expect_bps < 958e6);
 }
 
+static void test_window_without_rate_gives_no_advice(void **state)
+{
+	/* no rate dialled: 33.6 MB over 840 ms is a ceiling, but there is no
+	 * rate to reach with more streams */
+	struct theory_in in = { .rtt = 0.840, .window = 33554432, .streams = 1 };
+	struct theory_out out;
+
+	(void)state;
+	theory_compute(&in, &out);
+	assert_int_equal(out.bound, THEORY_WINDOW);
+	assert_true(out.frame_bps == 0);
+	assert_null(strstr(out.line, "try -P"));
+	assert_non_null(strstr(out.line, "no rate dialled"));
+	/* a 200 kbit/s bottleneck (the edge profile on the bridge) binds
+	 * long before a 33.6 MB window over 840 ms does */
+	in.rate = 200000;
+	theory_compute(&in, &out);
+	assert_int_equal(out.bound, THEORY_RATE);
+	assert_true(out.expect_bps > 191e3 && out.expect_bps < 192e3);
+}
+
 static void test_mathis(void **state)
 {
 	/* 1% loss, 100 ms RTT, MSS 1448: 1448*8/0.1*1.22/0.1 = 1.413 Mbit/s */
@@ -69,6 +90,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_frame_ceiling_50mbit),
 		cmocka_unit_test(test_seed000_window_vs_streams),
+		cmocka_unit_test(test_window_without_rate_gives_no_advice),
 		cmocka_unit_test(test_mathis),
 		cmocka_unit_test(test_bdp),
 	};
