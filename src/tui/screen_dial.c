@@ -370,7 +370,7 @@ static int dial_errors(int y, int x, int w, int maxl, unsigned attr,
 void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 		      int rows, int cols)
 {
-	char line[512], val[64], pre[256], pres[16][24];
+	char line[512], val[64], pre[320], pres[16][24];
 	int k, y = top + 1, p, first, np, nf = dial_nfields(), fit, from = 0;
 	/* "> name " then the value column (16) and the presets after it */
 	int nw = dial_name_width(), vx = 1 + 2 + nw + 1, px = vx + 16 + 1;
@@ -422,7 +422,20 @@ void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 		}
 		if (!pre[0] && f)
 			snprintf(pre, sizeof(pre), "%s", f->range);
-		if (cols - px - 1 > 0)
+		if (sel && t->editing && t->dial_msg_err && t->dial_msg[0]) {
+			/* a refused value: said on the row being edited (the
+			 * editor stays open), the whole message below */
+			const char *m = t->dial_msg;
+			size_t nl = strlen(dial_name(k));
+
+			/* "delay: 'abc' is not a time": the row names it */
+			if (!strncmp(m, dial_name(k), nl) && !strncmp(m + nl, ": ", 2))
+				m += nl + 2;
+			snprintf(pre, sizeof(pre), "REFUSED (Esc cancels): %s", m);
+			if (cols - px - 1 > 0)
+				tui_put(y, px, cols - px - 1, tui_attr(t, TUI_ERROR) | A_BOLD,
+					pre);
+		} else if (cols - px - 1 > 0)
 			tui_put(y, px, cols - px - 1, tui_attr(t, TUI_DIM), pre);
 	}
 	if (nf > fit) {

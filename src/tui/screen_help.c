@@ -18,7 +18,7 @@ const struct tui_keydef tui_keys[] = {
 	{ TK_ALL, "t, F4", "test", "test: streams, TCP/UDP, -b, direction; live bars and chart" },
 	{ TK_ALL, "o, F5", "profiles", "profiles: browse, preview, apply, save, rename, delete" },
 	{ TK_ALL, "c", "clear", "clear: restore the original qdisc on both peers" },
-	{ TK_ALL, "C", NULL, "with --middle: clear the bridge on the middle box (both directions)" },
+	{ TK_ALL, "C", "clear bridge", "with --middle: clear the bridge on the middle box (both directions)", TF_MIDDLE },
 	{ TK_ALL, "r", NULL, "refresh links and read back both peers' qdiscs" },
 	{ TK_ALL, "Esc", NULL, "back to the peers screen (cancels a field editor)" },
 	{ TK_ALL, "q, F10", "quit", "quit: restores both peers first, prints one line" },
@@ -26,6 +26,8 @@ const struct tui_keydef tui_keys[] = {
 	{ S(TS_PEERS), "Tab, h/l", "pane", "switch pane (peer A / peer B)" },
 	{ S(TS_PEERS), "j/k, Up/Down", "select", "select an interface (its qdiscs are read back)" },
 	{ S(TS_PEERS), "g/G, Home/End", NULL, "first / last interface" },
+	{ S(TS_DIAL) | S(TS_TEST), "Enter", "accept", "in a field editor: accept the value (a refused one keeps the editor open, the error on the field's row)", TF_EDITING },
+	{ S(TS_DIAL) | S(TS_TEST), "Esc", "cancel edit", "in a field editor: cancel, the field keeps its value", TF_EDITING },
 	{ S(TS_DIAL), "j/k, Tab", "field", "next / previous field" },
 	{ S(TS_DIAL), "g/G, Home/End", NULL, "first field / last row ([ Apply ])" },
 	{ S(TS_DIAL), "h/l, Left/Right", "preset", "cycle the field's presets (or the target: both, A, B, and with --middle bridge A->B / B->A / both, loaded from the bridge)" },
@@ -43,7 +45,7 @@ const struct tui_keydef tui_keys[] = {
 	{ S(TS_PROFILES), "j/k", "select", "select a profile (preview on the right)" },
 	{ S(TS_PROFILES), "Enter", "apply", "apply: [a] to peer A, [b] to peer B" },
 	{ S(TS_PROFILES), "a/b", "one side", "apply to one side only (a: A with [a], b: B with [b])" },
-	{ S(TS_PROFILES), "m", NULL, "with --middle: apply to the bridge ([a] -> A->B, [b] -> B->A)" },
+	{ S(TS_PROFILES), "m", "to bridge", "with --middle: apply to the bridge ([a] -> A->B, [b] -> B->A)", TF_MIDDLE },
 	{ S(TS_PROFILES), "s", "save", "save what both peers hold as a new user profile" },
 	{ S(TS_PROFILES), "n", "rename", "rename a user profile" },
 	{ S(TS_PROFILES), "x, Delete", "delete", "delete a user profile (asks y/n)" },
@@ -164,20 +166,33 @@ int screen_help_key(struct tui *t, int key, int rows)
 
 void tui_footer(enum tui_screen s, char *buf, size_t len, int cols)
 {
+	tui_footer_ctx(s, 0, buf, len, cols);
+}
+
+void tui_footer_ctx(enum tui_screen s, unsigned flags, char *buf, size_t len,
+		    int cols)
+{
 	const struct tui_keydef *kd;
 	char part[64];
 	size_t used = 0;
 	int pass;
 
 	buf[0] = '\0';
-	/* screen keys first, then the global ones, while they fit */
-	for (pass = 0; pass < 2; pass++)
+	/* the context's keys first (the middle box's, or only the editor's),
+	 * then the screen keys, then the global ones, while they fit */
+	for (pass = 0; pass < 3; pass++)
 		for (kd = tui_keys; kd->keys; kd++) {
 			bool global = kd->screens == TK_ALL;
 			char k1[24];
 
-			if (!kd->foot || global != (pass == 1) ||
-			    (!global && !(kd->screens & S(s))))
+			if (!kd->foot || (!global && !(kd->screens & S(s))))
+				continue;
+			if ((kd->need & flags) != kd->need)
+				continue;       /* not in this context */
+			if ((flags & TF_EDITING) && !(kd->need & TF_EDITING))
+				continue;       /* the editor takes every key */
+			if (pass == 0 ? !kd->need :
+			    kd->need || global != (pass == 2))
 				continue;
 			/* the first key of "a, b" only */
 			snprintf(k1, sizeof(k1), "%.*s", (int)strcspn(kd->keys, ","),

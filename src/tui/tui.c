@@ -463,7 +463,10 @@ void tui_draw(struct tui *t, const struct ctl_view *v)
 	}
 	attrset(tui_attr(t, TUI_TITLE));
 	mvhline(rows - 1, 0, ' ', cols);
-	tui_footer(t->screen, line, sizeof(line), cols);
+	tui_footer_ctx(t->screen, (v->middle.present ? TF_MIDDLE : 0) |
+		       ((t->screen == TS_DIAL && t->editing) ||
+			(t->screen == TS_TEST && t->test_editing) ? TF_EDITING : 0),
+		       line, sizeof(line), cols);
 	tui_put(rows - 1, 0, cols, tui_attr(t, TUI_TITLE), line);
 	attrset(A_NORMAL);
 	refresh();

@@ -136,7 +136,10 @@ struct tui_keydef {
 	const char *keys;       /* "j/k, Up/Down" */
 	const char *foot;       /* short footer text, NULL = help only */
 	const char *help;       /* one line */
+	unsigned need;          /* TF_* the footer entry needs (0 = none) */
 };
+#define TF_MIDDLE 1u            /* a middle box (--middle) is present */
+#define TF_EDITING 2u           /* a field editor is open */
 #define TK_ALL 0xffffu
 extern const struct tui_keydef tui_keys[];
 /* Lines of the help screen (key table, then the dial fields from
@@ -148,6 +151,10 @@ int screen_help_key(struct tui *t, int key, int rows);
 /* The footer for screen s: "keys foot" pairs from tui_keys, clipped to
  * width cols. */
 void tui_footer(enum tui_screen s, char *buf, size_t len, int cols);
+/* The same for the context flags (TF_*): with TF_EDITING only the field
+ * editor's keys; entries needing TF_MIDDLE only with it, and first. */
+void tui_footer_ctx(enum tui_screen s, unsigned flags, char *buf, size_t len,
+		    int cols);
 
 /* Colour/attribute roles. */
 enum tui_role { TUI_NORMAL, TUI_TITLE, TUI_ERROR, TUI_OK, TUI_SELECT,

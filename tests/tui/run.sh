@@ -185,7 +185,21 @@ keys g
 wait_for "^ > rate " 20 || bad "dial: g did not return to rate"
 keys e C-u 5 0 x y z Enter
 if wait_for "rate.*50xyz" 20; then ok "bad dial value refused with a message naming field and value"; else bad "no message for rate 50xyz"; capture; fi
+# the editor stays open after a refusal: said on the field's own row, and
+# the footer lists the editor's keys (not the screen's j/k, e, x ...)
+if capture | grep -Eq "^ > rate +50xyz +REFUSED \(Esc cancels\): '50xyz' is not a rate" &&
+   capture | tail -1 | grep -q "^Enter accept  Esc cancel edit" &&
+   ! capture | tail -1 | grep -q "e edit"; then
+	ok "refused value: REFUSED on the edited row, footer 'Enter accept  Esc cancel edit'"
+else
+	bad "refused value: not obvious on the row / footer"; capture | grep -E "^ > |accept"
+fi
 keys Escape
+if wait_for "^ > rate +off" 20 && ! capture | grep -q "REFUSED"; then
+	ok "Esc after a refusal: editor closed, the field keeps its value, no stale error"
+else
+	bad "Esc after a refusal"; capture | grep -E "^ > |REFUSED"
+fi
 keys e C-u 5 0 m b i t Enter
 if wait_for "dial: rate 50mbit" 30; then ok "dial field edited to 50mbit"; else bad "dial edit not shown"; capture; fi
 if capture | grep -q "A: now nothing (kernel default) -> to apply rate 50mbit" && \
