@@ -1388,10 +1388,17 @@ static int ctl_middle_set2(struct ctl *c, const struct impair *ab,
 	c->v.error[0] = '\0';
 	if ((!ab || impair_is_empty(ab)) && (!ba || impair_is_empty(ba)))
 		ctl_fmt(c->v.status, sizeof(c->v.status), "cleared %s", what);
+	else if (ab && ba)
+		/* each direction named: "A->B: rate 200kbit ...; B->A: ..."
+		 * (a profile's [a] and [b] differ) */
+		ctl_fmt(c->v.status, sizeof(c->v.status),
+			"applied on bridge A->B: %.80s; B->A: %.80s%s%.60s",
+			M->dir[MIDDLE_AB].dial[0] ? M->dir[MIDDLE_AB].dial : "none",
+			M->dir[MIDDLE_BA].dial[0] ? M->dir[MIDDLE_BA].dial : "none",
+			st.warnings[0] ? "; warning: " : "", st.warnings);
 	else
-		ctl_fmt(c->v.status, sizeof(c->v.status), "applied on %s: %.80s%s%.80s%s%.60s",
-			what, ab ? M->dir[MIDDLE_AB].dial : "",
-			ab && ba ? " | B->A " : "", ba ? M->dir[MIDDLE_BA].dial : "",
+		ctl_fmt(c->v.status, sizeof(c->v.status), "applied on %s: %.80s%s%.60s",
+			what, ab ? M->dir[MIDDLE_AB].dial : M->dir[MIDDLE_BA].dial,
 			st.warnings[0] ? "; warning: " : "", st.warnings);
 	return 0;
 fail:

@@ -180,7 +180,7 @@ void tui_footer_ctx(enum tui_screen s, unsigned flags, char *buf, size_t len,
 	buf[0] = '\0';
 	/* the context's keys first (the middle box's, or only the editor's),
 	 * then the screen keys, then the global ones, while they fit */
-	for (pass = 0; pass < 3; pass++)
+	for (pass = 0; pass < 4; pass++)
 		for (kd = tui_keys; kd->keys; kd++) {
 			bool global = kd->screens == TK_ALL;
 			char k1[24];
@@ -191,8 +191,9 @@ void tui_footer_ctx(enum tui_screen s, unsigned flags, char *buf, size_t len,
 				continue;       /* not in this context */
 			if ((flags & TF_EDITING) && !(kd->need & TF_EDITING))
 				continue;       /* the editor takes every key */
-			if (pass == 0 ? !kd->need :
-			    kd->need || global != (pass == 2))
+			/* passes: the context's screen keys, its global keys,
+			 * the screen's, the global ones */
+			if (!kd->need != (pass >= 2) || global != (pass & 1))
 				continue;
 			/* the first key of "a, b" only */
 			snprintf(k1, sizeof(k1), "%.*s", (int)strcspn(kd->keys, ","),

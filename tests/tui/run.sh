@@ -743,13 +743,29 @@ if [ $attach = 1 ]; then
 		# the first profile by name: 3g ([a] 330kbit 100ms, [b] 780kbit 100ms)
 		keys o
 		wait_for "Profiles\]" 30
+		# with a middle box the footer lists its keys
+		if capture | tail -1 | grep -q "m to bridge  C clear bridge"; then
+			ok "profiles footer with --middle lists 'm to bridge  C clear bridge'"
+		else
+			bad "profiles footer without the middle box's keys: $(capture | tail -1)"
+		fi
 		keys m
-		if wait_for "profile 3g: applied on bridge both directions" 100 &&
+		# each direction named with its own dial ([a] 330kbit, [b] 780kbit)
+		if wait_for "profile 3g: applied on bridge A->B: rate 330kbit[^;]*delay 100ms[^;]*; B->A: rate 780kbit" 100 &&
 		   mstatus | grep -q 100ms; then
-			ok "profiles: m applies the profile to the bridge ($(capture | grep -o 'profile [^:]*: applied on bridge both directions' | head -1))"
+			ok "profiles: m applies the profile to the bridge ($(capture | grep -o 'profile [^:]*: applied on bridge A->B: [^;]*; B->A: rate [0-9a-z]*' | head -1))"
 		else
 			bad "profiles: m did not apply to the bridge"; capture | tail -4
 		fi
+		# the theory line's bottleneck is the bridge's A->B rate (A and B
+		# hold nothing)
+		keys t
+		if wait_for "theory: rate-limited: 330 kbit/s x 1448/1514 \(frame headers\) = 316 kbit/s" 50; then
+			ok "test screen: theory uses the bridge's rate ($(capture | grep -o 'rate-limited: 330 kbit/s.*kbit/s' | head -1))"
+		else
+			bad "test screen: theory ignores the bridge's 330 kbit"; capture | grep -E "theory|path"
+		fi
+		keys o
 		pids=$(ip netns exec "$NS_BM" ss -tnpH state established '( sport = :22 )' 2>/dev/null |
 			grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | tr '\n' ' ')
 		for p in $pids; do
