@@ -83,9 +83,9 @@ struct ctl {
 
 static void ctl_middle_quit(struct ctl *c, char *part, size_t len, bool *lost);
 /* the quit summary's sentence for a middle box whose session was lost */
-#define CTL_MIDDLE_LOST_QUIT "middle box lost: the bridge's lease restores its dials"
+#define CTL_MIDDLE_LOST_QUIT "middle box lost: the bridge's lease restores its dials (now, or when the middle host answers again)"
 /* ... and for a bridge the console started (--bridge) */
-#define CTL_MIDDLE_LOST_QUIT_STARTED "middle box lost: the bridge it started stops by itself"
+#define CTL_MIDDLE_LOST_QUIT_STARTED "middle box lost: the bridge it started stops when its lease ends (now, or when the middle host answers again)"
 
 static double ctl_now(void)
 {
@@ -1202,10 +1202,18 @@ static void ctl_middle_lost(struct ctl *c, const char *why)
 	M->lost = true;
 	M->stall_s = 0;
 	M->changed = false;   /* its lease ended: the bridge restores itself */
-	ctl_fmt(M->err, sizeof(M->err), "middle lost: %.300s (%s)",
+	/* close the session too: a middle host that only stalled and
+	 * answers again later must find it gone (sshd ends the attach
+	 * process, the lease ends) instead of a session kept until quit.
+	 * The channel was closed already (middle_fail); this only queues the
+	 * disconnect and closes the socket, bounded by ssh_close's 1 s. */
+	middle_close(c->mid);
+	c->mid = NULL;
+	ctl_fmt(M->err, sizeof(M->err), "middle lost: %.300s (session closed; %s)",
 		why && *why ? why : "session closed",
-		M->engine_asked[0] ? "the bridge this console started stops by itself"
-				   : "the bridge puts back its dials when the lease ends");
+		M->engine_asked[0] ?
+		"the bridge this console started stops when its lease ends (now, or when the middle host answers again)" :
+		"the bridge restores its dials when its lease ends (now, or when the middle host answers again)");
 	ctl_fmt(c->v.status, sizeof(c->v.status), "%s", M->err);
 	if (c->v.dial_sides & CTL_M_BOTH)
 		c->v.dial_sides = c->ps.has_b && !c->v.b_lost ? CTL_BOTH : CTL_A;
@@ -1354,7 +1362,7 @@ static int ctl_middle_set2(struct ctl *c, const struct impair *ab,
 
 	ctl_fmt(what, sizeof(what), "bridge %s",
 		ab && ba ? "both directions" : ab ? "A->B" : "B->A");
-	if (!c->mid)
+	if (!c->mid && !M->lost)
 		return ll_err_set(err, -ENOTCONN, "no middle box (start with --middle HOST)");
 	if (!middle_attached(c->mid)) {
 		rc = ll_err_set(&e, -ENOTCONN, "not attached (%.300s)",
@@ -1427,12 +1435,12 @@ static void ctl_middle_quit(struct ctl *c, char *part, size_t len, bool *lost)
 	int rc;
 
 	part[0] = '\0';
-	if (!c->mid)
-		return;
-	if (M->lost) {
+	if (M->lost) {          /* its session was closed when lost */
 		*lost = true;
 		return;
 	}
+	if (!c->mid)
+		return;
 	if (M->engine_asked[0] && middle_attached(c->mid)) {
 		/* started here: closing its stdin stops it, ports restored */
 		middle_detach(c->mid);

@@ -351,8 +351,8 @@ void ctl_test_stop(struct ctl *c);
 /* Quit: stop the test, restore (ops->clear) every interface linklab changed
  * on both sides, stop B's server. summary gets one line ("restored A
  * veth-a, B veth-b" / "nothing to restore"; a lost middle box adds its own
- * sentence "middle box lost: the bridge's lease restores its dials").
- * Returns 0 or the first error
+ * sentence "middle box lost: the bridge's lease restores its dials (now,
+ * or when the middle host answers again)"). Returns 0 or the first error
  * (every restore is still attempted). Idempotent. */
 int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err);
 
@@ -462,7 +462,13 @@ void ctl_set_middle(struct ctl *c, struct middle *m, const char *label);
  * with A and B. Returns 1 if the view changed. Does not wait for a stalled
  * middle host; what still waits: an attach retry (up to 10 s, as before)
  * and, once, closing the attach channel when the middle is declared lost
- * (ssh_spawn_close, up to 2 s when the middle's sshd itself is stalled). */
+ * (ssh_spawn_close, up to 2 s when the middle's sshd itself is stalled).
+ * Declared lost, the session is closed as well (middle_close: its
+ * disconnect is bounded by 1 s and does not wait for a reply), so a middle
+ * host that only stalled ends the attach process, and the lease, as soon as
+ * it answers again; "middle lost: ... (session closed; the bridge restores
+ * its dials when its lease ends (now, or when the middle host answers
+ * again))". */
 int ctl_middle_tick(struct ctl *c);
 
 /* The middle session's socket while a get waits for its reply (put it in

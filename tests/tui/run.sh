@@ -990,6 +990,65 @@ if [ $attach = 1 ]; then
 		bad "stalled-middle run: console --middle did not start"; capture | tail -8
 	fi
 
+	# 9j2. the middle's sshd session stopped for good (> 15 s): the console
+	#      declares the middle lost and closes its session, so when the
+	#      middle host answers again its sshd ends the attach process and
+	#      the lease: the bridge restores its dials (the starting ones: 9g
+	#      restarted the engine without a dial; no 40ms)
+	if start_mid_console --peer peer-b --middle middle && wait_for "M \(middle\): bridge user engine" 100; then
+		dial_target 3
+		dial_row delay
+		keys e C-u 4 0 m s Enter Enter
+		wait_for "applied on bridge A->B" 100 || bad "sshd-stall run: apply not reported"
+		case "$(mstatus)" in *40ms*) ;; *) bad "sshd-stall run: 40ms not applied: $(mstatus)" ;; esac
+		apid=$(attach_pids | tr '\n' ' ')
+		spids=
+		for p in $(ip netns exec "$NS_BM" ss -tnpH state established '( sport = :22 )' 2>/dev/null |
+			grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u); do
+			[ "$(cat /proc/"$p"/comm 2>/dev/null)" = sshd ] && spids="$spids $p"
+		done
+		if [ -z "$spids" ]; then
+			bad "sshd stall: no sshd session found in $NS_BM"
+		else
+			kill -STOP $spids
+			keys p
+			# (the section wraps the sentence: its two halves)
+			if wait_for "middle lost: .*session closed; the bridge restores its dials" 250 &&
+			   capture | grep -q "lease ends (now, or when the middle host answers again)"; then
+				ok "sshd stopped > 15 s: $(capture | grep -o 'middle lost: .*' | head -1 | cut -c1-150)"
+			else
+				bad "sshd stopped > 15 s: no precise 'middle lost' message"; capture | tail -8
+			fi
+			case "$(mstatus)" in
+			*40ms*) ;;
+			*) bad "sshd stall: bridge restored before the middle answered? $(mstatus)" ;;
+			esac
+			kill -CONT $spids
+			n=0
+			while [ $n -lt 100 ] && mstatus | grep -q 40ms; do sleep 0.1; n=$((n+1)); done
+			st=$(mstatus)
+			case "$st" in
+			*40ms*) bad "sshd stall resumed: the lease still holds 40ms after 10 s: $st" ;;
+			*"A->B: none"*) ok "sshd stall resumed: the lease ended, bridge back to its starting dial ($((n/10)).$((n%10)) s after SIGCONT)" ;;
+			*) bad "sshd stall resumed: bridge status: $st" ;;
+			esac
+			for p in $apid; do
+				n=0
+				while [ $n -lt 50 ] && [ -d /proc/"$p" ]; do sleep 0.1; n=$((n+1)); done
+				[ -d /proc/"$p" ] && bad "sshd stall resumed: attach process $p still runs 5 s after the lease ended ($(tr '\0' ' ' < /proc/"$p"/cmdline 2>/dev/null))"
+			done
+		fi
+		keys q
+		if wait_for "console-exit=0" 150 &&
+		   capture | grep -q "middle box lost: the bridge's lease restores its dials (now, or when the middle host answers again)"; then
+			ok "sshd-stall run: quit summary says when the lease restores the bridge"
+		else
+			bad "sshd-stall run: quit"; capture | tail -4
+		fi
+	else
+		bad "sshd-stall run: console --middle did not start"; capture | tail -8
+	fi
+
 	# 9i. the bridge's own refusal, shown inline: the kernel engine on a
 	#     kernel without sch_netem takes rate only, so delay passes the
 	#     console's checks and is refused by the bridge
