@@ -61,23 +61,36 @@ static struct local *L(struct peer *p)
 	return p->priv;
 }
 
+/* One RTM_GETLINK of dev into *link (caller puts it); what names the
+ * reading in the error ("the link", "the link counters"). */
+static int link_get(struct local *l, const char *dev, const char *what,
+		    struct rtnl_link **link, struct ll_err *err)
+{
+	int rc;
+
+	*link = NULL;
+	if (!dev || !*dev || strlen(dev) >= IF_NAMESIZE)
+		return ll_err_set(err, -EINVAL, "'%s' is not an interface name",
+				  dev ? dev : "");
+	rc = rtnl_link_get_kernel(l->sk, 0, dev, link);
+	if (rc < 0) {
+		if (rc == -NLE_OBJ_NOTFOUND || rc == -NLE_NODEV)
+			return ll_err_set(err, -ENODEV, "%s: no such interface", dev);
+		return ll_err_set(err, -EIO, "%s: reading %s failed: %s", dev, what,
+				  nl_geterror(rc));
+	}
+	return 0;
+}
+
 /* ifindex and MTU of dev. */
 static int dev_info(struct local *l, const char *dev, int *ifindex,
 		    unsigned *mtu, struct ll_err *err)
 {
-	struct rtnl_link *link = NULL;
-	int rc;
+	struct rtnl_link *link;
+	int rc = link_get(l, dev, "the link", &link, err);
 
-	if (!dev || !*dev || strlen(dev) >= IF_NAMESIZE)
-		return ll_err_set(err, -EINVAL, "'%s' is not an interface name",
-				  dev ? dev : "");
-	rc = rtnl_link_get_kernel(l->sk, 0, dev, &link);
-	if (rc < 0) {
-		if (rc == -NLE_OBJ_NOTFOUND || rc == -NLE_NODEV)
-			return ll_err_set(err, -ENODEV, "%s: no such interface", dev);
-		return ll_err_set(err, -EIO, "%s: reading the link failed: %s", dev,
-				  nl_geterror(rc));
-	}
+	if (rc < 0)
+		return rc;
 	*ifindex = rtnl_link_get_ifindex(link);
 	if (mtu)
 		*mtu = rtnl_link_get_mtu(link);
@@ -91,21 +104,13 @@ static int dev_info(struct local *l, const char *dev, int *ifindex,
 static int local_link_stats(struct peer *p, const char *dev, struct link_stats *out,
 			    struct ll_err *err)
 {
-	struct local *l = L(p);
-	struct rtnl_link *link = NULL;
+	struct rtnl_link *link;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (!dev || !*dev || strlen(dev) >= IF_NAMESIZE)
-		return ll_err_set(err, -EINVAL, "'%s' is not an interface name",
-				  dev ? dev : "");
-	rc = rtnl_link_get_kernel(l->sk, 0, dev, &link);
-	if (rc < 0) {
-		if (rc == -NLE_OBJ_NOTFOUND || rc == -NLE_NODEV)
-			return ll_err_set(err, -ENODEV, "%s: no such interface", dev);
-		return ll_err_set(err, -EIO, "%s: reading the link counters failed: %s", dev,
-				  nl_geterror(rc));
-	}
+	rc = link_get(L(p), dev, "the link counters", &link, err);
+	if (rc < 0)
+		return rc;
 	out->rx_packets = rtnl_link_get_stat(link, RTNL_LINK_RX_PACKETS);
 	out->rx_bytes = rtnl_link_get_stat(link, RTNL_LINK_RX_BYTES);
 	out->tx_packets = rtnl_link_get_stat(link, RTNL_LINK_TX_PACKETS);
