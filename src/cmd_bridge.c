@@ -779,6 +779,10 @@ static int check_ports(const struct bopts *b)
 			fprintf(stderr, "linklab bridge: %s: the loopback interface cannot be a "
 				"bridge port\n", port[i]);
 			status = 2;
+		} else if (pi.is_bridge) {
+			fprintf(stderr, "linklab bridge: %s is a Linux bridge itself: give the "
+				"interfaces to join (a bridge cannot be a port)\n", port[i]);
+			status = 2;
 		} else if (pi.master[0]) {
 			fprintf(stderr, "linklab bridge: %s is already a port of %s: a second "
 				"path would duplicate every frame (stop what made %s, or `ip link "

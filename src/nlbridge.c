@@ -100,6 +100,7 @@ int bridge_port_info(const char *ifname, struct bridge_port_info *pi, struct ll_
 	}
 	idx = rtnl_link_get_ifindex(l);
 	pi->loopback = (rtnl_link_get_flags(l) & IFF_LOOPBACK) != 0;
+	pi->is_bridge = rtnl_link_get_type(l) && !strcmp(rtnl_link_get_type(l), "bridge");
 	if (rtnl_link_get_master(l) > 0) {
 		struct rtnl_link *m = rtnl_link_get(links, rtnl_link_get_master(l));
 

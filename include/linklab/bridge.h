@@ -122,6 +122,7 @@ int bridge_kernel_stale(struct bridge_stale *out, int max, int *n, struct ll_err
 /* What makes an interface a poor bridge port (bridge_port_info). */
 struct bridge_port_info {
 	bool loopback;                  /* lo: never a port */
+	bool is_bridge;                 /* a Linux bridge itself: never a port */
 	char master[IF_NAMESIZE];       /* "" or the bridge/bond it is a port of */
 	char addr[64];                  /* "" or its first address that is not
 					 * link-local (IPv4 or IPv6): a port has

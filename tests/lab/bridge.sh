@@ -625,14 +625,16 @@ fi
 inm ip link add llbrx type bridge && inm ip link set veth-mb master llbrx
 inm "$LINKLAB" bridge lo mgmt-m -t 0.3 > "$T/k.out" 2>&1; rc1=$?
 inm "$LINKLAB" bridge veth-ma veth-mb -t 0.3 > "$T/k2.out" 2>&1; rc2=$?
+inm "$LINKLAB" bridge veth-ma llbrx -t 0.3 > "$T/k3.out" 2>&1; rc3=$?
 inm ip link del llbrx
 if [ $rc1 = 2 ] && grep -q "lo: the loopback interface cannot be a bridge port" "$T/k.out" &&
    grep -q "mgmt-m has address 10.198.1.2/24: a bridge port has none" "$T/k.out" &&
    grep -q "\-\-force to use it anyway" "$T/k.out" &&
-   [ $rc2 = 1 ] && grep -q "veth-mb is already a port of llbrx: a second path would duplicate every frame" "$T/k2.out"; then
-	pass "bridge: lo, a port with an address (no --force) and a port of another bridge are refused, each named"
+   [ $rc2 = 1 ] && grep -q "veth-mb is already a port of llbrx: a second path would duplicate every frame" "$T/k2.out" &&
+   [ $rc3 = 2 ] && grep -q "llbrx is a Linux bridge itself" "$T/k3.out"; then
+	pass "bridge: lo, a port with an address (no --force), a port of another bridge and a bridge device are refused, each named"
 else
-	fail "bridge: poor ports: rc $rc1 / $rc2"; cat "$T/k.out" "$T/k2.out"
+	fail "bridge: poor ports: rc $rc1 / $rc2 / $rc3"; cat "$T/k.out" "$T/k2.out" "$T/k3.out"
 fi
 set -- $(rtt 5 0.05)
 py "import sys; sys.exit(0 if float('$4') == 0 else 1)" 2>/dev/null &&
