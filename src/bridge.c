@@ -918,6 +918,19 @@ int bridge_kernel_reap(struct peer *p, const struct bridge_stale *st, struct ll_
 
 /* --- status files ------------------------------------------------------------ */
 
+unsigned bridge_dir_prefix(const char **name)
+{
+	if (!strncmp(*name, "a-to-b-", 7)) {
+		*name += 7;
+		return 1;
+	}
+	if (!strncmp(*name, "b-to-a-", 7)) {
+		*name += 7;
+		return 2;
+	}
+	return 3;
+}
+
 int bridge_alias_expand(const char *name, const char *val, struct bridge_alias out[2])
 {
 	const char *comma;

@@ -157,8 +157,7 @@ static bool known_opt(const char *a, const char *eq)
 	for (k = 0; own[k]; k++)
 		if (!strcmp(name, own[k]))
 			return true;
-	if (!strncmp(n, "a-to-b-", 7) || !strncmp(n, "b-to-a-", 7))
-		n += 7;
+	(void)bridge_dir_prefix(&n);
 	return impair_field_find(n) || bridge_alias_expand(n, "", al) > 0;
 }
 
@@ -270,13 +269,7 @@ static int parse_args(int argc, char **argv, struct bopts *b, struct ll_diag *di
 			b->brname = val;
 			continue;
 		}
-		if (!strncmp(name, "a-to-b-", 7)) {
-			dirs = 1;
-			name += 7;
-		} else if (!strncmp(name, "b-to-a-", 7)) {
-			dirs = 2;
-			name += 7;
-		}
+		dirs = bridge_dir_prefix(&name);
 		if (alias_opt(b, dirs, name, val, diag))
 			continue;
 		f = impair_field_find(name);

@@ -127,13 +127,7 @@ static int parse(int argc, char **argv, struct copts *o, struct ll_diag *diag)
 		snprintf(fname, sizeof(fname), "%.*s",
 			 (int)(eq ? (size_t)(eq - a - 2) : strlen(a + 2)), a + 2);
 		name = fname;
-		if (!strncmp(name, "a-to-b-", 7)) {
-			dirs = 1;
-			name += 7;
-		} else if (!strncmp(name, "b-to-a-", 7)) {
-			dirs = 2;
-			name += 7;
-		}
+		dirs = bridge_dir_prefix(&name);
 		if (!(dirs == 3 && (!strcmp(name, "pid") || !strcmp(name, "profile"))) &&
 		    !impair_field_find(name) && !bridge_alias_expand(name, "", al)) {
 			/* name it and go on; its value (a next word not an

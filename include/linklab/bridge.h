@@ -176,6 +176,11 @@ struct bridge_alias {
 };
 int bridge_alias_expand(const char *name, const char *val, struct bridge_alias out[2]);
 
+/* A dial option's direction prefix (start and --set share it): "a-to-b-"
+ * returns 1 (A->B), "b-to-a-" 2 (B->A), *name advanced past it; none: 3
+ * (both), *name untouched. */
+unsigned bridge_dir_prefix(const char **name);
+
 /* A dial as a JSON object {FIELD: VALUE} of every set field, in
  * impair_fields[] order, values as impair_get prints them ("50ms", "1%").
  * NULL only when out of memory. */
