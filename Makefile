@@ -18,11 +18,13 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Iinclude \
            $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -I/usr/include/iniparser
 LDLIBS  = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -liniparser -lpthread -lm
 
-CORE_SRC := $(filter-out src/main.c,$(wildcard src/*.c))
+# src/LAYER/*.c: one folder per layer (doc/architecture.md); the console's
+# screens (src/tui/) are the only curses code and stay out of the unit library.
+CORE_SRC := $(filter-out src/tui/%,$(wildcard src/*/*.c))
 TUI_SRC  := $(wildcard src/tui/*.c)
 CORE_OBJ := $(CORE_SRC:src/%.c=$(BUILD)/obj/%.o)
 TUI_OBJ  := $(TUI_SRC:src/%.c=$(BUILD)/obj/%.o)
-HDRS     := $(wildcard include/linklab/*.h src/tui/*.h)
+HDRS     := $(wildcard include/linklab/*/*.h src/tui/*.h)
 
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 ASAN_OBJ := $(CORE_SRC:src/%.c=$(BUILD)/asan/%.o)
@@ -83,7 +85,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 6
 FUZZ_SRC     := $(wildcard fuzz/fuzz_*.c)
 FUZZ_BIN     := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/%)
-FUZZ_CORE    := src/iperf3.c src/udpstats.c src/err.c
+FUZZ_CORE    := src/traffic/iperf3.c src/traffic/udpstats.c src/base/err.c
 FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -fsanitize=fuzzer,address,undefined \
                 $(shell pkg-config --cflags libcjson 2>/dev/null)
 

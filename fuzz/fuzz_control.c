@@ -11,7 +11,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "linklab/iperf3.h"
+#include "linklab/traffic/iperf3.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* main.c - linklab entry point: everything happens in cli.c. */
-#include "linklab/cli.h"
+#include "linklab/cli/cli.h"
 
 int main(int argc, char **argv)
 {

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "linklab/impair.h"
+#include "linklab/model/impair.h"
 #include "tui.h"
 
 struct dial_row {

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "linklab/impair.h"
+#include "linklab/model/impair.h"
 #include "tui.h"
 
 #define S(x) (1u << (x))

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "linklab/units.h"
+#include "linklab/base/units.h"
 #include "tui.h"
 
 /* "tbf: sent 12.3 MB 8.1 kpkt, drops 3, overlimits 40, backlog 0 B" */

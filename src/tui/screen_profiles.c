@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "linklab/impair.h"
+#include "linklab/model/impair.h"
 #include "tui.h"
 
 void screen_profiles_draw(struct tui *t, const struct ctl_view *v, int top,

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "linklab/units.h"
+#include "linklab/base/units.h"
 #include "bar.h"
 #include "chart.h"
 #include "tui.h"

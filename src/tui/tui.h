@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "linklab/ctl.h"
-#include "linklab/err.h"
+#include "linklab/console/ctl.h"
+#include "linklab/base/err.h"
 #include "lineedit.h"
 
 /* Smallest usable terminal; below it a "terminal too small" notice. */

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "linklab/cli.h"
+#include "linklab/cli/cli.h"
 
 int main(int argc, char **argv)
 {

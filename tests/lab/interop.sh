@@ -152,7 +152,7 @@ for i in range(n):
     side = es.get("sender" if sender else "receiver", es.get("udp", {})).get("bytes", 0)
     if "sender" not in es:
         continue   # iperf3's UDP end.streams[] has only "udp"
-    # 2 %: the streams stop before the last interval is taken (src/test.c
+    # 2 %: the streams stop before the last interval is taken (src/traffic/test.c
     # halt_streams), so only bytes of a last interval under 10 ms are left out
     if side and abs(tot - side) > 0.02 * side + 65536:
         fail("stream %d: intervals sum %d vs end %d" % (i, tot, side))

@@ -17,11 +17,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "linklab/impair.h"
-#include "linklab/peer.h"
-#include "linklab/peerset.h"
-#include "linklab/ssh.h"
-#include "linklab/sshcfg.h"
+#include "linklab/model/impair.h"
+#include "linklab/peer/peer.h"
+#include "linklab/peer/peerset.h"
+#include "linklab/remote/ssh.h"
+#include "linklab/remote/sshcfg.h"
 
 static int prompts;
 

@@ -26,8 +26,8 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-#include "linklab/bridge.h"
-#include "linklab/units.h"
+#include "linklab/bridge/bridge.h"
+#include "linklab/base/units.h"
 
 #define ETHT 0x88b5     /* IEEE local experimental ethertype */
 #define MS 1000000LL

@@ -30,9 +30,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "linklab/bridgectl.h"
-#include "linklab/emu.h"
-#include "linklab/peer.h"
+#include "linklab/bridge/bridgectl.h"
+#include "linklab/bridge/emu.h"
+#include "linklab/peer/peer.h"
 
 #define MS 1000000LL
 

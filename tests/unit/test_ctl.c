@@ -21,10 +21,10 @@
 #include <unistd.h>
 
 /* before cmocka.h: it defines a test_free() macro that clashes with test.h */
-#include "linklab/ctl.h"
-#include "linklab/hosttune.h"
-#include "linklab/serve.h"
-#include "linklab/units.h"
+#include "linklab/console/ctl.h"
+#include "linklab/peer/hosttune.h"
+#include "linklab/traffic/serve.h"
+#include "linklab/base/units.h"
 
 #include <cmocka.h>
 

@@ -17,8 +17,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "linklab/emu.h"
-#include "linklab/units.h"
+#include "linklab/bridge/emu.h"
+#include "linklab/base/units.h"
 
 #define MS 1000000LL
 

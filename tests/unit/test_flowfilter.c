@@ -20,7 +20,7 @@
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
 
-#include "linklab/flowfilter.h"
+#include "linklab/netlink/flowfilter.h"
 
 #ifndef DATA_DIR
 #define DATA_DIR "tests/data"
@@ -136,14 +136,14 @@ static void test_errors_and_names(void **state)
 	assert_null(m);
 	assert_int_equal(ff_build_flow(1, 0x10000, 0x10001, net, 33, 0, &m, &e), -EINVAL);
 	assert_int_equal(ff_build_htb_class(1, 0x10000, 0x10001, 0, 0, 250, &m, &e), -EINVAL);
-	ff_ifb_name("veth-a", a, sizeof(a));
-	ff_ifb_name("veth-b", b, sizeof(b));
+	qdisc_ifb_name("veth-a", a, sizeof(a));
+	qdisc_ifb_name("veth-b", b, sizeof(b));
 	assert_int_equal(strlen(a), 13);
 	assert_int_equal(strncmp(a, "llifb", 5), 0);
 	assert_string_not_equal(a, b);
-	ff_ifb_name("veth-a", b, sizeof(b));
+	qdisc_ifb_name("veth-a", b, sizeof(b));
 	assert_string_equal(a, b);       /* same on every host */
-	ff_ifb_name("x;$(id)", b, sizeof(b));
+	qdisc_ifb_name("x;$(id)", b, sizeof(b));
 	assert_null(strpbrk(b + 5, ";$()"));
 }
 

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "linklab/hosttune.h"
+#include "linklab/peer/hosttune.h"
 
 static void test_names(void **state)
 {

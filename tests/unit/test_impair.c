@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "linklab/impair.h"
+#include "linklab/model/impair.h"
 
 static int diag_has(const struct ll_diag *d, const char *frag)
 {

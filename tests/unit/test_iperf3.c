@@ -20,9 +20,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "linklab/iperf3.h"
-#include "linklab/serve.h"
-#include "linklab/test.h"   /* before cmocka.h: it #defines test_free */
+#include "linklab/traffic/iperf3.h"
+#include "linklab/traffic/serve.h"
+#include "linklab/traffic/test.h"   /* before cmocka.h: it #defines test_free */
 
 #include <cmocka.h>
 #undef test_free            /* ours, not cmocka's allocation checker */

@@ -13,9 +13,9 @@
 #include <string.h>
 
 /* the project's headers first: cmocka.h defines test_free as a macro */
-#include "linklab/ctl.h"
-#include "linklab/middle.h"
-#include "linklab/units.h"
+#include "linklab/console/ctl.h"
+#include "linklab/console/middle.h"
+#include "linklab/base/units.h"
 
 #include <cmocka.h>
 

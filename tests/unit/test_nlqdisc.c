@@ -18,8 +18,8 @@
 #include <netlink/attr.h>
 #include <netlink/msg.h>
 
-#include "linklab/impair.h"
-#include "linklab/nlqdisc.h"
+#include "linklab/model/impair.h"
+#include "linklab/netlink/nlqdisc.h"
 
 #ifndef DATA_DIR
 #define DATA_DIR "tests/data"

@@ -24,10 +24,10 @@
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
 
-#include "linklab/impair.h"
-#include "linklab/journal.h"
-#include "linklab/nlqdisc.h"
-#include "linklab/peer.h"
+#include "linklab/model/impair.h"
+#include "linklab/peer/journal.h"
+#include "linklab/netlink/nlqdisc.h"
+#include "linklab/peer/peer.h"
 
 static char rundir[] = "/tmp/linklab-A-test-XXXXXX";
 static int have_netns;

@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "linklab/flowfilter.h"
-#include "linklab/impair.h"
-#include "linklab/peer.h"
-#include "linklab/ssh.h"
-#include "linklab/sshcfg.h"
+#include "linklab/netlink/flowfilter.h"
+#include "linklab/model/impair.h"
+#include "linklab/peer/peer.h"
+#include "linklab/remote/ssh.h"
+#include "linklab/remote/sshcfg.h"
 
 /* ---- the fake peer ------------------------------------------------------ */
 #define MAXC 64
@@ -690,7 +690,7 @@ static void test_ingress_apply_clear(void **state)
 	int i, tc = -1, rb_ifb = -1, rb_dev = -1;
 
 	(void)state;
-	ff_ifb_name("eth1", ifb, sizeof(ifb));
+	qdisc_ifb_name("eth1", ifb, sizeof(ifb));
 	dial_rate(&d, "10mbit");
 	dial_set(&d, "direction", "ingress");
 	dev_json = "[{\"kind\":\"noqueue\",\"handle\":\"0:\",\"root\":true,\"options\":{}},"

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 /* before cmocka.h: it defines a test_free() macro that clashes with test.h */
-#include "linklab/csvout.h"
-#include "linklab/plot.h"
+#include "linklab/traffic/csvout.h"
+#include "linklab/traffic/plot.h"
 
 #include <cmocka.h>
 

@@ -12,8 +12,8 @@
 #include <dirent.h>
 #include <cmocka.h>
 
-#include "linklab/profile.h"
-#include "linklab/units.h"
+#include "linklab/model/profile.h"
+#include "linklab/base/units.h"
 
 static int diag_has(const struct ll_diag *d, const char *frag)
 {

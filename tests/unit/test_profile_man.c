@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "linklab/impair.h"
+#include "linklab/model/impair.h"
 
 /* The file as one string, or NULL. */
 static char *slurp(const char *path)

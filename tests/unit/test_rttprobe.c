@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "linklab/rttprobe.h"
+#include "linklab/traffic/rttprobe.h"
 
 static void test_stats(void **state)
 {

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "linklab/sshcfg.h"
+#include "linklab/remote/sshcfg.h"
 
 static char cfg_path[64];
 static char bad_path[64];

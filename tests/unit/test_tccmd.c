@@ -16,10 +16,10 @@
 #include <netlink/attr.h>
 #include <netlink/msg.h>
 
-#include "linklab/flowfilter.h"
-#include "linklab/impair.h"
-#include "linklab/nlqdisc.h"
-#include "linklab/tccmd.h"
+#include "linklab/netlink/flowfilter.h"
+#include "linklab/model/impair.h"
+#include "linklab/netlink/nlqdisc.h"
+#include "linklab/remote/tccmd.h"
 
 static void plan_of(const char *const *kv, struct impair_plan *p)
 {
@@ -198,7 +198,7 @@ static void test_scope_ingress_lines(void **state)
 	}
 	plan_of(in, &p);
 	assert_int_equal(tccmd_apply("a;b", &p, out, sizeof(out), &e), 0);
-	ff_ifb_name("a;b", ifb, sizeof(ifb));
+	qdisc_ifb_name("a;b", ifb, sizeof(ifb));
 	{
 		char want[1024];
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "linklab/tcjson.h"
+#include "linklab/remote/tcjson.h"
 
 static char *slurp(const char *name)
 {

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "linklab/theory.h"
+#include "linklab/model/theory.h"
 
 static void test_frame_ceiling_50mbit(void **state)
 {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "linklab/udpstats.h"
+#include "linklab/traffic/udpstats.h"
 
 static struct udpstats u;
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "linklab/units.h"
+#include "linklab/base/units.h"
 
 static void test_rate_parse(void **state)
 {

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd.h - helpers shared by the non-console commands (src/cmd_*.c): common
+ * option handling and text/JSON printing of links and qdiscs. */
+#ifndef LINKLAB_CMD_H
+#define LINKLAB_CMD_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "linklab/peer/peer.h"
+#include "linklab/peer/peerset.h"
+
+/* Which peers a command acts on. */
+enum cmd_sides { CMD_SIDE_A = 1, CMD_SIDE_B = 2 };
+
+struct cmd_common {
+	struct peerset_opts po;
+	bool json;        /* -J */
+	bool local_only;  /* --local */
+	bool remote_only; /* --remote */
+	bool help;        /* -h, --help */
+};
+
+/* Consume a common option (peer options, -J, --local, --remote). Returns 1
+ * if consumed, 0 if not, <0 on a missing value (err filled). */
+int cmd_common_opt(struct cmd_common *c, int argc, char **argv, int *i,
+		   struct ll_err *err);
+
+/* Sides selected by the options for an open peerset; 0 and err filled if the
+ * choice is impossible (--remote without --peer, both flags). */
+unsigned cmd_sides(const struct cmd_common *c, const struct peerset *ps,
+		   struct ll_err *err);
+
+cJSON *cmd_json_links(const struct link_list *ll, const char *selected);
+cJSON *cmd_json_qdiscs(const struct qdisc_state *s);
+void cmd_print_links(FILE *f, const char *label, const struct link_list *ll,
+		     const char *selected);
+void cmd_print_qdiscs(FILE *f, const char *label, const struct qdisc_state *s);
+
+/* Print cJSON document to stdout (formatted) and free it. */
+void cmd_print_json(cJSON *doc);
+
+/* Report an error "linklab CMD: msg" on stderr; returns cmd_status(err). */
+int cmd_fail(const char *cmd, const struct ll_err *err);
+
+/* Exit status for an error: 2 for bad input (-EINVAL, -ENODEV), else 1. */
+int cmd_status(const struct ll_err *err);
+
+/* err's message without a leading "DEV: " when the caller prints DEV. */
+const char *cmd_errtext(const char *dev, const struct ll_err *err);
+
+/* Add {"label": p->label, "dev": dev} as doc["a"] (i == 0) or doc["b"];
+ * returns it for more fields. */
+cJSON *cmd_json_side(cJSON *doc, int i, const struct peer *p, const char *dev);
+
+#endif

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/* peer.h - one table of operations on a peer (list links, read qdiscs, apply,
+ * clear, start/stop the test server), implemented twice: local (netlink, in
+ * peer_local.c) and remote (commands over the SSH session, in peer_remote.c).
+ * Both fill the same structs, so a test can apply through either and compare.
+ */
+#ifndef LINKLAB_PEER_H
+#define LINKLAB_PEER_H
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "linklab/base/err.h"
+#include "linklab/model/impair.h"
+#include "linklab/model/link.h"
+#include "linklab/model/qdisc.h"
+
+struct peer;
+
+/* The control session (SSH) to a peer, as that peer sees it (added by issue
+ * 5). */
+struct peer_ctl {
+	char client[64];          /* this host's address (the SSH client) */
+	int client_port;
+	char server[64];          /* the peer's address (sshd) */
+	int server_port;
+	char dev[IF_NAMESIZE];    /* the peer's interface whose route carries
+				   * the session back to the client */
+};
+
+/* Safety settings of a remote peer (added by issue 5; --force,
+ * --exclude-ssh, --revert-after). */
+struct peer_safety {
+	bool force;               /* allow 100 % loss on the interface that
+				   * carries the session */
+	bool exclude_ctl;         /* keep the session's own flow out of the
+				   * impairment (u32 filter to an unshaped
+				   * htb class; IPv4 sessions) */
+	int revert_s;             /* commit-confirmed timer, 0 -> 30 s */
+	bool hold;                /* console mode: while the session lives, a
+				   * guard on the peer restores every
+				   * journalled qdisc the moment the session
+				   * dies (SIGHUP, kill, network); a normal
+				   * close disarms it */
+};
+
+struct offload_state;     /* hosttune.h */
+struct sysctl_state;
+
+struct peer_ops {
+	const char *name;   /* "local" or "ssh" */
+	/* Interfaces with addresses and root qdisc kind. */
+	int (*list_links)(struct peer *p, struct link_list *out,
+			  struct ll_err *err);
+	/* The interface whose route reaches addr (an IPv4/IPv6 literal). */
+	int (*route_dev)(struct peer *p, const char *addr, char *dev,
+			 size_t len, struct ll_err *err);
+	/* Read the qdisc tree of dev. */
+	int (*read_qdiscs)(struct peer *p, const char *dev,
+			   struct qdisc_state *out, struct ll_err *err);
+	/* Replace whatever is on dev by the plan for d (journalling the
+	 * original first). All or nothing: on failure the original is put
+	 * back. -ENOTSUP with a "modprobe sch_netem" hint when netem is needed
+	 * and missing. */
+	int (*apply)(struct peer *p, const char *dev, const struct impair *d,
+		     struct ll_err *err);
+	/* Restore the journalled original root qdisc of dev (no-op if linklab
+	 * never touched it). */
+	int (*clear)(struct peer *p, const char *dev, struct ll_err *err);
+	/* Restore every interface that has a journal entry on this peer
+	 * (after a crash or kill -9: `linklab clear --all`). May be NULL. */
+	int (*clear_all)(struct peer *p, struct ll_err *err);
+	/* Print the tc command lines apply would run (remote runs exactly
+	 * these). lines: buffer of len bytes, one command per line. */
+	int (*dry_run)(struct peer *p, const char *dev, const struct impair *d,
+		       char *lines, size_t len, struct ll_err *err);
+	/* Start a one-shot iperf3-compatible server (linklab serve if present,
+	 * else iperf3 -s -1) on a free port; *port gets the port. */
+	int (*server_start)(struct peer *p, int *port, struct ll_err *err);
+	/* Stop the server started by server_start (no-op if it ended). */
+	int (*server_stop)(struct peer *p, struct ll_err *err);
+	/* Release everything (not restoring: call clear first). */
+	void (*close)(struct peer *p);
+	/* --- added by issue 5; NULL = not supported (the local peer) --- */
+	/* The control session and the peer's interface that carries it. */
+	int (*ctl_flow)(struct peer *p, struct peer_ctl *out, struct ll_err *err);
+	/* Set force / exclude_ctl / revert_s for the following applies. */
+	void (*set_safety)(struct peer *p, const struct peer_safety *s);
+	/* Warning of the last apply ("" if none), e.g. "veth-b carries this SSH
+	 * session: a heavy impairment may cut it". Valid until the next call. */
+	const char *(*warning)(struct peer *p);
+	/* For the console's loop: send an SSH keepalive if due; *next_s gets
+	 * the seconds until the next is due. 0, or -EIO/-ENOTCONN when the
+	 * session is gone (the peer's armed revert timers then restore it). */
+	int (*keepalive)(struct peer *p, int *next_s, struct ll_err *err);
+	/* The session's socket to add to poll() (POLLIN: call keepalive or
+	 * any op; POLLHUP/POLLERR: session lost), -1 if none. */
+	int (*poll_fd)(struct peer *p);
+	/* NIC offloads and TCP sysctls (hosttune.h; added by issue 5): read,
+	 * set (the original journalled on that peer first, read back),
+	 * restore every journalled original. Local: ethtool ioctls and
+	 * /proc/sys; remote: ethtool -k/-K and /proc/sys over SSH. */
+	int (*offload_get)(struct peer *p, const char *dev,
+			   struct offload_state *out, struct ll_err *err);
+	int (*offload_set)(struct peer *p, const char *dev,
+			   const struct offload_state *want, struct ll_err *err);
+	int (*sysctl_get)(struct peer *p, struct sysctl_state *out,
+			  struct ll_err *err);
+	int (*sysctl_set)(struct peer *p, const char *name, const char *value,
+			  struct ll_err *err);
+	int (*tune_restore)(struct peer *p, struct ll_err *err);
+	/* --- added by issue 7; NULL = not supported (the remote peer) --- */
+	/* dev's link counters (struct link_stats). -ENODEV (no such
+	 * interface), -EIO (netlink). */
+	int (*link_stats)(struct peer *p, const char *dev, struct link_stats *out,
+			  struct ll_err *err);
+};
+
+struct peer {
+	const struct peer_ops *ops;
+	char label[64];           /* "A (this host)", "B (peer-b)" */
+	char host[256];           /* address for test traffic ("" = local) */
+	void *priv;               /* backend state */
+};
+
+/* Local backend: netlink on this host (needs CAP_NET_ADMIN to change). */
+int peer_local_open(struct peer *p, struct ll_err *err);
+
+/* Options to reach a remote peer (filled by sshcfg_resolve from ssh -G). */
+struct ssh_target;
+/* Remote backend: one libssh2 session to the peer. */
+int peer_remote_open(struct peer *p, const struct ssh_target *t,
+		     struct ll_err *err);
+
+#endif

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/* test.h - the traffic engine: an iperf3-compatible client (this file) and
+ * server (serve.h). Wire protocol: iperf3's (control connection, 37-byte
+ * cookie, one-byte states, u32-BE length-prefixed JSON params/results; see
+ * iperf3 src/iperf_api.c, iperf_client_api.c, iperf_tcp.c). Streams run on
+ * worker threads; the caller's event loop sees a pipe fd that becomes readable
+ * when an event (interval, end, error) is queued. Never prints, never exits.
+ */
+#ifndef LINKLAB_TEST_H
+#define LINKLAB_TEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "linklab/base/err.h"
+#include "linklab/traffic/rttprobe.h"
+
+#define TEST_MAX_STREAMS 128
+
+struct test_opts {
+	char host[256];        /* server address or name */
+	int port;              /* default 5201 */
+	int streams;           /* -P, 1..128 */
+	double duration;       /* -t seconds, 1..86400 (default 10) */
+	double interval;       /* -i seconds, 0.1..60 (default 1); 0 = no
+	                        * periodic reports, one interval for the whole
+	                        * test (iperf3 -i 0) */
+	bool reverse;          /* -R: server sends */
+	bool udp;              /* -u (UDP) */
+	uint64_t bitrate;      /* -b bit/s, 0 = unlimited (TCP) */
+	                       /* (per stream, as iperf3; 0 is unlimited for
+	                        * UDP too: `linklab test -u` puts iperf3's UDP
+	                        * default 1048576 here when -b is not given) */
+	uint64_t window;       /* -w bytes, 0 = default */
+	uint32_t blksize;      /* -l bytes, 0 = default (TCP 128 KiB) */
+	double connect_timeout;/* seconds, default 10 */
+	bool bidir;            /* --bidir: -P streams each way at once (iperf3
+	                        * 3.7+); streams 1..64, not with -R */
+	/* additions (issue 4); test_opts_init() sets them to "off" */
+	double omit;           /* -O seconds 0..600: left out of the totals,
+	                        * reported as omitted intervals; the test runs
+	                        * omit + duration */
+	uint64_t bytes;        /* -n bytes to send (all streams), 0 = by time */
+	uint64_t blocks;       /* -k blocks of blksize, 0 = by time */
+	uint32_t mss;          /* -M TCP_MAXSEG bytes, 0 = default (1..65535) */
+	bool nodelay;          /* -N TCP_NODELAY */
+	char congestion[32];   /* -C TCP congestion control ("" = default) */
+	bool zerocopy;         /* -Z sendfile(2) on sending streams */
+	bool udp64;            /* --udp-counters-64bit: 16-byte UDP header */
+	double live;           /* ask linklab serve for live server-side
+	                        * interval samples every `live` s (0 = no; a
+	                        * stock iperf3 server ignores the request) */
+	bool rtt;              /* RTT probes (UDP echo of linklab serve on the
+	                        * same port): 10 idle before the test, one per
+	                        * 100 ms under load during it */
+};
+
+/* Fill defaults (port 5201, 1 stream, 10 s, 1 s interval). */
+void test_opts_init(struct test_opts *o);
+
+/* Check ranges; every problem in diag; -EINVAL if any. */
+int test_opts_validate(const struct test_opts *o, struct ll_diag *diag);
+
+/* One stream's figures for one interval, or for the whole test. */
+struct test_stream_sample {
+	int id;                /* iperf3 stream id: 1, 3, 4, ... */
+	bool sender;           /* this side sent on it */
+	double start, end;     /* seconds since test start */
+	uint64_t bytes;
+	double bps;            /* bit/s */
+	/* TCP_INFO (sender side only; -1 when unknown) */
+	int64_t retransmits;   /* delta over the interval (total at the end) */
+	int64_t snd_cwnd;      /* bytes */
+	int64_t rtt_us, rttvar_us;
+	int64_t pmtu;
+	/* UDP (added for -u; -1 / 0 for TCP): datagrams sent or, at the
+	 * receiver, the highest sequence number seen (iperf3 packet_count);
+	 * lost = sequence gaps (iperf3 cnt_error); jitter RFC 1889 smoothed,
+	 * ms (receiver only). */
+	int64_t packets;
+	int64_t lost;
+	double jitter_ms;
+	/* additions (issue 4) */
+	bool omitted;          /* inside the -O period (not in the totals) */
+	int64_t outoforder;    /* UDP receiver: reordered datagrams (-1 n/a) */
+	int64_t dups;          /* UDP receiver: duplicate datagrams (-1 n/a) */
+	bool remote;           /* measured by the peer (live server samples) */
+	int64_t snd_wnd;       /* bytes, TCP_INFO tcpi_snd_wnd (-1 unknown) */
+};
+
+/* An interval report: every stream plus the SUM. */
+struct test_interval {
+	int nstreams;
+	struct test_stream_sample s[TEST_MAX_STREAMS];
+	struct test_stream_sample sum;
+	/* --bidir: s[] holds the client-to-server streams first, then the
+	 * server-to-client ones (sample.sender tells); sum covers the first
+	 * direction, sum_reverse the second (iperf3 sum_bidir_reverse). */
+	struct test_stream_sample sum_reverse;
+	/* addition: live samples from the peer (linklab serve, asked for with
+	 * test_opts.live): s[] are the server's streams with sender=true and
+	 * remote=true; not kept in test_json()'s intervals */
+	bool remote;
+};
+
+/* End summary as iperf3 prints it: per stream and SUM, sender and receiver
+ * totals (one side's are measured here, the other's come from the peer's
+ * results JSON). */
+struct test_summary {
+	int nstreams;
+	struct test_stream_sample sent[TEST_MAX_STREAMS];
+	struct test_stream_sample received[TEST_MAX_STREAMS];
+	struct test_stream_sample sum_sent, sum_received;
+	double duration;
+	char sender_cc[32], receiver_cc[32];
+	/* --bidir: the server-to-client direction's totals (iperf3
+	 * sum_sent_bidir_reverse / sum_received_bidir_reverse) */
+	struct test_stream_sample sum_sent_reverse, sum_received_reverse;
+	/* addition: the test failed after it started; the totals hold only
+	 * what this side measured (the peer's half is missing) */
+	bool partial;
+	/* addition: test_opts.rtt results (received 0: no echo answered) */
+	struct rtt_stats rtt_idle, rtt_load;
+};
+
+enum test_event_kind {
+	TEV_CONNECTED,  /* control connected, streams up */
+	TEV_INTERVAL,   /* ev.interval valid */
+	TEV_DONE,       /* summary available via test_summary() */
+	TEV_ERROR,      /* ev.err valid; partial results kept */
+};
+
+struct test_event {
+	enum test_event_kind kind;
+	struct test_interval interval;
+	struct ll_err err;
+};
+
+struct test;
+
+/* Start a test in the background (connect, exchange params, run). Returns 0
+ * and *t, or a negative code (bad opts) with err filled. Connection errors
+ * arrive later as TEV_ERROR. */
+int test_start(const struct test_opts *o, struct test **t, struct ll_err *err);
+
+/* fd readable when events are queued (poll it in the caller's loop). */
+int test_event_fd(const struct test *t);
+
+/* Pop the next event; returns 1 if one was popped, 0 if none queued. */
+int test_next_event(struct test *t, struct test_event *ev);
+
+/* Addresses of stream i (0-based, < streams) after TEV_CONNECTED: numeric
+ * local and remote host and ports, as iperf3's "[ ID] local A port P
+ * connected to B port Q" line. Returns its iperf3 stream id (1, 3, 4, ...),
+ * or -ENOENT before the streams exist or when i is out of range. */
+int test_stream_addr(const struct test *t, int i, char *local, size_t llen,
+		     int *lport, char *remote, size_t rlen, int *rport);
+
+/* Ask the test to end now (sends TEST_END as at the end of -t). */
+void test_stop(struct test *t);
+
+/* The end summary (valid after TEV_DONE). */
+const struct test_summary *test_summary(const struct test *t);
+
+/* iperf3 -J style JSON document of the whole run (start, intervals[],
+ * end.sum_sent/sum_received, error when failed). Caller frees. */
+char *test_json(const struct test *t);
+
+/* Join threads and free. Bounded: a test still running is stopped and its
+ * control connection shut down, so this returns within about a second. */
+void test_free(struct test *t);
+
+/* The intervals recorded so far (oldest first); *iv points into the test
+ * and stays valid until the next interval or test_free. Returns the count. */
+int test_intervals(const struct test *t, const struct test_interval **iv);
+
+/* iperf3 --json-stream (3.17) lines: one compact JSON object
+ * {"event":"start"|"interval"|"end"|"error","data":...} without newline.
+ * "interval" needs iv; "start" is valid after TEV_CONNECTED, "end" after
+ * TEV_DONE, "error" after TEV_ERROR. Caller frees; NULL on ENOMEM. */
+char *test_json_event(const struct test *t, const char *event,
+		      const struct test_interval *iv);
+
+/* The error of a failed test ("" when none). */
+const char *test_error(const struct test *t);
+
+#endif

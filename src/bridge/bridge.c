@@ -1,0 +1,1191 @@
+/* SPDX-License-Identifier: MIT */
+/* bridge.c - middle-box forwarder: AF_PACKET user engine over emu.c, and the
+ * kernel engine's bridge plumbing over raw rtnetlink (see bridge.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <linux/netlink.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+#include <linux/virtio_net.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <signal.h>
+
+#include "linklab/bridge/bridge.h"
+#include "linklab/peer/journal.h"
+#include "linklab/peer/peer.h"
+
+#ifndef VIRTIO_NET_HDR_GSO_UDP_L4
+#define VIRTIO_NET_HDR_GSO_UDP_L4 5     /* linux/virtio_net.h since 4.18 */
+#endif
+#define VH ((uint32_t)sizeof(struct virtio_net_hdr))
+#define RXBUF (65536u + 512u)   /* a 64 KiB GSO frame + headers + vnet hdr */
+
+struct pkt {
+	uint32_t len;           /* bytes in data (vnet hdr + frame) */
+	uint32_t wire;          /* bytes on the wire (GSO expanded) */
+	unsigned char data[];
+};
+
+struct dir {
+	struct bridge *b;
+	int idx;
+	int rx, tx;             /* sockets (owned by the bridge) */
+	int tfd;                /* timerfd */
+	struct emu *emu;
+	pthread_t th;
+	bool started;
+	int64_t armed;          /* time the timer is armed for, INT64_MAX none */
+	pthread_mutex_t mu;
+	pthread_mutex_t emu_mu;         /* held while the thread uses emu (not
+					 * while it sleeps in poll):
+					 * bridge_reconfigure swaps the model
+					 * between two batches */
+	struct bridge_stats st;         /* thread-local running counters */
+	struct bridge_stats snap;       /* copy for readers, under mu */
+	uint64_t sock_drops;            /* under mu */
+	unsigned char *rxbuf;
+	struct mmsghdr *rmsg, *smsg;
+	struct iovec *riov, *siov;
+	struct pkt **sp;
+};
+
+struct bridge {
+	struct bridge_opts o;
+	unsigned batch;
+	int fd[2];              /* 0: IF_A, 1: IF_B */
+	int stopfd;
+	bool discard, stopped;
+	struct dir d[2];
+};
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* --- sockets -------------------------------------------------------------- */
+
+static int open_port(const char *ifname, int *fdp, struct ll_err *err)
+{
+	struct sockaddr_ll sll = { 0 };
+	struct packet_mreq mr = { 0 };
+	int fd, one = 1, big = 32 << 20, idx;
+
+	idx = (int)if_nametoindex(ifname);
+	if (!idx)
+		return ll_err_set(err, -ENODEV, "bridge: interface %s: %s", ifname,
+				  strerror(errno));
+	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return ll_err_set(err, -errno, "bridge: packet socket for %s: %s%s", ifname,
+				  strerror(errno), errno == EPERM ? " (needs CAP_NET_RAW)" : "");
+	if (setsockopt(fd, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one)) < 0 ||
+	    setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) < 0) {
+		int e = errno;
+
+		close(fd);
+		return ll_err_set(err, -e, "bridge: %s: PACKET_VNET_HDR/IGNORE_OUTGOING: %s",
+				  ifname, strerror(e));
+	}
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof(big)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+	sll.sll_family = AF_PACKET;
+	sll.sll_protocol = htons(ETH_P_ALL);
+	sll.sll_ifindex = idx;
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0) {
+		int e = errno;
+
+		close(fd);
+		return ll_err_set(err, -e, "bridge: bind to %s: %s", ifname, strerror(e));
+	}
+	mr.mr_ifindex = idx;
+	mr.mr_type = PACKET_MR_PROMISC;
+	if (setsockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof(mr)) < 0) {
+		int e = errno;
+
+		close(fd);
+		return ll_err_set(err, -e, "bridge: promiscuous mode on %s: %s", ifname,
+				  strerror(e));
+	}
+	*fdp = fd;
+	return 0;
+}
+
+/* --- frames ---------------------------------------------------------------- */
+
+/* Bytes this frame takes on the wire: a GSO super-packet is counted as its
+ * segments, each with its own copy of the headers (like qdisc_pkt_len_init). */
+static uint32_t wire_len(const struct virtio_net_hdr *vh, const unsigned char *f,
+			 uint32_t len)
+{
+	uint32_t hdr, segs;
+
+	if ((vh->gso_type & ~VIRTIO_NET_HDR_GSO_ECN) == VIRTIO_NET_HDR_GSO_NONE ||
+	    vh->gso_size == 0)
+		return len;
+	hdr = vh->hdr_len;
+	if (vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) {
+		uint32_t cs = vh->csum_start;
+
+		if ((vh->gso_type & ~VIRTIO_NET_HDR_GSO_ECN) == VIRTIO_NET_HDR_GSO_UDP_L4 ||
+		    (vh->gso_type & ~VIRTIO_NET_HDR_GSO_ECN) == VIRTIO_NET_HDR_GSO_UDP)
+			hdr = cs + 8;
+		else if (cs + 13 <= len)
+			hdr = cs + (uint32_t)(f[cs + 12] >> 4) * 4;
+	}
+	if (hdr == 0 || hdr >= len)
+		return len;
+	segs = (len - hdr + vh->gso_size - 1) / vh->gso_size;
+	return len + (segs - 1) * hdr;
+}
+
+/* Fill in a pending (CHECKSUM_PARTIAL) L4 checksum in software, as the
+ * kernel's skb_checksum_help() before netem corrupts a packet. */
+static void csum_help(struct virtio_net_hdr *vh, unsigned char *f, uint32_t len)
+{
+	uint32_t s = vh->csum_start, o = s + vh->csum_offset, i;
+	uint64_t sum = 0;
+	uint16_t r;
+
+	if (!(vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) || o + 2 > len || s >= len)
+		return;
+	for (i = s; i + 1 < len; i += 2)
+		sum += (uint32_t)(f[i] << 8 | f[i + 1]);
+	if (i < len)
+		sum += (uint32_t)f[i] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	r = (uint16_t)~sum;
+	if (r == 0)
+		r = 0xffff;
+	f[o] = (unsigned char)(r >> 8);
+	f[o + 1] = (unsigned char)r;
+	vh->flags &= (uint8_t)~VIRTIO_NET_HDR_F_NEEDS_CSUM;
+}
+
+/* Ones'-complement sum of n bytes (RFC 1071), added to s. */
+static uint32_t sum16(const unsigned char *p, uint32_t n, uint32_t s)
+{
+	uint32_t i;
+
+	for (i = 0; i + 1 < n; i += 2)
+		s += (uint32_t)(p[i] << 8 | p[i + 1]);
+	if (i < n)
+		s += (uint32_t)p[i] << 8;
+	return s;
+}
+
+static uint16_t fold16(uint32_t s)
+{
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)s;
+}
+
+static void put16(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 8);
+	p[1] = (unsigned char)v;
+}
+
+static void corrupt_bit(unsigned char *frame, uint32_t flen, uint32_t rnd)
+{
+	uint32_t bit;
+
+	if (flen <= ETH_HLEN)
+		return;
+	bit = ETH_HLEN * 8 + rnd % ((flen - ETH_HLEN) * 8);
+	frame[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+}
+
+static void enqueue_pkt(struct dir *d, struct pkt *p, int64_t now)
+{
+	if (emu_enqueue(d->emu, now, p->wire, p, NULL) < 0)
+		free(p);
+}
+
+/* A TCP GSO super-packet (IPv4 or IPv6 without extension headers) chosen for
+ * corruption: cut it into gso_size segments with full IP and TCP checksums,
+ * flip one bit of the first and queue them all, as netem does after
+ * netem_segment() + skb_checksum_help(). Returns false when the frame is not
+ * one this handles (the caller then drops it). */
+static bool corrupt_gso_tcp(struct dir *d, const unsigned char *buf, uint32_t n,
+			    uint32_t rnd, int64_t now)
+{
+	const struct virtio_net_hdr *vh = (const void *)buf;
+	const unsigned char *f = buf + VH;
+	uint32_t flen = n - VH, l3, l4, hdr, pay, mss, off, i = 0;
+	uint16_t et;
+	bool v4;
+
+	if (flen < ETH_HLEN + 40 || vh->gso_size == 0)
+		return false;
+	et = (uint16_t)(f[12] << 8 | f[13]);
+	v4 = et == ETH_P_IP;
+	if (v4 && (f[14] >> 4) == 4 && f[23] == IPPROTO_TCP)
+		l3 = (uint32_t)(f[14] & 0xf) * 4;
+	else if (et == ETH_P_IPV6 && (f[14] >> 4) == 6 && f[20] == IPPROTO_TCP)
+		l3 = 40;
+	else
+		return false;
+	l4 = ETH_HLEN + l3;
+	if (l4 + 20 > flen)
+		return false;
+	hdr = l4 + (uint32_t)(f[l4 + 12] >> 4) * 4;
+	if (hdr >= flen)
+		return false;
+	pay = flen - hdr;
+	mss = vh->gso_size;
+	for (off = 0; off < pay; off += mss, i++) {
+		uint32_t seg = pay - off < mss ? pay - off : mss, tl = hdr - l4 + seg, sq;
+		struct pkt *p = malloc(sizeof(*p) + VH + hdr + seg);
+		unsigned char *g;
+		uint32_t ps;
+
+		if (!p) {
+			d->st.tx_errors++;
+			return true;
+		}
+		p->len = VH + hdr + seg;
+		p->wire = hdr + seg;
+		memset(p->data, 0, VH);         /* plain frame: no GSO, no csum offload */
+		g = p->data + VH;
+		memcpy(g, f, hdr);
+		memcpy(g + hdr, f + hdr + off, seg);
+		if (v4) {
+			put16(g + ETH_HLEN + 2, l3 + tl);
+			put16(g + ETH_HLEN + 4, (uint32_t)(f[ETH_HLEN + 4] << 8 | f[ETH_HLEN + 5]) + i);
+			put16(g + ETH_HLEN + 10, 0);
+			put16(g + ETH_HLEN + 10, (uint16_t)~fold16(sum16(g + ETH_HLEN, l3, 0)));
+			ps = sum16(g + ETH_HLEN + 12, 8, 0) + IPPROTO_TCP + tl;
+		} else {
+			put16(g + ETH_HLEN + 4, tl);
+			ps = sum16(g + ETH_HLEN + 8, 32, 0) + IPPROTO_TCP + tl;
+		}
+		sq = (uint32_t)g[l4 + 4] << 24 | (uint32_t)g[l4 + 5] << 16 |
+		     (uint32_t)g[l4 + 6] << 8 | g[l4 + 7];
+		sq += off;
+		g[l4 + 4] = (unsigned char)(sq >> 24);
+		g[l4 + 5] = (unsigned char)(sq >> 16);
+		g[l4 + 6] = (unsigned char)(sq >> 8);
+		g[l4 + 7] = (unsigned char)sq;
+		if (off + seg < pay)
+			g[l4 + 13] &= (unsigned char)~0x09;     /* FIN, PSH: last only */
+		if (off)
+			g[l4 + 13] &= (unsigned char)~0x80;     /* CWR: first only */
+		put16(g + l4 + 16, 0);
+		put16(g + l4 + 16, (uint16_t)~fold16(sum16(g + l4, tl, ps)));
+		if (off == 0)
+			corrupt_bit(g, hdr + seg, rnd);
+		enqueue_pkt(d, p, now);
+	}
+	return true;
+}
+
+static void queue_copy(struct dir *d, const unsigned char *buf, uint32_t n,
+		       uint32_t wire, const struct emu_fate *f, int64_t now)
+{
+	const struct virtio_net_hdr *ivh = (const void *)buf;
+	struct pkt *p;
+	uint32_t flen = n - VH;
+
+	if (f->corrupt &&
+	    (ivh->gso_type & ~VIRTIO_NET_HDR_GSO_ECN) != VIRTIO_NET_HDR_GSO_NONE) {
+		/* TCP: segment and corrupt the first segment; other GSO kinds
+		 * (UDP) are dropped - what the receiver's checksum would do to
+		 * the corrupted datagram; see doc/bridge.md */
+		corrupt_gso_tcp(d, buf, n, f->corrupt_bit, now);
+		return;
+	}
+	p = malloc(sizeof(*p) + n);
+	if (!p) {
+		d->st.tx_errors++;
+		return;
+	}
+	p->len = n;
+	p->wire = wire;
+	memcpy(p->data, buf, n);
+	if (f->mark_ce)         /* ecn: marked instead of dropped */
+		emu_frame_set_ce(p->data + VH, flen);
+	if (f->corrupt) {
+		csum_help((struct virtio_net_hdr *)p->data, p->data + VH, flen);
+		corrupt_bit(p->data + VH, flen, f->corrupt_bit);
+	}
+	enqueue_pkt(d, p, now);
+}
+
+static void handle(struct dir *d, const unsigned char *buf, uint32_t n, int64_t now)
+{
+	const struct virtio_net_hdr *vh = (const void *)buf;
+	struct emu_fate f, g;
+	uint32_t wire;
+	bool ect;
+
+	if (n <= VH)
+		return;
+	wire = wire_len(vh, buf + VH, n - VH);
+	d->st.rx_pkts++;
+	d->st.rx_bytes += n - VH;
+	d->st.wire_bytes += wire;
+	if (wire != n - VH)
+		d->st.gso_pkts++;
+	ect = emu_get_config(d->emu)->ecn && emu_frame_ecn(buf + VH, n - VH) > 0;
+	emu_fate_ect(d->emu, wire, false, ect, &f);
+	if (f.dup) {
+		/* netem re-enqueues the copy at the root: its own loss/corrupt */
+		emu_fate_ect(d->emu, wire, true, ect, &g);
+		if (!g.lost)
+			queue_copy(d, buf, n, wire, &g, now);
+	}
+	if (!f.lost)
+		queue_copy(d, buf, n, wire, &f, now);
+}
+
+/* Send what is due at now, in batches. */
+static void release(struct dir *d, int64_t now)
+{
+	unsigned batch = d->b->batch;
+
+	for (;;) {
+		unsigned k = 0, sent = 0, i;
+		struct pkt *p;
+
+		while (k < batch && (p = emu_dequeue(d->emu, now, NULL))) {
+			d->sp[k] = p;
+			d->siov[k].iov_base = p->data;
+			d->siov[k].iov_len = p->len;
+			memset(&d->smsg[k], 0, sizeof(d->smsg[k]));
+			d->smsg[k].msg_hdr.msg_iov = &d->siov[k];
+			d->smsg[k].msg_hdr.msg_iovlen = 1;
+			k++;
+		}
+		if (!k)
+			return;
+		while (sent < k) {
+			int r = sendmmsg(d->tx, d->smsg + sent, k - sent, 0);
+
+			if (r < 0) {
+				if (errno == EINTR)
+					continue;
+				d->st.tx_errors++;
+				d->sp[sent]->len = 0;   /* mark: not sent */
+				sent++;
+				continue;
+			}
+			sent += (unsigned)r;
+		}
+		for (i = 0; i < k; i++) {
+			if (d->sp[i]->len) {
+				d->st.tx_pkts++;
+				d->st.tx_bytes += d->sp[i]->len - VH;
+			}
+			free(d->sp[i]);
+		}
+		if (k < batch)
+			return;
+	}
+}
+
+static void rearm(struct dir *d)
+{
+	int64_t next = emu_next_time(d->emu);
+	struct itimerspec its = { 0 };
+
+	if (next == d->armed)
+		return;
+	if (next != INT64_MAX) {
+		if (next <= 0)
+			next = 1;
+		its.it_value.tv_sec = next / 1000000000LL;
+		its.it_value.tv_nsec = next % 1000000000LL;
+	}
+	timerfd_settime(d->tfd, TFD_TIMER_ABSTIME, &its, NULL);
+	d->armed = next;
+}
+
+static void publish(struct dir *d)
+{
+	pthread_mutex_lock(&d->mu);
+	d->snap = d->st;
+	emu_get_stats(d->emu, &d->snap.emu);
+	pthread_mutex_unlock(&d->mu);
+}
+
+static void *dir_thread(void *arg)
+{
+	struct dir *d = arg;
+	struct bridge *b = d->b;
+	struct pollfd pfd[3] = {
+		{ .fd = d->rx, .events = POLLIN },
+		{ .fd = d->tfd, .events = POLLIN },
+		{ .fd = b->stopfd, .events = POLLIN },
+	};
+	unsigned batch = b->batch, i;
+	uint64_t junk;
+	struct pkt *p;
+
+	/* release on time: no 50 us default timer slack on the timerfd wake-up */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+	for (i = 0; i < batch; i++) {
+		d->riov[i].iov_base = d->rxbuf + (size_t)i * RXBUF;
+		d->riov[i].iov_len = RXBUF;
+	}
+	for (;;) {
+		int rounds;
+
+		if (poll(pfd, 3, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[2].revents)
+			break;
+		pthread_mutex_lock(&d->emu_mu);
+		if (pfd[1].revents && read(d->tfd, &junk, sizeof(junk)) < 0)
+			junk = 0;
+		if (pfd[1].revents)
+			d->armed = INT64_MAX;   /* fired: the next rearm must set it */
+		for (rounds = 0; rounds < 8; rounds++) {
+			int n, k;
+			int64_t now;
+
+			for (i = 0; i < batch; i++) {
+				memset(&d->rmsg[i], 0, sizeof(d->rmsg[i]));
+				d->rmsg[i].msg_hdr.msg_iov = &d->riov[i];
+				d->rmsg[i].msg_hdr.msg_iovlen = 1;
+			}
+			n = recvmmsg(d->rx, d->rmsg, batch, MSG_DONTWAIT, NULL);
+			if (n <= 0)
+				break;
+			now = mono_ns();
+			for (k = 0; k < n; k++) {
+				if (d->rmsg[k].msg_hdr.msg_flags & MSG_TRUNC) {
+					d->st.rx_truncated++;
+					continue;
+				}
+				handle(d, d->riov[k].iov_base, d->rmsg[k].msg_len, now);
+			}
+			release(d, now);
+			if ((unsigned)n < batch)
+				break;
+		}
+		release(d, mono_ns());
+		rearm(d);
+		publish(d);
+		pthread_mutex_unlock(&d->emu_mu);
+	}
+	/* stop: flush (send now) or discard what is queued */
+	pthread_mutex_lock(&d->emu_mu);
+	if (!b->discard) {
+		while (emu_next_time(d->emu) != INT64_MAX)
+			release(d, INT64_MAX - 1);
+	}
+	while ((p = emu_drain(d->emu, NULL)))
+		free(p);
+	publish(d);
+	pthread_mutex_unlock(&d->emu_mu);
+	return NULL;
+}
+
+/* --- life cycle --------------------------------------------------------------- */
+
+int bridge_open(const struct bridge_opts *o, struct bridge **out, struct ll_err *err)
+{
+	struct bridge *b;
+	int rc, i;
+
+	*out = NULL;
+	if (!strcmp(o->if_a, o->if_b))
+		return ll_err_set(err, -EINVAL, "bridge: IF_A and IF_B are both %s", o->if_a);
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return ll_err_set(err, -ENOMEM, "bridge: out of memory");
+	b->o = *o;
+	b->batch = o->batch ? o->batch : 64;
+	b->fd[0] = b->fd[1] = b->stopfd = -1;
+	for (i = 0; i < 2; i++) {
+		b->d[i].tfd = -1;
+		pthread_mutex_init(&b->d[i].mu, NULL);
+		pthread_mutex_init(&b->d[i].emu_mu, NULL);
+	}
+	if ((rc = open_port(o->if_a, &b->fd[0], err)) < 0 ||
+	    (rc = open_port(o->if_b, &b->fd[1], err)) < 0)
+		goto fail;
+	b->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (b->stopfd < 0) {
+		rc = ll_err_set(err, -errno, "bridge: eventfd: %s", strerror(errno));
+		goto fail;
+	}
+	for (i = 0; i < 2; i++) {
+		struct dir *d = &b->d[i];
+
+		d->b = b;
+		d->idx = i;
+		d->rx = b->fd[i];
+		d->tx = b->fd[!i];
+		d->armed = INT64_MAX;
+		rc = emu_new(&o->dir[i], &d->emu, err);
+		if (rc < 0) {
+			ll_err_prefix(err, "%s: ", i == 0 ? "A->B" : "B->A");
+			goto fail;
+		}
+		d->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		d->rxbuf = malloc((size_t)b->batch * RXBUF);
+		d->rmsg = calloc(b->batch, sizeof(*d->rmsg));
+		d->smsg = calloc(b->batch, sizeof(*d->smsg));
+		d->riov = calloc(b->batch, sizeof(*d->riov));
+		d->siov = calloc(b->batch, sizeof(*d->siov));
+		d->sp = calloc(b->batch, sizeof(*d->sp));
+		if (d->tfd < 0 || !d->rxbuf || !d->rmsg || !d->smsg || !d->riov ||
+		    !d->siov || !d->sp) {
+			rc = ll_err_set(err, -ENOMEM, "bridge: buffers/timerfd: %s",
+					strerror(errno));
+			goto fail;
+		}
+	}
+	b->stopped = true;
+	*out = b;
+	return 0;
+fail:
+	bridge_close(b);
+	return rc;
+}
+
+int bridge_start(struct bridge *b, struct ll_err *err)
+{
+	int i, rc;
+
+	b->stopped = false;
+	for (i = 0; i < 2; i++) {
+		pthread_attr_t at;
+		struct sched_param sp = { .sched_priority = b->o.rt_priority };
+
+		pthread_attr_init(&at);
+		if (b->o.rt_priority > 0) {
+			pthread_attr_setinheritsched(&at, PTHREAD_EXPLICIT_SCHED);
+			pthread_attr_setschedpolicy(&at, SCHED_FIFO);
+			pthread_attr_setschedparam(&at, &sp);
+		}
+		rc = pthread_create(&b->d[i].th, &at, dir_thread, &b->d[i]);
+		pthread_attr_destroy(&at);
+		if (rc && b->o.rt_priority > 0) {
+			bridge_stop(b, true);
+			return ll_err_set(err, -rc, "bridge: SCHED_FIFO priority %d for the "
+					  "forwarding threads: %s", b->o.rt_priority, strerror(rc));
+		}
+		if (rc) {
+			bridge_stop(b, true);
+			return ll_err_set(err, -rc, "bridge: thread: %s", strerror(rc));
+		}
+		b->d[i].started = true;
+	}
+	return 0;
+}
+
+void bridge_stop(struct bridge *b, bool discard)
+{
+	uint64_t one = 1;
+	int i;
+
+	if (!b || b->stopped)
+		return;
+	b->discard = discard;
+	if (write(b->stopfd, &one, sizeof(one)) < 0)
+		one = 0;
+	for (i = 0; i < 2; i++)
+		if (b->d[i].started) {
+			pthread_join(b->d[i].th, NULL);
+			b->d[i].started = false;
+		}
+	b->stopped = true;
+}
+
+void bridge_get_stats(struct bridge *b, enum bridge_dir dir, struct bridge_stats *s)
+{
+	struct dir *d = &b->d[dir];
+	struct tpacket_stats tp = { 0 };
+	socklen_t l = sizeof(tp);
+
+	pthread_mutex_lock(&d->mu);
+	if (getsockopt(d->rx, SOL_PACKET, PACKET_STATISTICS, &tp, &l) == 0)
+		d->sock_drops += tp.tp_drops;
+	*s = d->snap;
+	if (!d->started && d->emu && !d->snap.rx_pkts)
+		emu_get_stats(d->emu, &s->emu);
+	s->sock_drops = d->sock_drops;
+	pthread_mutex_unlock(&d->mu);
+}
+
+void bridge_close(struct bridge *b)
+{
+	int i;
+
+	if (!b)
+		return;
+	bridge_stop(b, true);
+	for (i = 0; i < 2; i++) {
+		struct dir *d = &b->d[i];
+
+		if (d->emu) {
+			struct pkt *p;
+
+			while ((p = emu_drain(d->emu, NULL)))
+				free(p);
+			emu_free(d->emu);
+		}
+		if (d->tfd >= 0)
+			close(d->tfd);
+		free(d->rxbuf);
+		free(d->rmsg);
+		free(d->smsg);
+		free(d->riov);
+		free(d->siov);
+		free(d->sp);
+		pthread_mutex_destroy(&d->mu);
+		pthread_mutex_destroy(&d->emu_mu);
+		if (b->fd[i] >= 0)
+			close(b->fd[i]);
+	}
+	if (b->stopfd >= 0)
+		close(b->stopfd);
+	free(b);
+}
+
+int bridge_reconfigure(struct bridge *b, enum bridge_dir dir, const struct emu_config *c,
+		       struct ll_err *err)
+{
+	struct dir *d = &b->d[dir];
+	int rc;
+
+	pthread_mutex_lock(&d->emu_mu);
+	rc = emu_reconfigure(d->emu, c, err);
+	if (rc == 0)
+		b->o.dir[dir] = *c;
+	pthread_mutex_unlock(&d->emu_mu);
+	if (rc < 0)
+		ll_err_prefix(err, "%s: ", dir == BRIDGE_A_TO_B ? "A->B" : "B->A");
+	return rc;
+}
+
+/* --- raw rtnetlink for the kernel engine ------------------------------------ */
+
+struct nlreq {
+	struct nlmsghdr h;
+	union {
+		struct ifinfomsg i;
+		struct tcmsg t;
+	} u;
+	char buf[1024];
+};
+
+static void add_attr(struct nlmsghdr *h, unsigned short type, const void *data,
+		     size_t len)
+{
+	struct rtattr *a = (struct rtattr *)((char *)h + NLMSG_ALIGN(h->nlmsg_len));
+
+	a->rta_type = type;
+	a->rta_len = (unsigned short)RTA_LENGTH(len);
+	if (len)
+		memcpy(RTA_DATA(a), data, len);
+	h->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len) + RTA_ALIGN(a->rta_len);
+}
+
+static struct rtattr *nest_start(struct nlmsghdr *h, unsigned short type)
+{
+	struct rtattr *a = (struct rtattr *)((char *)h + NLMSG_ALIGN(h->nlmsg_len));
+
+	add_attr(h, type, NULL, 0);
+	return a;
+}
+
+static void nest_end(struct nlmsghdr *h, struct rtattr *a)
+{
+	a->rta_len = (unsigned short)((char *)h + h->nlmsg_len - (char *)a);
+}
+
+/* Send one request and read its ack; the kernel's extack text goes into err. */
+static int rtnl_talk(struct nlmsghdr *h, const char *what, struct ll_err *err)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	char rbuf[8192];
+	int fd, one = 1, rc;
+	ssize_t n;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		return ll_err_set(err, -errno, "%s: netlink socket: %s", what, strerror(errno));
+	setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	h->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
+	h->nlmsg_seq = 1;
+	if (sendto(fd, h, h->nlmsg_len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		rc = ll_err_set(err, -errno, "%s: netlink send: %s", what, strerror(errno));
+		close(fd);
+		return rc;
+	}
+	n = recv(fd, rbuf, sizeof(rbuf), 0);
+	close(fd);
+	if (n < (ssize_t)NLMSG_LENGTH(sizeof(struct nlmsgerr)))
+		return ll_err_set(err, -EIO, "%s: short netlink reply", what);
+	{
+		struct nlmsghdr *r = (struct nlmsghdr *)rbuf;
+		struct nlmsgerr *e = NLMSG_DATA(r);
+		const char *ext = NULL;
+
+		if (r->nlmsg_type != NLMSG_ERROR)
+			return ll_err_set(err, -EIO, "%s: unexpected netlink reply", what);
+		if (e->error == 0)
+			return 0;
+		if (r->nlmsg_flags & NLM_F_ACK_TLVS) {
+			size_t off = NLMSG_LENGTH(sizeof(*e)) + (r->nlmsg_flags & NLM_F_CAPPED ?
+				     0 : NLMSG_ALIGN(e->msg.nlmsg_len - NLMSG_HDRLEN));
+			struct rtattr *a = (struct rtattr *)((char *)r + NLMSG_ALIGN(off));
+			int left = (int)r->nlmsg_len - (int)NLMSG_ALIGN(off);
+
+			for (; RTA_OK(a, left); a = RTA_NEXT(a, left))
+				if (a->rta_type == NLMSGERR_ATTR_MSG)
+					ext = RTA_DATA(a);
+		}
+		return ll_err_set(err, e->error, "%s: %s%s%s%s", what, strerror(-e->error),
+				  ext ? " (" : "", ext ? ext : "", ext ? ")" : "");
+	}
+}
+
+static void *probe_thread(void *arg)
+{
+	int *res = arg;
+	struct nlreq r;
+	struct tc_netem_qopt q = { .limit = 1000 };
+	struct ll_err err = { 0 };
+	struct rtattr *o;
+	int rc;
+
+	*res = -EPERM;
+	if (unshare(CLONE_NEWNET) < 0) {
+		*res = -errno;
+		return NULL;
+	}
+	memset(&r, 0, sizeof(r));
+	r.h.nlmsg_len = NLMSG_LENGTH(sizeof(struct tcmsg));
+	r.h.nlmsg_type = RTM_NEWQDISC;
+	r.h.nlmsg_flags = NLM_F_CREATE | NLM_F_REPLACE;
+	r.u.t.tcm_family = AF_UNSPEC;
+	r.u.t.tcm_ifindex = 1;          /* lo of the private namespace */
+	r.u.t.tcm_parent = TC_H_ROOT;
+	r.u.t.tcm_handle = 0x10000;
+	add_attr(&r.h, TCA_KIND, "netem", 6);
+	o = nest_start(&r.h, TCA_OPTIONS);
+	memcpy(RTA_DATA(o), &q, sizeof(q));
+	r.h.nlmsg_len += RTA_ALIGN(sizeof(q));
+	nest_end(&r.h, o);
+	rc = rtnl_talk(&r.h, "netem probe", &err);
+	*res = rc == 0 ? 1 : rc == -ENOENT ? 0 : rc;
+	return NULL;
+}
+
+int bridge_kernel_has_netem(void)
+{
+	pthread_t th;
+	int res = -EIO;
+
+	if (pthread_create(&th, NULL, probe_thread, &res) != 0)
+		return -EAGAIN;
+	pthread_join(th, NULL);
+	return res;
+}
+
+static int link_req(int type, int flags, int ifindex, const char *name,
+		    const char *kind, int master, bool up, const char *alias,
+		    const char *what, struct ll_err *err)
+{
+	struct nlreq r;
+
+	memset(&r, 0, sizeof(r));
+	r.h.nlmsg_len = NLMSG_LENGTH(sizeof(struct ifinfomsg));
+	r.h.nlmsg_type = (unsigned short)type;
+	r.h.nlmsg_flags = (unsigned short)flags;
+	r.u.i.ifi_family = AF_UNSPEC;
+	r.u.i.ifi_index = ifindex;
+	if (up) {
+		r.u.i.ifi_flags = IFF_UP;
+		r.u.i.ifi_change = IFF_UP;
+	}
+	if (name)
+		add_attr(&r.h, IFLA_IFNAME, name, strlen(name) + 1);
+	if (kind) {
+		struct rtattr *li = nest_start(&r.h, IFLA_LINKINFO);
+
+		add_attr(&r.h, IFLA_INFO_KIND, kind, strlen(kind) + 1);
+		nest_end(&r.h, li);
+	}
+	if (master >= 0)
+		add_attr(&r.h, IFLA_MASTER, &master, sizeof(master));
+	if (alias)
+		add_attr(&r.h, IFLA_IFALIAS, alias, strlen(alias) + 1);
+	return rtnl_talk(&r.h, what, err);
+}
+
+int bridge_kernel_up(const char *br, const char *if_a, const char *if_b,
+		     struct ll_err *err)
+{
+	const char *ports[2] = { if_a, if_b };
+	char what[96], alias[64];
+	int rc, bi, i;
+
+	for (i = 0; i < 2; i++)
+		if (!if_nametoindex(ports[i]))
+			return ll_err_set(err, -ENODEV, "bridge: interface %s: %s", ports[i],
+					  strerror(errno));
+	snprintf(what, sizeof(what), "create bridge %s", br);
+	rc = link_req(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, 0, br, "bridge", -1,
+		      false, NULL, what, err);
+	if (rc == -EEXIST && err)
+		ll_err_set(err, rc, "create bridge %s: it exists (left by a killed linklab "
+			   "bridge? `ip link del %s` and `linklab clear --all` put things back; "
+			   "or choose --bridge-name)", br, br);
+	if (rc < 0)
+		return rc;
+	bi = (int)if_nametoindex(br);
+	/* the mark bridge_kernel_stale() knows a killed bridge's device by */
+	snprintf(alias, sizeof(alias), "%s%d", BRIDGE_KERNEL_ALIAS, (int)getpid());
+	snprintf(what, sizeof(what), "mark bridge %s", br);
+	rc = link_req(RTM_NEWLINK, 0, bi, NULL, NULL, -1, false, alias, what, err);
+	for (i = 0; i < 2 && rc == 0; i++) {
+		snprintf(what, sizeof(what), "add %s to bridge %s", ports[i], br);
+		rc = link_req(RTM_NEWLINK, 0, (int)if_nametoindex(ports[i]), NULL, NULL, bi,
+			      true, NULL, what, err);
+	}
+	if (rc == 0) {
+		snprintf(what, sizeof(what), "set bridge %s up", br);
+		rc = link_req(RTM_NEWLINK, 0, bi, NULL, NULL, -1, true, NULL, what, err);
+	}
+	if (rc < 0)
+		bridge_kernel_down(br, NULL);
+	return rc;
+}
+
+int bridge_kernel_down(const char *br, struct ll_err *err)
+{
+	char what[96];
+	int idx = (int)if_nametoindex(br);
+
+	if (!idx)
+		return 0;
+	snprintf(what, sizeof(what), "delete bridge %s", br);
+	return link_req(RTM_DELLINK, 0, idx, NULL, NULL, -1, false, NULL, what, err);
+}
+
+int bridge_kernel_reap(struct peer *p, const struct bridge_stale *st, struct ll_err *err)
+{
+	int i, rc = 0;
+
+	for (i = 0; i < st->nports; i++) {
+		struct ll_err e = { 0 };
+		int r = p->ops->clear(p, st->ports[i], &e);
+
+		if (r < 0 && rc == 0) {
+			rc = r;
+			if (err)
+				*err = e;
+		}
+	}
+	if (rc == 0)
+		rc = bridge_kernel_down(st->name, err);
+	return rc;
+}
+
+/* --- status files ------------------------------------------------------------ */
+
+unsigned bridge_dir_prefix(const char **name)
+{
+	if (!strncmp(*name, "a-to-b-", 7)) {
+		*name += 7;
+		return 1;
+	}
+	if (!strncmp(*name, "b-to-a-", 7)) {
+		*name += 7;
+		return 2;
+	}
+	return 3;
+}
+
+int bridge_alias_expand(const char *name, const char *val, struct bridge_alias out[2])
+{
+	const char *comma;
+
+	if (!strcmp(name, "overhead")) {
+		out[0].field = "packet-overhead";
+		snprintf(out[0].value, sizeof(out[0].value), "%s", val);
+		return 1;
+	}
+	if (strcmp(name, "cell"))
+		return 0;
+	comma = strchr(val, ',');
+	out[0].field = "cell-size";
+	snprintf(out[0].value, sizeof(out[0].value), "%.*s",
+		 (int)(comma ? (size_t)(comma - val) : strlen(val)), val);
+	if (!comma)
+		return 1;
+	out[1].field = "cell-overhead";
+	snprintf(out[1].value, sizeof(out[1].value), "%s", comma + 1);
+	return 2;
+}
+
+cJSON *bridge_fields_json(const struct impair *d)
+{
+	cJSON *o = cJSON_CreateObject();
+	const struct impair_field *f;
+	char v[128];
+
+	for (f = impair_fields; f->name && o; f++)
+		if (d->set & f->bit)
+			cJSON_AddStringToObject(o, f->name, impair_get(d, f, v, sizeof(v)));
+	return o;
+}
+
+int bridge_fields_parse(const cJSON *o, struct impair *d, struct ll_diag *diag)
+{
+	const cJSON *it;
+	struct ll_diag quiet;
+	int rc = 0;
+
+	memset(d, 0, sizeof(*d));
+	if (!diag) {
+		ll_diag_clear(&quiet);
+		diag = &quiet;
+	}
+	if (!cJSON_IsObject(o))
+		return 0;
+	cJSON_ArrayForEach(it, o) {
+		char num[64];
+		const char *v = NULL;
+
+		if (cJSON_IsString(it))
+			v = it->valuestring;
+		else if (cJSON_IsNumber(it))
+			v = (snprintf(num, sizeof(num), "%.17g", it->valuedouble), num);
+		else if (cJSON_IsBool(it))
+			v = cJSON_IsTrue(it) ? "on" : "off";
+		if (!v) {
+			ll_diag_add(diag, LL_DIAG_ERROR, it->string,
+				    "%s: want the value as text in tc units (\"50ms\", \"1%%\")",
+				    it->string ? it->string : "?");
+			rc = -EINVAL;
+			continue;
+		}
+		if (impair_set(d, it->string ? it->string : "", v, diag) < 0)
+			rc = -EINVAL;
+	}
+	return rc;
+}
+
+static int status_path(int pid, char *buf, size_t len, struct ll_err *err)
+{
+	uint64_t ns;
+	int rc = journal_netns(&ns, err);
+
+	if (rc < 0)
+		return rc;
+	snprintf(buf, len, "%s/bridge-%llu-%d.json", journal_dir(), (unsigned long long)ns, pid);
+	return 0;
+}
+
+int bridge_status_write(const struct bridge_status *s, struct ll_err *err)
+{
+	static const char *const dn[2] = { "a_to_b", "b_to_a" };
+	char path[512], tmp[530];
+	cJSON *doc = cJSON_CreateObject();
+	char *txt;
+	FILE *f;
+	int i, rc;
+
+	if ((rc = status_path(s->pid, path, sizeof(path), err)) < 0) {
+		cJSON_Delete(doc);
+		return rc;
+	}
+	cJSON_AddNumberToObject(doc, "pid", s->pid);
+	cJSON_AddStringToObject(doc, "engine", s->engine);
+	cJSON_AddStringToObject(doc, "if_a", s->if_a);
+	cJSON_AddStringToObject(doc, "if_b", s->if_b);
+	cJSON_AddNumberToObject(doc, "updated", (double)s->updated);
+	for (i = 0; i < 2; i++) {
+		cJSON *o = cJSON_AddObjectToObject(doc, dn[i]);
+
+		cJSON_AddStringToObject(o, "dial", s->dial[i]);
+		cJSON_AddItemToObject(o, "fields", bridge_fields_json(&s->held[i]));
+		cJSON_AddNumberToObject(o, "rx_packets", (double)s->c[i].rx_pkts);
+		cJSON_AddNumberToObject(o, "tx_packets", (double)s->c[i].tx_pkts);
+		cJSON_AddNumberToObject(o, "rx_bytes", (double)s->c[i].rx_bytes);
+		cJSON_AddNumberToObject(o, "tx_bytes", (double)s->c[i].tx_bytes);
+		cJSON_AddNumberToObject(o, "lost", (double)s->c[i].lost);
+		cJSON_AddNumberToObject(o, "duplicated", (double)s->c[i].duplicated);
+		cJSON_AddNumberToObject(o, "corrupted", (double)s->c[i].corrupted);
+		cJSON_AddNumberToObject(o, "reordered", (double)s->c[i].reordered);
+		cJSON_AddNumberToObject(o, "drops", (double)s->c[i].drops);
+	}
+	txt = cJSON_PrintUnformatted(doc);
+	cJSON_Delete(doc);
+	if (!txt)
+		return ll_err_set(err, -ENOMEM, "bridge status: out of memory");
+	mkdir(journal_dir(), 0700);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f) {
+		rc = ll_err_set(err, -errno, "bridge status %s: %s", tmp, strerror(errno));
+		free(txt);
+		return rc;
+	}
+	fputs(txt, f);
+	free(txt);
+	if (fclose(f) != 0 || rename(tmp, path) != 0) {
+		rc = ll_err_set(err, -errno, "bridge status %s: %s", path, strerror(errno));
+		unlink(tmp);
+		return rc;
+	}
+	return 0;
+}
+
+void bridge_status_remove(int pid)
+{
+	char path[512];
+
+	if (status_path(pid, path, sizeof(path), NULL) == 0)
+		unlink(path);
+}
+
+static uint64_t jnum(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	return cJSON_IsNumber(v) && v->valuedouble > 0 ? (uint64_t)v->valuedouble : 0;
+}
+
+static void jstr(const cJSON *o, const char *k, char *buf, size_t len)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	snprintf(buf, len, "%s", cJSON_IsString(v) ? v->valuestring : "");
+}
+
+static int status_read(const char *path, struct bridge_status *s)
+{
+	static const char *const dn[2] = { "a_to_b", "b_to_a" };
+	char buf[8192];
+	size_t n;
+	FILE *f = fopen(path, "r");
+	cJSON *doc;
+	int i;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	doc = cJSON_Parse(buf);
+	if (!doc)
+		return -EINVAL;
+	memset(s, 0, sizeof(*s));
+	s->pid = (int)jnum(doc, "pid");
+	s->updated = (int64_t)jnum(doc, "updated");
+	jstr(doc, "engine", s->engine, sizeof(s->engine));
+	jstr(doc, "if_a", s->if_a, sizeof(s->if_a));
+	jstr(doc, "if_b", s->if_b, sizeof(s->if_b));
+	for (i = 0; i < 2; i++) {
+		const cJSON *o = cJSON_GetObjectItemCaseSensitive(doc, dn[i]);
+
+		jstr(o, "dial", s->dial[i], sizeof(s->dial[i]));
+		bridge_fields_parse(cJSON_GetObjectItemCaseSensitive(o, "fields"), &s->held[i],
+				    NULL);
+		s->c[i].rx_pkts = jnum(o, "rx_packets");
+		s->c[i].tx_pkts = jnum(o, "tx_packets");
+		s->c[i].rx_bytes = jnum(o, "rx_bytes");
+		s->c[i].tx_bytes = jnum(o, "tx_bytes");
+		s->c[i].lost = jnum(o, "lost");
+		s->c[i].duplicated = jnum(o, "duplicated");
+		s->c[i].corrupted = jnum(o, "corrupted");
+		s->c[i].reordered = jnum(o, "reordered");
+		s->c[i].drops = jnum(o, "drops");
+	}
+	cJSON_Delete(doc);
+	return s->pid > 0 ? 0 : -EINVAL;
+}
+
+bool bridge_pid_dead(int pid)
+{
+	char path[64], buf[512], *rp;
+	FILE *f;
+	size_t n;
+
+	if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	rp = strrchr(buf, ')');         /* comm may hold spaces and ')' */
+	return rp && rp[1] == ' ' && rp[2] == 'Z';
+}
+
+int bridge_status_list(struct bridge_status *out, int max, int *n, struct ll_err *err)
+{
+	char prefix[64], path[1024];
+	uint64_t ns;
+	struct dirent *de;
+	DIR *d;
+	int rc;
+
+	*n = 0;
+	if ((rc = journal_netns(&ns, err)) < 0)
+		return rc;
+	snprintf(prefix, sizeof(prefix), "bridge-%llu-", (unsigned long long)ns);
+	d = opendir(journal_dir());
+	if (!d)
+		return errno == ENOENT ? 0 :
+		       ll_err_set(err, -errno, "%s: %s", journal_dir(), strerror(errno));
+	while ((de = readdir(d)) && *n < max) {
+		size_t l = strlen(de->d_name);
+
+		if (strncmp(de->d_name, prefix, strlen(prefix)) || l < 5 ||
+		    strcmp(de->d_name + l - 5, ".json"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", journal_dir(), de->d_name);
+		if (status_read(path, &out[*n]) < 0)
+			continue;
+		if (bridge_pid_dead(out[*n].pid)) {
+			/* gone or a zombie (killed -9, not reaped yet): its
+			 * files are stale; the socket is refused anyway */
+			unlink(path);
+			strcpy(path + strlen(path) - 5, ".sock");
+			unlink(path);
+			continue;
+		}
+		(*n)++;
+	}
+	closedir(d);
+	return 0;
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/* cli.c - command dispatch: `linklab [COMMAND] [options]`. */
+#include <stdio.h>
+#include <string.h>
+
+#include "linklab/cli/cli.h"
+#include "linklab/cli/cmdssh.h"
+#include "linklab/cli/prompt.h"
+#include "linklab/remote/ssh.h"
+
+struct cli_cmd {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *usage;
+};
+
+static const struct cli_cmd cli_cmds[] = {
+	{ "console", cmd_console,
+	  "console [--peer HOST] [--dev IF] [--peer-dev IF] [-F FILE] [--ssh-key FILE]\n"
+	  "                 [--known-hosts FILE] [--accept-new] [--peer-data ADDR] [-c ADDR]" },
+	{ "links", cmd_links, "links [--peer HOST] [-J]" },
+	{ "apply", cmd_apply,
+	  "apply [--peer HOST] [--dev IF] [--peer-dev IF] [--local|--remote|--split]\n"
+	  "                 [--profile NAME] [--dry-run] [-J] DIAL...\n"
+	  "                 DIAL: --rate R --burst B --delay T --jitter T --loss P --duplicate P\n"
+	  "                 --corrupt P --reorder P --gap N --limit N ... (tc units: 50mbit, 100ms, 1%)\n"
+	  "                 --split halves delay/jitter and splits loss 1-(1-p)^1/2 per peer" },
+	{ "show", cmd_show, "show [--peer HOST] [--dev IF] [--peer-dev IF] [-J]" },
+	{ "clear", cmd_clear,
+	  "clear [--peer HOST] [--dev IF] [--peer-dev IF] [--local|--remote] [--all]" },
+	{ "test", cmd_test_peer,
+	  "test (--peer HOST [-F FILE] [--peer-data ADDR] | -c ADDR [-p PORT]) [-P N] [-t SEC]\n"
+	  "                 [-i SEC] [-R] [--bidir] [-u] [-b RATE] [-l LEN] [-w SIZE] [-J]\n"
+	  "                 (linklab test -h lists every option)" },
+	{ "serve", cmd_serve, "serve [-p PORT] [-B ADDR] [-1]" },
+	{ "bridge", cmd_bridge, "bridge IF_A IF_B [--engine auto|kernel|user] [dial options] [-t SEC] [-J]\n"
+	  "                 bridge --status|--set [dial options]|--attach [--pid N] [-J]   (a running bridge)" },
+	{ "profile", cmd_profile, "profile list | show NAME | save NAME [--force] [--description TEXT] DIAL... |\n                 rename NAME NEW | delete NAME" },
+	{ "bench-apply", cmd_bench_apply, "bench-apply --dev IF [-n N]   (make bench: apply + read back N times)" },
+	{ "offload", cmd_offload,
+	  "offload [--peer HOST] [--dev IF] [--peer-dev IF] [--local|--remote] [tso|gso|gro|all on|off]... [--restore]" },
+	{ "sysctl", cmd_sysctl,
+	  "sysctl [--peer HOST] [--local|--remote] [NAME=VALUE]... [--restore]   (TCP buffers, cc)" },
+	{ "bench-ssh", cmd_bench_ssh,
+	  "bench-ssh --peer HOST [--dev IF] [--peer-dev IF] [-n N]   (make bench: one dial to both peers N times)" },
+	{ NULL, NULL, NULL },
+};
+
+static void cli_usage(FILE *f)
+{
+	const struct cli_cmd *c;
+
+	fprintf(f, "usage: linklab [COMMAND] [options]   (default command: console)\n\n");
+	for (c = cli_cmds; c->name; c++)
+		fprintf(f, "  linklab %s\n", c->usage);
+	fprintf(f, "\nHOST is an ssh_config alias or [user@]host[:port], resolved by `ssh -G`.\n"
+		"Units as tc: rates 50mbit (bit/s) or 6mbps (bytes/s), times 100ms, loss 1%%.\n"
+		"Common options: -F FILE (ssh config), --ssh-key FILE, --known-hosts FILE,\n"
+		"--accept-new, --peer-data ADDR (test traffic address), -h for this text.\n");
+}
+
+void cli_print_usage(const char *cmd, FILE *f)
+{
+	const struct cli_cmd *c;
+
+	for (c = cli_cmds; c->name; c++)
+		if (!strcmp(c->name, cmd))
+			fprintf(f, "usage: linklab %s\n", c->usage);
+	fprintf(f, "(see `linklab help` and man linklab)\n");
+}
+
+int cli_main(int argc, char **argv)
+{
+	const struct cli_cmd *c;
+
+	/* SSH passphrases/passwords are asked on the tty (the console may
+	 * pass its own prompt through sshcfg_opts) */
+	ssh_set_default_prompt(cli_tty_prompt, NULL);
+	if (argc < 2 || argv[1][0] == '-') {
+		if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+			cli_usage(stdout);
+			return 0;
+		}
+		if (argc >= 2 && (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version"))) {
+			printf("linklab 0.1\n");
+			return 0;
+		}
+		/* Options only: the console. */
+		return cmd_console(argc, argv);
+	}
+	if (!strcmp(argv[1], "help")) {
+		cli_usage(stdout);
+		return 0;
+	}
+	for (c = cli_cmds; c->name; c++)
+		if (!strcmp(argv[1], c->name))
+			return c->run(argc - 1, argv + 1);
+	fprintf(stderr, "linklab: unknown command '%s'\n\n", argv[1]);
+	cli_usage(stderr);
+	return 2;
+}

@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd_apply.c - `linklab apply`: check everything first - the dial, the
+ * profile, the interfaces on both peers - and report every problem at once;
+ * then apply on this host and/or the peer, all or nothing: if the peer fails,
+ * this host is put back as it was. */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "linklab/cli/cli.h"
+#include "linklab/cli/cmd.h"
+#include "linklab/model/qdisc.h"
+#include "linklab/model/profile.h"
+#include "linklab/base/units.h"
+
+struct apply_args {
+	struct cmd_common c;
+	struct impair d;          /* dial from the command line */
+	const char *profile;
+	bool dry, split;
+};
+
+/* Split an end-to-end one-way target between the two peers: delay and jitter
+ * halve, loss becomes 1-(1-p)^(1/2) on each side (both sides' losses compound
+ * back to p). */
+static void split_dial(struct impair *d)
+{
+	double p;
+
+	d->delay /= 2;
+	d->jitter /= 2;
+	if (d->set & IMP_LOSS) {
+		p = units_prob_to_percent(d->loss) / 100.0;
+		d->loss = units_percent_to_prob(100.0 * (1.0 - sqrt(1.0 - p)));
+	}
+}
+
+/* Copy every field given in src onto dst (command line over profile). */
+static void overlay(struct impair *dst, const struct impair *src,
+		    struct ll_diag *diag)
+{
+	const struct impair_field *f;
+	char v[64];
+
+	for (f = impair_fields; f->name; f++)
+		if (src->set & f->bit)
+			impair_set(dst, f->name, impair_get(src, f, v, sizeof(v)), diag);
+}
+
+/* True if field name appears in text as a word ("reorder needs delay"). */
+static bool mentions(const char *text, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p;
+
+	for (p = strstr(text, name); p; p = strstr(p + 1, name)) {
+		bool left = p == text || !(p[-1] == '-' || (p[-1] >= 'a' && p[-1] <= 'z'));
+		bool right = !(p[n] == '-' || (p[n] >= 'a' && p[n] <= 'z'));
+
+		if (left && right)
+			return true;
+	}
+	return false;
+}
+
+/* Validate d into diag, leaving out cross-field messages about fields whose
+ * value was already refused (a bad --delay must not also read "reorder needs
+ * delay"). */
+static void validate_into(const struct impair *d, struct ll_diag *diag)
+{
+	struct ll_diag v;
+	int i, k;
+
+	ll_diag_clear(&v);
+	impair_validate(d, &v);
+	for (i = 0; i < v.n; i++) {
+		bool skip = false;
+
+		for (k = 0; k < diag->n && !skip; k++)
+			if (diag->e[k].level == LL_DIAG_ERROR && diag->e[k].field[0] &&
+			    mentions(v.e[i].text, diag->e[k].field))
+				skip = true;
+		if (!skip)
+			ll_diag_add(diag, v.e[i].level, v.e[i].field, "%s", v.e[i].text);
+	}
+}
+
+/* Parse argv into a; every problem goes to diag. */
+static void parse_args(struct apply_args *a, int argc, char **argv,
+		       struct ll_diag *diag)
+{
+	struct ll_err err = { 0 };
+	int i, rc;
+
+	for (i = 1; i < argc; i++) {
+		const struct impair_field *f;
+		const char *name = argv[i], *val, *eq;
+		char fname[64];
+
+		rc = cmd_common_opt(&a->c, argc, argv, &i, &err);
+		if (rc < 0) {
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s", err.msg);
+			continue;
+		}
+		if (rc > 0)
+			continue;
+		if (!strcmp(name, "--dry-run")) {
+			a->dry = true;
+			continue;
+		}
+		if (!strcmp(name, "--split")) {
+			a->split = true;
+			continue;
+		}
+		if (!strcmp(name, "--profile")) {
+			if (i + 1 >= argc)
+				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+					    "--profile needs a NAME (see linklab profile list)");
+			else
+				a->profile = argv[++i];
+			continue;
+		}
+		if (strncmp(name, "--", 2) != 0) {
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+				    "unexpected argument '%s'", name);
+			continue;
+		}
+		eq = strchr(name, '=');
+		snprintf(fname, sizeof(fname), "%.*s",
+			 (int)(eq ? (size_t)(eq - name - 2) : strlen(name + 2)),
+			 name + 2);
+		f = impair_field_find(fname);
+		if (!f) {
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+				    "unknown option '%s' (see linklab apply -h)", name);
+			continue;
+		}
+		if (eq) {
+			val = eq + 1;
+		} else if (i + 1 < argc) {
+			val = argv[++i];
+		} else {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: missing value (%s)", f->name, f->range);
+			continue;
+		}
+		impair_set(&a->d, f->name, val, diag);
+	}
+}
+
+/* The dial for each side: profile [a]/[b] overlaid by the command line. */
+static void build_dials(struct apply_args *a, struct impair dial[2],
+			struct ll_diag *diag)
+{
+	struct profile *prof;
+	struct ll_err err = { 0 };
+	char path[PATH_MAX];
+
+	dial[0] = dial[1] = a->d;
+	if (!a->profile) {
+		validate_into(&a->d, diag);
+		if (impair_is_empty(&a->d) && !diag->nerrors)
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+				    "nothing to apply: give at least one of --rate, "
+				    "--delay, --jitter, --loss, ... or --profile NAME "
+				    "(linklab clear removes an impairment)");
+		return;
+	}
+	prof = calloc(1, sizeof(*prof));
+	if (!prof)
+		return;
+	if (profile_find(a->profile, path, sizeof(path), &err) < 0) {
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s", err.msg);
+	} else if (profile_load(path, prof, diag) == 0) {
+		dial[0] = prof->a;
+		dial[1] = prof->b;
+		overlay(&dial[0], &a->d, diag);
+		overlay(&dial[1], &a->d, diag);
+		validate_into(&dial[0], diag);
+		if (prof->per_side)
+			validate_into(&dial[1], diag);
+		if (impair_is_empty(&dial[0]) && impair_is_empty(&dial[1]))
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+				    "profile %s (%s) dials nothing", a->profile, path);
+	}
+	free(prof);
+}
+
+static int report(const struct ll_diag *diag)
+{
+	int i;
+
+	for (i = 0; i < diag->n; i++)
+		fprintf(stderr, "linklab apply: %s%s\n",
+			diag->e[i].level == LL_DIAG_WARN ? "warning: " : "",
+			diag->e[i].text);
+	if (diag->truncated)
+		fprintf(stderr, "linklab apply: (more problems not shown)\n");
+	if (diag->nerrors)
+		fprintf(stderr, "linklab apply: nothing was changed\n");
+	return diag->nerrors ? 2 : 0;
+}
+
+/* Print what the kernels hold now on the sides in done (and, for an
+ * ingress dial, on the interface's IFB device). */
+static int read_back(struct peerset *ps, const struct impair dial[2],
+		     unsigned done, bool json)
+{
+	struct qdisc_state *qs = calloc(1, sizeof(*qs));
+	cJSON *doc = json ? cJSON_CreateObject() : NULL;
+	struct ll_err err = { 0 };
+	int i, status = 0;
+
+	for (i = 0; i < 2 && qs; i++) {
+		struct peer *p = i == 0 ? &ps->a : &ps->b;
+		const char *dev = i == 0 ? ps->dev_a : ps->dev_b;
+
+		if (!(done & (i == 0 ? CMD_SIDE_A : CMD_SIDE_B)))
+			continue;
+		memset(qs, 0, sizeof(*qs));
+		if (p->ops->read_qdiscs(p, dev, qs, &err) < 0) {
+			fprintf(stderr, "linklab apply: %s %s: read back: %s\n",
+				p->label, dev, cmd_errtext(dev, &err));
+			status = 1;
+			continue;
+		}
+		if (doc)
+			cJSON_AddItemToObject(cmd_json_side(doc, i, p, dev), "qdiscs",
+					      cmd_json_qdiscs(qs));
+		else
+			cmd_print_qdiscs(stdout, p->label, qs);
+		if ((dial[i].set & IMP_DIRECTION) && dial[i].direction == IMP_INGRESS) {
+			char ifb[IF_NAMESIZE], lbl[128];
+
+			qdisc_ifb_name(dev, ifb, sizeof(ifb));
+			memset(qs, 0, sizeof(*qs));
+			if (p->ops->read_qdiscs(p, ifb, qs, &err) < 0) {
+				fprintf(stderr, "linklab apply: %s: read back %s: %s\n",
+					p->label, ifb, err.msg);
+				status = 1;
+			} else if (doc) {
+				cJSON *side = cJSON_GetObjectItem(doc, i == 0 ? "a" : "b");
+				cJSON *in = cJSON_CreateObject();
+
+				cJSON_AddStringToObject(in, "ifb", ifb);
+				cJSON_AddItemToObject(in, "qdiscs", cmd_json_qdiscs(qs));
+				cJSON_AddItemToObject(side, "ingress", in);
+			} else {
+				snprintf(lbl, sizeof(lbl), "%s %s ingress via", p->label, dev);
+				cmd_print_qdiscs(stdout, lbl, qs);
+			}
+		}
+	}
+	if (doc)
+		cmd_print_json(doc);
+	free(qs);
+	return status;
+}
+
+int cmd_apply(int argc, char **argv)
+{
+	struct apply_args a = { 0 };
+	struct ll_err err = { 0 };
+	struct ll_diag diag;
+	struct impair dial[2];
+	struct peerset ps;
+	cJSON *doc = NULL;
+	unsigned sides = 0, done = 0;
+	bool opened = false;
+	int i, rc, status = 0;
+	char lines[4096];
+
+	ll_diag_clear(&diag);
+	parse_args(&a, argc, argv, &diag);
+	if (a.c.help) {
+		cli_print_usage("apply", stdout);
+		return 0;
+	}
+	build_dials(&a, dial, &diag);
+
+	/* Open the peers even when the dial is wrong, so that a wrong
+	 * interface is reported in the same run. */
+	if (peerset_open(&ps, &a.c.po, &err) < 0)
+		ll_diag_add(&diag, LL_DIAG_ERROR, NULL, "%s", err.msg);
+	else
+		opened = true;
+	if (opened) {
+		sides = cmd_sides(&a.c, &ps, &err);
+		if (!sides)
+			ll_diag_add(&diag, LL_DIAG_ERROR, NULL, "%s", err.msg);
+		if ((sides & CMD_SIDE_A) && !ps.dev_a[0])
+			ll_diag_add(&diag, LL_DIAG_ERROR, NULL, ps.has_b ?
+				    "no interface on this host routes to the peer: give --dev IF" :
+				    "which interface? give --dev IF (or --peer HOST to "
+				    "pick the one that routes to it)");
+		if ((sides & CMD_SIDE_B) && !ps.dev_b[0])
+			ll_diag_add(&diag, LL_DIAG_ERROR, NULL,
+				    "no interface on the peer routes to this host: give --peer-dev IF");
+		/* the interface that carries the SSH session to B: warn, and
+		 * refuse 100 % loss on it without --force */
+		for (i = 0; i < 2 && diag.nerrors == 0; i++) {
+			const char *dev = i == 0 ? ps.dev_a : ps.dev_b;
+			char warn[LL_DIAG_LEN];
+
+			if (!(sides & (i == 0 ? CMD_SIDE_A : CMD_SIDE_B)) || !dev[0] ||
+			    impair_is_empty(&dial[i]))
+				continue;
+			if (peerset_ctl_check(&ps, i, dev, &dial[i], a.c.po.force, warn,
+					      sizeof(warn), &err) < 0)
+				ll_diag_add(&diag, LL_DIAG_ERROR, NULL, "%s", err.msg);
+			else if (warn[0] && !a.c.po.exclude_ssh)
+				ll_diag_add(&diag, LL_DIAG_WARN, NULL, "%s", warn);
+		}
+	}
+	if (report(&diag)) {
+		if (opened)
+			peerset_close(&ps);
+		return 2;
+	}
+	if (a.split && sides == (CMD_SIDE_A | CMD_SIDE_B)) {
+		split_dial(&dial[0]);
+		split_dial(&dial[1]);
+	}
+	if (a.dry && a.c.json)
+		doc = cJSON_CreateObject();
+	for (i = 0; i < 2; i++) {
+		unsigned side = i == 0 ? CMD_SIDE_A : CMD_SIDE_B;
+		struct peer *p = i == 0 ? &ps.a : &ps.b;
+		const char *dev = i == 0 ? ps.dev_a : ps.dev_b;
+
+		if (!(sides & side) || impair_is_empty(&dial[i]))
+			continue;
+		if (a.dry) {
+			rc = p->ops->dry_run(p, dev, &dial[i], lines, sizeof(lines), &err);
+			if (rc < 0) {
+				fprintf(stderr, "linklab apply: %s %s: %s\n", p->label,
+					dev, cmd_errtext(dev, &err));
+				status = cmd_status(&err);
+				break;
+			}
+			if (doc) {
+				cJSON *cmds = cJSON_CreateArray();
+				char *line, *save = NULL;
+
+				for (line = strtok_r(lines, "\n", &save); line;
+				     line = strtok_r(NULL, "\n", &save))
+					cJSON_AddItemToArray(cmds, cJSON_CreateString(line));
+				cJSON_AddItemToObject(cmd_json_side(doc, i, p, dev),
+						      "commands", cmds);
+			} else {
+				printf("# %s\n%s", p->label, lines);
+			}
+			continue;
+		}
+		rc = p->ops->apply(p, dev, &dial[i], &err);
+		if (rc < 0) {
+			fprintf(stderr, "linklab apply: %s %s: %s\n", p->label, dev,
+				cmd_errtext(dev, &err));
+			status = cmd_status(&err);
+			break;
+		}
+		done |= side;
+	}
+	if (doc)
+		cmd_print_json(doc);
+	if (status && (done & CMD_SIDE_A)) {
+		/* All or nothing: the peer failed, put this host back. */
+		if (ps.a.ops->clear(&ps.a, ps.dev_a, &err) < 0)
+			fprintf(stderr, "linklab apply: could not restore %s: %s\n",
+				ps.dev_a, err.msg);
+		else
+			fprintf(stderr, "linklab apply: %s restored; nothing applied\n",
+				ps.dev_a);
+		done = 0;
+	}
+	if (!status && !a.dry)
+		status = read_back(&ps, dial, done, a.c.json);
+	peerset_close(&ps);
+	return status;
+}

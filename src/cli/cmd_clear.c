@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd_clear.c - `linklab clear`: restore what was on the interfaces before
+ * linklab touched them. */
+#include <stdio.h>
+#include <string.h>
+
+#include "linklab/bridge/bridge.h"
+#include "linklab/cli/cli.h"
+#include "linklab/cli/cmd.h"
+
+/* --all here: bridge devices that a killed `linklab bridge --engine kernel`
+ * left (bridge_kernel_stale) go too, after their ports' dials. */
+static void reap_bridges(struct peer *p, FILE *out)
+{
+	struct bridge_stale st[8];
+	struct ll_err err = { 0 };
+	int n = 0, i;
+
+	if (bridge_kernel_stale(st, 8, &n, &err) < 0) {
+		fprintf(stderr, "linklab clear: %s: %s\n", p->label, err.msg);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (bridge_kernel_reap(p, &st[i], &err) < 0)
+			fprintf(stderr, "linklab clear: %s: bridge %s left by pid %d: %s\n",
+				p->label, st[i].name, st[i].pid, err.msg);
+		else
+			fprintf(out, "%s: bridge %s left by a killed linklab bridge (pid %d) "
+				"removed\n", p->label, st[i].name, st[i].pid);
+	}
+}
+
+int cmd_clear(int argc, char **argv)
+{
+	struct cmd_common c = { 0 };
+	struct ll_err err = { 0 };
+	struct peerset ps;
+	bool all = false;
+	cJSON *doc = NULL;
+	unsigned sides;
+	int i, rc, status = 0;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--all")) {
+			all = true;
+			continue;
+		}
+		rc = cmd_common_opt(&c, argc, argv, &i, &err);
+		if (rc < 0)
+			return cmd_fail("clear", &err);
+		if (rc == 0) {
+			fprintf(stderr, "linklab clear: unknown option '%s'\n", argv[i]);
+			return 2;
+		}
+	}
+	if (c.help) {
+		cli_print_usage("clear", stdout);
+		return 0;
+	}
+	if (peerset_open(&ps, &c.po, &err) < 0)
+		return cmd_fail("clear", &err);
+	sides = cmd_sides(&c, &ps, &err);
+	if (!sides) {
+		peerset_close(&ps);
+		return cmd_fail("clear", &err);
+	}
+	if (c.json)
+		doc = cJSON_CreateObject();
+	for (i = 0; i < 2; i++) {
+		struct peer *p = i == 0 ? &ps.a : &ps.b;
+		const char *dev = i == 0 ? ps.dev_a : ps.dev_b;
+
+		if (!(sides & (i == 0 ? CMD_SIDE_A : CMD_SIDE_B)))
+			continue;
+		if (all && p->ops->clear_all) {
+			rc = p->ops->clear_all(p, &err);
+			if (rc >= 0 && !strcmp(p->ops->name, "local"))
+				reap_bridges(p, doc ? stderr : stdout);
+		} else if (!dev[0]) {
+			fprintf(stderr, "linklab clear: %s: no interface: give %s IF "
+				"(or --all)\n", p->label, i == 0 ? "--dev" : "--peer-dev");
+			status = 1;
+			continue;
+		} else {
+			rc = p->ops->clear(p, dev, &err);
+		}
+		/* offloads and sysctls linklab changed (linklab offload/sysctl) */
+		if (rc >= 0 && p->ops->tune_restore) {
+			struct ll_err terr = { 0 };
+
+			if (p->ops->tune_restore(p, &terr) < 0) {
+				fprintf(stderr, "linklab clear: %s: offloads/sysctls: %s\n",
+					p->label, terr.msg);
+				status = 1;
+			}
+		}
+		if (rc < 0) {
+			fprintf(stderr, "linklab clear: %s: %s\n", p->label, err.msg);
+			status = cmd_status(&err);
+		} else if (doc) {
+			cJSON *side = cmd_json_side(doc, i, p, all ? NULL : dev);
+
+			cJSON_AddBoolToObject(side, "all", all);
+			cJSON_AddBoolToObject(side, "restored", true);
+		} else {
+			printf("%s: %s restored\n", p->label, all ? "all interfaces" : dev);
+		}
+	}
+	if (doc)
+		cmd_print_json(doc);
+	peerset_close(&ps);
+	return status;
+}

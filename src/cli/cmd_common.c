@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd_common.c - option handling and printing shared by the commands. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "linklab/cli/cmd.h"
+#include "linklab/base/units.h"
+
+int cmd_common_opt(struct cmd_common *c, int argc, char **argv, int *i,
+		   struct ll_err *err)
+{
+	if (!strcmp(argv[*i], "-h") || !strcmp(argv[*i], "--help")) {
+		c->help = true;
+		return 1;
+	}
+	if (!strcmp(argv[*i], "-J") || !strcmp(argv[*i], "--json")) {
+		c->json = true;
+		return 1;
+	}
+	if (!strcmp(argv[*i], "--local")) {
+		c->local_only = true;
+		return 1;
+	}
+	if (!strcmp(argv[*i], "--remote")) {
+		c->remote_only = true;
+		return 1;
+	}
+	return peerset_parse_opt(&c->po, argc, argv, i, err);
+}
+
+unsigned cmd_sides(const struct cmd_common *c, const struct peerset *ps,
+		   struct ll_err *err)
+{
+	if (c->local_only && c->remote_only) {
+		ll_err_set(err, -EINVAL, "--local and --remote exclude each other");
+		return 0;
+	}
+	if (c->remote_only && !ps->has_b) {
+		ll_err_set(err, -EINVAL, "--remote needs --peer HOST");
+		return 0;
+	}
+	if (c->remote_only)
+		return CMD_SIDE_B;
+	if (c->local_only || !ps->has_b)
+		return CMD_SIDE_A;
+	return CMD_SIDE_A | CMD_SIDE_B;
+}
+
+cJSON *cmd_json_links(const struct link_list *ll, const char *selected)
+{
+	cJSON *arr = cJSON_CreateArray();
+	int i, k;
+
+	for (i = 0; i < ll->n; i++) {
+		const struct link_info *l = &ll->l[i];
+		cJSON *o = cJSON_CreateObject(), *a = cJSON_CreateArray();
+
+		cJSON_AddStringToObject(o, "name", l->name);
+		cJSON_AddNumberToObject(o, "ifindex", l->ifindex);
+		cJSON_AddStringToObject(o, "state", l->state);
+		cJSON_AddBoolToObject(o, "up", l->up);
+		cJSON_AddNumberToObject(o, "mtu", l->mtu);
+		for (k = 0; k < l->naddrs; k++)
+			cJSON_AddItemToArray(a, cJSON_CreateString(l->addrs[k]));
+		cJSON_AddItemToObject(o, "addresses", a);
+		cJSON_AddStringToObject(o, "qdisc", l->qdisc);
+		if (l->speed_mbps)
+			cJSON_AddNumberToObject(o, "speed_mbps", (double)l->speed_mbps);
+		cJSON_AddBoolToObject(o, "to_peer",
+				      selected && !strcmp(selected, l->name));
+		cJSON_AddItemToArray(arr, o);
+	}
+	return arr;
+}
+
+cJSON *cmd_json_qdiscs(const struct qdisc_state *s)
+{
+	cJSON *arr = cJSON_CreateArray();
+	char buf[64];
+	int i;
+
+	for (i = 0; i < s->n; i++) {
+		const struct qdisc_info *q = &s->q[i];
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "kind", q->kind);
+		snprintf(buf, sizeof(buf), "%x:", q->handle >> 16);
+		cJSON_AddStringToObject(o, "handle", buf);
+		if (q->parent == 0xFFFFFFFFu)
+			cJSON_AddStringToObject(o, "parent", "root");
+		else {
+			snprintf(buf, sizeof(buf), "%x:%x", q->parent >> 16,
+				 q->parent & 0xFFFF);
+			cJSON_AddStringToObject(o, "parent", buf);
+		}
+		if (!strcmp(q->kind, "tbf")) {
+			cJSON_AddNumberToObject(o, "rate_bps", (double)q->rate);
+			cJSON_AddNumberToObject(o, "burst_bytes", q->burst);
+			cJSON_AddNumberToObject(o, "limit_bytes", q->limit);
+		} else if (!strcmp(q->kind, "netem")) {
+			cJSON_AddNumberToObject(o, "delay_ns", (double)q->delay);
+			cJSON_AddNumberToObject(o, "jitter_ns", (double)q->jitter);
+			cJSON_AddNumberToObject(o, "loss_percent",
+						units_prob_to_percent(q->loss));
+			cJSON_AddNumberToObject(o, "limit_packets", q->limit);
+			if (q->rate)
+				cJSON_AddNumberToObject(o, "rate_bps", (double)q->rate);
+		}
+		cJSON_AddNumberToObject(o, "bytes", (double)q->bytes);
+		cJSON_AddNumberToObject(o, "packets", (double)q->packets);
+		cJSON_AddNumberToObject(o, "drops", q->drops);
+		cJSON_AddNumberToObject(o, "overlimits", q->overlimits);
+		cJSON_AddNumberToObject(o, "backlog", q->backlog);
+		cJSON_AddItemToArray(arr, o);
+	}
+	return arr;
+}
+
+void cmd_print_links(FILE *f, const char *label, const struct link_list *ll,
+		     const char *selected)
+{
+	int i, k;
+
+	fprintf(f, "%s\n", label);
+	for (i = 0; i < ll->n; i++) {
+		const struct link_info *l = &ll->l[i];
+		int sel = selected && !strcmp(selected, l->name);
+
+		fprintf(f, " %c %-15s %-8s mtu %-5u qdisc %-10s", sel ? '*' : ' ',
+			l->name, l->state, l->mtu, l->qdisc[0] ? l->qdisc : "-");
+		for (k = 0; k < l->naddrs; k++)
+			fprintf(f, " %s", l->addrs[k]);
+		fprintf(f, "\n");
+	}
+}
+
+void cmd_print_qdiscs(FILE *f, const char *label, const struct qdisc_state *s)
+{
+	char sum[512];
+
+	qdisc_state_summary(s, sum, sizeof(sum));
+	fprintf(f, "%s %s: %s\n", label, s->dev, sum);
+}
+
+void cmd_print_json(cJSON *doc)
+{
+	char *txt = cJSON_Print(doc);
+
+	if (txt) {
+		fputs(txt, stdout);
+		fputc('\n', stdout);
+		free(txt);
+	}
+	cJSON_Delete(doc);
+}
+
+int cmd_fail(const char *cmd, const struct ll_err *err)
+{
+	fprintf(stderr, "linklab %s: %s\n", cmd,
+		err->msg[0] ? err->msg : "failed");
+	return cmd_status(err);
+}
+
+int cmd_status(const struct ll_err *err)
+{
+	return err->code == -EINVAL || err->code == -ENODEV ? 2 : 1;
+}
+
+const char *cmd_errtext(const char *dev, const struct ll_err *err)
+{
+	size_t n = dev ? strlen(dev) : 0;
+
+	if (n && !strncmp(err->msg, dev, n) && err->msg[n] == ':' &&
+	    err->msg[n + 1] == ' ')
+		return err->msg + n + 2;
+	return err->msg;
+}
+
+cJSON *cmd_json_side(cJSON *doc, int i, const struct peer *p, const char *dev)
+{
+	cJSON *side = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(side, "label", p->label);
+	if (dev)
+		cJSON_AddStringToObject(side, "dev", dev);
+	cJSON_AddItemToObject(doc, i == 0 ? "a" : "b", side);
+	return side;
+}

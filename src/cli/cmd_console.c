@@ -1,0 +1,545 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd_console.c - `linklab console [--peer HOST] [options]`, the default
+ * command: one poll() loop over stdin, the test's event fd and a signal
+ * self-pipe and B's SSH session (keepalives; a lost session is shown and the
+ * console goes on with A); redraws coalesced to at most one per 100 ms (mtr's
+ * MIN_DISPLAY_REDRAW_USEC); quit, Ctrl-C, SIGTERM and SIGHUP restore both
+ * peers before curses ends. With --middle HOST it also holds the lease of the
+ * `linklab bridge` on that host (middle.h), asked once a second from the
+ * tick without waiting: the reply is read when the middle's socket is
+ * readable (in the poll set while a get waits), so a stalled middle host
+ * never freezes keys or bars; quit puts the bridge's dials back too. With
+ * --bridge IF_A,IF_B [--engine E] it starts that bridge itself (`bridge
+ * --stdin-lease`), which stops when the console quits, dies or loses the
+ * session. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "linklab/cli/cli.h"
+#include "linklab/console/ctl.h"
+#include "linklab/console/middle.h"
+#include "linklab/peer/peerset.h"
+#include "linklab/remote/sshcfg.h"
+#include "../tui/tui.h"
+
+#define CONSOLE_REDRAW_MS 100
+#define CONSOLE_TICK_MS 1000        /* live qdisc counters on A (netlink) */
+#define CONSOLE_REMOTE_TICKS 5      /* B's counters every 5th tick (SSH) */
+#define CONSOLE_KEY_BURST 256
+#define CONSOLE_PEER_QUIET_MS 200   /* B's socket: at most 5 reads/s */
+#define CONSOLE_MID_QUIET_MS 100    /* M's socket after a read without the
+				     * whole reply: at most 10 reads/s */
+
+static int console_sigpipe[2] = { -1, -1 };
+
+/* Signal handlers only write one byte (the signal number). */
+static void console_on_signal(int sig)
+{
+	int saved = errno;
+	unsigned char b = (unsigned char)sig;
+
+	if (write(console_sigpipe[1], &b, 1) < 0) {
+		/* pipe full: a byte is already pending */
+	}
+	errno = saved;
+}
+
+static long long console_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void console_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: linklab [console] [--peer HOST] [--dev IF] [--peer-dev IF] [-F FILE]\n"
+		"                [--ssh-key FILE] [--known-hosts FILE] [--accept-new]\n"
+		"                [--peer-data ADDR] [-c ADDR] [-p PORT]\n"
+		"                [--force] [--exclude-ssh] [--revert-after SEC]\n"
+		"                [--middle HOST [--bridge IF_A,IF_B [--engine auto|kernel|user]]]\n"
+		"  -c ADDR   test target when there is no --peer (an iperf3 -s server)\n"
+		"  -p PORT   its port (default 5201)\n"
+		"  --middle HOST  the middle box running `linklab bridge` (ssh_config alias or\n"
+		"            [user@]host[:port], reached like --peer): shown and driven by the\n"
+		"            console, which holds its lease (its dials come back at quit)\n"
+		"  --bridge IF_A,IF_B  start the bridge on the middle box instead (its interfaces\n"
+		"            towards A and towards B): `linklab bridge IF_A IF_B --stdin-lease`,\n"
+		"            plain forwarding; it stops and restores its ports when the console\n"
+		"            quits, dies or loses the session (needs --middle)\n"
+		"  --engine auto|kernel|user  its engine (default auto: kernel when the middle's\n"
+		"            kernel has netem, else user; needs --bridge)\n");
+}
+
+static int console_signals(void)
+{
+	struct sigaction sa;
+
+	if (pipe2(console_sigpipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -errno;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = console_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	return 0;
+}
+
+/* Run the loop until quit; returns the signal that ended it (0 = key). */
+static int console_loop(struct tui *t, struct ctl *c)
+{
+	struct ctl_intent in;
+	struct ll_err e;
+	struct pollfd pfd[5];
+	long long last_draw = 0, now, next_tick = console_now_ms() + CONSOLE_TICK_MS;
+	long long next_ka = console_now_ms() + 1000, peer_quiet = 0, mid_quiet = 0;
+	unsigned ticks = 0;
+	bool dirty = true, countdown = false;
+	int nfd, timeout, k, key, res, tfd, pfdi, mfdi, next_s;
+	const struct ctl_view *v;
+	unsigned char sb[16];
+	ssize_t n;
+
+	for (;;) {
+		now = console_now_ms();
+		if (now >= next_tick) {
+			/* the middle box: counters once a second on every
+			 * screen (keeps its session in use), attach retries;
+			 * before B's read: with --bridge, B may be reachable
+			 * only through the bridge a retry starts again */
+			if (ctl_middle_tick(c))
+				dirty = true;
+			/* counters only matter on the peers screen; B's read is
+			 * one SSH round trip, so only every few ticks */
+			if (t->screen == TS_PEERS &&
+			    ctl_tick(c, ++ticks % CONSOLE_REMOTE_TICKS == 0))
+				dirty = true;
+			if (countdown)
+				dirty = true;
+			next_tick = now + CONSOLE_TICK_MS;
+		}
+		/* B's session: keepalive when due */
+		if (ctl_peer_fd(c) >= 0 && now >= next_ka) {
+			if (ctl_keepalive(c, false, &next_s))
+				dirty = true;
+			next_ka = now + 1000LL * (next_s > 0 ? next_s : 5);
+		}
+		v = ctl_view(c);
+		/* B's revert countdown on the status line ticks each second */
+		countdown = v->revert_deadline > 0 &&
+			    now < (long long)(v->revert_deadline * 1000) + 1000;
+		if (dirty && now - last_draw >= CONSOLE_REDRAW_MS) {
+			tui_draw(t, ctl_view(c));
+			dirty = false;
+			last_draw = now;
+		}
+		timeout = dirty ? (int)(CONSOLE_REDRAW_MS - (now - last_draw)) : -1;
+		if (dirty && timeout < 0)
+			timeout = 0;
+		if ((t->screen == TS_PEERS || countdown || v->middle.present) &&
+		    (timeout < 0 || timeout > next_tick - now))
+			timeout = (int)(next_tick - now);
+		if (ctl_peer_fd(c) >= 0 && (timeout < 0 || timeout > next_ka - now))
+			timeout = next_ka > now ? (int)(next_ka - now) : 0;
+		nfd = 0;
+		pfd[nfd++] = (struct pollfd){ .fd = 0, .events = POLLIN };
+		pfd[nfd++] = (struct pollfd){ .fd = console_sigpipe[0], .events = POLLIN };
+		tfd = ctl_test_fd(c);
+		if (tfd >= 0)
+			pfd[nfd++] = (struct pollfd){ .fd = tfd, .events = POLLIN };
+		pfdi = -1;
+		if (ctl_peer_fd(c) >= 0 && now >= peer_quiet) {
+			pfdi = nfd;
+			pfd[nfd++] = (struct pollfd){ .fd = ctl_peer_fd(c),
+						      .events = POLLIN | POLLRDHUP };
+		} else if (ctl_peer_fd(c) >= 0 &&
+			   (timeout < 0 || timeout > peer_quiet - now)) {
+			timeout = (int)(peer_quiet - now);
+		}
+		/* the middle: its socket while a get waits for the reply */
+		mfdi = -1;
+		if (ctl_middle_fd(c) >= 0 && now >= mid_quiet) {
+			mfdi = nfd;
+			pfd[nfd++] = (struct pollfd){ .fd = ctl_middle_fd(c),
+						      .events = POLLIN };
+		} else if (ctl_middle_fd(c) >= 0 &&
+			   (timeout < 0 || timeout > mid_quiet - now)) {
+			timeout = (int)(mid_quiet - now);
+		}
+		if (poll(pfd, (nfds_t)nfd, timeout) < 0 && errno != EINTR)
+			return 0;
+		if (pfd[1].revents & POLLIN) {
+			n = read(console_sigpipe[0], sb, sizeof(sb));
+			if (n > 0)
+				return sb[0];
+		}
+		if (tfd >= 0 && (pfd[2].revents & (POLLIN | POLLHUP | POLLERR)))
+			if (ctl_test_pump(c))
+				dirty = true;
+		if (pfdi >= 0 && pfd[pfdi].revents) {
+			bool hup = pfd[pfdi].revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL);
+
+			if (ctl_keepalive(c, hup, &next_s))
+				dirty = true;
+			peer_quiet = console_now_ms() + CONSOLE_PEER_QUIET_MS;
+		}
+		if (mfdi >= 0 && pfd[mfdi].revents) {
+			if (ctl_middle_pump(c))
+				dirty = true;
+			/* part of it, or other traffic: look again a bit later */
+			if (ctl_middle_fd(c) >= 0)
+				mid_quiet = console_now_ms() + CONSOLE_MID_QUIET_MS;
+		}
+		/* Drain keys (also after EINTR: SIGWINCH becomes KEY_RESIZE). */
+		for (k = 0; k < CONSOLE_KEY_BURST; k++) {
+			key = tui_getkey();
+			if (key == TUI_NOKEY)
+				break;
+			res = tui_key(t, key, ctl_view(c), &in);
+			if (res & TR_QUIT)
+				return 0;
+			if (res & TR_INTENT) {
+				static const char *const busy[] = {
+					[CI_APPLY] = "applying ...",
+					[CI_CLEAR] = "clearing ...",
+					[CI_REFRESH] = "reading links and qdiscs ...",
+					[CI_TEST_START] = "starting the test ...",
+					[CI_PROFILE_APPLY] = "applying the profile ...",
+					[CI_TEST_SAVE] = "saving the run ...",
+				};
+
+				v = ctl_view(c);
+				if (in.kind == CI_APPLY && (in.sides & CTL_B) &&
+				    v->side[CTL_IDX_B].present && !v->b_lost) {
+					char m[160];
+
+					snprintf(m, sizeof(m),
+						 "applying ... B reverts by itself in %d s unless this apply is confirmed",
+						 v->revert_s);
+					tui_flash(t, m);
+				} else if ((size_t)in.kind < sizeof(busy) / sizeof(busy[0]) &&
+					   busy[in.kind]) {
+					tui_flash(t, busy[in.kind]);
+				}
+				ll_err_clear(&e);
+				ctl_do(c, &in, &e);
+			}
+			if (res)
+				dirty = true;
+		}
+		if ((pfd[0].revents & (POLLHUP | POLLERR)) && k == 0)
+			return SIGHUP;    /* terminal gone */
+	}
+}
+
+/* No usable terminal: print what the peers screen would show, as lines
+ * (what each side holds, the path, the theory line), and return 2 so that
+ * scripts still see that no console ran. */
+static int console_plain(const struct peerset_opts *po, const char *target,
+			 int port, const char *middle_host, const char *const bridge[3])
+{
+	struct peerset ps;
+	struct ll_err err = { 0 }, merr = { 0 };
+	struct ctl *c = NULL;
+	struct middle *m = NULL;
+	struct middle_state mst;
+	const struct ctl_view *v;
+	int i;
+
+	/* the middle first: B may be reachable only through a bridge that
+	 * --bridge starts */
+	if (middle_host) {
+		struct ssh_target mt;
+
+		if (sshcfg_resolve(middle_host, &po->ssh, &mt, &merr) == 0 &&
+		    middle_open(&m, &mt, 10000, &merr) == 0 && bridge[0] &&
+		    (middle_set_start(m, bridge[0], bridge[1], bridge[2], &merr) < 0 ||
+		     middle_attach(m, &mst, &merr) < 0) && middle_lost(m)) {
+			middle_close(m);
+			m = NULL;
+		}
+	}
+	memset(&ps, 0, sizeof(ps));
+	if (peerset_open(&ps, po, &err) < 0) {
+		middle_close(m);
+		if (merr.msg[0])
+			fprintf(stderr, "linklab console: middle %s: %s\n", middle_host, merr.msg);
+		fprintf(stderr, "linklab console: %s\n", err.msg);
+		return 2;
+	}
+	if (ctl_new(&c, &ps, target, port, &err) < 0) {
+		peerset_close(&ps);
+		middle_close(m);
+		fprintf(stderr, "linklab console: %s\n", err.msg);
+		return 2;
+	}
+	v = ctl_view(c);
+	printf("session: %s\n", v->session);
+	for (i = 0; i < 2; i++) {
+		const struct ctl_side_view *sv = &v->side[i];
+
+		if (!sv->present)
+			continue;
+		printf("%s %s: %s%s%s\n", sv->label, sv->dev[0] ? sv->dev : "-",
+		       sv->qd_valid ? sv->held_text : "(not read)",
+		       sv->err[0] ? "; error: " : "", sv->err);
+	}
+	if (middle_host) {
+		if (m) {
+			ctl_set_middle(c, m, "M");      /* ctl owns m now */
+			v = ctl_view(c);
+		}
+		if (v->middle.attached)
+			printf("middle %s: bridge %s engine%s%s%s, %s <-> %s; A->B: %s; B->A: %s\n",
+			       middle_host, v->middle.engine,
+			       bridge[0] ? " (--engine " : "", bridge[0] ? bridge[2] : "",
+			       bridge[0] ? ", started for this run)" : "",
+			       v->middle.if_a, v->middle.if_b,
+			       v->middle.dir[MIDDLE_AB].dial[0] ? v->middle.dir[MIDDLE_AB].dial : "none",
+			       v->middle.dir[MIDDLE_BA].dial[0] ? v->middle.dir[MIDDLE_BA].dial : "none");
+		else
+			printf("middle %s: %s\n", middle_host,
+			       v->middle.err[0] ? v->middle.err : merr.msg);
+	}
+	printf("path: %s\n", v->path.line);
+	printf("theory (1 stream, A->B): %s\n", v->theory.line);
+	ctl_free(c);
+	return 2;
+}
+
+int cmd_console(int argc, char **argv)
+{
+	struct peerset_opts po;
+	struct peerset ps;
+	struct ll_err err = { 0 };
+	struct ctl *c = NULL;
+	struct tui t;
+	const char *target = NULL, *term, *middle_host = NULL;
+	const char *bridge_opt = NULL, *engine = NULL;
+	const char *bridge[3] = { NULL, NULL, NULL };   /* IF_A, IF_B, engine */
+	char bridge_if[2][64];
+	struct middle *mid = NULL;
+	struct middle_state mst;
+	struct ll_err merr = { 0 };
+	char summary[512];
+	int i, rc, port = 0, sig, bad = 0;
+	bool unknown = false;
+
+	memset(&po, 0, sizeof(po));
+	/* every problem of the line is said, then exit 2 */
+	for (i = 1; i < argc; i++) {
+		rc = peerset_parse_opt(&po, argc, argv, &i, &err);
+		if (rc < 0) {
+			fprintf(stderr, "linklab console: %s\n", err.msg);
+			bad++;
+			continue;
+		}
+		if (rc > 0)
+			continue;
+		if (!strcmp(argv[i], "-c") && i + 1 < argc) {
+			target = argv[++i];
+		} else if (!strcmp(argv[i], "--middle") || !strcmp(argv[i], "--bridge") ||
+			   !strcmp(argv[i], "--engine")) {
+			static const char *const need[] = {
+				"a HOST (ssh_config alias or [user@]host[:port])",
+				"IF_A,IF_B (the middle's interfaces towards A and towards B)",
+				"auto, kernel or user" };
+			int k = argv[i][2] == 'm' ? 0 : argv[i][2] == 'b' ? 1 : 2;
+
+			if (i + 1 >= argc) {
+				fprintf(stderr, "linklab console: %s needs %s\n", argv[i], need[k]);
+				bad++;
+				continue;
+			}
+			if (k == 0)
+				middle_host = argv[++i];
+			else if (k == 1)
+				bridge_opt = argv[++i];
+			else
+				engine = argv[++i];
+		} else if (!strcmp(argv[i], "-p") && i + 1 < argc) {
+			char *end;
+			long p = strtol(argv[++i], &end, 10);
+
+			if (*end || p < 1 || p > 65535) {
+				fprintf(stderr, "linklab console: -p '%s': need a port 1..65535\n",
+					argv[i]);
+				bad++;
+				continue;
+			}
+			port = (int)p;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			console_usage(stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "linklab console: unknown option '%s'\n", argv[i]);
+			bad++;
+			unknown = true;
+		}
+	}
+	if (bridge_opt) {
+		const char *comma = strchr(bridge_opt, ',');
+		size_t la = comma ? (size_t)(comma - bridge_opt) : 0;
+
+		if (!comma || la == 0 || la >= IF_NAMESIZE || !comma[1] ||
+		    strlen(comma + 1) >= IF_NAMESIZE || strchr(comma + 1, ',') ||
+		    (strlen(comma + 1) == la && !strncmp(bridge_opt, comma + 1, la))) {
+			fprintf(stderr, "linklab console: --bridge '%s': two different interface "
+				"names IF_A,IF_B of 1..%d characters (the middle's ports towards "
+				"A and towards B)\n", bridge_opt, IF_NAMESIZE - 1);
+			bad++;
+		} else {
+			snprintf(bridge_if[0], sizeof(bridge_if[0]), "%.*s", (int)la, bridge_opt);
+			snprintf(bridge_if[1], sizeof(bridge_if[1]), "%s", comma + 1);
+			bridge[0] = bridge_if[0];
+			bridge[1] = bridge_if[1];
+		}
+		if (!middle_host) {
+			fprintf(stderr, "linklab console: --bridge needs --middle HOST (the host "
+				"that runs the bridge)\n");
+			bad++;
+		}
+	}
+	if (engine && strcmp(engine, "auto") && strcmp(engine, "kernel") &&
+	    strcmp(engine, "user")) {
+		fprintf(stderr, "linklab console: --engine '%s': auto, kernel or user\n", engine);
+		bad++;
+	}
+	if (engine && !bridge_opt) {
+		fprintf(stderr, "linklab console: --engine goes with --bridge IF_A,IF_B (the "
+			"console starts that bridge; an attached one keeps its engine)\n");
+		bad++;
+	}
+	bridge[2] = engine ? engine : "auto";
+	if (bad) {
+		if (unknown)
+			console_usage(stderr);
+		else
+			fprintf(stderr, "linklab console: see `linklab console -h`\n");
+		return 2;
+	}
+	if (!bridge[0])
+		bridge[2] = NULL;
+	term = getenv("TERM");
+	if (!isatty(1) || !isatty(0) || !term || !*term || !strcmp(term, "dumb")) {
+		fprintf(stderr,
+			"linklab: the console needs a terminal (%s); plain output follows, or use the\n"
+			"  plain commands: linklab links | apply | show | clear | test   (see linklab help)\n",
+			!isatty(1) || !isatty(0) ? "stdin/stdout is not a tty" : "TERM is dumb or unset");
+		return console_plain(&po, target, port, middle_host, bridge);
+	}
+	if (console_signals() < 0) {
+		fprintf(stderr, "linklab console: signal pipe: %s\n", strerror(errno));
+		return 1;
+	}
+	/* curses first: a passphrase or password is asked on its screen */
+	rc = tui_init(&t, &err);
+	if (rc < 0) {
+		fprintf(stderr, "linklab console: %s\n", err.msg);
+		return 1;
+	}
+	/* B restores itself if the session dies (peer_safety.hold) */
+	po.hold = true;
+	po.ssh.prompt = tui_prompt;
+	po.ssh.prompt_ctx = &t;
+	/* the middle first: with --bridge, B may be reachable only through
+	 * the bridge this console starts */
+	if (middle_host) {
+		struct ssh_target mt;
+		char m[300];
+
+		snprintf(m, sizeof(m), "connecting to the middle box %.200s%s ...", middle_host,
+			 bridge[0] ? " and starting its bridge" : "");
+		tui_flash(&t, m);
+		/* resolved and authenticated exactly like --peer */
+		rc = sshcfg_resolve(middle_host, &po.ssh, &mt, &err);
+		if (rc == 0)
+			rc = middle_open(&mid, &mt, 10000, &err);
+		/* --bridge: start it now (a failure is shown in the middle
+		 * section, where ctl_set_middle tries again) */
+		if (rc == 0 && bridge[0])
+			rc = middle_set_start(mid, bridge[0], bridge[1], bridge[2], &err);
+		if (rc < 0) {
+			tui_done();
+			middle_close(mid);
+			fprintf(stderr, "linklab console: middle %s: %s\n", middle_host, err.msg);
+			return 1;
+		}
+		if (bridge[0] && middle_attach(mid, &mst, &merr) < 0 && middle_lost(mid)) {
+			tui_done();
+			middle_close(mid);
+			fprintf(stderr, "linklab console: %s\n", merr.msg);
+			return 1;
+		}
+	}
+	if (po.peer) {
+		char m[300];
+
+		snprintf(m, sizeof(m), "connecting to %.250s ...", po.peer);
+		tui_flash(&t, m);
+	}
+	memset(&ps, 0, sizeof(ps));
+	rc = peerset_open(&ps, &po, &err);
+	if (rc < 0) {
+		tui_done();
+		middle_close(mid);      /* a bridge started here stops */
+		if (merr.msg[0])        /* B may be behind the bridge that failed */
+			fprintf(stderr, "linklab console: %s\n", merr.msg);
+		fprintf(stderr, "linklab console: %s\n", err.msg);
+		return 1;
+	}
+	rc = ctl_new(&c, &ps, target, port, &err);
+	if (rc < 0) {
+		tui_done();
+		peerset_close(&ps);
+		middle_close(mid);
+		fprintf(stderr, "linklab console: %s\n", err.msg);
+		return 1;
+	}
+	if (mid) {
+		char label[64];
+
+		snprintf(label, sizeof(label), "M (%.55s)", middle_host);
+		ctl_set_middle(c, mid, label);
+	}
+	{
+		struct peer_safety sf = { .force = po.force,
+					  .exclude_ctl = po.exclude_ssh,
+					  .revert_s = po.revert_after,
+					  .hold = true };
+
+		ctl_set_safety(c, &sf);
+	}
+	if (t.term_fallback)
+		ctl_note(c, "terminal type unknown: running as vt100");
+	sig = console_loop(&t, c);
+	/* restore while the screen is still ours, then end curses */
+	tui_flash(&t, "restoring both peers ...");
+	ll_err_clear(&err);
+	rc = ctl_quit(c, summary, sizeof(summary), &err);
+	tui_done();
+	if (sig)
+		printf("linklab: %s: %s\n", strsignal(sig), summary);
+	else
+		printf("linklab: %s\n", summary);
+	if (rc < 0)
+		fprintf(stderr, "linklab: restore failed: %s\n", err.msg);
+	ctl_free(c);
+	if (rc < 0)
+		return 1;
+	/* after restoring, a signal's exit status as shells expect:
+	 * 128 + signal number (SIGINT 130, SIGTERM 143, SIGHUP 129) */
+	return sig ? 128 + sig : 0;
+}

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd_profile.c - `linklab profile list | show NAME | save NAME [dial options] |
+ * rename NAME NEWNAME | delete NAME`. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "linklab/cli/cli.h"
+#include "linklab/model/profile.h"
+
+static void print_dial(const char *label, const struct impair *d)
+{
+	const struct impair_field *f;
+	char v[64];
+
+	printf("[%s]\n", label);
+	for (f = impair_fields; f->name; f++)
+		if (d->set & f->bit)
+			printf("%s = %s\n", f->name, impair_get(d, f, v, sizeof(v)));
+}
+
+static int profile_show(const char *name)
+{
+	char path[PATH_MAX];
+	struct ll_err err = { 0 };
+	struct ll_diag diag;
+	struct profile p;
+	int i, rc;
+
+	if (profile_find(name, path, sizeof(path), &err) < 0) {
+		fprintf(stderr, "linklab profile: %s\n", err.msg);
+		return 1;
+	}
+	ll_diag_clear(&diag);
+	rc = profile_load(path, &p, &diag);
+	for (i = 0; i < diag.n; i++)
+		fprintf(stderr, "%s%s\n", diag.e[i].level == LL_DIAG_WARN ?
+			"warning: " : "", diag.e[i].text);
+	if (rc < 0)
+		return 1;
+	printf("; %s\n; %s\n", p.path, p.description);
+	if (p.per_side) {
+		print_dial("a", &p.a);
+		print_dial("b", &p.b);
+	} else {
+		print_dial("dial", &p.a);
+	}
+	return 0;
+}
+
+static int profile_do_save(int argc, char **argv)
+{
+	struct ll_err err = { 0 };
+	struct ll_diag diag;
+	struct impair d = { 0 };
+	const char *desc = NULL;
+	char path[PATH_MAX], old[PATH_MAX];
+	bool force = false;
+	int i;
+
+	ll_diag_clear(&diag);
+	for (i = 2; i < argc; i++) {
+		const struct impair_field *f;
+
+		if (!strcmp(argv[i], "--description") && i + 1 < argc) {
+			desc = argv[++i];
+			continue;
+		}
+		if (!strcmp(argv[i], "--force")) {
+			force = true;
+			continue;
+		}
+		f = strncmp(argv[i], "--", 2) ? NULL : impair_field_find(argv[i] + 2);
+		if (!f || i + 1 >= argc) {
+			ll_diag_add(&diag, LL_DIAG_ERROR, NULL, "%s '%s'",
+				    f ? "missing value for" : "unknown option", argv[i]);
+			continue;
+		}
+		impair_set(&d, f->name, argv[++i], &diag);
+	}
+	if (!diag.nerrors)
+		impair_validate(&d, &diag);
+	if (!diag.nerrors && impair_is_empty(&d))
+		ll_diag_add(&diag, LL_DIAG_ERROR, NULL,
+			    "nothing to save: give dial options (--rate 50mbit --delay 50ms ...)");
+	for (i = 0; i < diag.n; i++)
+		fprintf(stderr, "linklab profile save: %s\n", diag.e[i].text);
+	if (diag.nerrors)
+		return 2;
+	if (profile_find(argv[1], old, sizeof(old), NULL) == 0) {
+		if (profile_is_user_path(old) && !force) {
+			fprintf(stderr, "linklab profile save: profile %s exists (%s): "
+				"add --force to overwrite it\n", argv[1], old);
+			return 2;
+		}
+		if (!profile_is_user_path(old))
+			fprintf(stderr, "linklab profile save: note: your %s will be "
+				"used instead of the shipped %s\n", argv[1], old);
+	}
+	if (profile_save(argv[1], desc, &d, path, sizeof(path), &err) < 0) {
+		fprintf(stderr, "linklab profile save: %s\n", err.msg);
+		return 1;
+	}
+	printf("saved %s\n", path);
+	return 0;
+}
+
+int cmd_profile(int argc, char **argv)
+{
+	struct profile_entry *v = NULL;
+	struct ll_err err = { 0 };
+	int n = 0, i;
+
+	if (argc >= 2 && !strcmp(argv[1], "list")) {
+		if (profile_list(&v, &n, &err) < 0) {
+			fprintf(stderr, "linklab profile: %s\n", err.msg);
+			return 1;
+		}
+		for (i = 0; i < n; i++) {
+			struct profile p;
+			struct ll_diag diag;
+
+			ll_diag_clear(&diag);
+			if (profile_load(v[i].path, &p, &diag) < 0)
+				printf("%-22s %-5s (invalid: %s)\n", v[i].name,
+				       v[i].user ? "user" : "built", diag.e[0].text);
+			else
+				printf("%-22s %-5s %s\n", v[i].name,
+				       v[i].user ? "user" : "built", p.description);
+		}
+		free(v);
+		return 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "show"))
+		return profile_show(argv[2]);
+	if (argc >= 3 && !strcmp(argv[1], "save"))
+		return profile_do_save(argc - 1, argv + 1);
+	if ((argc == 4 && !strcmp(argv[1], "rename")) ||
+	    (argc == 3 && !strcmp(argv[1], "delete"))) {
+		char path[PATH_MAX], npath[PATH_MAX];
+
+		if (profile_find(argv[2], path, sizeof(path), &err) < 0) {
+			fprintf(stderr, "linklab profile: %s\n", err.msg);
+			return 1;
+		}
+		if (argc == 4 ? profile_rename(path, argv[3], npath, sizeof(npath), &err) < 0
+			      : profile_delete(path, &err) < 0) {
+			fprintf(stderr, "linklab profile %s: %s\n", argv[1], err.msg);
+			return 1;
+		}
+		if (argc == 4)
+			printf("renamed %s -> %s\n", path, npath);
+		else
+			printf("deleted %s\n", path);
+		return 0;
+	}
+	fprintf(stderr, "usage: linklab profile list | show NAME | save NAME "
+		"[--description TEXT] [--rate R] [--delay T] ...\n"
+		"       linklab profile rename NAME NEWNAME | delete NAME  (user profiles)\n");
+	return 2;
+}

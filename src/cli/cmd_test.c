@@ -1,0 +1,929 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd_test.c - `linklab test -c ADDR [-p PORT] [-P N] [-t SEC] [-i SEC] [-R]
+ * [-l LEN] [-w SIZE] [-b RATE] [-u] [-J] [--connect-timeout SEC]`: run an
+ * iperf3-compatible client test and print it like iperf3 (text, or -J). */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "linklab/cli/cli.h"
+#include "linklab/traffic/csvout.h"
+#include "linklab/traffic/iperf3.h"
+#include "linklab/traffic/plot.h"
+#include "linklab/traffic/test.h"
+
+/* Output choices of one run beyond -J (set by cmd_test before
+ * cmd_test_run; the --peer path keeps the defaults). */
+static struct {
+	bool json_stream;          /* --json-stream: one JSON line per event */
+	const char *csv;           /* --csv FILE */
+	const char *plot;          /* --plot FILE.svg */
+	bool csv_stdout;           /* --format csv: intervals as CSV on stdout */
+	int repeat;                /* --repeat N (0/1 = once) */
+	bool quiet;                /* repeat runs: no per-run text */
+	double last_bps;           /* the finished run's receiver bit/s */
+	struct rtt_stats last_idle, last_load;
+	char last_err[LL_ERR_MAX]; /* why the last run failed ("" = it did not) */
+} out_opts;
+
+static volatile sig_atomic_t test_sig;
+
+static void on_sig(int sig)
+{
+	test_sig = sig;
+}
+
+/* Print one option problem (option, value, accepted range); returns 1 so
+ * the parser counts them and reports every one before exiting 2, like tc. */
+static int bad_opt(const char *opt, const char *val, const char *range)
+{
+	fprintf(stderr, "linklab test: invalid %s '%s': %s\n", opt, val, range);
+	return 1;
+}
+
+/* number with optional iperf3 suffix K/M/G/T (1024-based when k1024). */
+static int parse_suffixed(const char *s, double k, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || !isfinite(v) || v < 0)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': v *= k; end++; break;
+	case 'm': case 'M': v *= k * k; end++; break;
+	case 'g': case 'G': v *= k * k * k; end++; break;
+	case 't': case 'T': v *= k * k * k * k; end++; break;
+	default: break;
+	}
+	if (*end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_num(const char *s, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	return (end == s || *end || errno || !isfinite(*out)) ? -1 : 0;
+}
+
+/* iperf3 units.c style: bytes 1024-based "12.3 MBytes", bits 1000-based. */
+static void fmt_bytes(double b, char *buf, size_t len)
+{
+	static const char *const u[] = { "Bytes", "KBytes", "MBytes", "GBytes",
+					 "TBytes" };
+	int i = 0;
+
+	while (b >= 1024 && i < 4) {
+		b /= 1024;
+		i++;
+	}
+	snprintf(buf, len, b < 9.995 ? "%4.2f %s" : b < 99.95 ? "%4.1f %s" :
+		 "%4.0f %s", b, u[i]);
+}
+
+static void fmt_bits(double b, char *buf, size_t len)
+{
+	static const char *const u[] = { "bits/sec", "Kbits/sec", "Mbits/sec",
+					 "Gbits/sec", "Tbits/sec" };
+	int i = 0;
+
+	while (b >= 1000 && i < 4) {
+		b /= 1000;
+		i++;
+	}
+	snprintf(buf, len, b < 9.995 ? "%4.2f %s" : b < 99.95 ? "%4.1f %s" :
+		 "%4.0f %s", b, u[i]);
+}
+
+static void print_sample(const char *tag, const struct test_stream_sample *s,
+			 bool cols, const char *role)
+{
+	char by[32], bi[32], cw[32];
+
+	fmt_bytes((double)s->bytes, by, sizeof(by));
+	fmt_bits(s->bps, bi, sizeof(bi));
+	printf("[%s] %6.2f-%-6.2f sec  %s  %s", tag, s->start, s->end, by, bi);
+	/* an interval of -O: iperf3 ends the line with "(omitted)" after the
+	 * padding of its format (iperf_locale.c report_bw_*_format, the last
+	 * %s is report_omitted) */
+	const char *om = !role && s->omitted ? "(omitted)" : "";
+	if (s->packets >= 0) {   /* UDP, as iperf3's UDP report lines */
+		if (s->sender && !role)
+			printf("  %lld%s%s\n", (long long)s->packets,
+			       *om ? "  " : "", om);
+		else if (s->sender)
+			printf("  %.3f ms  0/%lld (0%%)  %s\n", 0.0,
+			       (long long)s->packets, role);
+		else
+			printf("  %.3f ms  %lld/%lld (%.2g%%)%s%s\n", s->jitter_ms,
+			       (long long)s->lost, (long long)s->packets,
+			       s->packets > 0 ? 100.0 * (double)s->lost / (double)s->packets : 0.0,
+			       role || *om ? "  " : "", role ? role : om);
+		return;
+	}
+	if (role) {
+		if (s->sender && s->retransmits >= 0)
+			printf("  %4lld", (long long)s->retransmits);
+		else
+			printf("      ");
+		printf("             %s\n", role);
+		return;
+	}
+	if (cols && s->retransmits >= 0) {
+		printf("  %4lld", (long long)s->retransmits);
+		if (s->snd_cwnd >= 0) {
+			fmt_bytes((double)s->snd_cwnd, cw, sizeof(cw));
+			printf("   %s", cw);
+			if (*om)
+				printf("       %s", om);
+		} else if (*om) {
+			printf("             %s", om);
+		}
+	} else if (*om) {
+		printf("                  %s", om);
+	}
+	printf("\n");
+}
+
+/* "[  1]" or, with --bidir, "[  1][TX-C]" as iperf3 marks the roles */
+static void tag_of(int id, bool bidir, bool we_send, char *buf, size_t len)
+{
+	if (id < 0)
+		snprintf(buf, len, bidir ? "SUM][%s" : "SUM%.0s",
+			 we_send ? "TX-C" : "RX-C");
+	else if (bidir)
+		snprintf(buf, len, "%3d][%s", id, we_send ? "TX-C" : "RX-C");
+	else
+		snprintf(buf, len, "%3d", id);
+}
+
+static void print_interval(const struct test_interval *iv,
+			   const struct test_opts *o)
+{
+	char tag[32];
+	int nfwd = o->bidir ? o->streams : iv->nstreams;
+
+	if (iv->remote) {
+		/* live samples of the server's sending streams */
+		for (int i = 0; i < iv->nstreams; i++) {
+			snprintf(tag, sizeof(tag), "%3d][TX-S", iv->s[i].id);
+			print_sample(tag, &iv->s[i], true, NULL);
+		}
+		if (iv->nstreams > 1)
+			print_sample("SUM][TX-S", &iv->sum, true, NULL);
+		fflush(stdout);
+		return;
+	}
+	for (int i = 0; i < iv->nstreams; i++) {
+		tag_of(iv->s[i].id, o->bidir, iv->s[i].sender, tag, sizeof(tag));
+		print_sample(tag, &iv->s[i], iv->s[i].sender, NULL);
+	}
+	if (nfwd > 1) {
+		tag_of(-1, o->bidir, iv->sum.sender, tag, sizeof(tag));
+		print_sample(tag, &iv->sum, iv->sum.sender, NULL);
+	}
+	if (o->bidir && o->streams > 1) {
+		tag_of(-1, true, false, tag, sizeof(tag));
+		print_sample(tag, &iv->sum_reverse, false, NULL);
+	}
+	if (iv->nstreams > 1)
+		printf("- - - - - - - - - - - - - - - - - - - - - - - - -\n");
+	fflush(stdout);
+}
+
+static void print_summary(const struct test_summary *S,
+			  const struct test_opts *o)
+{
+	char tag[32];
+	int nfwd = o->bidir ? o->streams : S->nstreams;
+
+	printf("- - - - - - - - - - - - - - - - - - - - - - - - -\n");
+	if (S->sum_sent.packets >= 0)
+		printf("[ ID] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams\n");
+	else
+		printf("[ ID] Interval           Transfer     Bitrate         Retr\n");
+	for (int i = 0; i < S->nstreams; i++) {
+		bool we_send = o->bidir ? i < o->streams : !o->reverse;
+		tag_of(S->sent[i].id, o->bidir, we_send, tag, sizeof(tag));
+		print_sample(tag, &S->sent[i], true, "sender");
+		print_sample(tag, &S->received[i], true, "receiver");
+	}
+	if (nfwd > 1 || o->bidir) {
+		tag_of(-1, o->bidir, !o->reverse, tag, sizeof(tag));
+		print_sample(tag, &S->sum_sent, true, "sender");
+		print_sample(tag, &S->sum_received, true, "receiver");
+	}
+	if (o->bidir) {
+		tag_of(-1, true, false, tag, sizeof(tag));
+		print_sample(tag, &S->sum_sent_reverse, true, "sender");
+		print_sample(tag, &S->sum_received_reverse, true, "receiver");
+	}
+	for (int i = 0; i < S->nstreams; i++)
+		if (S->received[i].outoforder < 0 && S->received[i].dups > 0)
+			/* the server counted them (forward): it sends no reordering */
+			printf("[%3d] %.2f-%.2f sec  %lld duplicates\n",
+			       S->received[i].id, S->received[i].start, S->received[i].end,
+			       (long long)S->received[i].dups);
+		else if (S->received[i].outoforder > 0 || S->received[i].dups > 0)
+			printf("[%3d] %.2f-%.2f sec  %lld datagrams received out-of-order, %lld duplicates\n",
+			       S->received[i].id, S->received[i].start, S->received[i].end,
+			       (long long)S->received[i].outoforder,
+			       (long long)(S->received[i].dups > 0 ? S->received[i].dups : 0));
+	if (S->partial)
+		printf("(partial: the test failed before the peer's results arrived)\n");
+	if (o->rtt) {
+		const struct rtt_stats *rs[2] = { &S->rtt_idle, &S->rtt_load };
+		const char *nm[2] = { "idle", "under load" };
+		for (int k = 0; k < 2; k++) {
+			if (rs[k]->received)
+				printf("RTT %s: %d/%d probes answered, rtt min/avg/max/mdev = %.3f/%.3f/%.3f/%.3f ms\n",
+				       nm[k], rs[k]->received, rs[k]->sent, rs[k]->min_ms,
+				       rs[k]->avg_ms, rs[k]->max_ms, rs[k]->mdev_ms);
+			else
+				printf("RTT %s: 0/%d probes answered (no UDP echo: the server is not linklab serve?)\n",
+				       nm[k], rs[k]->sent);
+		}
+	}
+	printf("\nlinklab test done.\n");
+	fflush(stdout);
+}
+
+static void stream_line(const struct test *t, const char *event,
+			const struct test_interval *iv)
+{
+	char *s = test_json_event(t, event, iv);
+
+	if (s) {
+		printf("%s\n", s);
+		free(s);
+	}
+	fflush(stdout);
+}
+
+static void csv_rows(const struct test_interval *iv)
+{
+	struct ll_err e = { 0 };
+	FILE *f = tmpfile();
+	char line[1024];
+	bool first = true;
+
+	if (!f)
+		return;
+	/* csvout writes a header then the rows: keep the rows only */
+	if (csvout_write(f, iv, 1, NULL, NULL, &e) == 0) {
+		rewind(f);
+		while (fgets(line, sizeof(line), f)) {
+			if (first) {
+				first = false;
+				continue;
+			}
+			fputs(line, stdout);
+		}
+	}
+	fclose(f);
+	fflush(stdout);
+}
+
+int cmd_test_run(const struct test_opts *o, int json)
+{
+	struct sigaction sa, old_int, old_term;
+	struct test *t = NULL;
+	struct test_event *ev;
+	struct ll_err err = { 0 };
+	int rc = 1, stopped = 0, finished = 0;
+
+	ev = malloc(sizeof(*ev));
+	if (!ev) {
+		fprintf(stderr, "linklab test: out of memory\n");
+		return 1;
+	}
+	if (test_start(o, &t, &err) < 0) {
+		if (json && !out_opts.quiet) {
+			char *es = NULL;
+			cJSON *j = cJSON_CreateObject();
+			if (j) {
+				cJSON_AddStringToObject(j, "error", err.msg);
+				es = cJSON_Print(j);
+				cJSON_Delete(j);
+			}
+			if (es)
+				printf("%s\n", es);
+			free(es);
+		} else if (out_opts.json_stream) {
+			cJSON *j = cJSON_CreateObject();
+			char *es = NULL;
+			if (j) {
+				cJSON_AddStringToObject(j, "event", "error");
+				cJSON_AddStringToObject(j, "data", err.msg);
+				es = cJSON_PrintUnformatted(j);
+				cJSON_Delete(j);
+			}
+			if (es)
+				printf("%s\n", es);
+			free(es);
+		}
+		fprintf(stderr, "linklab test: %s\n", err.msg);
+		snprintf(out_opts.last_err, sizeof(out_opts.last_err), "%s", err.msg);
+		free(ev);
+		return 1;
+	}
+	bool text = !json && !out_opts.json_stream && !out_opts.csv_stdout &&
+		    !out_opts.quiet;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sig;   /* only sets a flag; no SA_RESTART */
+	sigemptyset(&sa.sa_mask);
+	test_sig = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	if (text) {
+		printf("Connecting to host %s, port %d\n", o->host, o->port);
+		fflush(stdout);
+	}
+	if (out_opts.csv_stdout) {
+		printf("%s\n", csvout_header);
+		fflush(stdout);
+	}
+	while (!finished) {
+		struct pollfd p = { .fd = test_event_fd(t), .events = POLLIN };
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			break;
+		if (test_sig && !stopped) {
+			stopped = 1;
+			test_stop(t);
+		}
+		while (!finished && test_next_event(t, ev) == 1) {
+			switch (ev->kind) {
+			case TEV_CONNECTED:
+				if (out_opts.json_stream)
+					stream_line(t, "start", NULL);
+				if (text) {
+					for (int i = 0; i < ev->interval.nstreams; i++) {
+						char lh[64], rh[64];
+						int lp, rp, id = test_stream_addr(t, i, lh, sizeof(lh),
+										  &lp, rh, sizeof(rh), &rp);
+						if (id > 0)
+							printf("[%3d] local %s port %d connected to %s port %d\n",
+							       id, lh, lp, rh, rp);
+					}
+					if (o->reverse)
+						printf("Reverse mode, remote host %s is sending\n", o->host);
+					if (o->udp && o->reverse)
+						printf("[ ID] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams\n");
+					else if (o->udp)
+						printf("[ ID] Interval           Transfer     Bitrate         Total Datagrams\n");
+					else if (o->reverse)
+						printf("[ ID] Interval           Transfer     Bitrate\n");
+					else
+						printf("[ ID] Interval           Transfer     Bitrate         Retr  Cwnd\n");
+				}
+				break;
+			case TEV_INTERVAL:
+				if (out_opts.json_stream)
+					stream_line(t, "interval", &ev->interval);
+				if (out_opts.csv_stdout && !ev->interval.remote)
+					csv_rows(&ev->interval);
+				if (text)
+					print_interval(&ev->interval, o);
+				break;
+			case TEV_DONE:
+				out_opts.last_bps = test_summary(t)->sum_received.bps;
+				out_opts.last_idle = test_summary(t)->rtt_idle;
+				out_opts.last_load = test_summary(t)->rtt_load;
+				if (out_opts.json_stream)
+					stream_line(t, "end", NULL);
+				if (text)
+					print_summary(test_summary(t), o);
+				rc = 0;
+				finished = 1;
+				break;
+			case TEV_ERROR:
+				if (out_opts.json_stream) {
+					if (test_summary(t)->partial)
+						stream_line(t, "end", NULL);
+					stream_line(t, "error", NULL);
+				}
+				if (text && test_summary(t)->partial)
+					print_summary(test_summary(t), o);
+				if (!json || !out_opts.quiet)
+					fprintf(stderr, "linklab test: error - %s\n",
+						ev->err.msg);
+				snprintf(out_opts.last_err, sizeof(out_opts.last_err),
+					 "%s", ev->err.msg);
+				finished = 1;
+				break;
+			}
+		}
+	}
+	if (json && !out_opts.quiet) {
+		char *s = test_json(t);
+		if (s) {
+			printf("%s\n", s);
+			free(s);
+		}
+		fflush(stdout);
+	}
+	/* the finished run: intervals and summary, for files (--csv, --plot) */
+	if (finished && (out_opts.csv || out_opts.plot)) {
+		const struct test_interval *ivs;
+		int niv = test_intervals(t, &ivs);
+		const struct test_summary *S = rc == 0 || test_summary(t)->partial ?
+					       test_summary(t) : NULL;
+		char cap[300];
+		snprintf(cap, sizeof(cap), "linklab test -c %s -P %d%s%s%s", o->host,
+			 o->streams, o->udp ? " -u" : "", o->reverse ? " -R" : "",
+			 o->bidir ? " --bidir" : "");
+		if (out_opts.csv &&
+		    csvout_write_file(out_opts.csv, ivs, niv, S, cap, &err) < 0) {
+			fprintf(stderr, "linklab test: --csv: %s\n", err.msg);
+			rc = 1;
+		}
+		if (out_opts.plot &&
+		    plot_svg_write(out_opts.plot, ivs, niv, S, cap, &err) < 0) {
+			fprintf(stderr, "linklab test: --plot: %s\n", err.msg);
+			rc = 1;
+		}
+	}
+	if (stopped) {
+		/* like iperf3: the totals cover the run so far, the exit
+		 * status says it did not run its course */
+		fprintf(stderr, "linklab test: interrupt - stopped by %s; the summary "
+			"covers the run so far\n", test_sig == SIGTERM ? "SIGTERM" : "SIGINT");
+		snprintf(out_opts.last_err, sizeof(out_opts.last_err),
+			 "stopped by %s", test_sig == SIGTERM ? "SIGTERM" : "SIGINT");
+		rc = 1;
+	}
+	test_free(t);
+	free(ev);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	return rc;
+}
+
+/* --repeat N: N runs, one line each, then the mean receiver bit rate with
+ * its 95 % confidence interval (netperf -i/-I style reporting). */
+static int run_repeated(const struct test_opts *o, int json, int n)
+{
+	double *bps = calloc((size_t)n, sizeof(*bps));
+	double *lat = calloc((size_t)n, sizeof(*lat));
+	int ok = 0, nlat = 0, rc = 0;
+	char b1[32], b2[32];
+
+	if (!bps || !lat) {
+		free(bps);
+		free(lat);
+		fprintf(stderr, "linklab test: out of memory\n");
+		return 1;
+	}
+	out_opts.quiet = true;
+	cJSON *why = cJSON_CreateArray();   /* each failed run's reason (-J) */
+	char first[LL_ERR_MAX] = "";
+	for (int i = 0; i < n; i++) {
+		out_opts.last_bps = 0;
+		out_opts.last_err[0] = '\0';
+		memset(&out_opts.last_load, 0, sizeof(out_opts.last_load));
+		int r = cmd_test_run(o, json ? 2 : 0);
+		if (r != 0) {
+			const char *e = out_opts.last_err[0] ? out_opts.last_err :
+					"failed (no reason given)";
+			rc = 1;
+			if (!first[0])
+				snprintf(first, sizeof(first), "%s", e);
+			if (why) {
+				char line[LL_ERR_MAX + 32];
+				snprintf(line, sizeof(line), "run %d: %s", i + 1, e);
+				cJSON_AddItemToArray(why, cJSON_CreateString(line));
+			}
+			if (!json)
+				printf("run %d/%d: failed: %s\n", i + 1, n, e);
+			continue;
+		}
+		bps[ok++] = out_opts.last_bps;
+		if (out_opts.last_load.received)
+			lat[nlat++] = out_opts.last_load.avg_ms;
+		if (!json) {
+			fmt_bits(out_opts.last_bps, b1, sizeof(b1));
+			printf("run %d/%d: %s received", i + 1, n, b1);
+			if (out_opts.last_load.received)
+				printf(", RTT under load avg %.3f ms", out_opts.last_load.avg_ms);
+			printf("\n");
+			fflush(stdout);
+		}
+	}
+	double m, h, lm = 0, lh = 0;
+	rtt_mean_ci95(bps, ok, &m, &h);
+	rtt_mean_ci95(lat, nlat, &lm, &lh);
+	if (json) {
+		cJSON *j = cJSON_CreateObject(), *a;
+		a = cJSON_AddArrayToObject(j, "runs_bits_per_second");
+		for (int i = 0; i < ok; i++)
+			cJSON_AddItemToArray(a, cJSON_CreateNumber(bps[i]));
+		cJSON_AddNumberToObject(j, "runs", n);
+		cJSON_AddNumberToObject(j, "runs_ok", ok);
+		if (ok) {   /* no mean of nothing */
+			cJSON_AddNumberToObject(j, "mean_bits_per_second", m);
+			cJSON_AddNumberToObject(j, "ci95_bits_per_second", h);
+		}
+		if (nlat) {
+			cJSON_AddNumberToObject(j, "mean_rtt_load_ms", lm);
+			cJSON_AddNumberToObject(j, "ci95_rtt_load_ms", lh);
+		}
+		if (ok < n) {
+			char e[LL_ERR_MAX + 64];
+			if (ok == 0)
+				snprintf(e, sizeof(e), "all %d runs failed: %s", n, first);
+			else
+				snprintf(e, sizeof(e), "%d of %d runs failed: %s%s", n - ok,
+					 n, first, n - ok > 1 ? " (each run's reason in run_errors)" : "");
+			cJSON_AddStringToObject(j, "error", e);
+			cJSON_AddItemToObject(j, "run_errors", why);
+			why = NULL;
+		}
+		char *s = cJSON_Print(j);
+		if (s)
+			printf("%s\n", s);
+		free(s);
+		cJSON_Delete(j);
+	} else if (ok == 0) {
+		/* no mean of nothing: the reason instead */
+		fprintf(stderr, "linklab test: all %d runs failed: %s\n", n, first);
+	} else {
+		fmt_bits(m, b1, sizeof(b1));
+		fmt_bits(h, b2, sizeof(b2));
+		printf("mean of %d runs: %s +/- %s (95%% confidence, %.1f%% of the mean)\n",
+		       ok, b1, b2, m > 0 ? 100 * h / m : 0);
+		if (nlat)
+			printf("RTT under load: mean %.3f +/- %.3f ms (95%% confidence)\n",
+			       lm, lh);
+	}
+	cJSON_Delete(why);
+	free(bps);
+	free(lat);
+	return rc;
+}
+
+static void test_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: linklab test -c ADDR [-p PORT] [-P N] [-t SEC] [-i SEC] [-R] [--bidir] [-u]\n"
+		"                    [-l LEN] [-w SIZE] [-b RATE] [-J] [--connect-timeout SEC]\n"
+		"  -c ADDR   server (linklab serve or iperf3 -s)\n"
+		"  -p PORT   server port, 1..65535 (default 5201)\n"
+		"  -P N      parallel streams, 1..128 (default 1)\n"
+		"  -t SEC    duration, 1..86400 (default 10)\n"
+		"  -i SEC    report interval, 0.1..60 (default 1); 0: one report at the end\n"
+		"  -R        reverse: the server sends\n"
+		"  --bidir   both directions at once, -P streams each way (1..64)\n"
+		"  -l LEN    block size in bytes, K/M suffixes 1024-based, 1..1M (TCP default 128K)\n"
+		"  -w SIZE   socket buffer size, K/M suffixes, up to 512M\n"
+		"  -b RATE   target bit/s per stream, K/M/G 1000-based (default unlimited)\n"
+		"  -u        UDP (default -b 1M per stream, -l 1460, 16..65507)\n"
+		"  -J        print an iperf3 -J style JSON document (errors in \"error\")\n"
+		"  -O SEC    omit the first SEC seconds from the totals (0..600)\n"
+		"  -n BYTES  send this many bytes (all streams) instead of -t, 1..10^18;\n"
+		"            K/M/G/T suffixes 1024-based\n"
+		"  -k BLOCKS send this many blocks of -l instead of -t, 1..10^15;\n"
+		"            K/M/G/T suffixes 1024-based\n"
+		"  -M MSS    TCP maximum segment size, 1..65535 bytes\n"
+		"  -N        TCP_NODELAY on the data streams\n"
+		"  -C ALGO   TCP congestion control on the data streams (both ends)\n"
+		"  -Z        zero-copy send (sendfile)\n"
+		"  --udp-counters-64bit  64-bit UDP sequence numbers\n"
+		"  --json-stream         one JSON line per event (start, interval, end, error)\n"
+		"  --format csv          intervals as CSV on stdout\n"
+		"  --csv FILE            write the intervals and the summary as CSV\n"
+		"  --plot FILE.svg       write an SVG chart of the run\n"
+		"  --rtt                 RTT probes (linklab serve's UDP echo): idle before,\n"
+		"                        under load during the test; min/avg/max/mdev\n"
+		"  --repeat N            N runs: mean bit rate with its 95%% confidence interval\n"
+		"  --server-live         ask linklab serve for live server-side samples\n"
+		"                        (shows the remote sender's TCP_INFO in -R tests)\n");
+}
+
+/* An output file (--csv, --plot) can be written: opened for writing now,
+ * before the test runs (created and removed again if it did not exist).
+ * Prints "OPT PATH: cannot write: strerror" and returns 1, else 0. */
+static int check_out_path(const char *opt, const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	bool made = fd >= 0;
+
+	if (fd < 0 && errno == EEXIST)
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "linklab test: %s %s: cannot write: %s\n", opt, path,
+			strerror(errno));
+		return 1;
+	}
+	close(fd);
+	if (made)
+		unlink(path);
+	return 0;
+}
+
+/* Parse and check argv; every problem is printed before anything runs.
+ * check_only: stop there (0 fine, 1 -h printed, 2 problems); nbad: problems
+ * the caller already printed. */
+static int test_cmd(int argc, char **argv, int nbad, bool check_only)
+{
+	static const struct option lo[] = {
+		{ "client", required_argument, NULL, 'c' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "parallel", required_argument, NULL, 'P' },
+		{ "time", required_argument, NULL, 't' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "reverse", no_argument, NULL, 'R' },
+		{ "length", required_argument, NULL, 'l' },
+		{ "window", required_argument, NULL, 'w' },
+		{ "bitrate", required_argument, NULL, 'b' },
+		{ "udp", no_argument, NULL, 'u' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "connect-timeout", required_argument, NULL, 'T' },
+		{ "bidir", no_argument, NULL, 'D' },
+		{ "omit", required_argument, NULL, 'O' },
+		{ "bytes", required_argument, NULL, 'n' },
+		{ "blockcount", required_argument, NULL, 'k' },
+		{ "set-mss", required_argument, NULL, 'M' },
+		{ "no-delay", no_argument, NULL, 'N' },
+		{ "congestion", required_argument, NULL, 'C' },
+		{ "zerocopy", no_argument, NULL, 'Z' },
+		{ "udp-counters-64bit", no_argument, NULL, 1001 },
+		{ "json-stream", no_argument, NULL, 1002 },
+		{ "csv", required_argument, NULL, 1003 },
+		{ "plot", required_argument, NULL, 1004 },
+		{ "format", required_argument, NULL, 1005 },
+		{ "server-live", no_argument, NULL, 1006 },
+		{ "rtt", no_argument, NULL, 1007 },
+		{ "repeat", required_argument, NULL, 1008 },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct test_opts o;
+	int json = 0, c;
+	bool b_given = false;
+	double v;
+
+	test_opts_init(&o);
+	memset(&out_opts, 0, sizeof(out_opts));
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+c:p:P:t:i:Rl:w:b:uJhO:n:k:M:NC:Z", lo, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			if (!optarg[0] || strlen(optarg) >= sizeof(o.host)) {
+				nbad += bad_opt("-c", optarg, "a host name or address");
+				break;
+			}
+			snprintf(o.host, sizeof(o.host), "%s", optarg);
+			break;
+		case 'p':
+			if (parse_num(optarg, &v) || v < 1 || v > 65535 || v != floor(v)) {
+				nbad += bad_opt("-p", optarg, "an integer 1..65535");
+				break;
+			}
+			o.port = (int)v;
+			break;
+		case 'P':
+			if (parse_num(optarg, &v) || v < 1 || v > TEST_MAX_STREAMS ||
+			    v != floor(v)) {
+				nbad += bad_opt("-P", optarg, "an integer 1..128");
+				break;
+			}
+			o.streams = (int)v;
+			break;
+		case 't':
+			if (!parse_num(optarg, &v) && v == 0) {
+				/* iperf3 3.12: -t 0 runs until interrupted */
+				nbad += bad_opt("-t", optarg,
+						"seconds, 1..86400 (iperf3's -t 0, run until "
+						"interrupted, is not supported: the engine and "
+						"linklab serve work to a fixed duration; use "
+						"-t 86400 and Ctrl-C, the summary covers the run "
+						"so far)");
+				break;
+			}
+			if (parse_num(optarg, &v) || v < 1 || v > IPERF3_MAX_TIME) {
+				nbad += bad_opt("-t", optarg, "seconds, 1..86400");
+				break;
+			}
+			o.duration = v;
+			break;
+		case 'i':
+			if (parse_num(optarg, &v) || (v != 0 && (v < 0.1 || v > 60))) {
+				nbad += bad_opt("-i", optarg,
+						"seconds, 0.1..60, or 0 (no periodic reports, as iperf3)");
+				break;
+			}
+			o.interval = v;
+			break;
+		case 'R':
+			o.reverse = true;
+			break;
+		case 'l':
+			if (parse_suffixed(optarg, 1024, &v) || v < 1 ||
+			    v > IPERF3_MAX_BLOCKSIZE) {
+				nbad += bad_opt("-l", optarg,
+					       "bytes, 1..1M (K/M suffixes are 1024-based)");
+				break;
+			}
+			o.blksize = (uint32_t)v;
+			break;
+		case 'w':
+			if (parse_suffixed(optarg, 1024, &v) || v < 1 ||
+			    v > IPERF3_MAX_WINDOW) {
+				nbad += bad_opt("-w", optarg,
+					       "bytes, 1..512M (K/M suffixes are 1024-based)");
+				break;
+			}
+			o.window = (uint64_t)v;
+			break;
+		case 'b':
+			if (parse_suffixed(optarg, 1000, &v) || v > 1e15) {
+				nbad += bad_opt("-b", optarg,
+					       "bit/s, 0 (unlimited) .. 1000T (K/M/G are 1000-based)");
+				break;
+			}
+			o.bitrate = (uint64_t)v;
+			b_given = true;
+			break;
+		case 'u':
+			o.udp = true;
+			break;
+		case 'J':
+			json = 1;
+			break;
+		case 'D':
+			o.bidir = true;
+			break;
+		case 'T':
+			if (parse_num(optarg, &v) || v <= 0 || v > 3600) {
+				nbad += bad_opt("--connect-timeout", optarg,
+					       "seconds, (0..3600]");
+				break;
+			}
+			o.connect_timeout = v;
+			break;
+		case 'O':
+			if (parse_num(optarg, &v) || v < 0 || v > 600) {
+				nbad += bad_opt("-O", optarg, "seconds, 0..600");
+				break;
+			}
+			o.omit = v;
+			break;
+		case 'n':
+			if (parse_suffixed(optarg, 1024, &v) || v < 1 || v > 1e18) {
+				nbad += bad_opt("-n", optarg,
+					       "1 byte .. 10^18 bytes; K/M/G/T suffixes, 1024-based");
+				break;
+			}
+			o.bytes = (uint64_t)v;
+			break;
+		case 'k':
+			if (parse_suffixed(optarg, 1024, &v) || v < 1 || v > 1e15) {
+				nbad += bad_opt("-k", optarg,
+					       "1 .. 10^15 blocks; K/M/G/T suffixes, 1024-based");
+				break;
+			}
+			o.blocks = (uint64_t)v;
+			break;
+		case 'M':
+			if (parse_num(optarg, &v) || v < 1 || v > 65535 || v != floor(v)) {
+				nbad += bad_opt("-M", optarg, "bytes, 1..65535");
+				break;
+			}
+			o.mss = (uint32_t)v;
+			break;
+		case 'N':
+			o.nodelay = true;
+			break;
+		case 'C':
+			if (!optarg[0] || strlen(optarg) >= sizeof(o.congestion)) {
+				nbad += bad_opt("-C", optarg,
+					       "a congestion control name (cubic, bbr, reno ...)");
+				break;
+			}
+			snprintf(o.congestion, sizeof(o.congestion), "%s", optarg);
+			break;
+		case 'Z':
+			o.zerocopy = true;
+			break;
+		case 1001:
+			o.udp64 = true;
+			break;
+		case 1002:
+			out_opts.json_stream = true;
+			break;
+		case 1003:
+			out_opts.csv = optarg;
+			break;
+		case 1004:
+			out_opts.plot = optarg;
+			break;
+		case 1005:
+			if (!strcmp(optarg, "csv"))
+				out_opts.csv_stdout = true;
+			else if (strcmp(optarg, "text")) {
+				nbad += bad_opt("--format", optarg, "text or csv");
+				break;
+			}
+			break;
+		case 1006:
+			o.live = o.interval;
+			break;
+		case 1007:
+			o.rtt = true;
+			break;
+		case 1008:
+			if (parse_num(optarg, &v) || v < 1 || v > 1000 || v != floor(v)) {
+				nbad += bad_opt("--repeat", optarg, "an integer 1..1000");
+				break;
+			}
+			out_opts.repeat = (int)v;
+			break;
+		case 'h':
+			test_usage(stdout);
+			return check_only ? 1 : 0;
+		default:
+			if (optopt && strchr("cpPtilwbTOnkMC", optopt))
+				fprintf(stderr, "linklab test: option -%c needs a value\n",
+					optopt);
+			else
+				fprintf(stderr, "linklab test: unknown option '%s'\n",
+					argv[optind - 1]);
+			test_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "linklab test: unexpected argument '%s'\n", argv[optind]);
+		nbad++;
+	}
+	if (!o.host[0]) {
+		fprintf(stderr, "linklab test: -c ADDR is required (the server to test against)\n");
+		nbad++;
+	}
+	/* the checks across options run on what parsed (a value refused
+	 * above keeps its default), so every problem is listed at once */
+	if (o.udp && !b_given)
+		o.bitrate = IPERF3_UDP_DEFAULT_RATE;   /* iperf3's UDP default */
+	if (o.live > 0)
+		o.live = o.interval;   /* live samples at the report interval */
+	if ((json != 0) + out_opts.json_stream + out_opts.csv_stdout > 1) {
+		fprintf(stderr, "linklab test: -J, --json-stream and --format csv are mutually exclusive\n");
+		nbad++;
+	}
+	struct ll_diag d = { 0 };
+	if (test_opts_validate(&o, &d) < 0) {
+		for (int i = 0; i < d.n; i++)
+			if (strcmp(d.e[i].field, "host"))   /* -c: said above */
+				fprintf(stderr, "linklab test: %s\n", d.e[i].text);
+		nbad += d.nerrors;
+	}
+	if (out_opts.repeat > 1 && (out_opts.json_stream || out_opts.csv_stdout ||
+				    out_opts.csv || out_opts.plot)) {
+		fprintf(stderr, "linklab test: --repeat prints a summary (text or -J) only\n");
+		nbad++;
+	}
+	if (o.congestion[0]) {   /* before connecting: this host's list */
+		struct ll_err ce = { 0 };
+		if (iperf3_cc_check(o.congestion, &ce) < 0) {
+			fprintf(stderr, "linklab test: %s\n", ce.msg);
+			nbad++;
+		}
+	}
+	if (out_opts.csv)
+		nbad += check_out_path("--csv", out_opts.csv);
+	if (out_opts.plot)
+		nbad += check_out_path("--plot", out_opts.plot);
+	if (nbad)   /* every problem above was printed; nothing was run */
+		return 2;
+	if (check_only)
+		return 0;
+	if (out_opts.repeat > 1)
+		return run_repeated(&o, json, out_opts.repeat);
+	return cmd_test_run(&o, json);
+}
+
+int cmd_test(int argc, char **argv)
+{
+	return test_cmd(argc, argv, 0, false);
+}
+
+int cmd_test_check(int argc, char **argv, int nbad)
+{
+	return test_cmd(argc, argv, nbad, true);
+}

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd_tune.c - `linklab offload` and `linklab sysctl`: NIC offloads and TCP
+ * sysctls of both peers, shown, set (journalled) and restored. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "linklab/cli/cmd.h"
+#include "linklab/cli/cmdssh.h"
+#include "linklab/peer/hosttune.h"
+#include "linklab/peer/peerset.h"
+
+static void print_offloads(const struct peer *p, const char *dev,
+			   const struct offload_state *o)
+{
+	int i;
+
+	printf("%s %s:", p->label, dev);
+	for (i = 0; i < TUNE_NOFF; i++)
+		printf(" %s %s", tune_offload_name(i),
+		       o->v[i] < 0 ? "?" : o->v[i] ? "on" : "off");
+	printf("\n");
+}
+
+int cmd_offload(int argc, char **argv)
+{
+	struct cmd_common c;
+	struct peerset ps;
+	struct offload_state want = { { -1, -1, -1 } };
+	struct ll_err err = { 0 };
+	bool restore = false, set = false;
+	unsigned sides;
+	int i, rc, ret = 0;
+
+	memset(&c, 0, sizeof(c));
+	for (i = 1; i < argc; i++) {
+		rc = cmd_common_opt(&c, argc, argv, &i, &err);
+		if (rc < 0)
+			return cmd_fail("offload", &err);
+		if (rc > 0)
+			continue;
+		if (!strcmp(argv[i], "--restore")) {
+			restore = true;
+		} else if ((tune_offload_index(argv[i]) >= 0 || !strcmp(argv[i], "all")) &&
+			   i + 1 < argc && (!strcmp(argv[i + 1], "on") || !strcmp(argv[i + 1], "off"))) {
+			int v = !strcmp(argv[i + 1], "on"), k = tune_offload_index(argv[i]);
+
+			if (k >= 0)
+				want.v[k] = (int8_t)v;
+			else
+				want.v[0] = want.v[1] = want.v[2] = (int8_t)v;
+			set = true;
+			i++;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			printf("usage: linklab offload [--peer HOST] [--dev IF] [--peer-dev IF] [--local|--remote]\n"
+			       "                       [tso|gso|gro|all on|off]... [--restore]\n"
+			       "TSO/GSO/GRO distort tbf/netem (one dequeue per 64 KB super-packet); the\n"
+			       "originals are journalled and put back by --restore.\n");
+			return 0;
+		} else {
+			fprintf(stderr, "linklab offload: unexpected argument '%s' (tso|gso|gro|all on|off, --restore)\n",
+				argv[i]);
+			return 2;
+		}
+	}
+	if (peerset_open(&ps, &c.po, &err) < 0)
+		return cmd_fail("offload", &err);
+	sides = cmd_sides(&c, &ps, &err);
+	if (!sides) {
+		peerset_close(&ps);
+		return cmd_fail("offload", &err);
+	}
+	for (i = 0; i < 2; i++) {
+		struct peer *p = i ? &ps.b : &ps.a;
+		const char *dev = i ? ps.dev_b : ps.dev_a;
+		struct offload_state o;
+
+		if (!(sides & (i ? CMD_SIDE_B : CMD_SIDE_A)))
+			continue;
+		if (!p->ops->offload_get) {
+			fprintf(stderr, "linklab offload: %s: not supported\n", p->label);
+			ret = 1;
+			continue;
+		}
+		rc = 0;
+		if (restore)
+			rc = p->ops->tune_restore(p, &err);
+		if (!dev[0]) {
+			if (rc == 0 && !restore) {
+				fprintf(stderr, "linklab offload: %s: which interface? (--dev / --peer-dev)\n",
+					p->label);
+				ret = 2;
+			}
+		} else {
+			if (rc == 0 && set)
+				rc = p->ops->offload_set(p, dev, &want, &err);
+			if (rc == 0)
+				rc = p->ops->offload_get(p, dev, &o, &err);
+			if (rc == 0)
+				print_offloads(p, dev, &o);
+		}
+		if (rc < 0) {
+			fprintf(stderr, "linklab offload: %s: %s\n", p->label, err.msg);
+			ret = cmd_status(&err);
+		} else if (restore) {
+			printf("%s: originals restored\n", p->label);
+		}
+	}
+	peerset_close(&ps);
+	return ret;
+}
+
+int cmd_sysctl(int argc, char **argv)
+{
+	struct cmd_common c;
+	struct peerset ps;
+	struct ll_err err = { 0 };
+	const char *sets[16];
+	int nsets = 0, i, k, rc, ret = 0;
+	bool restore = false;
+	unsigned sides;
+
+	memset(&c, 0, sizeof(c));
+	for (i = 1; i < argc; i++) {
+		rc = cmd_common_opt(&c, argc, argv, &i, &err);
+		if (rc < 0)
+			return cmd_fail("sysctl", &err);
+		if (rc > 0)
+			continue;
+		if (!strcmp(argv[i], "--restore")) {
+			restore = true;
+		} else if (strchr(argv[i], '=') && nsets < 16) {
+			char name[64], val[64];
+			const char *eq = strchr(argv[i], '=');
+
+			snprintf(name, sizeof(name), "%.*s", (int)(eq - argv[i]), argv[i]);
+			if (tune_sysctl_check(tune_sysctl_index(name), eq + 1, val, sizeof(val),
+					      &err) < 0)
+				return cmd_fail("sysctl", &err);
+			sets[nsets++] = argv[i];
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			printf("usage: linklab sysctl [--peer HOST] [--local|--remote] [NAME=VALUE]... [--restore]\n"
+			       "NAME: net.core.rmem_max net.core.wmem_max net.ipv4.tcp_rmem net.ipv4.tcp_wmem\n"
+			       "      net.ipv4.tcp_adv_win_scale net.ipv4.tcp_congestion_control (or the last part)\n"
+			       "Originals are journalled on each peer and put back by --restore.\n");
+			return 0;
+		} else {
+			fprintf(stderr, "linklab sysctl: unexpected argument '%s' (NAME=VALUE, --restore)\n",
+				argv[i]);
+			return 2;
+		}
+	}
+	if (peerset_open(&ps, &c.po, &err) < 0)
+		return cmd_fail("sysctl", &err);
+	sides = cmd_sides(&c, &ps, &err);
+	if (!sides) {
+		peerset_close(&ps);
+		return cmd_fail("sysctl", &err);
+	}
+	for (i = 0; i < 2; i++) {
+		struct peer *p = i ? &ps.b : &ps.a;
+		struct sysctl_state s;
+
+		if (!(sides & (i ? CMD_SIDE_B : CMD_SIDE_A)))
+			continue;
+		if (!p->ops->sysctl_get) {
+			fprintf(stderr, "linklab sysctl: %s: not supported\n", p->label);
+			ret = 1;
+			continue;
+		}
+		rc = restore ? p->ops->tune_restore(p, &err) : 0;
+		for (k = 0; rc == 0 && k < nsets; k++) {
+			char name[64];
+			const char *eq = strchr(sets[k], '=');
+
+			snprintf(name, sizeof(name), "%.*s", (int)(eq - sets[k]), sets[k]);
+			rc = p->ops->sysctl_set(p, name, eq + 1, &err);
+		}
+		if (rc == 0)
+			rc = p->ops->sysctl_get(p, &s, &err);
+		if (rc < 0) {
+			fprintf(stderr, "linklab sysctl: %s: %s\n", p->label, err.msg);
+			ret = cmd_status(&err);
+			continue;
+		}
+		printf("%s%s\n", p->label, restore ? " (originals restored)" : "");
+		for (k = 0; k < TUNE_NSYSCTL; k++)
+			printf("  %-32s %s\n", tune_sysctl_name(k), s.v[k][0] ? s.v[k] : "(not on this kernel)");
+	}
+	peerset_close(&ps);
+	return ret;
+}

@@ -1,0 +1,2040 @@
+/* SPDX-License-Identifier: MIT */
+/* ctl.c - the console's controller: peers, dial, read-back state, the test.
+ * No curses here; the screens only see struct ctl_view. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "linklab/traffic/csvout.h"
+#include "linklab/console/ctl.h"
+#include "linklab/peer/hosttune.h"
+#include "linklab/console/middle.h"
+#include "linklab/traffic/plot.h"
+#include "linklab/base/units.h"
+
+#define CTL_MAX_CHANGED 16
+
+struct ctl_changed {
+	int n;
+	char dev[CTL_MAX_CHANGED][IF_NAMESIZE];
+	/* what the interface held (read back) before the console first
+	 * changed it; empty = a kernel default, restored by clear */
+	struct impair before[CTL_MAX_CHANGED];
+};
+
+/* snprintf into a fixed field; truncation of long texts is intended. */
+static void ctl_fmt(char *dst, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void ctl_fmt(char *dst, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(dst, len, fmt, ap);
+	va_end(ap);
+}
+
+struct ctl {
+	struct peerset ps;
+	char target[256];             /* -c ADDR ("" = none) */
+	int port;                     /* port for -c targets */
+	struct test *test;            /* running test or NULL */
+	bool server_up;               /* B's server started by us */
+	bool quit_done;
+	struct ctl_changed changed[2];
+	struct ctl_view v;
+	/* issue 6 */
+	struct test_interval *ivs;    /* the run's intervals (<= CTL_HISTORY) */
+	int nivs, capivs;
+	struct ctl_profile *prof;
+	uint64_t prev_bytes[2];       /* root qdisc bytes at prev_t[] */
+	double prev_t[2];             /* monotonic seconds, 0 = none */
+	double tick_t;                /* last ctl_tick */
+	uint64_t local_window;        /* theory_local_window() at start */
+	struct ctl_path rtt_path;     /* the path dialled when v.test.rtt_s
+				       * was measured */
+	double rtt_base_s;            /* smallest measured RTT less what was
+				       * dialled then, seconds; < 0 = none */
+	/* issue 5 */
+	struct peer_safety safety;    /* B's baseline safety */
+	bool tuned[2];                /* sysctl/offload changed from here */
+	double next_keepalive;        /* monotonic seconds, 0 = now */
+	/* the middle box */
+	struct middle *mid;           /* NULL without --middle */
+	struct middle_state mstart;   /* the bridge's dials when the lease
+				       * began (quit puts them back) */
+	bool mstart_valid;
+	double mid_t;                 /* last get (monotonic s) */
+	double mid_sent;              /* last get sent (monotonic s) */
+	bool mid_busy_err;            /* v.error says a set was refused
+				       * because the middle did not answer */
+	double mid_retry;             /* next attach attempt, 0 = none */
+	uint64_t mid_prev[2][2];      /* rx/tx bytes per direction at mid_t */
+	bool mid_prev_valid;
+};
+
+#define CTL_MIDDLE_RETRY_S 3.0
+#define CTL_MIDDLE_PERIOD_S 1.0
+
+static void ctl_middle_quit(struct ctl *c, char *part, size_t len, bool *lost);
+/* the quit summary's sentence for a middle box whose session was lost */
+#define CTL_MIDDLE_LOST_QUIT "middle box lost: the bridge's lease restores its dials (now, or when the middle host answers again)"
+/* ... and for a bridge the console started (--bridge) */
+#define CTL_MIDDLE_LOST_QUIT_STARTED "middle box lost: the bridge it started stops when its lease ends (now, or when the middle host answers again)"
+
+static double ctl_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The peer of side i, or NULL when that side is not open. */
+static struct peer *ctl_peer(struct ctl *c, int i)
+{
+	if (i == CTL_IDX_A)
+		return &c->ps.a;
+	return c->ps.has_b && !c->v.b_lost ? &c->ps.b : NULL;
+}
+
+static int ctl_revert_s(const struct ctl *c)
+{
+	return c->safety.revert_s > 0 ? c->safety.revert_s : 30;
+}
+
+static void ctl_derive(struct ctl *c);
+
+/* B's session is gone: stop driving B and say how it comes back. */
+static void ctl_mark_lost(struct ctl *c, const char *why)
+{
+	int left = ctl_revert_s(c);
+
+	if (c->v.b_lost)
+		return;
+	c->v.b_lost = true;
+	if (c->v.revert_deadline > 0) {
+		double l = c->v.revert_deadline - ctl_now();
+
+		left = l > 0 ? (int)ceil(l) : 0;
+	}
+	ctl_fmt(c->v.b_lost_msg, sizeof(c->v.b_lost_msg),
+		"peer B lost: it restores itself within %d s (%.180s)", left,
+		why && *why ? why : "session closed");
+	ctl_fmt(c->v.status, sizeof(c->v.status), "%s", c->v.b_lost_msg);
+	ctl_fmt(c->v.side[CTL_IDX_B].err, sizeof(c->v.side[CTL_IDX_B].err),
+		"%s", c->v.b_lost_msg);
+	/* B restores itself; quitting must not try to, and what B held
+	 * can no longer be read */
+	c->changed[CTL_IDX_B].n = 0;
+	c->v.side[CTL_IDX_B].qd_valid = false;
+	c->v.side[CTL_IDX_B].tx_bps = -1;
+	ctl_derive(c);
+	if (c->v.dial_sides & CTL_B)
+		c->v.dial_sides = CTL_A;
+}
+
+/* After a failed operation on B: is the session still there? */
+static void ctl_probe_b(struct ctl *c, int rc, const char *why)
+{
+	struct ll_err e = { 0 };
+	int next = 0;
+
+	if (!c->ps.has_b || c->v.b_lost)
+		return;
+	if (rc != -EIO && rc != -ENOTCONN && rc != -ECONNRESET &&
+	    rc != -EPIPE && rc != -ETIMEDOUT && rc != -ESHUTDOWN)
+		return;
+	if (!c->ps.b.ops->keepalive ||
+	    c->ps.b.ops->keepalive(&c->ps.b, &next, &e) < 0)
+		ctl_mark_lost(c, e.msg[0] ? e.msg : why);
+}
+
+static const char *ctl_side_name(int i)
+{
+	return i == CTL_IDX_A ? "A" : "B";
+}
+
+/* Remember that linklab changed dev on side i, and what it held before
+ * (the first time only), so quitting puts back the state the console found
+ * - even an impairment applied earlier by `linklab apply`. */
+static void ctl_mark_changed(struct ctl *c, int i, const char *dev,
+			     const struct impair *before)
+{
+	struct ctl_changed *ch = &c->changed[i];
+	int k;
+
+	for (k = 0; k < ch->n; k++)
+		if (!strcmp(ch->dev[k], dev))
+			return;
+	if (ch->n < CTL_MAX_CHANGED) {
+		ch->before[ch->n] = *before;
+		ctl_fmt(ch->dev[ch->n++], IF_NAMESIZE, "%s", dev);
+	}
+}
+
+static void ctl_unmark_changed(struct ctl *c, int i, const char *dev)
+{
+	struct ctl_changed *ch = &c->changed[i];
+	int k;
+
+	for (k = 0; k < ch->n; k++) {
+		if (strcmp(ch->dev[k], dev))
+			continue;
+		memmove(ch->dev[k], ch->dev[k + 1],
+			(size_t)(ch->n - k - 1) * IF_NAMESIZE);
+		memmove(&ch->before[k], &ch->before[k + 1],
+			(size_t)(ch->n - k - 1) * sizeof(ch->before[0]));
+		ch->n--;
+		return;
+	}
+}
+
+/* Record the error for side i in the view and return code. */
+static int ctl_side_fail(struct ctl *c, int i, const struct ll_err *e)
+{
+	struct ctl_side_view *s = &c->v.side[i];
+
+	ctl_fmt(s->err, sizeof(s->err), "%s", e->msg);
+	ctl_fmt(c->v.error, sizeof(c->v.error), "%s: %s", ctl_side_name(i),
+		 e->msg);
+	return e->code ? e->code : -EIO;
+}
+
+void ctl_path_compute(const struct impair *a, const struct impair *b,
+		      struct ctl_path *out)
+{
+	ctl_path_compute_mid(a, b, NULL, NULL, out);
+}
+
+/* One direction: an egress dial e then the bridge's dial m (either NULL). */
+static void ctl_path_dir(const struct impair *e, const struct impair *m,
+			 uint64_t *rate, int64_t *delay, double *loss)
+{
+	const struct impair *s[2] = { e, m };
+	int k;
+
+	*rate = 0;
+	*delay = 0;
+	*loss = 0;
+	for (k = 0; k < 2; k++) {
+		if (!s[k])
+			continue;
+		if ((s[k]->set & IMP_RATE) && (!*rate || s[k]->rate < *rate))
+			*rate = s[k]->rate;
+		if (s[k]->set & IMP_DELAY)
+			*delay += s[k]->delay;
+		if (s[k]->set & IMP_LOSS)
+			*loss = 1.0 - (1.0 - *loss) *
+				(1.0 - (double)s[k]->loss / UINT32_MAX);
+	}
+}
+
+void ctl_path_compute_mid(const struct impair *a, const struct impair *b,
+			  const struct impair *mab, const struct impair *mba,
+			  struct ctl_path *out)
+{
+	char r1[32], d1[32], l1[32], r2[32], d2[32], l2[32], rt[32], half[2][96];
+	int i;
+
+	memset(out, 0, sizeof(*out));
+	out->valid = a || b || mab || mba;
+	ctl_path_dir(a, mab, &out->rate_ab, &out->delay_ab, &out->loss_ab);
+	ctl_path_dir(b, mba, &out->rate_ba, &out->delay_ba, &out->loss_ba);
+	out->rtt_added = out->delay_ab + out->delay_ba;
+	out->loss_rt = 1.0 - (1.0 - out->loss_ab) * (1.0 - out->loss_ba);
+	for (i = 0; i < 2; i++) {
+		uint64_t rate = i ? out->rate_ba : out->rate_ab;
+		int64_t delay = i ? out->delay_ba : out->delay_ab;
+		double loss = i ? out->loss_ba : out->loss_ab;
+		char *R = i ? r2 : r1, *D = i ? d2 : d1, *L = i ? l2 : l1;
+
+		if (rate)
+			units_format_rate(rate, R, 32);
+		else
+			snprintf(R, 32, "unshaped");
+		units_format_time(delay, D, 32);
+		snprintf(L, 32, "%.3g%%", loss * 100);
+		ctl_fmt(half[i], sizeof(half[i]), "%s/%s/%s", R, D, L);
+	}
+	units_format_time(out->rtt_added, rt, sizeof(rt));
+	ctl_fmt(out->line, sizeof(out->line),
+		"A->B %s | B->A %s | RTT +%s, loss %.3g%%%s", half[0],
+		half[1], rt, out->loss_rt * 100,
+		mab || mba ? " (bridge included)" : "");
+}
+
+/* Mean TCP RTT of the sending streams in one interval, seconds (0 =
+ * unknown: e.g. the client receives with -R). */
+static double ctl_interval_rtt(const struct test_interval *iv)
+{
+	double sum = 0;
+	int k, n = 0;
+
+	for (k = 0; k < iv->nstreams && k < TEST_MAX_STREAMS; k++)
+		if (iv->s[k].sender && iv->s[k].rtt_us > 0) {
+			sum += (double)iv->s[k].rtt_us;
+			n++;
+		}
+	return n ? sum / n / 1e6 : 0;
+}
+
+/* Are two paths the same dials (rate, delay and loss both ways)? */
+static bool ctl_path_same(const struct ctl_path *x, const struct ctl_path *y)
+{
+	return x->rate_ab == y->rate_ab && x->rate_ba == y->rate_ba &&
+	       x->delay_ab == y->delay_ab && x->delay_ba == y->delay_ba &&
+	       x->loss_ab == y->loss_ab && x->loss_ba == y->loss_ba;
+}
+
+/* The RTT theory uses: the measured one only if it was measured under the
+ * dials held now; otherwise what is dialled now plus the measured base
+ * (the smallest measured RTT less what was dialled then). */
+static void ctl_theory_rtt(struct ctl *c)
+{
+	const struct ctl_test_view *t = &c->v.test;
+	double dialled = (double)c->v.path.rtt_added / 1e9;
+
+	if (t->rtt_s > 0 && ctl_path_same(&c->rtt_path, &c->v.path)) {
+		c->v.theory_rtt_measured = true;
+		c->v.theory_rtt = t->rtt_s;
+		c->v.theory_rtt_base = 0;
+		return;
+	}
+	c->v.theory_rtt_measured = false;
+	c->v.theory_rtt_base = c->rtt_base_s > 0 ? c->rtt_base_s : 0;
+	c->v.theory_rtt = dialled + c->v.theory_rtt_base;
+}
+
+/* Recompute the path and the theory line from what is held now. */
+static void ctl_derive(struct ctl *c)
+{
+	const struct ctl_side_view *A = &c->v.side[CTL_IDX_A];
+	const struct ctl_side_view *B = &c->v.side[CTL_IDX_B];
+	const struct ctl_test_view *t = &c->v.test;
+	struct theory_in in = { 0 };
+	bool rev = t->state != CTL_TEST_IDLE && t->opts.reverse;
+
+	{
+		const struct ctl_middle_view *M = &c->v.middle;
+		bool mid = M->present && M->attached;
+
+		ctl_path_compute_mid(A->qd_valid ? &A->held : NULL,
+				     B->present && B->qd_valid ? &B->held : NULL,
+				     mid ? &M->dir[MIDDLE_AB].fields : NULL,
+				     mid ? &M->dir[MIDDLE_BA].fields : NULL,
+				     &c->v.path);
+	}
+	/* the bottleneck of the sending direction: the smallest of the
+	 * egress dial and the bridge's dial in that direction */
+	in.rate = rev ? c->v.path.rate_ba : c->v.path.rate_ab;
+	ctl_theory_rtt(c);
+	in.rtt = c->v.theory_rtt;
+	in.loss = rev ? c->v.path.loss_ba : c->v.path.loss_ab;
+	{
+		const struct ctl_side_view *rcv = rev ? A : B;
+
+		c->v.window = t->opts.window ? t->opts.window :
+			      rcv->present && rcv->rcv_window ? rcv->rcv_window :
+			      c->local_window;
+	}
+	in.window = c->v.window;
+	in.streams = t->opts.streams > 0 ? t->opts.streams : 1;
+	theory_compute(&in, &c->v.theory);
+	/* without a rate in the sending direction the ceilings are only
+	 * window or loss figures of an unshaped link: nothing to hold a
+	 * run against */
+	c->v.theory_comparable = in.rate > 0;
+	/* -b caps each stream at the sender (iperf3 pacing): below the
+	 * network's ceilings the run is sender-limited */
+	if (t->state != CTL_TEST_IDLE && t->opts.bitrate) {
+		double app = (double)in.streams * (double)t->opts.bitrate;
+		char r1[32], r2[32];
+
+		if (!(c->v.theory.expect_bps > 0) || app < c->v.theory.expect_bps ||
+		    !c->v.theory_comparable) {
+			c->v.theory_comparable = true;
+			c->v.theory.expect_bps = app;
+			c->v.theory.bound = THEORY_NONE;
+			ctl_fmt(c->v.theory.line, sizeof(c->v.theory.line),
+				"sender-limited: %d x -b %s = %s (below the network's ceilings)",
+				in.streams, units_human_rate((double)t->opts.bitrate, r1, sizeof(r1)),
+				units_human_rate(app, r2, sizeof(r2)));
+		}
+	}
+}
+
+/* Read back what the kernel holds on side i's selected interface. */
+static int ctl_read_back(struct ctl *c, int i, struct ll_err *err)
+{
+	struct ctl_side_view *s = &c->v.side[i];
+	struct peer *p = ctl_peer(c, i);
+	struct ll_err e = { 0 };
+	int rc;
+
+	s->qd_valid = false;
+	memset(&s->held, 0, sizeof(s->held));
+	s->held_text[0] = '\0';
+	if (!p || !s->dev[0])
+		return 0;
+	memset(&s->qd, 0, sizeof(s->qd));
+	rc = p->ops->read_qdiscs(p, s->dev, &s->qd, &e);
+	if (rc < 0) {
+		ctl_derive(c);
+		ll_err_prefix(&e, "read qdiscs of %s: ", s->dev);
+		if (err)
+			*err = e;
+		return ctl_side_fail(c, i, &e);
+	}
+	s->qd_valid = true;
+	qdisc_state_to_impair(&s->qd, &s->held);
+	qdisc_state_summary(&s->qd, s->held_text, sizeof(s->held_text));
+	{
+		double now = ctl_now();
+		uint64_t bytes = s->qd.n > 0 ? s->qd.q[0].bytes : 0;
+
+		if (c->prev_t[i] > 0 && now - c->prev_t[i] >= 0.2 &&
+		    bytes >= c->prev_bytes[i])
+			s->tx_bps = (double)(bytes - c->prev_bytes[i]) * 8.0 /
+				    (now - c->prev_t[i]);
+		else if (bytes < c->prev_bytes[i])
+			s->tx_bps = -1;     /* qdisc replaced: counters restart */
+		if (c->prev_t[i] == 0 || now - c->prev_t[i] >= 0.2) {
+			c->prev_t[i] = now;
+			c->prev_bytes[i] = bytes;
+		}
+	}
+	ctl_derive(c);
+	return 0;
+}
+
+/* Keep the selection by name after a re-list; else pick route_dev. */
+static void ctl_reselect(struct ctl_side_view *s)
+{
+	int k;
+
+	s->sel = -1;
+	for (k = 0; k < s->links.n && s->dev[0]; k++)
+		if (!strcmp(s->links.l[k].name, s->dev))
+			s->sel = k;
+	for (k = 0; k < s->links.n && s->sel < 0; k++)
+		if (!strcmp(s->links.l[k].name, s->route_dev))
+			s->sel = k;
+	if (s->sel < 0 && s->links.n > 0) {
+		/* first non-loopback interface */
+		s->sel = 0;
+		for (k = 0; k < s->links.n; k++)
+			if (strcmp(s->links.l[k].name, "lo")) {
+				s->sel = k;
+				break;
+			}
+	}
+	if (s->sel >= 0)
+		ctl_fmt(s->dev, sizeof(s->dev), "%s", s->links.l[s->sel].name);
+}
+
+/* List links of side i and read back its selected interface. */
+static int ctl_refresh_side(struct ctl *c, int i, struct ll_err *err)
+{
+	struct ctl_side_view *s = &c->v.side[i];
+	struct peer *p = ctl_peer(c, i);
+	struct ll_err e = { 0 };
+	int rc;
+
+	if (!p)
+		return 0;
+	s->err[0] = '\0';
+	rc = p->ops->list_links(p, &s->links, &e);
+	if (rc < 0) {
+		s->links.n = 0;
+		ll_err_prefix(&e, "list links: ");
+		if (err)
+			*err = e;
+		return ctl_side_fail(c, i, &e);
+	}
+	ctl_reselect(s);
+	if (p->ops->sysctl_get) {
+		struct sysctl_state *ss = calloc(1, sizeof(*ss));
+		struct ll_err se = { 0 };
+		int ir = tune_sysctl_index("tcp_rmem");
+		int iw = tune_sysctl_index("tcp_adv_win_scale");
+		long long lo, def, max, scale = 1;
+
+		if (ss && ir >= 0 && p->ops->sysctl_get(p, ss, &se) == 0 &&
+		    sscanf(ss->v[ir], "%lld %lld %lld", &lo, &def, &max) == 3 &&
+		    max > 0) {
+			if (iw < 0 || sscanf(ss->v[iw], "%lld", &scale) != 1 ||
+			    scale < -31 || scale > 31)
+				scale = 1;
+			s->rcv_window = scale > 0 ? (uint64_t)(max - (max >> scale)) :
+					(uint64_t)(max >> -scale);
+		}
+		free(ss);
+	}
+	return ctl_read_back(c, i, err);
+}
+
+int ctl_new(struct ctl **out, const struct peerset *ps, const char *target,
+	    int port, struct ll_err *err)
+{
+	struct ctl *c;
+	struct ctl_side_view *a, *b;
+
+	*out = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return ll_err_set(err, -ENOMEM, "controller: out of memory");
+	c->ps = *ps;
+	ctl_fmt(c->target, sizeof(c->target), "%s", target ? target : "");
+	c->port = port > 0 ? port : 5201;
+	c->v.is_root = geteuid() == 0;
+	c->v.dial_sides = ps->has_b ? CTL_BOTH : CTL_A;
+	c->v.test.state = CTL_TEST_IDLE;
+	test_opts_init(&c->v.test.opts);
+	c->local_window = theory_local_window();
+	c->rtt_base_s = -1;
+	c->v.window = c->local_window;
+	c->v.side[0].tx_bps = c->v.side[1].tx_bps = -1;
+	c->v.revert_s = 30;
+
+	a = &c->v.side[CTL_IDX_A];
+	b = &c->v.side[CTL_IDX_B];
+	a->present = true;
+	ctl_fmt(a->label, sizeof(a->label), "%s",
+		 c->ps.a.label[0] ? c->ps.a.label : "A (this host)");
+	ctl_fmt(a->route_dev, sizeof(a->route_dev), "%s", c->ps.dev_a);
+	ctl_fmt(a->dev, sizeof(a->dev), "%s", c->ps.dev_a);
+	b->present = c->ps.has_b;
+	b->sel = -1;
+	a->sel = -1;
+	if (c->ps.has_b) {
+		ctl_fmt(b->label, sizeof(b->label), "%s",
+			 c->ps.b.label[0] ? c->ps.b.label : "B (peer)");
+		ctl_fmt(b->route_dev, sizeof(b->route_dev), "%s", c->ps.dev_b);
+		ctl_fmt(b->dev, sizeof(b->dev), "%s", c->ps.dev_b);
+		ctl_fmt(c->v.session, sizeof(c->v.session), "%s via %s, test to %s",
+			 c->ps.target.alias[0] ? c->ps.target.alias : "peer",
+			 c->ps.b.ops && c->ps.b.ops->name ? c->ps.b.ops->name : "ssh",
+			 c->ps.addr_b[0] ? c->ps.addr_b : "?");
+	} else {
+		ctl_fmt(b->label, sizeof(b->label), "B (no peer)");
+		if (c->target[0])
+			ctl_fmt(c->v.session, sizeof(c->v.session),
+				 "no peer; test target %s:%d", c->target, c->port);
+		else
+			ctl_fmt(c->v.session, sizeof(c->v.session),
+				 "no peer (use --peer HOST or -c ADDR for tests)");
+	}
+	ctl_refresh(c, NULL);
+	ctl_derive(c);
+	if (!c->v.error[0])
+		ctl_fmt(c->v.status, sizeof(c->v.status), "ready%s",
+			 c->v.is_root ? "" : " (not root: apply on A needs root)");
+	*out = c;
+	(void)err;
+	return 0;
+}
+
+const struct ctl_view *ctl_view(const struct ctl *c)
+{
+	return &c->v;
+}
+
+int ctl_refresh(struct ctl *c, struct ll_err *err)
+{
+	struct ll_err e = { 0 };
+	int rc, first = 0, i;
+
+	c->v.error[0] = '\0';
+	for (i = 0; i < 2; i++) {
+		rc = ctl_refresh_side(c, i, &e);
+		if (rc < 0 && !first) {
+			first = rc;
+			if (err) {
+				*err = e;
+				ll_err_prefix(err, "%s: ", ctl_side_name(i));
+			}
+		}
+	}
+	if (!first)
+		ctl_fmt(c->v.status, sizeof(c->v.status), "refreshed");
+	return first;
+}
+
+int ctl_select(struct ctl *c, int side, int idx, struct ll_err *err)
+{
+	struct ctl_side_view *s;
+
+	if (side != CTL_IDX_A && side != CTL_IDX_B)
+		return ll_err_set(err, -EINVAL, "select: no side %d", side);
+	s = &c->v.side[side];
+	if (!s->present)
+		return ll_err_set(err, -ENODEV, "select: peer %s is not open",
+				  ctl_side_name(side));
+	if (idx < 0 || idx >= s->links.n)
+		return ll_err_set(err, -EINVAL,
+				  "select: interface %d out of range 0..%d", idx,
+				  s->links.n - 1);
+	if (strcmp(s->dev, s->links.l[idx].name)) {
+		c->prev_t[side] = 0;
+		s->tx_bps = -1;
+	}
+	s->sel = idx;
+	ctl_fmt(s->dev, sizeof(s->dev), "%s", s->links.l[idx].name);
+	s->err[0] = '\0';
+	return ctl_read_back(c, side, err);
+}
+
+/* Join "A: x" and "B: y" into err. */
+static void ctl_join_err(struct ll_err *err, int code, const char *side,
+			 const char *msg)
+{
+	char old[LL_ERR_MAX];
+
+	if (!err)
+		return;
+	if (!err->code) {
+		ll_err_set(err, code, "%s: %s", side, msg);
+		return;
+	}
+	memcpy(old, err->msg, sizeof(old));
+	ctl_fmt(err->msg, sizeof(err->msg), "%.240s; %s: %.240s", old, side,
+		 msg);
+}
+
+/* Update the list entry's qdisc kind from the fresh read-back. */
+static void ctl_sync_link_qdisc(struct ctl_side_view *s)
+{
+	if (s->sel >= 0 && s->sel < s->links.n && s->qd_valid && s->qd.n > 0)
+		ctl_fmt(s->links.l[s->sel].qdisc,
+			 sizeof(s->links.l[s->sel].qdisc), "%s", s->qd.q[0].kind);
+}
+
+/* Apply (or clear when d is NULL) on the sides in mask. */
+static int ctl_change(struct ctl *c, const struct impair *d, unsigned sides,
+		      struct ll_err *err)
+{
+	int i, rc, first = 0, done = 0;
+	char what[64], names[128] = "";
+
+	if (err)
+		ll_err_clear(err);
+	c->v.error[0] = '\0';
+	for (i = 0; i < 2; i++) {
+		struct ctl_side_view *s = &c->v.side[i];
+		struct peer *p = ctl_peer(c, i);
+		struct ll_err e = { 0 };
+		struct impair before = { 0 };
+
+		if (!(sides & (1u << i)))
+			continue;
+		if (s->qd_valid)
+			before = s->held;
+		if (!p) {
+			if (sides != CTL_BOTH) {
+				if (i == CTL_IDX_B && c->v.b_lost)
+					rc = ll_err_set(&e, -ENOTCONN, "%s",
+							c->v.b_lost_msg);
+				else
+					rc = ll_err_set(&e, -ENODEV, "no peer (use --peer HOST)");
+				ctl_join_err(err, rc, ctl_side_name(i), e.msg);
+				ctl_side_fail(c, i, &e);
+				if (!first)
+					first = rc;
+			}
+			continue;
+		}
+		if (!s->dev[0]) {
+			rc = ll_err_set(&e, -ENODEV, "no interface selected");
+		} else if (i == CTL_IDX_A && !c->v.is_root) {
+			rc = ll_err_set(&e, -EPERM,
+					"%s: needs root (CAP_NET_ADMIN) to %s qdiscs",
+					s->dev, d ? "change" : "restore");
+		} else if (d) {
+			if (i == CTL_IDX_B)
+				c->v.revert_deadline = ctl_now() + ctl_revert_s(c);
+			rc = p->ops->apply(p, s->dev, d, &e);
+			if (rc == -EPERM && i == CTL_IDX_A)
+				ll_err_prefix(&e, "needs root: ");
+		} else {
+			rc = p->ops->clear(p, s->dev, &e);
+		}
+		if (i == CTL_IDX_B) {
+			if (rc < 0)
+				ctl_probe_b(c, rc, e.msg);
+			if (!c->v.b_lost)
+				c->v.revert_deadline = 0;
+			c->v.b_warning[0] = '\0';
+			if (rc == 0 && d && p->ops->warning && p->ops->warning(p))
+				ctl_fmt(c->v.b_warning, sizeof(c->v.b_warning),
+					"%s", p->ops->warning(p));
+		}
+		if (rc < 0) {
+			if (!e.msg[0])
+				ll_err_set(&e, rc, "%s: %s", s->dev, strerror(-rc));
+			if (c->v.b_lost && i == CTL_IDX_B) {
+				ctl_join_err(err, rc, ctl_side_name(i), e.msg);
+				if (!first)
+					first = rc;
+				continue;
+			}
+			ctl_join_err(err, rc, ctl_side_name(i), e.msg);
+			ctl_side_fail(c, i, &e);
+			if (!first)
+				first = rc;
+			/* show what the kernel holds after the failure */
+			ctl_read_back(c, i, NULL);
+			ctl_sync_link_qdisc(s);
+			continue;
+		}
+		s->err[0] = '\0';
+		if (d)
+			ctl_mark_changed(c, i, s->dev, &before);
+		else
+			ctl_unmark_changed(c, i, s->dev);
+		rc = ctl_read_back(c, i, NULL);
+		if (rc < 0) {
+			ctl_join_err(err, rc, ctl_side_name(i), s->err);
+			if (!first)
+				first = rc;
+			continue;
+		}
+		ctl_sync_link_qdisc(s);
+		ctl_fmt(what, sizeof(what), "%s%s %s", done ? ", " : "",
+			 ctl_side_name(i), s->dev);
+		strncat(names, what, sizeof(names) - strlen(names) - 1);
+		done++;
+	}
+	if (first) {
+		if (err && c->v.error[0] == '\0')
+			ctl_fmt(c->v.error, sizeof(c->v.error), "%s", err->msg);
+		else if (err)
+			ctl_fmt(c->v.error, sizeof(c->v.error), "%s", err->msg);
+	}
+	if (done)
+		ctl_fmt(c->v.status, sizeof(c->v.status), "%s %s%s%s%.160s",
+			 d ? "applied on" : "cleared", names,
+			 first ? " (with errors)" :
+			 c->v.b_lost && sides == CTL_BOTH ? "; B lost, not driven" :
+			 "; read back shown",
+			 c->v.b_warning[0] && d ? "; B: " : "",
+			 d ? c->v.b_warning : "");
+	else if (!first)
+		ctl_fmt(c->v.status, sizeof(c->v.status), "nothing to %s",
+			 d ? "apply to" : "clear");
+	return first;
+}
+
+int ctl_apply(struct ctl *c, const struct impair *d, unsigned sides,
+	      struct ll_err *err)
+{
+	struct ll_diag diag;
+	int rc;
+
+	c->v.dial = *d;
+	c->v.dial_sides = sides;
+	if (sides & CTL_M_BOTH) {
+		rc = ctl_middle_apply(c, d, sides & CTL_M_BOTH, err);
+		sides &= CTL_BOTH;
+		if (!sides || rc < 0)
+			return rc;
+	}
+	if (impair_is_empty(d))
+		return ctl_change(c, NULL, sides, err);
+	ll_diag_clear(&diag);
+	if (impair_validate(d, &diag) < 0) {
+		struct ll_err e = { 0 };
+
+		rc = ll_diag_to_err(&diag, &e);
+		if (rc == 0)
+			rc = ll_err_set(&e, -EINVAL, "dial does not validate");
+		if (err)
+			*err = e;
+		ctl_fmt(c->v.error, sizeof(c->v.error), "dial: %s", e.msg);
+		return rc;
+	}
+	return ctl_change(c, d, sides, err);
+}
+
+int ctl_clear(struct ctl *c, unsigned sides, struct ll_err *err)
+{
+	static const struct impair none;
+	int rc;
+
+	if (sides & CTL_M_BOTH) {
+		rc = ctl_middle_apply(c, &none, sides & CTL_M_BOTH, err);
+		sides &= CTL_BOTH;
+		if (!sides || rc < 0)
+			return rc;
+	}
+	return ctl_change(c, NULL, sides, err);
+}
+
+/* Stop the server on B if we started it. */
+static void ctl_server_stop(struct ctl *c)
+{
+	struct ll_err e = { 0 };
+
+	if (!c->server_up)
+		return;
+	c->server_up = false;
+	if (c->ps.has_b && c->ps.b.ops->server_stop &&
+	    c->ps.b.ops->server_stop(&c->ps.b, &e) < 0)
+		ctl_fmt(c->v.error, sizeof(c->v.error),
+			 "B: stop test server: %s", e.msg);
+}
+
+/* Free the finished test object and its server. */
+static void ctl_test_end(struct ctl *c)
+{
+	if (c->test) {
+		test_free(c->test);
+		c->test = NULL;
+	}
+	ctl_server_stop(c);
+}
+
+int ctl_test_start(struct ctl *c, const struct ctl_test_req *r,
+		   struct ll_err *err)
+{
+	struct ctl_test_view *t = &c->v.test;
+	struct test_opts o;
+	struct ll_diag diag;
+	struct ll_err e = { 0 };
+	int rc, port = c->port;
+
+	if (c->test)
+		return ll_err_set(err, -EBUSY, "test: one is already running");
+	test_opts_init(&o);
+	o.streams = r->streams;
+	o.duration = r->duration;
+	o.interval = r->interval;
+	o.reverse = r->reverse;
+	o.udp = r->udp;
+	o.bitrate = r->bitrate;
+	o.window = r->window;
+	if (o.udp && !o.bitrate)
+		o.bitrate = 1048576;    /* iperf3's UDP default, as `linklab test -u` */
+	/* TCP write size (-l): iperf3's 128 KiB per stream up to 16 streams,
+	 * then 2 MiB shared (at least 16 KiB each), so 128 streams cost 2 MiB
+	 * of buffers instead of 16 MiB (console RSS goal < 16 MB; the write
+	 * size is not the window: throughput is unchanged) */
+	if (!o.udp && o.streams > 16) {
+		o.blksize = (uint32_t)(2u << 20) / (uint32_t)o.streams;
+		if (o.blksize < 16384)
+			o.blksize = 16384;
+	}
+	if (!c->ps.has_b && !c->target[0]) {
+		rc = ll_err_set(&e, -EDESTADDRREQ,
+				"test: no peer and no target (start with --peer HOST or -c ADDR)");
+		goto fail;
+	}
+	if (c->ps.has_b && !c->ps.addr_b[0]) {
+		rc = ll_err_set(&e, -EDESTADDRREQ,
+				"test: no address for B's test traffic (use --peer-data ADDR)");
+		goto fail;
+	}
+	ctl_fmt(o.host, sizeof(o.host), "%s",
+		c->ps.has_b ? c->ps.addr_b : c->target);
+	o.port = port;
+	ll_diag_clear(&diag);
+	if (test_opts_validate(&o, &diag) < 0) {
+		rc = ll_diag_to_err(&diag, &e);
+		if (!rc)
+			rc = ll_err_set(&e, -EINVAL, "test options do not validate");
+		goto fail;
+	}
+	if (c->ps.has_b) {
+		rc = c->ps.b.ops->server_start(&c->ps.b, &port, &e);
+		if (rc < 0) {
+			ll_err_prefix(&e, "B: start test server: ");
+			goto fail;
+		}
+		c->server_up = true;
+	}
+	o.port = port;
+	rc = test_start(&o, &c->test, &e);
+	if (rc < 0) {
+		c->test = NULL;
+		ctl_server_stop(c);
+		goto fail;
+	}
+	memset(t, 0, sizeof(*t));
+	t->state = CTL_TEST_STARTING;
+	t->opts = o;
+	c->nivs = 0;
+	ctl_derive(c);
+	ctl_fmt(c->v.status, sizeof(c->v.status),
+		 "test: %d %s stream%s, %g s to %s:%d%s", o.streams,
+		 o.udp ? "UDP" : "TCP", o.streams > 1 ? "s" : "", o.duration,
+		 o.host, o.port, o.reverse ? " (reverse)" : "");
+	c->v.error[0] = '\0';
+	return 0;
+fail:
+	ctl_fmt(t->err, sizeof(t->err), "%s", e.msg);
+	ctl_fmt(c->v.error, sizeof(c->v.error), "%s", e.msg);
+	if (err)
+		*err = e;
+	return rc;
+}
+
+int ctl_test_fd(const struct ctl *c)
+{
+	return c->test ? test_event_fd(c->test) : -1;
+}
+
+/* Full scale for the bars: the bottleneck rate of the sending direction
+ * (the sending side's tbf or the bridge's, whichever is smaller). */
+static void ctl_test_scale(struct ctl *c)
+{
+	struct ctl_test_view *t = &c->v.test;
+	uint64_t rate = t->opts.reverse ? c->v.path.rate_ba : c->v.path.rate_ab;
+
+	t->scale_dialled = rate > 0;
+	t->scale_bps = t->scale_dialled ? (double)rate : t->max_sum_bps;
+}
+
+/* Fold one interval into the view. */
+static void ctl_test_interval(struct ctl *c, const struct test_interval *iv)
+{
+	struct ctl_test_view *t = &c->v.test;
+	int k;
+
+	t->state = CTL_TEST_RUNNING;
+	t->nintervals++;
+	/* keep every interval for the saved chart/CSV */
+	if (c->nivs == c->capivs && c->capivs < CTL_HISTORY) {
+		int ncap = c->capivs ? c->capivs * 2 : 16;
+		struct test_interval *nv;
+
+		if (ncap > CTL_HISTORY)
+			ncap = CTL_HISTORY;
+		nv = realloc(c->ivs, (size_t)ncap * sizeof(*nv));
+		if (nv) {
+			c->ivs = nv;
+			c->capivs = ncap;
+		}
+	}
+	if (c->nivs == c->capivs && c->nivs > 0) {
+		memmove(&c->ivs[0], &c->ivs[1], (size_t)(c->nivs - 1) * sizeof(c->ivs[0]));
+		c->nivs--;
+	}
+	if (c->nivs < c->capivs)
+		c->ivs[c->nivs++] = *iv;
+	if (t->paused)
+		return;
+	t->last = *iv;
+	{
+		double rtt = ctl_interval_rtt(iv);
+
+		if (rtt > 0) {
+			double base = rtt - (double)c->v.path.rtt_added / 1e9;
+
+			if (base < 0)
+				base = 0;
+			if (c->rtt_base_s < 0 || base < c->rtt_base_s)
+				c->rtt_base_s = base;
+			c->rtt_path = c->v.path;
+			t->rtt_s = rtt;
+			if (!(t->rtt_min_s > 0) || rtt < t->rtt_min_s)
+				t->rtt_min_s = rtt;
+			if (rtt > t->rtt_max_s)
+				t->rtt_max_s = rtt;
+		}
+	}
+	if (t->nhist == CTL_HISTORY) {
+		memmove(&t->hist[0], &t->hist[1],
+			(CTL_HISTORY - 1) * sizeof(t->hist[0]));
+		t->nhist--;
+	}
+	t->hist[t->nhist++] = iv->sum;
+	if (iv->sum.bps > t->max_sum_bps)
+		t->max_sum_bps = iv->sum.bps;
+	for (k = 0; k < iv->nstreams && k < TEST_MAX_STREAMS; k++)
+		if (iv->s[k].bps > t->max_stream_bps)
+			t->max_stream_bps = iv->s[k].bps;
+	ctl_test_scale(c);
+}
+
+int ctl_test_pump(struct ctl *c)
+{
+	struct ctl_test_view *t = &c->v.test;
+	struct test_event *ev;
+	const struct test_summary *sum;
+	int changed = 0, ended = 0;
+
+	if (!c->test)
+		return 0;
+	ev = malloc(sizeof(*ev));
+	if (!ev)
+		return 0;
+	while (test_next_event(c->test, ev) == 1) {
+		changed = 1;
+		switch (ev->kind) {
+		case TEV_CONNECTED:
+			t->state = CTL_TEST_RUNNING;
+			ctl_fmt(c->v.status, sizeof(c->v.status),
+				 "test: connected to %s:%d", t->opts.host,
+				 t->opts.port);
+			break;
+		case TEV_INTERVAL:
+			ctl_test_interval(c, &ev->interval);
+			ctl_derive(c);
+			break;
+		case TEV_DONE:
+			sum = test_summary(c->test);
+			if (sum) {
+				t->summary = *sum;
+				t->have_summary = true;
+			}
+			t->state = CTL_TEST_DONE;
+			t->paused = false;
+			ctl_fmt(c->v.status, sizeof(c->v.status),
+				 "test: done, %d interval%s", t->nintervals,
+				 t->nintervals == 1 ? "" : "s");
+			if (c->nivs > 0) {
+				struct ll_err se = { 0 };
+
+				if (ctl_test_save(c, &se) < 0)
+					ctl_fmt(c->v.error, sizeof(c->v.error),
+						"test: save results: %s", se.msg);
+			}
+			ended = 1;
+			break;
+		case TEV_ERROR:
+			t->state = CTL_TEST_FAILED;
+			t->paused = false;
+			ctl_fmt(t->err, sizeof(t->err), "%s", ev->err.msg);
+			ctl_fmt(c->v.error, sizeof(c->v.error), "test: %s",
+				 ev->err.msg);
+			ended = 1;
+			break;
+		}
+		if (ended)
+			break;
+	}
+	free(ev);
+	if (ended)
+		ctl_test_end(c);
+	return changed;
+}
+
+void ctl_test_stop(struct ctl *c)
+{
+	if (c->test) {
+		test_stop(c->test);
+		ctl_fmt(c->v.status, sizeof(c->v.status), "test: stopping");
+	}
+}
+
+int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err)
+{
+	int i, k, rc, first = 0, nrest = 0;
+	bool mlost = false;
+	char part[128];
+
+	if (summary && len)
+		summary[0] = '\0';
+	if (c->test) {
+		test_stop(c->test);
+		ctl_test_end(c);
+	}
+	ctl_server_stop(c);
+	for (i = 0; i < 2; i++) {
+		struct peer *p = ctl_peer(c, i);
+		struct ctl_changed *ch = &c->changed[i];
+
+		if (!p) {
+			ch->n = 0;
+			if (i == CTL_IDX_B && c->v.b_lost) {
+				ctl_fmt(part, sizeof(part),
+					"%sB lost (restores itself)",
+					nrest ? ", " : "");
+				nrest++;
+				if (summary && len)
+					strncat(summary, part,
+						len - strlen(summary) - 1);
+			}
+			continue;
+		}
+		if (c->tuned[i] && p->ops->tune_restore) {
+			struct ll_err e = { 0 };
+
+			rc = p->ops->tune_restore(p, &e);
+			if (rc < 0) {
+				ctl_join_err(err, rc, ctl_side_name(i), e.msg);
+				if (!first)
+					first = rc;
+			} else {
+				c->tuned[i] = false;
+			}
+		}
+		for (k = 0; k < ch->n; k++) {
+			struct ll_err e = { 0 };
+
+			if (impair_is_empty(&ch->before[k]))
+				rc = p->ops->clear(p, ch->dev[k], &e);
+			else
+				rc = p->ops->apply(p, ch->dev[k], &ch->before[k], &e);
+			if (rc < 0) {
+				ctl_join_err(err, rc, ctl_side_name(i), e.msg);
+				if (!first)
+					first = rc;
+				ctl_fmt(part, sizeof(part), "%sFAILED %s %s",
+					 nrest ? ", " : "", ctl_side_name(i),
+					 ch->dev[k]);
+			} else {
+				ctl_fmt(part, sizeof(part), "%s%s %s",
+					 nrest ? ", " : "", ctl_side_name(i),
+					 ch->dev[k]);
+			}
+			nrest++;
+			if (summary && len)
+				strncat(summary, part, len - strlen(summary) - 1);
+		}
+		ch->n = 0;
+	}
+	ctl_middle_quit(c, part, sizeof(part), &mlost);
+	if (part[0]) {
+		if (summary && len) {
+			if (nrest)
+				strncat(summary, ", ", len - strlen(summary) - 1);
+			strncat(summary, part, len - strlen(summary) - 1);
+		}
+		nrest++;
+	}
+	if (summary && len) {
+		if (!nrest) {
+			ctl_fmt(summary, len, "nothing to restore");
+		} else {
+			char tmp[512];
+
+			ctl_fmt(tmp, sizeof(tmp), "restored %s", summary);
+			ctl_fmt(summary, len, "%s", tmp);
+		}
+		/* its own sentence: nothing of the bridge was restored here */
+		if (mlost) {
+			const char *sent = c->v.middle.engine_asked[0] ?
+				CTL_MIDDLE_LOST_QUIT_STARTED : CTL_MIDDLE_LOST_QUIT;
+
+			if (!nrest)
+				ctl_fmt(summary, len, "%s", sent);
+			else
+				ctl_fmt(summary + strlen(summary), len - strlen(summary),
+					"; %s", sent);
+		}
+	}
+	c->quit_done = true;
+	return first;
+}
+
+
+/* --- the middle box --- */
+
+static const char *const ctl_mdir_name[2] = { "A->B", "B->A" };
+
+/* Copy a STATE into the view; rates from the byte counters. */
+static void ctl_middle_update(struct ctl *c, const struct middle_state *st)
+{
+	struct ctl_middle_view *M = &c->v.middle;
+	double now = ctl_now(), dt = now - c->mid_t;
+	int k;
+
+	M->attached = true;
+	M->lost = false;
+	M->err[0] = '\0';
+	if (M->stall_s > 0) {
+		ctl_fmt(c->v.status, sizeof(c->v.status),
+			"middle %s answers again (no reply for %d s)", M->host, M->stall_s);
+		/* a set refused meanwhile: that error is over */
+		if (c->mid_busy_err)
+			c->v.error[0] = '\0';
+	}
+	c->mid_busy_err = false;
+	M->stall_s = 0;
+	M->pid = st->pid;
+	ctl_fmt(M->engine, sizeof(M->engine), "%s", st->engine);
+	ctl_fmt(M->if_a, sizeof(M->if_a), "%s", st->if_a);
+	ctl_fmt(M->if_b, sizeof(M->if_b), "%s", st->if_b);
+	for (k = 0; k < 2; k++) {
+		const struct middle_dir *d = &st->dir[k];
+		struct ctl_middle_dir *v = &M->dir[k];
+
+		ctl_fmt(v->dial, sizeof(v->dial), "%s", d->dial);
+		v->fields = d->fields;
+		if (c->mid_prev_valid && dt >= 0.2 &&
+		    d->rx_bytes >= c->mid_prev[k][0] && d->tx_bytes >= c->mid_prev[k][1]) {
+			v->rx_bps = (double)(d->rx_bytes - c->mid_prev[k][0]) * 8 / dt;
+			v->tx_bps = (double)(d->tx_bytes - c->mid_prev[k][1]) * 8 / dt;
+		} else if (!c->mid_prev_valid) {
+			v->rx_bps = v->tx_bps = -1;
+		}
+		v->rx_packets = d->rx_packets;
+		v->tx_packets = d->tx_packets;
+		v->lost = d->lost;
+		v->duplicated = d->duplicated;
+		v->corrupted = d->corrupted;
+		v->reordered = d->reordered;
+		v->drops = d->drops;
+		if (!c->mid_prev_valid || dt >= 0.2) {
+			c->mid_prev[k][0] = d->rx_bytes;
+			c->mid_prev[k][1] = d->tx_bytes;
+		}
+	}
+	if (!c->mid_prev_valid || dt >= 0.2) {
+		c->mid_t = now;
+		c->mid_prev_valid = true;
+	}
+	ctl_derive(c);
+}
+
+/* The session to the middle failed: say so, go on with A and B. */
+static void ctl_middle_lost(struct ctl *c, const char *why)
+{
+	struct ctl_middle_view *M = &c->v.middle;
+
+	M->attached = false;
+	M->lost = true;
+	M->stall_s = 0;
+	M->changed = false;   /* its lease ended: the bridge restores itself */
+	/* close the session too: a middle host that only stalled and
+	 * answers again later must find it gone (sshd ends the attach
+	 * process, the lease ends) instead of a session kept until quit.
+	 * The channel was closed already (middle_fail); this only queues the
+	 * disconnect and closes the socket, bounded by ssh_close's 1 s. */
+	middle_close(c->mid);
+	c->mid = NULL;
+	ctl_fmt(M->err, sizeof(M->err), "middle lost: %.300s (session closed; %s)",
+		why && *why ? why : "session closed",
+		M->engine_asked[0] ?
+		"the bridge this console started stops when its lease ends (now, or when the middle host answers again)" :
+		"the bridge restores its dials when its lease ends (now, or when the middle host answers again)");
+	ctl_fmt(c->v.status, sizeof(c->v.status), "%s", M->err);
+	if (c->v.dial_sides & CTL_M_BOTH)
+		c->v.dial_sides = c->ps.has_b && !c->v.b_lost ? CTL_BOTH : CTL_A;
+	ctl_derive(c);
+}
+
+/* A middle call failed with rc: lost session, stopped bridge, or only
+ * this request. */
+static void ctl_middle_failed(struct ctl *c, int rc, const struct ll_err *e)
+{
+	struct ctl_middle_view *M = &c->v.middle;
+
+	if (middle_lost(c->mid)) {
+		ctl_middle_lost(c, e->msg);
+	} else if (!middle_attached(c->mid)) {
+		M->attached = false;
+		M->stall_s = 0;
+		M->changed = false;
+		c->mstart_valid = false;
+		c->mid_prev_valid = false;
+		c->mid_retry = ctl_now() + CTL_MIDDLE_RETRY_S;
+		ctl_fmt(M->err, sizeof(M->err), "%.400s; retrying every %.0f s",
+			e->msg, CTL_MIDDLE_RETRY_S);
+		ctl_derive(c);
+	}
+	(void)rc;
+}
+
+/* Attach (or re-attach) to the middle's bridge. */
+static int ctl_middle_attach(struct ctl *c)
+{
+	struct middle_state st;
+	struct ll_err e = { 0 };
+	int rc;
+
+	/* a bridge the console started before B's session (--bridge) is
+	 * attached already: its state now */
+	rc = middle_attached(c->mid) ? middle_get(c->mid, &st, &e)
+				     : middle_attach(c->mid, &st, &e);
+	if (rc < 0) {
+		ctl_middle_failed(c, rc, &e);
+		if (!middle_lost(c->mid) && !middle_attached(c->mid))
+			c->mid_retry = ctl_now() + CTL_MIDDLE_RETRY_S;
+		return rc;
+	}
+	c->mstart = st;
+	c->mstart_valid = true;
+	c->mid_prev_valid = false;
+	c->mid_retry = 0;
+	c->v.middle.changed = false;
+	ctl_middle_update(c, &st);
+	return 0;
+}
+
+void ctl_set_middle(struct ctl *c, struct middle *m, const char *label)
+{
+	struct ctl_middle_view *M = &c->v.middle;
+
+	c->mid = m;
+	M->present = m != NULL;
+	if (!m)
+		return;
+	ctl_fmt(M->label, sizeof(M->label), "%s", label && *label ? label : "M (middle)");
+	ctl_fmt(M->host, sizeof(M->host), "%s", middle_name(m));
+	ctl_fmt(M->engine_asked, sizeof(M->engine_asked), "%s",
+		middle_start_engine(m) ? middle_start_engine(m) : "");
+	M->dir[0].rx_bps = M->dir[0].tx_bps = -1;
+	M->dir[1].rx_bps = M->dir[1].tx_bps = -1;
+	ctl_middle_attach(c);
+}
+
+int ctl_middle_fd(const struct ctl *c)
+{
+	if (!c->mid || c->v.middle.lost || middle_get_wait_ms(c->mid) < 0)
+		return -1;
+	return middle_fd(c->mid);
+}
+
+int ctl_middle_pump(struct ctl *c)
+{
+	struct ctl_middle_view *M = &c->v.middle;
+	struct middle_state st;
+	struct ll_err e = { 0 };
+	long waited;
+	int rc, stall;
+
+	if (!c->mid || M->lost || middle_get_wait_ms(c->mid) < 0)
+		return 0;
+	rc = middle_get_poll(c->mid, &st, &e);
+	if (rc == 0) {
+		ctl_middle_update(c, &st);
+		return 1;
+	}
+	if (rc != -EAGAIN) {
+		ctl_middle_failed(c, rc, &e);
+		return 1;
+	}
+	/* no reply yet: after MIDDLE_SLOW_MS the section says so */
+	waited = middle_get_wait_ms(c->mid);
+	stall = waited >= MIDDLE_SLOW_MS ? (int)(waited / 1000) : 0;
+	if (stall == M->stall_s)
+		return 0;
+	M->stall_s = stall;
+	return 1;
+}
+
+int ctl_middle_tick(struct ctl *c)
+{
+	struct ll_err e = { 0 };
+	double now = ctl_now();
+	int rc;
+
+	if (!c->mid || c->v.middle.lost)
+		return 0;
+	if (!middle_attached(c->mid)) {
+		if (c->mid_retry > 0 && now < c->mid_retry)
+			return 0;
+		ctl_middle_attach(c);
+		return 1;
+	}
+	/* a get on its way: its reply, or how long it has been waiting */
+	if (middle_get_wait_ms(c->mid) >= 0)
+		return ctl_middle_pump(c);
+	if (now - c->mid_sent < CTL_MIDDLE_PERIOD_S - 0.05)
+		return 0;
+	c->mid_sent = now;
+	rc = middle_get_send(c->mid, &e);
+	if (rc < 0) {
+		ctl_middle_failed(c, rc, &e);
+		return 1;
+	}
+	return 0;
+}
+
+/* Set the bridge: ab / ba NULL = that direction left as it is. */
+static int ctl_middle_set2(struct ctl *c, const struct impair *ab,
+			   const struct impair *ba, struct ll_err *err)
+{
+	struct ctl_middle_view *M = &c->v.middle;
+	const struct impair *d[2] = { ab, ba };
+	struct middle_state st;
+	struct ll_diag diag;
+	struct ll_err e = { 0 };
+	char what[64];
+	int rc, k;
+
+	ctl_fmt(what, sizeof(what), "bridge %s",
+		ab && ba ? "both directions" : ab ? "A->B" : "B->A");
+	if (!c->mid && !M->lost)
+		return ll_err_set(err, -ENOTCONN, "no middle box (start with --middle HOST)");
+	if (!middle_attached(c->mid)) {
+		rc = ll_err_set(&e, -ENOTCONN, "not attached (%.300s)",
+				M->lost ? "middle lost" : M->err[0] ? M->err : "no bridge");
+		goto fail;
+	}
+	ll_diag_clear(&diag);
+	for (k = 0; k < 2; k++)
+		if (d[k] && !impair_is_empty(d[k]))
+			impair_validate(d[k], &diag);
+	if (diag.nerrors) {
+		rc = ll_diag_to_err(&diag, &e);
+		if (rc == 0)
+			rc = ll_err_set(&e, -EINVAL, "dial does not validate");
+		ctl_fmt(M->set_err, sizeof(M->set_err), "%s", e.msg);
+		goto fail;
+	}
+	rc = middle_set(c->mid, ab, ba, &st, &e);
+	if (rc == -EINVAL) {
+		/* the bridge refused: every one of its errors, nothing applied */
+		ctl_fmt(M->set_err, sizeof(M->set_err), "%s", e.msg);
+		goto fail;
+	}
+	if (rc < 0) {
+		ctl_middle_failed(c, rc, &e);
+		goto fail;
+	}
+	M->set_err[0] = '\0';
+	M->changed = true;
+	ctl_middle_update(c, &st);
+	c->v.error[0] = '\0';
+	if ((!ab || impair_is_empty(ab)) && (!ba || impair_is_empty(ba)))
+		ctl_fmt(c->v.status, sizeof(c->v.status), "cleared %s", what);
+	else if (ab && ba)
+		/* each direction named: "A->B: rate 200kbit ...; B->A: ..."
+		 * (a profile's [a] and [b] differ) */
+		ctl_fmt(c->v.status, sizeof(c->v.status),
+			"applied on bridge A->B: %.80s; B->A: %.80s%s%.60s",
+			M->dir[MIDDLE_AB].dial[0] ? M->dir[MIDDLE_AB].dial : "none",
+			M->dir[MIDDLE_BA].dial[0] ? M->dir[MIDDLE_BA].dial : "none",
+			st.warnings[0] ? "; warning: " : "", st.warnings);
+	else
+		ctl_fmt(c->v.status, sizeof(c->v.status), "applied on %s: %.80s%s%.60s",
+			what, ab ? M->dir[MIDDLE_AB].dial : M->dir[MIDDLE_BA].dial,
+			st.warnings[0] ? "; warning: " : "", st.warnings);
+	return 0;
+fail:
+	ctl_fmt(c->v.error, sizeof(c->v.error), "%s: %.400s", what, e.msg);
+	c->mid_busy_err = rc == -EBUSY;
+	if (err)
+		*err = e;
+	return rc;
+}
+
+int ctl_middle_apply(struct ctl *c, const struct impair *d, unsigned sides,
+		     struct ll_err *err)
+{
+	return ctl_middle_set2(c, (sides & CTL_M_AB) ? d : NULL,
+			       (sides & CTL_M_BA) ? d : NULL, err);
+}
+
+/* Quit: put the bridge's dials back as they were when the lease began,
+ * then end the lease (the bridge would restore them itself). A lost
+ * middle box is not restored here: *lost is set, part left empty. */
+static void ctl_middle_quit(struct ctl *c, char *part, size_t len, bool *lost)
+{
+	struct ctl_middle_view *M = &c->v.middle;
+	struct middle_state st;
+	struct ll_err e = { 0 };
+	int rc;
+
+	part[0] = '\0';
+	if (M->lost) {          /* its session was closed when lost */
+		*lost = true;
+		return;
+	}
+	if (!c->mid)
+		return;
+	if (M->engine_asked[0] && middle_attached(c->mid)) {
+		/* started here: closing its stdin stops it, ports restored */
+		middle_detach(c->mid);
+		M->changed = false;
+		ctl_fmt(part, len, "bridge %s (stopped: this console started it)", M->host);
+		return;
+	}
+	if (!middle_attached(c->mid) || !M->changed)
+		return;
+	rc = middle_set(c->mid, &c->mstart.dir[MIDDLE_AB].fields,
+			&c->mstart.dir[MIDDLE_BA].fields, &st, &e);
+	if (rc == 0 && !c->mstart.dir[0].unparsed[0] && !c->mstart.dir[1].unparsed[0])
+		ctl_fmt(part, len, "bridge %s", M->host);
+	else
+		ctl_fmt(part, len, "bridge %s (lease released: it restores itself)",
+			M->host);
+	M->changed = false;
+	middle_detach(c->mid);
+	(void)ctl_mdir_name;
+}
+
+void ctl_free(struct ctl *c)
+{
+	if (!c)
+		return;
+	if (c->test) {
+		test_stop(c->test);
+		test_free(c->test);
+	}
+	peerset_close(&c->ps);
+	middle_close(c->mid);
+	free(c->ivs);
+	free(c->prof);
+	free(c);
+}
+
+int ctl_do(struct ctl *c, const struct ctl_intent *in, struct ll_err *err)
+{
+	switch (in->kind) {
+	case CI_NONE:
+		return 0;
+	case CI_APPLY:
+		return ctl_apply_safe(c, &in->dial, in->sides, in->confirmed,
+				      in->force, err);
+	case CI_CONFIRM_CANCEL:
+		if (c->v.confirm.pending)
+			ctl_fmt(c->v.status, sizeof(c->v.status),
+				"apply cancelled: nothing changed");
+		memset(&c->v.confirm, 0, sizeof(c->v.confirm));
+		return 0;
+	case CI_CLEAR:
+		return ctl_clear(c, in->sides, err);
+	case CI_REFRESH:
+		return ctl_refresh(c, err);
+	case CI_SELECT:
+		return ctl_select(c, in->side, in->index, err);
+	case CI_SET_DIAL:
+		c->v.dial = in->dial;
+		c->v.dial_sides = in->sides;
+		return 0;
+	case CI_TEST_START:
+		return ctl_test_start(c, &in->test, err);
+	case CI_TEST_STOP:
+		ctl_test_stop(c);
+		return 0;
+	case CI_QUIT:
+		return ctl_quit(c, NULL, 0, err);
+	case CI_TEST_PAUSE:
+		if (c->v.test.state == CTL_TEST_RUNNING ||
+		    c->v.test.state == CTL_TEST_STARTING) {
+			c->v.test.paused = !c->v.test.paused;
+			ctl_fmt(c->v.status, sizeof(c->v.status), "test: display %s",
+				c->v.test.paused ? "paused (intervals still recorded)"
+						 : "resumed");
+		}
+		return 0;
+	case CI_TEST_SAVE:
+		return ctl_test_save(c, err);
+	case CI_PROFILES_RELOAD:
+		return ctl_profiles_reload(c, err);
+	case CI_PROFILE_APPLY:
+		return ctl_profile_apply(c, in->index, in->sides, err);
+	case CI_PROFILE_SAVE:
+		return ctl_profile_save(c, in->name, err);
+	case CI_PROFILE_RENAME:
+		return ctl_profile_rename(c, in->index, in->name, err);
+	case CI_PROFILE_DELETE:
+		return ctl_profile_delete(c, in->index, err);
+	}
+	return ll_err_set(err, -EINVAL, "controller: unknown intent %d",
+			  (int)in->kind);
+}
+
+int ctl_tick(struct ctl *c, bool remote)
+{
+	int i, rc, changed = 0;
+
+	c->tick_t = ctl_now();
+	for (i = 0; i < 2; i++) {
+		if (i == CTL_IDX_B && !remote)
+			continue;
+		if (!ctl_peer(c, i) || !c->v.side[i].dev[0])
+			continue;
+		rc = ctl_read_back(c, i, NULL);
+		if (rc == 0)
+			ctl_sync_link_qdisc(&c->v.side[i]);
+		else if (i == CTL_IDX_B)
+			ctl_probe_b(c, rc, c->v.side[i].err);
+		changed = 1;
+	}
+	return changed;
+}
+
+const struct test_interval *ctl_test_intervals(const struct ctl *c, int *n)
+{
+	*n = c->nivs;
+	return c->ivs;
+}
+
+void ctl_test_caption(const struct ctl *c, char *buf, size_t len)
+{
+	const struct ctl_view *v = &c->v;
+	const struct test_opts *o = &v->test.opts;
+	char a[128] = "-", b[128] = "-", br[32] = "", prof[96];
+
+	if (v->side[0].qd_valid)
+		impair_summary(&v->side[0].held, a, sizeof(a));
+	if (v->side[1].present && v->side[1].qd_valid)
+		impair_summary(&v->side[1].held, b, sizeof(b));
+	if (o->bitrate)
+		units_format_rate(o->bitrate, br, sizeof(br));
+	ctl_fmt(prof, sizeof(prof), v->profile_name[0] ? " (profile %s)" : "%s",
+		v->profile_name);
+	ctl_fmt(buf, len,
+		"dial%s: A %s egress: %s; B %s egress: %s\n"
+		"peers: %s, %s; %s\n"
+		"test: %d %s stream%s, %g s, %s%s%s\n"
+		"theory (RTT %s %.3g ms): %s",
+		prof, v->side[0].dev, a,
+		v->side[1].present ? v->side[1].dev : "-", b,
+		v->side[0].label, v->side[1].label, v->session,
+		o->streams, o->udp ? "UDP" : "TCP", o->streams == 1 ? "" : "s",
+		o->duration, o->reverse ? "B -> A (-R)" : "A -> B",
+		br[0] ? ", -b " : "", br,
+		v->theory_rtt_measured ? "measured" : "dialled",
+		v->theory_rtt * 1000, v->theory.line);
+}
+
+int ctl_test_save(struct ctl *c, struct ll_err *err)
+{
+	struct ctl_test_view *t = &c->v.test;
+	char dir[PATH_MAX - 32], path[PATH_MAX], cap[1024];
+	struct plot_opts po = { 0 };
+	static const char *const bound[] = {
+		[THEORY_NONE] = "theory", [THEORY_RATE] = "rate-limited",
+		[THEORY_WINDOW] = "window-limited", [THEORY_LOSS] = "loss-limited",
+	};
+	const struct ctl_side_view *snd =
+		&c->v.side[t->opts.reverse ? CTL_IDX_B : CTL_IDX_A];
+	struct impair none = { 0 };
+	int rc;
+
+	if (c->nivs == 0)
+		return ll_err_set(err, -ENODATA, "save: no test intervals yet (run a test)");
+	rc = csvout_new_run_dir(dir, sizeof(dir), err);
+	if (rc < 0)
+		goto fail;
+	ctl_test_caption(c, cap, sizeof(cap));
+	po.title = t->opts.udp ? "linklab test (UDP)" : "linklab test (TCP)";
+	po.caption = cap;
+	po.dial_bps = snd->qd_valid && (snd->held.set & IMP_RATE) ?
+		      (double)snd->held.rate : 0;
+	po.ceiling_bps = c->v.theory_comparable ? c->v.theory.expect_bps : 0;
+	po.ceiling_label = bound[c->v.theory.bound];
+	ctl_fmt(path, sizeof(path), "%s/run.svg", dir);
+	rc = plot_svg_write_opts(path, c->ivs, c->nivs,
+				 t->have_summary ? &t->summary : NULL, &po, err);
+	if (rc < 0)
+		goto fail;
+	ctl_fmt(path, sizeof(path), "%s/intervals.csv", dir);
+	rc = csvout_write_file(path, c->ivs, c->nivs,
+			       t->have_summary ? &t->summary : NULL, cap, err);
+	if (rc < 0)
+		goto fail;
+	ctl_fmt(path, sizeof(path), "%s/profile.ini", dir);
+	rc = profile_write(path, c->v.profile_name[0] ? c->v.profile_name : "run",
+			   "the dials both peers held during this run",
+			   c->v.side[0].qd_valid ? &c->v.side[0].held : &none,
+			   c->v.side[1].present && c->v.side[1].qd_valid ?
+			   &c->v.side[1].held : &none, err);
+	if (rc < 0)
+		goto fail;
+	ctl_fmt(t->saved_dir, sizeof(t->saved_dir), "%s", dir);
+	ctl_fmt(c->v.status, sizeof(c->v.status), "test: %d intervals saved to %s",
+		c->nivs, dir);
+	return 0;
+fail:
+	if (err)
+		ctl_fmt(c->v.error, sizeof(c->v.error), "save: %s", err->msg);
+	return rc;
+}
+
+static int ctl_prof_cmp(const void *x, const void *y)
+{
+	const struct ctl_profile *a = x, *b = y;
+
+	if (a->user != b->user)
+		return a->user ? -1 : 1;     /* the user's own first */
+	return strcmp(a->name, b->name);
+}
+
+int ctl_profiles_reload(struct ctl *c, struct ll_err *err)
+{
+	struct profile_entry *e = NULL;
+	struct ctl_profile *v;
+	struct ll_err le = { 0 };
+	int n = 0, i, k, rc;
+
+	rc = profile_list(&e, &n, &le);
+	if (rc < 0) {
+		ctl_fmt(c->v.error, sizeof(c->v.error), "profiles: %s", le.msg);
+		if (err)
+			*err = le;
+		return rc;
+	}
+	v = calloc((size_t)(n > 0 ? n : 1), sizeof(*v));
+	if (!v) {
+		free(e);
+		return ll_err_set(err, -ENOMEM, "profiles: out of memory");
+	}
+	for (i = 0; i < n; i++) {
+		struct profile *p = malloc(sizeof(*p));
+		struct ll_diag *d = malloc(sizeof(*d));
+
+		ctl_fmt(v[i].name, sizeof(v[i].name), "%s", e[i].name);
+		ctl_fmt(v[i].path, sizeof(v[i].path), "%s", e[i].path);
+		v[i].user = e[i].user;
+		if (!p || !d) {
+			free(p);
+			free(d);
+			ctl_fmt(v[i].problems[0], LL_DIAG_LEN, "out of memory");
+			v[i].nproblems = 1;
+			continue;
+		}
+		ll_diag_clear(d);
+		v[i].valid = profile_load(e[i].path, p, d) == 0;
+		ctl_fmt(v[i].title, sizeof(v[i].title), "%s", p->name);
+		ctl_fmt(v[i].description, sizeof(v[i].description), "%s",
+			p->description);
+		v[i].per_side = p->per_side;
+		v[i].a = p->a;
+		v[i].b = p->b;
+		/* errors first, then warnings */
+		for (k = 0; k < d->n && v[i].nproblems < 4; k++)
+			if (d->e[k].level == LL_DIAG_ERROR)
+				ctl_fmt(v[i].problems[v[i].nproblems++], LL_DIAG_LEN,
+					"%s", d->e[k].text);
+		for (k = 0; k < d->n && v[i].nproblems < 4; k++)
+			if (d->e[k].level != LL_DIAG_ERROR)
+				ctl_fmt(v[i].problems[v[i].nproblems++], LL_DIAG_LEN,
+					"warning: %s", d->e[k].text);
+		free(p);
+		free(d);
+	}
+	free(e);
+	qsort(v, (size_t)n, sizeof(*v), ctl_prof_cmp);
+	free(c->prof);
+	c->prof = v;
+	c->v.profiles = v;
+	c->v.nprofiles = n;
+	return 0;
+}
+
+/* The profile idx, or NULL with err set. */
+static const struct ctl_profile *ctl_prof_at(struct ctl *c, int idx,
+					     struct ll_err *err)
+{
+	if (idx < 0 || idx >= c->v.nprofiles) {
+		ll_err_set(err, -EINVAL, "profile %d out of range (%d listed)", idx,
+			   c->v.nprofiles);
+		if (err)
+			ctl_fmt(c->v.error, sizeof(c->v.error), "%s", err->msg);
+		return NULL;
+	}
+	return &c->prof[idx];
+}
+
+int ctl_profile_apply(struct ctl *c, int idx, unsigned sides,
+		      struct ll_err *err)
+{
+	const struct ctl_profile *p = ctl_prof_at(c, idx, err);
+	struct ll_err e = { 0 };
+	char st[2][256] = { "", "" };
+	int rc, first = 0, i;
+
+	if (!p)
+		return -EINVAL;
+	if (!p->valid) {
+		rc = ll_err_set(err, -EINVAL, "profile %s: %s", p->name,
+				p->nproblems ? p->problems[0] : "does not load");
+		if (err)
+			ctl_fmt(c->v.error, sizeof(c->v.error), "%s", err->msg);
+		return rc;
+	}
+	if (sides & CTL_M_BOTH) {
+		/* [a] is A->B traffic, [b] is B->A: the bridge's directions */
+		rc = ctl_middle_set2(c, (sides & CTL_M_AB) ? &p->a : NULL,
+				     (sides & CTL_M_BA) ? &p->b : NULL, err);
+		if (rc == 0) {
+			ctl_fmt(c->v.profile_name, sizeof(c->v.profile_name), "%s", p->name);
+			ctl_fmt(st[0], sizeof(st[0]), "%s", c->v.status);
+			ctl_fmt(c->v.status, sizeof(c->v.status), "profile %s: %.200s",
+				p->name, st[0]);
+		}
+		if (!(sides & CTL_BOTH) || rc < 0)
+			return rc;
+		sides &= CTL_BOTH;
+	}
+	if (!c->ps.has_b)
+		sides &= CTL_A;
+	for (i = 0; i < 2; i++) {
+		if (!(sides & (1u << i)))
+			continue;
+		ll_err_clear(&e);
+		rc = ctl_apply(c, i ? &p->b : &p->a, 1u << i, &e);
+		ctl_fmt(st[i], sizeof(st[i]), "%s", rc < 0 ? e.msg : c->v.status);
+		if (rc < 0 && !first) {
+			first = rc;
+			if (err)
+				*err = e;
+		}
+	}
+	c->v.dial = (sides & CTL_A) ? p->a : p->b;
+	c->v.dial_sides = sides;
+	ctl_fmt(c->v.profile_name, sizeof(c->v.profile_name), "%s", p->name);
+	ctl_fmt(c->v.status, sizeof(c->v.status), "profile %s: %s%s%s", p->name,
+		st[0], st[0][0] && st[1][0] ? "; " : "", st[1]);
+	if (first && err)
+		ctl_fmt(c->v.error, sizeof(c->v.error), "profile %s: %s", p->name,
+			err->msg);
+	else if (!first)
+		c->v.error[0] = '\0';
+	return first;
+}
+
+int ctl_profile_save(struct ctl *c, const char *name, struct ll_err *err)
+{
+	const struct ctl_side_view *A = &c->v.side[CTL_IDX_A];
+	const struct ctl_side_view *B = &c->v.side[CTL_IDX_B];
+	const struct impair *a, *b;
+	char desc[256], sa[96], sb[96], path[PATH_MAX];
+	struct ll_err e = { 0 };
+	int rc;
+
+	a = A->qd_valid && !impair_is_empty(&A->held) ? &A->held : &c->v.dial;
+	b = B->present && B->qd_valid ? &B->held : a;
+	ctl_fmt(desc, sizeof(desc), "saved from the console: A %s, B %s",
+		impair_summary(a, sa, sizeof(sa)), impair_summary(b, sb, sizeof(sb)));
+	if (impair_is_empty(a) && impair_is_empty(b)) {
+		rc = ll_err_set(&e, -EINVAL,
+				"save profile: nothing dialled or held to save");
+		goto fail;
+	}
+	rc = profile_save_sides(name, desc, a, b, path, sizeof(path), &e);
+	if (rc < 0)
+		goto fail;
+	ctl_profiles_reload(c, NULL);
+	ctl_fmt(c->v.profile_name, sizeof(c->v.profile_name), "%s", name);
+	ctl_fmt(c->v.status, sizeof(c->v.status), "saved profile %s (%s)", name, path);
+	c->v.error[0] = '\0';
+	return 0;
+fail:
+	ctl_fmt(c->v.error, sizeof(c->v.error), "%s", e.msg);
+	if (err)
+		*err = e;
+	return rc;
+}
+
+int ctl_profile_rename(struct ctl *c, int idx, const char *name,
+		       struct ll_err *err)
+{
+	const struct ctl_profile *p = ctl_prof_at(c, idx, err);
+	struct ll_err e = { 0 };
+	char old[64], npath[PATH_MAX];
+	int rc;
+
+	if (!p)
+		return -EINVAL;
+	ctl_fmt(old, sizeof(old), "%s", p->name);
+	rc = profile_rename(p->path, name, npath, sizeof(npath), &e);
+	if (rc < 0) {
+		ctl_fmt(c->v.error, sizeof(c->v.error), "rename %s: %s", old, e.msg);
+		if (err)
+			*err = e;
+		return rc;
+	}
+	ctl_profiles_reload(c, NULL);
+	ctl_fmt(c->v.status, sizeof(c->v.status), "renamed profile %s to %s", old, name);
+	c->v.error[0] = '\0';
+	return 0;
+}
+
+int ctl_profile_delete(struct ctl *c, int idx, struct ll_err *err)
+{
+	const struct ctl_profile *p = ctl_prof_at(c, idx, err);
+	struct ll_err e = { 0 };
+	char old[64];
+	int rc;
+
+	if (!p)
+		return -EINVAL;
+	ctl_fmt(old, sizeof(old), "%s", p->name);
+	rc = profile_delete(p->path, &e);
+	if (rc < 0) {
+		ctl_fmt(c->v.error, sizeof(c->v.error), "delete %s: %s", old, e.msg);
+		if (err)
+			*err = e;
+		return rc;
+	}
+	ctl_profiles_reload(c, NULL);
+	ctl_fmt(c->v.status, sizeof(c->v.status), "deleted profile %s", old);
+	c->v.error[0] = '\0';
+	return 0;
+}
+
+void ctl_note(struct ctl *c, const char *msg)
+{
+	ctl_fmt(c->v.status, sizeof(c->v.status), "%s", msg);
+}
+
+void ctl_set_safety(struct ctl *c, const struct peer_safety *s)
+{
+	c->safety = *s;
+	c->v.revert_s = ctl_revert_s(c);
+}
+
+int ctl_apply_check(struct ctl *c, const struct impair *d, unsigned sides,
+		    bool force, char *warn, size_t len, struct ll_err *err)
+{
+	char w[256];
+	int i, rc, first = 0;
+
+	if (warn && len)
+		warn[0] = '\0';
+	if (err)
+		ll_err_clear(err);
+	/* both checks ask B for the session's addresses: none once it is
+	 * lost (and then no session is left to cut) */
+	if (c->v.b_lost)
+		return 0;
+	for (i = 0; i < 2; i++) {
+		struct ll_err e = { 0 };
+
+		if (!(sides & (1u << i)) || !ctl_peer(c, i) ||
+		    !c->v.side[i].dev[0])
+			continue;
+		w[0] = '\0';
+		rc = peerset_ctl_check(&c->ps, i, c->v.side[i].dev, d, force, w,
+				       sizeof(w), &e);
+		if (rc < 0) {
+			if (!e.msg[0])
+				ll_err_set(&e, rc, "%s: %s", c->v.side[i].dev,
+					   strerror(-rc));
+			ctl_join_err(err, rc, ctl_side_name(i), e.msg);
+			if (!first)
+				first = rc;
+			continue;
+		}
+		if (w[0] && warn && len) {
+			if (warn[0])
+				strncat(warn, "\n", len - strlen(warn) - 1);
+			strncat(warn, w, len - strlen(warn) - 1);
+		}
+	}
+	return first;
+}
+
+int ctl_apply_safe(struct ctl *c, const struct impair *d, unsigned sides,
+		   bool confirmed, bool force, struct ll_err *err)
+{
+	struct ctl_confirm *cf = &c->v.confirm;
+	struct ll_err e = { 0 };
+	char warn[sizeof(cf->text)];
+	int rc;
+
+	memset(cf, 0, sizeof(*cf));
+	if (sides & CTL_M_BOTH) {
+		/* the bridge carries no SSH session: nothing to confirm */
+		c->v.dial = *d;
+		c->v.dial_sides = sides;
+		rc = ctl_middle_apply(c, d, sides & CTL_M_BOTH, err);
+		sides &= CTL_BOTH;
+		if (!sides || rc < 0)
+			return rc;
+	}
+	if (!confirmed && !impair_is_empty(d)) {
+		rc = ctl_apply_check(c, d, sides, false, warn, sizeof(warn), &e);
+		if (rc < 0 || warn[0]) {
+			cf->pending = true;
+			cf->need_force = rc == -EPERM;
+			cf->dial = *d;
+			cf->sides = sides;
+			if (rc < 0)
+				ctl_fmt(cf->text, sizeof(cf->text), "%s%s%s",
+					e.msg, warn[0] ? "\n" : "", warn);
+			else
+				ctl_fmt(cf->text, sizeof(cf->text), "%s", warn);
+			c->v.dial = *d;
+			c->v.dial_sides = sides;
+			ctl_fmt(c->v.status, sizeof(c->v.status),
+				"%s", cf->need_force ?
+				"100% loss on the session's interface: y forces it, n cancels" :
+				"the dial touches the SSH session's interface: y applies, n cancels");
+			if (err)
+				ll_err_set(err, -EAGAIN, "%.300s", cf->text);
+			return -EAGAIN;
+		}
+	}
+	if (force && c->ps.has_b && !c->v.b_lost && c->ps.b.ops->set_safety) {
+		struct peer_safety sf = c->safety;
+
+		sf.force = true;
+		c->ps.b.ops->set_safety(&c->ps.b, &sf);
+		rc = ctl_apply(c, d, sides, err);
+		if (!c->v.b_lost)
+			c->ps.b.ops->set_safety(&c->ps.b, &c->safety);
+		return rc;
+	}
+	return ctl_apply(c, d, sides, err);
+}
+
+int ctl_peer_fd(const struct ctl *c)
+{
+	if (!c->ps.has_b || c->v.b_lost || !c->ps.b.ops->poll_fd)
+		return -1;
+	return c->ps.b.ops->poll_fd((struct peer *)&c->ps.b);
+}
+
+int ctl_keepalive(struct ctl *c, bool hup, int *next_s)
+{
+	struct ll_err e = { 0 };
+	int next = 0, rc;
+
+	if (next_s)
+		*next_s = 0;
+	if (!c->ps.has_b || c->v.b_lost)
+		return 0;
+	if (hup) {
+		ctl_mark_lost(c, "the connection to B's sshd was closed");
+		return 1;
+	}
+	if (!c->ps.b.ops->keepalive)
+		return 0;
+	rc = c->ps.b.ops->keepalive(&c->ps.b, &next, &e);
+	if (rc < 0) {
+		if (!e.msg[0])
+			ll_err_set(&e, rc, "keepalive: %s", strerror(-rc));
+		ctl_mark_lost(c, e.msg);
+		return 1;
+	}
+	if (next_s)
+		*next_s = next;
+	return 0;
+}
+
+int ctl_sysctl_set(struct ctl *c, int side, const char *name,
+		   const char *value, struct ll_err *err)
+{
+	struct peer *p;
+	struct ll_err e = { 0 };
+	int rc;
+
+	if (side != CTL_IDX_A && side != CTL_IDX_B)
+		return ll_err_set(err, -EINVAL, "sysctl: side %d: expected A or B", side);
+	p = ctl_peer(c, side);
+	if (!p)
+		return ll_err_set(err, c->v.b_lost ? -ENOTCONN : -ENODEV,
+				  "B: %s", c->v.b_lost ? c->v.b_lost_msg : "no peer");
+	if (!p->ops->sysctl_set)
+		return ll_err_set(err, -ENOTSUP, "%s: sysctls not supported by the %s backend",
+				  ctl_side_name(side), p->ops->name);
+	rc = p->ops->sysctl_set(p, name, value, &e);
+	if (rc < 0) {
+		if (!e.msg[0])
+			ll_err_set(&e, rc, "%s: %s", name, strerror(-rc));
+		if (side == CTL_IDX_B)
+			ctl_probe_b(c, rc, e.msg);
+		ctl_side_fail(c, side, &e);
+		if (err)
+			ll_err_set(err, rc, "%s: %s", ctl_side_name(side), e.msg);
+		return rc;
+	}
+	c->tuned[side] = true;
+	ctl_fmt(c->v.status, sizeof(c->v.status), "%s: %s = %s (restored on quit)",
+		ctl_side_name(side), name, value);
+	return 0;
+}

@@ -1,0 +1,1192 @@
+/* SPDX-License-Identifier: MIT */
+/* impair.c - the impairment dial: field schema, parsing, validation (every
+ * problem at once), derivation of the qdisc plan, kernel HZ, summary.
+ * Rules: man tc-tbf ("burst ... at least rate/HZ"), man tc-netem, iproute2
+ * tc/q_netem.c (reorder needs delay, gap defaults to 1 with reorder) and
+ * tc/q_tbf.c (limit = rate * latency + burst). */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include "linklab/model/impair.h"
+#include "linklab/base/units.h"
+
+#define NS_PER_S 1000000000LL
+/* netem's legacy 32-bit tick fields (64 ns ticks) top out at 274.877 s */
+#define DELAY_MAX_NS (274LL * NS_PER_S)
+#define JITTER_MAX_NS ((int64_t)INT32_MAX)
+#define RATE_MAX_BPS 4000000000000ULL   /* 4tbit */
+#define TBF_LATENCY_DEFAULT_NS (50LL * 1000000LL)
+/* link rate assumed for the netem limit when no rate is dialled */
+#define ASSUMED_LINK_BPS 1000000000ULL
+
+const struct impair_field impair_fields[] = {
+	{ "rate", IMP_RATE, IMPK_RATE, "1bit .. 4tbit",
+	  "tbf shaping rate (bit/s units: kbit mbit gbit; bytes/s: kbps mbps)" },
+	{ "burst", IMP_BURST, IMPK_SIZE, "1b .. 4294967295b",
+	  "tbf bucket size; default max(MTU+14, rate/HZ, 1 ms of rate)" },
+	{ "tbf-limit", IMP_TBF_LIMIT, IMPK_SIZE, "1b .. 4294967295b",
+	  "tbf queue size in bytes; default rate * latency + burst" },
+	{ "latency", IMP_LATENCY, IMPK_TIME, "1us .. 274s",
+	  "tbf queueing latency target used to size its queue (default 50ms)" },
+	{ "delay", IMP_DELAY, IMPK_TIME, "0ns .. 274s",
+	  "netem one-way delay added on egress" },
+	{ "jitter", IMP_JITTER, IMPK_TIME, "0ns .. 2147483647ns",
+	  "netem delay variation (uniform +/- jitter)" },
+	{ "delay-corr", IMP_DELAY_CORR, IMPK_PERCENT, "0% .. 100%",
+	  "correlation of successive delays" },
+	{ "loss", IMP_LOSS, IMPK_PERCENT, "0% .. 100%",
+	  "netem random loss probability" },
+	{ "loss-corr", IMP_LOSS_CORR, IMPK_PERCENT, "0% .. 100%",
+	  "correlation of successive losses" },
+	{ "duplicate", IMP_DUP, IMPK_PERCENT, "0% .. 100%",
+	  "netem duplication probability" },
+	{ "dup-corr", IMP_DUP_CORR, IMPK_PERCENT, "0% .. 100%",
+	  "correlation of successive duplications" },
+	{ "corrupt", IMP_CORRUPT, IMPK_PERCENT, "0% .. 100%",
+	  "netem single-bit corruption probability" },
+	{ "corrupt-corr", IMP_CORRUPT_CORR, IMPK_PERCENT, "0% .. 100%",
+	  "correlation of successive corruptions" },
+	{ "reorder", IMP_REORDER, IMPK_PERCENT, "0% .. 100%",
+	  "probability a packet skips the delay (needs delay)" },
+	{ "reorder-corr", IMP_REORDER_CORR, IMPK_PERCENT, "0% .. 100%",
+	  "correlation of successive reorders" },
+	{ "gap", IMP_GAP, IMPK_COUNT, "1 .. 4294967295",
+	  "reorder every Nth packet (needs reorder)" },
+	{ "limit", IMP_LIMIT, IMPK_COUNT, "1 .. 4294967295",
+	  "netem queue in packets; default max(1000, 1.5 x BDP in packets)" },
+	{ "distribution", IMP_DIST, IMPK_CHOICE,
+	  "uniform | normal | pareto | paretonormal",
+	  "shape of the jitter (needs jitter; uniform = no table)" },
+	{ "loss-state", IMP_LOSS_STATE, IMPK_PLIST, "P13[,P31[,P32[,P23[,P14]]]] each 0% .. 100%",
+	  "4-state Markov loss (tc loss state); defaults p31=1-p13 p32=0 p23=1 p14=0" },
+	{ "loss-gemodel", IMP_LOSS_GE, IMPK_PLIST, "P[,R[,1-H[,1-K]]] each 0% .. 100%",
+	  "Gilbert-Elliott loss (tc loss gemodel); defaults r=1-p 1-h=100% 1-k=0%" },
+	{ "ecn", IMP_ECN, IMPK_FLAG, "on | off",
+	  "mark ECN-capable packets CE instead of dropping them (needs a loss)" },
+	{ "netem-rate", IMP_NETEM_RATE, IMPK_RATE, "1bit .. 4tbit",
+	  "netem's own rate limit (tc netem rate), counts packet/cell overheads" },
+	{ "packet-overhead", IMP_PKT_OVERHEAD, IMPK_INT, "-2147483648 .. 2147483647",
+	  "bytes added to each packet for netem-rate (e.g. -14 strips Ethernet)" },
+	{ "cell-size", IMP_CELL_SIZE, IMPK_COUNT, "1 .. 4294967295",
+	  "netem-rate counts whole cells of this many bytes (ATM: 48)" },
+	{ "cell-overhead", IMP_CELL_OVERHEAD, IMPK_INT, "-2147483648 .. 2147483647",
+	  "bytes added to each cell for netem-rate (ATM: 5)" },
+	{ "slot", IMP_SLOT, IMPK_TIMEPAIR, "MIN[,MAX] each 0ns .. 274s, MAX >= MIN",
+	  "release packets in slots every MIN..MAX (Wi-Fi/DOCSIS-like bursts)" },
+	{ "slot-packets", IMP_SLOT_PACKETS, IMPK_INT, "1 .. 2147483647",
+	  "at most this many packets per slot (needs slot)" },
+	{ "slot-bytes", IMP_SLOT_BYTES, IMPK_SIZE, "1b .. 2147483647b",
+	  "at most this many bytes per slot (needs slot)" },
+	{ "seed", IMP_SEED, IMPK_U64, "0 .. 18446744073709551615",
+	  "netem PRNG seed for repeatable loss/corruption (kernel >= 6.6)" },
+	{ "direction", IMP_DIRECTION, IMPK_CHOICE, "egress | ingress",
+	  "egress: packets leaving the interface; ingress: arriving ones (via an IFB device)" },
+	{ "dst", IMP_DST, IMPK_PREFIX, "A.B.C.D[/0..32] or IPv6[/0..128]",
+	  "impair only packets to this destination prefix (htb + u32; rest untouched)" },
+	{ "dport", IMP_DPORT, IMPK_COUNT, "1 .. 65535",
+	  "impair only TCP/UDP packets to this destination port (IPv4 and IPv6)" },
+	{ NULL, 0, IMPK_COUNT, NULL, NULL }
+};
+
+static const char *const dir_names[] = { "egress", "ingress" };
+
+static const char *const dist_names[] = { "uniform", "normal", "pareto",
+					  "paretonormal" };
+
+#define NETEM_BITS (IMP_DELAY | IMP_JITTER | IMP_DELAY_CORR | IMP_LOSS | \
+		    IMP_LOSS_CORR | IMP_DUP | IMP_DUP_CORR | IMP_CORRUPT | \
+		    IMP_CORRUPT_CORR | IMP_REORDER | IMP_REORDER_CORR | \
+		    IMP_GAP | IMP_LIMIT | IMP_DIST | IMP_LOSS_STATE | \
+		    IMP_LOSS_GE | IMP_ECN | IMP_NETEM_RATE | IMP_PKT_OVERHEAD | \
+		    IMP_CELL_SIZE | IMP_CELL_OVERHEAD | IMP_SLOT | \
+		    IMP_SLOT_PACKETS | IMP_SLOT_BYTES | IMP_SEED)
+
+const struct impair_field *impair_field_find(const char *name)
+{
+	const struct impair_field *f;
+
+	if (!name)
+		return NULL;
+	for (f = impair_fields; f->name; f++)
+		if (strcmp(f->name, name) == 0)
+			return f;
+	return NULL;
+}
+
+static uint32_t *prob_slot(struct impair *d, uint32_t bit)
+{
+	switch (bit) {
+	case IMP_DELAY_CORR: return &d->delay_corr;
+	case IMP_LOSS: return &d->loss;
+	case IMP_LOSS_CORR: return &d->loss_corr;
+	case IMP_DUP: return &d->duplicate;
+	case IMP_DUP_CORR: return &d->dup_corr;
+	case IMP_CORRUPT: return &d->corrupt;
+	case IMP_CORRUPT_CORR: return &d->corrupt_corr;
+	case IMP_REORDER: return &d->reorder;
+	case IMP_REORDER_CORR: return &d->reorder_corr;
+	default: return NULL;
+	}
+}
+
+static const uint32_t *prob_cslot(const struct impair *d, uint32_t bit)
+{
+	return prob_slot((struct impair *)d, bit);
+}
+
+/* Range checks shared by impair_set and impair_validate. Adds a message and
+ * returns -EINVAL when out of range. */
+static int check_rate_of(const char *name, uint64_t v, struct ll_diag *diag)
+{
+	char b[32];
+
+	if (v < 1 || v > RATE_MAX_BPS) {
+		ll_diag_add(diag, LL_DIAG_ERROR, name,
+			    "%s: %s is out of range (1bit .. 4tbit)", name,
+			    units_format_rate(v, b, sizeof(b)));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_time(const struct impair_field *f, int64_t v,
+		      struct ll_diag *diag)
+{
+	char b[32];
+	int64_t lo = 0, hi = DELAY_MAX_NS;
+
+	if (f->bit == IMP_JITTER)
+		hi = JITTER_MAX_NS;
+	if (f->bit == IMP_LATENCY)
+		lo = 1000;
+	if (v < lo || v > hi) {
+		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+			    "%s: %s is out of range (%s)", f->name,
+			    units_format_time(v, b, sizeof(b)), f->range);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_size(const struct impair_field *f, uint64_t v,
+		      struct ll_diag *diag)
+{
+	char b[32];
+
+	if (v < 1 || v > (f->bit == IMP_SLOT_BYTES ? (uint64_t)INT32_MAX : UINT32_MAX)) {
+		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+			    "%s: %s is out of range (%s)", f->name,
+			    units_format_size(v, b, sizeof(b)), f->range);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_percent(struct impair *d, const struct impair_field *f,
+		       const char *value, struct ll_diag *diag)
+{
+	struct ll_err e = { 0 };
+	const char *pct = strchr(value, '%');
+	char *end;
+	double v;
+
+	/* a well-formed number with a % sign but out of range gets the range
+	 * message; anything else gets the parser's text */
+	v = strtod(value, &end);
+	if (pct && end == pct && pct[1] == '\0' && end != value &&
+	    (v < 0 || v > 100)) {
+		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+			    "%s: %s is out of range (0%% .. 100%%)", f->name, value);
+		return -EINVAL;
+	}
+	if (units_parse_percent(value, prob_slot(d, f->bit), &e) < 0) {
+		ll_diag_add(diag, LL_DIAG_ERROR, f->name, "%s: %s", f->name, e.msg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_count(const char *value, uint32_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!value || value[0] < '0' || value[0] > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(value, &end, 10);
+	if (*end || errno || v > UINT32_MAX)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* Split a list on commas and blanks: up to max words into w (each < 64). */
+static int split_list(const char *value, char w[][64], int max)
+{
+	int n = 0;
+	const char *s = value;
+
+	for (;;) {
+		size_t k;
+
+		s += strspn(s, ", \t");
+		if (!*s)
+			break;
+		k = strcspn(s, ", \t");
+		if (n >= max || k >= 64)
+			return -1;
+		memcpy(w[n], s, k);
+		w[n][k] = '\0';
+		n++;
+		s += k;
+	}
+	return n;
+}
+
+static int parse_s64(const char *value, int64_t lo, int64_t hi, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (!value || !(value[0] == '-' || (value[0] >= '0' && value[0] <= '9')))
+		return -EINVAL;
+	errno = 0;
+	v = strtoll(value, &end, 10);
+	if (*end || errno || end == value || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* The kinds added by issue 3. */
+static int set_more(struct impair *d, const struct impair_field *f,
+		    const char *value, struct ll_diag *diag)
+{
+	char w[6][64];
+	int n, i;
+
+	switch (f->kind) {
+	case IMPK_CHOICE:
+		if (f->bit == IMP_DIRECTION) {
+			for (i = 0; i < 2; i++)
+				if (strcmp(value, dir_names[i]) == 0) {
+					d->direction = (uint8_t)i;
+					return 0;
+				}
+		} else {
+			for (i = 0; i < (int)(sizeof(dist_names) / sizeof(dist_names[0])); i++)
+				if (strcmp(value, dist_names[i]) == 0) {
+					d->dist = (uint8_t)i;
+					return 0;
+				}
+		}
+		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+			    "%s: '%s' is not one of %s", f->name, value, f->range);
+		return -EINVAL;
+	case IMPK_PLIST: {
+		int max = f->bit == IMP_LOSS_STATE ? 5 : 4;
+		uint32_t v[5];
+		struct ll_err e = { 0 };
+
+		n = split_list(value, w, max);
+		if (n < 1) {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: '%s' needs 1 to %d percentages (%s)",
+				    f->name, value, max, f->range);
+			return -EINVAL;
+		}
+		for (i = 0; i < n; i++)
+			if (units_parse_percent(w[i], &v[i], &e) < 0) {
+				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+					    "%s: value %d: %s", f->name, i + 1, e.msg);
+				return -EINVAL;
+			}
+		if (f->bit == IMP_LOSS_STATE) {
+			memcpy(d->loss_state, v, sizeof(uint32_t) * (size_t)n);
+			d->loss_state_n = (uint8_t)n;
+		} else {
+			memcpy(d->loss_ge, v, sizeof(uint32_t) * (size_t)n);
+			d->loss_ge_n = (uint8_t)n;
+		}
+		return 0;
+	}
+	case IMPK_FLAG:
+		if (!strcmp(value, "on") || !strcmp(value, "yes") ||
+		    !strcmp(value, "true") || !strcmp(value, "1")) {
+			d->ecn = true;
+			return 0;
+		}
+		if (!strcmp(value, "off") || !strcmp(value, "no") ||
+		    !strcmp(value, "false") || !strcmp(value, "0")) {
+			d->ecn = false;
+			return 0;
+		}
+		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+			    "%s: '%s' is not on or off", f->name, value);
+		return -EINVAL;
+	case IMPK_INT: {
+		int64_t lo = f->bit == IMP_SLOT_PACKETS ? 1 : INT32_MIN, v;
+
+		if (parse_s64(value, lo, INT32_MAX, &v) < 0) {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: '%s' is not a whole number in range (%s)",
+				    f->name, value, f->range);
+			return -EINVAL;
+		}
+		if (f->bit == IMP_PKT_OVERHEAD)
+			d->packet_overhead = (int32_t)v;
+		else if (f->bit == IMP_CELL_OVERHEAD)
+			d->cell_overhead = (int32_t)v;
+		else
+			d->slot_packets = (int32_t)v;
+		return 0;
+	}
+	case IMPK_U64: {
+		char *end;
+		unsigned long long v;
+
+		errno = 0;
+		v = (value[0] >= '0' && value[0] <= '9') ?
+		    strtoull(value, &end, 0) : 0;
+		if (!(value[0] >= '0' && value[0] <= '9') || *end || errno) {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: '%s' is not a number in range (%s)",
+				    f->name, value, f->range);
+			return -EINVAL;
+		}
+		d->seed = v;
+		return 0;
+	}
+	case IMPK_PREFIX: {
+		char a[64], *slash;
+		unsigned char buf[16];
+		int fam = strchr(value, ':') ? AF_INET6 : AF_INET;
+		unsigned long max = fam == AF_INET6 ? 128 : 32, plen = max, k;
+
+		snprintf(a, sizeof(a), "%s", value);
+		slash = strchr(a, '/');
+		if (slash) {
+			char *end;
+
+			*slash = '\0';
+			errno = 0;
+			plen = strtoul(slash + 1, &end, 10);
+			if (!slash[1] || *end || errno || plen > max) {
+				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+					    "%s: '%s' has a bad prefix length (%s)",
+					    f->name, value, f->range);
+				return -EINVAL;
+			}
+		}
+		if (inet_pton(fam, a, buf) != 1) {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: '%s' is not an IPv4 or IPv6 address or prefix (%s)",
+				    f->name, value, f->range);
+			return -EINVAL;
+		}
+		for (k = plen; k < max; k++)
+			if (buf[k / 8] & (0x80 >> (k % 8))) {
+				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+					    "%s: '%s' has host bits set past /%lu",
+					    f->name, value, plen);
+				return -EINVAL;
+			}
+		if (fam == AF_INET6) {
+			memcpy(d->dst6, buf, 16);
+			memset(d->dst_addr, 0, 4);
+		} else {
+			memcpy(d->dst_addr, buf, 4);
+			memset(d->dst6, 0, 16);
+		}
+		d->dst_family = (uint8_t)fam;
+		d->dst_plen = (uint8_t)plen;
+		return 0;
+	}
+	case IMPK_TIMEPAIR: {
+		int64_t t[2] = { 0, 0 };
+		struct ll_err e = { 0 };
+		char b1[32], b2[32];
+
+		n = split_list(value, w, 2);
+		if (n < 1) {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: '%s' needs one or two times (%s)",
+				    f->name, value, f->range);
+			return -EINVAL;
+		}
+		for (i = 0; i < n; i++) {
+			if (w[i][0] == '-') {
+				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+					    "%s: '%s' must not be negative", f->name, w[i]);
+				return -EINVAL;
+			}
+			if (units_parse_time(w[i], &t[i], 0, &e) < 0) {
+				ll_diag_add(diag, LL_DIAG_ERROR, f->name, "%s: %s",
+					    f->name, e.msg);
+				return -EINVAL;
+			}
+			if (t[i] > DELAY_MAX_NS) {
+				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+					    "%s: %s is out of range (%s)", f->name,
+					    units_format_time(t[i], b1, sizeof(b1)), f->range);
+				return -EINVAL;
+			}
+		}
+		if (n == 1)
+			t[1] = t[0];
+		if (t[1] < t[0]) {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: max %s is below min %s (tc-netem: slot MIN MAX)",
+				    f->name, units_format_time(t[1], b2, sizeof(b2)),
+				    units_format_time(t[0], b1, sizeof(b1)));
+			return -EINVAL;
+		}
+		d->slot_min = t[0];
+		d->slot_max = t[1];
+		return 0;
+	}
+	default:
+		return -EINVAL;
+	}
+}
+
+int impair_set(struct impair *d, const char *name, const char *value,
+	       struct ll_diag *diag)
+{
+	const struct impair_field *f = impair_field_find(name);
+	struct ll_err e = { 0 };
+
+	if (!f) {
+		ll_diag_add(diag, LL_DIAG_ERROR, name,
+			    "unknown field '%s' (see `linklab apply --help`)",
+			    name ? name : "");
+		return -EINVAL;
+	}
+	if (!value || !*value) {
+		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+			    "%s: missing value (%s)", f->name, f->range);
+		return -EINVAL;
+	}
+	switch (f->kind) {
+	case IMPK_RATE: {
+		uint64_t v;
+
+		if (value[0] == '-') {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: '%s' must not be negative", f->name, value);
+			return -EINVAL;
+		}
+		if (units_parse_rate(value, &v, &e) < 0) {
+			/* "0bit" parses as a number but is out of range */
+			char *end;
+			double z = strtod(value, &end);
+
+			if (end != value && z == 0 && *end &&
+			    strstr(e.msg, "out of range"))
+				return check_rate_of(f->name, 0, diag);
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name, "%s: %s",
+				    f->name, e.msg);
+			return -EINVAL;
+		}
+		if (check_rate_of(f->name, v, diag) < 0)
+			return -EINVAL;
+		if (f->bit == IMP_NETEM_RATE)
+			d->netem_rate = v;
+		else
+			d->rate = v;
+		break;
+	}
+	case IMPK_TIME: {
+		int64_t v;
+
+		if (units_parse_time(value, &v, 1, &e) < 0) {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name, "%s: %s",
+				    f->name, e.msg);
+			return -EINVAL;
+		}
+		if (v < 0 || value[0] == '-') {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: '%s' must not be negative", f->name, value);
+			return -EINVAL;
+		}
+		if (check_time(f, v, diag) < 0)
+			return -EINVAL;
+		if (f->bit == IMP_DELAY)
+			d->delay = v;
+		else if (f->bit == IMP_JITTER)
+			d->jitter = v;
+		else
+			d->tbf_latency = v;
+		break;
+	}
+	case IMPK_SIZE: {
+		uint64_t v;
+
+		if (value[0] == '-') {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: '%s' must not be negative", f->name, value);
+			return -EINVAL;
+		}
+		if (units_parse_size(value, &v, &e) < 0) {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name, "%s: %s",
+				    f->name, e.msg);
+			return -EINVAL;
+		}
+		if (check_size(f, v, diag) < 0)
+			return -EINVAL;
+		if (f->bit == IMP_BURST)
+			d->burst = v;
+		else if (f->bit == IMP_SLOT_BYTES)
+			d->slot_bytes = (int32_t)v;
+		else
+			d->tbf_limit = v;
+		break;
+	}
+	case IMPK_PERCENT: {
+		struct impair tmp = *d;
+
+		if (set_percent(&tmp, f, value, diag) < 0)
+			return -EINVAL;
+		*prob_slot(d, f->bit) = *prob_cslot(&tmp, f->bit);
+		break;
+	}
+	case IMPK_COUNT: {
+		uint32_t v;
+
+		if (parse_count(value, &v) < 0 || v == 0 ||
+		    (f->bit == IMP_DPORT && v > 65535)) {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: '%s' is not a count in range (%s)",
+				    f->name, value, f->range);
+			return -EINVAL;
+		}
+		if (f->bit == IMP_GAP)
+			d->gap = v;
+		else if (f->bit == IMP_DPORT)
+			d->dport = (uint16_t)v;
+		else if (f->bit == IMP_CELL_SIZE)
+			d->cell_size = v;
+		else
+			d->limit = v;
+		break;
+	}
+	default:
+		if (set_more(d, f, value, diag) < 0)
+			return -EINVAL;
+		break;
+	}
+	d->set |= f->bit;
+	return 0;
+}
+
+char *impair_get(const struct impair *d, const struct impair_field *f,
+		 char *buf, size_t len)
+{
+	if (!len)
+		return buf;
+	buf[0] = '\0';
+	if (!f || !(d->set & f->bit))
+		return buf;
+	switch (f->kind) {
+	case IMPK_RATE:
+		return units_format_rate(f->bit == IMP_NETEM_RATE ? d->netem_rate :
+					 d->rate, buf, len);
+	case IMPK_TIME:
+		return units_format_time(f->bit == IMP_DELAY ? d->delay :
+					 f->bit == IMP_JITTER ? d->jitter :
+					 d->tbf_latency, buf, len);
+	case IMPK_SIZE:
+		return units_format_size(f->bit == IMP_BURST ? d->burst :
+					 f->bit == IMP_SLOT_BYTES ? (uint64_t)d->slot_bytes :
+					 d->tbf_limit, buf, len);
+	case IMPK_PERCENT:
+		return units_format_percent(*prob_cslot(d, f->bit), buf, len);
+	case IMPK_COUNT:
+		snprintf(buf, len, "%" PRIu32,
+			 f->bit == IMP_GAP ? d->gap : f->bit == IMP_DPORT ? d->dport :
+			 f->bit == IMP_CELL_SIZE ? d->cell_size : d->limit);
+		return buf;
+	case IMPK_CHOICE:
+		if (f->bit == IMP_DIRECTION)
+			snprintf(buf, len, "%s", d->direction < 2 ?
+				 dir_names[d->direction] : "?");
+		else
+			snprintf(buf, len, "%s", d->dist < 4 ? dist_names[d->dist] : "?");
+		return buf;
+	case IMPK_PREFIX: {
+		char a[INET6_ADDRSTRLEN];
+
+		if (d->dst_family == AF_INET6) {
+			inet_ntop(AF_INET6, d->dst6, a, sizeof(a));
+			if (d->dst_plen == 128)
+				snprintf(buf, len, "%s", a);
+			else
+				snprintf(buf, len, "%s/%u", a, d->dst_plen);
+			return buf;
+		}
+		inet_ntop(AF_INET, d->dst_addr, a, sizeof(a));
+		if (d->dst_plen == 32)
+			snprintf(buf, len, "%s", a);
+		else
+			snprintf(buf, len, "%s/%u", a, d->dst_plen);
+		return buf;
+	}
+	case IMPK_PLIST: {
+		const uint32_t *v = f->bit == IMP_LOSS_STATE ? d->loss_state : d->loss_ge;
+		int n = f->bit == IMP_LOSS_STATE ? d->loss_state_n : d->loss_ge_n, i;
+		size_t off = 0;
+		char p[32];
+
+		for (i = 0; i < n && i < 5; i++) {
+			int k = snprintf(buf + off, len - off, "%s%s", i ? "," : "",
+					 units_format_percent(v[i], p, sizeof(p)));
+			if (k < 0 || (size_t)k >= len - off)
+				break;
+			off += (size_t)k;
+		}
+		return buf;
+	}
+	case IMPK_FLAG:
+		snprintf(buf, len, "%s", d->ecn ? "on" : "off");
+		return buf;
+	case IMPK_INT:
+		snprintf(buf, len, "%" PRId32, f->bit == IMP_PKT_OVERHEAD ?
+			 d->packet_overhead : f->bit == IMP_CELL_OVERHEAD ?
+			 d->cell_overhead : d->slot_packets);
+		return buf;
+	case IMPK_U64:
+		snprintf(buf, len, "%" PRIu64, d->seed);
+		return buf;
+	case IMPK_TIMEPAIR: {
+		char a[32], b[32];
+
+		units_format_time(d->slot_min, a, sizeof(a));
+		if (d->slot_max != d->slot_min)
+			snprintf(buf, len, "%s,%s", a,
+				 units_format_time(d->slot_max, b, sizeof(b)));
+		else
+			snprintf(buf, len, "%s", a);
+		return buf;
+	}
+	}
+	return buf;
+}
+
+static bool has(const struct impair *d, uint32_t bit)
+{
+	return (d->set & bit) != 0;
+}
+
+/* value given and non-zero */
+static bool nz(const struct impair *d, uint32_t bit)
+{
+	const uint32_t *p;
+
+	if (!has(d, bit))
+		return false;
+	if (bit == IMP_DELAY)
+		return d->delay > 0;
+	if (bit == IMP_JITTER)
+		return d->jitter > 0;
+	p = prob_cslot(d, bit);
+	return p ? *p != 0 : true;
+}
+
+int impair_validate(const struct impair *d, struct ll_diag *diag)
+{
+	static const struct { uint32_t corr, base; const char *msg; } needs[] = {
+		{ IMP_LOSS_CORR, IMP_LOSS, "loss-corr needs loss" },
+		{ IMP_DUP_CORR, IMP_DUP, "dup-corr needs duplicate" },
+		{ IMP_CORRUPT_CORR, IMP_CORRUPT, "corrupt-corr needs corrupt" },
+		{ IMP_REORDER_CORR, IMP_REORDER, "reorder-corr needs reorder" },
+		{ IMP_DELAY_CORR, IMP_JITTER, "delay-corr needs jitter" },
+		{ IMP_JITTER, IMP_DELAY, "jitter needs delay" },
+		{ IMP_REORDER, IMP_DELAY, "reorder needs delay" },
+		{ IMP_GAP, IMP_REORDER, "gap needs reorder" },
+		{ IMP_BURST, IMP_RATE, "burst needs rate" },
+		{ IMP_TBF_LIMIT, IMP_RATE, "tbf-limit needs rate" },
+		{ IMP_LATENCY, IMP_RATE, "latency needs rate" },
+	};
+	const struct impair_field *f;
+	int before = diag ? diag->nerrors : 0;
+	struct ll_diag local;
+	size_t i;
+
+	if (!diag) {
+		ll_diag_clear(&local);
+		diag = &local;
+		before = 0;
+	}
+	for (f = impair_fields; f->name; f++) {
+		if (!has(d, f->bit))
+			continue;
+		switch (f->kind) {
+		case IMPK_RATE:
+			check_rate_of(f->name, f->bit == IMP_NETEM_RATE ?
+				      d->netem_rate : d->rate, diag);
+			break;
+		case IMPK_TIME: {
+			int64_t v = f->bit == IMP_DELAY ? d->delay :
+				    f->bit == IMP_JITTER ? d->jitter : d->tbf_latency;
+			char b[32];
+
+			if (v < 0)
+				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+					    "%s: '%s' must not be negative", f->name,
+					    units_format_time(v, b, sizeof(b)));
+			else
+				check_time(f, v, diag);
+			break;
+		}
+		case IMPK_SIZE:
+			check_size(f, f->bit == IMP_BURST ? d->burst :
+				   f->bit == IMP_SLOT_BYTES ?
+				   (uint64_t)(d->slot_bytes < 0 ? 0 : d->slot_bytes) :
+				   d->tbf_limit, diag);
+			break;
+		case IMPK_COUNT:
+			if ((f->bit == IMP_GAP ? d->gap : f->bit == IMP_CELL_SIZE ?
+			     d->cell_size : f->bit == IMP_DPORT ? d->dport : d->limit) == 0)
+				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+					    "%s: 0 is out of range (%s)", f->name,
+					    f->range);
+			break;
+		case IMPK_CHOICE:
+			if (f->bit == IMP_DIRECTION) {
+				if (d->direction > IMP_INGRESS)
+					ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+						    "%s: %u is not one of %s", f->name,
+						    d->direction, f->range);
+			} else if (d->dist > IMP_DIST_PARETONORMAL)
+				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+					    "%s: %u is not one of %s", f->name,
+					    d->dist, f->range);
+			break;
+		case IMPK_PLIST: {
+			int n = f->bit == IMP_LOSS_STATE ? d->loss_state_n : d->loss_ge_n;
+
+			if (n < 1 || n > (f->bit == IMP_LOSS_STATE ? 5 : 4))
+				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+					    "%s: needs 1 to %d values (%s)", f->name,
+					    f->bit == IMP_LOSS_STATE ? 5 : 4, f->range);
+			break;
+		}
+		case IMPK_INT:
+			if (f->bit == IMP_SLOT_PACKETS && d->slot_packets < 1)
+				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+					    "%s: %d is out of range (%s)", f->name,
+					    d->slot_packets, f->range);
+			break;
+		case IMPK_TIMEPAIR: {
+			char b1[32], b2[32];
+
+			if (d->slot_min < 0 || d->slot_max > DELAY_MAX_NS ||
+			    d->slot_max < d->slot_min)
+				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+					    "%s: %s,%s is out of range (%s)", f->name,
+					    units_format_time(d->slot_min, b1, sizeof(b1)),
+					    units_format_time(d->slot_max, b2, sizeof(b2)),
+					    f->range);
+			break;
+		}
+		case IMPK_PREFIX:
+			if (d->dst_plen > (d->dst_family == AF_INET6 ? 128 : 32))
+				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+					    "%s: prefix length %u is out of range (%s)",
+					    f->name, d->dst_plen, f->range);
+			break;
+		case IMPK_PERCENT:
+		case IMPK_FLAG:
+		case IMPK_U64:
+			break;   /* every value is valid */
+		}
+	}
+	for (i = 0; i < sizeof(needs) / sizeof(needs[0]); i++)
+		if (nz(d, needs[i].corr) && !nz(d, needs[i].base))
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s", needs[i].msg);
+	/* issue 3 rules (tc q_netem.c netem_parse_opt) */
+	if (has(d, IMP_DIST) && d->dist != IMP_DIST_UNIFORM && !nz(d, IMP_JITTER))
+		ll_diag_add(diag, LL_DIAG_ERROR, "distribution",
+			    "distribution needs jitter (tc-netem: distribution needs delay and jitter)");
+	if (has(d, IMP_LOSS_STATE) && has(d, IMP_LOSS_GE))
+		ll_diag_add(diag, LL_DIAG_ERROR, "loss-state",
+			    "loss-state and loss-gemodel exclude each other (one loss model)");
+	if ((has(d, IMP_LOSS_STATE) || has(d, IMP_LOSS_GE)) && nz(d, IMP_LOSS))
+		ll_diag_add(diag, LL_DIAG_ERROR, "loss",
+			    "loss and %s exclude each other (one loss model; tc: duplicate loss argument)",
+			    has(d, IMP_LOSS_STATE) ? "loss-state" : "loss-gemodel");
+	if (has(d, IMP_ECN) && d->ecn && !nz(d, IMP_LOSS) &&
+	    !has(d, IMP_LOSS_STATE) && !has(d, IMP_LOSS_GE))
+		ll_diag_add(diag, LL_DIAG_ERROR, "ecn",
+			    "ecn needs loss, loss-state or loss-gemodel (tc-netem: ecn requested without loss model)");
+	if (has(d, IMP_PKT_OVERHEAD) && !has(d, IMP_NETEM_RATE))
+		ll_diag_add(diag, LL_DIAG_ERROR, "packet-overhead",
+			    "packet-overhead needs netem-rate");
+	if (has(d, IMP_CELL_SIZE) && !has(d, IMP_NETEM_RATE))
+		ll_diag_add(diag, LL_DIAG_ERROR, "cell-size", "cell-size needs netem-rate");
+	if (has(d, IMP_CELL_OVERHEAD) && !has(d, IMP_NETEM_RATE))
+		ll_diag_add(diag, LL_DIAG_ERROR, "cell-overhead",
+			    "cell-overhead needs netem-rate");
+	else if (has(d, IMP_CELL_OVERHEAD) && !has(d, IMP_CELL_SIZE))
+		ll_diag_add(diag, LL_DIAG_WARN, "cell-overhead",
+			    "cell-overhead without cell-size is ignored by the kernel");
+	if (has(d, IMP_SLOT_PACKETS) && !has(d, IMP_SLOT))
+		ll_diag_add(diag, LL_DIAG_ERROR, "slot-packets", "slot-packets needs slot");
+	if (has(d, IMP_SLOT_BYTES) && !has(d, IMP_SLOT))
+		ll_diag_add(diag, LL_DIAG_ERROR, "slot-bytes", "slot-bytes needs slot");
+	if (has(d, IMP_RATE) && has(d, IMP_NETEM_RATE))
+		ll_diag_add(diag, LL_DIAG_WARN, "netem-rate",
+			    "both rate (tbf) and netem-rate are set: the lower one limits");
+	if (has(d, IMP_TBF_LIMIT) && has(d, IMP_LATENCY))
+		ll_diag_add(diag, LL_DIAG_ERROR, "tbf-limit",
+			    "tbf-limit and latency are exclusive (tc-tbf: limit or latency)");
+	if (nz(d, IMP_JITTER) && nz(d, IMP_DELAY) && d->jitter > d->delay)
+		ll_diag_add(diag, LL_DIAG_WARN, "jitter",
+			    "jitter is larger than delay: delays are clamped at 0 and packets reorder");
+	if (has(d, IMP_LOSS) && d->loss == UINT32_MAX)
+		ll_diag_add(diag, LL_DIAG_WARN, "loss",
+			    "loss 100%% drops everything, including an SSH session on this interface");
+	return diag->nerrors > before ? -EINVAL : 0;
+}
+
+bool impair_needs_tbf(const struct impair *d)
+{
+	return has(d, IMP_RATE);
+}
+
+bool impair_needs_netem(const struct impair *d)
+{
+	/* "ecn off" alone asks for nothing */
+	return (d->set & NETEM_BITS & ~(uint32_t)IMP_ECN) != 0 ||
+	       (has(d, IMP_ECN) && d->ecn);
+}
+
+bool impair_is_empty(const struct impair *d)
+{
+	return !impair_needs_tbf(d) && !impair_needs_netem(d);
+}
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+static uint32_t clamp32(uint64_t v)
+{
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+int impair_plan(const struct impair *d, unsigned mtu, unsigned hz,
+		struct impair_plan *p, struct ll_diag *diag)
+{
+	uint64_t min_burst = 0;
+	char b1[32], b2[32];
+
+	memset(p, 0, sizeof(*p));
+	if (impair_validate(d, diag) < 0)
+		return -EINVAL;
+	if (!mtu)
+		mtu = 1500;
+	if (!hz)
+		hz = 250;
+	p->mtu = mtu;
+	p->tbf = impair_needs_tbf(d);
+	p->netem = impair_needs_netem(d);
+	p->ingress = has(d, IMP_DIRECTION) && d->direction == IMP_INGRESS;
+	if ((has(d, IMP_DST) && d->dst_plen > 0) || (has(d, IMP_DPORT) && d->dport)) {
+		p->scoped = true;
+		if (has(d, IMP_DST) && d->dst_plen) {
+			p->dst_plen = d->dst_plen;
+			p->dst_family = d->dst_family == AF_INET6 ? AF_INET6 : AF_INET;
+			memcpy(p->dst_addr, d->dst_addr, 4);
+			memcpy(p->dst6, d->dst6, 16);
+		}
+		p->dport = has(d, IMP_DPORT) ? d->dport : 0;
+	}
+	if (p->tbf) {
+		uint64_t by_hz, by_ms, floor_mtu = (uint64_t)mtu + 14;
+		int64_t lat = has(d, IMP_LATENCY) ? d->tbf_latency :
+			      TBF_LATENCY_DEFAULT_NS;
+
+		p->rate_Bps = d->rate / 8;
+		if (!p->rate_Bps)
+			p->rate_Bps = 1;
+		by_hz = ceil_div(p->rate_Bps, hz);
+		by_ms = ceil_div(p->rate_Bps, 1000);
+		min_burst = floor_mtu;
+		if (by_hz > min_burst)
+			min_burst = by_hz;
+		if (by_ms > min_burst)
+			min_burst = by_ms;
+		if (has(d, IMP_BURST)) {
+			if (d->burst < floor_mtu) {
+				ll_diag_add(diag, LL_DIAG_ERROR, "burst",
+					    "burst: %s is smaller than MTU + 14 (%s): the kernel drops every full-size packet",
+					    units_format_size(d->burst, b1, sizeof(b1)),
+					    units_format_size(floor_mtu, b2, sizeof(b2)));
+				return -EINVAL;
+			}
+			if (d->burst < min_burst)
+				ll_diag_add(diag, LL_DIAG_WARN, "burst",
+					    "burst: %s is below max(rate/HZ, 1 ms of rate) = %s; throughput will fall short of the rate",
+					    units_format_size(d->burst, b1, sizeof(b1)),
+					    units_format_size(min_burst, b2, sizeof(b2)));
+			/* ~100 ms of rate: probes and slow start see line rate
+			 * for that long (tcconfig#193) */
+			if ((double)d->burst > (double)p->rate_Bps * 0.1 &&
+			    d->burst > floor_mtu)
+				ll_diag_add(diag, LL_DIAG_WARN, "burst",
+					    "burst: %s is more than 100 ms of rate (%s): bursts that long pass unshaped",
+					    units_format_size(d->burst, b1, sizeof(b1)),
+					    units_format_size((uint64_t)((double)p->rate_Bps * 0.1),
+							      b2, sizeof(b2)));
+			p->burst = clamp32(d->burst);
+		} else {
+			p->burst = clamp32(min_burst);
+		}
+		if (has(d, IMP_TBF_LIMIT)) {
+			p->tbf_limit = clamp32(d->tbf_limit);
+			if (p->tbf_limit < p->burst)
+				ll_diag_add(diag, LL_DIAG_WARN, "tbf-limit",
+					    "tbf-limit is smaller than burst");
+		} else {
+			double lim = (double)p->rate_Bps * (double)lat / 1e9 +
+				     (double)p->burst;
+			p->tbf_limit = lim >= (double)UINT32_MAX ? UINT32_MAX :
+				       (uint32_t)lim;
+		}
+	}
+	if (p->netem) {
+		uint64_t rate = ASSUMED_LINK_BPS;
+		double t, bdp, strict;
+		uint64_t need;
+
+		/* the slowest shaper decides how many packets wait in netem */
+		if (has(d, IMP_RATE) && d->rate)
+			rate = d->rate;
+		if (has(d, IMP_NETEM_RATE) && d->netem_rate &&
+		    (!has(d, IMP_RATE) || d->netem_rate < rate))
+			rate = d->netem_rate;
+		t = (double)((has(d, IMP_DELAY) ? d->delay : 0) +
+			     (has(d, IMP_JITTER) ? d->jitter : 0) +
+			     (has(d, IMP_SLOT) ? d->slot_max : 0)) / 1e9;
+		strict = ceil((double)rate * t / (8.0 * mtu));
+		bdp = ceil(1.5 * (double)rate * t / (8.0 * mtu));
+		need = bdp > 1000 ? (uint64_t)bdp : 1000;
+		p->limit_need = strict >= (double)UINT32_MAX ? UINT32_MAX :
+				(uint32_t)strict;
+
+		p->latency_ns = has(d, IMP_DELAY) ? d->delay : 0;
+		p->jitter_ns = has(d, IMP_JITTER) ? d->jitter : 0;
+		if (has(d, IMP_LIMIT)) {
+			p->limit = d->limit;
+			if (d->limit < p->limit_need)
+				ll_diag_add(diag, LL_DIAG_WARN, "limit",
+					    "LIMIT TOO SMALL: limit %" PRIu32 " packets cannot hold rate x delay = %" PRIu32 " packets: netem WILL tail-drop (auto-size would use %llu)",
+					    d->limit, p->limit_need, (unsigned long long)need);
+			else if (d->limit < need)
+				ll_diag_add(diag, LL_DIAG_WARN, "limit",
+					    "limit: %" PRIu32 " packets is below 1.5 x rate x delay (%llu packets): expect tail drops on bursts",
+					    d->limit, (unsigned long long)need);
+		} else {
+			p->limit = clamp32(need);
+		}
+		if (has(d, IMP_DIST))
+			p->dist = d->dist;
+		if (has(d, IMP_LOSS_STATE)) {
+			const uint32_t *v = d->loss_state;
+			int n = d->loss_state_n;
+
+			/* tc q_netem.c defaults; kernel order p13 p31 p32 p14 p23 */
+			p->loss_model = IMP_LOSSM_STATE;
+			p->gi[0] = v[0];
+			p->gi[1] = n > 1 ? v[1] : UINT32_MAX - v[0];
+			p->gi[2] = n > 2 ? v[2] : 0;
+			p->gi[4] = n > 3 ? v[3] : UINT32_MAX;
+			p->gi[3] = n > 4 ? v[4] : 0;
+		} else if (has(d, IMP_LOSS_GE)) {
+			const uint32_t *v = d->loss_ge;
+			int n = d->loss_ge_n;
+
+			/* the CLI takes 1-h, the kernel wants h */
+			p->loss_model = IMP_LOSSM_GE;
+			p->ge[0] = v[0];
+			p->ge[1] = n > 1 ? v[1] : UINT32_MAX - v[0];
+			p->ge[2] = n > 2 ? UINT32_MAX - v[2] : 0;
+			p->ge[3] = n > 3 ? v[3] : 0;
+		}
+		p->ecn = has(d, IMP_ECN) && d->ecn;
+		if (has(d, IMP_NETEM_RATE)) {
+			p->netem_rate_Bps = d->netem_rate / 8;
+			if (!p->netem_rate_Bps)
+				p->netem_rate_Bps = 1;
+			p->packet_overhead = has(d, IMP_PKT_OVERHEAD) ? d->packet_overhead : 0;
+			p->cell_size = has(d, IMP_CELL_SIZE) ? d->cell_size : 0;
+			p->cell_overhead = has(d, IMP_CELL_OVERHEAD) ? d->cell_overhead : 0;
+		}
+		if (has(d, IMP_SLOT)) {
+			p->slot = true;
+			p->slot_min_ns = d->slot_min;
+			p->slot_max_ns = d->slot_max;
+			p->slot_packets = has(d, IMP_SLOT_PACKETS) ? d->slot_packets : 0;
+			p->slot_bytes = has(d, IMP_SLOT_BYTES) ? d->slot_bytes : 0;
+		}
+		if (has(d, IMP_SEED)) {
+			p->has_seed = true;
+			p->seed = d->seed;
+		}
+		p->loss = d->loss;
+		p->loss_corr = d->loss_corr;
+		p->delay_corr = d->delay_corr;
+		p->duplicate = d->duplicate;
+		p->dup_corr = d->dup_corr;
+		p->corrupt = d->corrupt;
+		p->corrupt_corr = d->corrupt_corr;
+		p->reorder = d->reorder;
+		p->reorder_corr = d->reorder_corr;
+		p->gap = d->gap;
+		/* tc q_netem.c: reorder without gap means gap 1 (otherwise the
+		 * kernel never reorders) */
+		if (p->reorder && !p->gap)
+			p->gap = 1;
+	}
+	return 0;
+}
+
+double impair_goodput_ceiling(uint64_t rate, unsigned mtu, unsigned mss)
+{
+	if (!mtu)
+		mtu = 1500;
+	if (!mss)
+		mss = mtu > 52 ? mtu - 52 : 1;
+	return (double)rate * (double)mss / ((double)mss + 66.0);
+}
+
+static unsigned hz_from_stream(FILE *f)
+{
+	char line[256];
+	unsigned hz = 0;
+
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "CONFIG_HZ=", 10) == 0) {
+			hz = (unsigned)strtoul(line + 10, NULL, 10);
+			break;
+		}
+	return hz;
+}
+
+unsigned impair_kernel_hz(void)
+{
+	static unsigned cached;
+	struct utsname u;
+	char path[128 + sizeof(u.release)];
+	unsigned hz = 0;
+	FILE *f;
+
+	if (cached)
+		return cached;
+	if (uname(&u) == 0) {
+		snprintf(path, sizeof(path), "/boot/config-%s", u.release);
+		f = fopen(path, "re");
+		if (f) {
+			hz = hz_from_stream(f);
+			fclose(f);
+		}
+	}
+	if (!hz) {
+		f = fopen("/proc/config.gz", "re");
+		if (f) {
+			fclose(f);
+			f = popen("gzip -dc /proc/config.gz 2>/dev/null", "r");
+			if (f) {
+				hz = hz_from_stream(f);
+				pclose(f);
+			}
+		}
+	}
+	if (hz < 24 || hz > 10000)
+		hz = 250;
+	cached = hz;
+	return hz;
+}
+
+static void cat(char *buf, size_t len, size_t *off, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void cat(char *buf, size_t len, size_t *off, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*off >= len)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *off, len - *off, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*off += (size_t)n < len - *off ? (size_t)n : len - *off - 1;
+}
+
+char *impair_summary(const struct impair *d, char *buf, size_t len)
+{
+	const struct impair_field *f;
+	size_t off = 0;
+	char v[48];
+
+	if (!len)
+		return buf;
+	buf[0] = '\0';
+	if (impair_is_empty(d)) {
+		snprintf(buf, len, "none");
+		return buf;
+	}
+	for (f = impair_fields; f->name; f++) {
+		if (!(d->set & f->bit))
+			continue;
+		impair_get(d, f, v, sizeof(v));
+		cat(buf, len, &off, "%s%s %s", off ? " " : "", f->name, v);
+	}
+	return buf;
+}
+
+/* True if a and b differ by at most 1% (tc rounds burst/limit through
+ * ticks, so a read-back value is rarely the exact one derived). */
+static bool near(uint64_t a, uint64_t b)
+{
+	uint64_t d = a > b ? a - b : b - a;
+
+	return d <= 2 || d * 100 <= (a > b ? a : b);
+}
+
+void impair_drop_derived(struct impair *d, unsigned mtu, unsigned hz)
+{
+	struct impair base = *d;
+	struct impair_plan p;
+	struct ll_diag diag;
+
+	base.set &= ~(uint32_t)(IMP_BURST | IMP_TBF_LIMIT | IMP_LIMIT);
+	ll_diag_clear(&diag);
+	if (impair_plan(&base, mtu, hz, &p, &diag) < 0)
+		return;
+	if (has(d, IMP_BURST) && p.tbf && near(d->burst, p.burst)) {
+		d->set &= ~(uint32_t)IMP_BURST;
+		d->burst = 0;
+	}
+	if (has(d, IMP_TBF_LIMIT) && p.tbf && near(d->tbf_limit, p.tbf_limit)) {
+		d->set &= ~(uint32_t)IMP_TBF_LIMIT;
+		d->tbf_limit = 0;
+	}
+	if (has(d, IMP_LIMIT) && p.netem && near(d->limit, p.limit)) {
+		d->set &= ~(uint32_t)IMP_LIMIT;
+		d->limit = 0;
+	}
+}

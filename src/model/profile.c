@@ -1,0 +1,641 @@
+/* SPDX-License-Identifier: MIT */
+/* profile.c - INI profiles through iniparser (the only file including it). */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <iniparser.h>
+
+#include "linklab/model/profile.h"
+
+#define PROFILE_LINE_MAX 1024
+
+/* iniparser reports through a callback without a context pointer: collect
+ * its messages here while profile_load runs (single-threaded use). */
+static char ini_errbuf[512];
+
+/* iniparser error callback: keep the first message, print nothing. */
+static int ini_errback(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ini_errbuf[0])
+		return 0;
+	va_start(ap, fmt);
+	vsnprintf(ini_errbuf, sizeof(ini_errbuf), fmt, ap);
+	va_end(ap);
+	ini_errbuf[strcspn(ini_errbuf, "\n")] = '\0';
+	return 0;
+}
+
+static const char *const known_sections[] = { "profile", "dial", "a", "b", NULL };
+
+static bool section_known(const char *s)
+{
+	int i;
+
+	for (i = 0; known_sections[i]; i++)
+		if (!strcmp(s, known_sections[i]))
+			return true;
+	return false;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+/* Line-level checks iniparser cannot make: duplicates, case-only section
+ * differences, inline comments that cut a value, over-long lines, unknown
+ * sections and keys. */
+#define PROFILE_MAX_BAD_LINES 3
+
+/* Returns -EINVAL when the file is plainly not an INI profile (too many
+ * lines that are neither sections nor 'key = value'). */
+/* Where each "section:key" of the file is (its first line), so that a bad
+ * value found after iniparser read the file is reported with file:line. */
+struct key_lines {
+	char key[64][96];
+	int line[64];
+	int n;
+};
+
+static int key_line(const struct key_lines *kl, const char *sec, const char *key)
+{
+	char k[96];
+	int i;
+
+	snprintf(k, sizeof(k), "%s:%s", sec, key);
+	for (i = 0; i < kl->n; i++)
+		if (!strcasecmp(kl->key[i], k))
+			return kl->line[i];
+	return 0;
+}
+
+static int lint_file(FILE *f, const char *path, struct key_lines *kl, struct ll_diag *diag)
+{
+	char line[PROFILE_LINE_MAX + 2], sec[64] = "";
+	char (*seen)[96] = kl->key;
+	char secs[16][64];
+	int nseen = 0, nsecs = 0, lineno = 0, nbad = 0, i;
+
+	while (fgets(line, sizeof(line), f)) {
+		char *s, *eq, *key, *val;
+
+		lineno++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			int c;
+
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+				    "%s:%d: line longer than %d bytes", path,
+				    lineno, PROFILE_LINE_MAX);
+			while ((c = fgetc(f)) != EOF && c != '\n')
+				;
+			continue;
+		}
+		s = trim(line);
+		if (!*s || *s == '#' || *s == ';')
+			continue;
+		if (*s == '[') {
+			char *end = strchr(s, ']');
+
+			if (!end) {
+				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+					    "%s:%d: section header without ']'", path, lineno);
+				continue;
+			}
+			*end = '\0';
+			snprintf(sec, sizeof(sec), "%s", trim(s + 1));
+			for (i = 0; i < nsecs; i++) {
+				if (!strcmp(secs[i], sec))
+					ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+						    "%s:%d: section [%s] appears twice",
+						    path, lineno, sec);
+				else if (!strcasecmp(secs[i], sec))
+					ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+						    "%s:%d: section [%s] differs from [%s] only in case",
+						    path, lineno, sec, secs[i]);
+			}
+			if (nsecs < 16)
+				snprintf(secs[nsecs++], sizeof(secs[0]), "%s", sec);
+			if (!section_known(sec))
+				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+					    "%s:%d: unknown section [%s] (known: profile, dial, a, b)",
+					    path, lineno, sec);
+			continue;
+		}
+		eq = strchr(s, '=');
+		if (!eq) {
+			if (++nbad > PROFILE_MAX_BAD_LINES) {
+				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+					    "%s: not an INI profile (%d lines are neither "
+					    "'key = value' nor [section]); stopped reading at line %d",
+					    path, nbad, lineno);
+				return -EINVAL;
+			}
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+				    "%s:%d: expected 'key = value'", path, lineno);
+			continue;
+		}
+		*eq = '\0';
+		key = trim(s);
+		val = trim(eq + 1);
+		if (strpbrk(val, "#;") && val[0] != '"')
+			ll_diag_add(diag, LL_DIAG_WARN, NULL,
+				    "%s:%d: %s: value '%s' is cut at '#' or ';' (the rest "
+				    "is a comment): the value used is '%.*s'",
+				    path, lineno, key, val, (int)strcspn(val, "#;"), val);
+		for (i = 0; i < nseen; i++) {
+			char k[96];
+
+			snprintf(k, sizeof(k), "%s:%s", sec, key);
+			if (!strcasecmp(seen[i], k)) {
+				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+					    "%s:%d: key '%s' repeated in [%s]", path,
+					    lineno, key, sec);
+				break;
+			}
+		}
+		if (nseen < 64) {
+			kl->line[nseen] = lineno;
+			snprintf(seen[nseen++], sizeof(seen[0]), "%s:%s", sec, key);
+			kl->n = nseen;
+		}
+		if (!strcmp(sec, "profile")) {
+			if (strcasecmp(key, "name") && strcasecmp(key, "description"))
+				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+					    "%s:%d: unknown key '%s' in [profile] "
+					    "(known: name, description)", path, lineno, key);
+		} else if (section_known(sec) && !impair_field_find(key)) {
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+				    "%s:%d: unknown key '%s' in [%s]", path, lineno,
+				    key, sec);
+		} else if (!sec[0]) {
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+				    "%s:%d: key '%s' outside any section", path, lineno, key);
+		}
+	}
+	return 0;
+}
+
+/* Fill d from one section of the dictionary. */
+static void load_section(dictionary *ini, const char *sec, struct impair *d,
+			 const char *path, const struct key_lines *kl, struct ll_diag *diag)
+{
+	const struct impair_field *f;
+	char key[96];
+
+	for (f = impair_fields; f->name; f++) {
+		const char *v;
+		struct ll_diag one;
+		int i;
+
+		snprintf(key, sizeof(key), "%s:%s", sec, f->name);
+		v = iniparser_getstring(ini, key, NULL);
+		if (!v)
+			continue;
+		ll_diag_clear(&one);
+		if (impair_set(d, f->name, v, &one) < 0) {
+			int ln = key_line(kl, sec, f->name);
+
+			for (i = 0; i < one.n; i++) {
+				if (ln)
+					ll_diag_add(diag, one.e[i].level, f->name, "%s:%d: [%s] %s",
+						    path, ln, sec, one.e[i].text);
+				else
+					ll_diag_add(diag, one.e[i].level, f->name, "%s: [%s] %s",
+						    path, sec, one.e[i].text);
+			}
+		}
+	}
+}
+
+int profile_load(const char *path, struct profile *p, struct ll_diag *diag)
+{
+	dictionary *ini;
+	const char *s, *base;
+	FILE *f;
+	struct ll_diag v;
+	struct key_lines *kl;
+	int before = diag->nerrors, side, i;
+
+	memset(p, 0, sizeof(*p));
+	snprintf(p->path, sizeof(p->path), "%s", path);
+	f = fopen(path, "r");
+	if (!f) {
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s: %s", path, strerror(errno));
+		return -ENOENT;
+	}
+	kl = calloc(1, sizeof(*kl));
+	if (!kl) {
+		fclose(f);
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s: out of memory", path);
+		return -ENOMEM;
+	}
+	if (lint_file(f, path, kl, diag) < 0) {
+		fclose(f);
+		free(kl);
+		return -EINVAL;
+	}
+	fclose(f);
+
+	ini_errbuf[0] = '\0';
+	iniparser_set_error_callback(ini_errback);
+	ini = iniparser_load(path);
+	if (!ini || ini_errbuf[0]) {
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s: %s", path,
+			    ini_errbuf[0] ? ini_errbuf : "cannot parse");
+		if (ini)
+			iniparser_freedict(ini);
+		free(kl);
+		return -EINVAL;
+	}
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	s = iniparser_getstring(ini, "profile:name", NULL);
+	snprintf(p->name, sizeof(p->name), "%.*s", (int)strcspn(base, "."), base);
+	if (s && *s)
+		snprintf(p->name, sizeof(p->name), "%s", s);
+	s = iniparser_getstring(ini, "profile:description", "");
+	snprintf(p->description, sizeof(p->description), "%s", s);
+
+	load_section(ini, "dial", &p->a, path, kl, diag);
+	p->b = p->a;
+	if (iniparser_find_entry(ini, "a")) {
+		load_section(ini, "a", &p->a, path, kl, diag);
+		p->per_side = true;
+	}
+	if (iniparser_find_entry(ini, "b")) {
+		load_section(ini, "b", &p->b, path, kl, diag);
+		p->per_side = true;
+	}
+	iniparser_freedict(ini);
+	free(kl);
+
+	for (side = 0; side < 2 && diag->nerrors == before; side++) {
+		ll_diag_clear(&v);
+		impair_validate(side ? &p->b : &p->a, &v);
+		for (i = 0; i < v.n; i++)
+			ll_diag_add(diag, v.e[i].level, v.e[i].field, "%s: %s%s",
+				    path, p->per_side ? (side ? "[b] " : "[a] ") : "",
+				    v.e[i].text);
+		if (!p->per_side)
+			break;
+	}
+	return diag->nerrors > before ? -EINVAL : 0;
+}
+
+/* The directories searched, in order, into dirs (each PATH_MAX). */
+static int profile_dirs(char dirs[][PATH_MAX], int max, bool *user)
+{
+	const char *env = getenv("LINKLAB_PROFILE_PATH");
+	char exe[PATH_MAX], *slash;
+	ssize_t n;
+	int nd = 0;
+
+	if (env && *env) {
+		char *copy = strdup(env), *tok, *save = NULL;
+
+		for (tok = strtok_r(copy, ":", &save); tok && nd < max;
+		     tok = strtok_r(NULL, ":", &save)) {
+			user[nd] = true;
+			snprintf(dirs[nd++], PATH_MAX, "%s", tok);
+		}
+		free(copy);
+	}
+	if (nd < max) {
+		const char *x = getenv("XDG_CONFIG_HOME"), *h = getenv("HOME");
+
+		user[nd] = true;
+		if (x && *x)
+			snprintf(dirs[nd++], PATH_MAX, "%s/linklab/profiles", x);
+		else if (h && *h)
+			snprintf(dirs[nd++], PATH_MAX, "%s/.config/linklab/profiles", h);
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0 && nd < max) {
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			user[nd] = false;
+			snprintf(dirs[nd++], PATH_MAX, "%.*s/../profiles",
+				 PATH_MAX - 16, exe);
+			if (nd < max) {
+				user[nd] = false;
+				snprintf(dirs[nd++], PATH_MAX, "%.*s/../share/linklab/profiles",
+					 PATH_MAX - 32, exe);
+			}
+		}
+	}
+	return nd;
+}
+
+int profile_find(const char *name, char *path, size_t len, struct ll_err *err)
+{
+	char dirs[8][PATH_MAX];
+	bool user[8];
+	int nd, i;
+
+	if (strchr(name, '/')) {
+		if (access(name, R_OK) == 0) {
+			snprintf(path, len, "%s", name);
+			return 0;
+		}
+		return ll_err_set(err, -ENOENT, "profile file %s: %s", name,
+				  strerror(errno));
+	}
+	nd = profile_dirs(dirs, 8, user);
+	for (i = 0; i < nd; i++) {
+		snprintf(path, len, "%s/%s.ini", dirs[i], name);
+		if (access(path, R_OK) == 0)
+			return 0;
+	}
+	return ll_err_set(err, -ENOENT,
+			  "profile '%s' not found (see `linklab profile list`)", name);
+}
+
+int profile_list(struct profile_entry **out, int *n, struct ll_err *err)
+{
+	char dirs[8][PATH_MAX];
+	bool user[8];
+	struct profile_entry *v = NULL;
+	int nd, i, k, cnt = 0, cap = 0;
+
+	nd = profile_dirs(dirs, 8, user);
+	for (i = 0; i < nd; i++) {
+		DIR *d = opendir(dirs[i]);
+		struct dirent *de;
+
+		if (!d)
+			continue;
+		while ((de = readdir(d))) {
+			size_t l = strlen(de->d_name);
+			bool dup = false;
+
+			if (l < 5 || strcmp(de->d_name + l - 4, ".ini"))
+				continue;
+			for (k = 0; k < cnt; k++)
+				if (!strncmp(v[k].name, de->d_name, l - 4) &&
+				    v[k].name[l - 4] == '\0')
+					dup = true;
+			if (dup)
+				continue;
+			if (cnt == cap) {
+				struct profile_entry *nv;
+
+				cap = cap ? cap * 2 : 16;
+				nv = realloc(v, (size_t)cap * sizeof(*v));
+				if (!nv) {
+					closedir(d);
+					free(v);
+					return ll_err_set(err, -ENOMEM, "out of memory");
+				}
+				v = nv;
+			}
+			snprintf(v[cnt].name, sizeof(v[cnt].name), "%.*s",
+				 (int)(l - 4), de->d_name);
+			snprintf(v[cnt].path, sizeof(v[cnt].path), "%.*s/%s",
+				 PATH_MAX - 300, dirs[i], de->d_name);
+			v[cnt].user = user[i];
+			cnt++;
+		}
+		closedir(d);
+	}
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+/* mkdir -p for the user directory. */
+static int mkdir_p(char *dir)
+{
+	char *p;
+
+	for (p = dir + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* Check a profile name: letters, digits, '-', '_', '.'; 1..48. */
+static int profile_name_ok(const char *name, struct ll_err *err)
+{
+	const char *c;
+
+	if (!*name || strlen(name) > 48)
+		return ll_err_set(err, -EINVAL, "profile name '%s': 1 to 48 characters", name);
+	if (name[0] == '.')
+		return ll_err_set(err, -EINVAL, "profile name '%s': must not start with '.'",
+				  name);
+	for (c = name; *c; c++)
+		if (!isalnum((unsigned char)*c) && !strchr("-_.", *c))
+			return ll_err_set(err, -EINVAL,
+					  "profile name '%s': use letters, digits, '-', '_', '.'",
+					  name);
+	return 0;
+}
+
+static void write_section(FILE *f, const char *sec, const struct impair *d)
+{
+	const struct impair_field *fl;
+	char val[64];
+
+	fprintf(f, "\n[%s]\n", sec);
+	for (fl = impair_fields; fl->name; fl++)
+		if (d->set & fl->bit)
+			fprintf(f, "%s = %s\n", fl->name,
+				impair_get(d, fl, val, sizeof(val)));
+}
+
+/* Same dial: the same fields set with the same tc text. */
+static bool dial_same(const struct impair *a, const struct impair *b)
+{
+	const struct impair_field *fl;
+	char x[64], y[64];
+
+	if (a->set != b->set)
+		return false;
+	for (fl = impair_fields; fl->name; fl++)
+		if ((a->set & fl->bit) &&
+		    strcmp(impair_get(a, fl, x, sizeof(x)), impair_get(b, fl, y, sizeof(y))))
+			return false;
+	return true;
+}
+
+int profile_write(const char *path, const char *name, const char *description,
+		  const struct impair *a, const struct impair *b,
+		  struct ll_err *err)
+{
+	FILE *f = fopen(path, "w");
+	char desc[256];
+
+	if (!f)
+		return ll_err_set(err, -errno, "cannot write %s: %s", path, strerror(errno));
+	fprintf(f, "; linklab profile\n[profile]\nname = %s\n", name);
+	if (description && *description) {
+		/* an inline ';' or '#' would cut the value when read back */
+		snprintf(desc, sizeof(desc), "%s", description);
+		for (char *c = desc; *c; c++)
+			if (*c == ';' || *c == '#' || *c == '\n')
+				*c = ',';
+		fprintf(f, "description = %s\n", desc);
+	}
+	if (!b || dial_same(a, b)) {
+		write_section(f, "dial", a);
+	} else {
+		write_section(f, "a", a);
+		write_section(f, "b", b);
+	}
+	if (fclose(f) != 0)
+		return ll_err_set(err, -EIO, "cannot write %s", path);
+	return 0;
+}
+
+int profile_save_sides(const char *name, const char *description,
+		       const struct impair *a, const struct impair *b,
+		       char *path_out, size_t len, struct ll_err *err)
+{
+	char dirs[8][PATH_MAX], path[PATH_MAX + 80];
+	bool user[8];
+	int rc;
+
+	rc = profile_name_ok(name, err);
+	if (rc < 0)
+		return rc;
+	if (profile_dirs(dirs, 8, user) < 1 || !user[0])
+		return ll_err_set(err, -ENOENT, "no user profile directory (HOME unset)");
+	rc = mkdir_p(dirs[0]);
+	if (rc < 0)
+		return ll_err_set(err, rc, "cannot create %s: %s", dirs[0], strerror(-rc));
+	snprintf(path, sizeof(path), "%s/%s.ini", dirs[0], name);
+	rc = profile_write(path, name, description, a, b, err);
+	if (rc < 0)
+		return rc;
+	if (path_out)
+		snprintf(path_out, len, "%s", path);
+	return 0;
+}
+
+int profile_save(const char *name, const char *description,
+		 const struct impair *d, char *path_out, size_t len,
+		 struct ll_err *err)
+{
+	return profile_save_sides(name, description, d, NULL, path_out, len, err);
+}
+
+bool profile_is_user_path(const char *path)
+{
+	char dirs[8][PATH_MAX];
+	bool user[8];
+	int nd, i;
+	size_t l;
+
+	nd = profile_dirs(dirs, 8, user);
+	for (i = 0; i < nd; i++) {
+		l = strlen(dirs[i]);
+		if (user[i] && !strncmp(path, dirs[i], l) && path[l] == '/' &&
+		    !strchr(path + l + 1, '/'))
+			return true;
+	}
+	return false;
+}
+
+int profile_rename(const char *path, const char *newname, char *path_out,
+		   size_t len, struct ll_err *err)
+{
+	char npath[PATH_MAX + 80], line[PROFILE_LINE_MAX + 2], sec[64] = "";
+	const char *slash;
+	FILE *in, *out;
+	bool named = false;
+	int rc;
+
+	rc = profile_name_ok(newname, err);
+	if (rc < 0)
+		return rc;
+	if (!profile_is_user_path(path))
+		return ll_err_set(err, -EPERM,
+				  "%s: shipped profiles are read-only (save a copy instead)",
+				  path);
+	slash = strrchr(path, '/');
+	snprintf(npath, sizeof(npath), "%.*s/%s.ini", (int)(slash - path), path,
+		 newname);
+	if (access(npath, F_OK) == 0)
+		return ll_err_set(err, -EEXIST, "profile %s already exists", npath);
+	in = fopen(path, "r");
+	if (!in)
+		return ll_err_set(err, -errno, "%s: %s", path, strerror(errno));
+	out = fopen(npath, "wx");
+	if (!out) {
+		rc = -errno;
+		fclose(in);
+		return ll_err_set(err, rc, "cannot write %s: %s", npath, strerror(-rc));
+	}
+	while (fgets(line, sizeof(line), in)) {
+		char *s = trim(line), *e;
+
+		if (*s == '[' && (e = strchr(s, ']'))) {
+			if (!strcmp(sec, "profile") && !named) {
+				fprintf(out, "name = %s\n", newname);
+				named = true;
+			}
+			snprintf(sec, sizeof(sec), "%.*s", (int)(e - s - 1), s + 1);
+			fprintf(out, "%s\n", s);
+			continue;
+		}
+		if (!strcmp(sec, "profile") && !strncmp(s, "name", 4) &&
+		    (s[4] == '=' || isspace((unsigned char)s[4]))) {
+			fprintf(out, "name = %s\n", newname);
+			named = true;
+			continue;
+		}
+		fprintf(out, "%s\n", s);
+	}
+	fclose(in);
+	if (!strcmp(sec, "profile") && !named)
+		fprintf(out, "name = %s\n", newname);
+	if (fclose(out) != 0) {
+		unlink(npath);
+		return ll_err_set(err, -EIO, "cannot write %s", npath);
+	}
+	if (unlink(path) < 0) {
+		rc = -errno;
+		unlink(npath);
+		return ll_err_set(err, rc, "cannot remove %s: %s", path, strerror(-rc));
+	}
+	if (path_out)
+		snprintf(path_out, len, "%s", npath);
+	return 0;
+}
+
+int profile_delete(const char *path, struct ll_err *err)
+{
+	if (!profile_is_user_path(path))
+		return ll_err_set(err, -EPERM,
+				  "%s: shipped profiles are read-only", path);
+	if (unlink(path) < 0)
+		return ll_err_set(err, -errno, "cannot delete %s: %s", path,
+				  strerror(errno));
+	return 0;
+}

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/* theory.c - expected TCP ceilings: frame overhead, window/RTT, Mathis. */
+#include <math.h>
+#include <stdio.h>
+
+#include "linklab/model/theory.h"
+#include "linklab/base/units.h"
+
+uint64_t theory_bdp(uint64_t rate, double rtt)
+{
+	if (rtt <= 0)
+		return 0;
+	return (uint64_t)((double)rate * rtt / 8.0 + 0.5);
+}
+
+/* Read up to n integers from a /proc/sys file. */
+static int read_ints(const char *path, long long *v, int n)
+{
+	FILE *f = fopen(path, "r");
+	int k = 0;
+
+	if (!f)
+		return 0;
+	while (k < n && fscanf(f, "%lld", &v[k]) == 1)
+		k++;
+	fclose(f);
+	return k;
+}
+
+uint64_t theory_local_window(void)
+{
+	long long rmem[3], scale[1];
+
+	if (read_ints("/proc/sys/net/ipv4/tcp_rmem", rmem, 3) != 3)
+		return 0;
+	if (read_ints("/proc/sys/net/ipv4/tcp_adv_win_scale", scale, 1) != 1)
+		scale[0] = 1;
+	/* tcp_win_from_space(): space - space/2^scale (scale > 0),
+	 * space/2^-scale (scale <= 0). */
+	if (scale[0] > 0)
+		return (uint64_t)(rmem[2] - (rmem[2] >> scale[0]));
+	return (uint64_t)(rmem[2] >> -scale[0]);
+}
+
+void theory_compute(const struct theory_in *in, struct theory_out *out)
+{
+	double mss = in->mss ? in->mss : 1448, best = 0;
+	int n = in->streams > 0 ? in->streams : 1;
+	char a[32], b[32], c[32];
+	int len = 0;
+
+	*out = (struct theory_out){ 0 };
+	if (in->rate) {
+		out->frame_bps = (double)in->rate * mss / (mss + 66.0);
+		best = out->frame_bps;
+		out->bound = THEORY_RATE;
+	}
+	if (in->window && in->rtt > 0) {
+		out->window_bps = n * (double)in->window * 8.0 / in->rtt;
+		if (!best || out->window_bps < best) {
+			best = out->window_bps;
+			out->bound = THEORY_WINDOW;
+		}
+	}
+	if (in->loss > 0 && in->rtt > 0) {
+		out->mathis_bps = n * mss * 8.0 / in->rtt * 1.22 / sqrt(in->loss);
+		if (!best || out->mathis_bps < best) {
+			best = out->mathis_bps;
+			out->bound = THEORY_LOSS;
+		}
+	}
+	out->expect_bps = best;
+	switch (out->bound) {
+	case THEORY_RATE:
+		len = snprintf(out->line, sizeof(out->line),
+			       "rate-limited: %s x %.0f/%.0f (frame headers) = %s",
+			       units_human_rate((double)in->rate, a, sizeof(a)), mss,
+			       mss + 66, units_human_rate(best, b, sizeof(b)));
+		break;
+	case THEORY_WINDOW:
+		len = snprintf(out->line, sizeof(out->line), "window-limited: %d x %s / %s = %s",
+			       n, units_human_bytes((double)in->window, a, sizeof(a)),
+			       units_human_time(in->rtt * 1e9, b, sizeof(b)),
+			       units_human_rate(best, c, sizeof(c)));
+		/* streams to reach the dialled rate; without a rate there
+		 * is nothing to reach */
+		if (out->frame_bps > 0 && len > 0 && (size_t)len < sizeof(out->line))
+			len += snprintf(out->line + len, sizeof(out->line) - (size_t)len,
+					"; try -P %d or raise tcp_rmem",
+					(int)ceil(out->frame_bps / (best / n)));
+		else if (len > 0 && (size_t)len < sizeof(out->line))
+			len += snprintf(out->line + len, sizeof(out->line) - (size_t)len,
+					"; no rate dialled");
+		break;
+	case THEORY_LOSS:
+		len = snprintf(out->line, sizeof(out->line),
+			       "loss-limited (Mathis): %d x MSS/RTT x 1.22/sqrt(%.3g%%) = %s",
+			       n, in->loss * 100, units_human_rate(best, a, sizeof(a)));
+		break;
+	case THEORY_NONE:
+		len = snprintf(out->line, sizeof(out->line),
+			       "no ceiling known (dial a rate or measure the RTT)");
+		break;
+	}
+	(void)len;
+}

@@ -1,0 +1,923 @@
+/* SPDX-License-Identifier: MIT */
+/* peer_local.c - the local peer: links, routes and qdiscs of this host over
+ * rtnetlink (libnl-route-3), with the journal taken before the first change.
+ *
+ * Layout (impair.h): rate -> root tbf 1:; netem -> root netem 1:; both ->
+ * root tbf 1: with netem 10: under 1:1. Changes use NLM_F_CREATE|REPLACE;
+ * a root of another kind at handle 1: is deleted first (the kernel refuses to
+ * "replace" a qdisc by one of another kind at the same handle: "Invalid qdisc
+ * name"). All or nothing: if a step fails the journalled original is put
+ * back. */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include <linux/ethtool.h>
+#include <linux/pkt_sched.h>
+#include <linux/sockios.h>
+#include <linux/rtnetlink.h>
+#include <netlink/addr.h>
+#include <netlink/attr.h>
+#include <netlink/cache.h>
+#include <netlink/errno.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/route/addr.h>
+#include <netlink/route/link.h>
+#include <netlink/route/qdisc.h>
+#include <netlink/route/tc.h>
+#include <netlink/socket.h>
+
+#include "linklab/peer/hosttune.h"
+#include "linklab/netlink/flowfilter.h"
+#include "linklab/model/impair.h"
+#include "linklab/peer/journal.h"
+#include "linklab/netlink/nlqdisc.h"
+#include "linklab/peer/peer.h"
+#include "linklab/remote/tccmd.h"
+
+#define H_ROOT  0x00010000u     /* 1:   */
+#define H_CLASS 0x00010001u     /* 1:1  */
+#define H_NETEM 0x000a0000u     /* 10:  */
+#define H_CLASS2 0x00010002u    /* 1:2  (unshaped default class) */
+#define H_INGRESS 0xffff0000u   /* ffff: */
+
+struct local {
+	struct nl_sock *sk;
+	uint64_t netns;
+	int netem_ok;           /* 0 unknown, 1 present, -1 missing */
+};
+
+static struct local *L(struct peer *p)
+{
+	return p->priv;
+}
+
+/* One RTM_GETLINK of dev into *link (caller puts it); what names the
+ * reading in the error ("the link", "the link counters"). */
+static int link_get(struct local *l, const char *dev, const char *what,
+		    struct rtnl_link **link, struct ll_err *err)
+{
+	int rc;
+
+	*link = NULL;
+	if (!dev || !*dev || strlen(dev) >= IF_NAMESIZE)
+		return ll_err_set(err, -EINVAL, "'%s' is not an interface name",
+				  dev ? dev : "");
+	rc = rtnl_link_get_kernel(l->sk, 0, dev, link);
+	if (rc < 0) {
+		if (rc == -NLE_OBJ_NOTFOUND || rc == -NLE_NODEV)
+			return ll_err_set(err, -ENODEV, "%s: no such interface", dev);
+		return ll_err_set(err, -EIO, "%s: reading %s failed: %s", dev, what,
+				  nl_geterror(rc));
+	}
+	return 0;
+}
+
+/* ifindex and MTU of dev. */
+static int dev_info(struct local *l, const char *dev, int *ifindex,
+		    unsigned *mtu, struct ll_err *err)
+{
+	struct rtnl_link *link;
+	int rc = link_get(l, dev, "the link", &link, err);
+
+	if (rc < 0)
+		return rc;
+	*ifindex = rtnl_link_get_ifindex(link);
+	if (mtu)
+		*mtu = rtnl_link_get_mtu(link);
+	rtnl_link_put(link);
+	return 0;
+}
+
+/* --- link_stats ---------------------------------------------------------- */
+
+/* One RTM_GETLINK of dev (libnl parses IFLA_STATS64, else IFLA_STATS). */
+static int local_link_stats(struct peer *p, const char *dev, struct link_stats *out,
+			    struct ll_err *err)
+{
+	struct rtnl_link *link;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = link_get(L(p), dev, "the link counters", &link, err);
+	if (rc < 0)
+		return rc;
+	out->rx_packets = rtnl_link_get_stat(link, RTNL_LINK_RX_PACKETS);
+	out->rx_bytes = rtnl_link_get_stat(link, RTNL_LINK_RX_BYTES);
+	out->tx_packets = rtnl_link_get_stat(link, RTNL_LINK_TX_PACKETS);
+	out->tx_bytes = rtnl_link_get_stat(link, RTNL_LINK_TX_BYTES);
+	out->rx_dropped = rtnl_link_get_stat(link, RTNL_LINK_RX_DROPPED);
+	out->tx_dropped = rtnl_link_get_stat(link, RTNL_LINK_TX_DROPPED);
+	rtnl_link_put(link);
+	return 0;
+}
+
+/* --- list_links ---------------------------------------------------------- */
+
+/* Link speed in Mbit/s from ethtool (ETHTOOL_GSET, in this process's
+ * network namespace, unlike /sys); 0 when unknown. */
+static uint64_t link_speed(int fd, const char *name)
+{
+	struct ethtool_cmd ec;
+	struct ifreq ifr;
+	uint32_t sp;
+
+	if (fd < 0)
+		return 0;
+	memset(&ec, 0, sizeof(ec));
+	memset(&ifr, 0, sizeof(ifr));
+	ec.cmd = ETHTOOL_GSET;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	ifr.ifr_data = (char *)&ec;
+	if (ioctl(fd, SIOCETHTOOL, &ifr) < 0)
+		return 0;
+	sp = ethtool_cmd_speed(&ec);
+	return sp == 0 || sp == (uint32_t)SPEED_UNKNOWN ? 0 : sp;
+}
+
+static int local_list_links(struct peer *p, struct link_list *out,
+			    struct ll_err *err)
+{
+	struct local *l = L(p);
+	struct nl_cache *lc = NULL, *ac = NULL, *qc = NULL;
+	struct nl_object *o;
+	int rc, fd;
+
+	memset(out, 0, sizeof(*out));
+	rc = rtnl_link_alloc_cache(l->sk, AF_UNSPEC, &lc);
+	if (rc < 0)
+		return ll_err_set(err, -EIO, "listing links: %s", nl_geterror(rc));
+	rc = rtnl_addr_alloc_cache(l->sk, &ac);
+	if (rc < 0) {
+		nl_cache_free(lc);
+		return ll_err_set(err, -EIO, "listing addresses: %s", nl_geterror(rc));
+	}
+	rc = rtnl_qdisc_alloc_cache(l->sk, &qc);
+	if (rc < 0)
+		qc = NULL;      /* kinds stay empty; links are still worth showing */
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	for (o = nl_cache_get_first(lc); o && out->n < PEER_MAX_LINKS;
+	     o = nl_cache_get_next(o)) {
+		struct rtnl_link *k = (struct rtnl_link *)o;
+		struct link_info *li = &out->l[out->n++];
+		struct nl_object *a;
+		char st[32];
+		size_t i;
+
+		snprintf(li->name, sizeof(li->name), "%s", rtnl_link_get_name(k) ?
+			 rtnl_link_get_name(k) : "?");
+		li->ifindex = rtnl_link_get_ifindex(k);
+		li->up = (rtnl_link_get_flags(k) & IFF_UP) != 0;
+		li->mtu = rtnl_link_get_mtu(k);
+		li->speed_mbps = link_speed(fd, li->name);
+		rtnl_link_operstate2str(rtnl_link_get_operstate(k), st, sizeof(st));
+		for (i = 0; st[i] && i < sizeof(li->state) - 1; i++)
+			li->state[i] = (char)(st[i] >= 'a' && st[i] <= 'z' ?
+					      st[i] - 32 : st[i]);
+		li->state[i] = '\0';
+		for (a = nl_cache_get_first(ac); a; a = nl_cache_get_next(a)) {
+			struct rtnl_addr *ad = (struct rtnl_addr *)a;
+			struct nl_addr *loc = rtnl_addr_get_local(ad);
+
+			if (rtnl_addr_get_ifindex(ad) != li->ifindex || !loc ||
+			    li->naddrs >= PEER_MAX_ADDRS)
+				continue;
+			nl_addr2str(loc, li->addrs[li->naddrs], sizeof(li->addrs[0]));
+			li->naddrs++;
+		}
+		if (qc) {
+			struct rtnl_qdisc *q = rtnl_qdisc_get_by_parent(qc, li->ifindex,
+									TC_H_ROOT);
+
+			if (q) {
+				const char *kind = rtnl_tc_get_kind(TC_CAST(q));
+
+				snprintf(li->qdisc, sizeof(li->qdisc), "%s", kind ? kind : "");
+				rtnl_qdisc_put(q);
+			}
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	nl_cache_free(lc);
+	nl_cache_free(ac);
+	if (qc)
+		nl_cache_free(qc);
+	return 0;
+}
+
+/* --- route_dev ----------------------------------------------------------- */
+
+struct route_ctx { int oif; };
+
+static int on_route(struct nl_msg *m, void *arg)
+{
+	struct route_ctx *c = arg;
+	struct nlattr *tb[RTA_MAX + 1];
+
+	if (nlmsg_hdr(m)->nlmsg_type != RTM_NEWROUTE ||
+	    nlmsg_parse(nlmsg_hdr(m), sizeof(struct rtmsg), tb, RTA_MAX, NULL) < 0)
+		return NL_OK;
+	if (tb[RTA_OIF])
+		c->oif = (int)nla_get_u32(tb[RTA_OIF]);
+	return NL_OK;
+}
+
+static int local_route_dev(struct peer *p, const char *addr, char *dev,
+			   size_t len, struct ll_err *err)
+{
+	struct local *l = L(p);
+	unsigned char buf[16];
+	struct route_ctx c = { 0 };
+	struct rtmsg rt;
+	struct nl_msg *m;
+	char name[IF_NAMESIZE];
+	int fam, alen, rc;
+
+	if (addr && inet_pton(AF_INET, addr, buf) == 1) {
+		fam = AF_INET;
+		alen = 4;
+	} else if (addr && inet_pton(AF_INET6, addr, buf) == 1) {
+		fam = AF_INET6;
+		alen = 16;
+	} else {
+		return ll_err_set(err, -EINVAL, "'%s' is not an IPv4 or IPv6 address",
+				  addr ? addr : "");
+	}
+	m = nlmsg_alloc_simple(RTM_GETROUTE, 0);
+	if (!m)
+		return ll_err_set(err, -ENOMEM, "cannot allocate a netlink message");
+	memset(&rt, 0, sizeof(rt));
+	rt.rtm_family = (unsigned char)fam;
+	rt.rtm_dst_len = (unsigned char)(alen * 8);
+	if (nlmsg_append(m, &rt, sizeof(rt), NLMSG_ALIGNTO) < 0 ||
+	    nla_put(m, RTA_DST, alen, buf) < 0) {
+		nlmsg_free(m);
+		return ll_err_set(err, -ENOMEM, "netlink message too small");
+	}
+	rc = nlqdisc_request(l->sk, m, on_route, &c, "route lookup", err);
+	nlmsg_free(m);
+	if (rc < 0) {
+		ll_err_prefix(err, "%s: ", addr);
+		return rc;
+	}
+	if (c.oif <= 0 || !if_indextoname((unsigned)c.oif, name))
+		return ll_err_set(err, -ENETUNREACH, "%s: no route with an output interface",
+				  addr);
+	if (strlen(name) >= len)
+		return ll_err_set(err, -ENOSPC, "interface name too long");
+	snprintf(dev, len, "%s", name);
+	return 0;
+}
+
+/* --- read_qdiscs --------------------------------------------------------- */
+
+static int local_read_qdiscs(struct peer *p, const char *dev,
+			     struct qdisc_state *out, struct ll_err *err)
+{
+	struct local *l = L(p);
+	int ifindex, rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = dev_info(l, dev, &ifindex, NULL, err);
+	if (rc < 0)
+		return rc;
+	snprintf(out->dev, sizeof(out->dev), "%s", dev);
+	rc = nlqdisc_dump(l->sk, ifindex, out, NULL, err);
+	if (rc < 0)
+		ll_err_prefix(err, "%s: ", dev);
+	return rc;
+}
+
+/* --- netlink steps ------------------------------------------------------- */
+
+static int send_built(struct local *l, struct nl_msg *m, int rc,
+		      const char *what, const char *kind, struct ll_err *err)
+{
+	if (rc < 0)
+		return rc;
+	rc = nlqdisc_talk(l->sk, m, what, kind, err);
+	nlmsg_free(m);
+	return rc;
+}
+
+static int del_qdisc(struct local *l, const char *dev, int ifindex,
+		     uint32_t parent, uint32_t handle, struct ll_err *err)
+{
+	struct nlqdisc_target t = { ifindex, parent, handle, 0 };
+	struct nl_msg *m = NULL;
+	char what[64];
+
+	snprintf(what, sizeof(what), "delete qdisc on %s", dev);
+	return send_built(l, m, nlqdisc_build_del(&t, &m, err), what, NULL, err);
+}
+
+/* Put the journalled original back on dev (does not touch the journal). */
+static int restore(struct local *l, const char *dev, int ifindex,
+		   const struct journal_entry *e, struct ll_err *err)
+{
+	struct qdisc_state st;
+	struct nlqdisc_root root;
+	struct nlqdisc_target t = { ifindex, TC_H_ROOT, e->handle, NLQ_REPLACE };
+	struct nl_msg *m = NULL;
+	char what[64];
+	int rc;
+
+	rc = nlqdisc_dump(l->sk, ifindex, &st, &root, err);
+	if (rc < 0) {
+		ll_err_prefix(err, "%s: not restoring, the qdisc dump failed: ", dev);
+		return rc;
+	}
+	if (e->is_default) {
+		if (!root.found || (root.handle >> 16) == 0)
+			return 0;       /* the kernel's default is there already */
+		return del_qdisc(l, dev, ifindex, TC_H_ROOT, 0, err);
+	}
+	if (root.found && root.handle == e->handle &&
+	    strcmp(root.kind, e->kind) == 0 && root.optlen == e->optlen &&
+	    memcmp(root.opts, e->opts, e->optlen) == 0)
+		return 0;
+	if (root.found && root.handle == e->handle && strcmp(root.kind, e->kind)) {
+		rc = del_qdisc(l, dev, ifindex, TC_H_ROOT, 0, err);
+		if (rc < 0)
+			return rc;
+	}
+	snprintf(what, sizeof(what), "restore %s on %s", e->kind, dev);
+	return send_built(l, m, nlqdisc_build_raw(&t, e->kind, e->opts, e->optlen,
+						  &m, err), what, e->kind, err);
+}
+
+/* Is netem available? Tried once per session in a short-lived thread that
+ * unshare()s its own network namespace (a per-thread property) and asks for
+ * netem on that namespace's lo, so nothing real is touched and no fork is
+ * needed in a process that may run stream threads. 1 yes, 0 no, -1 cannot
+ * tell (no privilege to unshare: then the real request decides). */
+static void *probe_thread(void *arg)
+{
+	int *res = arg;
+	struct impair_plan p;
+	struct nlqdisc_target t = { 1, TC_H_ROOT, H_ROOT, NLQ_REPLACE };
+	struct nl_sock *sk;
+	struct nl_msg *m = NULL;
+	int rc;
+
+	*res = -1;
+	if (unshare(CLONE_NEWNET) < 0)
+		return NULL;
+	sk = nl_socket_alloc();
+	if (!sk)
+		return NULL;
+	if (nl_connect(sk, NETLINK_ROUTE) == 0) {
+		memset(&p, 0, sizeof(p));
+		p.netem = true;
+		p.limit = 1000;
+		if (nlqdisc_build_netem(&t, &p, false, &m, NULL) == 0) {
+			rc = nlqdisc_talk(sk, m, "probe", "netem", NULL);
+			*res = rc == 0 ? 1 : rc == -ENOTSUP ? 0 : -1;
+			nlmsg_free(m);
+		}
+	}
+	nl_socket_free(sk);
+	return NULL;
+}
+
+static int probe_netem(struct local *l)
+{
+	pthread_t th;
+	int res = -1;
+
+	if (l->netem_ok)
+		return l->netem_ok > 0;
+	/* tests of the roll-back path turn the probe off */
+	if (getenv("LINKLAB_NO_NETEM_PROBE"))
+		return -1;
+	if (pthread_create(&th, NULL, probe_thread, &res) != 0)
+		return -1;
+	pthread_join(th, NULL);
+	if (res >= 0)
+		l->netem_ok = res ? 1 : -1;
+	return res;
+}
+
+/* --- apply / clear ------------------------------------------------------- */
+
+static void err_append(struct ll_err *err, const char *s)
+{
+	size_t n, m;
+
+	if (!err)
+		return;
+	n = strlen(err->msg);
+	m = strlen(s);
+	if (n + m >= sizeof(err->msg))
+		m = sizeof(err->msg) - 1 - n;
+	memcpy(err->msg + n, s, m);
+	err->msg[n + m] = '\0';
+}
+
+static int make_plan(struct local *l, const char *dev, const struct impair *d,
+		     int *ifindex, struct impair_plan *plan, struct ll_err *err)
+{
+	struct ll_diag dg;
+	unsigned mtu = 0;
+	int rc;
+
+	rc = dev_info(l, dev, ifindex, &mtu, err);
+	if (rc < 0)
+		return rc;
+	if (impair_is_empty(d))
+		return ll_err_set(err, -EINVAL,
+				  "%s: empty dial, nothing to apply (use clear to restore)",
+				  dev);
+	ll_diag_clear(&dg);
+	if (impair_plan(d, mtu, impair_kernel_hz(), plan, &dg) < 0) {
+		rc = ll_diag_to_err(&dg, err);
+		ll_err_prefix(err, "%s: ", dev);
+		return rc;
+	}
+	return 0;
+}
+
+static bool has_netem_child(const struct qdisc_state *st)
+{
+	int i;
+
+	for (i = 1; i < st->n; i++)
+		if (st->q[i].parent == H_CLASS && strcmp(st->q[i].kind, "netem") == 0)
+			return true;
+	return false;
+}
+
+static int install_scoped(struct local *l, const char *dev, int ifindex,
+			  const struct impair_plan *plan, bool keep_root,
+			  struct ll_err *err)
+{
+	struct nlqdisc_target ch = { ifindex, H_CLASS, H_NETEM, NLQ_REPLACE };
+	uint64_t shaped = plan->tbf ? plan->rate_Bps : FF_UNSHAPED_BPS / 8;
+	uint32_t burst = plan->tbf ? plan->burst : tccmd_unshaped_burst(plan);
+	struct nl_msg *m = NULL;
+	char what[80];
+	int rc;
+
+	/* htb has no "change" ("Change operation not supported by specified
+	 * qdisc"): an htb 1: of ours that is already there stays */
+	if (!keep_root) {
+		snprintf(what, sizeof(what), "replace root htb on %s", dev);
+		rc = send_built(l, m, ff_build_htb(ifindex, H_ROOT, 2, &m, err), what,
+				"htb", err);
+		if (rc < 0)
+			return rc;
+	}
+	snprintf(what, sizeof(what), "replace htb class 1:1 on %s", dev);
+	rc = send_built(l, m, ff_build_htb_class(ifindex, H_ROOT, H_CLASS, shaped,
+						 burst, impair_kernel_hz(), &m, err),
+			what, "htb", err);
+	if (rc < 0)
+		return rc;
+	snprintf(what, sizeof(what), "replace htb class 1:2 on %s", dev);
+	rc = send_built(l, m, ff_build_htb_class(ifindex, H_ROOT, H_CLASS2,
+						 FF_UNSHAPED_BPS / 8,
+						 tccmd_unshaped_burst(plan),
+						 impair_kernel_hz(), &m, err),
+			what, "htb", err);
+	if (rc < 0)
+		return rc;
+	if (plan->netem) {
+		snprintf(what, sizeof(what), "replace netem 10: under 1:1 on %s", dev);
+		rc = send_built(l, m, nlqdisc_build_netem(&ch, plan, true, &m, err),
+				what, "netem", err);
+		if (rc < 0)
+			return rc;
+	}
+	/* start from no filter (a previous scope may have had the other
+	 * family's); "nothing to delete" is fine */
+	snprintf(what, sizeof(what), "flush filters on %s", dev);
+	rc = send_built(l, m, ff_build_flow_flush(ifindex, H_ROOT, &m, err), what,
+			"u32", err);
+	if (rc < 0 && rc != -ENOENT && rc != -EINVAL)
+		return rc;
+	ll_err_clear(err);
+	if (plan->dst_family == AF_INET || (!plan->dst_plen && plan->dport)) {
+		snprintf(what, sizeof(what), "replace u32 filter on %s", dev);
+		rc = send_built(l, m, ff_build_flow(ifindex, H_ROOT, H_CLASS,
+						    plan->dst_addr,
+						    plan->dst_family == AF_INET ?
+						    plan->dst_plen : 0,
+						    plan->dport, &m, err),
+				what, "u32", err);
+		if (rc < 0)
+			return rc;
+	}
+	if (plan->dst_family == AF_INET6 || (!plan->dst_plen && plan->dport)) {
+		snprintf(what, sizeof(what), "replace u32 ipv6 filter on %s", dev);
+		rc = send_built(l, m, ff_build_flow6(ifindex, H_ROOT, H_CLASS, plan->dst6,
+						     plan->dst_family == AF_INET6 ?
+						     plan->dst_plen : 0,
+						     plan->dport, &m, err),
+				what, "u32", err);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int install(struct local *l, const char *dev, int ifindex,
+		   const struct impair_plan *plan, const struct qdisc_state *st,
+		   const struct nlqdisc_root *root, struct ll_err *err)
+{
+	struct nlqdisc_target rt = { ifindex, TC_H_ROOT, H_ROOT, NLQ_REPLACE };
+	struct nlqdisc_target ch = { ifindex, H_CLASS, H_NETEM, NLQ_REPLACE };
+	const char *kind = plan->scoped ? "htb" : plan->tbf ? "tbf" : "netem";
+	bool classful = plan->scoped || plan->tbf;
+	struct nl_msg *m = NULL;
+	bool same_root = root->found && root->handle == H_ROOT &&
+			 strcmp(root->kind, kind) == 0;
+	char what[64];
+	int rc;
+
+	if (root->found && root->handle == H_ROOT &&
+	    (strcmp(root->kind, kind) != 0 ||
+	     (classful && !plan->netem && has_netem_child(st)))) {
+		rc = del_qdisc(l, dev, ifindex, TC_H_ROOT, 0, err);
+		if (rc < 0)
+			return rc;
+		same_root = false;
+	}
+	/* The kernel keeps a netem's delay distribution table on "change" (an
+	 * absent TCA_NETEM_DELAY_DIST leaves it, and no table can be sent to
+	 * mean uniform), so going back to uniform jitter needs a fresh netem. */
+	if (same_root && plan->netem && plan->jitter_ns &&
+	    plan->dist == IMP_DIST_UNIFORM) {
+		if (!classful)
+			rc = del_qdisc(l, dev, ifindex, TC_H_ROOT, 0, err);
+		else if (has_netem_child(st))
+			rc = del_qdisc(l, dev, ifindex, H_CLASS, H_NETEM, err);
+		else
+			rc = 0;
+		if (rc < 0)
+			return rc;
+	}
+	if (plan->scoped)
+		return install_scoped(l, dev, ifindex, plan, same_root, err);
+	snprintf(what, sizeof(what), "replace root %s on %s", kind, dev);
+	if (plan->tbf)
+		rc = send_built(l, m, nlqdisc_build_tbf(&rt, plan, &m, err), what,
+				"tbf", err);
+	else
+		rc = send_built(l, m, nlqdisc_build_netem(&rt, plan, true, &m, err),
+				what, "netem", err);
+	if (rc < 0 || !(plan->tbf && plan->netem))
+		return rc;
+	snprintf(what, sizeof(what), "replace netem 10: under 1:1 on %s", dev);
+	return send_built(l, m, nlqdisc_build_netem(&ch, plan, true, &m, err),
+			  what, "netem", err);
+}
+
+/* Remove the ingress side of dev: its ingress qdisc (which takes the mirred
+ * filter with it) and the IFB device. Absent pieces are fine. */
+static int undo_ingress(struct local *l, const char *dev, int ifindex,
+			const char *ifb, struct ll_err *err)
+{
+	struct qdisc_state st;
+	int rc;
+
+	rc = nlqdisc_dump(l->sk, ifindex, &st, NULL, err);
+	if (rc < 0)
+		return rc;
+	if (st.has_ingress) {
+		rc = del_qdisc(l, dev, ifindex, TC_H_INGRESS, H_INGRESS, err);
+		if (rc < 0)
+			return rc;
+	}
+	return ff_ifb_delete(l->sk, ifb, err);
+}
+
+/* Ingress: IFB device, ingress qdisc + mirred redirect on dev, plan on the
+ * IFB. The journal entry of dev already names the IFB. */
+static int install_ingress(struct local *l, const char *dev, int ifindex,
+			   const struct impair_plan *plan, const char *ifb,
+			   struct ll_err *err)
+{
+	struct qdisc_state st;
+	struct nlqdisc_root root;
+	struct nl_msg *m = NULL;
+	bool created;
+	char what[80];
+	int ifb_idx, rc;
+
+	rc = ff_ifb_ensure(l->sk, ifb, &ifb_idx, &created, err);
+	if (rc < 0)
+		return rc;
+	snprintf(what, sizeof(what), "replace ingress qdisc on %s", dev);
+	rc = send_built(l, m, ff_build_ingress(ifindex, NLM_F_CREATE | NLM_F_REPLACE,
+					       &m, err), what, "ingress", err);
+	if (rc < 0)
+		return rc;
+	snprintf(what, sizeof(what), "redirect %s ingress to %s", dev, ifb);
+	rc = send_built(l, m, ff_build_mirred(ifindex, ifb_idx, &m, err), what,
+			"u32", err);
+	if (rc < 0)
+		return rc;
+	rc = nlqdisc_dump(l->sk, ifb_idx, &st, &root, err);
+	if (rc < 0)
+		return rc;
+	snprintf(st.dev, sizeof(st.dev), "%s", ifb);
+	return install(l, ifb, ifb_idx, plan, &st, &root, err);
+}
+
+/* Changing qdiscs needs CAP_NET_ADMIN (bit 12 of CapEff in
+ * /proc/self/status, see capabilities(7)); say so before anything else
+ * fails in a less telling way (a root-owned journal, EPERM from netlink). */
+static int need_net_admin(const char *dev, struct ll_err *err)
+{
+	char line[256];
+	unsigned long long eff = ~0ULL;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "CapEff: %llx", &eff) == 1)
+				break;
+		fclose(f);
+	}
+	if (eff & (1ULL << 12))
+		return 0;
+	return ll_err_set(err, -EPERM, "%s: changing qdiscs needs root or "
+			  "CAP_NET_ADMIN (try sudo); nothing changed", dev);
+}
+
+static int local_apply(struct peer *p, const char *dev, const struct impair *d,
+		       struct ll_err *err)
+{
+	struct local *l = L(p);
+	struct impair_plan plan;
+	struct qdisc_state st;
+	struct nlqdisc_root root;
+	struct journal_entry je;
+	struct ll_err rerr = { 0 };
+	int ifindex, rc, fresh = 0;
+
+	rc = need_net_admin(dev, err);
+	if (rc < 0)
+		return rc;
+	rc = make_plan(l, dev, d, &ifindex, &plan, err);
+	if (rc < 0)
+		return rc;
+	if (plan.netem && probe_netem(l) == 0)
+		return nlqdisc_map_error(ENOENT, dev, "netem", NULL, err);
+	rc = nlqdisc_dump(l->sk, ifindex, &st, &root, err);
+	if (rc < 0) {
+		ll_err_prefix(err, "%s: nothing changed: ", dev);
+		return rc;
+	}
+	rc = journal_lookup(l->netns, ifindex, &je, NULL);
+	if (rc == -ENOENT) {
+		memset(&je, 0, sizeof(je));
+		je.netns = l->netns;
+		je.ifindex = ifindex;
+		snprintf(je.dev, sizeof(je.dev), "%s", dev);
+		if (root.found) {
+			snprintf(je.kind, sizeof(je.kind), "%s", root.kind);
+			je.handle = root.handle;
+			je.optlen = root.optlen < sizeof(je.opts) ? root.optlen : 0;
+			memcpy(je.opts, root.opts, je.optlen);
+		}
+		je.is_default = !root.found || (root.handle >> 16) == 0;
+		rc = journal_record(&je, err);
+		if (rc < 0) {
+			ll_err_prefix(err, "%s: nothing changed: ", dev);
+			return rc;
+		}
+		fresh = rc == 1;
+	} else if (rc < 0) {
+		return ll_err_set(err, rc, "%s: journal entry unreadable; run clear first", dev);
+	}
+	if (plan.ingress) {
+		char ifb[IF_NAMESIZE];
+		bool had_ifb = je.ifb[0] != '\0';
+
+		qdisc_ifb_name(dev, ifb, sizeof(ifb));
+		if (st.has_ingress && !had_ifb) {
+			rc = ll_err_set(err, -EBUSY,
+					"%s: has an ingress qdisc linklab did not create; nothing changed (remove it with: tc qdisc del dev %s ingress)",
+					dev, dev);
+			if (fresh)
+				journal_remove(l->netns, ifindex, NULL);
+			return rc;
+		}
+		/* journal first: a kill -9 after this still gets cleaned up */
+		rc = journal_set_ifb(l->netns, ifindex, ifb, err);
+		if (rc < 0)
+			return rc;
+		rc = install_ingress(l, dev, ifindex, &plan, ifb, err);
+		if (rc == 0)
+			return 0;
+		if (!had_ifb) {
+			if (undo_ingress(l, dev, ifindex, ifb, &rerr) == 0) {
+				journal_set_ifb(l->netns, ifindex, "", NULL);
+				if (fresh)
+					journal_remove(l->netns, ifindex, NULL);
+				err_append(err, "; the ingress side was removed again");
+			} else {
+				err_append(err, "; removing the ingress side failed too: ");
+				err_append(err, rerr.msg);
+			}
+		}
+		return rc;
+	}
+	rc = install(l, dev, ifindex, &plan, &st, &root, err);
+	if (rc == 0)
+		return 0;
+	/* all or nothing: put the original back */
+	if (restore(l, dev, ifindex, &je, &rerr) == 0) {
+		if (fresh)
+			journal_remove(l->netns, ifindex, NULL);
+		err_append(err, "; the original qdisc was restored");
+	} else {
+		err_append(err, "; restore failed too: ");
+		err_append(err, rerr.msg);
+	}
+	return rc;
+}
+
+static int clear_ifindex(struct local *l, const char *dev, int ifindex,
+			 struct ll_err *err)
+{
+	struct journal_entry je;
+	int rc;
+
+	rc = journal_lookup(l->netns, ifindex, &je, err);
+	if (rc == -ENOENT) {
+		ll_err_clear(err);
+		return 0;       /* linklab never touched it */
+	}
+	if (rc < 0)
+		return rc;
+	rc = restore(l, dev, ifindex, &je, err);
+	if (rc < 0)
+		return rc;
+	if (je.ifb[0]) {
+		rc = undo_ingress(l, dev, ifindex, je.ifb, err);
+		if (rc < 0) {
+			ll_err_prefix(err, "%s: removing the ingress side: ", dev);
+			return rc;
+		}
+	}
+	return journal_remove(l->netns, ifindex, err);
+}
+
+static int local_clear(struct peer *p, const char *dev, struct ll_err *err)
+{
+	struct local *l = L(p);
+	int ifindex, rc;
+
+	rc = need_net_admin(dev, err);
+	if (rc < 0)
+		return rc;
+	rc = dev_info(l, dev, &ifindex, NULL, err);
+	if (rc < 0)
+		return rc;
+	return clear_ifindex(l, dev, ifindex, err);
+}
+
+/* Every journal entry of this network namespace: restore it; an entry whose
+ * interface is gone is dropped (its qdiscs went with it). Entries of other
+ * namespaces are left for a linklab running there. */
+static int local_clear_all(struct peer *p, struct ll_err *err)
+{
+	struct local *l = L(p);
+	struct journal_entry *list;
+	struct ll_err one = { 0 };
+	int n = 0, i, rc, failed = 0;
+
+	rc = need_net_admin("clear --all", err);
+	if (rc < 0)
+		return rc;
+	list = calloc(JOURNAL_LIST_MAX, sizeof(*list));
+	if (!list)
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	rc = journal_list(list, JOURNAL_LIST_MAX, &n, err);
+	if (rc < 0) {
+		free(list);
+		return rc;
+	}
+	ll_err_clear(err);
+	for (i = 0; i < n; i++) {
+		char name[IF_NAMESIZE];
+
+		if (list[i].netns != l->netns)
+			continue;
+		if (!if_indextoname((unsigned)list[i].ifindex, name)) {
+			/* its qdiscs went with it; an IFB of ours would not */
+			if (list[i].ifb[0])
+				ff_ifb_delete(l->sk, list[i].ifb, NULL);
+			journal_remove(l->netns, list[i].ifindex, NULL);
+			continue;
+		}
+		rc = clear_ifindex(l, name, list[i].ifindex, &one);
+		if (rc < 0 && !failed) {
+			failed = rc;
+			ll_err_set(err, rc, "%s", one.msg);
+		}
+	}
+	free(list);
+	return failed;
+}
+
+static int local_dry_run(struct peer *p, const char *dev, const struct impair *d,
+			 char *lines, size_t len, struct ll_err *err)
+{
+	struct impair_plan plan;
+	int ifindex, rc;
+
+	rc = make_plan(L(p), dev, d, &ifindex, &plan, err);
+	if (rc < 0)
+		return rc;
+	return tccmd_apply(dev, &plan, lines, len, err);
+}
+
+static int local_server_start(struct peer *p, int *port, struct ll_err *err)
+{
+	(void)p;
+	(void)port;
+	return ll_err_set(err, -ENOTSUP, "the local peer is the test client; no server here");
+}
+
+static int local_server_stop(struct peer *p, struct ll_err *err)
+{
+	(void)p;
+	return ll_err_set(err, -ENOTSUP, "the local peer runs no server");
+}
+
+static void local_close(struct peer *p)
+{
+	struct local *l = p ? L(p) : NULL;
+
+	if (!l)
+		return;
+	if (l->sk)
+		nl_socket_free(l->sk);
+	free(l);
+	p->priv = NULL;
+}
+
+static const struct peer_ops local_ops = {
+	.name = "local",
+	.list_links = local_list_links,
+	.route_dev = local_route_dev,
+	.read_qdiscs = local_read_qdiscs,
+	.apply = local_apply,
+	.clear = local_clear,
+	.clear_all = local_clear_all,
+	.dry_run = local_dry_run,
+	.server_start = local_server_start,
+	.server_stop = local_server_stop,
+	.close = local_close,
+	/* issue 5 (developer C2): offloads and TCP sysctls, src/peer/hosttune.c */
+	.offload_get = tune_op_offload_get,
+	.offload_set = tune_op_offload_set,
+	.sysctl_get = tune_op_sysctl_get,
+	.sysctl_set = tune_op_sysctl_set,
+	.tune_restore = tune_op_restore,
+	.link_stats = local_link_stats,
+};
+
+int peer_local_open(struct peer *p, struct ll_err *err)
+{
+	struct local *l;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	rc = journal_netns(&l->netns, err);
+	if (rc < 0) {
+		free(l);
+		return rc;
+	}
+	l->sk = nl_socket_alloc();
+	if (!l->sk) {
+		free(l);
+		return ll_err_set(err, -ENOMEM, "cannot allocate a netlink socket");
+	}
+	rc = nl_connect(l->sk, NETLINK_ROUTE);
+	if (rc < 0) {
+		nl_socket_free(l->sk);
+		free(l);
+		return ll_err_set(err, -EIO, "cannot open rtnetlink: %s", nl_geterror(rc));
+	}
+	p->ops = &local_ops;
+	p->priv = l;
+	snprintf(p->label, sizeof(p->label), "A (this host)");
+	return 0;
+}

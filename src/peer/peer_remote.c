@@ -1,0 +1,1731 @@
+/* SPDX-License-Identifier: MIT */
+/* peer_remote.c - the remote peer backend: ip/tc commands over the SSH
+ * session, output read as JSON (ip -j, tc -j) through tcjson.c. Every word of
+ * every command goes through tccmd_quote(); interface names are validated
+ * first (kernel dev_valid_name rules: 1..15 chars, not "." or "..", no '/',
+ * ':' or whitespace). The original root qdisc of a device is journalled in
+ * memory and on the peer under /run/linklab/ before the first change. */
+#include "linklab/peer/peer.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <linux/pkt_sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "linklab/netlink/flowfilter.h"
+#include "linklab/peer/hosttune.h"
+#include "linklab/model/impair.h"
+#include "linklab/remote/ssh.h"
+#include "linklab/remote/sshcfg.h"
+#include "linklab/remote/tccmd.h"
+#include "linklab/remote/tcjson.h"
+
+#define RJ_MAX 8
+#define CMD_MAX 8192
+#define JOURNAL_DIR "/run/linklab"
+
+struct rjournal {
+	char dev[IF_NAMESIZE];
+	char *orig;               /* tc -j qdisc show dev X before linklab */
+};
+
+struct remote {
+	struct ssh_session *s;
+	struct ssh_target t;
+	unsigned hz;              /* peer's CONFIG_HZ, 0 = not probed yet */
+	struct rjournal j[RJ_MAX];
+	char nsid[24];            /* peer's netns inode: journals per netns */
+	struct ssh_proc *srv;
+	long srv_pid;
+	int srv_port;
+	/* issue 5: safety */
+	struct peer_safety safety;
+	struct peer_ctl ctl;
+	bool ctl_known;
+	long armed[RJ_MAX];       /* revert timers not yet disarmed */
+	struct ssh_proc *guard;   /* safety.hold: restores on session loss */
+	bool tuned;               /* offloads/sysctls changed in this session */
+	char warn[512];
+};
+
+static struct remote *R(struct peer *p)
+{
+	return p->priv;
+}
+
+static int valid_ifname(const char *dev, struct ll_err *err)
+{
+	size_t n = dev ? strlen(dev) : 0, i;
+
+	if (n == 0 || n >= IF_NAMESIZE || strcmp(dev, ".") == 0 ||
+	    strcmp(dev, "..") == 0)
+		return ll_err_set(err, -EINVAL,
+				  "interface name \"%s\" is invalid (1..%d characters)",
+				  dev ? dev : "", IF_NAMESIZE - 1);
+	for (i = 0; i < n; i++)
+		if (dev[i] == '/' || dev[i] == ':' || isspace((unsigned char)dev[i]) ||
+		    !isprint((unsigned char)dev[i]))
+			return ll_err_set(err, -EINVAL,
+					  "interface name \"%s\" is invalid (no '/', ':', whitespace or control characters)",
+					  dev);
+	return 0;
+}
+
+/* Append the quoted word to cmd (space-separated). */
+static int addw(char *cmd, size_t len, const char *word)
+{
+	size_t u = strlen(cmd);
+	int rc;
+
+	if (u && u + 1 < len)
+		cmd[u++] = ' ', cmd[u] = '\0';
+	rc = tccmd_quote(word, cmd + u, len - u);
+	return rc < 0 ? -ENOSPC : 0;
+}
+
+/* Append raw shell text (operators, redirections we wrote ourselves). */
+static int addraw(char *cmd, size_t len, const char *raw)
+{
+	size_t u = strlen(cmd);
+
+	if ((size_t)snprintf(cmd + u, len - u, "%s%s", u ? " " : "", raw) >= len - u)
+		return -ENOSPC;
+	return 0;
+}
+
+/* First line of text (for messages). */
+static const char *first_line(const char *s, char *buf, size_t len)
+{
+	size_t n;
+
+	while (s && (*s == '\n' || *s == ' '))
+		s++;
+	if (!s || !*s)
+		return "no message";
+	n = strcspn(s, "\n");
+	snprintf(buf, len, "%.*s", (int)(n < len ? n : len - 1), s);
+	return buf;
+}
+
+/* Run cmd on the peer; a non-zero exit is -EIO with its stderr. *out (if
+ * given) gets stdout; *errt (if given) gets stderr even on failure. */
+static int run(struct remote *r, const char *cmd, const char *what,
+	       char **out, char **errt, struct ll_err *err)
+{
+	char *o = NULL, *e = NULL, line[300];
+	int st = -1, rc;
+
+	if (out)
+		*out = NULL;
+	if (errt)
+		*errt = NULL;
+	rc = ssh_exec(r->s, cmd, &o, &e, &st, 30000, err);
+	if (rc < 0)
+		return rc;
+	if (st != 0) {
+		rc = ll_err_set(err, st == 127 ? -ENOENT : -EIO,
+				"peer %s: %s failed (exit %d): %s", r->t.alias, what,
+				st, first_line(e && *e ? e : o, line, sizeof(line)));
+		free(o);
+		if (errt)
+			*errt = e;
+		else
+			free(e);
+		return rc;
+	}
+	if (out)
+		*out = o;
+	else
+		free(o);
+	if (errt)
+		*errt = e;
+	else
+		free(e);
+	return 0;
+}
+
+static int remote_list_links(struct peer *p, struct link_list *out,
+			     struct ll_err *err)
+{
+	struct remote *r = R(p);
+	char *o = NULL;
+	int rc;
+
+	char *nl, *line;
+	int k;
+
+	/* the JSON on one line, then "/sys/class/net/NAME/speed:MBPS" lines */
+	rc = run(r, "ip -j addr show && { grep -H . /sys/class/net/*/speed 2>/dev/null; true; }",
+		 "ip -j addr show", &o, NULL, err);
+	if (rc < 0)
+		return rc;
+	nl = strchr(o, '\n');
+	if (nl)
+		*nl++ = '\0';
+	rc = tcjson_links(o, out, err);
+	for (line = nl; rc == 0 && line && *line; line = nl) {
+		char *colon, *name;
+		long mbps;
+
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl++ = '\0';
+		colon = strrchr(line, ':');
+		if (strncmp(line, "/sys/class/net/", 15) != 0 || !colon ||
+		    colon - line < 21 || strncmp(colon - 6, "/speed", 6) != 0)
+			continue;
+		name = line + 15;
+		colon[-6] = '\0';
+		mbps = strtol(colon + 1, NULL, 10);
+		for (k = 0; k < out->n; k++)
+			if (mbps > 0 && strcmp(out->l[k].name, name) == 0)
+				out->l[k].speed_mbps = (uint64_t)mbps;
+	}
+	free(o);
+	if (rc < 0)
+		ll_err_prefix(err, "peer %s: ", r->t.alias);
+	return rc;
+}
+
+static int remote_route_dev(struct peer *p, const char *addr, char *dev,
+			    size_t len, struct ll_err *err)
+{
+	struct remote *r = R(p);
+	unsigned char a[16];
+	char cmd[256] = "ip -j route get", *o = NULL;
+	int rc;
+
+	if (!addr || (inet_pton(AF_INET, addr, a) != 1 &&
+		      inet_pton(AF_INET6, addr, a) != 1))
+		return ll_err_set(err, -EINVAL, "route: \"%s\" is not an IPv4/IPv6 address",
+				  addr ? addr : "");
+	if (addw(cmd, sizeof(cmd), addr) < 0)
+		return ll_err_set(err, -ENOSPC, "route: address too long");
+	rc = run(r, cmd, "ip route get", &o, NULL, err);
+	if (rc < 0)
+		return rc;
+	rc = tcjson_route_dev(o, dev, len, err);
+	free(o);
+	if (rc < 0)
+		ll_err_prefix(err, "peer %s: ", r->t.alias);
+	return rc;
+}
+
+#define RS_SEP "@@linklab@@"
+
+/* The qdisc tree of dev as the netlink reader sees it, in one round trip:
+ * tc -j [-s] qdisc show, then (for linklab's htb root) tc class show for
+ * class 1:1's rate/burst and tc -j filter show parent 1: for the scope.
+ * *session_err: the failure was the session, not tc (may be NULL). */
+static int read_state(struct remote *r, const char *dev, bool stats,
+		      struct qdisc_state *out, bool *session_err,
+		      struct ll_err *err)
+{
+	char cmd[512] = "", *o = NULL, *cls, *flt;
+	int rc;
+
+	if (session_err)
+		*session_err = false;
+	rc = addraw(cmd, sizeof(cmd), stats ? "tc -j -s qdisc show dev" : "tc -j qdisc show dev");
+	rc |= addw(cmd, sizeof(cmd), dev);
+	rc |= addraw(cmd, sizeof(cmd), "&& { echo " RS_SEP "; tc class show dev");
+	rc |= addw(cmd, sizeof(cmd), dev);
+	rc |= addraw(cmd, sizeof(cmd), "2>/dev/null; echo " RS_SEP "; tc -j filter show dev");
+	rc |= addw(cmd, sizeof(cmd), dev);
+	rc |= addraw(cmd, sizeof(cmd), "parent 1: 2>/dev/null; true; }");
+	if (rc)
+		return ll_err_set(err, -ENOSPC, "command too long");
+	rc = run(r, cmd, "tc qdisc show", &o, NULL, err);
+	if (rc < 0) {
+		if (session_err && err && !strstr(err->msg, "failed (exit"))
+			*session_err = true;
+		return rc;
+	}
+	cls = strstr(o, RS_SEP);
+	flt = cls ? strstr(cls + strlen(RS_SEP), RS_SEP) : NULL;
+	if (cls)
+		*cls = '\0';
+	rc = tcjson_qdiscs(o, dev, out, err);
+	if (rc == 0 && flt) {
+		*flt = '\0';
+		rc = tcjson_htb_class(cls + strlen(RS_SEP), out, err);
+		if (rc == 0 && out->n > 0 && out->q[0].handle == 0x00010000u &&
+		    strcmp(out->q[0].kind, "htb") == 0)
+			rc = tcjson_scope(flt + strlen(RS_SEP), out, err);
+	}
+	free(o);
+	if (rc < 0)
+		ll_err_prefix(err, "peer %s: ", r->t.alias);
+	return rc;
+}
+
+static int remote_read_qdiscs(struct peer *p, const char *dev,
+			      struct qdisc_state *out, struct ll_err *err)
+{
+	int rc;
+
+	rc = valid_ifname(dev, err);
+	if (rc < 0)
+		return rc;
+	return read_state(R(p), dev, true, out, NULL, err);
+}
+
+/* One round trip, once per session: the peer's CONFIG_HZ (from
+ * /proc/config.gz or /boot/config-*, else 250) and the inode of its network
+ * namespace (journal names). */
+static void remote_probe(struct remote *r)
+{
+	char *o = NULL, *at;
+	unsigned hz = 0;
+
+	if (r->hz)
+		return;
+	if (run(r, "{ zcat /proc/config.gz 2>/dev/null || cat \"/boot/config-$(uname -r)\" 2>/dev/null; } | sed -n 's/^CONFIG_HZ=//p'; echo @; stat -L -c %i /proc/self/ns/net",
+		"probe CONFIG_HZ and netns", &o, NULL, NULL) == 0 && o) {
+		hz = (unsigned)strtoul(o, NULL, 10);
+		at = strchr(o, '@');
+		if (at && strspn(at + 2, "0123456789") > 0)
+			snprintf(r->nsid, sizeof(r->nsid), "%.*s",
+				 (int)strspn(at + 2, "0123456789"), at + 2);
+	}
+	free(o);
+	r->hz = (hz >= 24 && hz <= 10000) ? hz : 250;
+	if (!r->nsid[0])
+		snprintf(r->nsid, sizeof(r->nsid), "0");
+}
+
+static unsigned remote_hz(struct remote *r)
+{
+	remote_probe(r);
+	return r->hz;
+}
+
+/* MTU of dev on the peer (also checks that dev exists). */
+static int remote_mtu(struct remote *r, const char *dev, unsigned *mtu,
+		      struct ll_err *err)
+{
+	char cmd[128] = "ip -j link show dev", *o = NULL;
+	struct link_list *ll;
+	int rc;
+
+	if (addw(cmd, sizeof(cmd), dev) < 0)
+		return ll_err_set(err, -ENOSPC, "command too long");
+	rc = run(r, cmd, "ip link show", &o, NULL, err);
+	if (rc < 0)
+		return rc == -EIO ? (ll_err_prefix(err, "no interface %s? ", dev), -ENODEV) : rc;
+	ll = calloc(1, sizeof(*ll));
+	if (!ll) {
+		free(o);
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	}
+	rc = tcjson_links(o, ll, err);
+	free(o);
+	if (rc == 0 && ll->n < 1)
+		rc = ll_err_set(err, -ENODEV, "peer %s: no interface %s", r->t.alias, dev);
+	if (rc == 0)
+		*mtu = ll->l[0].mtu;
+	free(ll);
+	return rc;
+}
+
+static int plan_lines(struct remote *r, const char *dev, const struct impair *d,
+		      char *lines, size_t len, struct impair_plan *plan,
+		      struct ll_err *err)
+{
+	struct ll_diag diag;
+	unsigned mtu = 0;
+	int rc;
+
+	rc = valid_ifname(dev, err);
+	if (rc < 0)
+		return rc;
+	rc = remote_mtu(r, dev, &mtu, err);
+	if (rc < 0)
+		return rc;
+	ll_diag_clear(&diag);
+	memset(plan, 0, sizeof(*plan));
+	rc = impair_plan(d, mtu, remote_hz(r), plan, &diag);
+	if (rc < 0) {
+		ll_diag_to_err(&diag, err);
+		return -EINVAL;
+	}
+	return tccmd_apply(dev, plan, lines, len, err);
+}
+
+static int remote_dry_run(struct peer *p, const char *dev,
+			  const struct impair *d, char *lines, size_t len,
+			  struct ll_err *err)
+{
+	struct impair_plan plan;
+
+	return plan_lines(R(p), dev, d, lines, len, &plan, err);
+}
+
+static struct rjournal *jfind(struct remote *r, const char *dev, bool create)
+{
+	int i;
+
+	for (i = 0; i < RJ_MAX; i++)
+		if (r->j[i].dev[0] && strcmp(r->j[i].dev, dev) == 0)
+			return &r->j[i];
+	if (!create)
+		return NULL;
+	for (i = 0; i < RJ_MAX; i++)
+		if (!r->j[i].dev[0]) {
+			snprintf(r->j[i].dev, sizeof(r->j[i].dev), "%s", dev);
+			return &r->j[i];
+		}
+	return NULL;
+}
+
+/* /run/linklab/remote-<netns inode>-<dev>.tc.json: /run is usually shared
+ * between network namespaces, so two labs with the same device names on one
+ * machine must not share a journal. */
+static void journal_path(struct remote *r, const char *dev, char *buf, size_t len)
+{
+	remote_probe(r);
+	snprintf(buf, len, JOURNAL_DIR "/remote-%s-%s.tc.json", r->nsid, dev);
+}
+
+/* /run/linklab/remote-<netns inode>-<dev>.ifb: written (holding the IFB
+ * name) before an ingress apply creates the IFB device; its presence makes
+ * every restore (clear, failed apply, revert timer, hold guard) remove the
+ * ingress qdisc of dev and the IFB device. */
+static void ifb_path(struct remote *r, const char *dev, char *buf, size_t len)
+{
+	remote_probe(r);
+	snprintf(buf, len, JOURNAL_DIR "/remote-%s-%s.ifb", r->nsid, dev);
+}
+
+/* Shell text: if the IFB marker of dev is there, undo the ingress side
+ * (tccmd_clear_ingress) and drop the marker; always succeeds. */
+static int ingress_undo_cmd(struct remote *r, const char *dev, char *cmd,
+			    size_t len)
+{
+	char path[128], lines[512], *nl;
+	int rc;
+
+	if (tccmd_clear_ingress(dev, lines, sizeof(lines), NULL) < 0)
+		return -ENOSPC;
+	while ((nl = strchr(lines, '\n')) != NULL)
+		*nl = ';';
+	ifb_path(r, dev, path, sizeof(path));
+	rc = addraw(cmd, len, "{ [ ! -e");
+	rc |= addw(cmd, len, path);
+	rc |= addraw(cmd, len, "] || {");
+	rc |= addraw(cmd, len, lines);
+	rc |= addraw(cmd, len, "rm -f");
+	rc |= addw(cmd, len, path);
+	rc |= addraw(cmd, len, "; }; true; }");
+	return rc ? -ENOSPC : 0;
+}
+
+/* Record the original qdisc of dev (in memory and in the peer's journal
+ * file). A journal file left by an earlier run wins: it holds the real
+ * original. */
+static int journal_take(struct remote *r, const char *dev, struct ll_err *err)
+{
+	struct rjournal *j = jfind(r, dev, false);
+	char path[128], tmp[140], *o = NULL;
+	char *cmd;
+	int rc;
+
+	if (j && j->orig)
+		return 0;
+	cmd = calloc(1, CMD_MAX);
+	if (!cmd)
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	journal_path(r, dev, path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	/* umask 077; mkdir -p DIR && { [ -e F ] || { tc -j qdisc show dev X > F.tmp
+	 * && mv F.tmp F; }; } && cat F      (one round trip) */
+	rc = addraw(cmd, CMD_MAX, "umask 077; mkdir -p");
+	rc |= addw(cmd, CMD_MAX, JOURNAL_DIR);
+	rc |= addraw(cmd, CMD_MAX, "&& { [ -e");
+	rc |= addw(cmd, CMD_MAX, path);
+	rc |= addraw(cmd, CMD_MAX, "] || { tc -j qdisc show dev");
+	rc |= addw(cmd, CMD_MAX, dev);
+	rc |= addraw(cmd, CMD_MAX, ">");
+	rc |= addw(cmd, CMD_MAX, tmp);
+	rc |= addraw(cmd, CMD_MAX, "&& mv");
+	rc |= addw(cmd, CMD_MAX, tmp);
+	rc |= addw(cmd, CMD_MAX, path);
+	rc |= addraw(cmd, CMD_MAX, "; }; } && cat");
+	rc |= addw(cmd, CMD_MAX, path);
+	if (rc) {
+		free(cmd);
+		return ll_err_set(err, -ENOSPC, "journal command too long");
+	}
+	rc = run(r, cmd, "write journal " JOURNAL_DIR, &o, NULL, err);
+	free(cmd);
+	if (rc < 0)
+		return rc;
+	o[strcspn(o, "\n")] = '\0';
+	j = jfind(r, dev, true);
+	if (!j) {
+		free(o);
+		return ll_err_set(err, -ENOSPC, "too many journalled interfaces");
+	}
+	free(j->orig);
+	j->orig = o;
+	return 0;
+}
+
+/* Command that puts the original (JSON) back on dev. -ENOTSUP for kinds we
+ * cannot rebuild. */
+static int restore_cmd(struct remote *r, const char *dev, const char *orig,
+		       char *cmd, size_t len, struct ll_err *err)
+{
+	struct qdisc_state qs;
+	const struct qdisc_info *q;
+	char h[32], v[64];
+	int rc, i;
+
+	rc = tcjson_qdiscs(orig, dev, &qs, err);
+	if (rc < 0)
+		return rc;
+	cmd[0] = '\0';
+	if (qs.n == 0 || qs.q[0].handle == 0) {
+		/* kernel default (handle 0:): deleting ours brings it back;
+		 * "handle of zero" means nothing of ours is there any more */
+		rc = addraw(cmd, len, "out=$(tc qdisc del dev");
+		rc |= addw(cmd, len, dev);
+		rc |= addraw(cmd, len, "root 2>&1) || case $out in *\"handle of zero\"*) ;; *) echo \"$out\" >&2; exit 1;; esac");
+		/* then the ingress side (an IFB linklab created, if any) */
+		rc |= addraw(cmd, len, "&&");
+		rc |= ingress_undo_cmd(r, dev, cmd, len);
+		return rc ? -ENOSPC : 0;
+	}
+	for (i = 0; i < qs.n; i++) {
+		q = &qs.q[i];
+		if (i > 0 && (q->parent >> 16) != (qs.q[0].handle >> 16))
+			continue;
+		rc = i ? addraw(cmd, len, "&&") : 0;
+		rc |= addraw(cmd, len, "tc qdisc replace dev");
+		rc |= addw(cmd, len, dev);
+		if (i == 0) {
+			rc |= addraw(cmd, len, "root");
+		} else {
+			snprintf(h, sizeof(h), "%x:%x", q->parent >> 16, q->parent & 0xffff);
+			rc |= addraw(cmd, len, "parent");
+			rc |= addw(cmd, len, h);
+		}
+		snprintf(h, sizeof(h), "%x:", q->handle >> 16);
+		rc |= addraw(cmd, len, "handle");
+		rc |= addw(cmd, len, h);
+		if (strcmp(q->kind, "tbf") == 0) {
+			rc |= addraw(cmd, len, "tbf rate");
+			snprintf(v, sizeof(v), "%llubit", (unsigned long long)q->rate);
+			rc |= addw(cmd, len, v);
+			snprintf(v, sizeof(v), "burst %ub limit %ub", q->burst, q->limit);
+			rc |= addraw(cmd, len, v);
+		} else if (strcmp(q->kind, "pfifo") == 0) {
+			snprintf(v, sizeof(v), "pfifo limit %u", q->limit);
+			rc |= addraw(cmd, len, v);
+		} else if (strcmp(q->kind, "bfifo") == 0) {
+			snprintf(v, sizeof(v), "bfifo limit %ub", q->limit);
+			rc |= addraw(cmd, len, v);
+		} else if (strcmp(q->kind, "fq_codel") == 0) {
+			snprintf(v, sizeof(v), "fq_codel limit %u", q->limit);
+			rc |= addraw(cmd, len, q->limit ? v : "fq_codel");
+		} else {
+			return ll_err_set(err, -ENOTSUP,
+					  "peer %s: cannot rebuild the original %s qdisc on %s (only tbf, pfifo, bfifo, fq_codel); journal kept in %s",
+					  r->t.alias, q->kind, dev, JOURNAL_DIR);
+		}
+		if (rc)
+			return -ENOSPC;
+	}
+	if (addraw(cmd, len, "&&") || ingress_undo_cmd(r, dev, cmd, len))
+		return -ENOSPC;
+	return 0;
+}
+
+/* Put the journalled original back and drop the journal. */
+static int restore(struct remote *r, const char *dev, const char *orig,
+		   struct ll_err *err)
+{
+	char *cmd = calloc(1, CMD_MAX), path[128];
+	struct rjournal *j;
+	int rc;
+
+	if (!cmd)
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	rc = restore_cmd(r, dev, orig, cmd, CMD_MAX, err);
+	if (rc == 0) {
+		journal_path(r, dev, path, sizeof(path));
+		rc = addraw(cmd, CMD_MAX, "&& rm -f") | addw(cmd, CMD_MAX, path);
+		rc = rc ? ll_err_set(err, -ENOSPC, "command too long")
+			: run(r, cmd, "restore original qdisc", NULL, NULL, err);
+	}
+	free(cmd);
+	if (rc == 0 && (j = jfind(r, dev, false)) != NULL) {
+		free(j->orig);
+		memset(j, 0, sizeof(*j));
+	}
+	return rc;
+}
+
+/* Commit confirmed (like a router's "commit confirmed"): before dev is
+ * changed, a detached process is armed on the peer that restores the
+ * journalled original after revert_s seconds (default 30) unless killed. It
+ * is disarmed only by a separate round trip after the read-back, which proves
+ * the peer still answers over this session; if the session dies in between,
+ * the peer restores itself. Returns the timer's pid, or 0 when it cannot be
+ * armed (an original linklab cannot rebuild). */
+#ifndef REVERT_AFTER_S
+#define REVERT_AFTER_S 30
+#endif
+static int revert_after(const struct remote *r)
+{
+	return r->safety.revert_s > 0 ? r->safety.revert_s : REVERT_AFTER_S;
+}
+
+static void armed_add(struct remote *r, long pid)
+{
+	int i;
+
+	for (i = 0; i < RJ_MAX; i++)
+		if (!r->armed[i]) {
+			r->armed[i] = pid;
+			return;
+		}
+}
+
+static void armed_del(struct remote *r, long pid)
+{
+	int i;
+
+	for (i = 0; i < RJ_MAX; i++)
+		if (r->armed[i] == pid)
+			r->armed[i] = 0;
+}
+
+static long arm_revert(struct remote *r, const char *dev, const char *orig,
+		       struct ll_err *err)
+{
+	char *inner = calloc(1, CMD_MAX), *cmd = calloc(1, CMD_MAX), *o = NULL;
+	char path[128], head[200];
+	long pid = 0;
+
+	if (!inner || !cmd)
+		goto out;
+	/* TERM (disarm) kills the sleep and exits without restoring; the
+	 * process is named by its argv ("linklab-revert") for ps */
+	snprintf(head, sizeof(head),
+		 "trap 'kill $s 2>/dev/null; exit 0' TERM; sleep %d & s=$!; wait $s &&",
+		 revert_after(r));
+	snprintf(inner, CMD_MAX, "%s", head);
+	if (restore_cmd(r, dev, orig, inner + strlen(inner) + 1,
+			CMD_MAX - strlen(inner) - 1, err) < 0)
+		goto out;
+	inner[strlen(inner)] = ' ';
+	journal_path(r, dev, path, sizeof(path));
+	if (addraw(inner, CMD_MAX, "&& rm -f") || addw(inner, CMD_MAX, path) ||
+	    addraw(cmd, CMD_MAX, "nohup sh -c") || addw(cmd, CMD_MAX, inner) ||
+	    addraw(cmd, CMD_MAX, "linklab-revert >/dev/null 2>&1 </dev/null & echo $!"))
+		goto out;
+	if (run(r, cmd, "arm revert timer", &o, NULL, err) == 0 && o)
+		pid = strtol(o, NULL, 10);
+out:
+	free(o);
+	free(inner);
+	free(cmd);
+	if (pid > 1)
+		armed_add(r, pid);
+	return pid > 1 ? pid : 0;
+}
+
+/* The confirming round trip: kill the timer if it is still pending.
+ * 0 = disarmed, -ETIME = it had already fired (the original is back),
+ * other negative = the peer did not answer (it will revert by itself). */
+static int disarm_revert(struct remote *r, long pid, struct ll_err *err)
+{
+	char cmd[128], *o = NULL;
+	int rc;
+
+	if (pid <= 1)
+		return 0;
+	snprintf(cmd, sizeof(cmd), "kill %ld 2>/dev/null && echo disarmed || echo fired", pid);
+	rc = run(r, cmd, "disarm revert timer (commit confirmed)", &o, NULL, err);
+	if (rc == 0) {
+		armed_del(r, pid);
+		if (strncmp(o, "disarmed", 8) != 0)
+			rc = ll_err_set(err, -ETIME,
+					"peer %s: the revert timer fired before the change was confirmed: the original is back",
+					r->t.alias);
+	}
+	free(o);
+	return rc;
+}
+
+/* The peer's interface that carries the SSH session (one round trip, then
+ * cached): the session's client address as the peer routes it. */
+static int ctl_flow(struct remote *r, struct peer_ctl *out, struct ll_err *err)
+{
+	char cmd[160] = "ip -j route get", *o = NULL;
+	int rc;
+
+	if (!r->ctl_known) {
+		memset(&r->ctl, 0, sizeof(r->ctl));
+		rc = ssh_addrs(r->s, r->ctl.client, sizeof(r->ctl.client),
+			       &r->ctl.client_port, r->ctl.server,
+			       sizeof(r->ctl.server), &r->ctl.server_port);
+		if (rc < 0)
+			return ll_err_set(err, rc, "peer %s: session addresses: %s",
+					  r->t.alias, strerror(-rc));
+		if (addw(cmd, sizeof(cmd), r->ctl.client) < 0)
+			return ll_err_set(err, -ENOSPC, "command too long");
+		rc = run(r, cmd, "ip route get (SSH client)", &o, NULL, err);
+		if (rc == 0)
+			rc = tcjson_route_dev(o, r->ctl.dev, sizeof(r->ctl.dev), err);
+		free(o);
+		if (rc < 0)
+			return rc;
+		r->ctl_known = true;
+	}
+	if (out)
+		*out = r->ctl;
+	return 0;
+}
+
+static int remote_ctl_flow(struct peer *p, struct peer_ctl *out,
+			   struct ll_err *err)
+{
+	return ctl_flow(R(p), out, err);
+}
+
+/* Keep the SSH session's own flow out of the impairment: the scoped layout
+ * of tccmd (htb 1:, shaped 1:1, unshaped 1:2) turned around - default 1:1,
+ * and a u32 filter sending the session's packets (to the client's port, from
+ * sshd's port) to 1:2. */
+static int exclude_lines(struct remote *r, const char *dev,
+			 const struct impair_plan *plan, char *lines, size_t len,
+			 struct ll_err *err)
+{
+	struct impair_plan p2 = *plan;
+	char *tmp, *f, portm[64], sportm[64], portm6[64], sportm6[64], both[128];
+	size_t o;
+	int rc;
+
+	if (strchr(r->ctl.client, ':'))
+		return ll_err_set(err, -ENOTSUP,
+				  "peer %s: cannot exclude an IPv6 SSH session from the impairment (u32 match ip is IPv4)",
+				  r->t.alias);
+	if (plan->ingress || plan->scoped)
+		return ll_err_set(err, -ENOTSUP,
+				  "peer %s: --exclude-ssh cannot be combined with a direction/dst/dport scope",
+				  r->t.alias);
+	p2.scoped = true;
+	p2.dst_plen = 0;
+	p2.dport = (uint16_t)r->ctl.client_port;
+	tmp = calloc(1, len);
+	if (!tmp)
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	rc = tccmd_apply(dev, &p2, tmp, len, err);
+	if (rc < 0) {
+		free(tmp);
+		return rc;
+	}
+	/* every layout line of tccmd turned around: default class 1:1,
+	 * filters to 1:2, each dport match narrowed by sshd's source port */
+	snprintf(portm, sizeof(portm), " match ip dport %d 0xffff", r->ctl.client_port);
+	snprintf(sportm, sizeof(sportm), " match ip sport %d 0xffff", r->ctl.server_port);
+	snprintf(portm6, sizeof(portm6), " match ip6 dport %d 0xffff", r->ctl.client_port);
+	snprintf(sportm6, sizeof(sportm6), " match ip6 sport %d 0xffff", r->ctl.server_port);
+	if (!strstr(tmp, "htb default 2") || !strstr(tmp, portm) ||
+	    !strstr(tmp, " flowid 1:1")) {
+		free(tmp);
+		return ll_err_set(err, -ENOTSUP,
+				  "peer %s: cannot build the SSH exclusion from the tc lines", r->t.alias);
+	}
+	lines[0] = '\0';
+	for (o = 0, f = tmp; *f; ) {
+		const char *add = NULL;
+		size_t skip = 1;
+
+		if (strncmp(f, "htb default 2", 13) == 0) {
+			add = "htb default 1";
+			skip = 13;
+		} else if (strncmp(f, " flowid 1:1", 11) == 0 && !isdigit((unsigned char)f[11])) {
+			add = " flowid 1:2";
+			skip = 11;
+		} else if (strncmp(f, portm, strlen(portm)) == 0) {
+			snprintf(both, sizeof(both), "%s%s", portm, sportm);
+			add = both;
+			skip = strlen(portm);
+		} else if (strncmp(f, portm6, strlen(portm6)) == 0) {
+			snprintf(both, sizeof(both), "%s%s", portm6, sportm6);
+			add = both;
+			skip = strlen(portm6);
+		}
+		if (o + (add ? strlen(add) : 1) + 1 >= len) {
+			free(tmp);
+			return ll_err_set(err, -ENOSPC, "tc command too long");
+		}
+		if (add) {
+			memcpy(lines + o, add, strlen(add));
+			o += strlen(add);
+		} else {
+			lines[o++] = *f;
+		}
+		f += skip;
+	}
+	lines[o] = '\0';
+	free(tmp);
+	return 0;
+}
+
+
+/* safety.hold: a guard channel on the peer,
+ *   sh -c 'read x; [ "$x" = disarm ] || { RESTORE...; }'
+ * reads its stdin: "disarm" (a normal close, or before a newer guard
+ * replaces it) ends it quietly; EOF - the session died (kill, SIGHUP of
+ * the console, network) - runs the restore of every journalled device. */
+static void guard_disarm(struct remote *r)
+{
+	if (!r->guard)
+		return;
+	ssh_spawn_write(r->guard, "disarm\n", 7, 2000, NULL);
+	ssh_spawn_close(r->guard);
+	r->guard = NULL;
+}
+
+static void tune_jpath(struct remote *r, char *buf, size_t len);
+
+static int guard_refresh(struct remote *r, struct ll_err *err)
+{
+	char *inner, *cmd, path[128];
+	int i, n = 0, rc = 0;
+
+	if (!r->safety.hold)
+		return 0;
+	inner = calloc(1, CMD_MAX);
+	cmd = calloc(1, CMD_MAX);
+	if (!inner || !cmd) {
+		free(inner);
+		free(cmd);
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	}
+	snprintf(inner, CMD_MAX, "read x; [ \"$x\" = disarm ] || {");
+	for (i = 0; i < RJ_MAX; i++) {
+		size_t u = strlen(inner);
+
+		if (!r->j[i].dev[0] || !r->j[i].orig)
+			continue;
+		if (restore_cmd(r, r->j[i].dev, r->j[i].orig, inner + u + 1,
+				CMD_MAX - u - 1, NULL) < 0) {
+			inner[u] = '\0';
+			continue;
+		}
+		inner[u] = ' ';
+		journal_path(r, r->j[i].dev, path, sizeof(path));
+		if (addraw(inner, CMD_MAX, "&& rm -f") || addw(inner, CMD_MAX, path) ||
+		    addraw(inner, CMD_MAX, ";")) {
+			rc = ll_err_set(err, -ENOSPC, "guard command too long");
+			break;
+		}
+		n++;
+	}
+	if (rc == 0 && r->tuned) {
+		/* the offload/sysctl journal, replayed on the peer itself:
+		 * "offload DEV FEATURE on|off", "sysctl NAME VALUE..." */
+		char jp[128], snip[700];
+
+		tune_jpath(r, jp, sizeof(jp));
+		snprintf(snip, sizeof(snip),
+			 "F=%s; [ -e \"$F\" ] && { while read k a b c; do case \"$k\" in "
+			 "offload) ethtool -K \"$a\" \"$b\" \"$c\";; "
+			 "sysctl) printf '%%s\\n' \"$b${c:+ $c}\" > \"/proc/sys/$(printf %%s \"$a\" | tr . /)\";; "
+			 "esac; done < \"$F\"; rm -f \"$F\"; };", jp);
+		if (addraw(inner, CMD_MAX, snip))
+			rc = ll_err_set(err, -ENOSPC, "guard command too long");
+		n++;
+	}
+	if (rc == 0 && addraw(inner, CMD_MAX, "true; }"))
+		rc = ll_err_set(err, -ENOSPC, "guard command too long");
+	guard_disarm(r);
+	if (rc == 0 && n > 0) {
+		if (addraw(cmd, CMD_MAX, "exec sh -c") || addw(cmd, CMD_MAX, inner) ||
+		    addraw(cmd, CMD_MAX, "linklab-guard"))
+			rc = ll_err_set(err, -ENOSPC, "guard command too long");
+		else
+			rc = ssh_spawn(r->s, cmd, &r->guard, err);
+	}
+	free(inner);
+	free(cmd);
+	return rc;
+}
+
+static int remote_clear_dev(struct peer *p, const char *dev, struct ll_err *err);
+
+static int remote_clear(struct peer *p, const char *dev, struct ll_err *err)
+{
+	int rc = remote_clear_dev(p, dev, err);
+
+	if (rc == 0)
+		rc = guard_refresh(R(p), err);
+	return rc;
+}
+
+static int remote_clear_dev(struct peer *p, const char *dev, struct ll_err *err)
+{
+	struct remote *r = R(p);
+	struct rjournal *j;
+	char path[128], cmd[256] = "cat", *o = NULL;
+	int rc;
+
+	rc = valid_ifname(dev, err);
+	if (rc < 0)
+		return rc;
+	j = jfind(r, dev, false);
+	if (j && j->orig)
+		return restore(r, dev, j->orig, err);
+	/* not touched in this session: a journal left on the peer by an
+	 * earlier run (crash, kill -9) is restored; none means a no-op */
+	journal_path(r, dev, path, sizeof(path));
+	addw(cmd, sizeof(cmd), path);
+	addraw(cmd, sizeof(cmd), "2>/dev/null || true");
+	rc = run(r, cmd, "read journal", &o, NULL, err);
+	if (rc < 0)
+		return rc;
+	if (!o[0]) {
+		free(o);
+		return 0;
+	}
+	o[strcspn(o, "\n")] = '\0';
+	rc = restore(r, dev, o, err);
+	free(o);
+	return rc;
+}
+
+/* Is this apply a hazard for the session? Fills r->warn; -EPERM when it
+ * must be refused (100 % loss on the session's interface without --force). */
+static int guard(struct remote *r, const char *dev, const struct impair_plan *plan,
+		 bool *carries, struct ll_err *err)
+{
+	struct ll_err cerr = {0};
+
+	*carries = false;
+	if (ctl_flow(r, NULL, &cerr) < 0)
+		return 0;   /* unknown: nothing to warn about (never blocks) */
+	if (strcmp(r->ctl.dev, dev) != 0)
+		return 0;
+	*carries = true;
+	if (r->safety.exclude_ctl)
+		return 0;
+	if (plan->netem && plan->loss == UINT32_MAX && !r->safety.force)
+		return ll_err_set(err, -EPERM,
+				  "peer %s: %s carries this SSH session (%s:%d -> %s:%d): 100%% loss would cut it; refused. Use --exclude-ssh to keep the session out of the impairment, or --force (the peer then restores the original %d s later by its revert timer)",
+				  r->t.alias, dev, r->ctl.client, r->ctl.client_port,
+				  r->ctl.server, r->ctl.server_port, revert_after(r));
+	snprintf(r->warn, sizeof(r->warn),
+		 "%s on %s carries this SSH session (%s:%d -> %s:%d): the impairment slows the console's own link; --exclude-ssh keeps the session out of it",
+		 dev, r->t.alias, r->ctl.client, r->ctl.client_port, r->ctl.server,
+		 r->ctl.server_port);
+	return 0;
+}
+
+/* "; original put back" after a failed read-back's message. */
+static void err_append_orig(struct ll_err *err)
+{
+	size_t n;
+
+	if (!err)
+		return;
+	n = strlen(err->msg);
+	snprintf(err->msg + n, sizeof(err->msg) - n, "; original put back");
+}
+
+/* Before an ingress apply: refuse (-EBUSY, nothing changed) when dev has
+ * an ingress/clsact qdisc that linklab did not create (no IFB marker), as
+ * the local backend does. */
+static int ingress_check(struct remote *r, const char *dev, struct ll_err *err)
+{
+	char cmd[512] = "", path[128], *o = NULL;
+	int rc;
+
+	ifb_path(r, dev, path, sizeof(path));
+	rc = addraw(cmd, sizeof(cmd), "if [ -e");
+	rc |= addw(cmd, sizeof(cmd), path);
+	rc |= addraw(cmd, sizeof(cmd), "]; then echo ours; elif tc qdisc show dev");
+	rc |= addw(cmd, sizeof(cmd), dev);
+	rc |= addraw(cmd, sizeof(cmd), "| grep -Eq '^qdisc (ingress|clsact) '; then echo busy; else echo none; fi");
+	if (rc)
+		return ll_err_set(err, -ENOSPC, "command too long");
+	rc = run(r, cmd, "check ingress qdisc", &o, NULL, err);
+	if (rc < 0)
+		return rc;
+	if (strncmp(o, "busy", 4) == 0)
+		rc = ll_err_set(err, -EBUSY,
+				"peer %s: %s has an ingress qdisc linklab did not create; nothing changed (remove it with: tc qdisc del dev %s ingress)",
+				r->t.alias, dev, dev);
+	free(o);
+	return rc;
+}
+
+/* First line of an ingress apply: the IFB marker (journal) on the peer,
+ * written before the IFB device is created, so clear, clear --all, the
+ * revert timer and the hold guard remove it even after a kill -9. */
+static int ingress_mark_line(struct remote *r, const char *dev, char *cmd,
+			     size_t len, struct ll_err *err)
+{
+	char path[128], ifb[IF_NAMESIZE];
+	int rc;
+
+	ifb_path(r, dev, path, sizeof(path));
+	qdisc_ifb_name(dev, ifb, sizeof(ifb));
+	rc = addraw(cmd, len, "{ umask 077; printf '%s\\n'");
+	rc |= addw(cmd, len, ifb);
+	rc |= addraw(cmd, len, ">");
+	rc |= addw(cmd, len, path);
+	rc |= addraw(cmd, len, "; }");
+	return rc ? ll_err_set(err, -ENOSPC, "tc command too long") : 0;
+}
+
+static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
+			struct ll_err *err)
+{
+	struct remote *r = R(p);
+	struct impair_plan plan;
+	struct qdisc_state qs;
+	struct rjournal *j;
+	char *lines, *cmd, *errt = NULL, *s;
+	long timer = 0;
+	bool carries = false, excluded = false, ingress_ok = false;
+	int rc;
+
+	r->warn[0] = '\0';
+	if (impair_is_empty(d))
+		return remote_clear(p, dev, err);
+	lines = calloc(1, CMD_MAX);
+	cmd = calloc(1, CMD_MAX);
+	if (!lines || !cmd) {
+		free(lines);
+		free(cmd);
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	}
+	rc = plan_lines(r, dev, d, lines, CMD_MAX, &plan, err);
+	if (rc == 0)
+		rc = guard(r, dev, &plan, &carries, err);
+	if (rc == 0 && carries && r->safety.exclude_ctl) {
+		rc = exclude_lines(r, dev, &plan, lines, CMD_MAX, err);
+		excluded = rc == 0;
+	}
+	if (rc == 0 && plan.ingress)
+		rc = ingress_check(r, dev, err);
+	if (rc == 0)
+		rc = journal_take(r, dev, err);
+	if (rc == 0 && plan.ingress)
+		rc = ingress_mark_line(r, dev, cmd, CMD_MAX, err);
+	if (rc < 0)
+		goto out;
+	/* 1. arm (a separate round trip, before any change) */
+	j = jfind(r, dev, false);
+	if (j && j->orig) {
+		struct ll_err aerr = {0};
+
+		timer = arm_revert(r, dev, j->orig, &aerr);
+		if (!timer && carries) {
+			rc = ll_err_set(err, -EPERM,
+					"peer %s: %s carries this SSH session and no revert timer could be armed (%s); refused",
+					r->t.alias, dev, aerr.msg[0] ? aerr.msg : "unknown");
+			goto out;
+		}
+	}
+	/* 2. apply: the lines as ONE shell command joined with && */
+	for (s = lines; *s; ) {
+		size_t n = strcspn(s, "\n");
+
+		if (n) {
+			size_t u = strlen(cmd);
+
+			if ((size_t)snprintf(cmd + u, CMD_MAX - u, "%s%.*s",
+					     u ? " && " : "", (int)n, s) >= CMD_MAX - u) {
+				rc = ll_err_set(err, -ENOSPC, "tc command too long");
+				goto out;
+			}
+		}
+		s += n + (s[n] == '\n');
+	}
+	{
+		struct ll_err aerr = {0};
+
+		rc = run(r, cmd, "tc", NULL, &errt, &aerr);
+		if (rc < 0 && err)
+			*err = aerr;
+		if (rc < 0 && !strstr(aerr.msg, "failed (exit"))
+			goto lost;   /* the session, not tc */
+	}
+	if (rc < 0) {
+		struct ll_err rerr = {0};
+		bool no_netem = errt && strstr(errt, "Specified qdisc kind is unknown") &&
+				plan.netem;
+
+		if (no_netem)
+			rc = ll_err_set(err, -ENOTSUP,
+					"peer %s: peer's kernel has no netem (CONFIG_NET_SCH_NETEM); try modprobe sch_netem",
+					r->t.alias);
+		j = jfind(r, dev, false);
+		if (j && j->orig && restore(r, dev, j->orig, &rerr) < 0)
+			ll_err_prefix(err, "restoring the original failed too (%s); ",
+				      rerr.msg);
+		goto confirm;
+	}
+	/* fault injection for tests/lab/ssh.sh: hold between the change and
+	 * its confirmation so the test can kill the session there */
+	if (getenv("LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS")) {
+		long ms = strtol(getenv("LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS"), NULL, 10);
+		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+		if (ms > 0 && ms <= 60000)
+			nanosleep(&ts, NULL);
+	}
+	/* 3. read back (its own round trip; an ingress dial: dev's ingress
+	 * qdisc and the plan on the IFB device, two more) */
+	{
+		struct ll_err rberr = {0};
+		bool session_err = false;
+		char ifb[IF_NAMESIZE];
+
+		qdisc_ifb_name(dev, ifb, sizeof(ifb));
+		rc = read_state(r, plan.ingress ? ifb : dev, true, &qs,
+				&session_err, &rberr);
+		if (rc == 0 && plan.ingress) {
+			struct qdisc_state *ds = calloc(1, sizeof(*ds));
+
+			rc = ds ? read_state(r, dev, false, ds, &session_err, &rberr)
+				: ll_err_set(&rberr, -ENOMEM, "out of memory");
+			ingress_ok = rc == 0 && ds->has_ingress;
+			free(ds);
+		}
+		if (rc < 0 && err)
+			*err = rberr;
+		if (rc < 0 && session_err)
+			goto lost;
+		if (rc < 0) {
+			/* tc answered but the state cannot be read (an IFB
+			 * gone): all or nothing, put the original back. A
+			 * revert timer that already fired explains it. */
+			struct ll_err rerr = {0};
+			bool fired = false;
+
+			if (timer) {
+				struct ll_err derr = {0};
+
+				fired = disarm_revert(r, timer, &derr) == -ETIME;
+				if (fired && err)
+					*err = derr;
+				timer = 0;
+			}
+			j = jfind(r, dev, false);
+			if (j && j->orig && restore(r, dev, j->orig, &rerr) < 0)
+				ll_err_prefix(err, "restoring the original failed too (%s); ",
+					      rerr.msg);
+			else if (!fired)
+				err_append_orig(err);
+			goto confirm;
+		}
+	}
+	{
+		const char *want = (plan.scoped || excluded) ? "htb" : plan.tbf ? "tbf" : "netem";
+		const char *tdev = dev;
+		char ifb[IF_NAMESIZE];
+		uint64_t got = qs.n ? qs.q[0].rate / 8 : 0;
+		bool rate_bad = false;
+
+		if (plan.ingress) {
+			qdisc_ifb_name(dev, ifb, sizeof(ifb));
+			tdev = ifb;
+		}
+		if (plan.tbf && !excluded && plan.scoped)
+			/* tc class show prints a rounded rate (< 0.1 %) */
+			rate_bad = got + plan.rate_Bps / 1000 + 1 < plan.rate_Bps ||
+				   got > plan.rate_Bps + plan.rate_Bps / 1000 + 1;
+		else if (plan.tbf && !excluded)
+			rate_bad = got != plan.rate_Bps;
+		if (qs.n < 1 || strcmp(qs.q[0].kind, want) != 0 || rate_bad ||
+		    (plan.scoped && (!qs.scoped || qs.dport != plan.dport ||
+				     qs.dst_plen != plan.dst_plen)) ||
+		    (plan.ingress && !ingress_ok)) {
+			struct ll_err rerr = {0};
+
+			rc = ll_err_set(err, -EIO,
+					"peer %s: read-back of %s does not match (root %s, rate %llu bit/s%s%s); original put back",
+					r->t.alias, tdev, qs.n ? qs.q[0].kind : "none",
+					qs.n ? (unsigned long long)qs.q[0].rate : 0ULL,
+					plan.scoped && !qs.scoped ? ", no scope filter" : "",
+					plan.ingress && !ingress_ok ? ", no ingress qdisc" : "");
+			j = jfind(r, dev, false);
+			if (j && j->orig && restore(r, dev, j->orig, &rerr) < 0)
+				ll_err_prefix(err, "restoring the original failed too (%s); ",
+					      rerr.msg);
+		}
+	}
+confirm:
+	/* 4. confirm: the peer answered the read-back; this round trip
+	 * disarms the timer (commit confirmed) */
+	if (timer) {
+		struct ll_err derr = {0};
+		int drc = disarm_revert(r, timer, &derr);
+
+		if (drc < 0 && rc == 0) {
+			rc = drc;
+			if (err)
+				*err = derr;
+			if (drc != -ETIME)
+				ll_err_prefix(err, "peer %s: session lost before the change to %s was confirmed; the peer restores the original within %d s by its armed revert timer (pid %ld): ",
+					      r->t.alias, dev, revert_after(r), timer);
+		}
+	}
+	/* a failed apply put the original back (journal dropped): the guard
+	 * follows the journal either way */
+	{
+		struct ll_err gerr = {0};
+		int grc = guard_refresh(r, &gerr);
+
+		if (grc < 0 && rc == 0) {
+			rc = grc;
+			if (err)
+				*err = gerr;
+		}
+	}
+	goto out;
+lost:
+	/* the session died mid-apply: the peer restores itself */
+	if (timer)
+		ll_err_prefix(err, "peer %s: session lost while applying to %s; the peer restores the original within %d s by its armed revert timer (pid %ld): ",
+			      r->t.alias, dev, revert_after(r), timer);
+out:
+	free(errt);
+	free(lines);
+	free(cmd);
+	return rc;
+}
+
+/* Kill the remembered server pid if it still runs; close its channel. */
+static int stop_server(struct remote *r, struct ll_err *err)
+{
+	char cmd[128];
+	int rc = 0;
+
+	if (r->srv_pid > 1) {
+		snprintf(cmd, sizeof(cmd), "kill -0 %ld 2>/dev/null && kill %ld; true",
+			 r->srv_pid, r->srv_pid);
+		rc = run(r, cmd, "stop test server", NULL, NULL, err);
+	}
+	ssh_spawn_close(r->srv);
+	r->srv = NULL;
+	r->srv_pid = 0;
+	r->srv_port = 0;
+	return rc;
+}
+
+static int remote_server_stop(struct peer *p, struct ll_err *err)
+{
+	return stop_server(R(p), err);
+}
+
+/* Start cmd (it must print its pid first), wait for "Server listening on". */
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Start cmd (it prints its pid first) and wait, 10 s in all, for the line
+ * "Server listening on PORT" (iperf3 3.12 and linklab serve print it). */
+static int try_server(struct remote *r, const char *cmd, int *port,
+		      struct ll_err *err)
+{
+	char line[512], *end;
+	int64_t deadline = mono_ms() + 10000;
+	int rc, i;
+
+	rc = ssh_spawn(r->s, cmd, &r->srv, err);
+	if (rc < 0)
+		return rc;
+	rc = ssh_spawn_readline(r->srv, line, sizeof(line), 10000, err);
+	if (rc < 0)
+		goto fail;
+	r->srv_pid = strtol(line, &end, 10);
+	if (end == line || r->srv_pid <= 1) {
+		rc = ll_err_set(err, -EPROTO, "test server: expected a pid, got \"%.60s\"", line);
+		goto fail;
+	}
+	for (i = 0; i < 50; i++) {
+		int left = (int)(deadline - mono_ms());
+
+		if (left <= 0) {
+			rc = ll_err_set(err, -ETIMEDOUT,
+					"test server not listening within 10 s");
+			goto fail;
+		}
+		rc = ssh_spawn_readline(r->srv, line, sizeof(line), left, err);
+		if (rc < 0)
+			goto fail;
+		if (strncmp(line, "Server listening on ", 20) == 0) {
+			long pt = strtol(line + 20, &end, 10);
+
+			if (pt > 0 && pt < 65536) {
+				r->srv_port = (int)pt;
+				*port = (int)pt;
+				return 0;
+			}
+		}
+	}
+	rc = ll_err_set(err, -EPROTO, "test server printed no \"Server listening on\" line");
+fail:
+	stop_server(r, NULL);
+	return rc;
+}
+
+/* The server must not outlive the session: a watchdog reads the channel's
+ * stdin (saved on fd 3: an asynchronous list gets /dev/null) and kills the
+ * server ($$: exec keeps the pid) at EOF - the channel closed, or sshd gone
+ * with the session. */
+#define SRV_WATCHDOG "exec 3<&0; { cat <&3 >/dev/null 2>&1; kill $$ 2>/dev/null; } >/dev/null 2>&1 & "
+
+static int remote_server_start(struct peer *p, int *port, struct ll_err *err)
+{
+	struct remote *r = R(p);
+	char *o = NULL, cmd[320];
+	int rc, pt;
+
+	if (r->srv)
+		remote_server_stop(p, NULL);
+	rc = run(r, "command -v linklab >/dev/null 2>&1 && echo yes || echo no",
+		 "command -v linklab", &o, NULL, err);
+	if (rc < 0)
+		return rc;
+	if (strncmp(o, "yes", 3) == 0) {
+		rc = try_server(r, "sh -c 'echo $$; " SRV_WATCHDOG "exec linklab serve -1 -p 0'", port, err);
+		if (rc == 0) {
+			free(o);
+			return 0;
+		}
+	}
+	free(o);
+	for (pt = 5201; pt <= 5210; pt++) {
+		snprintf(cmd, sizeof(cmd), "sh -c 'echo $$; " SRV_WATCHDOG "exec iperf3 -s -1 -p %d --forceflush' 2>&1", pt);
+		rc = try_server(r, cmd, port, err);
+		if (rc == 0 || rc == -ETIMEDOUT || rc == -EIO)
+			break;
+	}
+	if (rc < 0)
+		ll_err_prefix(err, "peer %s: cannot start a test server (linklab serve or iperf3 -s): ",
+			      r->t.alias);
+	return rc;
+}
+
+static void remote_close(struct peer *p)
+{
+	struct remote *r = R(p);
+	int i;
+
+	if (!r)
+		return;
+	if (r->srv)
+		remote_server_stop(p, NULL);
+	/* a normal close keeps what was applied (like tc): the guard is
+	 * disarmed */
+	guard_disarm(r);
+	/* a normal quit leaves no revert timer behind (an apply that could
+	 * not confirm leaves its timer to restore the peer) */
+	for (i = 0; i < RJ_MAX; i++)
+		if (r->armed[i] > 1 && r->s)
+			disarm_revert(r, r->armed[i], NULL);
+	for (i = 0; i < RJ_MAX; i++)
+		free(r->j[i].orig);
+	ssh_close(r->s);
+	free(r);
+	p->priv = NULL;
+}
+
+
+/* ---- offloads and TCP sysctls (hosttune.h) ------------------------------- */
+
+static void tune_jpath(struct remote *r, char *buf, size_t len)
+{
+	remote_probe(r);
+	snprintf(buf, len, JOURNAL_DIR "/tune-remote-%s.txt", r->nsid);
+}
+
+static int remote_offload_get(struct peer *p, const char *dev,
+			      struct offload_state *o, struct ll_err *err)
+{
+	struct remote *r = R(p);
+	char cmd[128] = "ethtool -k", *out = NULL;
+	int rc = valid_ifname(dev, err);
+
+	if (rc < 0)
+		return rc;
+	addw(cmd, sizeof(cmd), dev);
+	rc = run(r, cmd, "ethtool -k", &out, NULL, err);
+	if (rc == -ENOENT)
+		return ll_err_set(err, -ENOENT,
+				  "peer %s: ethtool is not installed (needed for offloads; apt install ethtool)",
+				  r->t.alias);
+	if (rc < 0)
+		return rc;
+	rc = tune_parse_ethtool_k(out, o, err);
+	free(out);
+	if (rc < 0)
+		ll_err_prefix(err, "peer %s: ", r->t.alias);
+	return rc;
+}
+
+/* Shell text that appends "KEY VALUE" to the journal unless KEY is there:
+ * grep -q "^KEY " F 2>/dev/null || printf '%s\n' "KEY VALUE" >> F */
+static int jadd(char *cmd, size_t len, const char *path, const char *key,
+		const char *value_shell)
+{
+	char line[256];
+	int rc;
+
+	rc = addraw(cmd, len, "{ umask 077; mkdir -p");
+	rc |= addw(cmd, len, JOURNAL_DIR);
+	rc |= addraw(cmd, len, "; grep -qF -e");
+	rc |= addw(cmd, len, key + 0);
+	rc |= addw(cmd, len, path);
+	rc |= addraw(cmd, len, "2>/dev/null || printf '%s %s\\n'");
+	snprintf(line, sizeof(line), "%s", key);
+	rc |= addw(cmd, len, line);
+	rc |= addraw(cmd, len, value_shell);
+	rc |= addraw(cmd, len, ">>");
+	rc |= addw(cmd, len, path);
+	rc |= addraw(cmd, len, "; }");
+	return rc ? -ENOSPC : 0;
+}
+
+static int remote_offload_set(struct peer *p, const char *dev,
+			      const struct offload_state *want,
+			      struct ll_err *err)
+{
+	struct remote *r = R(p);
+	struct offload_state cur, now;
+	char path[128], key[64], *cmd;
+	int rc, i, changes = 0;
+
+	rc = remote_offload_get(p, dev, &cur, err);
+	if (rc < 0)
+		return rc;
+	cmd = calloc(1, CMD_MAX);
+	if (!cmd)
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	tune_jpath(r, path, sizeof(path));
+	for (i = 0; i < TUNE_NOFF; i++) {
+		if (want->v[i] < 0 || want->v[i] == cur.v[i])
+			continue;
+		snprintf(key, sizeof(key), "offload %s %s", dev, tune_offload_name(i));
+		if (changes)
+			addraw(cmd, CMD_MAX, "&&");
+		if (jadd(cmd, CMD_MAX, path, key, cur.v[i] ? "on" : "off") < 0) {
+			free(cmd);
+			return ll_err_set(err, -ENOSPC, "command too long");
+		}
+		changes++;
+	}
+	if (!changes) {
+		free(cmd);
+		return 0;
+	}
+	addraw(cmd, CMD_MAX, "&& ethtool -K");
+	addw(cmd, CMD_MAX, dev);
+	for (i = 0; i < TUNE_NOFF; i++)
+		if (want->v[i] >= 0 && want->v[i] != cur.v[i]) {
+			addraw(cmd, CMD_MAX, tune_offload_name(i));
+			addraw(cmd, CMD_MAX, want->v[i] ? "on" : "off");
+		}
+	rc = run(r, cmd, "ethtool -K", NULL, NULL, err);
+	free(cmd);
+	if (rc == 0)
+		rc = remote_offload_get(p, dev, &now, err);
+	for (i = 0; rc == 0 && i < TUNE_NOFF; i++)
+		if (want->v[i] >= 0 && now.v[i] != want->v[i])
+			rc = ll_err_set(err, -EIO, "peer %s: offload %s: %s is still %s (fixed by the driver?)",
+					r->t.alias, dev, tune_offload_name(i),
+					now.v[i] ? "on" : "off");
+	r->tuned = true;
+	if (rc == 0)
+		rc = guard_refresh(r, err);
+	return rc;
+}
+
+static void sysctl_proc(int i, char *buf, size_t len)
+{
+	char *c;
+
+	snprintf(buf, len, "/proc/sys/%s", tune_sysctl_name(i));
+	for (c = buf + 10; *c; c++)
+		if (*c == '.')
+			*c = '/';
+}
+
+static int remote_sysctl_get(struct peer *p, struct sysctl_state *s,
+			     struct ll_err *err)
+{
+	struct remote *r = R(p);
+	char cmd[1024] = "", path[96], *out = NULL, *line, *save = NULL;
+	int i, rc;
+
+	for (i = 0; i < TUNE_NSYSCTL; i++) {
+		sysctl_proc(i, path, sizeof(path));
+		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd),
+			 "printf '%d '; tr -s ' \\t' '  ' < %s 2>/dev/null || echo; ", i, path);
+	}
+	memset(s, 0, sizeof(*s));
+	rc = run(r, cmd, "read sysctls", &out, NULL, err);
+	if (rc < 0)
+		return rc;
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *v;
+
+		i = atoi(line);
+		v = strchr(line, ' ');
+		if (i < 0 || i >= TUNE_NSYSCTL || !v)
+			continue;
+		v++;
+		snprintf(s->v[i], sizeof(s->v[i]), "%s", v);
+		/* the tabs collapsed to spaces; trailing space dropped */
+		while (s->v[i][0] && s->v[i][strlen(s->v[i]) - 1] == ' ')
+			s->v[i][strlen(s->v[i]) - 1] = '\0';
+	}
+	free(out);
+	return 0;
+}
+
+static int remote_sysctl_write(struct remote *r, int i, const char *val,
+			       bool journal, struct ll_err *err)
+{
+	char *cmd = calloc(1, CMD_MAX), path[96], jp[128], key[64], cur[160];
+	char *out = NULL;
+	int rc = 0;
+
+	if (!cmd)
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	sysctl_proc(i, path, sizeof(path));
+	if (journal) {
+		tune_jpath(r, jp, sizeof(jp));
+		snprintf(key, sizeof(key), "sysctl %s", tune_sysctl_name(i));
+		snprintf(cur, sizeof(cur), "\"$(tr -s ' \\t' '  ' < %s)\"", path);
+		rc = jadd(cmd, CMD_MAX, jp, key, cur);
+		rc |= addraw(cmd, CMD_MAX, "&&");
+	}
+	rc |= addraw(cmd, CMD_MAX, "printf '%s\\n'");
+	rc |= addw(cmd, CMD_MAX, val);
+	rc |= addraw(cmd, CMD_MAX, ">");
+	rc |= addw(cmd, CMD_MAX, path);
+	rc |= addraw(cmd, CMD_MAX, "&& tr -s ' \\t' '  ' <");
+	rc |= addw(cmd, CMD_MAX, path);
+	if (rc) {
+		free(cmd);
+		return ll_err_set(err, -ENOSPC, "command too long");
+	}
+	rc = run(r, cmd, "write sysctl", &out, NULL, err);
+	free(cmd);
+	if (rc == 0) {
+		size_t n = strcspn(out, "\n");
+
+		while (n && out[n - 1] == ' ')
+			n--;
+		out[n] = '\0';
+		if (strcmp(out, val) != 0)
+			rc = ll_err_set(err, -EIO, "peer %s: sysctl %s: wrote \"%s\", reads back \"%s\"",
+					r->t.alias, tune_sysctl_name(i), val, out);
+	} else {
+		ll_err_prefix(err, "sysctl %s = %s: ", tune_sysctl_name(i), val);
+	}
+	free(out);
+	return rc;
+}
+
+static int remote_sysctl_set(struct peer *p, const char *name, const char *value,
+			     struct ll_err *err)
+{
+	struct remote *r = R(p);
+	struct sysctl_state s;
+	char val[64];
+	int i = tune_sysctl_index(name), rc;
+
+	rc = tune_sysctl_check(i, value, val, sizeof(val), err);
+	if (rc < 0)
+		return rc;
+	rc = remote_sysctl_get(p, &s, err);
+	if (rc < 0)
+		return rc;
+	if (!s.v[i][0])
+		return ll_err_set(err, -ENOENT, "peer %s: sysctl %s is not on that kernel",
+				  r->t.alias, tune_sysctl_name(i));
+	if (strcmp(s.v[i], val) == 0)
+		return 0;
+	rc = remote_sysctl_write(r, i, val, true, err);
+	r->tuned = true;
+	if (rc == 0)
+		rc = guard_refresh(r, err);
+	return rc;
+}
+
+static int remote_tune_restore(struct peer *p, struct ll_err *err)
+{
+	struct remote *r = R(p);
+	char jp[128], cmd[256] = "cat", *out = NULL, *line, *save = NULL;
+	int rc, first = 0;
+
+	tune_jpath(r, jp, sizeof(jp));
+	addw(cmd, sizeof(cmd), jp);
+	addraw(cmd, sizeof(cmd), "2>/dev/null || true");
+	rc = run(r, cmd, "read tune journal", &out, NULL, err);
+	if (rc < 0)
+		return rc;
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct tune_jline j;
+		int e = 0;
+
+		if (tune_parse_jline(line, &j) < 0)
+			continue;
+		if (j.kind == 's') {
+			char val[64];
+
+			if (tune_sysctl_check(j.idx, j.value, val, sizeof(val), NULL) == 0)
+				e = remote_sysctl_write(r, j.idx, val, false, err);
+		} else if (valid_ifname(j.dev, NULL) == 0) {
+			char c2[128] = "ethtool -K";
+
+			addw(c2, sizeof(c2), j.dev);
+			addraw(c2, sizeof(c2), tune_offload_name(j.idx));
+			addraw(c2, sizeof(c2), j.on ? "on" : "off");
+			e = run(r, c2, "ethtool -K (restore)", NULL, NULL, err);
+		}
+		if (e < 0 && !first)
+			first = e;
+	}
+	free(out);
+	if (first)
+		return first;
+	snprintf(cmd, sizeof(cmd), "rm -f");
+	addw(cmd, sizeof(cmd), jp);
+	rc = run(r, cmd, "remove tune journal", NULL, NULL, err);
+	if (rc == 0) {
+		r->tuned = false;
+		rc = guard_refresh(r, err);
+	}
+	return rc;
+}
+
+
+/* After a crash or kill -9: restore every interface with a journal of this
+ * network namespace on the peer, then the offload/sysctl journal. */
+static int remote_clear_all(struct peer *p, struct ll_err *err)
+{
+	struct remote *r = R(p);
+	char cmd[256], pre[64], *out = NULL, *line, *save = NULL;
+	int rc, first = 0;
+
+	remote_probe(r);
+	snprintf(pre, sizeof(pre), "remote-%s-", r->nsid);
+	snprintf(cmd, sizeof(cmd),
+		 "cd " JOURNAL_DIR " 2>/dev/null && for f in %s*.tc.json; do [ -e \"$f\" ] && printf '%%s\\n' \"$f\"; done; true",
+		 pre);
+	rc = run(r, cmd, "list journals", &out, NULL, err);
+	if (rc < 0)
+		return rc;
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		size_t n = strlen(line);
+		char dev[IF_NAMESIZE + 8];
+		struct ll_err e2 = {0};
+		int e;
+
+		if (strncmp(line, pre, strlen(pre)) != 0 || n < strlen(pre) + 9 ||
+		    strcmp(line + n - 8, ".tc.json") != 0)
+			continue;
+		snprintf(dev, sizeof(dev), "%.*s", (int)(n - 8 - strlen(pre)), line + strlen(pre));
+		if (valid_ifname(dev, NULL) < 0)
+			continue;
+		e = remote_clear_dev(p, dev, &e2);
+		if (e < 0 && !first) {
+			first = e;
+			if (err)
+				*err = e2;
+		}
+	}
+	free(out);
+	rc = remote_tune_restore(p, first ? NULL : err);
+	if (!first && rc < 0)
+		first = rc;
+	rc = guard_refresh(r, first ? NULL : err);
+	return first ? first : rc;
+}
+
+static void remote_set_safety(struct peer *p, const struct peer_safety *sf)
+{
+	R(p)->safety = *sf;
+}
+
+static const char *remote_warning(struct peer *p)
+{
+	return R(p)->warn;
+}
+
+static int remote_keepalive(struct peer *p, int *next_s, struct ll_err *err)
+{
+	return ssh_keepalive(R(p)->s, next_s, err);
+}
+
+static int remote_poll_fd(struct peer *p)
+{
+	return ssh_fd(R(p)->s);
+}
+
+static const struct peer_ops remote_ops = {
+	.name = "ssh",
+	.list_links = remote_list_links,
+	.route_dev = remote_route_dev,
+	.read_qdiscs = remote_read_qdiscs,
+	.apply = remote_apply,
+	.clear = remote_clear,
+	.clear_all = remote_clear_all,
+	.dry_run = remote_dry_run,
+	.server_start = remote_server_start,
+	.server_stop = remote_server_stop,
+	.close = remote_close,
+	.ctl_flow = remote_ctl_flow,
+	.set_safety = remote_set_safety,
+	.warning = remote_warning,
+	.keepalive = remote_keepalive,
+	.poll_fd = remote_poll_fd,
+	.offload_get = remote_offload_get,
+	.offload_set = remote_offload_set,
+	.sysctl_get = remote_sysctl_get,
+	.sysctl_set = remote_sysctl_set,
+	.tune_restore = remote_tune_restore,
+};
+
+int peer_remote_open(struct peer *p, const struct ssh_target *t,
+		     struct ll_err *err)
+{
+	struct remote *r;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	r->t = *t;
+	rc = ssh_open(&r->s, t, 10000, err);
+	if (rc < 0) {
+		free(r);
+		return rc;
+	}
+	p->ops = &remote_ops;
+	p->priv = r;
+	snprintf(p->label, sizeof(p->label), "B (%.58s)", t->alias);
+	snprintf(p->host, sizeof(p->host), "%s", t->hostname);
+	return 0;
+}
