@@ -14,6 +14,7 @@
 #include "linklab/traffic/rpm.h"
 #include "linklab/traffic/rttprobe.h"
 #include "linklab/traffic/test.h"
+#include "linklab/traffic/testrun.h"
 
 #define RPM_TRIM          0.05   /* the draft's 95 % trimmed mean */
 #define RPM_GROWTH        1.05   /* a round must add 5 % goodput */
@@ -132,36 +133,21 @@ static void load_free(struct load *l)
 	memset(l, 0, sizeof(*l));
 }
 
-static int load_run_once(const struct rpm_opts *o, int streams,
-			 double seconds, double interval, struct load *l,
-			 const atomic_bool *stop, struct ll_err *err);
+static void load_on_interval(void *ctx, const struct test_interval *iv)
+{
+	load_interval(ctx, iv);
+}
 
-/* Run one test of `streams` load streams for `seconds`; fills l. A server
- * still busy with the previous round (iperf3 takes a moment to reset)
- * answers ACCESS_DENIED: try again for up to 3 s. */
+/* Run one test of `streams` load streams for `seconds`; fills l. */
 static int load_run(const struct rpm_opts *o, int streams, double seconds,
 		    double interval, struct load *l, const atomic_bool *stop,
 		    struct ll_err *err)
 {
-	for (int tries = 0;; tries++) {
-		int rc = load_run_once(o, streams, seconds, interval, l, stop, err);
-		if (rc != -EBUSY || tries >= 15 || (stop && atomic_load(stop)))
-			return rc;
-		load_free(l);
-		poll(NULL, 0, 200);
-	}
-}
-
-static int load_run_once(const struct rpm_opts *o, int streams,
-			 double seconds, double interval, struct load *l,
-			 const atomic_bool *stop, struct ll_err *err)
-{
+	struct test_summary *sum = malloc(sizeof(*sum));
 	struct test_opts to;
-	struct test *t = NULL;
-	struct test_event *ev = malloc(sizeof(*ev));
-	int rc = 0, done = 0, stopped = 0;
+	int rc;
 
-	if (!ev)
+	if (!sum)
 		return ll_err_set(err, -ENOMEM, "rpm: out of memory");
 	test_opts_init(&to);
 	snprintf(to.host, sizeof(to.host), "%s", o->host);
@@ -173,31 +159,10 @@ static int load_run_once(const struct rpm_opts *o, int streams,
 	to.connect_timeout = o->connect_timeout;
 	to.live = o->reverse ? interval : 0;   /* the server's TCP_INFO */
 	snprintf(to.congestion, sizeof(to.congestion), "%s", o->congestion);
-	rc = test_start(&to, &t, err);
-	while (!rc && !done) {
-		struct pollfd p = { .fd = test_event_fd(t), .events = POLLIN };
-		if (poll(&p, 1, 200) < 0 && errno != EINTR) {
-			rc = ll_err_set(err, -errno, "rpm: poll: %s", strerror(errno));
-			break;
-		}
-		if (stop && atomic_load(stop) && !stopped) {
-			test_stop(t);
-			stopped = 1;
-		}
-		while (!done && test_next_event(t, ev) == 1) {
-			if (ev->kind == TEV_INTERVAL)
-				load_interval(l, &ev->interval);
-			else if (ev->kind == TEV_DONE) {
-				l->goodput_bps = test_summary(t)->sum_received.bps;
-				done = 1;
-			} else if (ev->kind == TEV_ERROR) {
-				*err = ev->err;
-				rc = ev->err.code ? ev->err.code : -EIO;
-			}
-		}
-	}
-	test_free(t);
-	free(ev);
+	rc = testrun_sync(&to, load_on_interval, l, sum, stop, err);
+	if (rc == 0)
+		l->goodput_bps = sum->sum_received.bps;
+	free(sum);
 	return rc;
 }
 
