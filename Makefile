@@ -32,7 +32,7 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/asan/tests/%)
 
 .PHONY: all deps check unit lab-test tui-test demo demo-down lab-up lab-down \
-        bench install clean layering fuzz fuzz-check
+        bench install clean layering fuzz fuzz-check lab-rpm lab-verify
 
 all: $(BUILD)/.deps $(BUILD)/linklab
 
@@ -72,6 +72,12 @@ tui-test: all
 
 layering:
 	@sh scripts/check-layering.sh
+
+lab-rpm: all
+	@LINKLAB=$(CURDIR)/$(BUILD)/linklab sh tests/lab/rpm.sh
+
+lab-verify: all
+	@LINKLAB=$(CURDIR)/$(BUILD)/linklab sh tests/lab/verify.sh
 
 check: all
 	@sh tests/run-all.sh

@@ -32,6 +32,12 @@ static const struct cli_cmd cli_cmds[] = {
 	  "test (--peer HOST [-F FILE] [--peer-data ADDR] | -c ADDR [-p PORT]) [-P N] [-t SEC]\n"
 	  "                 [-i SEC] [-R] [--bidir] [-u] [-b RATE] [-l LEN] [-w SIZE] [-J]\n"
 	  "                 (linklab test -h lists every option)" },
+	{ "verify", cmd_verify,
+	  "verify (--peer HOST | -c ADDR [-p PORT]) [--dev IF] [--peer-dev IF] [-t SEC]\n"
+	  "                 [--base-rtt MS] [-J]   (the dial read back vs what the wire does)" },
+	{ "rpm", cmd_rpm,
+	  "rpm (--peer HOST | -c ADDR [-p PORT]) [-P N] [-t SEC] [-R|--bidir] [-C CC] [--round SEC] [-J]\n"
+	  "                 (responsiveness under load: idle vs working RTT, RPM)" },
 	{ "serve", cmd_serve, "serve [-p PORT] [-B ADDR] [-1]" },
 	{ "bridge", cmd_bridge, "bridge IF_A IF_B [--engine auto|kernel|user] [dial options] [-t SEC] [-J]\n"
 	  "                 bridge --status|--set [dial options]|--attach [--pid N] [-J]   (a running bridge)" },

@@ -225,7 +225,16 @@ int rtt_prober_run(struct rtt_prober *p, int count, double interval_s,
 		   double timeout_s, const atomic_bool *stop,
 		   struct rtt_stats *st, struct ll_err *err)
 {
-	double *ms = calloc((size_t)(count > 0 ? count : 1), sizeof(*ms));
+	return rtt_prober_samples(p, count, interval_s, timeout_s, stop, st,
+				  NULL, err);
+}
+
+int rtt_prober_samples(struct rtt_prober *p, int count, double interval_s,
+		       double timeout_s, const atomic_bool *stop,
+		       struct rtt_stats *st, double *out_ms, struct ll_err *err)
+{
+	double *ms = out_ms ? out_ms :
+		calloc((size_t)(count > 0 ? count : 1), sizeof(*ms));
 	uint64_t first = p->seq + 1;
 	unsigned char b[RTTPROBE_LEN];
 	int nrx = 0, sent = 0;
@@ -269,7 +278,8 @@ int rtt_prober_run(struct rtt_prober *p, int count, double interval_s,
 	rtt_stats_compute(ms, nrx, st);
 	st->sent = sent;
 	st->received = nrx;
-	free(ms);
+	if (!out_ms)
+		free(ms);
 	return 0;
 }
 

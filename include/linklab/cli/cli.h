@@ -18,6 +18,11 @@ int cmd_show(int argc, char **argv);
 int cmd_clear(int argc, char **argv);
 int cmd_test(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+/* `linklab rpm`: responsiveness under load (traffic/rpm.h); exit 0, 1 when
+ * the run failed, 2 on bad input, 130 when interrupted. */
+int cmd_rpm(int argc, char **argv);
+/* `linklab verify`: exit 0 every row ok, 1 one is not, 2 bad input. */
+int cmd_verify(int argc, char **argv);
 /* `bridge IF_A IF_B`: middle-box mode in the foreground (cmd_bridge.c). */
 int cmd_bridge(int argc, char **argv);
 /* `bridge --status|--set|--attach`: the running bridge's control socket

@@ -56,6 +56,11 @@ int rtt_prober_open(struct rtt_prober **p, const struct sockaddr *addr,
 int rtt_prober_run(struct rtt_prober *p, int count, double interval_s,
 		   double timeout_s, const atomic_bool *stop,
 		   struct rtt_stats *st, struct ll_err *err);
+/* As rtt_prober_run, and the RTT of each answered probe in ms, in arrival
+ * order, into out_ms[0 .. st->received) (out_ms holds count values). */
+int rtt_prober_samples(struct rtt_prober *p, int count, double interval_s,
+		       double timeout_s, const atomic_bool *stop,
+		       struct rtt_stats *st, double *out_ms, struct ll_err *err);
 void rtt_prober_close(struct rtt_prober *p);
 
 /* ping's summary of n RTT samples in ms into st (sent/received untouched). */

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* verify.h - one row of `linklab verify`: a quantity the dial sets, what the
+ * kernels/engines hold (read back), what the wire did (measured), the error
+ * and the tolerance it is judged by. Every tolerance comes from the
+ * measurement's own sampling error (doc/verify.md):
+ *   rate      goodput vs the frame ceiling rate x 1448/1514 (theory.h):
+ *             -5 % (TCP start-up and sawtooth in a short run) .. +1 % + the
+ *             bucket's share: burst x 8 / (rate x seconds) (tbf may send a
+ *             full bucket above the rate, man tc-tbf);
+ *   rtt       dialled delays + base RTT vs the probes' median: 1 % of the
+ *             dialled value + 3 standard errors of the probes + 0.2 ms
+ *             (timer and scheduling granularity);
+ *   jitter    uniform jitter J: RFC 3550's estimate of E|D_i - D_i-1| is
+ *             2J/3; the estimator (gain 1/16) has a standard deviation of
+ *             about 0.085 J, so 3 of them: 0.25 J, + 0.1 ms;
+ *   loss, duplicate, reorder   k events in n datagrams: ok when the dialled
+ *             fraction lies in the 99 % Wilson interval of k/n.
+ * Pure; never prints. */
+#ifndef LINKLAB_VERIFY_H
+#define LINKLAB_VERIFY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define VERIFY_MAX_ROWS 12
+#define VERIFY_Z99 2.5758
+
+struct verify_row {
+	char quantity[16];      /* "rate", "rtt", "jitter", "loss", ... */
+	char direction[8];      /* "a-to-b", "b-to-a", "both" */
+	char unit[12];          /* "bit/s", "ms", "fraction" */
+	bool measurable;        /* false: `reason` says why; ok is false too */
+	double dialled, measured, error;  /* error = measured - dialled */
+	double tol_lo, tol_hi;  /* ok when tol_lo <= error <= tol_hi */
+	bool ok;
+	char detail[200];       /* e.g. "n=20000 k=201, 99 % 0.0086..0.0118" */
+};
+
+struct verify_report {
+	int n;
+	struct verify_row r[VERIFY_MAX_ROWS];
+};
+
+/* Append a row (NULL when full). */
+struct verify_row *verify_add(struct verify_report *rep, const char *quantity,
+			      const char *direction, const char *unit);
+
+/* rate: dialled tbf rate (bit/s), its burst (bytes), the run's seconds and
+ * the receiver goodput measured (bit/s). */
+void verify_rate(struct verify_row *r, uint64_t rate, uint32_t burst,
+		 double seconds, double goodput_bps);
+
+/* rtt: dialled round trip (ms: delays + base), the probes' median, their
+ * standard deviation and count. */
+void verify_rtt(struct verify_row *r, double dialled_ms, double median_ms,
+		double sd_ms, int n);
+
+/* jitter: dialled uniform jitter J (ms) -> expected 2J/3; measured RFC 3550
+ * estimate (ms). */
+void verify_jitter(struct verify_row *r, double jitter_ms, double measured_ms);
+
+/* loss / duplicate / reorder: dialled fraction, k events in n datagrams. */
+void verify_fraction(struct verify_row *r, double dialled, uint64_t k,
+		     uint64_t n);
+
+/* A row that cannot be measured here: why (ok = false). */
+void verify_unmeasurable(struct verify_row *r, double dialled,
+			 const char *reason);
+
+/* True when every row is measurable and ok (an empty report is not ok). */
+bool verify_all_ok(const struct verify_report *rep);
+
+#endif

@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd_verify.c - `linklab verify (--peer HOST | -c ADDR [-p PORT]) [--dev IF]
+ * [--peer-dev IF] [-t SEC] [--base-rtt MS] [-J]`: read back what the kernels
+ * hold on both peers, measure the path (RTT probes, TCP goodput, UDP at wide
+ * spacing) and print one row per quantity: dialled, measured, error,
+ * tolerance, ok (model/verify.h). Exit 0 when every row is ok, 1 when one is
+ * not (named), 2 on bad input. */
+#include <errno.h>
+#include <math.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <cjson/cJSON.h>
+
+#include "linklab/base/stats.h"
+#include "linklab/cli/cli.h"
+#include "linklab/cli/cmd.h"
+#include "linklab/model/verify.h"
+#include "linklab/peer/peerset.h"
+#include "linklab/traffic/rttprobe.h"
+#include "linklab/traffic/testrun.h"
+
+#define VERIFY_PROBES 50
+
+struct verify_cli {
+	struct peerset_opts po;
+	char host[256];
+	int port, json, nbad;
+	double seconds, base_rtt_ms;
+	struct peerset *ps;   /* --peer: the server there serves one test */
+	int runs;
+};
+
+/* What one side's egress holds, in dial terms. */
+struct side_dial {
+	bool known;
+	struct impair d;
+	uint32_t burst;       /* root tbf bucket, bytes */
+};
+
+static int parse(struct verify_cli *c, int argc, char **argv)
+{
+	struct ll_err err = { 0 };
+	char *end;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int rc = peerset_parse_opt(&c->po, argc, argv, &i, &err);
+		if (rc < 0) {
+			fprintf(stderr, "linklab verify: %s\n", err.msg);
+			c->nbad++;
+		} else if (rc > 0) {
+			continue;
+		} else if (!strcmp(a, "-c") && i + 1 < argc) {
+			snprintf(c->host, sizeof(c->host), "%s", argv[++i]);
+		} else if ((!strcmp(a, "-p") || !strcmp(a, "-t") ||
+			    !strcmp(a, "--base-rtt")) && i + 1 < argc) {
+			double v = strtod(argv[++i], &end);
+			int okv = *end == '\0' && end != argv[i];
+			if (!strcmp(a, "-p") && okv && v >= 1 && v <= 65535)
+				c->port = (int)v;
+			else if (!strcmp(a, "-t") && okv && v >= 2 && v <= 300)
+				c->seconds = v;
+			else if (!strcmp(a, "--base-rtt") && okv && v >= 0 && v <= 10000)
+				c->base_rtt_ms = v;
+			else {
+				fprintf(stderr, "linklab verify: %s '%s' is out of range "
+					"(%s)\n", a, argv[i], !strcmp(a, "-p") ? "1..65535" :
+					!strcmp(a, "-t") ? "2..300 s" : "0..10000 ms");
+				c->nbad++;
+			}
+		} else if (!strcmp(a, "-J") || !strcmp(a, "--json")) {
+			c->json = 1;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			cli_print_usage("verify", stdout);
+			return 1;
+		} else {
+			fprintf(stderr, "linklab verify: unknown option or missing "
+				"value '%s'\n", a);
+			c->nbad++;
+		}
+	}
+	if (c->po.peer && c->host[0]) {
+		fprintf(stderr, "linklab verify: -c cannot be combined with --peer\n");
+		c->nbad++;
+	}
+	if (!c->po.peer && !c->host[0]) {
+		fprintf(stderr, "linklab verify: give --peer HOST or -c ADDR\n");
+		c->nbad++;
+	}
+	return 0;
+}
+
+static int read_side(struct peer *p, const char *dev, struct side_dial *s,
+		     struct ll_err *err)
+{
+	struct qdisc_state *qs = calloc(1, sizeof(*qs));
+	int rc;
+
+	if (!qs)
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	rc = p->ops->read_qdiscs(p, dev, qs, err);
+	if (rc == 0) {
+		qdisc_state_to_impair(qs, &s->d);
+		for (int i = 0; i < qs->n; i++)
+			if (!strcmp(qs->q[i].kind, "tbf") || !strcmp(qs->q[i].kind, "htb"))
+				s->burst = qs->q[i].burst;
+		s->known = true;
+	}
+	free(qs);
+	return rc;
+}
+
+/* RTT probes: median and sd of VERIFY_PROBES answers (0 answers: no echo). */
+static int probe_rtt(const char *host, int port, double *median, double *sd,
+		     int *n, struct ll_err *err)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM }, *ai = NULL;
+	double ms[VERIFY_PROBES], mean;
+	struct rtt_prober *pr = NULL;
+	struct rtt_stats st;
+	char ps[16];
+
+	*n = 0;
+	snprintf(ps, sizeof(ps), "%d", port);
+	if (getaddrinfo(host, ps, &hints, &ai) || !ai)
+		return ll_err_set(err, -EHOSTUNREACH, "%s: cannot resolve", host);
+	int rc = rtt_prober_open(&pr, ai->ai_addr, ai->ai_addrlen, err);
+	freeaddrinfo(ai);
+	if (rc < 0)
+		return rc;
+	rc = rtt_prober_samples(pr, VERIFY_PROBES, 0.02, 1.0, NULL, &st, ms, err);
+	rtt_prober_close(pr);
+	if (rc < 0)
+		return rc;
+	*n = st.received;
+	*median = stats_percentile(ms, st.received, 50);
+	stats_mean_sd(ms, st.received, &mean, sd);
+	return 0;
+}
+
+/* A new server on the peer for every test after the first (it runs
+ * `linklab serve -1` or `iperf3 -s -1`). */
+static int restart_server(struct verify_cli *c, struct ll_err *err)
+{
+	struct peer *b = &c->ps->b;
+	int port = 0;
+
+	if (b->ops->server_stop(b, err) < 0 || b->ops->server_start(b, &port, err) < 0) {
+		ll_err_prefix(err, "%s: restarting the test server: ", b->label);
+		return err->code ? err->code : -EIO;
+	}
+	c->port = port;
+	return 0;
+}
+
+static int run(struct verify_cli *c, bool reverse, bool udp,
+	       uint64_t bitrate, int streams, struct test_summary *sum,
+	       struct ll_err *err)
+{
+	struct test_opts o;
+
+	if (c->ps && c->runs++ > 0 && restart_server(c, err) < 0)
+		return err->code;
+	test_opts_init(&o);
+	snprintf(o.host, sizeof(o.host), "%s", c->host);
+	o.port = c->port;
+	o.duration = c->seconds;
+	o.reverse = reverse;
+	o.udp = udp;
+	o.bitrate = bitrate;
+	o.streams = streams;
+	if (udp)
+		o.blksize = 1448;
+	return testrun_sync(&o, NULL, NULL, sum, NULL, err);
+}
+
+static double frac(uint32_t p)
+{
+	return (double)p / 4294967295.0;
+}
+
+/* One direction's rows: rate (TCP), then loss/duplicate/reorder/jitter
+ * (UDP at a spacing wider than 4 x the jitter). */
+static int measure_dir(struct verify_cli *c, const struct side_dial *s,
+		       bool reverse, struct verify_report *rep,
+		       struct test_summary *sum, struct ll_err *err)
+{
+	const char *dir = reverse ? "b-to-a" : "a-to-b";
+	const struct impair *d = &s->d;
+	double jit_ms = d->jitter / 1e6;
+	uint64_t b = 20000000;
+	struct verify_row *r;
+	int rc;
+
+	if (d->rate) {
+		if ((rc = run(c, reverse, false, 0, 4, sum, err)) < 0)
+			return rc;
+		if ((r = verify_add(rep, "rate", dir, "bit/s")))
+			verify_rate(r, d->rate, s->burst, c->seconds,
+				    sum->sum_received.bps);
+		if (d->rate / 2 < b)
+			b = d->rate / 2;
+	}
+	if (jit_ms > 0 && 1448.0 * 8 / (4 * jit_ms / 1000) < (double)b)
+		b = (uint64_t)(1448.0 * 8 / (4 * jit_ms / 1000));
+	if ((rc = run(c, reverse, true, b, 1, sum, err)) < 0)
+		return rc;
+	const struct test_stream_sample *rx = &sum->sum_received;
+	uint64_t n = rx->packets > 0 ? (uint64_t)rx->packets : 0;
+	double lossd = 1 - (1 - frac(d->loss)) * (1 - frac(d->corrupt));
+	if ((r = verify_add(rep, "loss", dir, "fraction")))
+		verify_fraction(r, lossd, rx->lost > 0 ? (uint64_t)rx->lost : 0, n);
+	if (d->duplicate && (r = verify_add(rep, "duplicate", dir, "fraction"))) {
+		if (rx->dups >= 0)
+			verify_fraction(r, frac(d->duplicate), (uint64_t)rx->dups, n);
+		else
+			verify_unmeasurable(r, frac(d->duplicate), "the receiver "
+					    "did not report duplicates");
+	}
+	if (d->reorder && (r = verify_add(rep, "reorder", dir, "fraction"))) {
+		if (rx->outoforder >= 0)
+			verify_fraction(r, frac(d->reorder), (uint64_t)rx->outoforder, n);
+		else
+			verify_unmeasurable(r, frac(d->reorder), "the receiver did "
+					    "not report out-of-order datagrams");
+	}
+	if (jit_ms > 0 && (r = verify_add(rep, "jitter", dir, "ms")))
+		verify_jitter(r, jit_ms, rx->jitter_ms);
+	if (d->corrupt && (r = verify_add(rep, "corrupt", dir, "fraction")))
+		verify_unmeasurable(r, frac(d->corrupt), "a corrupted datagram "
+				    "fails its checksum and counts in the loss row");
+	return 0;
+}
+
+static void print_text(const struct verify_report *rep)
+{
+	printf("%-9s %-7s %14s %14s %12s %21s  %s\n", "quantity", "dir",
+	       "dialled", "measured", "error", "tolerance", "ok");
+	for (int i = 0; i < rep->n; i++) {
+		const struct verify_row *r = &rep->r[i];
+		double k = !strcmp(r->unit, "bit/s") ? 1e6 : 1;
+		const char *u = !strcmp(r->unit, "bit/s") ? "Mbit/s" : r->unit;
+		if (!r->measurable) {
+			printf("%-9s %-7s %14.4g %14s %12s %21s  %s\n", r->quantity,
+			       r->direction, r->dialled / k, "-", "-", "-", "SKIP");
+		} else {
+			char tol[48];
+			snprintf(tol, sizeof(tol), "%+.4g..%+.4g", r->tol_lo / k,
+				 r->tol_hi / k);
+			printf("%-9s %-7s %14.4g %14.4g %+12.4g %21s  %s\n",
+			       r->quantity, r->direction, r->dialled / k,
+			       r->measured / k, r->error / k, tol,
+			       r->ok ? "ok" : "NOT OK");
+		}
+		printf("          (%s; %s)\n", u, r->detail);
+	}
+}
+
+static void print_json(const struct verify_report *rep, const char *error)
+{
+	cJSON *doc = cJSON_CreateObject(), *a;
+
+	cJSON_AddBoolToObject(doc, "ok", !error && verify_all_ok(rep));
+	a = cJSON_AddArrayToObject(doc, "checks");
+	for (int i = 0; i < rep->n; i++) {
+		const struct verify_row *r = &rep->r[i];
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "quantity", r->quantity);
+		cJSON_AddStringToObject(o, "direction", r->direction);
+		cJSON_AddNumberToObject(o, "dialled", r->dialled);
+		if (r->measurable) {
+			cJSON_AddNumberToObject(o, "measured", r->measured);
+			cJSON_AddNumberToObject(o, "error", r->error);
+			cJSON *t = cJSON_AddArrayToObject(o, "tolerance");
+			cJSON_AddItemToArray(t, cJSON_CreateNumber(r->tol_lo));
+			cJSON_AddItemToArray(t, cJSON_CreateNumber(r->tol_hi));
+		} else {
+			cJSON_AddNullToObject(o, "measured");
+		}
+		cJSON_AddStringToObject(o, "unit", r->unit);
+		cJSON_AddBoolToObject(o, "measurable", r->measurable);
+		cJSON_AddBoolToObject(o, "ok", r->ok);
+		cJSON_AddStringToObject(o, "detail", r->detail);
+		cJSON_AddItemToArray(a, o);
+	}
+	if (error)
+		cJSON_AddStringToObject(doc, "error", error);
+	cmd_print_json(doc);
+}
+
+/* The rtt row: the dialled delays of both sides + the base RTT. */
+static int rtt_row(const struct verify_cli *c, const struct side_dial *sa,
+		   const struct side_dial *sb, struct verify_report *rep,
+		   struct ll_err *err)
+{
+	double med = 0, sd = 0, dialled = c->base_rtt_ms;
+	struct verify_row *r = verify_add(rep, "rtt", "both", "ms");
+	int n, rc = probe_rtt(c->host, c->port, &med, &sd, &n, err);
+
+	if (rc < 0 || !r)
+		return rc;
+	dialled += sa->d.delay / 1e6 + (sb->known ? sb->d.delay / 1e6 : 0);
+	if (!n) {
+		verify_unmeasurable(r, dialled, "no RTT echo on the server (stock "
+				    "iperf3?): run linklab serve there");
+		return 0;
+	}
+	verify_rtt(r, dialled, med, sd, n);
+	if (!c->base_rtt_ms)
+		snprintf(r->detail + strlen(r->detail),
+			 sizeof(r->detail) - strlen(r->detail),
+			 "; base RTT taken as 0 (give --base-rtt MS)");
+	return 0;
+}
+
+static int verify_measure(struct verify_cli *c, struct peerset *ps,
+			  struct verify_report *rep, struct ll_err *err)
+{
+	struct side_dial sa = { 0 }, sb = { 0 };
+	struct test_summary *sum = malloc(sizeof(*sum));
+	int rc;
+
+	if (!sum)
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	rc = read_side(&ps->a, ps->dev_a, &sa, err);
+	if (!rc && ps->has_b)
+		rc = read_side(&ps->b, ps->dev_b, &sb, err);
+	if (!rc)
+		rc = rtt_row(c, &sa, &sb, rep, err);
+	if (!rc)
+		rc = measure_dir(c, &sa, false, rep, sum, err);
+	if (!rc && ps->has_b)
+		rc = measure_dir(c, &sb, true, rep, sum, err);
+	free(sum);
+	return rc;
+}
+
+int cmd_verify(int argc, char **argv)
+{
+	struct verify_cli c = { .port = 5201, .seconds = 10 };
+	struct verify_report rep = { 0 };
+	struct ll_err err = { 0 };
+	struct peerset ps;
+	int rc, port = 0, open_ = 0;
+
+	if (parse(&c, argc, argv))
+		return 0;
+	if (c.nbad)
+		return 2;
+	if (peerset_open(&ps, &c.po, &err) < 0)
+		goto fail;
+	open_ = 1;
+	if (!c.po.peer && !c.po.dev &&
+	    ps.a.ops->route_dev(&ps.a, c.host, ps.dev_a, sizeof(ps.dev_a), &err) < 0)
+		goto fail;
+	if (c.po.peer) {
+		if (ps.b.ops->server_start(&ps.b, &port, &err) < 0) {
+			ll_err_prefix(&err, "%s: starting the test server: ", ps.b.label);
+			goto fail;
+		}
+		snprintf(c.host, sizeof(c.host), "%s", ps.addr_b);
+		c.port = port;
+		c.ps = &ps;
+	}
+	rc = verify_measure(&c, &ps, &rep, &err);
+	if (c.ps) {
+		struct ll_err e2 = { 0 };
+		if (ps.b.ops->server_stop(&ps.b, &e2) < 0)
+			fprintf(stderr, "linklab verify: stopping the test server: %s\n",
+				e2.msg);
+	}
+	peerset_close(&ps);
+	open_ = 0;
+	if (rc < 0)
+		goto fail;
+	if (c.json)
+		print_json(&rep, NULL);
+	else
+		print_text(&rep);
+	for (int i = 0; i < rep.n; i++)
+		if (!rep.r[i].ok && rep.r[i].measurable)
+			fprintf(stderr, "linklab verify: %s %s: measured %.6g, dialled "
+				"%.6g %s: outside the tolerance\n", rep.r[i].quantity,
+				rep.r[i].direction, rep.r[i].measured,
+				rep.r[i].dialled, rep.r[i].unit);
+	return verify_all_ok(&rep) ? 0 : 1;
+fail:
+	if (open_)
+		peerset_close(&ps);
+	if (c.json)
+		print_json(&rep, err.msg);
+	fprintf(stderr, "linklab verify: %s\n", err.msg);
+	return 1;
+}

@@ -1,0 +1,64 @@
+#!/bin/sh
+# linklab verify: the dial read back vs what the wire does, on the lab.
+#  - a held dial: tbf 20mbit on both peers (linklab apply --peer) -> every
+#    row ok (rate each way, rtt, loss each way), exit 0, -J shape
+#  - a broken dial: a policer at 5 Mbit/s put on B's ingress by hand,
+#    behind linklab's back -> the a-to-b rate row is not ok, exit 1, named
+#  - bad input: exit 2
+. "$(dirname "$0")/lib.sh"
+need_root verify
+trap 'kill $SRV 2>/dev/null; lab_down' EXIT INT TERM
+if ! lab_up verify; then fail "lab up"; summary verify; exit 1; fi
+P="-F $LL_SSH_CONFIG --peer $LL_PEER"
+T=$(mktemp -d)
+if ina "$LINKLAB" apply $P --rate 20mbit > "$T/apply.out" 2>&1; then :; else fail "apply: $(cat "$T/apply.out")"; fi
+ina "$LINKLAB" verify $P -t 4 -J > "$T/held.json" 2> "$T/held.err"; rc=$?
+if [ $rc = 0 ] && python3 - "$T/held.json" <<'PY'
+import json,sys
+d=json.load(open(sys.argv[1]))
+assert d["ok"] is True
+q={(c["quantity"],c["direction"]):c for c in d["checks"]}
+for k in [("rate","a-to-b"),("rate","b-to-a"),("rtt","both"),("loss","a-to-b"),("loss","b-to-a")]:
+    assert k in q and q[k]["ok"], k
+    for f in ("dialled","measured","unit","error","tolerance","ok"):
+        assert f in q[k], (k, f)
+r=q[("rate","a-to-b")]
+print("figure: verify rate a-to-b dialled %.3f measured %.3f Mbit/s (error %+.2f %%)" % (r["dialled"]/1e6, r["measured"]/1e6, 100*r["error"]/r["dialled"]))
+PY
+then pass "held dial: every row ok (rate, rtt, loss both ways), exit 0"
+else fail "held dial: rc=$rc $(head -c 600 "$T/held.json") $(head -c 300 "$T/held.err")"; fi
+ina "$LINKLAB" verify $P -t 4 > "$T/held.txt" 2>&1
+if grep -q "^rate .*a-to-b.* ok$" "$T/held.txt" && grep -q "^quantity" "$T/held.txt"; then
+	pass "text table: header and rate row"
+else fail "text table: $(head -c 500 "$T/held.txt")"; fi
+
+# behind linklab's back: A->B through a 5 Mbit/s tbf on an IFB fed by B's
+# ingress; verify -c reads only A, so the wire no longer holds that dial
+inb ip link add llvifb type ifb && inb ip link set llvifb up
+inb tc qdisc add dev llvifb root tbf rate 5mbit burst 20k latency 50ms
+inb tc qdisc add dev veth-b ingress
+inb tc filter add dev veth-b parent ffff: protocol ip u32 match u32 0 0 \
+	action mirred egress redirect dev llvifb
+inb "$LINKLAB" serve -p 5321 > "$T/serve.out" 2>&1 & SRV=$!
+i=0; while [ $i -lt 50 ] && ! inb ss -Hltn "sport = :5321" | grep -q .; do sleep 0.1; i=$((i+1)); done
+ina "$LINKLAB" verify -c "$LL_ADDR_B" -p 5321 -t 4 -J > "$T/broken.json" 2> "$T/broken.err"; rc=$?
+if [ $rc = 1 ] && grep -q "rate a-to-b" "$T/broken.err" && python3 - "$T/broken.json" <<'PY'
+import json,sys
+d=json.load(open(sys.argv[1]))
+assert d["ok"] is False
+r=[c for c in d["checks"] if c["quantity"]=="rate"][0]
+assert r["ok"] is False and r["measured"] < 0.5 * r["dialled"], r
+print("figure: broken rate dialled %.2f measured %.2f Mbit/s" % (r["dialled"]/1e6, r["measured"]/1e6))
+PY
+then pass "a rate broken behind linklab's back: rate row not ok, exit 1, named"
+else fail "broken dial: rc=$rc $(head -c 500 "$T/broken.json") $(cat "$T/broken.err")"; fi
+kill $SRV 2>/dev/null; wait $SRV 2>/dev/null; SRV=
+inb tc qdisc del dev veth-b ingress 2>/dev/null; inb ip link del llvifb 2>/dev/null
+
+ina "$LINKLAB" verify -c "$LL_ADDR_B" -t 0 -p 0 > "$T/bad.out" 2>&1; rc=$?
+if [ $rc = 2 ] && grep -q -- "-t '0'" "$T/bad.out" && grep -q -- "-p '0'" "$T/bad.out"; then
+	pass "bad input: exit 2, both options named with their ranges"
+else fail "bad input: rc=$rc $(cat "$T/bad.out")"; fi
+ina "$LINKLAB" clear $P > /dev/null 2>&1
+rm -rf "$T"
+summary verify
