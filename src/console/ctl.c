@@ -76,6 +76,10 @@ struct ctl {
 	double mid_retry;             /* next attach attempt, 0 = none */
 	uint64_t mid_prev[2][2];      /* rx/tx bytes per direction at mid_t */
 	bool mid_prev_valid;
+	/* linklab verify, run as a child process */
+	struct verify_job *vjob;
+	char **verify_argv;           /* NULL-terminated copy, NULL = none */
+	char *verify_json;            /* the last finished run's document */
 };
 
 #define CTL_MIDDLE_RETRY_S 3.0
@@ -808,6 +812,13 @@ int ctl_test_start(struct ctl *c, const struct ctl_test_req *r,
 	struct ll_err e = { 0 };
 	int rc, port = c->port;
 
+	if (c->vjob) {
+		rc = ll_err_set(err, -EBUSY, "test: verify is measuring the path "
+				"(%.0f s); wait for its table", verify_job_age(c->vjob));
+		ctl_fmt(c->v.error, sizeof(c->v.error), "%s", err ? err->msg : "test: busy");
+		return rc;
+	}
+
 	if (c->test)
 		return ll_err_set(err, -EBUSY, "test: one is already running");
 	test_opts_init(&o);
@@ -1040,6 +1051,9 @@ int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err)
 
 	if (summary && len)
 		summary[0] = '\0';
+	verify_job_free(c->vjob);    /* its load must not outlive the quit */
+	c->vjob = NULL;
+	c->v.verify.running = false;
 	if (c->test) {
 		test_stop(c->test);
 		ctl_test_end(c);
@@ -1472,6 +1486,11 @@ void ctl_free(struct ctl *c)
 	}
 	peerset_close(&c->ps);
 	middle_close(c->mid);
+	verify_job_free(c->vjob);
+	free(c->verify_json);
+	for (char **a = c->verify_argv; a && *a; a++)
+		free(*a);
+	free(c->verify_argv);
 	free(c->ivs);
 	free(c->prof);
 	free(c);
@@ -1490,6 +1509,11 @@ int ctl_do(struct ctl *c, const struct ctl_intent *in, struct ll_err *err)
 			ctl_fmt(c->v.status, sizeof(c->v.status),
 				"apply cancelled: nothing changed");
 		memset(&c->v.confirm, 0, sizeof(c->v.confirm));
+		return 0;
+	case CI_VERIFY:
+		return ctl_verify_start(c, err);
+	case CI_VERIFY_HIDE:
+		c->v.verify.shown = false;
 		return 0;
 	case CI_CLEAR:
 		return ctl_clear(c, in->sides, err);
@@ -1589,6 +1613,20 @@ void ctl_test_caption(const struct ctl *c, char *buf, size_t len)
 		v->theory_rtt * 1000, v->theory.line);
 }
 
+/* Write text to a new file at path (O_EXCL: never over another file). */
+static int ctl_write_text(const char *path, const char *text, struct ll_err *err)
+{
+	FILE *f = fopen(path, "wx");
+	int ok;
+
+	if (!f)
+		return ll_err_set(err, -errno, "cannot write %s: %s", path,
+				  strerror(errno));
+	ok = fputs(text, f) >= 0;
+	ok = (fclose(f) == 0) && ok;
+	return ok ? 0 : ll_err_set(err, -EIO, "cannot write %s", path);
+}
+
 int ctl_test_save(struct ctl *c, struct ll_err *err)
 {
 	struct ctl_test_view *t = &c->v.test;
@@ -1633,9 +1671,16 @@ int ctl_test_save(struct ctl *c, struct ll_err *err)
 			   &c->v.side[1].held : &none, err);
 	if (rc < 0)
 		goto fail;
+	if (c->verify_json && c->verify_json[0]) {
+		ctl_fmt(path, sizeof(path), "%s/verify.json", dir);
+		rc = ctl_write_text(path, c->verify_json, err);
+		if (rc < 0)
+			goto fail;
+	}
 	ctl_fmt(t->saved_dir, sizeof(t->saved_dir), "%s", dir);
-	ctl_fmt(c->v.status, sizeof(c->v.status), "test: %d intervals saved to %s",
-		c->nivs, dir);
+	ctl_fmt(c->v.status, sizeof(c->v.status), "test: %d intervals saved to %s%s",
+		c->nivs, dir, c->verify_json && c->verify_json[0] ?
+		" (with the last verify table)" : "");
 	return 0;
 fail:
 	if (err)
@@ -2037,4 +2082,81 @@ int ctl_sysctl_set(struct ctl *c, int side, const char *name,
 	ctl_fmt(c->v.status, sizeof(c->v.status), "%s: %s = %s (restored on quit)",
 		ctl_side_name(side), name, value);
 	return 0;
+}
+
+/* --- linklab verify from the console -------------------------------------- */
+
+int ctl_set_verify_argv(struct ctl *c, char *const argv[])
+{
+	int n = 0;
+
+	while (argv[n])
+		n++;
+	c->verify_argv = calloc((size_t)n + 1, sizeof(*c->verify_argv));
+	if (!c->verify_argv)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++)
+		if (!(c->verify_argv[i] = strdup(argv[i])))
+			return -ENOMEM;
+	return 0;
+}
+
+int ctl_verify_start(struct ctl *c, struct ll_err *err)
+{
+	int rc;
+
+	if (!c->verify_argv)
+		rc = ll_err_set(err, -ENOTSUP, "verify: needs a peer to measure "
+				"against (start the console with --peer HOST)");
+	else if (c->vjob)
+		rc = ll_err_set(err, -EBUSY, "verify: already running (%.0f s)",
+				verify_job_age(c->vjob));
+	else if (c->test || c->v.test.state == CTL_TEST_RUNNING)
+		rc = ll_err_set(err, -EBUSY, "verify: a test is running; stop it "
+				"first (both would load the path)");
+	else
+		rc = verify_job_start(&c->vjob, c->verify_argv, err);
+	if (rc < 0) {
+		ctl_fmt(c->v.error, sizeof(c->v.error), "%s", err ? err->msg : "verify");
+		return rc;
+	}
+	memset(&c->v.verify, 0, sizeof(c->v.verify));
+	c->v.verify.running = true;
+	c->v.verify.shown = true;
+	ctl_fmt(c->v.status, sizeof(c->v.status), "verify: measuring the path "
+		"against the dials both peers hold (about 30 s)");
+	return 0;
+}
+
+int ctl_verify_fd(const struct ctl *c)
+{
+	return c->vjob ? verify_job_fd(c->vjob) : -1;
+}
+
+int ctl_verify_pump(struct ctl *c)
+{
+	struct ctl_verify_view *vv = &c->v.verify;
+	int bad = 0;
+
+	if (!c->vjob)
+		return 0;
+	vv->age_s = verify_job_age(c->vjob);
+	if (verify_job_pump(c->vjob, &vv->res) == 0)
+		return 0;
+	free(c->verify_json);
+	c->verify_json = strdup(verify_job_output(c->vjob));
+	verify_job_free(c->vjob);
+	c->vjob = NULL;
+	vv->running = false;
+	vv->have = true;
+	vv->shown = true;
+	for (int i = 0; i < vv->res.rep.n; i++)
+		bad += !vv->res.rep.r[i].ok;
+	if (vv->res.error[0])
+		ctl_fmt(c->v.error, sizeof(c->v.error), "verify: %s", vv->res.error);
+	else
+		ctl_fmt(c->v.status, sizeof(c->v.status), "verify: %s (%d of %d rows ok)",
+			vv->res.ok ? "the path holds the dial" : "the path does NOT hold the dial",
+			vv->res.rep.n - bad, vv->res.rep.n);
+	return 1;
 }

@@ -86,6 +86,11 @@ int verify_job_fd(const struct verify_job *j)
 	return j ? (j->out >= 0 ? j->out : j->errfd) : -1;
 }
 
+const char *verify_job_output(const struct verify_job *j)
+{
+	return j && j->buf ? j->buf : "";
+}
+
 double verify_job_age(const struct verify_job *j)
 {
 	return j ? now_s() - ((double)j->t0.tv_sec + j->t0.tv_nsec / 1e9) : 0;

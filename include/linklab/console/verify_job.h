@@ -34,6 +34,9 @@ int verify_job_fd(const struct verify_job *j);
  * (the child reaped). */
 int verify_job_pump(struct verify_job *j, struct verify_job_result *res);
 
+/* What the child printed on stdout so far ("" when nothing). */
+const char *verify_job_output(const struct verify_job *j);
+
 /* Seconds since the start. */
 double verify_job_age(const struct verify_job *j);
 
