@@ -803,6 +803,25 @@ static void ctl_test_end(struct ctl *c)
 	ctl_server_stop(c);
 }
 
+/* Responsiveness of the run so far: self = the intervals' mean sender RTT;
+ * at the end, foreign = the loaded echo probes' mean and idle = the idle
+ * probes' mean (when linklab serve answered them). */
+static void ctl_rpm_update(struct ctl_test_view *t)
+{
+	struct ctl_rpm *r = &t->rpm;
+	double self = t->rtt_n ? t->rtt_sum_s / t->rtt_n * 1000 : 0;
+	const struct rtt_stats *ld = &t->summary.rtt_load, *id = &t->summary.rtt_idle;
+
+	r->foreign = t->have_summary && ld->received > 0;
+	r->idle_ms = t->have_summary && id->received > 0 ? id->avg_ms : 0;
+	if (r->foreign && self > 0)
+		r->working_ms = (ld->avg_ms + self) / 2;
+	else
+		r->working_ms = r->foreign ? ld->avg_ms : self;
+	r->valid = r->working_ms > 0;
+	r->rpm = r->valid ? 60000.0 / r->working_ms : 0;
+}
+
 int ctl_test_start(struct ctl *c, const struct ctl_test_req *r,
 		   struct ll_err *err)
 {
@@ -829,6 +848,7 @@ int ctl_test_start(struct ctl *c, const struct ctl_test_req *r,
 	o.udp = r->udp;
 	o.bitrate = r->bitrate;
 	o.window = r->window;
+	o.rtt = !o.udp;     /* idle and loaded echo probes: RPM at the end */
 	if (o.udp && !o.bitrate)
 		o.bitrate = 1048576;    /* iperf3's UDP default, as `linklab test -u` */
 	/* TCP write size (-l): iperf3's 128 KiB per stream up to 16 streams,
@@ -952,6 +972,9 @@ static void ctl_test_interval(struct ctl *c, const struct test_interval *iv)
 				c->rtt_base_s = base;
 			c->rtt_path = c->v.path;
 			t->rtt_s = rtt;
+			t->rtt_sum_s += rtt;
+			t->rtt_n++;
+			ctl_rpm_update(t);
 			if (!(t->rtt_min_s > 0) || rtt < t->rtt_min_s)
 				t->rtt_min_s = rtt;
 			if (rtt > t->rtt_max_s)
@@ -1002,6 +1025,7 @@ int ctl_test_pump(struct ctl *c)
 			if (sum) {
 				t->summary = *sum;
 				t->have_summary = true;
+				ctl_rpm_update(t);
 			}
 			t->state = CTL_TEST_DONE;
 			t->paused = false;
@@ -1588,8 +1612,16 @@ void ctl_test_caption(const struct ctl *c, char *buf, size_t len)
 {
 	const struct ctl_view *v = &c->v;
 	const struct test_opts *o = &v->test.opts;
-	char a[128] = "-", b[128] = "-", br[32] = "", prof[96];
+	char a[128] = "-", b[128] = "-", br[32] = "", prof[96], rpm[160] = "";
+	const struct ctl_rpm *r = &v->test.rpm;
 
+	if (r->valid && r->idle_ms > 0)
+		ctl_fmt(rpm, sizeof(rpm), "\nresponsiveness: idle RTT %.3g ms, "
+			"working RTT %.3g ms, RPM %.0f", r->idle_ms, r->working_ms,
+			r->rpm);
+	else if (r->valid)
+		ctl_fmt(rpm, sizeof(rpm), "\nresponsiveness: working RTT %.3g ms "
+			"(the streams' TCP RTT), RPM %.0f", r->working_ms, r->rpm);
 	if (v->side[0].qd_valid)
 		impair_summary(&v->side[0].held, a, sizeof(a));
 	if (v->side[1].present && v->side[1].qd_valid)
@@ -1602,7 +1634,7 @@ void ctl_test_caption(const struct ctl *c, char *buf, size_t len)
 		"dial%s: A %s egress: %s; B %s egress: %s\n"
 		"peers: %s, %s; %s\n"
 		"test: %d %s stream%s, %g s, %s%s%s\n"
-		"theory (RTT %s %.3g ms): %s",
+		"theory (RTT %s %.3g ms): %s%s",
 		prof, v->side[0].dev, a,
 		v->side[1].present ? v->side[1].dev : "-", b,
 		v->side[0].label, v->side[1].label, v->session,
@@ -1610,7 +1642,7 @@ void ctl_test_caption(const struct ctl *c, char *buf, size_t len)
 		o->duration, o->reverse ? "B -> A (-R)" : "A -> B",
 		br[0] ? ", -b " : "", br,
 		v->theory_rtt_measured ? "measured" : "dialled",
-		v->theory_rtt * 1000, v->theory.line);
+		v->theory_rtt * 1000, v->theory.line, rpm);
 }
 
 /* Write text to a new file at path (O_EXCL: never over another file). */

@@ -57,6 +57,13 @@ dir=$(ls -d "$D"/data/linklab/results/* 2>/dev/null | tail -1)
 if [ -n "$dir" ] && [ -f "$dir/verify.json" ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["ok"] is True and len(d["checks"]) >= 4' "$dir/verify.json"; then
 	pass "the saved run carries verify.json"
 else fail "no verify.json in the saved run ($dir): $(capture | tail -4)"; fi
+scr=$(capture)
+if echo "$scr" | grep -Eq "responsiveness: RPM [0-9]+  working RTT [0-9.]+ .?s  idle RTT"; then
+	pass "test screen: RPM, working and idle RTT ($(echo "$scr" | grep -o 'responsiveness: .*' | head -1))"
+else fail "test screen: no RPM line: $(echo "$scr" | tail -12)"; fi
+if [ -n "$dir" ] && grep -q "responsiveness: idle RTT [0-9.]* ms, working RTT [0-9.]* ms, RPM [0-9]" "$dir/run.svg"; then
+	pass "run.svg caption: idle vs working RTT and RPM"
+else fail "run.svg: no responsiveness caption"; fi
 keys p
 wait_for "every row ok" 30
 keys x

@@ -176,6 +176,19 @@ struct ctl_test_view {
 				       * interval, seconds; 0 = unknown */
 	double rtt_min_s, rtt_max_s;  /* over the run's intervals so far */
 	char saved_dir[PATH_MAX];     /* where the run was saved, "" if not */
+	double rtt_sum_s;             /* sum and count of the intervals' */
+	int rtt_n;                    /* sender RTT (the self probes) */
+	/* responsiveness of the run (TCP), after draft-ietf-ippm-
+	 * responsiveness-09: working RTT = (foreign + self) / 2 with foreign
+	 * the UDP echo probes under load (linklab serve, at the end) and
+	 * self the streams' TCP_INFO RTT; RPM = 60000 / working RTT (ms) */
+	struct ctl_rpm {
+		bool valid;
+		bool foreign;             /* the echo probes answered */
+		double idle_ms;           /* 0 = not measured (no echo) */
+		double working_ms;
+		double rpm;
+	} rpm;
 };
 
 /* The last `linklab verify` run from the console (V on the peers screen):
