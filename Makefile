@@ -32,7 +32,7 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/asan/tests/%)
 
 .PHONY: all deps check unit lab-test tui-test demo demo-down lab-up lab-down \
-        bench install clean layering fuzz fuzz-check lab-rpm lab-verify
+        bench install clean layering fuzz fuzz-check lab-rpm lab-verify tui-verify
 
 all: $(BUILD)/.deps $(BUILD)/linklab
 
@@ -78,6 +78,9 @@ lab-rpm: all
 
 lab-verify: all
 	@LINKLAB=$(CURDIR)/$(BUILD)/linklab sh tests/lab/verify.sh
+
+tui-verify: all
+	@LINKLAB=$(CURDIR)/$(BUILD)/linklab sh tests/tui/verify.sh
 
 check: all
 	@sh tests/run-all.sh

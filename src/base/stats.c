@@ -82,8 +82,8 @@ void stats_wilson(uint64_t k, uint64_t n, double z, double *lo, double *hi)
 	double mid = (ph + z2 / (2 * nn)) / den;
 	double half = z * sqrt(ph * (1 - ph) / nn + z2 / (4 * nn * nn)) / den;
 
-	*lo = mid - half < 0 ? 0 : mid - half;
-	*hi = mid + half > 1 ? 1 : mid + half;
+	*lo = k == 0 || mid - half < 0 ? 0 : mid - half;
+	*hi = k == n || mid + half > 1 ? 1 : mid + half;
 }
 
 void stats_mean_sd(const double *x, int n, double *mean, double *sd)

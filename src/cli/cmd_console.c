@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <limits.h>
 #include <unistd.h>
 
 #include "linklab/cli/cli.h"
@@ -97,17 +98,68 @@ static int console_signals(void)
 	return 0;
 }
 
+/* The `linklab verify -J` command line the console's v key runs: this
+ * binary, the same peer and SSH options, the interfaces selected now. */
+static void console_verify_argv(struct ctl *c, const struct peerset_opts *po,
+				const struct peerset *ps, const char *target,
+				int port)
+{
+	char exe[PATH_MAX], portbuf[16];
+	const char *av[24];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int k = 0;
+
+	if (n <= 0 || (!po->peer && !(target && *target)))
+		return;
+	exe[n] = '\0';
+	av[k++] = exe;
+	av[k++] = "verify";
+	av[k++] = "-J";
+	if (po->peer) {
+		av[k++] = "--peer";
+		av[k++] = po->peer;
+		av[k++] = "--peer-dev";
+		av[k++] = ps->dev_b;
+	} else {
+		snprintf(portbuf, sizeof(portbuf), "%d", port);
+		av[k++] = "-c";
+		av[k++] = target;
+		av[k++] = "-p";
+		av[k++] = portbuf;
+	}
+	av[k++] = "--dev";
+	av[k++] = ps->dev_a;
+	if (po->peer_data) {
+		av[k++] = "--peer-data";
+		av[k++] = po->peer_data;
+	}
+	if (po->ssh.config_file) {
+		av[k++] = "-F";
+		av[k++] = po->ssh.config_file;
+	}
+	if (po->ssh.key_file) {
+		av[k++] = "--ssh-key";
+		av[k++] = po->ssh.key_file;
+	}
+	if (po->ssh.known_hosts) {
+		av[k++] = "--known-hosts";
+		av[k++] = po->ssh.known_hosts;
+	}
+	av[k] = NULL;
+	ctl_set_verify_argv(c, (char *const *)av);
+}
+
 /* Run the loop until quit; returns the signal that ended it (0 = key). */
 static int console_loop(struct tui *t, struct ctl *c)
 {
 	struct ctl_intent in;
 	struct ll_err e;
-	struct pollfd pfd[5];
+	struct pollfd pfd[6];
 	long long last_draw = 0, now, next_tick = console_now_ms() + CONSOLE_TICK_MS;
 	long long next_ka = console_now_ms() + 1000, peer_quiet = 0, mid_quiet = 0;
 	unsigned ticks = 0;
 	bool dirty = true, countdown = false;
-	int nfd, timeout, k, key, res, tfd, pfdi, mfdi, next_s;
+	int nfd, timeout, k, key, res, tfd, pfdi, mfdi, vfdi, next_s;
 	const struct ctl_view *v;
 	unsigned char sb[16];
 	ssize_t n;
@@ -178,8 +230,19 @@ static int console_loop(struct tui *t, struct ctl *c)
 			   (timeout < 0 || timeout > mid_quiet - now)) {
 			timeout = (int)(mid_quiet - now);
 		}
+		/* a verify child's output; its clock on the table each tick */
+		vfdi = -1;
+		if (ctl_verify_fd(c) >= 0) {
+			vfdi = nfd;
+			pfd[nfd++] = (struct pollfd){ .fd = ctl_verify_fd(c),
+						      .events = POLLIN };
+			if (timeout < 0 || timeout > next_tick - now)
+				timeout = next_tick > now ? (int)(next_tick - now) : 0;
+		}
 		if (poll(pfd, (nfds_t)nfd, timeout) < 0 && errno != EINTR)
 			return 0;
+		if (vfdi >= 0 && (ctl_verify_pump(c) || pfd[vfdi].revents || v->verify.running))
+			dirty = true;
 		if (pfd[1].revents & POLLIN) {
 			n = read(console_sigpipe[0], sb, sizeof(sb));
 			if (n > 0)
@@ -522,6 +585,7 @@ int cmd_console(int argc, char **argv)
 
 		ctl_set_safety(c, &sf);
 	}
+	console_verify_argv(c, &po, &ps, target, port);
 	if (t.term_fallback)
 		ctl_note(c, "terminal type unknown: running as vt100");
 	sig = console_loop(&t, c);

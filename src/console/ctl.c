@@ -76,6 +76,10 @@ struct ctl {
 	double mid_retry;             /* next attach attempt, 0 = none */
 	uint64_t mid_prev[2][2];      /* rx/tx bytes per direction at mid_t */
 	bool mid_prev_valid;
+	/* linklab verify, run as a child process */
+	struct verify_job *vjob;
+	char **verify_argv;           /* NULL-terminated copy, NULL = none */
+	char *verify_json;            /* the last finished run's document */
 };
 
 #define CTL_MIDDLE_RETRY_S 3.0
@@ -799,6 +803,25 @@ static void ctl_test_end(struct ctl *c)
 	ctl_server_stop(c);
 }
 
+/* Responsiveness of the run so far: self = the intervals' mean sender RTT;
+ * at the end, foreign = the loaded echo probes' mean and idle = the idle
+ * probes' mean (when linklab serve answered them). */
+static void ctl_rpm_update(struct ctl_test_view *t)
+{
+	struct ctl_rpm *r = &t->rpm;
+	double self = t->rtt_n ? t->rtt_sum_s / t->rtt_n * 1000 : 0;
+	const struct rtt_stats *ld = &t->summary.rtt_load, *id = &t->summary.rtt_idle;
+
+	r->foreign = t->have_summary && ld->received > 0;
+	r->idle_ms = t->have_summary && id->received > 0 ? id->avg_ms : 0;
+	if (r->foreign && self > 0)
+		r->working_ms = (ld->avg_ms + self) / 2;
+	else
+		r->working_ms = r->foreign ? ld->avg_ms : self;
+	r->valid = r->working_ms > 0;
+	r->rpm = r->valid ? 60000.0 / r->working_ms : 0;
+}
+
 int ctl_test_start(struct ctl *c, const struct ctl_test_req *r,
 		   struct ll_err *err)
 {
@@ -807,6 +830,13 @@ int ctl_test_start(struct ctl *c, const struct ctl_test_req *r,
 	struct ll_diag diag;
 	struct ll_err e = { 0 };
 	int rc, port = c->port;
+
+	if (c->vjob) {
+		rc = ll_err_set(err, -EBUSY, "test: verify is measuring the path "
+				"(%.0f s); wait for its table", verify_job_age(c->vjob));
+		ctl_fmt(c->v.error, sizeof(c->v.error), "%s", err ? err->msg : "test: busy");
+		return rc;
+	}
 
 	if (c->test)
 		return ll_err_set(err, -EBUSY, "test: one is already running");
@@ -818,6 +848,7 @@ int ctl_test_start(struct ctl *c, const struct ctl_test_req *r,
 	o.udp = r->udp;
 	o.bitrate = r->bitrate;
 	o.window = r->window;
+	o.rtt = !o.udp;     /* idle and loaded echo probes: RPM at the end */
 	if (o.udp && !o.bitrate)
 		o.bitrate = 1048576;    /* iperf3's UDP default, as `linklab test -u` */
 	/* TCP write size (-l): iperf3's 128 KiB per stream up to 16 streams,
@@ -941,6 +972,9 @@ static void ctl_test_interval(struct ctl *c, const struct test_interval *iv)
 				c->rtt_base_s = base;
 			c->rtt_path = c->v.path;
 			t->rtt_s = rtt;
+			t->rtt_sum_s += rtt;
+			t->rtt_n++;
+			ctl_rpm_update(t);
 			if (!(t->rtt_min_s > 0) || rtt < t->rtt_min_s)
 				t->rtt_min_s = rtt;
 			if (rtt > t->rtt_max_s)
@@ -991,6 +1025,7 @@ int ctl_test_pump(struct ctl *c)
 			if (sum) {
 				t->summary = *sum;
 				t->have_summary = true;
+				ctl_rpm_update(t);
 			}
 			t->state = CTL_TEST_DONE;
 			t->paused = false;
@@ -1040,6 +1075,9 @@ int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err)
 
 	if (summary && len)
 		summary[0] = '\0';
+	verify_job_free(c->vjob);    /* its load must not outlive the quit */
+	c->vjob = NULL;
+	c->v.verify.running = false;
 	if (c->test) {
 		test_stop(c->test);
 		ctl_test_end(c);
@@ -1472,6 +1510,11 @@ void ctl_free(struct ctl *c)
 	}
 	peerset_close(&c->ps);
 	middle_close(c->mid);
+	verify_job_free(c->vjob);
+	free(c->verify_json);
+	for (char **a = c->verify_argv; a && *a; a++)
+		free(*a);
+	free(c->verify_argv);
 	free(c->ivs);
 	free(c->prof);
 	free(c);
@@ -1490,6 +1533,11 @@ int ctl_do(struct ctl *c, const struct ctl_intent *in, struct ll_err *err)
 			ctl_fmt(c->v.status, sizeof(c->v.status),
 				"apply cancelled: nothing changed");
 		memset(&c->v.confirm, 0, sizeof(c->v.confirm));
+		return 0;
+	case CI_VERIFY:
+		return ctl_verify_start(c, err);
+	case CI_VERIFY_HIDE:
+		c->v.verify.shown = false;
 		return 0;
 	case CI_CLEAR:
 		return ctl_clear(c, in->sides, err);
@@ -1564,8 +1612,16 @@ void ctl_test_caption(const struct ctl *c, char *buf, size_t len)
 {
 	const struct ctl_view *v = &c->v;
 	const struct test_opts *o = &v->test.opts;
-	char a[128] = "-", b[128] = "-", br[32] = "", prof[96];
+	char a[128] = "-", b[128] = "-", br[32] = "", prof[96], rpm[160] = "";
+	const struct ctl_rpm *r = &v->test.rpm;
 
+	if (r->valid && r->idle_ms > 0)
+		ctl_fmt(rpm, sizeof(rpm), "\nresponsiveness: idle RTT %.3g ms, "
+			"working RTT %.3g ms, RPM %.0f", r->idle_ms, r->working_ms,
+			r->rpm);
+	else if (r->valid)
+		ctl_fmt(rpm, sizeof(rpm), "\nresponsiveness: working RTT %.3g ms "
+			"(the streams' TCP RTT), RPM %.0f", r->working_ms, r->rpm);
 	if (v->side[0].qd_valid)
 		impair_summary(&v->side[0].held, a, sizeof(a));
 	if (v->side[1].present && v->side[1].qd_valid)
@@ -1578,7 +1634,7 @@ void ctl_test_caption(const struct ctl *c, char *buf, size_t len)
 		"dial%s: A %s egress: %s; B %s egress: %s\n"
 		"peers: %s, %s; %s\n"
 		"test: %d %s stream%s, %g s, %s%s%s\n"
-		"theory (RTT %s %.3g ms): %s",
+		"theory (RTT %s %.3g ms): %s%s",
 		prof, v->side[0].dev, a,
 		v->side[1].present ? v->side[1].dev : "-", b,
 		v->side[0].label, v->side[1].label, v->session,
@@ -1586,7 +1642,21 @@ void ctl_test_caption(const struct ctl *c, char *buf, size_t len)
 		o->duration, o->reverse ? "B -> A (-R)" : "A -> B",
 		br[0] ? ", -b " : "", br,
 		v->theory_rtt_measured ? "measured" : "dialled",
-		v->theory_rtt * 1000, v->theory.line);
+		v->theory_rtt * 1000, v->theory.line, rpm);
+}
+
+/* Write text to a new file at path (O_EXCL: never over another file). */
+static int ctl_write_text(const char *path, const char *text, struct ll_err *err)
+{
+	FILE *f = fopen(path, "wx");
+	int ok;
+
+	if (!f)
+		return ll_err_set(err, -errno, "cannot write %s: %s", path,
+				  strerror(errno));
+	ok = fputs(text, f) >= 0;
+	ok = (fclose(f) == 0) && ok;
+	return ok ? 0 : ll_err_set(err, -EIO, "cannot write %s", path);
 }
 
 int ctl_test_save(struct ctl *c, struct ll_err *err)
@@ -1633,9 +1703,16 @@ int ctl_test_save(struct ctl *c, struct ll_err *err)
 			   &c->v.side[1].held : &none, err);
 	if (rc < 0)
 		goto fail;
+	if (c->verify_json && c->verify_json[0]) {
+		ctl_fmt(path, sizeof(path), "%s/verify.json", dir);
+		rc = ctl_write_text(path, c->verify_json, err);
+		if (rc < 0)
+			goto fail;
+	}
 	ctl_fmt(t->saved_dir, sizeof(t->saved_dir), "%s", dir);
-	ctl_fmt(c->v.status, sizeof(c->v.status), "test: %d intervals saved to %s",
-		c->nivs, dir);
+	ctl_fmt(c->v.status, sizeof(c->v.status), "test: %d intervals saved to %s%s",
+		c->nivs, dir, c->verify_json && c->verify_json[0] ?
+		" (with the last verify table)" : "");
 	return 0;
 fail:
 	if (err)
@@ -2037,4 +2114,81 @@ int ctl_sysctl_set(struct ctl *c, int side, const char *name,
 	ctl_fmt(c->v.status, sizeof(c->v.status), "%s: %s = %s (restored on quit)",
 		ctl_side_name(side), name, value);
 	return 0;
+}
+
+/* --- linklab verify from the console -------------------------------------- */
+
+int ctl_set_verify_argv(struct ctl *c, char *const argv[])
+{
+	int n = 0;
+
+	while (argv[n])
+		n++;
+	c->verify_argv = calloc((size_t)n + 1, sizeof(*c->verify_argv));
+	if (!c->verify_argv)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++)
+		if (!(c->verify_argv[i] = strdup(argv[i])))
+			return -ENOMEM;
+	return 0;
+}
+
+int ctl_verify_start(struct ctl *c, struct ll_err *err)
+{
+	int rc;
+
+	if (!c->verify_argv)
+		rc = ll_err_set(err, -ENOTSUP, "verify: needs a peer to measure "
+				"against (start the console with --peer HOST)");
+	else if (c->vjob)
+		rc = ll_err_set(err, -EBUSY, "verify: already running (%.0f s)",
+				verify_job_age(c->vjob));
+	else if (c->test || c->v.test.state == CTL_TEST_RUNNING)
+		rc = ll_err_set(err, -EBUSY, "verify: a test is running; stop it "
+				"first (both would load the path)");
+	else
+		rc = verify_job_start(&c->vjob, c->verify_argv, err);
+	if (rc < 0) {
+		ctl_fmt(c->v.error, sizeof(c->v.error), "%s", err ? err->msg : "verify");
+		return rc;
+	}
+	memset(&c->v.verify, 0, sizeof(c->v.verify));
+	c->v.verify.running = true;
+	c->v.verify.shown = true;
+	ctl_fmt(c->v.status, sizeof(c->v.status), "verify: measuring the path "
+		"against the dials both peers hold (about 30 s)");
+	return 0;
+}
+
+int ctl_verify_fd(const struct ctl *c)
+{
+	return c->vjob ? verify_job_fd(c->vjob) : -1;
+}
+
+int ctl_verify_pump(struct ctl *c)
+{
+	struct ctl_verify_view *vv = &c->v.verify;
+	int bad = 0;
+
+	if (!c->vjob)
+		return 0;
+	vv->age_s = verify_job_age(c->vjob);
+	if (verify_job_pump(c->vjob, &vv->res) == 0)
+		return 0;
+	free(c->verify_json);
+	c->verify_json = strdup(verify_job_output(c->vjob));
+	verify_job_free(c->vjob);
+	c->vjob = NULL;
+	vv->running = false;
+	vv->have = true;
+	vv->shown = true;
+	for (int i = 0; i < vv->res.rep.n; i++)
+		bad += !vv->res.rep.r[i].ok;
+	if (vv->res.error[0])
+		ctl_fmt(c->v.error, sizeof(c->v.error), "verify: %s", vv->res.error);
+	else
+		ctl_fmt(c->v.status, sizeof(c->v.status), "verify: %s (%d of %d rows ok)",
+			vv->res.ok ? "the path holds the dial" : "the path does NOT hold the dial",
+			vv->res.rep.n - bad, vv->res.rep.n);
+	return 1;
 }

@@ -178,6 +178,64 @@ static void peers_middle(struct tui *t, const struct ctl_middle_view *m, int y,
 		 m->err[0] ? m->err : "not attached");
 }
 
+/* One verify row: quantity, direction, dialled, measured, error, ok. */
+static void verify_line(const struct verify_row *r, char *buf, size_t len)
+{
+	bool rate = !strcmp(r->unit, "bit/s");
+	double k = rate ? 1e6 : 1;
+	const char *u = rate ? "Mbit/s" : r->unit;
+
+	if (!r->measurable)
+		snprintf(buf, len, "%-9s %-7s %12.4g %-8s %12s %11s  SKIP: %s",
+			 r->quantity, r->direction, r->dialled / k, u, "-", "-",
+			 r->detail);
+	else
+		snprintf(buf, len, "%-9s %-7s %12.4g %-8s %12.4g %+11.3g  %s "
+			 "(tolerance %+.3g..%+.3g)", r->quantity, r->direction,
+			 r->dialled / k, u, r->measured / k, r->error / k,
+			 r->ok ? "ok" : "NOT OK", r->tol_lo / k, r->tol_hi / k);
+}
+
+/* The verify table over the lower part of the screen. */
+static void peers_verify(struct tui *t, const struct ctl_verify_view *vv,
+			 int top, int rows, int cols)
+{
+	int n = vv->have ? vv->res.rep.n : 0, h = n + 4, y;
+	char line[LL_ERR_MAX + 64];
+
+	if (h > rows - 2)
+		h = rows - 2;
+	y = top + rows - h;
+	for (int i = y; i < top + rows; i++) {
+		move(i, 0);
+		clrtoeol();
+	}
+	attrset(tui_attr(t, TUI_DIM));
+	mvhline(y, 0, ACS_HLINE, cols);
+	attrset(A_NORMAL);
+	if (vv->running) {
+		snprintf(line, sizeof(line), "verify: measuring (%.0f s) - the dial "
+			 "both peers hold against what the wire does", vv->age_s);
+		tui_put(y + 1, 1, cols - 2, A_BOLD, line);
+		return;
+	}
+	snprintf(line, sizeof(line), "verify: %s   (v runs it again, x closes)",
+		 vv->res.error[0] ? vv->res.error : vv->res.ok ?
+		 "every row ok: the path holds the dial" :
+		 "NOT OK: the path does not hold the dial");
+	tui_put(y + 1, 1, cols - 2, vv->res.ok && !vv->res.error[0] ?
+		tui_attr(t, TUI_OK) | A_BOLD : tui_attr(t, TUI_ERROR), line);
+	snprintf(line, sizeof(line), "%-9s %-7s %12s %-8s %12s %11s  %s", "quantity",
+		 "dir", "dialled", "unit", "measured", "error", "ok");
+	tui_put(y + 2, 1, cols - 2, tui_attr(t, TUI_DIM), line);
+	for (int i = 0; i < n && y + 3 + i < top + rows; i++) {
+		const struct verify_row *r = &vv->res.rep.r[i];
+		verify_line(r, line, sizeof(line));
+		tui_put(y + 3 + i, 1, cols - 2, r->ok ? A_NORMAL :
+			tui_attr(t, TUI_ERROR), line);
+	}
+}
+
 void screen_peers_draw(struct tui *t, const struct ctl_view *v, int top,
 		       int rows, int cols)
 {
@@ -204,6 +262,8 @@ void screen_peers_draw(struct tui *t, const struct ctl_view *v, int top,
 	tui_put(top + prow + 1, 1, cols - 2, A_BOLD, line);
 	snprintf(line, sizeof(line), "theory (1 stream, A->B): %s", v->theory.line);
 	tui_put(top + prow + 2, 1, cols - 2, tui_attr(t, TUI_WARN), line);
+	if (v->verify.shown)
+		peers_verify(t, &v->verify, top, rows, cols);
 }
 
 int screen_peers_key(struct tui *t, int key, const struct ctl_view *v,
@@ -213,6 +273,14 @@ int screen_peers_key(struct tui *t, int key, const struct ctl_view *v,
 	int sel = s->sel;
 
 	switch (key) {
+	case 'v':
+		in->kind = CI_VERIFY;
+		return TR_INTENT | TR_REDRAW;
+	case 'x':
+		if (!v->verify.shown)
+			return TR_NONE;
+		in->kind = CI_VERIFY_HIDE;
+		return TR_INTENT | TR_REDRAW;
 	case '\t':
 	case KEY_BTAB:
 		t->focus = !t->focus;

@@ -223,6 +223,26 @@ static void test_panel_line(const struct ctl_view *v, char *buf, size_t len)
 			 units_human_time(tv->rtt_max_s * 1e9, c, sizeof(c)), d);
 }
 
+/* "RPM 640  working RTT 93.6 ms  idle RTT 0.05 ms" (TCP runs). */
+static void test_rpm_line(const struct ctl_view *v, char *buf, size_t len)
+{
+	const struct ctl_rpm *r = &v->test.rpm;
+	char w[32], i[32];
+
+	buf[0] = '\0';
+	if (v->test.opts.udp || !r->valid)
+		return;
+	units_human_time(r->working_ms * 1e6, w, sizeof(w));
+	if (r->idle_ms > 0)
+		snprintf(buf, len, "responsiveness: RPM %.0f  working RTT %s  idle "
+			 "RTT %s", r->rpm, w, units_human_time(r->idle_ms * 1e6, i,
+			 sizeof(i)));
+	else
+		snprintf(buf, len, "responsiveness: RPM %.0f  working RTT %s (%s)",
+			 r->rpm, w, v->test.have_summary ? "no echo on the server: "
+			 "the streams' TCP RTT only" : "so far, from the streams' TCP RTT");
+}
+
 /* The theory line with where its RTT came from. */
 static void test_theory_line(const struct ctl_view *v, char *buf, size_t len)
 {
@@ -348,6 +368,9 @@ void screen_test_draw(struct tui *t, const struct ctl_view *v, int top,
 		test_panel_line(v, line, sizeof(line));
 		if (line[0] && bottom - y > 4)
 			tui_put(y++, 1, cols - 2, tui_attr(t, TUI_DIM), line);
+		test_rpm_line(v, line, sizeof(line));
+		if (line[0] && bottom - y > 4)
+			tui_put(y++, 1, cols - 2, A_BOLD, line);
 		room = bottom - y - (tv->saved_dir[0] ? 1 : 0);
 		y += test_chart(t, v, y, room, cols, full);
 		if (tv->saved_dir[0] && y < bottom) {
@@ -399,6 +422,9 @@ void screen_test_draw(struct tui *t, const struct ctl_view *v, int top,
 	}
 	test_bar_row(t, y++, cols, "[SUM]", &tv->last.sum, full, A_BOLD);
 	test_panel_line(v, line, sizeof(line));
+	if (line[0] && bottom - y > 3)
+		tui_put(y++, 1, cols - 2, tui_attr(t, TUI_DIM), line);
+	test_rpm_line(v, line, sizeof(line));
 	if (line[0] && bottom - y > 3)
 		tui_put(y++, 1, cols - 2, tui_attr(t, TUI_DIM), line);
 	test_chart(t, v, y, bottom - y, cols, full);

@@ -16,6 +16,7 @@
 #include "linklab/base/err.h"
 #include "linklab/model/impair.h"
 #include "linklab/console/middle.h"
+#include "linklab/console/verify_job.h"
 #include "linklab/peer/peer.h"
 #include "linklab/peer/peerset.h"
 #include "linklab/model/profile.h"
@@ -175,6 +176,29 @@ struct ctl_test_view {
 				       * interval, seconds; 0 = unknown */
 	double rtt_min_s, rtt_max_s;  /* over the run's intervals so far */
 	char saved_dir[PATH_MAX];     /* where the run was saved, "" if not */
+	double rtt_sum_s;             /* sum and count of the intervals' */
+	int rtt_n;                    /* sender RTT (the self probes) */
+	/* responsiveness of the run (TCP), after draft-ietf-ippm-
+	 * responsiveness-09: working RTT = (foreign + self) / 2 with foreign
+	 * the UDP echo probes under load (linklab serve, at the end) and
+	 * self the streams' TCP_INFO RTT; RPM = 60000 / working RTT (ms) */
+	struct ctl_rpm {
+		bool valid;
+		bool foreign;             /* the echo probes answered */
+		double idle_ms;           /* 0 = not measured (no echo) */
+		double working_ms;
+		double rpm;
+	} rpm;
+};
+
+/* The last `linklab verify` run from the console (V on the peers screen):
+ * the dial read back on both peers against what the wire did. */
+struct ctl_verify_view {
+	bool running;                 /* the verify child is measuring */
+	double age_s;                 /* seconds since it started */
+	bool have;                    /* res holds a finished run */
+	bool shown;                   /* the peers screen shows the table */
+	struct verify_job_result res;
 };
 
 struct ctl_view {
@@ -238,6 +262,7 @@ struct ctl_view {
 				       * apply, "" if none */
 	/* added for the middle box */
 	struct ctl_middle_view middle;
+	struct ctl_verify_view verify;
 };
 
 /* A test request from the test screen. */
@@ -273,6 +298,8 @@ enum ctl_intent_kind {
 	CI_PROFILE_DELETE,  /* index */
 	/* added by issue 5 */
 	CI_CONFIRM_CANCEL,  /* drop the apply waiting for y/n */
+	CI_VERIFY,          /* run linklab verify on both peers (a child) */
+	CI_VERIFY_HIDE,     /* close the verify table */
 	/* CI_APPLY, CI_CLEAR and CI_PROFILE_APPLY also take CTL_M_AB /
 	 * CTL_M_BA in sides: the bridge on the middle box */
 };
@@ -490,6 +517,18 @@ int ctl_middle_apply(struct ctl *c, const struct impair *d, unsigned sides,
 		     struct ll_err *err);
 
 /* Free everything and close the peers (call ctl_quit first to restore). */
+/* The command line of the `linklab verify -J` child (argv[0] an absolute
+ * path; NULL-terminated; copied). Without it V says verify is not
+ * available. */
+int ctl_set_verify_argv(struct ctl *c, char *const argv[]);
+/* Start verify in a child process; -EBUSY while one runs or a test runs
+ * (both would load the path). */
+int ctl_verify_start(struct ctl *c, struct ll_err *err);
+/* The fd to poll while verify runs, -1 otherwise. */
+int ctl_verify_fd(const struct ctl *c);
+/* Read the child's output; 1 when it finished (the view has the table). */
+int ctl_verify_pump(struct ctl *c);
+
 void ctl_free(struct ctl *c);
 
 #endif

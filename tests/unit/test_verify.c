@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/* test_verify.c - verify rows and their tolerances; the console's verify
+ * child: a real process whose JSON becomes rows. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <poll.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "linklab/console/verify_job.h"
+#include "linklab/model/verify.h"
+
+static void test_rate_row(void **state)
+{
+	struct verify_report rep = { 0 };
+	struct verify_row *r = verify_add(&rep, "rate", "a-to-b", "bit/s");
+
+	(void)state;
+	/* 20 Mbit/s, 15000 b bucket, 10 s: ceiling 19.128 Mbit/s; the bucket
+	 * may add 15000*8/(20e6*10) = 0.06 % above */
+	verify_rate(r, 20000000, 15000, 10, 19.15e6);
+	assert_true(r->ok);
+	assert_true(r->dialled > 19.12e6 && r->dialled < 19.14e6);
+	verify_rate(r, 20000000, 15000, 10, 4.8e6);       /* a broken path */
+	assert_false(r->ok);
+	verify_rate(r, 20000000, 15000, 10, 19.6e6);      /* more than allowed */
+	assert_false(r->ok);
+	assert_true(verify_all_ok(&rep) == false);
+}
+
+static void test_fraction_row(void **state)
+{
+	struct verify_report rep = { 0 };
+	struct verify_row *r = verify_add(&rep, "loss", "a-to-b", "fraction");
+
+	(void)state;
+	verify_fraction(r, 0.19, 190, 1000);
+	assert_true(r->ok);
+	verify_fraction(r, 0.10, 190, 1000);   /* 10 % dialled, 19 % seen */
+	assert_false(r->ok);
+	verify_fraction(r, 0, 0, 20000);       /* none dialled, none lost */
+	assert_true(r->ok);
+	verify_fraction(r, 0.01, 0, 0);        /* nothing received */
+	assert_false(r->ok);
+	assert_false(r->measurable);
+}
+
+static void test_rtt_jitter_rows(void **state)
+{
+	struct verify_report rep = { 0 };
+	struct verify_row *r = verify_add(&rep, "rtt", "both", "ms");
+
+	(void)state;
+	verify_rtt(r, 50.0, 50.3, 0.2, 50);    /* tol 0.5 + 0.085 + 0.2 */
+	assert_true(r->ok);
+	verify_rtt(r, 50.0, 100.0, 0.2, 50);   /* double delay */
+	assert_false(r->ok);
+	r = verify_add(&rep, "jitter", "a-to-b", "ms");
+	verify_jitter(r, 5.0, 3.4);            /* 2J/3 = 3.33 */
+	assert_true(r->ok);
+	verify_jitter(r, 5.0, 0.2);
+	assert_false(r->ok);
+	r = verify_add(&rep, "corrupt", "a-to-b", "fraction");
+	verify_unmeasurable(r, 0.01, "counted as loss");
+	assert_false(r->ok);
+	assert_non_null(strstr(r->detail, "not measurable here"));
+}
+
+static void test_job_parse(void **state)
+{
+	struct verify_job_result res;
+
+	(void)state;
+	assert_int_equal(verify_job_parse("{\"ok\": true, \"checks\": [{\"quantity\": \"rate\", "
+		"\"direction\": \"a-to-b\", \"dialled\": 19128137, \"measured\": 19140000, "
+		"\"unit\": \"bit/s\", \"error\": 11863, \"tolerance\": [-956406, 210409], "
+		"\"measurable\": true, \"ok\": true, \"detail\": \"x\"}]}", &res), 0);
+	assert_true(res.ok);
+	assert_int_equal(res.rep.n, 1);
+	assert_string_equal(res.rep.r[0].quantity, "rate");
+	assert_true(res.rep.r[0].ok && res.rep.r[0].measurable);
+	assert_float_equal(res.rep.r[0].tol_hi, 210409, 0.5);
+	assert_int_equal(verify_job_parse("not json", &res), -22);
+	assert_non_null(strstr(res.error, "no JSON"));
+}
+
+static void test_job_child(void **state)
+{
+	char *argv[] = { (char *)"/bin/sh", (char *)"-c",
+		(char *)"echo '{\"ok\": false, \"checks\": [], \"error\": \"peer gone\"}'; "
+		"echo 'linklab verify: peer gone' >&2; exit 1", NULL };
+	struct verify_job *j = NULL;
+	struct verify_job_result res;
+	struct ll_err err = { 0 };
+	int done = 0;
+
+	(void)state;
+	assert_int_equal(verify_job_start(&j, argv, &err), 0);
+	for (int i = 0; i < 100 && !done; i++) {
+		struct pollfd p = { .fd = verify_job_fd(j), .events = POLLIN };
+		poll(&p, 1, 100);
+		done = verify_job_pump(j, &res);
+	}
+	assert_int_equal(done, 1);
+	assert_false(res.ok);
+	assert_string_equal(res.error, "peer gone");
+	assert_int_equal(verify_job_fd(j), -1);
+	verify_job_free(j);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rate_row),
+		cmocka_unit_test(test_fraction_row),
+		cmocka_unit_test(test_rtt_jitter_rows),
+		cmocka_unit_test(test_job_parse),
+		cmocka_unit_test(test_job_child),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
