@@ -301,7 +301,7 @@ ino=$(inm stat -L -c %i /proc/self/ns/net)
 	pass "bridgectl: kernel engine stopped: tbf gone ($k), no control socket left" ||
 	fail "bridgectl: after stop: root qdisc $k, sockets: $(ls "${LINKLAB_RUN_DIR:-/run/linklab}" 2>/dev/null)"
 
-# --- kernel engine: counters from the ports (issue 7): links' rx/tx since the bridge's
+# --- kernel engine: counters from the ports: links' rx/tx since the bridge's
 # start, the egress tbf's drops; a UDP stream under the rate crosses whole, a flood above it
 # is cut by tbf and the drops match the receiver's losses; -J at exit has them too ----------
 kstat() { inm "$LINKLAB" bridge --status -J > "$1" 2> "$1.err"; }

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Impairment engine lab suite (issue 3), in two private namespaces joined by
+# Impairment engine lab suite, in two private namespaces joined by
 # a veth pair (nothing outside them is touched):
 #  - tbf at 10/50/200 Mbit: TCP goodput (iperf3, first 2 s omitted) >= 99 %
 #    of the frame ceiling rate x 1448/1514

@@ -626,7 +626,7 @@ dial_row() { # field name
 probe=$(ip netns exec "$NS_BM" timeout 10 "$BIN" bridge --attach </dev/null 2>&1 | head -1)
 case "$probe" in
 '{'*'"engine"'*) attach=1 ;;
-*) attach=0; skip "middle box: this linklab has no working 'bridge --attach' (the lease, branch c1-ctl): $probe" ;;
+*) attach=0; skip "middle box: this linklab has no working 'bridge --attach' (the control socket's lease): $probe" ;;
 esac
 if [ $attach = 1 ]; then
 	# 9a. without a terminal: one plain line for the bridge (before any
@@ -1108,7 +1108,7 @@ if start_mid_console --peer peer-b && wait_for "veth-b" 100; then
 else
 	bad "console without --middle (bridge lab) did not start"; capture
 fi
-# 9j. the console starts the bridge itself (--bridge IF_A,IF_B [--engine E], issue 7):
+# 9j. the console starts the bridge itself (--bridge IF_A,IF_B [--engine E]):
 #     `linklab bridge IF_A IF_B --engine E --stdin-lease` on the middle over SSH; it
 #     stops (ports plain again) when the console quits or is killed -9
 out=$("$BIN" console --bridge veth-ma,veth-mb --engine warp 2>&1); rc=$?

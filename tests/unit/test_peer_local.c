@@ -376,7 +376,7 @@ static void test_dry_run_same_state(void **state)
 	p.ops->close(&p);
 }
 
-/* Issue 3: per-flow scope and ingress through the netlink path; read back
+/* Per-flow scope and ingress through the netlink path; read back
  * folds into the same dial; clear removes everything (IFB included). */
 static void test_scope_and_ingress(void **state)
 {

@@ -127,7 +127,7 @@ static void test_lines_run_in_netns(void **state)
 	assert_non_null(strstr(res, "\"burst\":25000"));
 }
 
-/* The issue-3 words: every netem knob in tc syntax. */
+/* The model fields' words: every netem knob in tc syntax. */
 static void test_apply_lines_more(void **state)
 {
 	static const char *const kv[] = { "delay", "100ms", "jitter", "10ms",
