@@ -39,7 +39,7 @@ rtt() { # N GAP [TIMEOUT] -> "median min max n ..." (ms)
 	PORT=$((PORT+1))
 	ip netns exec "$LL_NS_B" python3 "$T/rtt.py" server "$LL_ADDR_B" $PORT 4 &
 	sp=$!
-	sleep 0.3
+	wait_port "$LL_NS_B" $PORT udp
 	ina python3 "$T/rtt.py" client "$LL_ADDR_B" $PORT "$@"
 	kill $sp 2>/dev/null; wait $sp 2>/dev/null
 }
@@ -232,7 +232,7 @@ ltest() { # linklab test A -> B for 3 s: received Mbit/s
 	PORT=$((PORT+1))
 	ip netns exec "$LL_NS_B" "$LINKLAB" serve -1 -p $PORT > /dev/null 2>&1 &
 	sp=$!
-	sleep 0.3
+	wait_port "$LL_NS_B" $PORT
 	ina "$LINKLAB" test -c "$LL_ADDR_B" -p $PORT -t 3 -J 2>/dev/null | python3 -c '
 import json,sys; print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e6))' 2>/dev/null
 	kill $sp 2>/dev/null; wait $sp 2>/dev/null
@@ -309,7 +309,7 @@ udp() { # RATE OUT: a 1 s UDP stream A -> B at RATE, the test's -J in OUT
 	PORT=$((PORT+1))
 	ip netns exec "$LL_NS_B" "$LINKLAB" serve -1 -p $PORT > /dev/null 2>&1 &
 	sp=$!
-	sleep 0.3
+	wait_port "$LL_NS_B" $PORT
 	ina "$LINKLAB" test -c "$LL_ADDR_B" -p $PORT -u -b "$1" -t 1 -J > "$2" 2>/dev/null
 	kill $sp 2>/dev/null; wait $sp 2>/dev/null
 	sleep 0.3                       # tbf's queue (<= 50 ms) drains

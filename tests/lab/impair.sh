@@ -37,7 +37,7 @@ inb() { ip netns exec "$NB" "$@"; }
 for port in 5201 5202; do
 	inb iperf3 -s -p $port > "$T/srv$port.log" 2>&1 &
 done
-sleep 0.7
+wait_port "$NB" 5201 && wait_port "$NB" 5202
 
 # goodput PORT SECS [ADDR]: receiver goodput in bit/s, first 2 s omitted
 goodput() {

@@ -139,7 +139,7 @@ inb python3 -c 'import socket,time
 s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("0.0.0.0", 5201)); s.listen(1); time.sleep(60)' &
 BUSY=$!
-sleep 0.5
+wait_port "$LL_NS_B" 5201
 r=$(PATH=/usr/bin:/bin D peer-b server 2>&1)
 kill $BUSY 2>/dev/null; wait $BUSY 2>/dev/null
 case "$r" in "port 5201") skip "busy port test: linklab serve picked its own port";;
