@@ -35,7 +35,7 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "serve", cmd_serve, "serve [-p PORT] [-B ADDR] [-1]" },
 	{ "bridge", cmd_bridge, "bridge IF_A IF_B [--engine auto|kernel|user] [dial options] [-t SEC] [-J]\n"
 	  "                 bridge --status|--set [dial options]|--attach [--pid N] [-J]   (a running bridge)" },
-	{ "profile", cmd_profile, "profile list | show NAME | save NAME [--force] [--description TEXT] DIAL... |\n                 rename NAME NEW | delete NAME" },
+	{ "profile", cmd_profile, "profile list | show NAME | fields | save NAME [--force] [--description TEXT] DIAL... |\n                 rename NAME NEW | delete NAME" },
 	{ "offload", cmd_offload,
 	  "offload [--peer HOST] [--dev IF] [--peer-dev IF] [--local|--remote] [tso|gso|gro|all on|off]... [--restore]" },
 	{ "sysctl", cmd_sysctl,

@@ -171,7 +171,7 @@ while [ $n -lt 80 ]; do
 	done
 	n=$((n+1))
 done
-nf=$(grep -c '^	{ "[a-z0-9-]*", IMP_' "$REPO/src/model/impair.c")
+nf=$("$BIN" profile fields | wc -l)   # the dial's fields, one a line
 case "$seen" in
 *" packet-overhead "*" "*) ;;
 *) joined="$joined [packet-overhead not seen as a word]" ;;
