@@ -9,7 +9,8 @@
 #                   and tc, same run
 #   make install / uninstall   PREFIX (/usr/local), DESTDIR
 #   make lab-run lab-interop lab-ssh lab-bridge lab-bridgectl lab-impair
-#        tui-test lint layering unit fuzz-check   one suite each
+#        tui-test lint layering unit fuzz-check   one suite each;
+#        tui-NAME one console scenario (tests/tui/NAME.sh)
 # CPPFLAGS, CFLAGS and LDFLAGS are honoured; WERROR=1 adds -Werror.
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -73,6 +74,7 @@ ifeq (,$(findstring n,$(firstword -$(MAKEFLAGS))))
 $(shell mkdir -p $(BUILD); [ "$$(cat $(BUILD)/.cflags 2>/dev/null)" = '$(CFLAGS_NOW)' ] || \
 	echo '$(CFLAGS_NOW)' > $(BUILD)/.cflags)
 endif
+$(BUILD)/.cflags: ;
 
 $(BUILD)/obj/%.o: src/%.c $(BUILD)/.cflags
 	@mkdir -p $(dir $@)
@@ -125,6 +127,13 @@ lab-test: lab-run
 tui-test: $(BUILD)/.deps
 	@$(MAKE) --no-print-directory all
 	@LINKLAB=$(CURDIR)/$(BUILD)/linklab sh tests/tui/run.sh
+
+# one console scenario alone: make tui-console, tui-middle, ... (tests/tui/NAME.sh)
+TUI_TARGETS := $(filter-out tui-lib tui-run,$(patsubst tests/tui/%.sh,tui-%,$(wildcard tests/tui/*.sh)))
+.PHONY: $(TUI_TARGETS)
+$(TUI_TARGETS): $(BUILD)/.deps
+	@$(MAKE) --no-print-directory all
+	@LINKLAB=$(CURDIR)/$(BUILD)/linklab sh tests/tui/$(@:tui-%=%).sh
 
 # The README's `sudo make check`: deps, then everything with -Werror.
 check: $(BUILD)/.deps
