@@ -6,6 +6,9 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 LINKLAB=${LINKLAB:-$PWD/build/linklab}
+# the apply and ssh probes are a program of their own (make bench-bin)
+LINKLAB_BENCH=${LINKLAB_BENCH:-$PWD/build/linklab-bench}
+[ -x "$LINKLAB_BENCH" ] || { echo "bench: $LINKLAB_BENCH not built (make bench-bin)"; exit 1; }
 T=${BENCH_TIME:-5}
 if [ "$(id -u)" != 0 ]; then echo "bench: needs root (private netns)"; exit 1; fi
 NS=llbench$$
@@ -159,7 +162,7 @@ EOT
 }
 bridge_bench
 
-# --- impairment engine (issue 3): apply + read back, goodput vs ceiling ------
+# --- impairment engine: apply + read back, goodput vs ceiling ------
 # Same run: N rounds of "apply tbf, read the tree back" through linklab's
 # netlink path in one process, against spawning tc for the same (tc qdisc
 # replace + tc -j qdisc show), printed as a ratio (target <= 0.2x). Then TCP
@@ -175,7 +178,7 @@ impair_bench() {
 	ip -n $IA addr add 10.78.0.1/24 dev vbia && ip -n $IB addr add 10.78.0.2/24 dev vbib &&
 	ip -n $IA link set vbia up && ip -n $IB link set vbib up && ip -n $IA link set lo up || {
 		echo "impair: namespaces failed"; return 1; }
-	us_ll=$(ip netns exec $IA "$LINKLAB" bench-apply --dev vbia -n $N) || { echo "impair: bench-apply failed"; return 1; }
+	us_ll=$(ip netns exec $IA "$LINKLAB_BENCH" apply --dev vbia -n $N) || { echo "impair: linklab-bench apply failed"; return 1; }
 	t0=$(date +%s%N)
 	ip netns exec $IA sh -c "i=0; while [ \$i -lt $N ]; do
 		if [ \$((i % 2)) = 0 ]; then r=50mbit; else r=60mbit; fi
@@ -213,7 +216,7 @@ PY
 }
 impair_bench
 
-# --- ssh (issue 5): one dial to both peers, persistent session vs ssh per command
+# --- ssh: one dial to both peers, persistent session vs ssh per command
 # Same run, the two-namespace lab (lab/lab.sh, private names): N rounds of
 # "apply tbf on A and B, read both back" through linklab (A over netlink, B
 # over its one SSH session) against the seeds' helper (tc here, one `ssh`
@@ -225,8 +228,8 @@ ssh_bench() {
 	trap 'ip netns del $NS 2>/dev/null; sh lab/lab.sh down >/dev/null 2>&1' EXIT INT TERM
 	sh lab/lab.sh up > /dev/null 2>&1 || { echo "ssh: lab up failed"; return 1; }
 	eval "$(sh lab/lab.sh env)"
-	ms_ll=$(ip netns exec $LL_NS_A "$LINKLAB" bench-ssh -F "$LL_SSH_CONFIG" --peer peer-b \
-		--dev veth-a --peer-dev veth-b -n $N) || { echo "ssh: bench-ssh failed"; sh lab/lab.sh down >/dev/null 2>&1; return 1; }
+	ms_ll=$(ip netns exec $LL_NS_A "$LINKLAB_BENCH" ssh -F "$LL_SSH_CONFIG" --peer peer-b \
+		--dev veth-a --peer-dev veth-b -n $N) || { echo "ssh: linklab-bench ssh failed"; sh lab/lab.sh down >/dev/null 2>&1; return 1; }
 	t0=$(date +%s%N)
 	ip netns exec $LL_NS_A sh -c "i=0; while [ \$i -lt $N ]; do
 		if [ \$((i % 2)) = 0 ]; then r=50mbit; else r=60mbit; fi

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "linklab/cli/cli.h"
-#include "linklab/cli/cmdssh.h"
+#include "linklab/cli/tune.h"
 #include "linklab/cli/prompt.h"
 #include "linklab/remote/ssh.h"
 
@@ -41,14 +41,11 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "serve", cmd_serve, "serve [-p PORT] [-B ADDR] [-1]" },
 	{ "bridge", cmd_bridge, "bridge IF_A IF_B [--engine auto|kernel|user] [dial options] [-t SEC] [-J]\n"
 	  "                 bridge --status|--set [dial options]|--attach [--pid N] [-J]   (a running bridge)" },
-	{ "profile", cmd_profile, "profile list | show NAME | save NAME [--force] [--description TEXT] DIAL... |\n                 rename NAME NEW | delete NAME" },
-	{ "bench-apply", cmd_bench_apply, "bench-apply --dev IF [-n N]   (make bench: apply + read back N times)" },
+	{ "profile", cmd_profile, "profile list | show NAME | fields | save NAME [--force] [--description TEXT] DIAL... |\n                 rename NAME NEW | delete NAME" },
 	{ "offload", cmd_offload,
 	  "offload [--peer HOST] [--dev IF] [--peer-dev IF] [--local|--remote] [tso|gso|gro|all on|off]... [--restore]" },
 	{ "sysctl", cmd_sysctl,
 	  "sysctl [--peer HOST] [--local|--remote] [NAME=VALUE]... [--restore]   (TCP buffers, cc)" },
-	{ "bench-ssh", cmd_bench_ssh,
-	  "bench-ssh --peer HOST [--dev IF] [--peer-dev IF] [-n N]   (make bench: one dial to both peers N times)" },
 	{ NULL, NULL, NULL },
 };
 

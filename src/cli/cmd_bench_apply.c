@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cmd_bench_apply.c - `linklab bench-apply --dev IF [-n N]` (for make bench):
+/* cmd_bench_apply.c - `linklab-bench apply --dev IF [-n N]` (make bench):
  * N times apply a tbf (alternating 50mbit / 60mbit so every round changes the
  * kernel) and read the tree back, in this process over netlink; prints the
  * mean microseconds per apply+read-back. scripts/bench.sh times the same
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "linklab/cli/cli.h"
+#include "linklab/cli/bench.h"
 #include "linklab/model/impair.h"
 #include "linklab/peer/peer.h"
 
@@ -34,7 +34,7 @@ int cmd_bench_apply(int argc, char **argv)
 			n = strtol(argv[++i], NULL, 10);
 	}
 	if (!dev || n < 1 || !qs) {
-		fprintf(stderr, "usage: linklab bench-apply --dev IF [-n N]\n");
+		fprintf(stderr, "usage: linklab-bench apply --dev IF [-n N]\n");
 		free(qs);
 		return 2;
 	}
@@ -43,7 +43,7 @@ int cmd_bench_apply(int argc, char **argv)
 	impair_set(&d[0], "rate", "50mbit", &diag);
 	impair_set(&d[1], "rate", "60mbit", &diag);
 	if (peer_local_open(&p, &err) < 0) {
-		fprintf(stderr, "linklab bench-apply: %s\n", err.msg);
+		fprintf(stderr, "linklab-bench apply: %s\n", err.msg);
 		free(qs);
 		return 1;
 	}
@@ -65,7 +65,7 @@ int cmd_bench_apply(int argc, char **argv)
 	p.ops->close(&p);
 	free(qs);
 	if (rc < 0) {
-		fprintf(stderr, "linklab bench-apply: %s\n", err.msg);
+		fprintf(stderr, "linklab-bench apply: %s\n", err.msg);
 		return 1;
 	}
 	us = ((double)(t1.tv_sec - t0.tv_sec) * 1e6 +

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cmd_bench_ssh.c - `linklab bench-ssh`: one dial applied to both peers N
+/* cmd_bench_ssh.c - `linklab-bench ssh`: one dial applied to both peers N
  * times through the persistent session (make bench compares it with one ssh
  * process per command, the seeds' helper). */
 #include <errno.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "linklab/cli/cmdssh.h"
+#include "linklab/cli/bench.h"
 #include "linklab/model/impair.h"
 #include "linklab/peer/peer.h"
 #include "linklab/peer/peerset.h"
@@ -46,7 +46,7 @@ int cmd_bench_ssh(int argc, char **argv)
 
 		rc = peerset_parse_opt(&po, argc, argv, &k, &err);
 		if (rc < 0) {
-			fprintf(stderr, "linklab bench-ssh: %s\n", err.msg);
+			fprintf(stderr, "linklab-bench ssh: %s\n", err.msg);
 			free(qs);
 			return 2;
 		}
@@ -57,12 +57,12 @@ int cmd_bench_ssh(int argc, char **argv)
 			n = strtol(argv[++i], NULL, 10);
 			continue;
 		}
-		fprintf(stderr, "linklab bench-ssh: unexpected argument '%s'\n", argv[i]);
+		fprintf(stderr, "linklab-bench ssh: unexpected argument '%s'\n", argv[i]);
 		free(qs);
 		return 2;
 	}
 	if (!po.peer || n < 1 || !qs) {
-		fprintf(stderr, "usage: linklab bench-ssh --peer HOST [-F FILE] [--dev IF] [--peer-dev IF] [-n N]\n");
+		fprintf(stderr, "usage: linklab-bench ssh --peer HOST [-F FILE] [--dev IF] [--peer-dev IF] [-n N]\n");
 		free(qs);
 		return 2;
 	}
@@ -71,12 +71,12 @@ int cmd_bench_ssh(int argc, char **argv)
 	impair_set(&d[0], "rate", "50mbit", &diag);
 	impair_set(&d[1], "rate", "60mbit", &diag);
 	if (peerset_open(&ps, &po, &err) < 0) {
-		fprintf(stderr, "linklab bench-ssh: %s\n", err.msg);
+		fprintf(stderr, "linklab-bench ssh: %s\n", err.msg);
 		free(qs);
 		return 1;
 	}
 	if (!ps.dev_a[0] || !ps.dev_b[0]) {
-		fprintf(stderr, "linklab bench-ssh: no interface between the peers (give --dev and --peer-dev)\n");
+		fprintf(stderr, "linklab-bench ssh: no interface between the peers (give --dev and --peer-dev)\n");
 		peerset_close(&ps);
 		free(qs);
 		return 1;
@@ -98,7 +98,7 @@ int cmd_bench_ssh(int argc, char **argv)
 	peerset_close(&ps);
 	free(qs);
 	if (rc < 0) {
-		fprintf(stderr, "linklab bench-ssh: %s\n", err.msg);
+		fprintf(stderr, "linklab-bench ssh: %s\n", err.msg);
 		return 1;
 	}
 	printf("%.2f\n", ((double)(t1.tv_sec - t0.tv_sec) * 1e3 +

@@ -134,6 +134,14 @@ int cmd_profile(int argc, char **argv)
 	}
 	if (argc == 3 && !strcmp(argv[1], "show"))
 		return profile_show(argv[2]);
+	if (argc == 2 && !strcmp(argv[1], "fields")) {
+		/* every dial field a profile (and --NAME) takes: one line each */
+		const struct impair_field *f;
+
+		for (f = impair_fields; f->name; f++)
+			printf("%-18s %s\n", f->name, f->range);
+		return 0;
+	}
 	if (argc >= 3 && !strcmp(argv[1], "save"))
 		return profile_do_save(argc - 1, argv + 1);
 	if ((argc == 4 && !strcmp(argv[1], "rename")) ||
@@ -155,7 +163,7 @@ int cmd_profile(int argc, char **argv)
 			printf("deleted %s\n", path);
 		return 0;
 	}
-	fprintf(stderr, "usage: linklab profile list | show NAME | save NAME "
+	fprintf(stderr, "usage: linklab profile list | show NAME | fields | save NAME "
 		"[--description TEXT] [--rate R] [--delay T] ...\n"
 		"       linklab profile rename NAME NEWNAME | delete NAME  (user profiles)\n");
 	return 2;

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "linklab/cli/cmd.h"
-#include "linklab/cli/cmdssh.h"
+#include "linklab/cli/tune.h"
 #include "linklab/peer/hosttune.h"
 #include "linklab/peer/peerset.h"
 

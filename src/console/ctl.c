@@ -48,7 +48,7 @@ struct ctl {
 	bool quit_done;
 	struct ctl_changed changed[2];
 	struct ctl_view v;
-	/* issue 6 */
+	/* the test run and the profiles */
 	struct test_interval *ivs;    /* the run's intervals (<= CTL_HISTORY) */
 	int nivs, capivs;
 	struct ctl_profile *prof;
@@ -60,7 +60,7 @@ struct ctl {
 				       * was measured */
 	double rtt_base_s;            /* smallest measured RTT less what was
 				       * dialled then, seconds; < 0 = none */
-	/* issue 5 */
+	/* B's safety and the host tuning */
 	struct peer_safety safety;    /* B's baseline safety */
 	bool tuned[2];                /* sysctl/offload changed from here */
 	double next_keepalive;        /* monotonic seconds, 0 = now */

@@ -267,7 +267,7 @@ static int parse_s64(const char *value, int64_t lo, int64_t hi, int64_t *out)
 	return 0;
 }
 
-/* The kinds added by issue 3. */
+/* The kinds CHOICE, PLIST, FLAG, INT and U64 (the netem model fields). */
 static int set_more(struct impair *d, const struct impair_field *f,
 		    const char *value, struct ll_diag *diag)
 {
@@ -813,7 +813,7 @@ int impair_validate(const struct impair *d, struct ll_diag *diag)
 	for (i = 0; i < sizeof(needs) / sizeof(needs[0]); i++)
 		if (nz(d, needs[i].corr) && !nz(d, needs[i].base))
 			ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s", needs[i].msg);
-	/* issue 3 rules (tc q_netem.c netem_parse_opt) */
+	/* the model fields' rules (tc q_netem.c netem_parse_opt) */
 	if (has(d, IMP_DIST) && d->dist != IMP_DIST_UNIFORM && !nz(d, IMP_JITTER))
 		ll_diag_add(diag, LL_DIAG_ERROR, "distribution",
 			    "distribution needs jitter (tc-netem: distribution needs delay and jitter)");

@@ -24,7 +24,7 @@ static const struct qdisc_info *find_kind(const struct qdisc_state *s,
 
 #define PROB(field, bit) do { if (n->field) { d->field = n->field; d->set |= (bit); } } while (0)
 
-/* The issue-3 netem fields (the distribution table is never dumped). */
+/* The netem model fields (the distribution table is never dumped). */
 static void fold_more(const struct qdisc_info *n, struct impair *d)
 {
 	if (n->loss_model == IMP_LOSSM_STATE) {

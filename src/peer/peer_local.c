@@ -882,7 +882,7 @@ static const struct peer_ops local_ops = {
 	.server_start = local_server_start,
 	.server_stop = local_server_stop,
 	.close = local_close,
-	/* issue 5 (developer C2): offloads and TCP sysctls, src/peer/hosttune.c */
+	/* offloads and TCP sysctls, src/peer/hosttune.c */
 	.offload_get = tune_op_offload_get,
 	.offload_set = tune_op_offload_set,
 	.sysctl_get = tune_op_sysctl_get,

@@ -42,7 +42,7 @@ struct remote {
 	struct ssh_proc *srv;
 	long srv_pid;
 	int srv_port;
-	/* issue 5: safety */
+	/* the session's safety (--force, --exclude-ssh, revert timers) */
 	struct peer_safety safety;
 	struct peer_ctl ctl;
 	bool ctl_known;

@@ -52,7 +52,7 @@ cap netem-dup      netem duplicate 2% 10%
 cap netem-corrupt  netem corrupt 0.1% 5%
 cap netem-reorder  netem delay 10ms reorder 25% 50% gap 5
 cap netem-limit    netem limit 8334 delay 50ms loss 0.5%
-# issue 3: every other netem knob (tc 6.1 has no "seed": checked by value)
+# every other netem knob (tc 6.1 has no "seed": checked by value)
 cap netem-dist-normal  netem delay 100ms 10ms distribution normal
 cap netem-dist-pareto  netem delay 50ms 20ms 10% distribution pareto
 cap netem-dist-pn      netem delay 10ms 5ms distribution paretonormal
@@ -67,7 +67,7 @@ cap netem-rate64   netem rate 40gbit
 cap netem-slot     netem slot 800us 1ms packets 10 bytes 64kb
 cap netem-slot1    netem slot 2ms
 cap netem-combo    netem limit 20000 delay 100ms 10ms 25% distribution normal loss gemodel 1% 30% ecn corrupt 0.1% reorder 5% gap 3 rate 100mbit slot 1ms 2ms
-# issue 3: ingress (IFB + mirred), per-flow scope (htb + u32). capx NAME
+# ingress (IFB + mirred), per-flow scope (htb + u32). capx NAME
 # TYPE(hex nlmsg_type) SETUP TC-ARGS...: SETUP runs first in the namespace.
 capx() {
 	name=$1; type=$2; setup=$3; shift 3

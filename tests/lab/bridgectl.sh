@@ -39,7 +39,7 @@ rtt() { # N GAP [TIMEOUT] -> "median min max n ..." (ms)
 	PORT=$((PORT+1))
 	ip netns exec "$LL_NS_B" python3 "$T/rtt.py" server "$LL_ADDR_B" $PORT 4 &
 	sp=$!
-	sleep 0.3
+	wait_port "$LL_NS_B" $PORT udp
 	ina python3 "$T/rtt.py" client "$LL_ADDR_B" $PORT "$@"
 	kill $sp 2>/dev/null; wait $sp 2>/dev/null
 }
@@ -232,7 +232,7 @@ ltest() { # linklab test A -> B for 3 s: received Mbit/s
 	PORT=$((PORT+1))
 	ip netns exec "$LL_NS_B" "$LINKLAB" serve -1 -p $PORT > /dev/null 2>&1 &
 	sp=$!
-	sleep 0.3
+	wait_port "$LL_NS_B" $PORT
 	ina "$LINKLAB" test -c "$LL_ADDR_B" -p $PORT -t 3 -J 2>/dev/null | python3 -c '
 import json,sys; print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e6))' 2>/dev/null
 	kill $sp 2>/dev/null; wait $sp 2>/dev/null
@@ -301,7 +301,7 @@ ino=$(inm stat -L -c %i /proc/self/ns/net)
 	pass "bridgectl: kernel engine stopped: tbf gone ($k), no control socket left" ||
 	fail "bridgectl: after stop: root qdisc $k, sockets: $(ls "${LINKLAB_RUN_DIR:-/run/linklab}" 2>/dev/null)"
 
-# --- kernel engine: counters from the ports (issue 7): links' rx/tx since the bridge's
+# --- kernel engine: counters from the ports: links' rx/tx since the bridge's
 # start, the egress tbf's drops; a UDP stream under the rate crosses whole, a flood above it
 # is cut by tbf and the drops match the receiver's losses; -J at exit has them too ----------
 kstat() { inm "$LINKLAB" bridge --status -J > "$1" 2> "$1.err"; }
@@ -309,7 +309,7 @@ udp() { # RATE OUT: a 1 s UDP stream A -> B at RATE, the test's -J in OUT
 	PORT=$((PORT+1))
 	ip netns exec "$LL_NS_B" "$LINKLAB" serve -1 -p $PORT > /dev/null 2>&1 &
 	sp=$!
-	sleep 0.3
+	wait_port "$LL_NS_B" $PORT
 	ina "$LINKLAB" test -c "$LL_ADDR_B" -p $PORT -u -b "$1" -t 1 -J > "$2" 2>/dev/null
 	kill $sp 2>/dev/null; wait $sp 2>/dev/null
 	sleep 0.3                       # tbf's queue (<= 50 ms) drains

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Impairment engine lab suite (issue 3), in two private namespaces joined by
+# Impairment engine lab suite, in two private namespaces joined by
 # a veth pair (nothing outside them is touched):
 #  - tbf at 10/50/200 Mbit: TCP goodput (iperf3, first 2 s omitted) >= 99 %
 #    of the frame ceiling rate x 1448/1514
@@ -37,7 +37,7 @@ inb() { ip netns exec "$NB" "$@"; }
 for port in 5201 5202; do
 	inb iperf3 -s -p $port > "$T/srv$port.log" 2>&1 &
 done
-sleep 0.7
+wait_port "$NB" 5201 && wait_port "$NB" 5202
 
 # goodput PORT SECS [ADDR]: receiver goodput in bit/s, first 2 s omitted
 goodput() {

@@ -24,6 +24,7 @@
 # linklab and iperf3.
 # Prints PASS/FAIL/SKIP lines, then exactly one "interop: N passed, N failed, N skipped".
 # LINKLAB: path of the linklab binary (default build/linklab).
+. "$(dirname "$0")/lib.sh"   # wait_port (its pass/fail/skip are redefined below)
 LINKLAB=${LINKLAB:-build/linklab}
 IPERF3=${IPERF3:-/usr/bin/iperf3}
 T=2
@@ -593,15 +594,15 @@ dup_case() {
 		return
 	fi
 	ip netns exec "$LL_NS_B" "$IPERF3" -s -1 -p 5311 >/dev/null 2>&1 &
-	sp=$!; sleep 0.3
+	sp=$!; wait_port "$LL_NS_B" 5311
 	ip netns exec "$LL_NS_A" "$IPERF3" -c "$LL_ADDR_B" -p 5311 -u -b 10M -t 2 -J >"$tmp/dup_i.json" 2>/dev/null
 	wait $sp
 	ip netns exec "$LL_NS_B" "$LINKLAB" serve -1 -p 5312 >/dev/null 2>&1 &
-	sp=$!; sleep 0.3
+	sp=$!; wait_port "$LL_NS_B" 5312
 	ip netns exec "$LL_NS_A" "$LINKLAB" test -c "$LL_ADDR_B" -p 5312 -u -b 10M -t 2 -J >"$tmp/dup_l.json" 2>/dev/null
 	wait $sp
 	ip netns exec "$LL_NS_B" "$LINKLAB" serve -1 -p 5313 >/dev/null 2>&1 &
-	sp=$!; sleep 0.3
+	sp=$!; wait_port "$LL_NS_B" 5313
 	ip netns exec "$LL_NS_A" "$LINKLAB" test -c "$LL_ADDR_B" -p 5313 -u -b 10M -t 2 >"$tmp/dup_l.txt" 2>&1
 	wait $sp
 	$lab down >/dev/null 2>&1
@@ -667,11 +668,11 @@ accuracy() {
 	for mode in "-P 2 -t 4 -O 1" "-P 2 -t 4 -O 1 -R" "-u -b 30M -l 1400 -t 3"; do
 	for attempt in 1 2; do
 		ip netns exec $nb "$IPERF3" -s -1 -p 5301 >/dev/null 2>&1 &
-		sp=$!; sleep 0.3
+		sp=$!; wait_port $nb 5301
 		ip netns exec $na "$IPERF3" -c 10.231.0.2 -p 5301 $mode -J >"$tmp/acc_i.json" 2>/dev/null
 		wait $sp
 		ip netns exec $nb "$LINKLAB" serve -1 -p 5302 >/dev/null 2>&1 &
-		sp=$!; sleep 0.3
+		sp=$!; wait_port $nb 5302
 		ip netns exec $na "$LINKLAB" test -c 10.231.0.2 -p 5302 $mode -J >"$tmp/acc_l.json" 2>/dev/null
 		wait $sp
 		why=$(python3 - "$tmp/acc_i.json" "$tmp/acc_l.json" <<'PYEOF'

@@ -37,3 +37,16 @@ import json,sys
 q=[x for x in json.load(sys.stdin) if x.get("root") and x["kind"]=="tbf"]
 print(int(q[0]["options"]["rate"])*8 if q else 0)'
 }
+# wait_port NS PORT [tcp|udp] [SECONDS]: wait until a socket in namespace NS
+# listens on (tcp, the default) or is bound to (udp) PORT, polling ss every
+# 50 ms for at most SECONDS (default 5). 0 when it does, 1 on timeout (the
+# caller's next step then fails and says so).
+wait_port() {
+	_wp_f=-ltn; [ "${3:-tcp}" = udp ] && _wp_f=-lun
+	_wp_n=$(( ${4:-5} * 20 )); _wp_i=0
+	while [ $_wp_i -lt $_wp_n ]; do
+		[ -n "$(ip netns exec "$1" ss -H $_wp_f "sport = :$2" 2>/dev/null)" ] && return 0
+		sleep 0.05; _wp_i=$((_wp_i + 1))
+	done
+	return 1
+}

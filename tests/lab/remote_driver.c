@@ -6,7 +6,7 @@
  *      server | server-hold SEC | apply-server DEV RATE | ctl |
  *      exec TIMEOUT_MS SHELL_CMD (ssh.h directly) | alive
  *      apply-wait DEV RATE SEC | sysctl-wait NAME VALUE SEC | check a|b DEV LOSS (peerset_ctl_check)
- * Options (issue 5): --force, --exclude-ssh, --hold, --revert-after SEC; the prompt
+ * Options: --force, --exclude-ssh, --hold, --revert-after SEC; the prompt
  * answers $LL_ANSWER (cancels when unset) and logs "PROMPT: text" on
  * stderr. --no-prompt: no prompt callback at all.
  * Prints results on stdout; on failure "ERROR: <message>" and exit 1. */

@@ -47,19 +47,19 @@ check_run() { # name json-file
 }
 
 inb "$LINKLAB" serve -1 -p 5301 > "$T/serve1.out" 2>&1 & SRV=$!
-sleep 0.5
+wait_port "$LL_NS_B" 5301
 ina "$LINKLAB" test -c "$LL_ADDR_B" -p 5301 -P 4 -t 5 -J > "$T/t1.json" 2>"$T/t1.err"
 check_run "linklab -> linklab serve, -P 4 -t 5" "$T/t1.json"
 wait $SRV 2>/dev/null
 
 inb iperf3 -s -1 -p 5302 > "$T/iperf3s.out" 2>&1 & SRV=$!
-sleep 0.5
+wait_port "$LL_NS_B" 5302
 ina "$LINKLAB" test -c "$LL_ADDR_B" -p 5302 -P 4 -t 5 -J > "$T/t2.json" 2>"$T/t2.err"
 check_run "linklab -> iperf3 -s, -P 4 -t 5" "$T/t2.json"
 wait $SRV 2>/dev/null
 
 inb "$LINKLAB" serve -1 -p 5303 > "$T/serve3.out" 2>&1 & SRV=$!
-sleep 0.5
+wait_port "$LL_NS_B" 5303
 ina iperf3 -c "$LL_ADDR_B" -p 5303 -P 4 -t 5 -J > "$T/t3.json" 2>"$T/t3.err"
 check_run "iperf3 -c -> linklab serve, -P 4 -t 5" "$T/t3.json"
 wait $SRV 2>/dev/null

@@ -5,7 +5,7 @@
 #  clear restores noqueue (and a non-default original), host-key refusal
 #  (changed, unknown) and accept-new, hostile interface names, test server,
 #  netem refused with the modprobe hint when the kernel lacks it.
-#  Issue 5: passphrase keys (prompt, CLI askpass), ssh-agent, password prompt,
+#  Safety and authentication: passphrase keys (prompt, CLI askpass), ssh-agent, password prompt,
 #  key types in failures; the session's own interface (refusal, warning,
 #  --exclude-ssh); nothing left after a normal quit; sshd child killed
 #  mid-apply / mid-test / under --hold; clear --all; --peer-data; offloads
@@ -139,7 +139,7 @@ inb python3 -c 'import socket,time
 s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("0.0.0.0", 5201)); s.listen(1); time.sleep(60)' &
 BUSY=$!
-sleep 0.5
+wait_port "$LL_NS_B" 5201
 r=$(PATH=/usr/bin:/bin D peer-b server 2>&1)
 kill $BUSY 2>/dev/null; wait $BUSY 2>/dev/null
 case "$r" in "port 5201") skip "busy port test: linklab serve picked its own port";;
@@ -264,7 +264,7 @@ r=$(D peer-b apply 'waytoolongname16' 10mbit 2>&1)
 case "$r" in *"invalid"*) pass "16-character name refused";; *) fail "long name: $r";; esac
 inb ip link del 'a;b' 2>/dev/null; inb ip link del ';touch${IFS}Lq' 2>/dev/null
 
-# --- issue 5: authentication ------------------------------------------------
+# --- authentication --------------------------------------------------------------
 EMPTYH="$T/emptyhome"; mkdir -p "$EMPTYH"
 ssh-keygen -q -t ed25519 -N 'sekrit pass' -C ll-pass -f "$T/pkey" >/dev/null
 ssh-keygen -q -t ecdsa -N '' -C ll-unauth -f "$T/ukey" >/dev/null
@@ -326,7 +326,7 @@ r=$(DN --no-prompt --known-hosts "$T/kh3" root@$LL_ADDR_B:2223 connect 2>&1)
 case "$r" in *"server offers password"*"password (no way to ask)"*) pass "password without a prompt: skipped and named";; *) fail "password no prompt: $r";; esac
 [ -s "$T/sshd3.pid" ] && kill "$(cat "$T/sshd3.pid")" 2>/dev/null
 
-# --- issue 5: the session's own interface ------------------------------------
+# --- the session's own interface --------------------------------------------------
 r=$(D peer-b ctl 2>&1)
 case "$r" in "$LL_ADDR_A:"*" -> $LL_ADDR_B:22 dev veth-b") pass "ctl_flow: the session $r";; *) fail "ctl: $r";; esac
 r=$(D peer-b check a veth-a 100% 2>&1)
@@ -363,14 +363,14 @@ case "$r" in "ms "*) [ "$ms" -lt 1500 ] && pass "SSH flow excluded: 5 listings i
 D peer-b clear veth-b >/dev/null 2>&1
 [ "$(root_kind "$LL_NS_B" veth-b)" = noqueue ] && pass "clear after --exclude-ssh -> noqueue" || fail "clear exclude: $(root_kind "$LL_NS_B" veth-b)"
 
-# --- issue 5: nothing left behind after a normal session ----------------------
+# --- nothing left behind after a normal session -------------------------------
 r=$(D peer-b apply-server veth-b 30mbit 2>&1)
 left="$(b_iperf3 sleep)$(b_iperf3 iperf3)$(b_iperf3 cat)$(b_iperf3 linklab)"
 case "$r" in "applied, server on "*) [ -z "$left" ] && pass "normal quit: no revert timer, server or watchdog left on the peer" || fail "left on the peer: $left";;
 *) fail "apply-server: $r";; esac
 D peer-b clear veth-b >/dev/null 2>&1
 
-# --- issue 5: kill the session (sshd's child for our connection) -------------
+# --- kill the session (sshd's child for our connection) --------------------
 # the local port of the SSH connection of process $1 (in A)
 client_port_of() {
 	for p in $1 $(pgrep -P $1) $(for c in $(pgrep -P $1); do pgrep -P $c; done); do
@@ -429,7 +429,7 @@ else
 fi
 kill $DPID 2>/dev/null; wait $DPID 2>/dev/null
 
-# --- issue 5: --peer-data, offloads and TCP sysctls on both peers ------------
+# --- --peer-data, offloads and TCP sysctls on both peers -------------------
 r=$(ina timeout 30 "$LINKLAB" test -F "$LL_SSH_CONFIG" --peer peer-b --peer-data fd99::2 -t 1 -J 2>&1 |
 	python3 -c 'import json,sys; d=json.load(sys.stdin); c=d["start"]["connected"][0]; print(c["remote_host"], d["end"]["sum_received"]["bits_per_second"] > 0)' 2>&1)
 [ "$r" = "fd99::2 True" ] && pass "--peer-data fd99::2: SSH to $LL_ADDR_B, test traffic to fd99::2" || fail "--peer-data: $r"
@@ -483,7 +483,7 @@ else
 	fail "clear --all on B: $r / $(root_kind "$LL_NS_B" veth-b) adv $(inb cat /proc/sys/net/ipv4/tcp_adv_win_scale)"
 fi
 
-# --- issue 5: --hold (console mode): the peer restores when the session dies
+# --- --hold (console mode): the peer restores when the session dies
 : > "$T/hold2.out"
 ina "$DRV" -F "$LL_SSH_CONFIG" --hold peer-b apply-wait veth-b 20mbit 30 > "$T/hold2.out" 2>&1 &
 DPID=$!
@@ -528,7 +528,7 @@ guards=$(ps -eo args= | grep -c '[l]inklab-guard')
 	pass "hold: a normal close disarms the guard (the dial stays, no guard process left)" || fail "hold normal close: $r kind $(root_kind "$LL_NS_B" veth-b) guards $guards"
 D peer-b clear veth-b >/dev/null 2>&1
 
-# --- issue 5: ProxyJump (ssh -W through the jump, our session end to end) ----
+# --- ProxyJump (ssh -W through the jump, our session end to end) -------------
 cp "$LL_SSH_CONFIG" "$T/jump_config"
 printf 'Host via-b\n  HostName %s\n  User root\n  IdentityFile %s\n  UserKnownHostsFile %s\n  ProxyJump peer-b\n' \
 	"$LL_ADDR_B" "$LL_LAB_DIR/id_ed25519" "$LL_LAB_DIR/known_hosts" >> "$T/jump_config"

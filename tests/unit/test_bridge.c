@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* test_bridge.c - the userspace forwarder in a private, anonymous network
- * namespace: two veth pairs llEa0-llEa1 and llEb0-llEb1, the bridge between
+/* test_bridge.c - the userspace forwarder, each case in a network namespace
+ * of its own (NETNS_CASE, fixture.h): two veth pairs llEa0-llEa1 and llEb0-llEb1, the bridge between
  * llEa1 and llEb1, raw frames sent on llEa0 / llEb0 and read on the other
  * side. Delay timing, loss, duplicate, corrupt (with the pending checksum
  * completed first), rate spacing, counters, errors, and the kernel bridge.
@@ -19,6 +19,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "fixture.h"
+
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
@@ -32,38 +34,13 @@
 #define ETHT 0x88b5     /* IEEE local experimental ethertype */
 #define MS 1000000LL
 
-static int have_netns;
-static char why[256];
-
-static int sh(const char *cmd)
-{
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-static int group_setup(void **state)
-{
-	(void)state;
-	if (geteuid() != 0) {
-		snprintf(why, sizeof(why), "not root: the forwarder needs a network namespace and CAP_NET_RAW");
-		return 0;
-	}
-	if (unshare(CLONE_NEWNET) < 0) {
-		snprintf(why, sizeof(why), "unshare(CLONE_NEWNET): %s", strerror(errno));
-		return 0;
-	}
-	if (sh("echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6; "
-	       "echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6; "
-	       "ip link add llEa0 type veth peer name llEa1 && "
-	       "ip link add llEb0 type veth peer name llEb1 && "
-	       "for i in llEa0 llEa1 llEb0 llEb1; do ip link set $i up || exit 1; done") < 0) {
-		snprintf(why, sizeof(why), "cannot create the veth pairs in the private netns");
-		return 0;
-	}
-	have_netns = 1;
-	return 0;
-}
-
-#define NEED_NETNS() do { if (!have_netns) { printf("skip: %s\n", why); skip(); } } while (0)
+/* each forwarder case's namespace (NETNS_CASE): two veth pairs, no IPv6
+ * chatter on them */
+#define VETH_SETUP "echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6; " \
+	"echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6; " \
+	"ip link add llEa0 type veth peer name llEa1 && " \
+	"ip link add llEb0 type veth peer name llEb1 && " \
+	"for i in llEa0 llEa1 llEb0 llEb1; do ip link set $i up || exit 1; done"
 
 static int64_t real_ns(void)
 {
@@ -167,7 +144,6 @@ static void test_delay_and_counters(void **state)
 	int sa, rb, i, n;
 
 	(void)state;
-	NEED_NETNS();
 	o.dir[0].delay = 20 * MS;
 	b = start(&o);
 	sa = raw_sock("llEa0", ETHT, 0);
@@ -217,7 +193,6 @@ static void test_loss_one_direction(void **state)
 	int sa, sb, ra, rb, i;
 
 	(void)state;
-	NEED_NETNS();
 	o.dir[0].loss = UINT32_MAX;       /* A->B: everything lost */
 	b = start(&o);
 	sa = raw_sock("llEa0", ETHT, 0);
@@ -251,7 +226,6 @@ static void test_duplicate_all(void **state)
 	int sa, rb, i;
 
 	(void)state;
-	NEED_NETNS();
 	o.dir[0].duplicate = UINT32_MAX;
 	b = start(&o);
 	sa = raw_sock("llEa0", ETHT, 0);
@@ -302,7 +276,6 @@ static void test_corrupt_completes_checksum(void **state)
 	int sa, rb, i, bits = 0, pos = -1;
 
 	(void)state;
-	NEED_NETNS();
 	memset(pkt, 0, sizeof(pkt));
 	memset(f, 0xff, 6);
 	memcpy(f + 6, "\x02\x00\x00\x00\x00\x01", 6);
@@ -364,7 +337,6 @@ static void test_rate_spacing(void **state)
 	int sa, rb, i;
 
 	(void)state;
-	NEED_NETNS();
 	o.dir[0].rate = 125000;          /* 1 Mbit/s: 1000 bytes = 8 ms */
 	o.dir[0].limit = 100;
 	b = start(&o);
@@ -390,7 +362,6 @@ static void test_open_errors(void **state)
 	struct ll_err err = { 0 };
 
 	(void)state;
-	NEED_NETNS();
 	snprintf(o.if_a, sizeof(o.if_a), "llEa1");
 	snprintf(o.if_b, sizeof(o.if_b), "llEnone");
 	assert_int_equal(bridge_open(&o, &b, &err), -ENODEV);
@@ -411,7 +382,6 @@ static void test_kernel_bridge(void **state)
 	int sa, rb, i, netem;
 
 	(void)state;
-	NEED_NETNS();
 	netem = bridge_kernel_has_netem();
 	printf("  this kernel %s netem\n", netem == 1 ? "has" : netem == 0 ? "has no" : "cannot tell about");
 	assert_true(netem == 0 || netem == 1);
@@ -492,15 +462,15 @@ static void test_status_files(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_delay_and_counters),
-		cmocka_unit_test(test_loss_one_direction),
-		cmocka_unit_test(test_duplicate_all),
-		cmocka_unit_test(test_corrupt_completes_checksum),
-		cmocka_unit_test(test_rate_spacing),
-		cmocka_unit_test(test_open_errors),
-		cmocka_unit_test(test_kernel_bridge),
+		NETNS_CASE(test_delay_and_counters, VETH_SETUP),
+		NETNS_CASE(test_loss_one_direction, VETH_SETUP),
+		NETNS_CASE(test_duplicate_all, VETH_SETUP),
+		NETNS_CASE(test_corrupt_completes_checksum, VETH_SETUP),
+		NETNS_CASE(test_rate_spacing, VETH_SETUP),
+		NETNS_CASE(test_open_errors, VETH_SETUP),
+		NETNS_CASE(test_kernel_bridge, VETH_SETUP),
 		cmocka_unit_test(test_status_files),
 	};
 
-	return cmocka_run_group_tests(tests, group_setup, NULL);
+	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "fixture.h"
+
 #include <fcntl.h>
 #include <arpa/inet.h>
 #include <linux/if_packet.h>
@@ -736,15 +738,6 @@ static void test_live_user_engine(void **state)
 	struct pollfd p;
 
 	(void)state;
-	if (geteuid() != 0 || unshare(CLONE_NEWNET) < 0) {
-		printf("skip: needs root for a private network namespace\n");
-		skip();
-	}
-	assert_int_equal(system("echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6; "
-				"echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6; "
-				"ip link add llCa0 type veth peer name llCa1 && "
-				"ip link add llCb0 type veth peer name llCb1 && "
-				"for i in llCa0 llCa1 llCb0 llCb1; do ip link set $i up || exit 1; done"), 0);
 	memset(&o, 0, sizeof(o));
 	memset(dial, 0, sizeof(dial));
 	snprintf(o.if_a, sizeof(o.if_a), "llCa1");
@@ -850,14 +843,6 @@ static void test_live_kernel_counters(void **state)
 	cJSON *r;
 
 	(void)state;
-	if (geteuid() != 0 || unshare(CLONE_NEWNET) < 0) {
-		printf("skip: needs root for a private network namespace\n");
-		skip();
-	}
-	assert_int_equal(system("echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6; "
-				"echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6; "
-				"ip link add llKa0 type veth peer name llKa1 && "
-				"ip link set llKa0 up && ip link set llKa1 up"), 0);
 	fd = raw_sock("llKa0");
 	send_n(fd, 30, 100);                    /* before the start: not counted */
 	memset(dial, 0, sizeof(dial));
@@ -944,6 +929,10 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* the live cases' namespaces: no IPv6 chatter on the veths */
+#define NO_IPV6 "echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6; " \
+	"echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6; "
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -957,8 +946,11 @@ int main(void)
 		cmocka_unit_test(test_server_lease),
 		cmocka_unit_test(test_alias),
 		cmocka_unit_test(test_find),
-		cmocka_unit_test(test_live_user_engine),        /* leaves the netns */
-		cmocka_unit_test(test_live_kernel_counters),    /* a private netns again */
+		NETNS_CASE(test_live_user_engine, NO_IPV6 "ip link add llCa0 type veth peer name llCa1 && "
+			   "ip link add llCb0 type veth peer name llCb1 && "
+			   "for i in llCa0 llCa1 llCb0 llCb1; do ip link set $i up || exit 1; done"),
+		NETNS_CASE(test_live_kernel_counters, NO_IPV6 "ip link add llKa0 type veth peer name llKa1 && "
+			   "ip link set llKa0 up && ip link set llKa1 up"),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

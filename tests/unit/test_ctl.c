@@ -190,7 +190,7 @@ static const struct peer_ops fake_ops = {
 	.sysctl_get = fake_sysctl_get,
 };
 
-/* The SSH safety ops of a remote peer (peer.h, issue 5). */
+/* The SSH safety ops of a remote peer (peer.h). */
 static int fake_ctl_flow(struct peer *p, struct peer_ctl *out, struct ll_err *err)
 {
 	struct fake *f = p->priv;
@@ -741,7 +741,7 @@ static void test_runs_and_scales_to_held_rate(void **state)
 		assert_int_equal(ctl_test_save(c, &err), 0);
 		assert_string_not_equal(p, tv->saved_dir);
 	}
-	/* issue 4/7 #1: the measured RTT counts only under the dials it was
+	/* the measured RTT counts only under the dials it was
 	 * measured with; a dial changed since gives dialled + measured base */
 	{
 		const struct ctl_view *v = ctl_view(c);

@@ -15,6 +15,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "fixture.h"
+
 #include <linux/rtnetlink.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
@@ -147,8 +149,8 @@ static void test_errors_and_names(void **state)
 	assert_null(strpbrk(b + 5, ";$()"));
 }
 
-/* In a private network namespace (a thread-free unshare here: the test is
- * single-threaded): create, find again, delete. */
+/* In a network namespace of its own (NETNS_CASE): create, find again,
+ * delete. */
 static void test_ifb_netns(void **state)
 {
 	struct nl_sock *sk;
@@ -157,14 +159,6 @@ static void test_ifb_netns(void **state)
 	int idx = 0, idx2 = 0;
 
 	(void)state;
-	if (geteuid() != 0) {
-		printf("SKIP: IFB device test needs root (unshare CLONE_NEWNET)\n");
-		skip();
-	}
-	if (unshare(CLONE_NEWNET) < 0) {
-		printf("SKIP: unshare(CLONE_NEWNET) failed\n");
-		skip();
-	}
 	sk = nl_socket_alloc();
 	assert_non_null(sk);
 	assert_int_equal(nl_connect(sk, NETLINK_ROUTE), 0);
@@ -185,7 +179,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_golden),
 		cmocka_unit_test(test_errors_and_names),
-		cmocka_unit_test(test_ifb_netns),
+		NETNS_CASE(test_ifb_netns, NULL),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "fixture.h"
+
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -102,7 +104,7 @@ static void test_jline(void **state)
 
 static char rundir[64];
 
-/* In a private netns: set two sysctls, the journal keeps the first
+/* In a network namespace of its own (NETNS_CASE): set two sysctls, the journal keeps the first
  * original, restore puts both back and removes it. */
 static void test_local_set_restore(void **state)
 {
@@ -111,14 +113,6 @@ static void test_local_set_restore(void **state)
 	char path[128];
 
 	(void)state;
-	if (geteuid() != 0) {
-		print_message("skipped: needs root for a private network namespace\n");
-		skip();
-	}
-	if (unshare(CLONE_NEWNET) != 0) {
-		print_message("skipped: unshare(CLONE_NEWNET): %s\n", strerror(errno));
-		skip();
-	}
 	snprintf(rundir, sizeof(rundir), "/tmp/ll-tune-XXXXXX");
 	assert_non_null(mkdtemp(rundir));
 	setenv("LINKLAB_RUN_DIR", rundir, 1);
@@ -152,7 +146,7 @@ int main(void)
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_ethtool_k),
 		cmocka_unit_test(test_jline),
-		cmocka_unit_test(test_local_set_restore),
+		NETNS_CASE(test_local_set_restore, NULL),
 	};
 	return cmocka_run_group_tests_name("hosttune", tests, NULL, NULL);
 }

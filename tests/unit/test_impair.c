@@ -70,7 +70,7 @@ static void test_bad_values(void **state)
 		{ "limit", "-1", "limit: '-1' is not a count" },
 		{ "limit", "99999999999", "limit: '99999999999' is not a count" },
 		{ "bandwidth", "1mbit", "unknown field 'bandwidth'" },
-		/* issue 3 fields */
+		/* netem model fields */
 		{ "distribution", "gauss", "distribution: 'gauss' is not one of uniform | normal | pareto | paretonormal" },
 		{ "distribution", "../etc/passwd", "is not one of" },
 		{ "loss-state", "1%,2%,3%,4%,5%,6%", "loss-state: '1%,2%,3%,4%,5%,6%' needs 1 to 5 percentages" },
@@ -192,7 +192,7 @@ static void test_cross_fields(void **state)
 	}
 }
 
-/* Issue 3 cross-field rules (tc q_netem.c), all at once. */
+/* The model fields' cross-field rules (tc q_netem.c), all at once. */
 static void test_cross_fields_more(void **state)
 {
 	static const char *const kv[] = { "distribution", "normal",

@@ -242,7 +242,7 @@ static void test_netem_golden(void **state)
 	check_netem("tc-netem-limit.hex", lim, 0);
 }
 
-/* Issue 3: every other netem knob against tc 6.1's bytes. */
+/* Every other netem knob against tc 6.1's bytes. */
 static void test_netem_golden_more(void **state)
 {
 	static const char *const dn[] = { "delay", "100ms", "jitter", "10ms",
@@ -290,7 +290,7 @@ static void test_netem_golden_more(void **state)
 	check_netem("tc-netem-combo.hex", combo, 0);
 }
 
-/* Every issue-3 attribute we build parses back to the same kernel values. */
+/* Every netem model attribute we build parses back to the same kernel values. */
 static void test_parse_more(void **state)
 {
 	static const char *const st[] = { "delay", "5s", "jitter", "2147483647ns",

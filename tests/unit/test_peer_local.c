@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* test_peer_local.c - the local (netlink) peer, the journal and the read-back
- * folding. The netlink part needs root: the test process moves itself into a
- * private, anonymous network namespace (unshare(CLONE_NEWNET)) with a veth
- * pair llA0/llA1, so no host interface is touched; the namespace disappears
- * with the process. Without root those tests skip with the reason printed. */
+ * folding. The netlink cases need root: each runs in a forked child in a network
+ * namespace of its own (NETNS_CASE, fixture.h) with a veth pair llA0/llA1,
+ * so no host interface is touched and no case sees another's qdiscs.
+ * Without root those cases skip with the reason printed. */
 #include <errno.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -18,6 +18,8 @@
 #include <sys/socket.h>
 #include <cmocka.h>
 
+#include "fixture.h"
+
 #include <cjson/cJSON.h>
 #include <linux/pkt_sched.h>
 #include <netlink/msg.h>
@@ -30,8 +32,6 @@
 #include "linklab/peer/peer.h"
 
 static char rundir[] = "/tmp/linklab-A-test-XXXXXX";
-static int have_netns;
-static char why[256];
 
 static void rm_rundir(void)
 {
@@ -49,27 +49,17 @@ static int sh(const char *cmd)
 	return rc == 0 ? 0 : -1;
 }
 
+/* the namespace of each netlink case (NETNS_CASE) */
+#define VETH_SETUP "ip link add llA0 type veth peer name llA1 && ip link set lo up && " \
+	"ip link set llA0 up && ip link set llA1 up && " \
+	"ip addr add 10.9.0.1/24 dev llA0 && ip addr add 10.9.0.2/24 dev llA1"
+
 static int group_setup(void **state)
 {
 	(void)state;
 	if (!mkdtemp(rundir))
 		return -1;
 	setenv("LINKLAB_RUN_DIR", rundir, 1);
-	if (geteuid() != 0) {
-		snprintf(why, sizeof(why), "not root: network namespace tests need CAP_SYS_ADMIN/CAP_NET_ADMIN");
-		return 0;
-	}
-	if (unshare(CLONE_NEWNET) < 0) {
-		snprintf(why, sizeof(why), "unshare(CLONE_NEWNET): %s", strerror(errno));
-		return 0;
-	}
-	if (sh("ip link add llA0 type veth peer name llA1 && ip link set lo up && "
-	       "ip link set llA0 up && ip link set llA1 up && "
-	       "ip addr add 10.9.0.1/24 dev llA0 && ip addr add 10.9.0.2/24 dev llA1") < 0) {
-		snprintf(why, sizeof(why), "cannot create the veth pair in the private netns");
-		return 0;
-	}
-	have_netns = 1;
 	return 0;
 }
 
@@ -79,8 +69,6 @@ static int group_teardown(void **state)
 	rm_rundir();
 	return 0;
 }
-
-#define NEED_NETNS() do { if (!have_netns) { printf("skip: %s\n", why); skip(); } } while (0)
 
 static void set_dial(struct impair *d, const char *const *kv)
 {
@@ -144,7 +132,6 @@ static void test_apply_tbf_replace_clear(void **state)
 	unsigned hz = impair_kernel_hz();
 
 	(void)state;
-	NEED_NETNS();
 	assert_int_equal(peer_local_open(&p, &e), 0);
 	assert_string_equal(p.ops->name, "local");
 	assert_int_equal(p.ops->read_qdiscs(&p, "llA0", &st, &e), 0);
@@ -205,7 +192,6 @@ static void test_clear_all(void **state)
 	int n;
 
 	(void)state;
-	NEED_NETNS();
 	assert_int_equal(peer_local_open(&p, &e), 0);
 	set_dial(&d, r);
 	assert_int_equal(p.ops->apply(&p, "llA0", &d, &e), 0);
@@ -246,7 +232,6 @@ static void test_netem_refused_cleanly(void **state)
 	int rc;
 
 	(void)state;
-	NEED_NETNS();
 	assert_int_equal(peer_local_open(&p, &e), 0);
 	assert_int_equal(journal_netns(&ns, &e), 0);
 	set_dial(&d, net);
@@ -288,7 +273,6 @@ static void test_replay_original(void **state)
 	struct ll_err e = { 0 };
 
 	(void)state;
-	NEED_NETNS();
 	assert_int_equal(sh("tc qdisc add dev llA1 root handle 5: tbf rate 1mbit burst 1600b limit 10000b"), 0);
 	assert_int_equal(peer_local_open(&p, &e), 0);
 	set_dial(&d, r50);
@@ -321,7 +305,6 @@ static void test_rollback(void **state)
 	int rc;
 
 	(void)state;
-	NEED_NETNS();
 	assert_int_equal(sh("tc qdisc add dev llA1 root handle 5: tbf rate 1mbit burst 1600b limit 10000b"), 0);
 	setenv("LINKLAB_NO_NETEM_PROBE", "1", 1);
 	assert_int_equal(peer_local_open(&p, &e), 0);
@@ -358,7 +341,6 @@ static void test_dry_run_same_state(void **state)
 	char lines[512];
 
 	(void)state;
-	NEED_NETNS();
 	assert_int_equal(peer_local_open(&p, &e), 0);
 	set_dial(&d, r);
 	assert_int_equal(p.ops->dry_run(&p, "llA1", &d, lines, sizeof(lines), &e), 0);
@@ -376,7 +358,7 @@ static void test_dry_run_same_state(void **state)
 	p.ops->close(&p);
 }
 
-/* Issue 3: per-flow scope and ingress through the netlink path; read back
+/* Per-flow scope and ingress through the netlink path; read back
  * folds into the same dial; clear removes everything (IFB included). */
 static void test_scope_and_ingress(void **state)
 {
@@ -392,7 +374,6 @@ static void test_scope_and_ingress(void **state)
 	int idx = (int)if_nametoindex("llA1");
 
 	(void)state;
-	NEED_NETNS();
 	assert_int_equal(peer_local_open(&p, &e), 0);
 	set_dial(&d, sc);
 	assert_int_equal(p.ops->apply(&p, "llA1", &d, &e), 0);
@@ -489,7 +470,6 @@ static void test_clear_all_vanished_ingress(void **state)
 	char ifb[IF_NAMESIZE];
 
 	(void)state;
-	NEED_NETNS();
 	assert_int_equal(sh("ip link add llV0 type veth peer name llV1 && ip link set llV0 up"), 0);
 	idx = (int)if_nametoindex("llV0");
 	assert_int_equal(peer_local_open(&p, &e), 0);
@@ -521,11 +501,6 @@ static void test_links_routes_errors(void **state)
 
 	(void)state;
 	assert_non_null(ll);
-	if (!have_netns) {
-		free(ll);
-		printf("skip: %s\n", why);
-		skip();
-	}
 	assert_int_equal(peer_local_open(&p, &e), 0);
 	assert_int_equal(p.ops->list_links(&p, ll, &e), 0);
 	for (i = 0; i < ll->n; i++) {
@@ -571,7 +546,6 @@ static void test_extack_text(void **state)
 	struct ll_err e = { 0 };
 
 	(void)state;
-	NEED_NETNS();
 	t.ifindex = (int)if_nametoindex("llA1");
 	sk = nl_socket_alloc();
 	assert_non_null(sk);
@@ -720,16 +694,16 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_journal),
 		cmocka_unit_test(test_state_fold),
-		cmocka_unit_test(test_apply_tbf_replace_clear),
-		cmocka_unit_test(test_clear_all),
-		cmocka_unit_test(test_netem_refused_cleanly),
-		cmocka_unit_test(test_replay_original),
-		cmocka_unit_test(test_rollback),
-		cmocka_unit_test(test_dry_run_same_state),
-		cmocka_unit_test(test_scope_and_ingress),
-		cmocka_unit_test(test_clear_all_vanished_ingress),
-		cmocka_unit_test(test_links_routes_errors),
-		cmocka_unit_test(test_extack_text),
+		NETNS_CASE(test_apply_tbf_replace_clear, VETH_SETUP),
+		NETNS_CASE(test_clear_all, VETH_SETUP),
+		NETNS_CASE(test_netem_refused_cleanly, VETH_SETUP),
+		NETNS_CASE(test_replay_original, VETH_SETUP),
+		NETNS_CASE(test_rollback, VETH_SETUP),
+		NETNS_CASE(test_dry_run_same_state, VETH_SETUP),
+		NETNS_CASE(test_scope_and_ingress, VETH_SETUP),
+		NETNS_CASE(test_clear_all_vanished_ingress, VETH_SETUP),
+		NETNS_CASE(test_links_routes_errors, VETH_SETUP),
+		NETNS_CASE(test_extack_text, VETH_SETUP),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

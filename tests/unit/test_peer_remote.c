@@ -32,7 +32,7 @@ static const char *tc_stderr;
 static char journal[4096];         /* the peer's journal file ("" = none) */
 static const char *ctl_dev;        /* the peer's route back to the client */
 static const char *timer_state;    /* answer to the disarm round trip */
-/* scoped / ingress dials (issue: remote scope and ingress) */
+/* scoped / ingress dials on the remote peer */
 static const char *class_text;     /* tc class show (plain text in tc 6.1) */
 static const char *filter_json;    /* tc -j filter show parent 1: */
 static const char *dev_json;       /* the device itself in an ingress dial */

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "fixture.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,8 +73,7 @@ static int teardown(void **state)
 static void need_ssh(void)
 {
 	if (access("/usr/bin/ssh", X_OK) != 0 && system("command -v ssh >/dev/null 2>&1") != 0) {
-		print_message("SKIP: OpenSSH client (ssh) not installed\n");
-		skip();
+		LL_SKIP("OpenSSH client (ssh) not installed");
 	}
 }
 

@@ -11,6 +11,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "fixture.h"
+
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 #include <netlink/attr.h>
@@ -106,8 +108,7 @@ static void test_lines_run_in_netns(void **state)
 
 	(void)state;
 	if (geteuid() != 0) {
-		printf("skip: needs root for unshare -n\n");
-		skip();
+		LL_SKIP("needs root for unshare -n");
 	}
 	plan_of(tbf, &p);
 	assert_int_equal(tccmd_apply("lo", &p, lines, sizeof(lines), &e), 0);
@@ -119,15 +120,14 @@ static void test_lines_run_in_netns(void **state)
 	n = fread(res, 1, sizeof(res) - 1, f);
 	res[n] = '\0';
 	if (pclose(f) != 0 && strstr(res, "unshare")) {
-		printf("skip: unshare -n failed: %s\n", res);
-		skip();
+		LL_SKIP("unshare -n failed: %s", res);
 	}
 	assert_non_null(strstr(res, "\"kind\":\"tbf\""));
 	assert_non_null(strstr(res, "\"rate\":6250000"));
 	assert_non_null(strstr(res, "\"burst\":25000"));
 }
 
-/* The issue-3 words: every netem knob in tc syntax. */
+/* The model fields' words: every netem knob in tc syntax. */
 static void test_apply_lines_more(void **state)
 {
 	static const char *const kv[] = { "delay", "100ms", "jitter", "10ms",
@@ -295,8 +295,7 @@ static void test_lines_same_bytes_as_netlink(void **state)
 
 	(void)state;
 	if (geteuid() != 0 || system("command -v strace >/dev/null 2>&1") != 0) {
-		printf("skip: needs root (unshare -n) and strace\n");
-		skip();
+		LL_SKIP("needs root (unshare -n) and strace");
 	}
 	for (i = 0; i < sizeof(dials) / sizeof(dials[0]); i++) {
 		struct nlqdisc_target t = { 1, TC_H_ROOT, 0x00010000, NLQ_REPLACE };
@@ -323,8 +322,7 @@ static void test_lines_same_bytes_as_netlink(void **state)
 		}
 		n = tc_bytes(lines, g, sizeof(g));
 		if (n < 48) {
-			printf("skip: no tc request captured for: %s\n", lines);
-			skip();
+			LL_SKIP("no tc request captured for: %s", lines);
 		}
 		/* explicit zeros on both sides: the full option set */
 		assert_int_equal(nlqdisc_build_netem(&t, &p, true, &m, &e), 0);

@@ -100,7 +100,7 @@ int bridgectl_start(const struct bridgectl_ops *ops, void *arg,
  * socket file, free. NULL is fine. */
 void bridgectl_stop(struct bridgectl *s);
 
-/* --- kernel engine counters (issue 7) --------------------------------------
+/* --- kernel engine counters ------------------------------------------------
  * The Linux bridge counts nothing per direction, so a direction's counters
  * are read from its ports, relative to bridgectl_kstats_open (a fresh bridge
  * starts at 0 on old veths):

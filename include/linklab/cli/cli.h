@@ -45,9 +45,6 @@ int cmd_bridge_attach(int pid);
 struct test_opts;
 int cmd_test_run(const struct test_opts *o, int json);
 int cmd_profile(int argc, char **argv);
-/* `bench-apply --dev IF [-n N]`: mean us per apply + read-back over netlink
- * (make bench; cmd_bench_apply.c). */
-int cmd_bench_apply(int argc, char **argv);
 /* `test` with --peer: start the server on B over SSH, then cmd_test. */
 int cmd_test_peer(int argc, char **argv);
 /* cmd_test's option checks only (argv as cmd_test's; nbad problems the

@@ -168,7 +168,7 @@ struct ctl_test_view {
 	bool have_summary;
 	struct test_summary summary;  /* valid when have_summary */
 	char err[LL_ERR_MAX];
-	/* added by issue 6 */
+	/* the display of a running test */
 	bool paused;                  /* display frozen: last/hist keep the
 				       * values at pause; intervals still kept
 				       * for the saved results */
@@ -211,7 +211,7 @@ struct ctl_view {
 					 "no peer, test target ADDR" */
 	char status[256];             /* last thing that happened */
 	char error[LL_ERR_MAX];       /* last error, "" if none */
-	/* added by issue 6 */
+	/* the path and its ceilings */
 	struct ctl_path path;         /* A->B as held now */
 	struct theory_out theory;     /* ceilings for the held dial on the
 				       * sending side, the measured RTT and
@@ -237,7 +237,7 @@ struct ctl_view {
 	int nprofiles;                /* profiles[] (ctl_profiles_reload) */
 	const struct ctl_profile *profiles;
 	char profile_name[64];        /* profile last applied, "" = hand dial */
-	/* added by issue 5 (console safety wiring) */
+	/* peer B's session and its safety */
 	bool b_lost;                  /* B's SSH session is gone: B is no
 				       * longer driven; its armed revert timer
 				       * (and the hold guard) restore it */
@@ -271,7 +271,7 @@ struct ctl_test_req {
 	double duration;              /* seconds, 1..86400 (-t) */
 	double interval;              /* seconds, 0.1..60 (-i) */
 	bool reverse;                 /* -R: B sends to A */
-	/* added by issue 6 */
+	/* the test's further options */
 	bool udp;                     /* -u */
 	uint64_t bitrate;             /* -b bit/s per stream; 0 = unlimited
 				       * (UDP: 0 -> iperf3's 1 Mbit/s) */
@@ -288,7 +288,7 @@ enum ctl_intent_kind {
 	CI_TEST_START,  /* test */
 	CI_TEST_STOP,
 	CI_QUIT,        /* restore both peers, stop server and test */
-	/* added by issue 6 */
+	/* the test screen and the profiles */
 	CI_TEST_PAUSE,  /* toggle the frozen display */
 	CI_TEST_SAVE,   /* save the last run (chart, CSV, profile) */
 	CI_PROFILES_RELOAD,
@@ -296,7 +296,7 @@ enum ctl_intent_kind {
 	CI_PROFILE_SAVE,    /* name: held dials of both sides as a profile */
 	CI_PROFILE_RENAME,  /* index + name */
 	CI_PROFILE_DELETE,  /* index */
-	/* added by issue 5 */
+	/* the apply waiting for y/n */
 	CI_CONFIRM_CANCEL,  /* drop the apply waiting for y/n */
 	CI_VERIFY,          /* run linklab verify on both peers (a child) */
 	CI_VERIFY_HIDE,     /* close the verify table */
@@ -312,7 +312,7 @@ struct ctl_intent {
 	struct impair dial;
 	struct ctl_test_req test;
 	char name[64];                /* profile name (save, rename) */
-	/* added by issue 5 (CI_APPLY) */
+	/* CI_APPLY: the y/n answer and the safety overrides */
 	bool confirmed;               /* the user said y to view.confirm:
 				       * apply without asking again */
 	bool force;                   /* allow 100 % loss on the interface
@@ -424,7 +424,7 @@ int ctl_profile_rename(struct ctl *c, int idx, const char *name,
 		       struct ll_err *err);
 int ctl_profile_delete(struct ctl *c, int idx, struct ll_err *err);
 
-/* --- added by issue 5: the SSH safety ops in the console --- */
+/* --- the SSH safety ops in the console --- */
 
 /* Baseline safety of B (peer_safety: --force, --exclude-ssh,
  * --revert-after, hold) as peerset_open set it; ctl re-sets it around a

@@ -40,7 +40,7 @@ enum impair_bit {
 	IMP_GAP         = 1u << 14,
 	IMP_LIMIT       = 1u << 15,
 	IMP_LATENCY     = 1u << 16,
-	/* added by the full impairment engine (issue 3) */
+	/* netem model fields: distribution, loss models, ecn, rate, slot, seed */
 	IMP_DIST        = 1u << 17,
 	IMP_LOSS_STATE  = 1u << 18,
 	IMP_LOSS_GE     = 1u << 19,
@@ -103,7 +103,7 @@ struct impair {
 	uint32_t reorder_corr;
 	uint32_t gap;            /* packets */
 	uint32_t limit;          /* netem queue in packets; 0 = derive */
-	/* --- added by issue 3 (tc-netem(8) names in comments) --- */
+	/* --- netem model fields (tc-netem(8) names in comments) --- */
 	uint8_t dist;            /* enum impair_dist ("distribution") */
 	uint8_t loss_state_n;    /* values given in loss_state (1..5) */
 	uint8_t loss_ge_n;       /* values given in loss_ge (1..4) */
@@ -134,7 +134,7 @@ struct impair {
 
 /* Field kinds for the schema table. */
 enum impair_kind { IMPK_RATE, IMPK_TIME, IMPK_SIZE, IMPK_PERCENT, IMPK_COUNT,
-	/* added by issue 3 */
+	/* kinds parsed by the model fields */
 	IMPK_CHOICE,    /* one word of a fixed list ("normal") */
 	IMPK_PLIST,     /* 1..N percents, "1%,30%" (commas or blanks) */
 	IMPK_FLAG,      /* on/off (also yes/no, true/false, 1/0) */
@@ -193,7 +193,7 @@ struct impair_plan {
 	uint32_t limit;          /* packets */
 	uint32_t loss, loss_corr, delay_corr, duplicate, dup_corr;
 	uint32_t corrupt, corrupt_corr, reorder, reorder_corr, gap;
-	/* --- added by issue 3 --- */
+	/* --- netem model fields, in the kernel's encoding --- */
 	uint8_t dist;            /* enum impair_dist: table to upload */
 	uint8_t loss_model;      /* enum impair_loss_model */
 	uint32_t gi[5];          /* kernel order: p13 p31 p32 p14 p23 */

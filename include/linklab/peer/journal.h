@@ -32,7 +32,7 @@ struct journal_entry {
 	bool is_default;         /* kernel default: restore = delete root */
 	size_t optlen;           /* bytes in opts */
 	unsigned char opts[JOURNAL_OPTS_MAX];
-	/* ingress shaping (issue 3): the IFB device linklab created for this
+	/* ingress shaping: the IFB device linklab created for this
 	 * interface ("" = none) - clear deletes it and the ingress qdisc */
 	char ifb[IF_NAMESIZE];
 };

@@ -18,8 +18,7 @@
 
 struct peer;
 
-/* The control session (SSH) to a peer, as that peer sees it (added by issue
- * 5). */
+/* The control session (SSH) to a peer, as that peer sees it. */
 struct peer_ctl {
 	char client[64];          /* this host's address (the SSH client) */
 	int client_port;
@@ -29,8 +28,8 @@ struct peer_ctl {
 				   * the session back to the client */
 };
 
-/* Safety settings of a remote peer (added by issue 5; --force,
- * --exclude-ssh, --revert-after). */
+/* Safety settings of a remote peer (--force, --exclude-ssh,
+ * --revert-after). */
 struct peer_safety {
 	bool force;               /* allow 100 % loss on the interface that
 				   * carries the session */
@@ -82,7 +81,7 @@ struct peer_ops {
 	int (*server_stop)(struct peer *p, struct ll_err *err);
 	/* Release everything (not restoring: call clear first). */
 	void (*close)(struct peer *p);
-	/* --- added by issue 5; NULL = not supported (the local peer) --- */
+	/* --- the SSH session's safety; NULL = not supported (the local peer) --- */
 	/* The control session and the peer's interface that carries it. */
 	int (*ctl_flow)(struct peer *p, struct peer_ctl *out, struct ll_err *err);
 	/* Set force / exclude_ctl / revert_s for the following applies. */
@@ -97,7 +96,7 @@ struct peer_ops {
 	/* The session's socket to add to poll() (POLLIN: call keepalive or
 	 * any op; POLLHUP/POLLERR: session lost), -1 if none. */
 	int (*poll_fd)(struct peer *p);
-	/* NIC offloads and TCP sysctls (hosttune.h; added by issue 5): read,
+	/* NIC offloads and TCP sysctls (hosttune.h): read,
 	 * set (the original journalled on that peer first, read back),
 	 * restore every journalled original. Local: ethtool ioctls and
 	 * /proc/sys; remote: ethtool -k/-K and /proc/sys over SSH. */
@@ -110,7 +109,7 @@ struct peer_ops {
 	int (*sysctl_set)(struct peer *p, const char *name, const char *value,
 			  struct ll_err *err);
 	int (*tune_restore)(struct peer *p, struct ll_err *err);
-	/* --- added by issue 7; NULL = not supported (the remote peer) --- */
+	/* --- link counters; NULL = not supported (the remote peer) --- */
 	/* dev's link counters (struct link_stats). -ENODEV (no such
 	 * interface), -EIO (netlink). */
 	int (*link_stats)(struct peer *p, const char *dev, struct link_stats *out,

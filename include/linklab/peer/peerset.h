@@ -19,7 +19,7 @@ struct peerset_opts {
 	const char *dev;          /* --dev IF (this host) */
 	const char *peer_dev;     /* --peer-dev IF (peer) */
 	struct sshcfg_opts ssh;   /* -F, --ssh-key, --known-hosts, --accept-new */
-	/* added by issue 5 (peer_safety of B) */
+	/* B's safety settings (struct peer_safety) */
 	bool force;               /* --force: allow 100 % loss on the interface
 				   * carrying the SSH session */
 	bool exclude_ssh;         /* --exclude-ssh: keep the session's flow
@@ -61,8 +61,8 @@ int peerset_open(struct peerset *ps, const struct peerset_opts *o,
  * --exclude-ssh remedy, and 100 % loss without force is refused with
  * -EPERM (err names --force). 0 with warn "" when it does not, or when
  * there is no B / the session addresses are unknown (ProxyJump). For the
- * console and `apply` (added by issue 5; peer_remote's apply makes the same
- * check for B itself). */
+ * console and `apply` (peer_remote's apply makes the same check for B
+ * itself). */
 int peerset_ctl_check(struct peerset *ps, int side, const char *dev,
 		      const struct impair *d, bool force, char *warn,
 		      size_t len, struct ll_err *err);

@@ -20,7 +20,7 @@
 struct ssh_session;
 struct ssh_proc;
 
-/* Authentication (issue 5) falls through, each only when the server offers
+/* Authentication falls through, each only when the server offers
  * it: agent (SSH_AUTH_SOCK) -> each IdentityFile (passphrase asked through
  * t->prompt, else the default prompt, up to 3 tries) -> keyboard-interactive
  * -> password (asked, wiped after use, never stored). -EACCES names every
@@ -34,7 +34,7 @@ struct ssh_proc;
  * (OpenSSH format, "[host]:port" when port != 22) to t->known_hosts[0].
  * Errors: -EHOSTUNREACH/-ECONNREFUSED/-ETIMEDOUT (connect), -EPROTO
  * (handshake), -EACCES (no auth method worked: each key tried is named),
- * ProxyJump (issue 5): the stream to host:port comes from OpenSSH's
+ * ProxyJump: the stream to host:port comes from OpenSSH's
  * `ssh [-F t->config_file] -W host:port [-J earlier,jumps] LASTJUMP` over a
  * socketpair (jump hosts authenticate as the user's ssh does); host key and
  * authentication of the peer itself stay ours. ssh_addrs() then fails
@@ -77,7 +77,7 @@ int ssh_spawn_readline(struct ssh_proc *p, char *line, size_t len,
 		       int timeout_ms, struct ll_err *err);
 
 /* Write all of data (len bytes) to the spawned command's stdin within
- * timeout_ms (0 -> 5000). 0, -ETIMEDOUT or -EIO (added by issue 5). */
+ * timeout_ms (0 -> 5000). 0, -ETIMEDOUT or -EIO. */
 int ssh_spawn_write(struct ssh_proc *p, const char *data, size_t len,
 		    int timeout_ms, struct ll_err *err);
 
@@ -99,7 +99,7 @@ int ssh_keepalive(struct ssh_session *s, int *next_s, struct ll_err *err);
 /* The TCP socket (for the caller's poll loop), -1 if closed. */
 int ssh_fd(const struct ssh_session *s);
 
-/* --- added by issue 5 --- */
+/* --- prompts, key checks and spawned commands --- */
 
 /* The prompt used when a target carries none (the CLI installs its tty
  * reader here; engines never read the terminal themselves). NULL = none:

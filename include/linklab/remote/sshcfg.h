@@ -35,7 +35,7 @@ struct ssh_target {
 	char strict[16];          /* StrictHostKeyChecking: yes|no|accept-new|ask */
 	bool accept_new;          /* --accept-new given on the command line */
 	char proxyjump[256];      /* ProxyJump ("" or "none" = direct) */
-	/* added by issue 5 */
+	/* how passphrases and passwords are asked */
 	ssh_prompt_fn prompt;     /* NULL: the process default
 				   * (ssh_set_default_prompt), else no prompt */
 	void *prompt_ctx;
@@ -48,7 +48,7 @@ struct sshcfg_opts {
 	const char *key_file;     /* --ssh-key FILE: tried first */
 	const char *known_hosts;  /* --known-hosts FILE: replaces the list */
 	bool accept_new;          /* --accept-new */
-	/* added by issue 5: copied into ssh_target */
+	/* the prompt, copied into ssh_target */
 	ssh_prompt_fn prompt;
 	void *prompt_ctx;
 };

@@ -257,7 +257,7 @@ struct iperf3_stream {
 	pthread_t thread;
 	bool running;
 	unsigned char *buf;
-	/* additions (issue 4) */
+	/* zerocopy, -n/-k budgets, completion */
 	bool zerocopy;                 /* TCP sender: sendfile(2) from a memfd */
 	_Atomic uint64_t *budget_used; /* -n/-k: bytes claimed by all senders */
 	uint64_t budget;               /* -n/-k: byte limit (0 = none) */

@@ -37,7 +37,7 @@ struct test_opts {
 	double connect_timeout;/* seconds, default 10 */
 	bool bidir;            /* --bidir: -P streams each way at once (iperf3
 	                        * 3.7+); streams 1..64, not with -R */
-	/* additions (issue 4); test_opts_init() sets them to "off" */
+	/* iperf3's further options; test_opts_init() sets them to "off" */
 	double omit;           /* -O seconds 0..600: left out of the totals,
 	                        * reported as omitted intervals; the test runs
 	                        * omit + duration */
@@ -81,7 +81,7 @@ struct test_stream_sample {
 	int64_t packets;
 	int64_t lost;
 	double jitter_ms;
-	/* additions (issue 4) */
+	/* omitted intervals, UDP order, the peer's own samples */
 	bool omitted;          /* inside the -O period (not in the totals) */
 	int64_t outoforder;    /* UDP receiver: reordered datagrams (-1 n/a) */
 	int64_t dups;          /* UDP receiver: duplicate datagrams (-1 n/a) */

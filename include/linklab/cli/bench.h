@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/* bench.h - the speed probes of `make bench` (scripts/bench.sh), a program
+ * of their own (build/linklab-bench, src/cli/bench.c), not commands of the
+ * shipped linklab binary. Each returns the process exit status: 0 ok, 1 on
+ * error (message on stderr), 2 on bad usage. */
+#ifndef LINKLAB_BENCH_H
+#define LINKLAB_BENCH_H
+
+/* `linklab-bench apply --dev IF [-n N]`: N rounds (default 200) of a tbf
+ * (50/60 Mbit/s alternately) applied on IF in this namespace over netlink
+ * and read back; prints the mean microseconds per round. Clears IF at the
+ * end (src/cli/cmd_bench_apply.c). */
+int cmd_bench_apply(int argc, char **argv);
+
+/* `linklab-bench ssh --peer HOST [-F FILE] [--dev IF] [--peer-dev IF] [-n N]`:
+ * N rounds (default 20) of one dial (tbf 50/60 Mbit/s alternately) applied
+ * to both peers - A over netlink, B over the one persistent SSH session -
+ * each read back; prints the mean milliseconds per round. Restores both at
+ * the end (src/cli/cmd_bench_ssh.c). */
+int cmd_bench_ssh(int argc, char **argv);
+
+#endif
