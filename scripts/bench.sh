@@ -51,6 +51,17 @@ for P in 1 4; do
 	l=$(run_pair l$P "$LINKLAB" serve -1 -p 5402 -- "$LINKLAB" test -c 127.0.0.1 -p 5402 -P $P -t $T -J)
 	report "TCP -P $P" "$i" "$l"
 done
+# A newer iperf3 for reference, when the user built one outside the tree
+# (IPERF3_NEW=/path/to/iperf3; 3.19+ has --skip-rx-copy, 3.21 --gsro):
+# its best TCP mode against linklab, in the same run.
+if [ -n "${IPERF3_NEW:-}" ] && [ -x "$IPERF3_NEW" ]; then
+	v=$("$IPERF3_NEW" -v | head -1 | cut -d' ' -f2)
+	for P in 1 4; do
+		i=$(run_pair n$P "$IPERF3_NEW" -s -1 -p 5406 -- "$IPERF3_NEW" -c 127.0.0.1 -p 5406 -P $P -t $T --skip-rx-copy -J)
+		l=$(run_pair m$P "$LINKLAB" serve -1 -p 5407 -- "$LINKLAB" test -c 127.0.0.1 -p 5407 -P $P -t $T -J)
+		report "TCP -P $P vs $v skip-rx" "$i" "$l" | sed "s/iperf3 /iperf3-$v /"
+	done
+fi
 
 # UDP -b 1G (1448-byte datagrams, as on Ethernet): the rate held and the loss,
 # iperf3 vs linklab, same run (goal: the asked rate with <= iperf3's loss)
