@@ -522,7 +522,9 @@ static int journal_take(struct remote *r, const char *dev, struct ll_err *err)
 	fresh = strncmp(o, "new\n", 4) == 0;
 	if (fresh)
 		memmove(o, o + 4, strlen(o + 4) + 1);
-	o[strcspn(o, "\n")] = '\0';
+	/* a v1 record is one line; a v2 record spans lines */
+	if (o[0] != '{')
+		o[strcspn(o, "\n")] = '\0';
 	if (o[0] == '{') {
 		struct ll_err cerr = {0};
 
@@ -658,7 +660,7 @@ static int restore(struct remote *r, const char *dev, const char *orig,
 	rc = restore_cmd(r, dev, orig, cmd, CMD_MAX, err);
 	if (rc == 0 && v2) {
 		/* then read it back in the same round trip */
-		rc = addraw(cmd, CMD_MAX, "&& echo " RS_SEP " && {");
+		rc = addraw(cmd, CMD_MAX, "&& echo " RS_SEP " && { ");
 		rc |= tctree_record_cmd(dev, cmd + strlen(cmd), CMD_MAX - strlen(cmd));
 		rc |= addraw(cmd, CMD_MAX, "; }");
 		rc = rc ? ll_err_set(err, -ENOSPC, "command too long")
@@ -1088,7 +1090,8 @@ static int remote_clear_dev(struct peer *p, const char *dev, struct ll_err *err)
 		return 0;
 	}
 	memmove(o, o + 2, strlen(o + 2) + 1);
-	o[strcspn(o, "\n")] = '\0';
+	if (o[0] != '{')
+		o[strcspn(o, "\n")] = '\0';
 	if (o[0] != '{' && o[0] != '[') {
 		free(o);
 		return ll_err_set(err, -EINVAL, "peer %s: %s: record %s is empty or damaged: nothing restored (linklab clear --forget --peer-dev %s drops it)",

@@ -178,7 +178,7 @@ static unsigned long long l2t_ns(unsigned long long rate, unsigned long long byt
 unsigned tctree_tbf_burst(unsigned long long rate_Bps, unsigned ticks,
 			  unsigned near)
 {
-	unsigned b = near > 4 ? near - 4 : 1, end = near + 4096;
+	unsigned b = near > 1100 ? near - 1100 : 1, end = near + 4096;
 
 	for (; b < end; b++)
 		if ((l2t_ns(rate_Bps, b) >> 6) == ticks)
@@ -186,10 +186,23 @@ unsigned tctree_tbf_burst(unsigned long long rate_Bps, unsigned ticks,
 	return 0;
 }
 
+/* tc's sprint_size text ("1600b", "15Kb", "1.5Mb") to bytes. */
+static unsigned size_word(const char *w)
+{
+	char *end;
+	double v = strtod(w, &end);
+
+	if (*end == 'K')
+		v *= 1024;
+	else if (*end == 'M')
+		v *= 1024 * 1024;
+	return v > 0 && v < 4e9 ? (unsigned)v : 0;
+}
+
 /* htb: the burst tc turns into exactly ticks (tc_calc_xmittime). */
 static unsigned htb_burst(unsigned long long rate_Bps, unsigned ticks, unsigned near)
 {
-	unsigned b = near > 4 ? near - 4 : 1, end = near + 4096;
+	unsigned b = near > 1100 ? near - 1100 : 1, end = near + 4096;
 
 	for (; b < end; b++)
 		if (nlqdisc_xmittime(rate_Bps, b) == ticks)
@@ -270,7 +283,10 @@ static void qdisc_words(struct rb *r, const cJSON *q, const cJSON *qtext)
 	} else if (!strcmp(kind, "tbf")) {
 		unsigned long long Bps = (unsigned long long)num(o, "rate", 0);
 		unsigned ticks = hexval(str(o, "burst_raw"));
-		unsigned b = tctree_tbf_burst(Bps, ticks, (unsigned)num(o, "burst", 0));
+		const cJSON *bw = cJSON_GetObjectItemCaseSensitive(o, "burst");
+		unsigned b = tctree_tbf_burst(Bps, ticks, cJSON_IsString(bw) ?
+					      size_word(bw->valuestring) :
+					      (unsigned)num(o, "burst", 0));
 		char pre[40], w[40], line[64];
 		const char *t;
 
@@ -319,8 +335,8 @@ static void class_words(struct rb *r, const char *line)
 		return;
 	}
 	if (!raw_after(line, "buffer", &bt) || !raw_after(line, "cbuffer", &ct) ||
-	    !(bb = htb_burst(rb / 8, bt, (unsigned)strtoul(burst, NULL, 10))) ||
-	    !(cbb = htb_burst(cb / 8, ct, (unsigned)strtoul(cburst, NULL, 10))) ||
+	    !(bb = htb_burst(rb / 8, bt, size_word(burst))) ||
+	    !(cbb = htb_burst(cb / 8, ct, size_word(cburst))) ||
 	    (strstr(line, " mpu ") && !strstr(line, "mpu 0b")) || strstr(line, "overhead") ||
 	    !strstr(line, "linklayer ethernet")) {
 		refuse(r, "class htb %s: its burst, overhead or link layer cannot be rebuilt", id);
