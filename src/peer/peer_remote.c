@@ -461,11 +461,15 @@ static int ingress_undo_cmd(struct remote *r, const char *dev, char *cmd,
 	return rc ? -ENOSPC : 0;
 }
 
+static int clear_check(struct remote *r, const char *dev, const char *orig,
+		       bool identity_only, struct ll_err *err);
+
 /* Record the whole tc state of dev (in memory and in the peer's journal
  * file, tctree.h). A journal file left by an earlier run wins: it holds the
  * real original. An empty or damaged file, or a state linklab could not
  * rebuild (unless --force), refuses the apply before anything changes. */
-static int journal_take(struct remote *r, const char *dev, struct ll_err *err)
+static int journal_take_once(struct remote *r, const char *dev, bool again,
+			     struct ll_err *err)
 {
 	struct rjournal *j = jfind(r, dev, false);
 	char path[128], tmp[140], *o = NULL, *rec;
@@ -522,6 +526,16 @@ static int journal_take(struct remote *r, const char *dev, struct ll_err *err)
 	fresh = strncmp(o, "new\n", 4) == 0;
 	if (fresh)
 		memmove(o, o + 4, strlen(o + 4) + 1);
+	/* a record left by an interface that recycled these numbers: dropped
+	 * (noted), then this one's state is recorded */
+	if (!fresh && o[0] == '{' && !again) {
+		rc = clear_check(r, dev, o, true, err);
+		if (rc <= 0) {
+			free(o);
+			free(cmd);
+			return rc < 0 ? rc : journal_take_once(r, dev, true, err);
+		}
+	}
 	/* a v1 record is one line; a v2 record spans lines */
 	if (o[0] != '{')
 		o[strcspn(o, "\n")] = '\0';
@@ -563,6 +577,11 @@ static int journal_take(struct remote *r, const char *dev, struct ll_err *err)
 	free(j->orig);
 	j->orig = o;
 	return 0;
+}
+
+static int journal_take(struct remote *r, const char *dev, struct ll_err *err)
+{
+	return journal_take_once(r, dev, false, err);
 }
 
 /* Command that puts the original (JSON) back on dev. -ENOTSUP for kinds we
@@ -986,7 +1005,10 @@ static int remote_clear_dev(struct peer *p, const char *dev, struct ll_err *err)
 
 static int remote_clear(struct peer *p, const char *dev, struct ll_err *err)
 {
-	int rc = remote_clear_dev(p, dev, err);
+	int rc;
+
+	R(p)->notes[0] = '\0';
+	rc = remote_clear_dev(p, dev, err);
 
 	if (rc == 0)
 		rc = guard_refresh(R(p), err);
@@ -998,7 +1020,7 @@ static int remote_clear(struct peer *p, const char *dev, struct ll_err *err)
  * (one of linklab's roots - tbf, netem, htb at 1: - or the recorded root)?
  * 1 go on, 0 record dropped (another device; noted), <0 refused. */
 static int clear_check(struct remote *r, const char *dev, const char *orig,
-		       struct ll_err *err)
+		       bool identity_only, struct ll_err *err)
 {
 	char cmd[512] = "", mac[40] = "", path[128], *o = NULL, kind[24] = "", h[24] = "";
 	char nowmac[40] = "", rk[24] = "", rh[24] = "";
@@ -1032,7 +1054,7 @@ static int clear_check(struct remote *r, const char *dev, const char *orig,
 		rc = run(r, cmd, "remove journal", NULL, NULL, err);
 		return rc < 0 ? rc : 0;
 	}
-	if (r->safety.force || (!strcmp(h, "1:") && (!strcmp(kind, "tbf") ||
+	if (identity_only || r->safety.force || (!strcmp(h, "1:") && (!strcmp(kind, "tbf") ||
 	    !strcmp(kind, "netem") || !strcmp(kind, "htb"))))
 		return 1;
 	rec = cJSON_Parse(orig);
@@ -1067,7 +1089,7 @@ static int remote_clear_dev(struct peer *p, const char *dev, struct ll_err *err)
 		return rc;
 	j = jfind(r, dev, false);
 	if (j && j->orig) {
-		rc = j->orig[0] == '{' ? clear_check(r, dev, j->orig, err) : 1;
+		rc = j->orig[0] == '{' ? clear_check(r, dev, j->orig, false, err) : 1;
 		if (rc == 0) {
 			free(j->orig);
 			memset(j, 0, sizeof(*j));
@@ -1097,7 +1119,7 @@ static int remote_clear_dev(struct peer *p, const char *dev, struct ll_err *err)
 		return ll_err_set(err, -EINVAL, "peer %s: %s: record %s is empty or damaged: nothing restored (linklab clear --forget --peer-dev %s drops it)",
 				  r->t.alias, dev, path, dev);
 	}
-	rc = o[0] == '{' ? clear_check(r, dev, o, err) : 1;
+	rc = o[0] == '{' ? clear_check(r, dev, o, false, err) : 1;
 	if (rc > 0)
 		rc = restore(r, dev, o, err);
 	free(o);
@@ -1201,6 +1223,7 @@ static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 	int rc;
 
 	r->warn[0] = '\0';
+	r->notes[0] = '\0';
 	if (impair_is_empty(d))
 		return remote_clear(p, dev, err);
 	lines = calloc(1, CMD_MAX);
@@ -1821,47 +1844,229 @@ static int remote_tune_restore(struct peer *p, struct ll_err *err)
 }
 
 
+/* The record files on the peer (every namespace), each as "PATH\n" then its
+ * text, separated by RS_SEP lines. */
+#define LIST_RECORDS "for f in " JOURNAL_DIR "/remote-*.tc.json; do [ -e \"$f\" ] || continue; " \
+	"echo " RS_SEP "; printf '%s\\n' \"$f\"; cat \"$f\"; echo; done; true"
+
+/* Walk the records listed by LIST_RECORDS: fn(path, text) for each. */
+static int each_record(struct remote *r, int (*fn)(struct remote *, const char *,
+						    char *, void *),
+		       void *arg, struct ll_err *err)
+{
+	char *out = NULL, *at, *next;
+	int rc;
+
+	rc = run(r, LIST_RECORDS, "list journals", &out, NULL, err);
+	if (rc < 0)
+		return rc;
+	for (at = strstr(out, RS_SEP); at; at = next) {
+		char *path = at + strlen(RS_SEP) + 1, *text;
+
+		next = strstr(path, RS_SEP);
+		if (next)
+			*next = '\0';
+		text = strchr(path, '\n');
+		if (!text)
+			break;
+		*text++ = '\0';
+		while (*text == ' ' || *text == '\n')
+			text++;
+		rc = fn(r, path, text, arg);
+		if (rc < 0)
+			break;
+	}
+	free(out);
+	return rc < 0 ? rc : 0;
+}
+
+/* dev of a record path of this namespace ("" if another namespace's). */
+static void record_dev(struct remote *r, const char *path, char *dev, size_t len)
+{
+	char pre[96];
+	size_t n = strlen(path), pl;
+
+	snprintf(pre, sizeof(pre), JOURNAL_DIR "/remote-%s-", r->nsid);
+	pl = strlen(pre);
+	dev[0] = '\0';
+	if (strncmp(path, pre, pl) || n < pl + 9 || strcmp(path + n - 8, ".tc.json"))
+		return;
+	snprintf(dev, len, "%.*s", (int)(n - 8 - pl), path + pl);
+	if (valid_ifname(dev, NULL) < 0)
+		dev[0] = '\0';
+}
+
+struct clear_all_ctx {
+	struct peer *p;
+	int failed, nfail;
+};
+
+static int clear_one(struct remote *r, const char *path, char *text, void *arg)
+{
+	struct clear_all_ctx *c = arg;
+	char dev[IF_NAMESIZE + 8], cmd[256] = "ip link show dev", *o = NULL;
+	struct ll_err e2 = {0};
+	int e;
+
+	record_dev(r, path, dev, sizeof(dev));
+	if (!dev[0])
+		return 0;   /* another namespace's: left for a linklab there */
+	if (text[0] != '{' && text[0] != '[') {
+		rnote(r, "record %s is empty or damaged: nothing restored from it (linklab clear --all --forget drops it)",
+		      path);
+		c->nfail++;
+		c->failed = c->failed ? c->failed : -EINVAL;
+		return 0;
+	}
+	addw(cmd, sizeof(cmd), dev);
+	addraw(cmd, sizeof(cmd), ">/dev/null 2>&1 && echo yes || echo no");
+	if (run(r, cmd, "check interface", &o, NULL, NULL) == 0 && !strncmp(o, "no", 2)) {
+		snprintf(cmd, sizeof(cmd), "rm -f");
+		addw(cmd, sizeof(cmd), path);
+		if (run(r, cmd, "remove journal", NULL, NULL, NULL) == 0)
+			rnote(r, "%s: record %s dropped: the interface no longer exists", dev, path);
+		free(o);
+		return 0;
+	}
+	free(o);
+	e = remote_clear_dev(c->p, dev, &e2);
+	if (e < 0) {
+		rnote(r, "%s", e2.msg);
+		c->nfail++;
+		c->failed = c->failed ? c->failed : e;
+	}
+	return 0;
+}
+
 /* After a crash or kill -9: restore every interface with a journal of this
- * network namespace on the peer, then the offload/sysctl journal. */
+ * network namespace on the peer (each failing record noted; records of
+ * interfaces that no longer exist dropped with a note), then the
+ * offload/sysctl journal. */
 static int remote_clear_all(struct peer *p, struct ll_err *err)
 {
 	struct remote *r = R(p);
-	char cmd[256], pre[64], *out = NULL, *line, *save = NULL;
-	int rc, first = 0;
+	struct clear_all_ctx c = { p, 0, 0 };
+	int rc;
 
-	remote_probe(r);
-	snprintf(pre, sizeof(pre), "remote-%s-", r->nsid);
-	snprintf(cmd, sizeof(cmd),
-		 "cd " JOURNAL_DIR " 2>/dev/null && for f in %s*.tc.json; do [ -e \"$f\" ] && printf '%%s\\n' \"$f\"; done; true",
-		 pre);
-	rc = run(r, cmd, "list journals", &out, NULL, err);
+	r->notes[0] = '\0';
+	rc = need_nsid(r, err);
+	if (rc == 0)
+		rc = each_record(r, clear_one, &c, err);
 	if (rc < 0)
 		return rc;
-	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		size_t n = strlen(line);
-		char dev[IF_NAMESIZE + 8];
-		struct ll_err e2 = {0};
-		int e;
+	if (c.nfail)
+		ll_err_set(err, c.failed, "peer %s: %d record%s not restored (each named above)",
+			   r->t.alias, c.nfail, c.nfail == 1 ? "" : "s");
+	rc = remote_tune_restore(p, c.failed ? NULL : err);
+	if (!c.failed && rc < 0)
+		c.failed = rc;
+	rc = guard_refresh(r, c.failed ? NULL : err);
+	return c.failed ? c.failed : rc;
+}
 
-		if (strncmp(line, pre, strlen(pre)) != 0 || n < strlen(pre) + 9 ||
-		    strcmp(line + n - 8, ".tc.json") != 0)
-			continue;
-		snprintf(dev, sizeof(dev), "%.*s", (int)(n - 8 - strlen(pre)), line + strlen(pre));
-		if (valid_ifname(dev, NULL) < 0)
-			continue;
-		e = remote_clear_dev(p, dev, &e2);
-		if (e < 0 && !first) {
-			first = e;
-			if (err)
-				*err = e2;
+struct rec_ctx {
+	struct peer_record *out;
+	int max, n;
+};
+
+static int list_one(struct remote *r, const char *path, char *text, void *arg)
+{
+	struct rec_ctx *c = arg;
+	struct peer_record *pr;
+	char dev[IF_NAMESIZE + 8], mac[40] = "";
+	int idx = 0;
+
+	if (c->n >= c->max)
+		return 0;
+	pr = &c->out[c->n++];
+	memset(pr, 0, sizeof(*pr));
+	snprintf(pr->path, sizeof(pr->path), "%s", path);
+	record_dev(r, path, dev, sizeof(dev));
+	snprintf(pr->dev, sizeof(pr->dev), "%.15s", dev);
+	if (text[0] == '{' && tctree_identity(text, &idx, mac, sizeof(mac)) == 0) {
+		cJSON *rec = cJSON_Parse(text);
+		const cJSON *tc = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(rec, "parts"), 0);
+		const cJSON *q, *root = NULL, *rk, *rh;
+		int nq = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(tc, "qdiscs"));
+		int nc = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(tc, "classes"));
+
+		cJSON_ArrayForEach(q, cJSON_GetObjectItemCaseSensitive(tc, "qdiscs"))
+			if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(q, "root")))
+				root = q;
+		rk = cJSON_GetObjectItemCaseSensitive(root, "kind");
+		rh = cJSON_GetObjectItemCaseSensitive(root, "handle");
+		pr->ifindex = idx;
+		snprintf(pr->what, sizeof(pr->what), "%s%s %s root, %d qdiscs, %d classes; address %s",
+			 dev[0] ? "" : "other namespace; ",
+			 cJSON_IsString(rk) ? rk->valuestring : "?",
+			 cJSON_IsString(rh) ? rh->valuestring : "", nq, nc, mac);
+		cJSON_Delete(rec);
+	} else if (text[0] == '[') {
+		snprintf(pr->what, sizeof(pr->what), "%sroot qdisc only (older record)",
+			 dev[0] ? "" : "other namespace; ");
+	} else {
+		snprintf(pr->what, sizeof(pr->what), "empty or damaged");
+		pr->damaged = true;
+	}
+	return 0;
+}
+
+static int remote_records(struct peer *p, struct peer_record *out, int max,
+			  int *n, struct ll_err *err)
+{
+	struct rec_ctx c = { out, max, 0 };
+	int rc = need_nsid(R(p), err);
+
+	if (rc == 0)
+		rc = each_record(R(p), list_one, &c, err);
+	*n = c.n;
+	return rc;
+}
+
+static int forget_one(struct remote *r, const char *path, char *text, void *arg)
+{
+	char dev[IF_NAMESIZE + 8], cmd[256] = "rm -f";
+	const char *want = arg;
+
+	record_dev(r, path, dev, sizeof(dev));
+	/* this namespace's records, and damaged ones of any */
+	if (!dev[0] && (text[0] == '{' || text[0] == '['))
+		return 0;
+	if (want && strcmp(dev, want))
+		return 0;
+	addw(cmd, sizeof(cmd), path);
+	if (run(r, cmd, "remove journal", NULL, NULL, NULL) == 0)
+		rnote(r, "record %s dropped, nothing restored", path);
+	if (dev[0]) {
+		struct rjournal *j = jfind(r, dev, false);
+
+		if (j) {
+			free(j->orig);
+			memset(j, 0, sizeof(*j));
 		}
 	}
-	free(out);
-	rc = remote_tune_restore(p, first ? NULL : err);
-	if (!first && rc < 0)
-		first = rc;
-	rc = guard_refresh(r, first ? NULL : err);
-	return first ? first : rc;
+	return 0;
+}
+
+static int remote_forget(struct peer *p, const char *dev, struct ll_err *err)
+{
+	struct remote *r = R(p);
+	int rc;
+
+	r->notes[0] = '\0';
+	if (dev && valid_ifname(dev, err) < 0)
+		return -EINVAL;
+	rc = need_nsid(r, err);
+	if (rc == 0)
+		rc = each_record(r, forget_one, (void *)dev, err);
+	if (rc == 0)
+		rc = guard_refresh(r, err);
+	return rc;
+}
+
+static const char *remote_notes(struct peer *p)
+{
+	return R(p)->notes;
 }
 
 static void remote_set_safety(struct peer *p, const struct peer_safety *sf)
@@ -1906,6 +2111,9 @@ static const struct peer_ops remote_ops = {
 	.sysctl_get = remote_sysctl_get,
 	.sysctl_set = remote_sysctl_set,
 	.tune_restore = remote_tune_restore,
+	.records = remote_records,
+	.forget = remote_forget,
+	.notes = remote_notes,
 };
 
 int peer_remote_open(struct peer *p, const struct ssh_target *t,

@@ -190,6 +190,46 @@ fi
 umount "$T/full"
 ip -n "$LL_NS_A" link del rt4
 
+# a sysctl record that can never be written (the value does not exist):
+# reported once, dropped, so clear --all does not fail for ever
+nsa=$(ina stat -L -c %i /proc/self/ns/net)
+echo "sysctl net.ipv4.tcp_congestion_control nosuch-cc" > "$LINKLAB_RUN_DIR/tune-$nsa.txt"
+r=$(L clear --all 2>&1); rc=$?
+r2=$(L clear --all 2>&1); rc2=$?
+if [ $rc != 0 ] && echo "$r" | grep -q "record dropped" && [ $rc2 = 0 ] && [ ! -e "$LINKLAB_RUN_DIR/tune-$nsa.txt" ]; then
+	pass "an unwritable sysctl record: the first clear --all says so and drops it, the next exits 0"
+else
+	fail "sysctl record: rc=$rc $r / rc2=$rc2 $r2"
+fi
+
+# kill -9 of apply half-way (after the record, before the change is
+# confirmed: held by the test hook), then clear --all puts it all back
+mkdev "$LL_NS_A" rt6
+prior "$LL_NS_A" rt6 htbtree
+dump "$LL_NS_A" rt6 > "$T/b6"
+mkdev "$LL_NS_B" rt6
+prior "$LL_NS_B" rt6 htbtree
+dump "$LL_NS_B" rt6 > "$T/b6b"
+ina "$LINKLAB" apply --dev rt6 --rate 10mbit >/dev/null 2>&1 &
+LLPID=$!
+ina env LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS=20000 "$LINKLAB" apply -F "$LL_SSH_CONFIG" --peer peer-b --remote --peer-dev rt6 --rate 10mbit >/dev/null 2>&1 &
+RPID=$!
+i=0; while [ $i -lt 100 ] && [ "$(root_kind "$LL_NS_B" rt6)" != tbf ]; do sleep 0.1; i=$((i+1)); done
+wait $LLPID
+kill -9 $RPID 2>/dev/null; wait $RPID 2>/dev/null
+ra=$(root_kind "$LL_NS_A" rt6); rb=$(root_kind "$LL_NS_B" rt6)
+L clear --all > "$T/ca" 2>&1; c1=$?
+R clear --all > "$T/cb" 2>&1; c2=$?
+if [ "$ra" = tbf ] && [ "$rb" = tbf ] && [ $c1 = 0 ] && [ $c2 = 0 ] &&
+   dump "$LL_NS_A" rt6 | cmp -s - "$T/b6" && dump "$LL_NS_B" rt6 | cmp -s - "$T/b6b"; then
+	pass "kill -9 of a remote apply mid-way (and a finished local one), then clear --all on both: both htb trees back exactly"
+	MATRIX="$MATRIX peer/htbtree/kill-9=PASS"
+else
+	fail "kill -9 then clear --all: roots after kill A $ra B $rb, clear A=$c1 B=$c2: $(cat "$T/ca" "$T/cb" | tr '\n' ' ')"
+	MATRIX="$MATRIX peer/htbtree/kill-9=FAIL"
+fi
+ip -n "$LL_NS_A" link del rt6; ip -n "$LL_NS_B" link del rt6
+
 # --- faults (peer) ---------------------------------------------------------
 mkdev "$LL_NS_B" rt5
 prior "$LL_NS_B" rt5 pfifo
@@ -216,6 +256,39 @@ if R clear --peer-dev rt5 --force >/dev/null 2>&1 && [ "$(root_kind "$LL_NS_B" r
 else
 	fail "peer clear --force: root $(root_kind "$LL_NS_B" rt5)"
 fi
-rm -f "/run/linklab/remote-$nsb-rt5.tc.json"
 ip -n "$LL_NS_B" link del rt5
+
+# every failing record is reported; a record of a gone interface is dropped
+for d in rt7 rt8 rt9; do mkdev "$LL_NS_B" $d; prior "$LL_NS_B" $d pfifo; R apply --peer-dev $d --rate 10mbit >/dev/null 2>&1; done
+for d in rt7 rt8; do inb tc qdisc del dev $d root; inb tc qdisc add dev $d root handle 9: pfifo limit 33; done
+ip -n "$LL_NS_B" link del rt9
+: > "/run/linklab/remote-$nsb-rtz.tc.json"
+r=$(R show --journal 2>&1)
+if echo "$r" | grep -q "rt7 /run/linklab/remote-$nsb-rt7.tc.json: pfifo 5: root" && echo "$r" | grep -q "DAMAGED rtz"; then
+	pass "show --journal on the peer lists the records (pfifo 5: of rt7) and the 0-byte one"
+else
+	fail "peer show --journal: $r"
+fi
+r=$(L show --journal -J 2>&1)
+if echo "$r" | jq -e '.a.records' >/dev/null 2>&1; then pass "show --journal -J: JSON with the records of A"; else fail "show -J: $r"; fi
+r=$(R clear --all 2>&1); rc=$?
+if [ $rc != 0 ] && echo "$r" | grep -q "rt7 holds qdisc pfifo 9:" && echo "$r" | grep -q "rt8 holds qdisc pfifo 9:" &&
+   echo "$r" | grep -q "remote-$nsb-rtz.tc.json is empty or damaged" &&
+   echo "$r" | grep -q "rt9: record .* dropped: the interface no longer exists" && echo "$r" | grep -q "3 records not restored" &&
+   [ "$(root_kind "$LL_NS_B" rt7)" = pfifo ]; then
+	pass "peer clear --all names every failing record (rt7, rt8 changed by hand, the 0-byte one) and drops the gone rt9's"
+else
+	fail "peer clear --all: rc=$rc: $r"
+fi
+r=$(R clear --forget --peer-dev rt7 2>&1); rc=$?
+r2=$(R clear --all --forget 2>&1); rc2=$?
+r3=$(R clear --all 2>&1); rc3=$?
+if [ $rc = 0 ] && echo "$r" | grep -q "remote-$nsb-rt7.tc.json dropped" && [ $rc2 = 0 ] && [ $rc3 = 0 ] &&
+   [ ! -e "/run/linklab/remote-$nsb-rtz.tc.json" ] && [ "$(inb tc qdisc show dev rt7 | head -1 | cut -d' ' -f2-3)" = "pfifo 9:" ]; then
+	pass "peer clear --forget drops a record (pfifo 9: stays), --all --forget the rest; then clear --all exits 0"
+else
+	fail "peer forget: $rc $r / $rc2 $r2 / $rc3 $r3"
+fi
+for d in rt7 rt8; do ip -n "$LL_NS_B" link del $d; done
+echo "MATRIX:$MATRIX"
 summary restore
