@@ -347,31 +347,51 @@ static const char *const implicit_class[] = {
 	"tbf", "mq", "ingress", "clsact", NULL
 };
 
-int nltree_check(const struct nltree *t, struct ll_err *err)
+static bool obj_known(const struct nltree_obj *o)
 {
 	unsigned char buf[NLTREE_OPTS_MAX * 2];
 	struct abuf b = { buf, 0, sizeof(buf), false };
+	bool ok;
+
+	if (o->type == NLT_QDISC)
+		ok = in_list(o->kind, known_qdisc);
+	else if (o->type == NLT_CLASS)
+		ok = !strcmp(o->kind, "htb") || in_list(o->kind, implicit_class);
+	else
+		ok = !strcmp(o->kind, "u32") && o->chain == 0;
+	return ok && rewrite(o, true, &b) == 0;
+}
+
+int nltree_check(const struct nltree *t, struct ll_err *err)
+{
 	char d[96];
 	int i;
 
 	if (t->bad[0])
 		return ll_err_set(err, -ENOTSUP, "%s", t->bad);
-	for (i = 0; i < t->n; i++) {
-		const struct nltree_obj *o = &t->o[i];
-		bool ok;
-
-		if (o->type == NLT_QDISC)
-			ok = in_list(o->kind, known_qdisc);
-		else if (o->type == NLT_CLASS)
-			ok = !strcmp(o->kind, "htb") || in_list(o->kind, implicit_class);
-		else
-			ok = !strcmp(o->kind, "u32") && o->chain == 0;
-		if (ok && rewrite(o, true, &b) < 0)
-			ok = false;
-		if (!ok)
-			return ll_err_set(err, -ENOTSUP, "%s", nltree_describe(o, d, sizeof(d)));
-	}
+	for (i = 0; i < t->n; i++)
+		if (!obj_known(&t->o[i]))
+			return ll_err_set(err, -ENOTSUP, "%s",
+					  nltree_describe(&t->o[i], d, sizeof(d)));
 	return 0;
+}
+
+void nltree_drop_unknown(struct nltree *t, char *dropped, size_t len)
+{
+	char d[96];
+	int i = 0;
+
+	dropped[0] = '\0';
+	while (i < t->n) {
+		if (obj_known(&t->o[i])) {
+			i++;
+			continue;
+		}
+		snprintf(dropped + strlen(dropped), len - strlen(dropped), "%s%s",
+			 dropped[0] ? "; " : "", nltree_describe(&t->o[i], d, sizeof(d)));
+		memmove(&t->o[i], &t->o[i + 1], (size_t)(t->n - i - 1) * sizeof(t->o[0]));
+		t->n--;
+	}
 }
 
 /* --- compare -------------------------------------------------------------- */

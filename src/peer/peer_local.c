@@ -767,7 +767,13 @@ static int take_record(struct local *l, const char *dev, int ifindex,
 			return ll_err_set(err, -ENOTSUP,
 					  "%s: linklab could not put back what is there now (%s is not a kind or option it can re-create); nothing changed (--force applies anyway and loses it)",
 					  dev, cerr.msg);
-		note(l, "%s: --force: %s will not come back on clear", dev, cerr.msg);
+		{
+			char dropped[300];
+
+			nltree_drop_unknown(&je->tree, dropped, sizeof(dropped));
+			note(l, "%s: --force: %s will not come back on clear", dev,
+			     dropped[0] ? dropped : cerr.msg);
+		}
 	}
 	je->has_tree = true;
 	je->netns = l->netns;

@@ -544,9 +544,26 @@ static int journal_take_once(struct remote *r, const char *dev, bool again,
 
 		rc = tctree_restore_cmd(dev, o, cmd, CMD_MAX, &cerr);
 		if (rc == -ENOTSUP && r->safety.force) {
-			snprintf(r->warn, sizeof(r->warn), "--force: %.300s on %.100s will not come back on clear",
-				 cerr.msg, r->t.alias);
-			rc = 0;
+			/* the user accepts losing those parts: the record keeps
+			 * the rest, which is restored and verified */
+			char dropped[400], *st = NULL;
+
+			rc = tctree_strip(o, &st, dropped, sizeof(dropped));
+			if (rc == 0) {
+				snprintf(cmd, CMD_MAX, "umask 077; printf '%%s\\n'");
+				rc = addw(cmd, CMD_MAX, st) | addraw(cmd, CMD_MAX, ">") |
+				     addw(cmd, CMD_MAX, tmp) | addraw(cmd, CMD_MAX, "&& mv") |
+				     addw(cmd, CMD_MAX, tmp) | addw(cmd, CMD_MAX, path);
+				rc = rc ? ll_err_set(err, -ENOSPC, "journal command too long")
+					: run(r, cmd, "write journal " JOURNAL_DIR, NULL, NULL, err);
+			}
+			if (rc == 0) {
+				free(o);
+				o = st;
+				st = NULL;
+				rnote(r, "%s: --force: %.300s will not come back on clear", dev, dropped);
+			}
+			free(st);
 		}
 		if (rc < 0) {
 			rc = ll_err_set(err, rc, "peer %s: %s: linklab could not put back what is there now (%s); nothing changed%s",

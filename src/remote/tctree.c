@@ -609,6 +609,82 @@ int tctree_restore_cmd(const char *dev, const char *record, char *out,
 	return 0;
 }
 
+/* --- strip (apply --force) ------------------------------------------------- */
+
+static void strip_note(char *dropped, size_t len, const char *what)
+{
+	size_t n = strlen(dropped);
+
+	snprintf(dropped + n, len - n, "%s%s", n ? "; " : "", what);
+}
+
+int tctree_strip(const char *record, char **out, char *dropped, size_t len)
+{
+	cJSON *rec = record ? cJSON_Parse(record) : NULL;
+	cJSON *tc = rec ? (cJSON *)part_tc(rec) : NULL, *sec, *it, *next, *b;
+	char scratch[4096];
+	struct ll_err e = { 0 };
+
+	dropped[0] = '\0';
+	*out = NULL;
+	if (!tc) {
+		cJSON_Delete(rec);
+		return -EINVAL;
+	}
+	sec = cJSON_GetObjectItemCaseSensitive(tc, "qdiscs");
+	for (it = sec ? sec->child : NULL; it; it = next) {
+		struct rb r = { { scratch, 0, sizeof(scratch), false }, "x", &e, 0 };
+		const char *k = str(it, "kind");
+
+		next = it->next;
+		if (!strcmp(k, "ingress") || !strcmp(k, "clsact"))
+			continue;
+		qdisc_words(&r, it, cJSON_GetObjectItemCaseSensitive(tc, "qdisc_text"));
+		if (r.rc) {
+			strip_note(dropped, len, e.msg);
+			cJSON_Delete(cJSON_DetachItemViaPointer(sec, it));
+		}
+	}
+	sec = cJSON_GetObjectItemCaseSensitive(tc, "classes");
+	for (it = sec ? sec->child : NULL; it; it = next) {
+		struct rb r = { { scratch, 0, sizeof(scratch), false }, "x", &e, 0 };
+		const char *line = cJSON_IsString(it) ? it->valuestring : "";
+
+		next = it->next;
+		if (!strncmp(line, "class htb ", 10))
+			class_words(&r, line);
+		else if (strncmp(line, "class tbf ", 10) && strncmp(line, "class mq ", 9))
+			r.rc = ll_err_set(&e, -ENOTSUP, "%.60s", line);
+		if (r.rc) {
+			strip_note(dropped, len, e.msg);
+			cJSON_Delete(cJSON_DetachItemViaPointer(sec, it));
+		}
+	}
+	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(tc, "filters")) {
+		cJSON *list = cJSON_GetObjectItemCaseSensitive(b, "list");
+
+		for (it = list ? list->child : NULL; it; it = next) {
+			struct rb r = { { scratch, 0, sizeof(scratch), false }, "x", &e, 0 };
+			const cJSON *o = cJSON_GetObjectItemCaseSensitive(it, "options");
+			const char *fh = str(o, "fh");
+
+			next = it->next;
+			if (strcmp(str(it, "kind"), "u32") || num(it, "chain", 0) != 0)
+				r.rc = ll_err_set(&e, -ENOTSUP, "filter %s parent %s prio %.0f",
+						  str(it, "kind"), str(b, "parent"), num(it, "pref", 0));
+			else if (o && strstr(fh, "::"))
+				filter_words(&r, str(b, "parent"), it, false);
+			if (r.rc) {
+				strip_note(dropped, len, e.msg);
+				cJSON_Delete(cJSON_DetachItemViaPointer(list, it));
+			}
+		}
+	}
+	*out = cJSON_PrintUnformatted(rec);
+	cJSON_Delete(rec);
+	return *out ? 0 : -ENOMEM;
+}
+
 /* --- compare -------------------------------------------------------------- */
 
 static const char *const counters[] = {

@@ -113,7 +113,13 @@ if L apply --dev rt1 --rate 10mbit --force >/dev/null 2>&1 && [ "$(root_kind "$L
 else
 	fail "--force did not apply"
 fi
-L clear --dev rt1 --force >/dev/null 2>&1
+r=$(L clear --dev rt1 2>&1); rc=$?
+if [ $rc = 0 ] && [ "$(ina tc qdisc show dev rt1 | grep -c clsact)" = 1 ] &&
+   [ -z "$(ina tc filter show dev rt1 egress)" ]; then
+	pass "clear after --force: exit 0, clsact back, the bpf filter (accepted as lost) not"
+else
+	fail "clear after --force: rc=$rc: $r"
+fi
 ip -n "$LL_NS_A" link del rt1
 
 mkdev "$LL_NS_A" rt2
@@ -257,6 +263,28 @@ else
 	fail "peer clear --force: root $(root_kind "$LL_NS_B" rt5)"
 fi
 ip -n "$LL_NS_B" link del rt5
+
+# a part the peer's record cannot rebuild: refused, --force keeps the rest
+mkdev "$LL_NS_B" rt6
+inb tc qdisc add dev rt6 clsact
+inb tc filter add dev rt6 egress bpf bytecode '1,6 0 0 4294967295,'
+inb tc filter add dev rt6 ingress protocol ip prio 3 u32 match ip src 1.2.3.4/32
+r=$(R apply --peer-dev rt6 --rate 10mbit 2>&1); rc=$?
+if [ $rc != 0 ] && echo "$r" | grep -q "filter bpf parent ffff:fff3" && [ "$(root_kind "$LL_NS_B" rt6)" = noqueue ] &&
+   [ ! -e "/run/linklab/remote-$nsb-rt6.tc.json" ]; then
+	pass "peer: a cls_bpf filter: apply refused before any change, naming it, no record left"
+else
+	fail "peer unrebuildable: rc=$rc: $r"
+fi
+r=$(R apply --peer-dev rt6 --rate 10mbit --force 2>&1); ra=$?
+r2=$(R clear --peer-dev rt6 2>&1); rc=$?
+if [ $ra = 0 ] && [ $rc = 0 ] && [ "$(inb tc qdisc show dev rt6 | grep -c clsact)" = 1 ] &&
+   inb tc filter show dev rt6 ingress | grep -q "match 01020304/ffffffff at 12" && [ -z "$(inb tc filter show dev rt6 egress)" ]; then
+	pass "peer: --force applies; clear brings back clsact and its u32 filter, not the bpf one"
+else
+	fail "peer --force: apply=$ra clear=$rc: $r $r2"
+fi
+ip -n "$LL_NS_B" link del rt6
 
 # every failing record is reported; a record of a gone interface is dropped
 for d in rt7 rt8 rt9; do mkdev "$LL_NS_B" $d; prior "$LL_NS_B" $d pfifo; R apply --peer-dev $d --rate 10mbit >/dev/null 2>&1; done

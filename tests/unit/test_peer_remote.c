@@ -285,8 +285,11 @@ static void test_apply_hostile_name(void **state)
 	assert_non_null(c);
 	assert_string_equal(c, "ip -j link show dev 'x$(id);b'");
 	/* journal: directory and file quoted, original JSON quoted */
-	c = find_cmd("umask 077; mkdir -p '/run/linklab' && { [ -e '/run/linklab/remote-4026531840-x$(id);b.tc.json' ] || { tc -j qdisc show dev 'x$(id);b' > '/run/linklab/remote-4026531840-x$(id);b.tc.json.tmp' && mv '/run/linklab/remote-4026531840-x$(id);b.tc.json.tmp' '/run/linklab/remote-4026531840-x$(id);b.tc.json' ; }; } && cat '/run/linklab/remote-4026531840-x$(id);b.tc.json'");
+	/* (the whole tc tree, tctree_record_cmd; only a non-empty record
+	 * replaces the file) */
+	c = find_cmd("umask 077; mkdir -p '/run/linklab' && { [ -e '/run/linklab/remote-4026531840-x$(id);b.tc.json' ] || { { D='x$(id);b'; J='x$(id);b'; ");
 	assert_non_null(c);
+	assert_non_null(strstr(c, "; } > '/run/linklab/remote-4026531840-x$(id);b.tc.json.tmp' && [ -s '/run/linklab/remote-4026531840-x$(id);b.tc.json.tmp' ] && mv '/run/linklab/remote-4026531840-x$(id);b.tc.json.tmp' '/run/linklab/remote-4026531840-x$(id);b.tc.json' && echo new || { rm -f '/run/linklab/remote-4026531840-x$(id);b.tc.json.tmp' ; exit 1; }; }; } && cat '/run/linklab/remote-4026531840-x$(id);b.tc.json'"));
 	/* one tc command, the device quoted */
 	c = NULL;
 	for (int i = 0; i < ncmds && !c; i++)

@@ -59,6 +59,10 @@ int nltree_dump(struct nl_sock *sk, int ifindex, struct nltree *t,
  * part that cannot (e.g. "filter bpf parent ffff:fff3 prio 49152"). */
 int nltree_check(const struct nltree *t, struct ll_err *err);
 
+/* --force: drop from t every object nltree_check would refuse (dropped
+ * names them, "; "-separated), so the rest is restored and verified. */
+void nltree_drop_unknown(struct nltree *t, char *dropped, size_t len);
+
 /* Compare two trees ignoring counters. 0 if equal, else 1 with why
  * ("qdisc pfifo 12: parent 1:2 missing", "... differs"). */
 int nltree_diff(const struct nltree *want, const struct nltree *got,

@@ -39,6 +39,11 @@ int tctree_record_cmd(const char *dev, char *out, size_t len);
 int tctree_restore_cmd(const char *dev, const char *record, char *out,
 		       size_t len, struct ll_err *err);
 
+/* apply --force: record without the parts tctree_restore_cmd would refuse
+ * (*out, malloc'd), dropped names them ("; "-separated). 0, -EINVAL (not a
+ * record) or -ENOMEM. */
+int tctree_strip(const char *record, char **out, char *dropped, size_t len);
+
 /* Compare two records (the journalled one and a read-back), counters
  * ignored. 0 equal, 1 differ (why says the first difference), -EINVAL if
  * either is not a record. */
