@@ -29,8 +29,8 @@ prior() {
 	tt() { ip netns exec "$ns" tc "$@"; }
 	case $3 in
 	noqueue) ;;
-	pfifo) tt qdisc add dev $d root handle 5: pfifo limit 77;;
-	bfifo) tt qdisc add dev $d root handle 6: bfifo limit 4242;;
+	pfifo) tt qdisc add dev $d root handle 1: pfifo limit 77;;
+	bfifo) tt qdisc add dev $d root handle 1: bfifo limit 4242;;
 	tbfpeak) tt qdisc add dev $d root handle 7: tbf rate 3mbit burst 7777 peakrate 5mbit mtu 1600 limit 33333;;
 	htb) tt qdisc add dev $d root handle 1: htb default 20 r2q 5;;
 	htbtree) tt qdisc add dev $d root handle 1: htb default 20 r2q 5
@@ -92,6 +92,8 @@ for side in local peer; do
 			MATRIX="$MATRIX $side/$S=FAIL"
 		fi
 		ip -n "$ns" link del rt0 2>/dev/null
+		# each cell on its own: a record a failed cell kept goes
+		rm -f "$LINKLAB_RUN_DIR"/*.json "/run/linklab/remote-$(inb stat -L -c %i /proc/self/ns/net)-rt0.tc.json"
 	done
 done
 echo "MATRIX:$MATRIX"
@@ -292,8 +294,8 @@ for d in rt7 rt8; do inb tc qdisc del dev $d root; inb tc qdisc add dev $d root 
 ip -n "$LL_NS_B" link del rt9
 : > "/run/linklab/remote-$nsb-rtz.tc.json"
 r=$(R show --journal 2>&1)
-if echo "$r" | grep -q "rt7 /run/linklab/remote-$nsb-rt7.tc.json: pfifo 5: root" && echo "$r" | grep -q "DAMAGED rtz"; then
-	pass "show --journal on the peer lists the records (pfifo 5: of rt7) and the 0-byte one"
+if echo "$r" | grep -q "rt7 /run/linklab/remote-$nsb-rt7.tc.json: pfifo 1: root" && echo "$r" | grep -q "DAMAGED rtz"; then
+	pass "show --journal on the peer lists the records (pfifo 1: of rt7) and the 0-byte one"
 else
 	fail "peer show --journal: $r"
 fi
