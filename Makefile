@@ -46,11 +46,11 @@ ASAN_OBJ := $(CORE_SRC:src/%.c=$(BUILD)/asan/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/asan/tests/%)
 
-LAB_SUITES := run interop ssh bridge bridgectl impair rpm verify
+LAB_SUITES := run interop ssh bridge bridgectl impair restore rpm verify
 LAB_TARGETS := $(LAB_SUITES:%=lab-%)
 
 .PHONY: all deps check unit lab-test tui-test lint demo demo-down lab-up lab-down \
-        bench bench-bin install uninstall clean layering fuzz fuzz-check \
+        bench bench-bin install uninstall clean layering fuzz fuzz-check restore-test \
         $(LAB_TARGETS)
 
 all: $(BUILD)/linklab
@@ -123,6 +123,7 @@ $(LAB_TARGETS): $(BUILD)/.deps
 	@LINKLAB=$(CURDIR)/$(BUILD)/linklab sh tests/lab/$(@:lab-%=%).sh
 
 lab-test: lab-run
+restore-test: lab-restore
 
 tui-test: $(BUILD)/.deps
 	@$(MAKE) --no-print-directory all

@@ -25,9 +25,10 @@ static const struct cli_cmd cli_cmds[] = {
 	  "                 DIAL: --rate R --burst B --delay T --jitter T --loss P --duplicate P\n"
 	  "                 --corrupt P --reorder P --gap N --limit N ... (tc units: 50mbit, 100ms, 1%)\n"
 	  "                 --split halves delay/jitter and splits loss 1-(1-p)^1/2 per peer" },
-	{ "show", cmd_show, "show [--peer HOST] [--dev IF] [--peer-dev IF] [-J]" },
+	{ "show", cmd_show, "show [--peer HOST] [--dev IF] [--peer-dev IF] [-J] [--journal]" },
 	{ "clear", cmd_clear,
-	  "clear [--peer HOST] [--dev IF] [--peer-dev IF] [--local|--remote] [--all]" },
+	  "clear [--peer HOST] [--dev IF] [--peer-dev IF] [--local|--remote] [--all]\n"
+	  "                 [--force] [--forget]" },
 	{ "test", cmd_test_peer,
 	  "test (--peer HOST [-F FILE] [--peer-data ADDR] | -c ADDR [-p PORT]) [-P N] [-t SEC]\n"
 	  "                 [-i SEC] [-R] [--bidir] [-u] [-b RATE] [-l LEN] [-w SIZE] [-J]\n"

@@ -355,6 +355,20 @@ int cmd_apply(int argc, char **argv)
 			continue;
 		}
 		rc = p->ops->apply(p, dev, &dial[i], &err);
+		/* records dropped on the way (another device's numbers) */
+		if (p->ops->notes && p->ops->notes(p)[0]) {
+			const char *s = p->ops->notes(p);
+
+			while (*s) {
+				size_t n = strcspn(s, "\n"), k;
+
+				fprintf(stderr, "linklab apply: %s: ", p->label);
+				for (k = 0; k < n; k++)
+					fputc((unsigned char)s[k] < 0x20 ? '?' : s[k], stderr);
+				fputc('\n', stderr);
+				s += n + (s[n] == '\n');
+			}
+		}
 		if (rc < 0) {
 			fprintf(stderr, "linklab apply: %s %s: %s\n", p->label, dev,
 				cmd_errtext(dev, &err));

@@ -30,12 +30,29 @@ static void reap_bridges(struct peer *p, FILE *out)
 	}
 }
 
+/* The peer's notes of the last clear (records dropped or not restored),
+ * one "LABEL: line" each, sanitized. */
+static void print_notes(struct peer *p, FILE *out)
+{
+	const char *s = p->ops->notes ? p->ops->notes(p) : "";
+
+	while (s && *s) {
+		size_t n = strcspn(s, "\n"), k;
+
+		fprintf(out, "%s: ", p->label);
+		for (k = 0; k < n; k++)
+			fputc((unsigned char)s[k] < 0x20 || s[k] == 0x7f ? '?' : s[k], out);
+		fputc('\n', out);
+		s += n + (s[n] == '\n');
+	}
+}
+
 int cmd_clear(int argc, char **argv)
 {
 	struct cmd_common c = { 0 };
 	struct ll_err err = { 0 };
 	struct peerset ps;
-	bool all = false;
+	bool all = false, forget = false;
 	cJSON *doc = NULL;
 	unsigned sides;
 	int i, rc, status = 0;
@@ -43,6 +60,10 @@ int cmd_clear(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--all")) {
 			all = true;
+			continue;
+		}
+		if (!strcmp(argv[i], "--forget")) {
+			forget = true;
 			continue;
 		}
 		rc = cmd_common_opt(&c, argc, argv, &i, &err);
@@ -72,6 +93,27 @@ int cmd_clear(int argc, char **argv)
 
 		if (!(sides & (i == 0 ? CMD_SIDE_A : CMD_SIDE_B)))
 			continue;
+		if (forget) {
+			if (!p->ops->forget) {
+				fprintf(stderr, "linklab clear: %s: --forget is not supported here\n",
+					p->label);
+				status = 2;
+				continue;
+			}
+			if (!all && !dev[0]) {
+				fprintf(stderr, "linklab clear --forget: %s: give %s IF (or --all)\n",
+					p->label, i == 0 ? "--dev" : "--peer-dev");
+				status = 2;
+				continue;
+			}
+			rc = p->ops->forget(p, all ? NULL : dev, &err);
+			print_notes(p, doc ? stderr : stdout);
+			if (rc < 0) {
+				fprintf(stderr, "linklab clear: %s: %s\n", p->label, err.msg);
+				status = cmd_status(&err);
+			}
+			continue;
+		}
 		if (all && p->ops->clear_all) {
 			rc = p->ops->clear_all(p, &err);
 			if (rc >= 0 && !strcmp(p->ops->name, "local"))
@@ -94,6 +136,7 @@ int cmd_clear(int argc, char **argv)
 				status = 1;
 			}
 		}
+		print_notes(p, doc || rc < 0 ? stderr : stdout);
 		if (rc < 0) {
 			fprintf(stderr, "linklab clear: %s: %s\n", p->label, err.msg);
 			status = cmd_status(&err);

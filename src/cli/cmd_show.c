@@ -131,8 +131,78 @@ static void show_bridges(cJSON *doc)
 	}
 }
 
+/* Sanitized copy of untrusted text (a device name, a path) for a terminal. */
+static const char *clean(const char *s, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i + 1 < len; i++)
+		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	buf[i] = '\0';
+	return buf;
+}
+
+/* show --journal: every record on each side (damaged ones too). */
+static int show_journal(struct peerset *ps, unsigned sides, cJSON *doc)
+{
+	struct peer_record *r = calloc(64, sizeof(*r));
+	struct ll_err err = { 0 };
+	int i, k, n, status = 0;
+
+	if (!r)
+		return 1;
+	for (i = 0; i < 2; i++) {
+		struct peer *p = i == 0 ? &ps->a : &ps->b;
+		cJSON *arr = NULL;
+		char b1[200], b2[200], b3[220];
+
+		if (!(sides & (i == 0 ? CMD_SIDE_A : CMD_SIDE_B)))
+			continue;
+		if (!p->ops->records) {
+			fprintf(stderr, "linklab show: %s: records not supported\n", p->label);
+			status = 1;
+			continue;
+		}
+		n = 0;
+		if (p->ops->records(p, r, 64, &n, &err) < 0) {
+			fprintf(stderr, "linklab show: %s: %s\n", p->label, err.msg);
+			status = 1;
+			continue;
+		}
+		if (doc) {
+			cJSON *side = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(side, "label", p->label);
+			arr = cJSON_AddArrayToObject(side, "records");
+			cJSON_AddItemToObject(doc, i == 0 ? "a" : "b", side);
+		} else {
+			printf("%s: %d record%s\n", p->label, n, n == 1 ? "" : "s");
+		}
+		for (k = 0; k < n; k++) {
+			if (arr) {
+				cJSON *o = cJSON_CreateObject();
+
+				cJSON_AddStringToObject(o, "dev", r[k].dev);
+				cJSON_AddNumberToObject(o, "ifindex", r[k].ifindex);
+				cJSON_AddStringToObject(o, "path", r[k].path);
+				cJSON_AddStringToObject(o, "state", r[k].what);
+				cJSON_AddBoolToObject(o, "damaged", r[k].damaged);
+				cJSON_AddItemToArray(arr, o);
+			} else {
+				printf("  %s%s %s: %s\n", r[k].damaged ? "DAMAGED " : "",
+				       clean(r[k].dev[0] ? r[k].dev : "?", b1, sizeof(b1)),
+				       clean(r[k].path, b2, sizeof(b2)),
+				       clean(r[k].what, b3, sizeof(b3)));
+			}
+		}
+	}
+	free(r);
+	return status;
+}
+
 int cmd_show(int argc, char **argv)
 {
+	bool journal = false;
 	struct cmd_common c = { 0 };
 	struct ll_err err = { 0 };
 	struct peerset ps;
@@ -142,6 +212,10 @@ int cmd_show(int argc, char **argv)
 	int i, rc, status = 0;
 
 	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--journal")) {
+			journal = true;
+			continue;
+		}
 		rc = cmd_common_opt(&c, argc, argv, &i, &err);
 		if (rc < 0)
 			return cmd_fail("show", &err);
@@ -165,6 +239,14 @@ int cmd_show(int argc, char **argv)
 	}
 	if (c.json)
 		doc = cJSON_CreateObject();
+	if (journal) {
+		status = show_journal(&ps, sides, doc);
+		if (doc)
+			cmd_print_json(doc);
+		free(qs);
+		peerset_close(&ps);
+		return status;
+	}
 	for (i = 0; i < 2; i++) {
 		struct peer *p = i == 0 ? &ps.a : &ps.b;
 		const char *dev = i == 0 ? ps.dev_a : ps.dev_b;

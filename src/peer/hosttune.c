@@ -603,7 +603,7 @@ int tune_local_sysctl_set(const char *name, const char *value,
 
 int tune_local_restore(struct ll_err *err)
 {
-	char path[512], line[256];
+	char path[512], line[256], keep[4096] = "";
 	FILE *f;
 	int rc = 0;
 
@@ -619,6 +619,16 @@ int tune_local_restore(struct ll_err *err)
 			continue;
 		if (j.kind == 's') {
 			r = proc_write(j.idx, j.value, err);
+			/* a sysctl that is gone or cannot be written (read-only
+			 * /proc/sys) never will be: reported once, then dropped,
+			 * so clear --all does not fail for ever */
+			if (r == -ENOENT || r == -EROFS || r == -EACCES || r == -EPERM ||
+			    r == -EINVAL) {
+				if (err)
+					ll_err_prefix(err, "(record dropped) ");
+			} else if (r < 0 && strlen(keep) + strlen(line) < sizeof(keep)) {
+				strcat(keep, line);
+			}
 		} else {
 			int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 			uint32_t v = (uint32_t)j.on;
@@ -640,13 +650,23 @@ int tune_local_restore(struct ll_err *err)
 			else if (r < 0)
 				ll_err_set(err, r, "offload %s: restore %s: %s", j.dev,
 					   off_names[j.idx], strerror(-r));
+			if (r < 0 && strlen(keep) + strlen(line) < sizeof(keep))
+				strcat(keep, line);
 		}
 		if (r < 0 && rc == 0)
 			rc = r;
 	}
 	fclose(f);
-	if (rc == 0)
+	if (!keep[0]) {
 		unlink(path);
+	} else {
+		/* only the lines that may still be restored later */
+		f = fopen(path, "w");
+		if (f) {
+			fputs(keep, f);
+			fclose(f);
+		}
+	}
 	return rc;
 }
 

@@ -5,9 +5,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,6 +35,24 @@ int journal_netns(uint64_t *ino, struct ll_err *err)
 	return 0;
 }
 
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
+uint64_t journal_netns_cookie(void)
+{
+	uint64_t c = 0;
+	socklen_t l = sizeof(c);
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return 0;
+	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &c, &l) < 0 || l != sizeof(c))
+		c = 0;
+	close(fd);
+	return c;
+}
+
 static void entry_path(char *buf, size_t len, uint64_t netns, int ifindex)
 {
 	snprintf(buf, len, "%s/%" PRIu64 "-%d.json", journal_dir(), netns, ifindex);
@@ -48,19 +68,117 @@ static int ensure_dir(struct ll_err *err)
 	return 0;
 }
 
+static void hex_of(const unsigned char *b, size_t n, char *out)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		snprintf(out + 2 * i, 3, "%02x", b[i]);
+	out[2 * n] = '\0';
+}
+
+static int unhex(const char *hex, unsigned char *out, size_t max, size_t *n)
+{
+	size_t i, l = strlen(hex);
+
+	if (l % 2 || l / 2 > max)
+		return -EINVAL;
+	for (i = 0; i < l / 2; i++) {
+		unsigned b;
+
+		if (sscanf(hex + 2 * i, "%2x", &b) != 1)
+			return -EINVAL;
+		out[i] = (unsigned char)b;
+	}
+	*n = l / 2;
+	return 0;
+}
+
+/* Part "tc": every object of the tree. */
+static cJSON *tree_to_json(const struct nltree *t)
+{
+	static char hex[2 * NLTREE_OPTS_MAX + 1];
+	cJSON *p = cJSON_CreateObject(), *arr;
+	char tp[2] = "";
+	int i;
+
+	cJSON_AddStringToObject(p, "type", "tc");
+	if (t->bad[0])
+		cJSON_AddStringToObject(p, "bad", t->bad);
+	arr = cJSON_AddArrayToObject(p, "objects");
+	for (i = 0; i < t->n; i++) {
+		const struct nltree_obj *x = &t->o[i];
+		cJSON *o = cJSON_CreateObject();
+
+		tp[0] = x->type;
+		cJSON_AddStringToObject(o, "t", tp);
+		cJSON_AddStringToObject(o, "kind", x->kind);
+		cJSON_AddNumberToObject(o, "parent", x->parent);
+		cJSON_AddNumberToObject(o, "handle", x->handle);
+		cJSON_AddNumberToObject(o, "info", x->info);
+		cJSON_AddNumberToObject(o, "chain", x->chain);
+		hex_of(x->opts, x->optlen, hex);
+		cJSON_AddStringToObject(o, "opts", hex);
+		cJSON_AddItemToArray(arr, o);
+	}
+	return p;
+}
+
+static bool get_u32(const cJSON *o, const char *k, uint32_t *v)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	if (!cJSON_IsNumber(x) || x->valuedouble < 0 || x->valuedouble > 4294967295.0)
+		return false;
+	*v = (uint32_t)x->valuedouble;
+	return true;
+}
+
+static int tree_from_json(const cJSON *p, struct nltree *t)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(p, "objects"), *o;
+	const cJSON *bad = cJSON_GetObjectItemCaseSensitive(p, "bad");
+
+	memset(t, 0, offsetof(struct nltree, o));
+	if (cJSON_IsString(bad))
+		snprintf(t->bad, sizeof(t->bad), "%s", bad->valuestring);
+	if (!cJSON_IsArray(arr))
+		return -EINVAL;
+	cJSON_ArrayForEach(o, arr) {
+		struct nltree_obj *x;
+		const cJSON *tp = cJSON_GetObjectItemCaseSensitive(o, "t");
+		const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, "kind");
+		const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "opts");
+		size_t n = 0;
+
+		if (t->n >= NLTREE_MAX)
+			return -EINVAL;
+		x = &t->o[t->n];
+		memset(x, 0, sizeof(*x));
+		if (!cJSON_IsString(tp) || !strchr("qcf", tp->valuestring[0]) ||
+		    !tp->valuestring[0] || !cJSON_IsString(k) || !cJSON_IsString(h) ||
+		    !get_u32(o, "parent", &x->parent) || !get_u32(o, "handle", &x->handle) ||
+		    !get_u32(o, "info", &x->info) || !get_u32(o, "chain", &x->chain) ||
+		    unhex(h->valuestring, x->opts, sizeof(x->opts), &n) < 0)
+			return -EINVAL;
+		x->type = tp->valuestring[0];
+		snprintf(x->kind, sizeof(x->kind), "%s", k->valuestring);
+		x->optlen = (uint16_t)n;
+		t->n++;
+	}
+	return 0;
+}
+
 static char *to_json(const struct journal_entry *e)
 {
 	char hex[2 * JOURNAL_OPTS_MAX + 1];
 	char num[32];
 	cJSON *o = cJSON_CreateObject();
 	char *s;
-	size_t i;
 
 	if (!o)
 		return NULL;
-	for (i = 0; i < e->optlen && i < JOURNAL_OPTS_MAX; i++)
-		snprintf(hex + 2 * i, 3, "%02x", e->opts[i]);
-	hex[2 * i] = '\0';
+	hex_of(e->opts, e->optlen < JOURNAL_OPTS_MAX ? e->optlen : JOURNAL_OPTS_MAX, hex);
 	/* u64 inode as a string: JSON numbers are doubles */
 	snprintf(num, sizeof(num), "%" PRIu64, e->netns);
 	cJSON_AddStringToObject(o, "dev", e->dev);
@@ -72,7 +190,21 @@ static char *to_json(const struct journal_entry *e)
 	cJSON_AddStringToObject(o, "options", hex);
 	if (e->ifb[0])
 		cJSON_AddStringToObject(o, "ifb", e->ifb);
-	s = cJSON_Print(o);
+	cJSON_AddNumberToObject(o, "version", 2);
+	{
+		cJSON *id = cJSON_AddObjectToObject(o, "identity");
+		cJSON *ap = cJSON_AddObjectToObject(o, "applied");
+		cJSON *parts = cJSON_AddArrayToObject(o, "parts");
+
+		snprintf(num, sizeof(num), "%" PRIu64, e->cookie);
+		cJSON_AddStringToObject(id, "cookie", num);
+		cJSON_AddStringToObject(id, "mac", e->mac);
+		cJSON_AddStringToObject(ap, "kind", e->applied_kind);
+		cJSON_AddNumberToObject(ap, "handle", e->applied_handle);
+		if (e->has_tree)
+			cJSON_AddItemToArray(parts, tree_to_json(&e->tree));
+	}
+	s = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	return s;
 }
@@ -80,11 +212,11 @@ static char *to_json(const struct journal_entry *e)
 static int from_json(const char *text, struct journal_entry *e)
 {
 	cJSON *o = cJSON_Parse(text), *v;
-	const char *hex;
-	size_t i, n;
+	size_t n;
 	int rc = -EINVAL;
 
-	memset(e, 0, sizeof(*e));
+	memset(e, 0, offsetof(struct journal_entry, tree));
+	e->tree.n = 0;
 	if (!o)
 		return -EINVAL;
 	v = cJSON_GetObjectItemCaseSensitive(o, "ifindex");
@@ -113,21 +245,48 @@ static int from_json(const char *text, struct journal_entry *e)
 	v = cJSON_GetObjectItemCaseSensitive(o, "options");
 	if (!cJSON_IsString(v))
 		goto out;
-	hex = v->valuestring;
-	n = strlen(hex);
-	if (n % 2 || n / 2 > JOURNAL_OPTS_MAX)
+	if (unhex(v->valuestring, e->opts, JOURNAL_OPTS_MAX, &n) < 0)
 		goto out;
-	for (i = 0; i < n / 2; i++) {
-		unsigned b;
-
-		if (sscanf(hex + 2 * i, "%2x", &b) != 1)
-			goto out;
-		e->opts[i] = (unsigned char)b;
-	}
-	e->optlen = n / 2;
+	e->optlen = n;
 	v = cJSON_GetObjectItemCaseSensitive(o, "ifb");
 	if (cJSON_IsString(v))
 		snprintf(e->ifb, sizeof(e->ifb), "%s", v->valuestring);
+	v = cJSON_GetObjectItemCaseSensitive(o, "identity");
+	if (cJSON_IsObject(v)) {
+		const cJSON *c = cJSON_GetObjectItemCaseSensitive(v, "cookie");
+		const cJSON *m = cJSON_GetObjectItemCaseSensitive(v, "mac");
+
+		if (cJSON_IsString(c))
+			e->cookie = strtoull(c->valuestring, NULL, 10);
+		if (cJSON_IsString(m))
+			snprintf(e->mac, sizeof(e->mac), "%s", m->valuestring);
+	}
+	v = cJSON_GetObjectItemCaseSensitive(o, "applied");
+	if (cJSON_IsObject(v)) {
+		const cJSON *k = cJSON_GetObjectItemCaseSensitive(v, "kind");
+
+		if (cJSON_IsString(k))
+			snprintf(e->applied_kind, sizeof(e->applied_kind), "%s", k->valuestring);
+		if (!get_u32(v, "handle", &e->applied_handle))
+			e->applied_handle = 0;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(o, "parts");
+	if (v && !cJSON_IsArray(v))
+		goto out;
+	{
+		const cJSON *p;
+
+		cJSON_ArrayForEach(p, v) {
+			const cJSON *t = cJSON_GetObjectItemCaseSensitive(p, "type");
+
+			/* parts of other types belong to other engines */
+			if (!cJSON_IsString(t) || strcmp(t->valuestring, "tc") != 0)
+				continue;
+			if (tree_from_json(p, &e->tree) < 0)
+				goto out;
+			e->has_tree = true;
+		}
+	}
 	rc = 0;
 out:
 	cJSON_Delete(o);
@@ -208,7 +367,7 @@ static int read_file(const char *path, char **out, struct ll_err *err)
 		return ll_err_set(err, -errno, "journal: cannot read %s: %s", path,
 				  strerror(errno));
 	}
-	if (fseek(f, 0, SEEK_END) < 0 || (n = ftell(f)) < 0 || n > 65536 ||
+	if (fseek(f, 0, SEEK_END) < 0 || (n = ftell(f)) < 0 || n > (1 << 20) ||
 	    fseek(f, 0, SEEK_SET) < 0) {
 		fclose(f);
 		return ll_err_set(err, -EINVAL, "journal: %s is not a journal file", path);
@@ -295,20 +454,27 @@ int journal_list(struct journal_entry *out, int max, int *n,
 	return 0;
 }
 
-int journal_set_ifb(uint64_t netns, int ifindex, const char *ifb,
-		    struct ll_err *err)
+/* Rewrite the entry of (netns, ifindex) through edit, atomically. */
+static int rewrite_entry(uint64_t netns, int ifindex,
+			 void (*edit)(struct journal_entry *, const void *),
+			 const void *arg, struct ll_err *err)
 {
-	struct journal_entry e;
+	struct journal_entry *e = malloc(sizeof(*e));
 	char path[512], tmp[560];
 	int rc;
 
-	rc = journal_lookup(netns, ifindex, &e, err);
-	if (rc < 0)
+	if (!e)
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	rc = journal_lookup(netns, ifindex, e, err);
+	if (rc < 0) {
+		free(e);
 		return rc;
-	snprintf(e.ifb, sizeof(e.ifb), "%s", ifb ? ifb : "");
+	}
+	edit(e, arg);
 	entry_path(path, sizeof(path), netns, ifindex);
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	rc = write_tmp(&e, tmp, err);
+	rc = write_tmp(e, tmp, err);
+	free(e);
 	if (rc < 0)
 		return rc;
 	/* atomic replace keeps the first original (copied from the entry) */
@@ -318,5 +484,88 @@ int journal_set_ifb(uint64_t netns, int ifindex, const char *ifb,
 		unlink(tmp);
 		return rc;
 	}
+	return 0;
+}
+
+static void edit_ifb(struct journal_entry *e, const void *arg)
+{
+	snprintf(e->ifb, sizeof(e->ifb), "%s", arg ? (const char *)arg : "");
+}
+
+int journal_set_ifb(uint64_t netns, int ifindex, const char *ifb,
+		    struct ll_err *err)
+{
+	return rewrite_entry(netns, ifindex, edit_ifb, ifb, err);
+}
+
+struct applied { const char *kind; uint32_t handle; };
+
+static void edit_applied(struct journal_entry *e, const void *arg)
+{
+	const struct applied *a = arg;
+
+	snprintf(e->applied_kind, sizeof(e->applied_kind), "%s", a->kind);
+	e->applied_handle = a->handle;
+}
+
+int journal_set_applied(uint64_t netns, int ifindex, const char *kind,
+			uint32_t handle, struct ll_err *err)
+{
+	struct applied a = { kind ? kind : "", handle };
+
+	return rewrite_entry(netns, ifindex, edit_applied, &a, err);
+}
+
+int journal_list_damaged(char (*paths)[JOURNAL_PATH_MAX], int max, int *n,
+			 struct ll_err *err)
+{
+	const char *d = journal_dir();
+	struct journal_entry *e;
+	struct dirent *de;
+	DIR *dir;
+
+	*n = 0;
+	dir = opendir(d);
+	if (!dir) {
+		if (errno == ENOENT)
+			return 0;
+		return ll_err_set(err, -errno, "journal: cannot open %s: %s", d,
+				  strerror(errno));
+	}
+	e = malloc(sizeof(*e));
+	if (!e) {
+		closedir(dir);
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	}
+	while ((de = readdir(dir)) && *n < max) {
+		char path[JOURNAL_PATH_MAX], *text = NULL;
+		size_t l = strlen(de->d_name);
+		unsigned long long ns;
+		int idx, used = 0;
+
+		/* interface records only: "<netns inode>-<ifindex>.json" */
+		if (l < 6 || strcmp(de->d_name + l - 5, ".json") != 0 ||
+		    sscanf(de->d_name, "%llu-%d.json%n", &ns, &idx, &used) != 2 ||
+		    (size_t)used != l)
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", d, de->d_name) >= sizeof(path))
+			continue;
+		if (read_file(path, &text, NULL) == 0 && from_json(text, e) == 0) {
+			free(text);
+			continue;
+		}
+		free(text);
+		snprintf(paths[(*n)++], JOURNAL_PATH_MAX, "%s", path);
+	}
+	free(e);
+	closedir(dir);
+	return 0;
+}
+
+int journal_remove_path(const char *path, struct ll_err *err)
+{
+	if (unlink(path) < 0 && errno != ENOENT)
+		return ll_err_set(err, -errno, "journal: cannot remove %s: %s", path,
+				  strerror(errno));
 	return 0;
 }

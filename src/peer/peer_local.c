@@ -9,6 +9,7 @@
  * name"). All or nothing: if a step fails the journalled original is put
  * back. */
 #include <errno.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -41,6 +42,7 @@
 #include "linklab/model/impair.h"
 #include "linklab/peer/journal.h"
 #include "linklab/netlink/nlqdisc.h"
+#include "linklab/netlink/nltree.h"
 #include "linklab/peer/peer.h"
 #include "linklab/remote/tccmd.h"
 
@@ -53,8 +55,30 @@
 struct local {
 	struct nl_sock *sk;
 	uint64_t netns;
+	uint64_t cookie;        /* SO_NETNS_COOKIE, 0 unknown */
 	int netem_ok;           /* 0 unknown, 1 present, -1 missing */
+	bool force;             /* --force: apply over a state linklab cannot
+				 * rebuild; clear over a state it did not put */
+	char notes[4096];
 };
+
+static void note(struct local *l, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void note(struct local *l, const char *fmt, ...)
+{
+	size_t n = strlen(l->notes);
+	va_list ap;
+
+	if (n + 2 >= sizeof(l->notes))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(l->notes + n, sizeof(l->notes) - n - 1, fmt, ap);
+	va_end(ap);
+	n = strlen(l->notes);
+	l->notes[n] = '\n';
+	l->notes[n + 1] = '\0';
+}
 
 static struct local *L(struct peer *p)
 {
@@ -82,9 +106,9 @@ static int link_get(struct local *l, const char *dev, const char *what,
 	return 0;
 }
 
-/* ifindex and MTU of dev. */
-static int dev_info(struct local *l, const char *dev, int *ifindex,
-		    unsigned *mtu, struct ll_err *err)
+/* ifindex, MTU and (mac may be NULL) link address of dev. */
+static int dev_info_mac(struct local *l, const char *dev, int *ifindex,
+			unsigned *mtu, char *mac, size_t maclen, struct ll_err *err)
 {
 	struct rtnl_link *link;
 	int rc = link_get(l, dev, "the link", &link, err);
@@ -94,8 +118,21 @@ static int dev_info(struct local *l, const char *dev, int *ifindex,
 	*ifindex = rtnl_link_get_ifindex(link);
 	if (mtu)
 		*mtu = rtnl_link_get_mtu(link);
+	if (mac) {
+		struct nl_addr *a = rtnl_link_get_addr(link);
+
+		mac[0] = '\0';
+		if (a && nl_addr_get_len(a) > 0)
+			nl_addr2str(a, mac, maclen);
+	}
 	rtnl_link_put(link);
 	return 0;
+}
+
+static int dev_info(struct local *l, const char *dev, int *ifindex,
+		    unsigned *mtu, struct ll_err *err)
+{
+	return dev_info_mac(l, dev, ifindex, mtu, NULL, 0, err);
 }
 
 /* --- link_stats ---------------------------------------------------------- */
@@ -321,39 +358,49 @@ static int del_qdisc(struct local *l, const char *dev, int ifindex,
 	return send_built(l, m, nlqdisc_build_del(&t, &m, err), what, NULL, err);
 }
 
-/* Put the journalled original back on dev (does not touch the journal). */
+/* A version-1 record (root only) as a tree of that one root. */
+static void tree_of_v1(const struct journal_entry *e, struct nltree *t)
+{
+	memset(t, 0, offsetof(struct nltree, o));
+	t->n = 1;
+	memset(&t->o[0], 0, sizeof(t->o[0]));
+	t->o[0].type = NLT_QDISC;
+	snprintf(t->o[0].kind, sizeof(t->o[0].kind), "%s", e->kind);
+	t->o[0].parent = TC_H_ROOT;
+	t->o[0].handle = e->handle;
+	t->o[0].optlen = (uint16_t)(e->optlen < NLTREE_OPTS_MAX ? e->optlen : 0);
+	memcpy(t->o[0].opts, e->opts, t->o[0].optlen);
+}
+
+/* Put the journalled original back on dev and read it back (does not touch
+ * the journal): the whole tree of a version-2 record; the root of a
+ * version-1 one. */
 static int restore(struct local *l, const char *dev, int ifindex,
 		   const struct journal_entry *e, struct ll_err *err)
 {
-	struct qdisc_state st;
-	struct nlqdisc_root root;
-	struct nlqdisc_target t = { ifindex, TC_H_ROOT, e->handle, NLQ_REPLACE };
-	struct nl_msg *m = NULL;
-	char what[64];
+	struct nltree *t;
 	int rc;
 
-	rc = nlqdisc_dump(l->sk, ifindex, &st, &root, err);
-	if (rc < 0) {
-		ll_err_prefix(err, "%s: not restoring, the qdisc dump failed: ", dev);
-		return rc;
-	}
+	if (e->has_tree)
+		return nltree_restore(l->sk, ifindex, dev, &e->tree, err);
 	if (e->is_default) {
-		if (!root.found || (root.handle >> 16) == 0)
-			return 0;       /* the kernel's default is there already */
-		return del_qdisc(l, dev, ifindex, TC_H_ROOT, 0, err);
-	}
-	if (root.found && root.handle == e->handle &&
-	    strcmp(root.kind, e->kind) == 0 && root.optlen == e->optlen &&
-	    memcmp(root.opts, e->opts, e->optlen) == 0)
-		return 0;
-	if (root.found && root.handle == e->handle && strcmp(root.kind, e->kind)) {
-		rc = del_qdisc(l, dev, ifindex, TC_H_ROOT, 0, err);
+		struct qdisc_state st;
+		struct nlqdisc_root root;
+
+		rc = nlqdisc_dump(l->sk, ifindex, &st, &root, err);
 		if (rc < 0)
 			return rc;
+		if (!root.found || (root.handle >> 16) == 0)
+			return 0;
+		return del_qdisc(l, dev, ifindex, TC_H_ROOT, 0, err);
 	}
-	snprintf(what, sizeof(what), "restore %s on %s", e->kind, dev);
-	return send_built(l, m, nlqdisc_build_raw(&t, e->kind, e->opts, e->optlen,
-						  &m, err), what, e->kind, err);
+	t = malloc(sizeof(*t));
+	if (!t)
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	tree_of_v1(e, t);
+	rc = nltree_restore(l->sk, ifindex, dev, t, err);
+	free(t);
+	return rc;
 }
 
 /* Is netem available? Tried once per session in a short-lived thread that
@@ -655,6 +702,102 @@ static int need_net_admin(const char *dev, struct ll_err *err)
 			  "CAP_NET_ADMIN (try sudo); nothing changed", dev);
 }
 
+/* Is the record e about the device dev is now (same namespace cookie and
+ * link address, as far as both are known, and the same name)? */
+static bool same_device(const struct local *l, const struct journal_entry *e,
+			const char *dev, const char *mac, char *why, size_t len)
+{
+	if (e->cookie && l->cookie && e->cookie != l->cookie)
+		snprintf(why, len, "its namespace (cookie %llu) is gone; this one is %llu",
+			 (unsigned long long)e->cookie, (unsigned long long)l->cookie);
+	else if (e->mac[0] && mac[0] && strcmp(e->mac, mac) != 0)
+		snprintf(why, len, "it was %s with address %s; %s has %s", e->dev,
+			 e->mac, dev, mac);
+	else if (e->dev[0] && strcmp(e->dev, dev) != 0)
+		snprintf(why, len, "it was %s; ifindex %d is now %s", e->dev,
+			 e->ifindex, dev);
+	else
+		return true;
+	return false;
+}
+
+static void record_path(const struct local *l, int ifindex, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%llu-%d.json", journal_dir(),
+		 (unsigned long long)l->netns, ifindex);
+}
+
+/* The journal entry of dev for an apply: the one there (a record of
+ * another device that recycled the numbers is dropped first), or a new one
+ * holding the whole tc tree now on dev - refused (-ENOTSUP, nothing changed)
+ * when a part of that tree cannot be re-created, unless --force. *fresh:
+ * this apply made the record. */
+static int take_record(struct local *l, const char *dev, int ifindex,
+		       const char *mac, struct journal_entry *je, int *fresh,
+		       struct ll_err *err)
+{
+	struct ll_err cerr = { 0 };
+	const struct nltree_obj *r;
+	char why[200], path[256];
+	int rc;
+
+	*fresh = 0;
+	rc = journal_lookup(l->netns, ifindex, je, NULL);
+	if (rc == 0 && !same_device(l, je, dev, mac, why, sizeof(why))) {
+		record_path(l, ifindex, path, sizeof(path));
+		note(l, "%s: dropped record %s of another interface (%s)", dev, path, why);
+		journal_remove(l->netns, ifindex, NULL);
+		rc = -ENOENT;
+	}
+	if (rc == 0)
+		return 0;
+	if (rc != -ENOENT) {
+		record_path(l, ifindex, path, sizeof(path));
+		return ll_err_set(err, -EINVAL, "%s: its record %s is damaged; nothing changed (linklab clear --forget --dev %s drops it)",
+				  dev, path, dev);
+	}
+	memset(je, 0, offsetof(struct journal_entry, tree));
+	rc = nltree_dump(l->sk, ifindex, &je->tree, err);
+	if (rc < 0) {
+		ll_err_prefix(err, "%s: nothing changed: ", dev);
+		return rc;
+	}
+	if (nltree_check(&je->tree, &cerr) < 0) {
+		if (!l->force)
+			return ll_err_set(err, -ENOTSUP,
+					  "%s: linklab could not put back what is there now (%s is not a kind or option it can re-create); nothing changed (--force applies anyway and loses it)",
+					  dev, cerr.msg);
+		{
+			char dropped[300];
+
+			nltree_drop_unknown(&je->tree, dropped, sizeof(dropped));
+			note(l, "%s: --force: %s will not come back on clear", dev,
+			     dropped[0] ? dropped : cerr.msg);
+		}
+	}
+	je->has_tree = true;
+	je->netns = l->netns;
+	je->ifindex = ifindex;
+	je->cookie = l->cookie;
+	snprintf(je->mac, sizeof(je->mac), "%s", mac);
+	snprintf(je->dev, sizeof(je->dev), "%s", dev);
+	r = nltree_root(&je->tree);
+	if (r) {
+		snprintf(je->kind, sizeof(je->kind), "%s", r->kind);
+		je->handle = r->handle;
+		je->optlen = r->optlen < sizeof(je->opts) ? r->optlen : 0;
+		memcpy(je->opts, r->opts, je->optlen);
+	}
+	je->is_default = !r || (r->handle >> 16) == 0;
+	rc = journal_record(je, err);
+	if (rc < 0) {
+		ll_err_prefix(err, "%s: nothing changed: ", dev);
+		return rc;
+	}
+	*fresh = rc == 1;
+	return 0;
+}
+
 static int local_apply(struct peer *p, const char *dev, const struct impair *d,
 		       struct ll_err *err)
 {
@@ -662,14 +805,18 @@ static int local_apply(struct peer *p, const char *dev, const struct impair *d,
 	struct impair_plan plan;
 	struct qdisc_state st;
 	struct nlqdisc_root root;
-	struct journal_entry je;
+	struct journal_entry *je = NULL;
 	struct ll_err rerr = { 0 };
+	char mac[24];
 	int ifindex, rc, fresh = 0;
 
+	l->notes[0] = '\0';
 	rc = need_net_admin(dev, err);
 	if (rc < 0)
 		return rc;
 	rc = make_plan(l, dev, d, &ifindex, &plan, err);
+	if (rc == 0)
+		rc = dev_info_mac(l, dev, &ifindex, NULL, mac, sizeof(mac), err);
 	if (rc < 0)
 		return rc;
 	if (plan.netem && probe_netem(l) == 0)
@@ -679,31 +826,15 @@ static int local_apply(struct peer *p, const char *dev, const struct impair *d,
 		ll_err_prefix(err, "%s: nothing changed: ", dev);
 		return rc;
 	}
-	rc = journal_lookup(l->netns, ifindex, &je, NULL);
-	if (rc == -ENOENT) {
-		memset(&je, 0, sizeof(je));
-		je.netns = l->netns;
-		je.ifindex = ifindex;
-		snprintf(je.dev, sizeof(je.dev), "%s", dev);
-		if (root.found) {
-			snprintf(je.kind, sizeof(je.kind), "%s", root.kind);
-			je.handle = root.handle;
-			je.optlen = root.optlen < sizeof(je.opts) ? root.optlen : 0;
-			memcpy(je.opts, root.opts, je.optlen);
-		}
-		je.is_default = !root.found || (root.handle >> 16) == 0;
-		rc = journal_record(&je, err);
-		if (rc < 0) {
-			ll_err_prefix(err, "%s: nothing changed: ", dev);
-			return rc;
-		}
-		fresh = rc == 1;
-	} else if (rc < 0) {
-		return ll_err_set(err, rc, "%s: journal entry unreadable; run clear first", dev);
-	}
+	je = malloc(sizeof(*je));
+	if (!je)
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	rc = take_record(l, dev, ifindex, mac, je, &fresh, err);
+	if (rc < 0)
+		goto out;
 	if (plan.ingress) {
 		char ifb[IF_NAMESIZE];
-		bool had_ifb = je.ifb[0] != '\0';
+		bool had_ifb = je->ifb[0] != '\0';
 
 		qdisc_ifb_name(dev, ifb, sizeof(ifb));
 		if (st.has_ingress && !had_ifb) {
@@ -712,33 +843,35 @@ static int local_apply(struct peer *p, const char *dev, const struct impair *d,
 					dev, dev);
 			if (fresh)
 				journal_remove(l->netns, ifindex, NULL);
-			return rc;
+			goto out;
 		}
 		/* journal first: a kill -9 after this still gets cleaned up */
 		rc = journal_set_ifb(l->netns, ifindex, ifb, err);
 		if (rc < 0)
-			return rc;
+			goto out;
 		rc = install_ingress(l, dev, ifindex, &plan, ifb, err);
-		if (rc == 0)
-			return 0;
-		if (!had_ifb) {
-			if (undo_ingress(l, dev, ifindex, ifb, &rerr) == 0) {
-				journal_set_ifb(l->netns, ifindex, "", NULL);
-				if (fresh)
-					journal_remove(l->netns, ifindex, NULL);
-				err_append(err, "; the ingress side was removed again");
-			} else {
-				err_append(err, "; removing the ingress side failed too: ");
-				err_append(err, rerr.msg);
-			}
+		if (rc == 0 || had_ifb)
+			goto out;
+		if (undo_ingress(l, dev, ifindex, ifb, &rerr) == 0) {
+			journal_set_ifb(l->netns, ifindex, "", NULL);
+			if (fresh)
+				journal_remove(l->netns, ifindex, NULL);
+			err_append(err, "; the ingress side was removed again");
+		} else {
+			err_append(err, "; removing the ingress side failed too: ");
+			err_append(err, rerr.msg);
 		}
-		return rc;
+		goto out;
 	}
 	rc = install(l, dev, ifindex, &plan, &st, &root, err);
-	if (rc == 0)
-		return 0;
+	if (rc == 0) {
+		/* what clear expects to find: linklab's root */
+		journal_set_applied(l->netns, ifindex, plan.scoped ? "htb" :
+				    plan.tbf ? "tbf" : "netem", H_ROOT, NULL);
+		goto out;
+	}
 	/* all or nothing: put the original back */
-	if (restore(l, dev, ifindex, &je, &rerr) == 0) {
+	if (restore(l, dev, ifindex, je, &rerr) == 0) {
 		if (fresh)
 			journal_remove(l->netns, ifindex, NULL);
 		err_append(err, "; the original qdisc was restored");
@@ -746,33 +879,95 @@ static int local_apply(struct peer *p, const char *dev, const struct impair *d,
 		err_append(err, "; restore failed too: ");
 		err_append(err, rerr.msg);
 	}
+out:
+	free(je);
 	return rc;
+}
+
+/* Does dev hold what linklab put there (so a restore clobbers nothing the
+ * user set since)? The root linklab's last apply left, or - a record
+ * without one (an apply killed half-way, an ingress dial) - one of
+ * linklab's roots (tbf, netem, htb at 1:) or the recorded root itself. */
+static bool holds_ours(const struct journal_entry *je, const struct nltree *now,
+		       char *found, size_t len)
+{
+	const struct nltree_obj *r = nltree_root(now);
+	bool ok;
+
+	if (r)
+		nltree_describe(r, found, len);
+	else
+		snprintf(found, len, "no root qdisc");
+	if (je->applied_kind[0])
+		return r && !strcmp(r->kind, je->applied_kind) &&
+		       r->handle == je->applied_handle;
+	ok = r && r->handle == H_ROOT && (!strcmp(r->kind, "tbf") ||
+		  !strcmp(r->kind, "netem") || !strcmp(r->kind, "htb"));
+	return ok || (r && !strcmp(r->kind, je->kind) && r->handle == je->handle) ||
+	       (!r && je->is_default);
 }
 
 static int clear_ifindex(struct local *l, const char *dev, int ifindex,
 			 struct ll_err *err)
 {
-	struct journal_entry je;
-	int rc;
+	struct journal_entry *je = malloc(sizeof(*je));
+	struct nltree *now = malloc(sizeof(*now));
+	char mac[24] = "", why[200], found[96], path[256];
+	int rc, dummy;
 
-	rc = journal_lookup(l->netns, ifindex, &je, err);
+	if (!je || !now) {
+		free(je);
+		free(now);
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	}
+	record_path(l, ifindex, path, sizeof(path));
+	rc = journal_lookup(l->netns, ifindex, je, err);
 	if (rc == -ENOENT) {
 		ll_err_clear(err);
-		return 0;       /* linklab never touched it */
+		rc = 0;         /* linklab never touched it */
+		goto out;
 	}
+	if (rc < 0) {
+		rc = ll_err_set(err, rc, "%s: record %s is empty or damaged: nothing restored (linklab clear --forget --dev %s drops it)",
+				dev, path, dev);
+		goto out;
+	}
+	dev_info_mac(l, dev, &dummy, NULL, mac, sizeof(mac), NULL);
+	if (!same_device(l, je, dev, mac, why, sizeof(why))) {
+		note(l, "%s: record %s is of an interface that no longer exists (%s): dropped, nothing restored onto %s",
+		     dev, path, why, dev);
+		rc = journal_remove(l->netns, ifindex, err);
+		goto out;
+	}
+	rc = nltree_dump(l->sk, ifindex, now, err);
 	if (rc < 0)
-		return rc;
-	rc = restore(l, dev, ifindex, &je, err);
-	if (rc < 0)
-		return rc;
-	if (je.ifb[0]) {
-		rc = undo_ingress(l, dev, ifindex, je.ifb, err);
+		goto out;
+	if (!l->force && !(je->has_tree && nltree_diff(&je->tree, now, why, sizeof(why)) == 0) &&
+	    !holds_ours(je, now, found, sizeof(found))) {
+		rc = ll_err_set(err, -EBUSY,
+				"%s: holds %s, not what linklab applied (%s); not restoring over it: record %s kept (--force restores it anyway, linklab clear --forget --dev %s drops it)",
+				dev, found, je->applied_kind[0] ? je->applied_kind : "tbf/netem/htb 1:",
+				path, dev);
+		goto out;
+	}
+	rc = restore(l, dev, ifindex, je, err);
+	if (rc < 0) {
+		err_append(err, "; record kept in ");
+		err_append(err, path);
+		goto out;
+	}
+	if (je->ifb[0]) {
+		rc = ff_ifb_delete(l->sk, je->ifb, err);
 		if (rc < 0) {
-			ll_err_prefix(err, "%s: removing the ingress side: ", dev);
-			return rc;
+			ll_err_prefix(err, "%s: removing the IFB device: ", dev);
+			goto out;
 		}
 	}
-	return journal_remove(l->netns, ifindex, err);
+	rc = journal_remove(l->netns, ifindex, err);
+out:
+	free(je);
+	free(now);
+	return rc;
 }
 
 static int local_clear(struct peer *p, const char *dev, struct ll_err *err)
@@ -780,6 +975,7 @@ static int local_clear(struct peer *p, const char *dev, struct ll_err *err)
 	struct local *l = L(p);
 	int ifindex, rc;
 
+	l->notes[0] = '\0';
 	rc = need_net_admin(dev, err);
 	if (rc < 0)
 		return rc;
@@ -790,29 +986,43 @@ static int local_clear(struct peer *p, const char *dev, struct ll_err *err)
 }
 
 /* Every journal entry of this network namespace: restore it; an entry whose
- * interface is gone is dropped (its qdiscs went with it). Entries of other
- * namespaces are left for a linklab running there. */
+ * interface is gone is dropped (its qdiscs went with it), and so is one of
+ * another device that recycled the numbers, each with a note. Every record
+ * that fails is noted; damaged record files are noted by path. Entries of
+ * other namespaces are left for a linklab running there. */
 static int local_clear_all(struct peer *p, struct ll_err *err)
 {
 	struct local *l = L(p);
 	struct journal_entry *list;
+	char (*bad)[JOURNAL_PATH_MAX];
 	struct ll_err one = { 0 };
-	int n = 0, i, rc, failed = 0;
+	int n = 0, nb = 0, i, rc, failed = 0, nfail = 0;
 
+	l->notes[0] = '\0';
 	rc = need_net_admin("clear --all", err);
 	if (rc < 0)
 		return rc;
 	list = calloc(JOURNAL_LIST_MAX, sizeof(*list));
-	if (!list)
-		return ll_err_set(err, -ENOMEM, "out of memory");
-	rc = journal_list(list, JOURNAL_LIST_MAX, &n, err);
-	if (rc < 0) {
+	bad = calloc(JOURNAL_LIST_MAX, sizeof(*bad));
+	if (!list || !bad) {
 		free(list);
-		return rc;
+		free(bad);
+		return ll_err_set(err, -ENOMEM, "out of memory");
 	}
+	rc = journal_list(list, JOURNAL_LIST_MAX, &n, err);
+	if (rc == 0)
+		rc = journal_list_damaged(bad, JOURNAL_LIST_MAX, &nb, err);
+	if (rc < 0)
+		goto out;
 	ll_err_clear(err);
+	for (i = 0; i < nb; i++) {
+		note(l, "record %s is empty or damaged: nothing restored from it (linklab clear --all --forget drops it)",
+		     bad[i]);
+		nfail++;
+		failed = -EINVAL;
+	}
 	for (i = 0; i < n; i++) {
-		char name[IF_NAMESIZE];
+		char name[IF_NAMESIZE], path[256];
 
 		if (list[i].netns != l->netns)
 			continue;
@@ -820,17 +1030,119 @@ static int local_clear_all(struct peer *p, struct ll_err *err)
 			/* its qdiscs went with it; an IFB of ours would not */
 			if (list[i].ifb[0])
 				ff_ifb_delete(l->sk, list[i].ifb, NULL);
+			record_path(l, list[i].ifindex, path, sizeof(path));
 			journal_remove(l->netns, list[i].ifindex, NULL);
+			note(l, "%s: record %s dropped: the interface no longer exists",
+			     list[i].dev, path);
 			continue;
 		}
 		rc = clear_ifindex(l, name, list[i].ifindex, &one);
-		if (rc < 0 && !failed) {
-			failed = rc;
-			ll_err_set(err, rc, "%s", one.msg);
+		if (rc < 0) {
+			note(l, "%s", one.msg);
+			nfail++;
+			if (!failed)
+				failed = rc;
 		}
 	}
+	if (nfail)
+		ll_err_set(err, failed, "%d record%s not restored (each named above)",
+			   nfail, nfail == 1 ? "" : "s");
+	rc = failed;
+out:
 	free(list);
-	return failed;
+	free(bad);
+	return rc;
+}
+
+static int local_records(struct peer *p, struct peer_record *out, int max,
+			 int *n, struct ll_err *err)
+{
+	struct local *l = L(p);
+	struct journal_entry *list = calloc(JOURNAL_LIST_MAX, sizeof(*list));
+	char (*bad)[JOURNAL_PATH_MAX] = calloc(JOURNAL_LIST_MAX, sizeof(*bad));
+	int nl = 0, nb = 0, i, rc;
+
+	*n = 0;
+	if (!list || !bad) {
+		free(list);
+		free(bad);
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	}
+	rc = journal_list(list, JOURNAL_LIST_MAX, &nl, err);
+	if (rc == 0)
+		rc = journal_list_damaged(bad, JOURNAL_LIST_MAX, &nb, err);
+	for (i = 0; rc == 0 && i < nl && *n < max; i++) {
+		struct peer_record *r = &out[(*n)++];
+		const struct nltree_obj *root = list[i].has_tree ? nltree_root(&list[i].tree) : NULL;
+		char d[96] = "";
+
+		memset(r, 0, sizeof(*r));
+		snprintf(r->dev, sizeof(r->dev), "%s", list[i].dev);
+		r->ifindex = list[i].ifindex;
+		snprintf(r->path, sizeof(r->path), "%s/%llu-%d.json", journal_dir(),
+			 (unsigned long long)list[i].netns, list[i].ifindex);
+		if (root)
+			nltree_describe(root, d, sizeof(d));
+		snprintf(r->what, sizeof(r->what), "%s%s%s (%d tc objects)%s%s%s%s",
+			 list[i].netns == l->netns ? "" : "other namespace; ",
+			 d[0] ? d : list[i].kind, list[i].is_default ? " (kernel default)" : "",
+			 list[i].has_tree ? list[i].tree.n : 1,
+			 list[i].applied_kind[0] ? "; linklab applied " : "",
+			 list[i].applied_kind, list[i].ifb[0] ? "; ifb " : "", list[i].ifb);
+	}
+	for (i = 0; rc == 0 && i < nb && *n < max; i++) {
+		struct peer_record *r = &out[(*n)++];
+
+		memset(r, 0, sizeof(*r));
+		snprintf(r->path, sizeof(r->path), "%s", bad[i]);
+		snprintf(r->what, sizeof(r->what), "empty or damaged");
+		r->damaged = true;
+	}
+	free(list);
+	free(bad);
+	return rc;
+}
+
+static int local_forget(struct peer *p, const char *dev, struct ll_err *err)
+{
+	struct local *l = L(p);
+	struct peer_record *r;
+	int n = 0, i, rc, ifindex;
+
+	l->notes[0] = '\0';
+	if (dev) {
+		char path[256];
+
+		rc = dev_info(l, dev, &ifindex, NULL, err);
+		if (rc < 0)
+			return rc;
+		record_path(l, ifindex, path, sizeof(path));
+		if (access(path, F_OK) == 0)
+			note(l, "%s: record %s dropped, nothing restored", dev, path);
+		return journal_remove(l->netns, ifindex, err);
+	}
+	r = calloc(JOURNAL_LIST_MAX, sizeof(*r));
+	if (!r)
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	rc = local_records(p, r, JOURNAL_LIST_MAX, &n, err);
+	for (i = 0; rc == 0 && i < n; i++) {
+		rc = journal_remove_path(r[i].path, err);
+		if (rc == 0)
+			note(l, "record %s (%s) dropped, nothing restored", r[i].path,
+			     r[i].damaged ? "damaged" : r[i].dev);
+	}
+	free(r);
+	return rc;
+}
+
+static const char *local_notes(struct peer *p)
+{
+	return L(p)->notes;
+}
+
+static void local_set_safety(struct peer *p, const struct peer_safety *s)
+{
+	L(p)->force = s->force;
 }
 
 static int local_dry_run(struct peer *p, const char *dev, const struct impair *d,
@@ -889,6 +1201,10 @@ static const struct peer_ops local_ops = {
 	.sysctl_set = tune_op_sysctl_set,
 	.tune_restore = tune_op_restore,
 	.link_stats = local_link_stats,
+	.set_safety = local_set_safety,
+	.records = local_records,
+	.forget = local_forget,
+	.notes = local_notes,
 };
 
 int peer_local_open(struct peer *p, struct ll_err *err)
@@ -905,6 +1221,7 @@ int peer_local_open(struct peer *p, struct ll_err *err)
 		free(l);
 		return rc;
 	}
+	l->cookie = journal_netns_cookie();
 	l->sk = nl_socket_alloc();
 	if (!l->sk) {
 		free(l);

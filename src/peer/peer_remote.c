@@ -9,8 +9,11 @@
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <stdarg.h>
 #include <errno.h>
 #include <linux/pkt_sched.h>
+
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +26,7 @@
 #include "linklab/remote/sshcfg.h"
 #include "linklab/remote/tccmd.h"
 #include "linklab/remote/tcjson.h"
+#include "linklab/remote/tctree.h"
 
 #define RJ_MAX 8
 #define CMD_MAX 8192
@@ -39,6 +43,8 @@ struct remote {
 	unsigned hz;              /* peer's CONFIG_HZ, 0 = not probed yet */
 	struct rjournal j[RJ_MAX];
 	char nsid[24];            /* peer's netns inode: journals per netns */
+	char probe_err[512];      /* why the netns probe failed ("" = fine) */
+	char notes[2048];         /* for the user after clear (peer_ops.notes) */
 	struct ssh_proc *srv;
 	long srv_pid;
 	int srv_port;
@@ -294,8 +300,39 @@ static void remote_probe(struct remote *r)
 	}
 	free(o);
 	r->hz = (hz >= 24 && hz <= 10000) ? hz : 250;
-	if (!r->nsid[0])
-		snprintf(r->nsid, sizeof(r->nsid), "0");
+	if (!r->nsid[0]) {
+		/* never a shared "0": another namespace's records would be
+		 * taken for this one's */
+		snprintf(r->nsid, sizeof(r->nsid), "unknown");
+		snprintf(r->probe_err, sizeof(r->probe_err),
+			 "peer %.200s: cannot tell the peer's network namespace (stat -L -c %%i /proc/self/ns/net failed); its journal cannot be named, nothing changed",
+			 r->t.alias);
+	}
+}
+
+/* The netns probe worked (journal names are sound). 0 or -EIO. */
+static int need_nsid(struct remote *r, struct ll_err *err)
+{
+	remote_probe(r);
+	return r->probe_err[0] ? ll_err_set(err, -EIO, "%s", r->probe_err) : 0;
+}
+
+static void rnote(struct remote *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void rnote(struct remote *r, const char *fmt, ...)
+{
+	size_t n = strlen(r->notes);
+	va_list ap;
+
+	if (n + 2 >= sizeof(r->notes))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(r->notes + n, sizeof(r->notes) - n - 1, fmt, ap);
+	va_end(ap);
+	n = strlen(r->notes);
+	r->notes[n] = '\n';
+	r->notes[n + 1] = '\0';
 }
 
 static unsigned remote_hz(struct remote *r)
@@ -424,47 +461,131 @@ static int ingress_undo_cmd(struct remote *r, const char *dev, char *cmd,
 	return rc ? -ENOSPC : 0;
 }
 
-/* Record the original qdisc of dev (in memory and in the peer's journal
- * file). A journal file left by an earlier run wins: it holds the real
- * original. */
-static int journal_take(struct remote *r, const char *dev, struct ll_err *err)
+static int clear_check(struct remote *r, const char *dev, const char *orig,
+		       bool identity_only, struct ll_err *err);
+
+/* Record the whole tc state of dev (in memory and in the peer's journal
+ * file, tctree.h). A journal file left by an earlier run wins: it holds the
+ * real original. An empty or damaged file, or a state linklab could not
+ * rebuild (unless --force), refuses the apply before anything changes. */
+static int journal_take_once(struct remote *r, const char *dev, bool again,
+			     struct ll_err *err)
 {
 	struct rjournal *j = jfind(r, dev, false);
-	char path[128], tmp[140], *o = NULL;
+	char path[128], tmp[140], *o = NULL, *rec;
 	char *cmd;
+	bool fresh;
 	int rc;
 
 	if (j && j->orig)
 		return 0;
+	rc = need_nsid(r, err);
+	if (rc < 0)
+		return rc;
 	cmd = calloc(1, CMD_MAX);
-	if (!cmd)
+	rec = calloc(1, CMD_MAX);
+	if (!cmd || !rec) {
+		free(cmd);
+		free(rec);
 		return ll_err_set(err, -ENOMEM, "out of memory");
+	}
 	journal_path(r, dev, path, sizeof(path));
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	/* umask 077; mkdir -p DIR && { [ -e F ] || { tc -j qdisc show dev X > F.tmp
-	 * && mv F.tmp F; }; } && cat F      (one round trip) */
-	rc = addraw(cmd, CMD_MAX, "umask 077; mkdir -p");
+	/* umask 077; mkdir -p DIR && { [ -e F ] || { { RECORD; } > F.tmp &&
+	 * [ -s F.tmp ] && mv F.tmp F && echo new || { rm -f F.tmp; exit 1; };
+	 * }; } && cat F      (one round trip; a full disk leaves no file) */
+	rc = tctree_record_cmd(dev, rec, CMD_MAX);
+	rc |= addraw(cmd, CMD_MAX, "umask 077; mkdir -p");
 	rc |= addw(cmd, CMD_MAX, JOURNAL_DIR);
 	rc |= addraw(cmd, CMD_MAX, "&& { [ -e");
 	rc |= addw(cmd, CMD_MAX, path);
-	rc |= addraw(cmd, CMD_MAX, "] || { tc -j qdisc show dev");
-	rc |= addw(cmd, CMD_MAX, dev);
-	rc |= addraw(cmd, CMD_MAX, ">");
+	rc |= addraw(cmd, CMD_MAX, "] || { {");
+	rc |= addraw(cmd, CMD_MAX, rec);
+	rc |= addraw(cmd, CMD_MAX, "; } >");
 	rc |= addw(cmd, CMD_MAX, tmp);
-	rc |= addraw(cmd, CMD_MAX, "&& mv");
+	rc |= addraw(cmd, CMD_MAX, "&& [ -s");
+	rc |= addw(cmd, CMD_MAX, tmp);
+	rc |= addraw(cmd, CMD_MAX, "] && mv");
 	rc |= addw(cmd, CMD_MAX, tmp);
 	rc |= addw(cmd, CMD_MAX, path);
-	rc |= addraw(cmd, CMD_MAX, "; }; } && cat");
+	rc |= addraw(cmd, CMD_MAX, "&& echo new || { rm -f");
+	rc |= addw(cmd, CMD_MAX, tmp);
+	rc |= addraw(cmd, CMD_MAX, "; exit 1; }; }; } && cat");
 	rc |= addw(cmd, CMD_MAX, path);
+	free(rec);
 	if (rc) {
 		free(cmd);
 		return ll_err_set(err, -ENOSPC, "journal command too long");
 	}
 	rc = run(r, cmd, "write journal " JOURNAL_DIR, &o, NULL, err);
-	free(cmd);
-	if (rc < 0)
+	if (rc < 0) {
+		free(cmd);
+		ll_err_prefix(err, "nothing changed: ");
 		return rc;
-	o[strcspn(o, "\n")] = '\0';
+	}
+	fresh = strncmp(o, "new\n", 4) == 0;
+	if (fresh)
+		memmove(o, o + 4, strlen(o + 4) + 1);
+	/* a record left by an interface that recycled these numbers: dropped
+	 * (noted), then this one's state is recorded */
+	if (!fresh && o[0] == '{' && !again) {
+		rc = clear_check(r, dev, o, true, err);
+		if (rc <= 0) {
+			free(o);
+			free(cmd);
+			return rc < 0 ? rc : journal_take_once(r, dev, true, err);
+		}
+	}
+	/* a v1 record is one line; a v2 record spans lines */
+	if (o[0] != '{')
+		o[strcspn(o, "\n")] = '\0';
+	if (o[0] == '{') {
+		struct ll_err cerr = {0};
+
+		rc = tctree_restore_cmd(dev, o, cmd, CMD_MAX, &cerr);
+		if (rc == -ENOTSUP && r->safety.force) {
+			/* the user accepts losing those parts: the record keeps
+			 * the rest, which is restored and verified */
+			char dropped[400], *st = NULL;
+
+			rc = tctree_strip(o, &st, dropped, sizeof(dropped));
+			if (rc == 0) {
+				snprintf(cmd, CMD_MAX, "umask 077; printf '%%s\\n'");
+				rc = addw(cmd, CMD_MAX, st) | addraw(cmd, CMD_MAX, ">") |
+				     addw(cmd, CMD_MAX, tmp) | addraw(cmd, CMD_MAX, "&& mv") |
+				     addw(cmd, CMD_MAX, tmp) | addw(cmd, CMD_MAX, path);
+				rc = rc ? ll_err_set(err, -ENOSPC, "journal command too long")
+					: run(r, cmd, "write journal " JOURNAL_DIR, NULL, NULL, err);
+			}
+			if (rc == 0) {
+				free(o);
+				o = st;
+				st = NULL;
+				rnote(r, "%s: --force: %.300s will not come back on clear", dev, dropped);
+			}
+			free(st);
+		}
+		if (rc < 0) {
+			rc = ll_err_set(err, rc, "peer %s: %s: linklab could not put back what is there now (%s); nothing changed%s",
+					r->t.alias, dev, cerr.msg,
+					rc == -ENOTSUP ? " (--force applies anyway and loses it)" : "");
+		}
+	} else if (o[0] != '[') {
+		rc = ll_err_set(err, -EINVAL, "peer %s: %s: its record %s is empty or damaged; nothing changed (linklab clear --forget --peer-dev %s drops it)",
+				r->t.alias, dev, path, dev);
+		fresh = false;
+	}
+	if (rc < 0) {
+		if (fresh) {
+			snprintf(cmd, CMD_MAX, "rm -f");
+			addw(cmd, CMD_MAX, path);
+			run(r, cmd, "remove journal", NULL, NULL, NULL);
+		}
+		free(cmd);
+		free(o);
+		return rc;
+	}
+	free(cmd);
 	j = jfind(r, dev, true);
 	if (!j) {
 		free(o);
@@ -473,6 +594,11 @@ static int journal_take(struct remote *r, const char *dev, struct ll_err *err)
 	free(j->orig);
 	j->orig = o;
 	return 0;
+}
+
+static int journal_take(struct remote *r, const char *dev, struct ll_err *err)
+{
+	return journal_take_once(r, dev, false, err);
 }
 
 /* Command that puts the original (JSON) back on dev. -ENOTSUP for kinds we
@@ -485,6 +611,16 @@ static int restore_cmd(struct remote *r, const char *dev, const char *orig,
 	char h[32], v[64];
 	int rc, i;
 
+	if (orig[0] == '{') {
+		/* a whole-tree record: the ingress side linklab made first */
+		cmd[0] = '\0';
+		if (ingress_undo_cmd(r, dev, cmd, len) || addraw(cmd, len, "&&"))
+			return -ENOSPC;
+		rc = tctree_restore_cmd(dev, orig, cmd + strlen(cmd), len - strlen(cmd), err);
+		if (rc < 0)
+			ll_err_prefix(err, "peer %s: %s: ", r->t.alias, dev);
+		return rc;
+	}
 	rc = tcjson_qdiscs(orig, dev, &qs, err);
 	if (rc < 0)
 		return rc;
@@ -549,15 +685,36 @@ static int restore_cmd(struct remote *r, const char *dev, const char *orig,
 static int restore(struct remote *r, const char *dev, const char *orig,
 		   struct ll_err *err)
 {
-	char *cmd = calloc(1, CMD_MAX), path[128];
+	char *cmd = calloc(1, CMD_MAX), path[128], *back = NULL, why[320];
 	struct rjournal *j;
+	bool v2 = orig[0] == '{';
 	int rc;
 
 	if (!cmd)
 		return ll_err_set(err, -ENOMEM, "out of memory");
+	journal_path(r, dev, path, sizeof(path));
 	rc = restore_cmd(r, dev, orig, cmd, CMD_MAX, err);
-	if (rc == 0) {
-		journal_path(r, dev, path, sizeof(path));
+	if (rc == 0 && v2) {
+		/* then read it back in the same round trip */
+		rc = addraw(cmd, CMD_MAX, "&& echo " RS_SEP " && { ");
+		rc |= tctree_record_cmd(dev, cmd + strlen(cmd), CMD_MAX - strlen(cmd));
+		rc |= addraw(cmd, CMD_MAX, "; }");
+		rc = rc ? ll_err_set(err, -ENOSPC, "command too long")
+			: run(r, cmd, "restore original tc state", &back, NULL, err);
+		if (rc == 0) {
+			char *at = strstr(back, RS_SEP);
+
+			if (!at || tctree_diff(orig, at + strlen(RS_SEP), why, sizeof(why)) != 0)
+				rc = ll_err_set(err, -EIO, "peer %s: %s: the restored tc state does not read back as recorded: %s; record kept in %s",
+						r->t.alias, dev, at ? why : "no read-back", path);
+		}
+		free(back);
+		if (rc == 0) {
+			snprintf(cmd, CMD_MAX, "rm -f");
+			addw(cmd, CMD_MAX, path);
+			rc = run(r, cmd, "remove journal", NULL, NULL, err);
+		}
+	} else if (rc == 0) {
 		rc = addraw(cmd, CMD_MAX, "&& rm -f") | addw(cmd, CMD_MAX, path);
 		rc = rc ? ll_err_set(err, -ENOSPC, "command too long")
 			: run(r, cmd, "restore original qdisc", NULL, NULL, err);
@@ -865,31 +1022,105 @@ static int remote_clear_dev(struct peer *p, const char *dev, struct ll_err *err)
 
 static int remote_clear(struct peer *p, const char *dev, struct ll_err *err)
 {
-	int rc = remote_clear_dev(p, dev, err);
+	int rc;
+
+	R(p)->notes[0] = '\0';
+	rc = remote_clear_dev(p, dev, err);
 
 	if (rc == 0)
 		rc = guard_refresh(R(p), err);
 	return rc;
 }
 
+/* Before a clear restores dev from record orig: is it still the recorded
+ * device (ifindex, link address), and does it hold what linklab put there
+ * (one of linklab's roots - tbf, netem, htb at 1: - or the recorded root)?
+ * 1 go on, 0 record dropped (another device; noted), <0 refused. */
+static int clear_check(struct remote *r, const char *dev, const char *orig,
+		       bool identity_only, struct ll_err *err)
+{
+	char cmd[512] = "", mac[40] = "", path[128], *o = NULL, kind[24] = "", h[24] = "";
+	char nowmac[40] = "", rk[24] = "", rh[24] = "";
+	int idx = 0, nowidx = 0, rc;
+	cJSON *rec;
+	const cJSON *parts, *q;
+
+	journal_path(r, dev, path, sizeof(path));
+	if (tctree_identity(orig, &idx, mac, sizeof(mac)) < 0)
+		return 1;
+	rc = addraw(cmd, sizeof(cmd), "ip -o link show dev");
+	rc |= addw(cmd, sizeof(cmd), dev);
+	rc |= addraw(cmd, sizeof(cmd), "| awk '{i=$1; sub(\":\",\"\",i); m=\"-\"; for (k = 1; k < NF; k++) if ($k ~ /^link\\//) m = $(k+1); print i, m}'; tc qdisc show dev");
+	rc |= addw(cmd, sizeof(cmd), dev);
+	rc |= addraw(cmd, sizeof(cmd), "| awk '$4==\"root\"{print $2, $3}'");
+	if (rc)
+		return ll_err_set(err, -ENOSPC, "command too long");
+	rc = run(r, cmd, "read link identity", &o, NULL, err);
+	if (rc < 0)
+		return rc;
+	if (sscanf(o, "%d %39s %23s %23s", &nowidx, nowmac, kind, h) < 2) {
+		free(o);
+		return 1;
+	}
+	free(o);
+	if (nowidx != idx || (mac[0] && strcmp(nowmac, mac))) {
+		rnote(r, "%s: record %s is of an interface that no longer exists (ifindex %d, address %s; now %d, %s): dropped, nothing restored",
+		      dev, path, idx, mac, nowidx, nowmac);
+		snprintf(cmd, sizeof(cmd), "rm -f");
+		addw(cmd, sizeof(cmd), path);
+		rc = run(r, cmd, "remove journal", NULL, NULL, err);
+		return rc < 0 ? rc : 0;
+	}
+	if (identity_only || r->safety.force || (!strcmp(h, "1:") && (!strcmp(kind, "tbf") ||
+	    !strcmp(kind, "netem") || !strcmp(kind, "htb"))))
+		return 1;
+	rec = cJSON_Parse(orig);
+	parts = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(rec, "parts"), 0);
+	cJSON_ArrayForEach(q, cJSON_GetObjectItemCaseSensitive(parts, "qdiscs"))
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(q, "root"))) {
+			const cJSON *k = cJSON_GetObjectItemCaseSensitive(q, "kind");
+			const cJSON *hh = cJSON_GetObjectItemCaseSensitive(q, "handle");
+
+			snprintf(rk, sizeof(rk), "%s", cJSON_IsString(k) ? k->valuestring : "");
+			snprintf(rh, sizeof(rh), "%s", cJSON_IsString(hh) ? hh->valuestring : "");
+		}
+	cJSON_Delete(rec);
+	if (!strcmp(rk, kind) && !strcmp(rh, h))
+		return 1;
+	return ll_err_set(err, -EBUSY,
+			  "peer %s: %s holds qdisc %s %s, not what linklab applied (tbf/netem/htb 1:); not restoring over it: record %s kept (--force restores it anyway, linklab clear --forget --peer-dev %s drops it)",
+			  r->t.alias, dev, kind[0] ? kind : "none", h, path, dev);
+}
+
 static int remote_clear_dev(struct peer *p, const char *dev, struct ll_err *err)
 {
 	struct remote *r = R(p);
 	struct rjournal *j;
-	char path[128], cmd[256] = "cat", *o = NULL;
+	char path[128], cmd[256] = "", *o = NULL;
 	int rc;
 
 	rc = valid_ifname(dev, err);
+	if (rc == 0)
+		rc = need_nsid(r, err);
 	if (rc < 0)
 		return rc;
 	j = jfind(r, dev, false);
-	if (j && j->orig)
-		return restore(r, dev, j->orig, err);
+	if (j && j->orig) {
+		rc = j->orig[0] == '{' ? clear_check(r, dev, j->orig, false, err) : 1;
+		if (rc == 0) {
+			free(j->orig);
+			memset(j, 0, sizeof(*j));
+		}
+		return rc <= 0 ? rc : restore(r, dev, j->orig, err);
+	}
 	/* not touched in this session: a journal left on the peer by an
 	 * earlier run (crash, kill -9) is restored; none means a no-op */
 	journal_path(r, dev, path, sizeof(path));
+	addraw(cmd, sizeof(cmd), "if [ -e");
 	addw(cmd, sizeof(cmd), path);
-	addraw(cmd, sizeof(cmd), "2>/dev/null || true");
+	addraw(cmd, sizeof(cmd), "]; then echo X; cat");
+	addw(cmd, sizeof(cmd), path);
+	addraw(cmd, sizeof(cmd), "; fi");
 	rc = run(r, cmd, "read journal", &o, NULL, err);
 	if (rc < 0)
 		return rc;
@@ -897,8 +1128,17 @@ static int remote_clear_dev(struct peer *p, const char *dev, struct ll_err *err)
 		free(o);
 		return 0;
 	}
-	o[strcspn(o, "\n")] = '\0';
-	rc = restore(r, dev, o, err);
+	memmove(o, o + 2, strlen(o + 2) + 1);
+	if (o[0] != '{')
+		o[strcspn(o, "\n")] = '\0';
+	if (o[0] != '{' && o[0] != '[') {
+		free(o);
+		return ll_err_set(err, -EINVAL, "peer %s: %s: record %s is empty or damaged: nothing restored (linklab clear --forget --peer-dev %s drops it)",
+				  r->t.alias, dev, path, dev);
+	}
+	rc = o[0] == '{' ? clear_check(r, dev, o, false, err) : 1;
+	if (rc > 0)
+		rc = restore(r, dev, o, err);
 	free(o);
 	return rc;
 }
@@ -1000,6 +1240,7 @@ static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 	int rc;
 
 	r->warn[0] = '\0';
+	r->notes[0] = '\0';
 	if (impair_is_empty(d))
 		return remote_clear(p, dev, err);
 	lines = calloc(1, CMD_MAX);
@@ -1620,47 +1861,229 @@ static int remote_tune_restore(struct peer *p, struct ll_err *err)
 }
 
 
+/* The record files on the peer (every namespace), each as "PATH\n" then its
+ * text, separated by RS_SEP lines. */
+#define LIST_RECORDS "for f in " JOURNAL_DIR "/remote-*.tc.json; do [ -e \"$f\" ] || continue; " \
+	"echo " RS_SEP "; printf '%s\\n' \"$f\"; cat \"$f\"; echo; done; true"
+
+/* Walk the records listed by LIST_RECORDS: fn(path, text) for each. */
+static int each_record(struct remote *r, int (*fn)(struct remote *, const char *,
+						    char *, void *),
+		       void *arg, struct ll_err *err)
+{
+	char *out = NULL, *at, *next;
+	int rc;
+
+	rc = run(r, LIST_RECORDS, "list journals", &out, NULL, err);
+	if (rc < 0)
+		return rc;
+	for (at = strstr(out, RS_SEP); at; at = next) {
+		char *path = at + strlen(RS_SEP) + 1, *text;
+
+		next = strstr(path, RS_SEP);
+		if (next)
+			*next = '\0';
+		text = strchr(path, '\n');
+		if (!text)
+			break;
+		*text++ = '\0';
+		while (*text == ' ' || *text == '\n')
+			text++;
+		rc = fn(r, path, text, arg);
+		if (rc < 0)
+			break;
+	}
+	free(out);
+	return rc < 0 ? rc : 0;
+}
+
+/* dev of a record path of this namespace ("" if another namespace's). */
+static void record_dev(struct remote *r, const char *path, char *dev, size_t len)
+{
+	char pre[96];
+	size_t n = strlen(path), pl;
+
+	snprintf(pre, sizeof(pre), JOURNAL_DIR "/remote-%s-", r->nsid);
+	pl = strlen(pre);
+	dev[0] = '\0';
+	if (strncmp(path, pre, pl) || n < pl + 9 || strcmp(path + n - 8, ".tc.json"))
+		return;
+	snprintf(dev, len, "%.*s", (int)(n - 8 - pl), path + pl);
+	if (valid_ifname(dev, NULL) < 0)
+		dev[0] = '\0';
+}
+
+struct clear_all_ctx {
+	struct peer *p;
+	int failed, nfail;
+};
+
+static int clear_one(struct remote *r, const char *path, char *text, void *arg)
+{
+	struct clear_all_ctx *c = arg;
+	char dev[IF_NAMESIZE + 8], cmd[256] = "ip link show dev", *o = NULL;
+	struct ll_err e2 = {0};
+	int e;
+
+	record_dev(r, path, dev, sizeof(dev));
+	if (!dev[0])
+		return 0;   /* another namespace's: left for a linklab there */
+	if (text[0] != '{' && text[0] != '[') {
+		rnote(r, "record %s is empty or damaged: nothing restored from it (linklab clear --all --forget drops it)",
+		      path);
+		c->nfail++;
+		c->failed = c->failed ? c->failed : -EINVAL;
+		return 0;
+	}
+	addw(cmd, sizeof(cmd), dev);
+	addraw(cmd, sizeof(cmd), ">/dev/null 2>&1 && echo yes || echo no");
+	if (run(r, cmd, "check interface", &o, NULL, NULL) == 0 && !strncmp(o, "no", 2)) {
+		snprintf(cmd, sizeof(cmd), "rm -f");
+		addw(cmd, sizeof(cmd), path);
+		if (run(r, cmd, "remove journal", NULL, NULL, NULL) == 0)
+			rnote(r, "%s: record %s dropped: the interface no longer exists", dev, path);
+		free(o);
+		return 0;
+	}
+	free(o);
+	e = remote_clear_dev(c->p, dev, &e2);
+	if (e < 0) {
+		rnote(r, "%s", e2.msg);
+		c->nfail++;
+		c->failed = c->failed ? c->failed : e;
+	}
+	return 0;
+}
+
 /* After a crash or kill -9: restore every interface with a journal of this
- * network namespace on the peer, then the offload/sysctl journal. */
+ * network namespace on the peer (each failing record noted; records of
+ * interfaces that no longer exist dropped with a note), then the
+ * offload/sysctl journal. */
 static int remote_clear_all(struct peer *p, struct ll_err *err)
 {
 	struct remote *r = R(p);
-	char cmd[256], pre[64], *out = NULL, *line, *save = NULL;
-	int rc, first = 0;
+	struct clear_all_ctx c = { p, 0, 0 };
+	int rc;
 
-	remote_probe(r);
-	snprintf(pre, sizeof(pre), "remote-%s-", r->nsid);
-	snprintf(cmd, sizeof(cmd),
-		 "cd " JOURNAL_DIR " 2>/dev/null && for f in %s*.tc.json; do [ -e \"$f\" ] && printf '%%s\\n' \"$f\"; done; true",
-		 pre);
-	rc = run(r, cmd, "list journals", &out, NULL, err);
+	r->notes[0] = '\0';
+	rc = need_nsid(r, err);
+	if (rc == 0)
+		rc = each_record(r, clear_one, &c, err);
 	if (rc < 0)
 		return rc;
-	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		size_t n = strlen(line);
-		char dev[IF_NAMESIZE + 8];
-		struct ll_err e2 = {0};
-		int e;
+	if (c.nfail)
+		ll_err_set(err, c.failed, "peer %s: %d record%s not restored (each named above)",
+			   r->t.alias, c.nfail, c.nfail == 1 ? "" : "s");
+	rc = remote_tune_restore(p, c.failed ? NULL : err);
+	if (!c.failed && rc < 0)
+		c.failed = rc;
+	rc = guard_refresh(r, c.failed ? NULL : err);
+	return c.failed ? c.failed : rc;
+}
 
-		if (strncmp(line, pre, strlen(pre)) != 0 || n < strlen(pre) + 9 ||
-		    strcmp(line + n - 8, ".tc.json") != 0)
-			continue;
-		snprintf(dev, sizeof(dev), "%.*s", (int)(n - 8 - strlen(pre)), line + strlen(pre));
-		if (valid_ifname(dev, NULL) < 0)
-			continue;
-		e = remote_clear_dev(p, dev, &e2);
-		if (e < 0 && !first) {
-			first = e;
-			if (err)
-				*err = e2;
+struct rec_ctx {
+	struct peer_record *out;
+	int max, n;
+};
+
+static int list_one(struct remote *r, const char *path, char *text, void *arg)
+{
+	struct rec_ctx *c = arg;
+	struct peer_record *pr;
+	char dev[IF_NAMESIZE + 8], mac[40] = "";
+	int idx = 0;
+
+	if (c->n >= c->max)
+		return 0;
+	pr = &c->out[c->n++];
+	memset(pr, 0, sizeof(*pr));
+	snprintf(pr->path, sizeof(pr->path), "%s", path);
+	record_dev(r, path, dev, sizeof(dev));
+	snprintf(pr->dev, sizeof(pr->dev), "%.15s", dev);
+	if (text[0] == '{' && tctree_identity(text, &idx, mac, sizeof(mac)) == 0) {
+		cJSON *rec = cJSON_Parse(text);
+		const cJSON *tc = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(rec, "parts"), 0);
+		const cJSON *q, *root = NULL, *rk, *rh;
+		int nq = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(tc, "qdiscs"));
+		int nc = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(tc, "classes"));
+
+		cJSON_ArrayForEach(q, cJSON_GetObjectItemCaseSensitive(tc, "qdiscs"))
+			if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(q, "root")))
+				root = q;
+		rk = cJSON_GetObjectItemCaseSensitive(root, "kind");
+		rh = cJSON_GetObjectItemCaseSensitive(root, "handle");
+		pr->ifindex = idx;
+		snprintf(pr->what, sizeof(pr->what), "%s%s %s root, %d qdiscs, %d classes; address %s",
+			 dev[0] ? "" : "other namespace; ",
+			 cJSON_IsString(rk) ? rk->valuestring : "?",
+			 cJSON_IsString(rh) ? rh->valuestring : "", nq, nc, mac);
+		cJSON_Delete(rec);
+	} else if (text[0] == '[') {
+		snprintf(pr->what, sizeof(pr->what), "%sroot qdisc only (older record)",
+			 dev[0] ? "" : "other namespace; ");
+	} else {
+		snprintf(pr->what, sizeof(pr->what), "empty or damaged");
+		pr->damaged = true;
+	}
+	return 0;
+}
+
+static int remote_records(struct peer *p, struct peer_record *out, int max,
+			  int *n, struct ll_err *err)
+{
+	struct rec_ctx c = { out, max, 0 };
+	int rc = need_nsid(R(p), err);
+
+	if (rc == 0)
+		rc = each_record(R(p), list_one, &c, err);
+	*n = c.n;
+	return rc;
+}
+
+static int forget_one(struct remote *r, const char *path, char *text, void *arg)
+{
+	char dev[IF_NAMESIZE + 8], cmd[256] = "rm -f";
+	const char *want = arg;
+
+	record_dev(r, path, dev, sizeof(dev));
+	/* this namespace's records, and damaged ones of any */
+	if (!dev[0] && (text[0] == '{' || text[0] == '['))
+		return 0;
+	if (want && strcmp(dev, want))
+		return 0;
+	addw(cmd, sizeof(cmd), path);
+	if (run(r, cmd, "remove journal", NULL, NULL, NULL) == 0)
+		rnote(r, "record %s dropped, nothing restored", path);
+	if (dev[0]) {
+		struct rjournal *j = jfind(r, dev, false);
+
+		if (j) {
+			free(j->orig);
+			memset(j, 0, sizeof(*j));
 		}
 	}
-	free(out);
-	rc = remote_tune_restore(p, first ? NULL : err);
-	if (!first && rc < 0)
-		first = rc;
-	rc = guard_refresh(r, first ? NULL : err);
-	return first ? first : rc;
+	return 0;
+}
+
+static int remote_forget(struct peer *p, const char *dev, struct ll_err *err)
+{
+	struct remote *r = R(p);
+	int rc;
+
+	r->notes[0] = '\0';
+	if (dev && valid_ifname(dev, err) < 0)
+		return -EINVAL;
+	rc = need_nsid(r, err);
+	if (rc == 0)
+		rc = each_record(r, forget_one, (void *)dev, err);
+	if (rc == 0)
+		rc = guard_refresh(r, err);
+	return rc;
+}
+
+static const char *remote_notes(struct peer *p)
+{
+	return R(p)->notes;
 }
 
 static void remote_set_safety(struct peer *p, const struct peer_safety *sf)
@@ -1705,6 +2128,9 @@ static const struct peer_ops remote_ops = {
 	.sysctl_get = remote_sysctl_get,
 	.sysctl_set = remote_sysctl_set,
 	.tune_restore = remote_tune_restore,
+	.records = remote_records,
+	.forget = remote_forget,
+	.notes = remote_notes,
 };
 
 int peer_remote_open(struct peer *p, const struct ssh_target *t,

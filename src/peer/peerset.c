@@ -183,6 +183,11 @@ int peerset_open(struct peerset *ps, const struct peerset_opts *o,
 	if (rc < 0)
 		return rc;
 	snprintf(ps->a.label, sizeof(ps->a.label), "A (this host)");
+	if (ps->a.ops->set_safety) {
+		struct peer_safety sa = { .force = o->force };
+
+		ps->a.ops->set_safety(&ps->a, &sa);
+	}
 	if (o->peer) {
 		rc = sshcfg_resolve(o->peer, &o->ssh, &ps->target, err);
 		if (rc == 0)

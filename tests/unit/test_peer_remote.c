@@ -37,6 +37,7 @@ static const char *class_text;     /* tc class show (plain text in tc 6.1) */
 static const char *filter_json;    /* tc -j filter show parent 1: */
 static const char *dev_json;       /* the device itself in an ingress dial */
 static const char *ingress_answer; /* answer to the ingress check */
+static const char *probe_answer;   /* CONFIG_HZ and netns probe */
 static char statebuf[8192];
 
 static void reset(void)
@@ -59,6 +60,7 @@ static void reset(void)
 	filter_json = "";
 	dev_json = NULL;
 	ingress_answer = "none\n";
+	probe_answer = "250\n@\n4026531840\n";
 }
 
 static int started(const char *s, const char *p)
@@ -165,7 +167,7 @@ int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
 		o = "[{\"ifindex\":5,\"ifname\":\"x\",\"flags\":[\"UP\"],\"mtu\":1500,"
 		    "\"qdisc\":\"noqueue\",\"operstate\":\"UP\"}]";
 	} else if (strstr(cmd, "CONFIG_HZ")) {
-		o = "250\n@\n4026531840\n";
+		o = probe_answer;
 	} else if (started(cmd, "if [ -e '/run/linklab/")) {
 		o = ingress_answer;
 	} else if (strstr(cmd, "@@linklab@@")) {
@@ -285,8 +287,11 @@ static void test_apply_hostile_name(void **state)
 	assert_non_null(c);
 	assert_string_equal(c, "ip -j link show dev 'x$(id);b'");
 	/* journal: directory and file quoted, original JSON quoted */
-	c = find_cmd("umask 077; mkdir -p '/run/linklab' && { [ -e '/run/linklab/remote-4026531840-x$(id);b.tc.json' ] || { tc -j qdisc show dev 'x$(id);b' > '/run/linklab/remote-4026531840-x$(id);b.tc.json.tmp' && mv '/run/linklab/remote-4026531840-x$(id);b.tc.json.tmp' '/run/linklab/remote-4026531840-x$(id);b.tc.json' ; }; } && cat '/run/linklab/remote-4026531840-x$(id);b.tc.json'");
+	/* (the whole tc tree, tctree_record_cmd; only a non-empty record
+	 * replaces the file) */
+	c = find_cmd("umask 077; mkdir -p '/run/linklab' && { [ -e '/run/linklab/remote-4026531840-x$(id);b.tc.json' ] || { { D='x$(id);b'; J='x$(id);b'; ");
 	assert_non_null(c);
+	assert_non_null(strstr(c, "; } > '/run/linklab/remote-4026531840-x$(id);b.tc.json.tmp' && [ -s '/run/linklab/remote-4026531840-x$(id);b.tc.json.tmp' ] && mv '/run/linklab/remote-4026531840-x$(id);b.tc.json.tmp' '/run/linklab/remote-4026531840-x$(id);b.tc.json' && echo new || { rm -f '/run/linklab/remote-4026531840-x$(id);b.tc.json.tmp' ; exit 1; }; }; } && cat '/run/linklab/remote-4026531840-x$(id);b.tc.json'"));
 	/* one tc command, the device quoted */
 	c = NULL;
 	for (int i = 0; i < ncmds && !c; i++)
@@ -768,6 +773,27 @@ static void test_ingress_busy_and_failed_readback(void **state)
 	assert_string_equal(journal, "");
 }
 
+/* No netns from the probe: refused with the reason, never a shared
+ * "remote-0-" journal that another namespace's records could be taken for. */
+static void test_probe_failure(void **state)
+{
+	struct impair d;
+	struct ll_err err = {0};
+	int i;
+
+	(void)state;
+	probe_answer = "250\n@\nstat: cannot stat\n";
+	dial_rate(&d, "50mbit");
+	assert_int_equal(P.ops->apply(&P, "eth0", &d, &err), -EIO);
+	assert_non_null(strstr(err.msg, "cannot tell the peer's network namespace"));
+	for (i = 0; i < ncmds; i++) {
+		assert_null(strstr(cmds[i], "remote-0-"));
+		assert_null(strstr(cmds[i], "tc qdisc replace"));
+	}
+	assert_int_equal(P.ops->clear(&P, "eth0", &err), -EIO);
+	assert_int_equal(P.ops->clear_all(&P, &err), -EIO);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -789,6 +815,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_scoped_readback_without_filter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ingress_apply_clear, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ingress_busy_and_failed_readback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_probe_failure, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("peer_remote", tests, NULL, NULL);
 }

@@ -45,6 +45,7 @@ struct peer_safety {
 };
 
 struct offload_state;     /* hosttune.h */
+struct peer_record;
 struct sysctl_state;
 
 struct peer_ops {
@@ -114,6 +115,26 @@ struct peer_ops {
 	 * interface), -EIO (netlink). */
 	int (*link_stats)(struct peer *p, const char *dev, struct link_stats *out,
 			  struct ll_err *err);
+	/* --- journal records (NULL = not supported) --- */
+	/* Every record on this peer (damaged ones too), up to max. */
+	int (*records)(struct peer *p, struct peer_record *out, int max, int *n,
+		       struct ll_err *err);
+	/* Drop the record of dev (NULL: every record, damaged ones too)
+	 * without restoring anything. */
+	int (*forget)(struct peer *p, const char *dev, struct ll_err *err);
+	/* Lines the last clear/clear_all/apply left for the user (records
+	 * dropped, records not restored and why); "" if none. */
+	const char *(*notes)(struct peer *p);
+};
+
+/* One journal record of a peer, as `linklab show --journal` lists it. */
+struct peer_record {
+	char dev[IF_NAMESIZE];
+	int ifindex;
+	char path[160];           /* the record file on that peer */
+	char what[200];           /* "htb 1: + 6 objects; linklab applied tbf 1:",
+				   * or why it is damaged */
+	bool damaged;
 };
 
 struct peer {

@@ -1,0 +1,324 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# restore.sh - linklab puts back the whole prior tc state of an interface:
+# the matrix {noqueue, pfifo, bfifo, tbf with peakrate, htb bare, htb tree
+# with classes + child qdiscs + u32 filters, ingress with filters, clsact with
+# filters, mq with per-queue children on a 4-queue veth} x {local, peer over
+# SSH} x {clear}: the dump of tc -j qdisc / tc class / tc -j filter of every
+# block before equals the dump after (counters ignored, tests/lab/restore/
+# norm.py). Fault tests: a kind linklab cannot rebuild (refused, --force),
+# a state changed by hand after apply (refused, --force), 0-byte and corrupt
+# records (reported by path, --forget), a record whose numbers were recycled
+# by another interface (dropped, not restored), a full journal directory
+# (nothing changed, no empty record), show --journal.
+. "$(dirname "$0")/lib.sh"
+need_root restore
+T=$(mktemp -d /tmp/ll-restore.XXXXXX)
+cleanup() { lab_down; rm -f "$LL_LAB_DIR.uperr"; umount "$T/full" 2>/dev/null; rm -rf "$T"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+[ -x "$LINKLAB" ] || { fail "no linklab binary at $LINKLAB"; summary restore; exit 1; }
+if ! lab_up rst$$; then fail "lab up"; summary restore; exit 1; fi
+NORM="$LL_REPO/tests/lab/restore/norm.py"
+export LINKLAB_RUN_DIR="$T/run"
+
+# set up prior state $3 on dev $2 in namespace $1 by hand
+prior() {
+	t() { ip netns exec "$1" tc "$@"; }
+	ns=$1 d=$2
+	tt() { ip netns exec "$ns" tc "$@"; }
+	case $3 in
+	noqueue) ;;
+	pfifo) tt qdisc add dev $d root handle 1: pfifo limit 77;;
+	bfifo) tt qdisc add dev $d root handle 1: bfifo limit 4242;;
+	tbfpeak) tt qdisc add dev $d root handle 7: tbf rate 3mbit burst 7777 peakrate 5mbit mtu 1600 limit 33333;;
+	htb) tt qdisc add dev $d root handle 1: htb default 20 r2q 5;;
+	htbtree) tt qdisc add dev $d root handle 1: htb default 20 r2q 5
+		tt class add dev $d parent 1: classid 1:1 htb rate 10mbit ceil 20mbit burst 15k
+		tt class add dev $d parent 1:1 classid 1:10 htb rate 5mbit ceil 10mbit prio 1
+		tt class add dev $d parent 1:1 classid 1:20 htb rate 2mbit
+		tt qdisc add dev $d parent 1:10 handle 10: pfifo limit 30
+		tt qdisc add dev $d parent 1:20 handle 20: tbf rate 1mbit burst 10k latency 50ms
+		tt filter add dev $d parent 1: protocol ip prio 1 u32 match ip dst 10.0.0.1/32 flowid 1:10
+		tt filter add dev $d parent 1: protocol ip prio 2 u32 match ip dport 80 0xffff flowid 1:20;;
+	ingress) tt qdisc add dev $d ingress
+		tt filter add dev $d parent ffff: protocol ip prio 3 u32 match ip src 1.2.3.4/32 action mirred egress mirror dev lo
+		tt filter add dev $d parent ffff: protocol ip prio 4 u32 match ip sport 22 0xffff;;
+	clsact) tt qdisc add dev $d clsact
+		tt filter add dev $d ingress protocol ip prio 3 u32 match ip src 1.2.3.4/32 action mirred egress redirect dev lo
+		tt filter add dev $d egress protocol ip prio 5 u32 match ip dst 5.6.7.8/32;;
+	mq) tt qdisc add dev $d root handle 1: mq
+		tt qdisc replace dev $d parent 1:2 handle 12: pfifo limit 44
+		tt qdisc replace dev $d parent 1:3 handle 13: tbf rate 2mbit burst 5000 limit 20000;;
+	esac 2>/dev/null
+}
+# normalised dump of every qdisc, class and filter block of $2 in $1
+dump() {
+	ip netns exec "$1" sh -c '
+D=$1
+tc -j -d -raw qdisc show dev $D; echo @@SEP@@
+tc -d -raw class show dev $D; echo @@SEP@@
+for p in $(tc qdisc show dev $D | awk "{print \$2\" \"\$3}" | while read k h; do case $k in ingress) echo ffff:;; clsact) echo ffff:fff2 ffff:fff3;; htb) echo $h;; esac; done) $(tc class show dev $D | awk "\$2==\"htb\"{print \$3}"); do tc -j filter show dev $D parent $p 2>/dev/null; echo @@SEP@@; done
+' sh "$2" | python3 "$NORM"
+}
+mkdev() { ip -n "$1" link add "$2" numtxqueues 4 numrxqueues 4 type veth peer name "$2p" numtxqueues 4 numrxqueues 4 &&
+	ip -n "$1" link set "$2" up && ip -n "$1" link set "$2p" up; }
+L() { ina "$LINKLAB" "$@"; }
+R() { c=$1; shift; ina "$LINKLAB" "$c" -F "$LL_SSH_CONFIG" --peer peer-b --remote "$@"; }
+
+MATRIX=""
+for side in local peer; do
+	for S in noqueue pfifo bfifo tbfpeak htb htbtree ingress clsact mq; do
+		if [ $side = local ]; then ns=$LL_NS_A; else ns=$LL_NS_B; fi
+		mkdev "$ns" rt0 || { fail "$side $S: cannot create a 4-queue veth"; continue; }
+		prior "$ns" rt0 $S
+		dump "$ns" rt0 > "$T/before"
+		if [ $side = local ]; then
+			L apply --dev rt0 --rate 10mbit > "$T/apply" 2>&1; ra=$?
+			mid=$(root_kind "$ns" rt0)
+			L clear --dev rt0 > "$T/clear" 2>&1; rc=$?
+		else
+			R apply --peer-dev rt0 --rate 10mbit > "$T/apply" 2>&1; ra=$?
+			mid=$(root_kind "$ns" rt0)
+			R clear --peer-dev rt0 > "$T/clear" 2>&1; rc=$?
+		fi
+		dump "$ns" rt0 > "$T/after"
+		if [ $ra = 0 ] && [ "$mid" = tbf ] && [ $rc = 0 ] && cmp -s "$T/before" "$T/after" &&
+		   [ "$(wc -c < "$T/before")" -gt 10 ]; then
+			pass "$side $S: apply (root tbf) then clear: the dump before equals the dump after"
+			MATRIX="$MATRIX $side/$S=PASS"
+		else
+			fail "$side $S: apply=$ra (root $mid) clear=$rc: $(cat "$T/apply" "$T/clear" | tr '\n' ' ' | cut -c1-300); before $(cut -c1-200 "$T/before") after $(cut -c1-200 "$T/after")"
+			MATRIX="$MATRIX $side/$S=FAIL"
+		fi
+		ip -n "$ns" link del rt0 2>/dev/null
+		# each cell on its own: a record a failed cell kept goes
+		rm -f "$LINKLAB_RUN_DIR"/*.json "/run/linklab/remote-$(inb stat -L -c %i /proc/self/ns/net)-rt0.tc.json"
+	done
+done
+echo "MATRIX:$MATRIX"
+
+# --- faults (local) --------------------------------------------------------
+mkdev "$LL_NS_A" rt1
+ina tc qdisc add dev rt1 clsact
+ina tc filter add dev rt1 egress bpf bytecode '1,6 0 0 4294967295,'
+dump "$LL_NS_A" rt1 > "$T/b1"
+r=$(L apply --dev rt1 --rate 10mbit 2>&1); ra=$?
+if [ $ra != 0 ] && echo "$r" | grep -q "filter bpf parent ffff:fff3" && echo "$r" | grep -q "nothing changed" &&
+   dump "$LL_NS_A" rt1 | cmp -s - "$T/b1" && [ -z "$(ls "$LINKLAB_RUN_DIR" 2>/dev/null)" ]; then
+	pass "a cls_bpf filter linklab cannot rebuild: apply refused before any change, naming it"
+else
+	fail "unrebuildable part: rc=$ra: $r"
+fi
+if L apply --dev rt1 --rate 10mbit --force >/dev/null 2>&1 && [ "$(root_kind "$LL_NS_A" rt1)" = tbf ]; then
+	pass "--force applies over it anyway"
+else
+	fail "--force did not apply"
+fi
+r=$(L clear --dev rt1 2>&1); rc=$?
+if [ $rc = 0 ] && [ "$(ina tc qdisc show dev rt1 | grep -c clsact)" = 1 ] &&
+   [ -z "$(ina tc filter show dev rt1 egress)" ]; then
+	pass "clear after --force: exit 0, clsact back, the bpf filter (accepted as lost) not"
+else
+	fail "clear after --force: rc=$rc: $r"
+fi
+ip -n "$LL_NS_A" link del rt1
+
+mkdev "$LL_NS_A" rt2
+prior "$LL_NS_A" rt2 htb
+dump "$LL_NS_A" rt2 > "$T/b2"
+L apply --dev rt2 --rate 10mbit >/dev/null 2>&1
+ina tc qdisc del dev rt2 root; ina tc qdisc add dev rt2 root handle 9: pfifo limit 33
+r=$(L clear --dev rt2 2>&1); rc=$?
+if [ $rc != 0 ] && echo "$r" | grep -q "holds qdisc pfifo 9: root" && [ "$(root_kind "$LL_NS_A" rt2)" = pfifo ]; then
+	pass "state changed by hand after apply: clear refuses and names what it found (pfifo 9:), pfifo kept"
+else
+	fail "hand-changed state: rc=$rc root $(root_kind "$LL_NS_A" rt2): $r"
+fi
+if L clear --dev rt2 --force >/dev/null 2>&1 && dump "$LL_NS_A" rt2 | cmp -s - "$T/b2"; then
+	pass "clear --force restores the record over it (htb back)"
+else
+	fail "clear --force did not restore"
+fi
+ip -n "$LL_NS_A" link del rt2
+
+# 0-byte and corrupt records
+mkdir -p "$LINKLAB_RUN_DIR"
+: > "$LINKLAB_RUN_DIR/123-4.json"; echo '{"x":' > "$LINKLAB_RUN_DIR/123-5.json"
+r=$(L clear --all 2>&1); rc=$?
+if [ $rc != 0 ] && echo "$r" | grep -q "123-4.json is empty or damaged" && echo "$r" | grep -q "123-5.json is empty or damaged"; then
+	pass "clear --all reports both the 0-byte and the corrupt record by path and fails"
+else
+	fail "damaged records: rc=$rc: $r"
+fi
+r=$(L show --journal 2>&1)
+if echo "$r" | grep -q "DAMAGED ? $LINKLAB_RUN_DIR/123-4.json"; then pass "show --journal lists the damaged records"; else fail "show --journal: $r"; fi
+r=$(L clear --all --forget 2>&1); rc=$?
+r2=$(L clear --all 2>&1); rc2=$?
+if [ $rc = 0 ] && [ ! -e "$LINKLAB_RUN_DIR/123-4.json" ] && [ $rc2 = 0 ]; then
+	pass "clear --all --forget drops them; the next clear --all exits 0"
+else
+	fail "forget: rc=$rc $r / rc2=$rc2 $r2"
+fi
+
+# recycled numbers: the record of a dead interface carries the netns cookie
+# and the link address; put under the numbers of a new interface (as a
+# recycled netns inode + ifindex would) it must not be restored onto it
+mkdev "$LL_NS_A" rt3
+prior "$LL_NS_A" rt3 bfifo
+L apply --dev rt3 --rate 10mbit >/dev/null 2>&1
+old=$(ls "$LINKLAB_RUN_DIR"/*-*.json | head -1)
+cp "$old" "$T/oldrec"; rm -f "$old"
+ip -n "$LL_NS_A" link del rt3
+mkdev "$LL_NS_A" rt3
+ina tc qdisc add dev rt3 root handle 1: tbf rate 5mbit burst 5000 limit 10000
+nsino=$(ina stat -L -c %i /proc/self/ns/net); idx=$(ina cat /sys/class/net/rt3/ifindex)
+jq -c ".ifindex = $idx" "$T/oldrec" > "$LINKLAB_RUN_DIR/$nsino-$idx.json"
+r=$(L clear --dev rt3 2>&1); rc=$?
+if [ $rc = 0 ] && echo "$r" | grep -q "no longer exists" && [ "$(root_kind "$LL_NS_A" rt3)" = tbf ] &&
+   [ ! -e "$LINKLAB_RUN_DIR/$nsino-$idx.json" ]; then
+	pass "a record whose netns inode + ifindex were recycled is dropped with a line, bfifo 4242 not put onto the new rt3"
+else
+	fail "recycled record: rc=$rc root $(root_kind "$LL_NS_A" rt3): $r"
+fi
+ip -n "$LL_NS_A" link del rt3
+
+# a full journal directory: nothing changed, no empty record left
+mkdir -p "$T/full" && mount -t tmpfs -o size=4k tmpfs "$T/full" &&
+	dd if=/dev/zero of="$T/full/fill" bs=1k count=4 2>/dev/null
+mkdev "$LL_NS_A" rt4
+prior "$LL_NS_A" rt4 pfifo
+r=$(LINKLAB_RUN_DIR="$T/full" L apply --dev rt4 --rate 10mbit 2>&1); rc=$?
+if [ $rc != 0 ] && echo "$r" | grep -q "nothing changed" && [ "$(root_kind "$LL_NS_A" rt4)" = pfifo ] &&
+   [ -z "$(find "$T/full" -name '*.json')" ]; then
+	pass "full journal directory (tmpfs 4k): apply refused, nothing changed, no empty record"
+else
+	fail "full dir: rc=$rc root $(root_kind "$LL_NS_A" rt4): $r; $(ls -la "$T/full")"
+fi
+umount "$T/full"
+ip -n "$LL_NS_A" link del rt4
+
+# a sysctl record that can never be written (the value does not exist):
+# reported once, dropped, so clear --all does not fail for ever
+nsa=$(ina stat -L -c %i /proc/self/ns/net)
+echo "sysctl net.ipv4.tcp_congestion_control nosuch-cc" > "$LINKLAB_RUN_DIR/tune-$nsa.txt"
+r=$(L clear --all 2>&1); rc=$?
+r2=$(L clear --all 2>&1); rc2=$?
+if [ $rc != 0 ] && echo "$r" | grep -q "record dropped" && [ $rc2 = 0 ] && [ ! -e "$LINKLAB_RUN_DIR/tune-$nsa.txt" ]; then
+	pass "an unwritable sysctl record: the first clear --all says so and drops it, the next exits 0"
+else
+	fail "sysctl record: rc=$rc $r / rc2=$rc2 $r2"
+fi
+
+# kill -9 of apply half-way (after the record, before the change is
+# confirmed: held by the test hook), then clear --all puts it all back
+mkdev "$LL_NS_A" rt6
+prior "$LL_NS_A" rt6 htbtree
+dump "$LL_NS_A" rt6 > "$T/b6"
+mkdev "$LL_NS_B" rt6
+prior "$LL_NS_B" rt6 htbtree
+dump "$LL_NS_B" rt6 > "$T/b6b"
+ina "$LINKLAB" apply --dev rt6 --rate 10mbit >/dev/null 2>&1 &
+LLPID=$!
+ina env LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS=20000 "$LINKLAB" apply -F "$LL_SSH_CONFIG" --peer peer-b --remote --peer-dev rt6 --rate 10mbit >/dev/null 2>&1 &
+RPID=$!
+i=0; while [ $i -lt 100 ] && [ "$(root_kind "$LL_NS_B" rt6)" != tbf ]; do sleep 0.1; i=$((i+1)); done
+wait $LLPID
+kill -9 $RPID 2>/dev/null; wait $RPID 2>/dev/null
+ra=$(root_kind "$LL_NS_A" rt6); rb=$(root_kind "$LL_NS_B" rt6)
+L clear --all > "$T/ca" 2>&1; c1=$?
+R clear --all > "$T/cb" 2>&1; c2=$?
+if [ "$ra" = tbf ] && [ "$rb" = tbf ] && [ $c1 = 0 ] && [ $c2 = 0 ] &&
+   dump "$LL_NS_A" rt6 | cmp -s - "$T/b6" && dump "$LL_NS_B" rt6 | cmp -s - "$T/b6b"; then
+	pass "kill -9 of a remote apply mid-way (and a finished local one), then clear --all on both: both htb trees back exactly"
+	MATRIX="$MATRIX peer/htbtree/kill-9=PASS"
+else
+	fail "kill -9 then clear --all: roots after kill A $ra B $rb, clear A=$c1 B=$c2: $(cat "$T/ca" "$T/cb" | tr '\n' ' ')"
+	MATRIX="$MATRIX peer/htbtree/kill-9=FAIL"
+fi
+ip -n "$LL_NS_A" link del rt6; ip -n "$LL_NS_B" link del rt6
+
+# --- faults (peer) ---------------------------------------------------------
+mkdev "$LL_NS_B" rt5
+prior "$LL_NS_B" rt5 pfifo
+nsb=$(inb stat -L -c %i /proc/self/ns/net)
+: > "/run/linklab/remote-$nsb-rt5.tc.json"
+r=$(R apply --peer-dev rt5 --rate 10mbit 2>&1); rc=$?
+if [ $rc != 0 ] && echo "$r" | grep -q "remote-$nsb-rt5.tc.json is empty or damaged" &&
+   [ "$(root_kind "$LL_NS_B" rt5)" = pfifo ]; then
+	pass "0-byte remote journal: apply refuses naming the file, nothing changed"
+else
+	fail "0-byte remote journal: rc=$rc: $r"
+fi
+rm -f "/run/linklab/remote-$nsb-rt5.tc.json"
+R apply --peer-dev rt5 --rate 10mbit >/dev/null 2>&1
+inb tc qdisc del dev rt5 root; inb tc qdisc add dev rt5 root handle 9: bfifo limit 3333
+r=$(R clear --peer-dev rt5 2>&1); rc=$?
+if [ $rc != 0 ] && echo "$r" | grep -q "holds qdisc bfifo 9:" && [ "$(root_kind "$LL_NS_B" rt5)" = bfifo ]; then
+	pass "peer: state changed by hand after apply: clear refuses and names bfifo 9:"
+else
+	fail "peer hand-changed: rc=$rc: $r"
+fi
+if R clear --peer-dev rt5 --force >/dev/null 2>&1 && [ "$(root_kind "$LL_NS_B" rt5)" = pfifo ]; then
+	pass "peer: clear --force restores the recorded pfifo"
+else
+	fail "peer clear --force: root $(root_kind "$LL_NS_B" rt5)"
+fi
+ip -n "$LL_NS_B" link del rt5
+
+# a part the peer's record cannot rebuild: refused, --force keeps the rest
+mkdev "$LL_NS_B" rt6
+inb tc qdisc add dev rt6 clsact
+inb tc filter add dev rt6 egress bpf bytecode '1,6 0 0 4294967295,'
+inb tc filter add dev rt6 ingress protocol ip prio 3 u32 match ip src 1.2.3.4/32
+r=$(R apply --peer-dev rt6 --rate 10mbit 2>&1); rc=$?
+if [ $rc != 0 ] && echo "$r" | grep -q "filter bpf parent ffff:fff3" && [ "$(root_kind "$LL_NS_B" rt6)" = noqueue ] &&
+   [ ! -e "/run/linklab/remote-$nsb-rt6.tc.json" ]; then
+	pass "peer: a cls_bpf filter: apply refused before any change, naming it, no record left"
+else
+	fail "peer unrebuildable: rc=$rc: $r"
+fi
+r=$(R apply --peer-dev rt6 --rate 10mbit --force 2>&1); ra=$?
+r2=$(R clear --peer-dev rt6 2>&1); rc=$?
+if [ $ra = 0 ] && [ $rc = 0 ] && [ "$(inb tc qdisc show dev rt6 | grep -c clsact)" = 1 ] &&
+   inb tc filter show dev rt6 ingress | grep -q "match 01020304/ffffffff at 12" && [ -z "$(inb tc filter show dev rt6 egress)" ]; then
+	pass "peer: --force applies; clear brings back clsact and its u32 filter, not the bpf one"
+else
+	fail "peer --force: apply=$ra clear=$rc: $r $r2"
+fi
+ip -n "$LL_NS_B" link del rt6
+
+# every failing record is reported; a record of a gone interface is dropped
+for d in rt7 rt8 rt9; do mkdev "$LL_NS_B" $d; prior "$LL_NS_B" $d pfifo; R apply --peer-dev $d --rate 10mbit >/dev/null 2>&1; done
+for d in rt7 rt8; do inb tc qdisc del dev $d root; inb tc qdisc add dev $d root handle 9: pfifo limit 33; done
+ip -n "$LL_NS_B" link del rt9
+: > "/run/linklab/remote-$nsb-rtz.tc.json"
+r=$(R show --journal 2>&1)
+if echo "$r" | grep -q "rt7 /run/linklab/remote-$nsb-rt7.tc.json: pfifo 1: root" && echo "$r" | grep -q "DAMAGED rtz"; then
+	pass "show --journal on the peer lists the records (pfifo 1: of rt7) and the 0-byte one"
+else
+	fail "peer show --journal: $r"
+fi
+r=$(L show --journal -J 2>&1)
+if echo "$r" | jq -e '.a.records' >/dev/null 2>&1; then pass "show --journal -J: JSON with the records of A"; else fail "show -J: $r"; fi
+r=$(R clear --all 2>&1); rc=$?
+if [ $rc != 0 ] && echo "$r" | grep -q "rt7 holds qdisc pfifo 9:" && echo "$r" | grep -q "rt8 holds qdisc pfifo 9:" &&
+   echo "$r" | grep -q "remote-$nsb-rtz.tc.json is empty or damaged" &&
+   echo "$r" | grep -q "rt9: record .* dropped: the interface no longer exists" && echo "$r" | grep -q "3 records not restored" &&
+   [ "$(root_kind "$LL_NS_B" rt7)" = pfifo ]; then
+	pass "peer clear --all names every failing record (rt7, rt8 changed by hand, the 0-byte one) and drops the gone rt9's"
+else
+	fail "peer clear --all: rc=$rc: $r"
+fi
+r=$(R clear --forget --peer-dev rt7 2>&1); rc=$?
+r2=$(R clear --all --forget 2>&1); rc2=$?
+r3=$(R clear --all 2>&1); rc3=$?
+if [ $rc = 0 ] && echo "$r" | grep -q "remote-$nsb-rt7.tc.json dropped" && [ $rc2 = 0 ] && [ $rc3 = 0 ] &&
+   [ ! -e "/run/linklab/remote-$nsb-rtz.tc.json" ] && [ "$(inb tc qdisc show dev rt7 | head -1 | cut -d' ' -f2-3)" = "pfifo 9:" ]; then
+	pass "peer clear --forget drops a record (pfifo 9: stays), --all --forget the rest; then clear --all exits 0"
+else
+	fail "peer forget: $rc $r / $rc2 $r2 / $rc3 $r3"
+fi
+for d in rt7 rt8; do ip -n "$LL_NS_B" link del $d; done
+echo "MATRIX:$MATRIX"
+summary restore
