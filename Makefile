@@ -32,7 +32,7 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/asan/tests/%)
 
 .PHONY: all deps check unit lab-test tui-test demo demo-down lab-up lab-down \
-        bench install clean layering fuzz fuzz-check
+        bench install clean layering fuzz fuzz-check lab-ansible
 
 all: $(BUILD)/.deps $(BUILD)/linklab
 
@@ -69,6 +69,10 @@ lab-test: all
 
 tui-test: all
 	@sh tests/tui/run.sh
+
+# the Ansible collection (contrib/ansible) against five namespace hosts
+lab-ansible: all
+	@sh tests/lab/ansible.sh
 
 layering:
 	@sh scripts/check-layering.sh
