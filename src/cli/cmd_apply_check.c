@@ -189,13 +189,16 @@ cJSON *cmd_apply_check_dial_json(const struct qdisc_state *qs, unsigned mtu)
 	return dial_json(&d);
 }
 
-int cmd_apply_check_journalled(struct peer *p, const char *dev)
+int cmd_apply_check_journalled(struct peer *p, const char *dev, char *orig,
+			       size_t len)
 {
 	struct journal_entry *je;
 	uint64_t ns = 0;
 	unsigned idx;
 	int rc;
 
+	if (orig && len)
+		orig[0] = '\0';
 	if (strcmp(p->ops->name, "local") != 0)
 		return -ENOTSUP;
 	idx = if_nametoindex(dev);
@@ -205,8 +208,25 @@ int cmd_apply_check_journalled(struct peer *p, const char *dev)
 	if (!je)
 		return -ENOMEM;
 	rc = journal_lookup(ns, (int)idx, je, NULL);
+	if (rc == 0 && orig && len)
+		snprintf(orig, len, "%s%s", je->kind[0] ? je->kind : "none",
+			 je->is_default ? " (kernel default)" : "");
 	free(je);
 	return rc == 0 ? 1 : rc == -ENOENT ? 0 : rc;
+}
+
+/* Add "journalled" (and "original", the root qdisc linklab clear puts
+ * back) to side when the journal can be read here (the local peer). */
+void cmd_apply_check_journal_json(cJSON *side, struct peer *p, const char *dev)
+{
+	char orig[64];
+	int j = cmd_apply_check_journalled(p, dev, orig, sizeof(orig));
+
+	if (j < 0)
+		return;
+	cJSON_AddBoolToObject(side, "journalled", j == 1);
+	if (j == 1)
+		cJSON_AddStringToObject(side, "original", orig);
 }
 
 /* The tree the dial acts on: dev's own, or its IFB's for an ingress dial
@@ -276,11 +296,9 @@ static int check_side(struct peer *p, const char *dev, const struct impair *want
 		cJSON *b = cJSON_CreateObject(), *a = cJSON_CreateObject();
 		cJSON *cmds = cJSON_CreateArray();
 		char *line, *save = NULL;
-		int j = cmd_apply_check_journalled(p, dev);
 
 		cJSON_AddBoolToObject(side, "changed", *changed);
-		if (j >= 0)
-			cJSON_AddBoolToObject(side, "journalled", j == 1);
+		cmd_apply_check_journal_json(side, p, dev);
 		cJSON_AddStringToObject(b, "summary", before);
 		impair_drop_derived(&held, mtu, hz);
 		cJSON_AddItemToObject(b, "dial", dial_json(&held));

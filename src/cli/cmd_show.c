@@ -196,7 +196,6 @@ int cmd_show(int argc, char **argv)
 			cJSON *side = cJSON_CreateObject();
 			uint64_t rate = tree_rate(qs);
 			char sum[1024];
-			int j = cmd_apply_check_journalled(p, dev);
 
 			cJSON_AddStringToObject(side, "label", p->label);
 			cJSON_AddStringToObject(side, "dev", dev);
@@ -204,8 +203,7 @@ int cmd_show(int argc, char **argv)
 			cJSON_AddStringToObject(side, "summary",
 						qdisc_state_summary(qs, sum, sizeof(sum)));
 			cJSON_AddItemToObject(side, "dial", cmd_apply_check_dial_json(qs, mtu));
-			if (j >= 0)
-				cJSON_AddBoolToObject(side, "journalled", j == 1);
+			cmd_apply_check_journal_json(side, p, dev);
 			if (mtu)
 				cJSON_AddNumberToObject(side, "mtu", mtu);
 			if (rate) {

@@ -6,6 +6,7 @@
 #define LINKLAB_CMD_APPLY_CHECK_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <cjson/cJSON.h>
 
@@ -29,8 +30,14 @@ int cmd_apply_check(struct peerset *ps, unsigned sides, const struct impair dial
 cJSON *cmd_apply_check_dial_json(const struct qdisc_state *qs, unsigned mtu);
 
 /* 1 if linklab's journal holds the original of dev (linklab changed it and
- * `linklab clear` would restore it), 0 if not; -ENOTSUP for a remote peer,
+ * `linklab clear` would restore it; orig, if not NULL, gets its root kind,
+ * "noqueue (kernel default)"), 0 if not; -ENOTSUP for a remote peer,
  * -ENODEV for an unknown interface, or -errno. */
-int cmd_apply_check_journalled(struct peer *p, const char *dev);
+int cmd_apply_check_journalled(struct peer *p, const char *dev, char *orig,
+			       size_t len);
+
+/* Add "journalled" and, when true, "original" to side (the local peer
+ * only; nothing for a remote one). */
+void cmd_apply_check_journal_json(cJSON *side, struct peer *p, const char *dev);
 
 #endif
