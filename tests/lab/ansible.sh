@@ -235,6 +235,27 @@ else
 	fail "role linklab second run: $(aj inst2 'dict((h, stats(h)) for h in ("a1","b1","a2","b2"))')"
 fi
 
+# the source mode builds linklab on the host (a minute or two on 2 cores): opt-in
+if [ "${LL_ANSIBLE_SOURCE:-0}" = 1 ]; then
+	ap src "$PB/source.yml" -e linklab_source_dir="$LL_REPO" -e linklab_prefix="$S/hosts/a1-src" \
+		-e linklab_build_dir="$S/hosts/a1-build" -e linklab_source_tar="$S/src.tgz"
+	if [ "$(aj src 'stats("a1").get("failures", 1) == 0')" = true ] &&
+	   "$S/hosts/a1-src/bin/linklab" apply -h > /dev/null 2>&1 &&
+	   [ -f "$S/hosts/a1-src/share/linklab/profiles/rate-50mbit.ini" ]; then
+		ap src2 "$PB/source.yml" -e linklab_source_dir="$LL_REPO" -e linklab_prefix="$S/hosts/a1-src" \
+			-e linklab_build_dir="$S/hosts/a1-build" -e linklab_source_tar="$S/src.tgz"
+		if [ "$(aj src2 'stats("a1").get("changed") == 0 and stats("a1").get("failures") == 0')" = true ]; then
+			pass "role linklab, source mode: the tree built on a1 in $(cat "$S/src.sec") s, installed, runs; second run changed=0"
+		else
+			fail "role source mode second run: $(aj src2 'stats("a1")') $(aj src2 '[t["task"]["name"] for p in d["plays"] for t in p["tasks"] if t["hosts"].get("a1", {}).get("changed")]')"
+		fi
+	else
+		fail "role source mode: $(aj src 'res("a1").get("msg") or res("a1").get("stderr", "")[-300:]') $(tail -3 "$S/src.err")"
+	fi
+else
+	skip "role linklab, source mode (builds linklab on a host, a minute or two): set LL_ANSIBLE_SOURCE=1"
+fi
+
 # --- linklab_impair: first run, second run ---------------------------------------
 ap run1 "$PB/impair.yml" -e rate=20mbit
 if [ "$(aj run1 'stats("a1").get("changed") == 1 and stats("a2").get("changed") == 1')" = true ] &&
