@@ -81,6 +81,9 @@ i=0
 for h in $HOSTS; do
 	i=$((i+1))
 	mkdir -p "$S/hosts/$h/bin"
+	# the servers also listen on their pair's link (linklab test --peer)
+	data_listen=""
+	case $h in b[12]) data_listen="ListenAddress 10.232.${h#b}.2" ;; esac
 	cat > "$S/sshd-$h.conf" <<EOC
 Port 22
 ListenAddress 10.231.$i.2
@@ -96,9 +99,11 @@ StrictModes no
 UseDNS no
 MaxSessions 50
 MaxStartups 50
+$data_listen
 SetEnv PATH=$S/hosts/$h/bin:/usr/sbin:/usr/bin:/sbin:/bin LINKLAB_RUN_DIR=$S/run
 EOC
 	echo "10.231.$i.2 $key" >> "$S/known_hosts"
+	[ -n "$data_listen" ] && echo "10.232.${h#b}.2 $key" >> "$S/known_hosts"
 	ip netns exec "$P$h" /usr/sbin/sshd -f "$S/sshd-$h.conf" -E "$S/sshd-$h.log" ||
 		{ fail "sshd in $h: $(cat "$S/sshd-$h.log")"; summary ansible; exit 1; }
 done
@@ -430,6 +435,15 @@ if [ "$(kind_of a1)" = noqueue ] && [ "$(tcj a2 | grep -c bfifo)" = 1 ] &&
 	pass "classroom.yml: every pair restored afterwards (a1 noqueue, a2 its bfifo), the role changed nothing, no failures"
 else
 	fail "classroom.yml restore: a1 $(kind_of a1), a2 $(tcj a2), $(aj class 'stats("a1")') $(tail -3 "$S/class.err")"
+fi
+
+# --- linklab_test with peer: linklab starts the server over SSH ----------------------------
+ap peer "$PB/test.yml" -e key="$S/id" -e known="$S/known_hosts"
+r=$(aj peer 'res("a1").get("sum_received_bps", 0)')
+if [ "$(aj peer 'stats("a1").get("failures") == 0 and len(res("a1")["result"]["end"]["streams"]) == 2 and res("a1")["ansible_facts"]["linklab_test"]["end"]["sum_received"]["bits_per_second"] == res("a1")["sum_received_bps"] > 0')" = true ]; then
+	pass "linklab_test peer=root@10.232.1.2: linklab started the server over SSH, 2 streams, SUM $(echo "$r" | awk '{printf "%.0f", $1/1e6}') Mbit/s, the document also as fact linklab_test"
+else
+	fail "linklab_test peer: $(aj peer 'res("a1").get("msg")') $(tail -3 "$S/peer.err")"
 fi
 
 # --- apply --check by itself (what the module's idempotence rests on) ------------------
