@@ -35,6 +35,8 @@ HOSTS="a1 b1 a2 b2 bare"
 T0=$(date +%s)
 
 cleanup() {
+	# LL_ANSIBLE_KEEP=DIR keeps the classroom playbook's CSV and SVG
+	[ -n "${LL_ANSIBLE_KEEP:-}" ] && mkdir -p "$LL_ANSIBLE_KEEP" && cp "$S"/out/* "$LL_ANSIBLE_KEEP"/ 2>/dev/null
 	for ns in "$CTL" $(for h in $HOSTS; do echo "$P$h"; done); do
 		ip netns list 2>/dev/null | awk '{print $1}' | grep -qx "$ns" || continue
 		for pid in $(ip netns pids "$ns" 2>/dev/null); do kill "$pid" 2>/dev/null; done
