@@ -362,6 +362,18 @@ else
 	esac
 fi
 
+# --- an ingress dial (through the IFB device linklab creates) ---------------------------
+ap in1 "$PB/impair.yml" -e target=a1 -e rate=5mbit -e direction=ingress
+ap in2 "$PB/impair.yml" -e target=a1 -e rate=5mbit -e direction=ingress
+ifb=$(aj in1 'res("a1").get("ingress", {}).get("ifb", "")')
+if [ "$(aj in1 'stats("a1").get("changed") == 1 and res("a1")["ingress"]["dial"] == {"rate": "5mbit"}')" = true ] &&
+   [ "$(aj in2 'stats("a1").get("changed") == 0 and stats("a1").get("failures") == 0')" = true ] &&
+   [ -n "$ifb" ] && [ "$(root_tbf_rate "${P}a1" "$ifb")" = 5000000 ] && [ "$(rate_of a1)" = 30000000 ]; then
+	pass "ingress rate 5mbit on a1: changed, then changed=0; tc -j reads tbf 5000000 bit/s on $ifb, d0's egress 30 Mbit/s kept"
+else
+	fail "ingress: $(aj in1 'stats("a1")') $(aj in2 'stats("a1")') ifb '$ifb' $(aj in1 'res("a1").get("msg") or res("a1").get("ingress")')"
+fi
+
 # --- state=absent: check mode first, then restore, then nothing to do -------------------
 held_a1=$(tcj a1); held_a2=$(tcj a2)
 ap abs0 "$PB/impair.yml" -e state=absent --check
@@ -377,6 +389,12 @@ if [ "$(aj abs1 'stats("a1").get("changed") == 1 and stats("a2").get("changed") 
    [ "$(kind_of a1)" = noqueue ] && [ "$a2q" = "bfifo 5: 30000" ] &&
    [ "$(aj abs1 'res("a2")["journalled"]')" = false ]; then
 	pass "state=absent: a1 back to noqueue, a2 back to its original 'bfifo 5: limit 30000' (linklab's journal), journal entry gone"
+	nin=$(tc -n "${P}a1" qdisc show dev d0 ingress | wc -l)
+	if [ -n "$ifb" ] && { ip -n "${P}a1" link show "$ifb" > /dev/null 2>&1 || [ "$nin" != 0 ]; }; then
+		fail "state=absent: a1's ingress side left: $ifb $(ip -n "${P}a1" -br link show "$ifb" 2>&1), $nin ingress qdisc lines"
+	elif [ -n "$ifb" ]; then
+		pass "state=absent: a1's ingress side gone too ($ifb deleted, no ingress qdisc on d0)"
+	fi
 else
 	fail "state=absent: $(aj abs1 'stats("a1")') a1 $(kind_of a1) a2 '$a2q' $(aj abs1 'res("a2").get("msg")')"
 fi

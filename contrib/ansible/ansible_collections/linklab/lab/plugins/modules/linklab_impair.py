@@ -260,6 +260,13 @@ journalled:
   description: Whether linklab's journal holds the original root qdisc of I(dev) after the task (C(state=absent) would restore it).
   returned: always
   type: bool
+ingress:
+  description: >-
+    When I(dev) has an ingress qdisc, the IFB device linklab shapes
+    ingress traffic on, with its C(qdiscs) and read-back C(dial)
+    (C(linklab show -J)'s C(ingress) object).
+  returned: when I(dev) has an ingress qdisc
+  type: dict
 cmd:
   description: The linklab apply command line (without C(--check) or C(-J)).
   returned: when state is present
@@ -369,6 +376,12 @@ def present(module, exe, dev, result):
                       'after': 'dev %s: %s\n' % (dev, result['after'])}
     if changed and not module.check_mode:
         run_json(module, base + ['-J'] + extra, 'apply')
+        # the next run must find nothing to do
+        _, again, _ = run_json(module, base + ['--check', '-J'] + extra, 'apply')
+        if ((again or {}).get('a') or {}).get('changed', True):
+            module.warn("after apply, linklab still reads back a tree on %s "
+                        "that differs from the dial (%s); the next run will "
+                        "report changed again" % (dev, result['after']))
     if module.check_mode:
         readback(result, side['before'])
         result['journalled'] = bool(side.get('journalled', False))
