@@ -46,7 +46,7 @@ ASAN_OBJ := $(CORE_SRC:src/%.c=$(BUILD)/asan/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/asan/tests/%)
 
-LAB_SUITES := run interop ssh bridge bridgectl impair restore rpm verify
+LAB_SUITES := run interop ssh bridge bridgectl impair restore rpm verify ansible
 LAB_TARGETS := $(LAB_SUITES:%=lab-%)
 
 .PHONY: all deps check unit lab-test tui-test lint demo demo-down lab-up lab-down \

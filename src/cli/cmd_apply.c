@@ -11,6 +11,7 @@
 
 #include "linklab/cli/cli.h"
 #include "linklab/cli/cmd.h"
+#include "linklab/cli/cmd_apply_check.h"
 #include "linklab/model/qdisc.h"
 #include "linklab/model/profile.h"
 #include "linklab/base/units.h"
@@ -20,6 +21,7 @@ struct apply_args {
 	struct impair d;          /* dial from the command line */
 	const char *profile;
 	bool dry, split;
+	bool check;               /* --check: compare only (cmd_apply_check.c) */
 };
 
 /* Split an end-to-end one-way target between the two peers: delay and jitter
@@ -108,6 +110,10 @@ static void parse_args(struct apply_args *a, int argc, char **argv,
 			continue;
 		if (!strcmp(name, "--dry-run")) {
 			a->dry = true;
+			continue;
+		}
+		if (!strcmp(name, "--check")) {
+			a->check = true;
 			continue;
 		}
 		if (!strcmp(name, "--split")) {
@@ -322,6 +328,11 @@ int cmd_apply(int argc, char **argv)
 	if (a.split && sides == (CMD_SIDE_A | CMD_SIDE_B)) {
 		split_dial(&dial[0]);
 		split_dial(&dial[1]);
+	}
+	if (a.check) {
+		status = cmd_apply_check(&ps, sides, dial, a.c.json);
+		peerset_close(&ps);
+		return status;
 	}
 	if (a.dry && a.c.json)
 		doc = cJSON_CreateObject();

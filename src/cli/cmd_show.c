@@ -11,6 +11,7 @@
 #include "linklab/cli/cli.h"
 #include "linklab/bridge/bridge.h"
 #include "linklab/cli/cmd.h"
+#include "linklab/cli/cmd_apply_check.h"
 #include "linklab/model/qdisc.h"
 #include "linklab/base/units.h"
 
@@ -283,6 +284,8 @@ int cmd_show(int argc, char **argv)
 			cJSON_AddItemToObject(side, "qdiscs", cmd_json_qdiscs(qs));
 			cJSON_AddStringToObject(side, "summary",
 						qdisc_state_summary(qs, sum, sizeof(sum)));
+			cJSON_AddItemToObject(side, "dial", cmd_apply_check_dial_json(qs, mtu));
+			cmd_apply_check_journal_json(side, p, dev);
 			if (mtu)
 				cJSON_AddNumberToObject(side, "mtu", mtu);
 			if (rate) {
@@ -309,6 +312,8 @@ int cmd_show(int argc, char **argv)
 
 					cJSON_AddStringToObject(in, "ifb", ifb);
 					cJSON_AddItemToObject(in, "qdiscs", cmd_json_qdiscs(qs));
+					cJSON_AddItemToObject(in, "dial",
+							      cmd_apply_check_dial_json(qs, mtu));
 					if (rate)
 						cJSON_AddNumberToObject(in, "goodput_ceiling_bps",
 									impair_goodput_ceiling(rate, mtu, 0));
