@@ -245,6 +245,7 @@ int cmd_rpm(int argc, char **argv)
 		if (peerset_open(&ps, &c.po, &err) < 0)
 			goto fail;
 		peer_open = 1;
+		ps.b.server_many = true;     /* the ramp runs a test per round */
 		if (ps.b.ops->server_start(&ps.b, &port, &err) < 0) {
 			ll_err_prefix(&err, "%s: starting the test server: ", ps.b.label);
 			goto fail;

@@ -30,8 +30,6 @@ struct verify_cli {
 	char host[256];
 	int port, json, nbad;
 	double seconds, base_rtt_ms;
-	struct peerset *ps;   /* --peer: the server there serves one test */
-	int runs;
 };
 
 /* What one side's egress holds, in dial terms. */
@@ -142,29 +140,12 @@ static int probe_rtt(const char *host, int port, double *median, double *sd,
 	return 0;
 }
 
-/* A new server on the peer for every test after the first (it runs
- * `linklab serve -1` or `iperf3 -s -1`). */
-static int restart_server(struct verify_cli *c, struct ll_err *err)
-{
-	struct peer *b = &c->ps->b;
-	int port = 0;
-
-	if (b->ops->server_stop(b, err) < 0 || b->ops->server_start(b, &port, err) < 0) {
-		ll_err_prefix(err, "%s: restarting the test server: ", b->label);
-		return err->code ? err->code : -EIO;
-	}
-	c->port = port;
-	return 0;
-}
-
-static int run(struct verify_cli *c, bool reverse, bool udp,
+static int run(const struct verify_cli *c, bool reverse, bool udp,
 	       uint64_t bitrate, int streams, struct test_summary *sum,
 	       struct ll_err *err)
 {
 	struct test_opts o;
 
-	if (c->ps && c->runs++ > 0 && restart_server(c, err) < 0)
-		return err->code;
 	test_opts_init(&o);
 	snprintf(o.host, sizeof(o.host), "%s", c->host);
 	o.port = c->port;
@@ -185,7 +166,7 @@ static double frac(uint32_t p)
 
 /* One direction's rows: rate (TCP), then loss/duplicate/reorder/jitter
  * (UDP at a spacing wider than 4 x the jitter). */
-static int measure_dir(struct verify_cli *c, const struct side_dial *s,
+static int measure_dir(const struct verify_cli *c, const struct side_dial *s,
 		       bool reverse, struct verify_report *rep,
 		       struct test_summary *sum, struct ll_err *err)
 {
@@ -358,16 +339,16 @@ int cmd_verify(int argc, char **argv)
 	    ps.a.ops->route_dev(&ps.a, c.host, ps.dev_a, sizeof(ps.dev_a), &err) < 0)
 		goto fail;
 	if (c.po.peer) {
+		ps.b.server_many = true;     /* one server for every measurement */
 		if (ps.b.ops->server_start(&ps.b, &port, &err) < 0) {
 			ll_err_prefix(&err, "%s: starting the test server: ", ps.b.label);
 			goto fail;
 		}
 		snprintf(c.host, sizeof(c.host), "%s", ps.addr_b);
 		c.port = port;
-		c.ps = &ps;
 	}
 	rc = verify_measure(&c, &ps, &rep, &err);
-	if (c.ps) {
+	if (port) {
 		struct ll_err e2 = { 0 };
 		if (ps.b.ops->server_stop(&ps.b, &e2) < 0)
 			fprintf(stderr, "linklab verify: stopping the test server: %s\n",

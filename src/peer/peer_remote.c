@@ -1546,7 +1546,10 @@ static int remote_server_start(struct peer *p, int *port, struct ll_err *err)
 	if (rc < 0)
 		return rc;
 	if (strncmp(o, "yes", 3) == 0) {
-		rc = try_server(r, "sh -c 'echo $$; " SRV_WATCHDOG "exec linklab serve -1 -p 0'", port, err);
+		rc = try_server(r, p->server_many ?
+				"sh -c 'echo $$; " SRV_WATCHDOG "exec linklab serve -p 0'" :
+				"sh -c 'echo $$; " SRV_WATCHDOG "exec linklab serve -1 -p 0'",
+				port, err);
 		if (rc == 0) {
 			free(o);
 			return 0;
@@ -1554,7 +1557,8 @@ static int remote_server_start(struct peer *p, int *port, struct ll_err *err)
 	}
 	free(o);
 	for (pt = 5201; pt <= 5210; pt++) {
-		snprintf(cmd, sizeof(cmd), "sh -c 'echo $$; " SRV_WATCHDOG "exec iperf3 -s -1 -p %d --forceflush' 2>&1", pt);
+		snprintf(cmd, sizeof(cmd), "sh -c 'echo $$; " SRV_WATCHDOG "exec iperf3 -s %s-p %d --forceflush' 2>&1",
+			 p->server_many ? "" : "-1 ", pt);
 		rc = try_server(r, cmd, port, err);
 		if (rc == 0 || rc == -ETIMEDOUT || rc == -EIO)
 			break;

@@ -461,6 +461,17 @@ if [ "$(aj peer 'stats("a1").get("failures") == 0 and len(res("a1")["result"]["e
 else
 	fail "linklab_test peer: $(aj peer 'res("a1").get("msg")') $(tail -3 "$S/peer.err")"
 fi
+if [ "$(aj peer 'res("a1", "linklab_test verify").get("ok") is True and res("a1", "linklab_test verify")["not_ok"] == [] and any(c["quantity"] == "rate" and c["ok"] for c in res("a1", "linklab_test verify")["result"]["checks"])')" = true ]; then
+	pass "linklab_test measure=verify: the 20mbit dial a1 holds is ok row by row (rate, rtt, loss)"
+else
+	fail "linklab_test verify: $(aj peer 'res("a1", "linklab_test verify")' | head -c 600)"
+fi
+if [ "$(aj peer '(lambda r: r.get("rpm", 0) > 0 and r["ansible_facts"]["linklab_rpm"]["working_rtt_ms"] > 0 and r["result"]["confidence"] in ("low", "medium", "high"))(res("a1", "linklab_test rpm"))')" = true ]; then
+	pass "linklab_test measure=rpm: RPM $(aj peer 'round(res("a1", "linklab_test rpm")["rpm"])') returned, the document as fact linklab_rpm"
+else
+	fail "linklab_test rpm: $(aj peer 'res("a1", "linklab_test rpm")' | head -c 600)"
+fi
+if [ "$(kind_of a1)" = noqueue ]; then pass "after verify/rpm: a1 restored (noqueue)"; else fail "a1 left with $(kind_of a1)"; fi
 
 # --- apply --check by itself (what the module's idempotence rests on) ------------------
 LLA() { ip netns exec "${P}a1" env LINKLAB_RUN_DIR="$S/run" "$LINKLAB" "$@"; }

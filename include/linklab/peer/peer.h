@@ -142,6 +142,10 @@ struct peer {
 	char label[64];           /* "A (this host)", "B (peer-b)" */
 	char host[256];           /* address for test traffic ("" = local) */
 	void *priv;               /* backend state */
+	bool server_many;         /* server_start: a server for several tests
+	                           * in a row (rpm, verify) until server_stop
+	                           * or the session ends; false = one test
+	                           * (linklab serve -1 / iperf3 -s -1) */
 };
 
 /* Local backend: netlink on this host (needs CAP_NET_ADMIN to change). */

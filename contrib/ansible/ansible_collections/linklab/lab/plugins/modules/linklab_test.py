@@ -14,6 +14,11 @@ description:
     the target and returns the iperf3-style JSON document as C(result) and
     as the fact named by I(fact), with the SUM rates pulled out
     (C(sum_sent_bps), C(sum_received_bps)).
+  - With I(measure=verify) or I(measure=rpm) the client runs C(linklab
+    verify -J) (the dial both peers hold against what the wire does, one
+    row per quantity, C(ok) when every row is) or C(linklab rpm -J)
+    (responsiveness under load, with C(rpm), C(idle_rtt_ms),
+    C(working_rtt_ms) and C(confidence)) instead of a throughput test.
   - With I(mode=serve), starts C(linklab serve -1) on the target in the
     background for one test (it exits after serving it, and is stopped
     after I(serve_timeout) seconds in any case) and returns once the port
@@ -35,6 +40,11 @@ options:
     type: str
     choices: [client, serve]
     default: client
+  measure:
+    description: What the client runs, C(test) (throughput, iperf3 JSON), C(verify) or C(rpm). I(duration), I(parallel), I(reverse), I(bidir) and I(congestion) apply to C(rpm) as to C(test); C(verify) takes I(duration) (2 .. 300 s per measurement).
+    type: str
+    choices: [test, verify, rpm]
+    default: test
   server:
     description: Address of the server (C(linklab serve) or C(iperf3 -s)); required for I(mode=client) unless I(peer) is given.
     type: str
@@ -133,22 +143,35 @@ EXAMPLES = r'''
 
 RETURN = r'''
 result:
-  description: The C(linklab test -J) document (iperf3 3.12 layout - start, intervals, end).
+  description: The C(linklab test -J) document (iperf3 3.12 layout - start, intervals, end), or the C(verify -J) / C(rpm -J) one.
   returned: mode is client
   type: dict
+ok:
+  description: I(measure=verify) - every row of the verify table is ok.
+  returned: measure is verify
+  type: bool
+not_ok:
+  description: I(measure=verify) - the rows that are not ok, as C(quantity direction).
+  returned: measure is verify
+  type: list
+  elements: str
+rpm:
+  description: I(measure=rpm) - round trips per minute under load (60000 / working RTT in ms).
+  returned: measure is rpm
+  type: float
 sum_sent_bps:
   description: C(end.sum_sent.bits_per_second) (UDP, C(end.sum)) - the sender's SUM rate.
-  returned: mode is client
+  returned: measure is test
   type: float
   sample: 47800000.0
 sum_received_bps:
   description: C(end.sum_received.bits_per_second) (UDP, C(end.sum)) - the receiver's SUM goodput.
-  returned: mode is client
+  returned: measure is test
   type: float
   sample: 47700000.0
 retransmits:
   description: C(end.sum_sent.retransmits) (TCP), 0 when not reported.
-  returned: mode is client
+  returned: measure is test
   type: int
 ansible_facts:
   description: The document under the name I(fact).
@@ -229,11 +252,48 @@ def sums(doc):
             int(sent.get('retransmits', 0) or 0))
 
 
+def measure(module, exe):
+    """linklab verify -J / rpm -J: the document as the result; verify's
+    exit 1 (a row not ok) is a result, not a failure."""
+    p = module.params
+    cmd = p['measure']
+    argv = [exe, cmd, '-J', '-t', str(p['duration'])]
+    if cmd == 'rpm':
+        argv += ['-P', str(p['parallel'])]
+        for flag, opt in (('reverse', '-R'), ('bidir', '--bidir')):
+            if p[flag]:
+                argv.append(opt)
+        if p['congestion']:
+            argv += ['-C', p['congestion']]
+    argv += ['--peer', p['peer']] if p['peer'] else ['-c', p['server'], '-p', str(p['port'])]
+    argv += p['extra_args']
+    if module.check_mode:
+        module.exit_json(changed=False, msg="check mode: %s not run" % cmd, cmd=argv)
+    rc, doc, err = run_json(module, argv, cmd, check_rc=False)
+    if not isinstance(doc, dict) or doc.get('error') or rc not in (0, 1) or (rc == 1 and cmd == 'rpm'):
+        text = doc.get('error') if isinstance(doc, dict) else None
+        module.fail_json(msg="linklab %s failed: %s"
+                         % (cmd, text or messages(err, 'linklab %s: ' % cmd) or
+                            'exit status %d' % rc),
+                         rc=rc, stderr=err, cmd=argv, result=doc)
+    extra = {}
+    if cmd == 'verify':
+        extra['ok'] = bool(doc.get('ok'))
+        extra['not_ok'] = [c.get('quantity', '?') + ' ' + c.get('direction', '')
+                           for c in doc.get('checks', []) if not c.get('ok')]
+    else:
+        extra['rpm'] = doc.get('rpm')
+    module.exit_json(changed=False, result=doc, cmd=argv,
+                     ansible_facts={p['fact']: doc}, **extra)
+
+
 def client(module, exe):
     p = module.params
     if not p['server'] and not p['peer']:
         module.fail_json(msg="mode=client needs server (an address) or peer "
                              "(a host linklab starts the server on over SSH)")
+    if p['measure'] != 'test':
+        measure(module, exe)
     argv = [exe, 'test', '-J', '-t', str(p['duration']), '-P', str(p['parallel'])]
     if p['peer']:
         argv += ['--peer', p['peer']]
@@ -266,6 +326,7 @@ def argument_spec():
     """The module's options (DOCUMENTATION lists the same)."""
     return dict(
         mode=dict(type='str', default='client', choices=['client', 'serve']),
+        measure=dict(type='str', default='test', choices=['test', 'verify', 'rpm']),
         server=dict(type='str'),
         peer=dict(type='str'),
         port=dict(type='int', default=5201),
