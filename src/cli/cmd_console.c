@@ -518,6 +518,7 @@ int cmd_console(int argc, char **argv)
 		struct peer_safety sf = { .force = po.force,
 					  .exclude_ctl = po.exclude_ssh,
 					  .revert_s = po.revert_after,
+					  .timeout_s = po.peer_timeout,
 					  .hold = true };
 
 		ctl_set_safety(c, &sf);

@@ -79,6 +79,23 @@ int peerset_parse_opt(struct peerset_opts *o, int argc, char **argv, int *i,
 			return 1;
 		}
 	}
+	{
+		const char *val = NULL;
+		char *end;
+		long n;
+
+		rc = opt_value("--peer-timeout", argc, argv, i, &val, err);
+		if (rc < 0)
+			return rc;
+		if (rc > 0) {
+			n = strtol(val, &end, 10);
+			if (*end || end == val || n < 1 || n > 300)
+				return ll_err_set(err, -EINVAL,
+						  "--peer-timeout %s: expected seconds, 1..300", val);
+			o->peer_timeout = (int)n;
+			return 1;
+		}
+	}
 	for (k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
 		const char *val = NULL;
 
@@ -197,6 +214,7 @@ int peerset_open(struct peerset *ps, const struct peerset_opts *o,
 			struct peer_safety sf = { .force = o->force,
 						  .exclude_ctl = o->exclude_ssh,
 						  .revert_s = o->revert_after,
+						  .timeout_s = o->peer_timeout,
 						  .hold = o->hold };
 
 			ps->b.ops->set_safety(&ps->b, &sf);
