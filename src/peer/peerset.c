@@ -266,12 +266,25 @@ int peerset_ctl_check(struct peerset *ps, int side, const char *dev,
 		      size_t len, struct ll_err *err)
 {
 	struct peer_ctl ctl;
-	char cdev[IF_NAMESIZE] = "";
 
 	if (warn && len)
 		warn[0] = '\0';
 	if (!ps->has_b || !ps->b.ops->ctl_flow || !dev ||
 	    ps->b.ops->ctl_flow(&ps->b, &ctl, NULL) < 0)
+		return 0;
+	return peerset_ctl_check_flow(ps, &ctl, side, dev, d, force, warn, len, err);
+}
+
+int peerset_ctl_check_flow(struct peerset *ps, const struct peer_ctl *flow,
+			   int side, const char *dev, const struct impair *d,
+			   bool force, char *warn, size_t len, struct ll_err *err)
+{
+	struct peer_ctl ctl = *flow;
+	char cdev[IF_NAMESIZE] = "";
+
+	if (warn && len)
+		warn[0] = '\0';
+	if (!dev)
 		return 0;
 	if (side == 0) {
 		if (ps->a.ops->route_dev(&ps->a, ctl.server, cdev, sizeof(cdev), NULL) < 0)
