@@ -92,6 +92,8 @@ struct ctl {
 		int done, first;      /* A's part: sides done, first error */
 		char names[128];      /* "A veth-a" */
 		char head[256];       /* put before the status ("profile x: ") */
+		char left[256];       /* the status left while B works: B's
+				       * result replaces only that */
 		struct impair before; /* what B's interface held before */
 	} chg[8];
 	struct ll_err chg_acc[8];     /* A's errors for each chg[] */
@@ -1059,12 +1061,11 @@ static void ctl_change_submit_b(struct ctl *c, const struct impair *d,
 		c->v.revert_deadline = ctl_now() + ctl_revert_s(c);
 	r->id = CTL_CHG_SUBMITTING;   /* inline, the result comes before the id */
 	c->chg_acc[k] = *acc;
-	if (c->b_async && done)
-		ctl_fmt(c->v.status, sizeof(c->v.status), "%s %s; B %s: waiting for B",
-			d ? "applied on" : "cleared", names, s->dev);
-	else if (c->b_async)
-		ctl_fmt(c->v.status, sizeof(c->v.status), "%s B %s: waiting for B",
-			d ? "applying on" : "clearing", s->dev);
+	if (c->b_async)
+		ctl_fmt(c->v.status, sizeof(c->v.status), "waiting for B to %s %s%s%s%s",
+			d ? "apply on" : "clear", s->dev, done ? " (done: " : "", names,
+			done ? ")" : "");
+	ctl_fmt(r->left, sizeof(r->left), "%s", c->v.status);
 	id = ctl_b_submit(c, j);
 	if (r->id == CTL_CHG_SUBMITTING)
 		r->id = id;
@@ -1088,7 +1089,12 @@ static void ctl_change_b_done(struct ctl *c, struct peerq_job *j)
 	acc = c->chg_acc[k];
 	ctl_change_side_done(c, CTL_IDX_B, r->apply, &r->before, j->rc, &j->err, j,
 			     r->names, sizeof(r->names), &r->done, &r->first, &acc);
-	ctl_change_status(c, r->apply, r->sides, r->head, r->names, r->done, r->first, &acc);
+	/* a status written meanwhile (another action) stays; errors show */
+	if (!c->b_async || !strcmp(c->v.status, r->left) || c->v.b_lost)
+		ctl_change_status(c, r->apply, r->sides, r->head, r->names, r->done,
+				  r->first, &acc);
+	else if (r->first)
+		ctl_fmt(c->v.error, sizeof(c->v.error), "%s", acc.msg);
 	c->b_last_rc = r->first;
 	c->b_last_err = acc;
 	if (c->chg_last == j->id)
@@ -2334,10 +2340,18 @@ int ctl_profile_apply(struct ctl *c, int idx, unsigned sides,
 		st[0], st[0][0] && st[1][0] ? "; " : "", st[1]);
 	/* B's part still on its way: its status keeps the profile's name and
 	 * A's part in front */
-	for (i = 0; c->b_async && (sides & CTL_B) && c->chg_last && i < (int)(sizeof(c->chg) / sizeof(c->chg[0])); i++)
-		if (c->chg[i].id == c->chg_last)
-			ctl_fmt(c->chg[i].head, sizeof(c->chg[i].head), "profile %.60s: %.150s%s",
-				p->name, (sides & CTL_A) ? st[0] : "", (sides & CTL_A) ? "; " : "");
+	for (i = 0; c->b_async && (sides & CTL_B) && c->chg_last && i < (int)(sizeof(c->chg) / sizeof(c->chg[0])); i++) {
+		struct ctl_bchg *r = &c->chg[i];
+
+		if (r->id != c->chg_last)
+			continue;
+		ctl_fmt(r->head, sizeof(r->head), "profile %.60s: %.150s%s",
+			p->name, (sides & CTL_A) ? st[0] : "", (sides & CTL_A) ? "; " : "");
+		ctl_fmt(c->v.status, sizeof(c->v.status), "profile %.60s: waiting for B%s%.150s%s",
+			p->name, (sides & CTL_A) ? " (" : "", (sides & CTL_A) ? st[0] : "",
+			(sides & CTL_A) ? ")" : "");
+		ctl_fmt(r->left, sizeof(r->left), "%s", c->v.status);
+	}
 	if (first && err)
 		ctl_fmt(c->v.error, sizeof(c->v.error), "profile %s: %s", p->name,
 			err->msg);
