@@ -250,6 +250,24 @@ static int console_loop(struct tui *t, struct ctl *c, bool async)
 	}
 }
 
+/* B's safety settings, then its worker: from here on nothing waits on B.
+ * false when B's requests stay inline (no thread could be started). */
+static bool console_start_b(struct ctl *c, const struct peerset_opts *po)
+{
+	struct peer_safety sf = { .force = po->force,
+				  .exclude_ctl = po->exclude_ssh,
+				  .revert_s = po->revert_after,
+				  .timeout_s = po->peer_timeout,
+				  .hold = true };
+	struct ll_err e = { 0 };
+
+	ctl_set_safety(c, &sf);
+	if (ctl_set_async(c, &e) == 0)
+		return true;
+	ctl_note(c, e.msg);
+	return false;
+}
+
 /* No usable terminal: print what the peers screen would show, as lines
  * (what each side holds, the path, the theory line), and return 2 so that
  * scripts still see that no console ran. */
@@ -520,28 +538,14 @@ int cmd_console(int argc, char **argv)
 		snprintf(label, sizeof(label), "M (%.55s)", middle_host);
 		ctl_set_middle(c, mid, label);
 	}
-	{
-		struct peer_safety sf = { .force = po.force,
-					  .exclude_ctl = po.exclude_ssh,
-					  .revert_s = po.revert_after,
-					  .timeout_s = po.peer_timeout,
-					  .hold = true };
-
-		ctl_set_safety(c, &sf);
-	}
-	/* from here on nothing waits on B: its requests run on a worker */
-	{
-		struct ll_err ae = { 0 };
-
-		async = ctl_set_async(c, &ae) == 0;
-		if (!async)
-			ctl_note(c, ae.msg);
-	}
+	async = console_start_b(c, &po);
 	if (t.term_fallback)
 		ctl_note(c, "terminal type unknown: running as vt100");
 	sig = console_loop(&t, c, async);
 	/* restore while the screen is still ours, then end curses */
-	tui_flash(&t, "restoring both peers ...");
+	tui_flash(&t, ctl_peer_busy(c) ?
+		  "restoring both peers ... A now; B has not answered yet: waiting for it up to --peer-timeout, then B restores itself" :
+		  "restoring both peers ...");
 	ll_err_clear(&err);
 	rc = ctl_quit(c, summary, sizeof(summary), &err);
 	tui_done();

@@ -183,9 +183,14 @@ static void pq_post(struct peerq *q, struct peerq_job *j)
  * then finds the connection gone, and B's hold guard restores it. */
 static void pq_close_peer(struct peerq *q)
 {
-	if (q->closed)
-		return;
+	bool was;
+
+	pthread_mutex_lock(&q->mu);
+	was = q->closed;
 	q->closed = true;
+	pthread_mutex_unlock(&q->mu);
+	if (was)
+		return;
 	if (q->p.ops && q->p.ops->close)
 		q->p.ops->close(&q->p);
 }
@@ -255,7 +260,7 @@ static void *pq_worker(void *arg)
 
 	for (;;) {
 		struct peerq_job *j = NULL;
-		bool dirty;
+		bool dirty, lost;
 		struct peer_safety sf;
 
 		pthread_mutex_lock(&q->mu);
@@ -288,11 +293,12 @@ static void *pq_worker(void *arg)
 		} else {
 			pq_run(q, j);
 		}
+		lost = j->lost;       /* j is the taker's once posted */
 		pthread_mutex_lock(&q->mu);
 		q->running = NULL;
 		pq_post(q, j);
 		pthread_mutex_unlock(&q->mu);
-		if (j->lost)
+		if (lost)
 			pq_close_peer(q);
 		next_ka = pq_now() + 5;
 	}

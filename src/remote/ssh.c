@@ -1279,6 +1279,21 @@ static int shell_exec(struct ssh_session *s, const char *cmd, struct growbuf *bo
 	return 0;
 }
 
+/* ssh_exec's outputs emptied; 0, or why no command can run on s. */
+static int exec_begin(struct ssh_session *s, char **out, char **err_text,
+		      int *exit_status, struct ll_err *err)
+{
+	if (out)
+		*out = NULL;
+	if (err_text)
+		*err_text = NULL;
+	if (exit_status)
+		*exit_status = -1;
+	if (!s || !s->ss)
+		return ll_err_set(err, -ENOTCONN, "ssh: not connected");
+	return s->stalled ? stalled_err(s, err) : 0;
+}
+
 int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
 	     char **err_text, int *exit_status, int timeout_ms,
 	     struct ll_err *err)
@@ -1291,16 +1306,9 @@ int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
 	char *sig = NULL;
 	size_t siglen = 0;
 
-	if (out)
-		*out = NULL;
-	if (err_text)
-		*err_text = NULL;
-	if (exit_status)
-		*exit_status = -1;
-	if (!s || !s->ss)
-		return ll_err_set(err, -ENOTCONN, "ssh: not connected");
-	if (s->stalled)
-		return stalled_err(s, err);
+	rc = exec_begin(s, out, err_text, exit_status, err);
+	if (rc < 0)
+		return rc;
 	if (timeout_ms <= 0)
 		timeout_ms = 30000;
 	deadline = now_ms() + timeout_ms;
