@@ -542,9 +542,15 @@ int cmd_console(int argc, char **argv)
 	if (t.term_fallback)
 		ctl_note(c, "terminal type unknown: running as vt100");
 	sig = console_loop(&t, c, async);
-	/* restore while the screen is still ours, then end curses */
+	/* restore while the screen is still ours, then end curses; a key or
+	 * a second signal stops waiting for a B that has not answered */
+	{
+		int fds[2] = { 0, console_sigpipe[0] };
+
+		ctl_set_quit_cancel(c, fds, 2);
+	}
 	tui_flash(&t, ctl_peer_busy(c) ?
-		  "restoring both peers ... A now; B has not answered yet: waiting for it up to --peer-timeout, then B restores itself" :
+		  "restoring both peers ... A done; B has not answered yet: waiting (any key: stop waiting, B restores itself)" :
 		  "restoring both peers ...");
 	ll_err_clear(&err);
 	rc = ctl_quit(c, summary, sizeof(summary), &err);

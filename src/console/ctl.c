@@ -3,6 +3,7 @@
  * No curses here; the screens only see struct ctl_view. */
 #include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +103,8 @@ struct ctl {
 	struct ll_err b_last_err;
 	struct test_opts test_wait;   /* a test waiting for B's server */
 	bool test_waiting;
+	int cancel_fd[2];             /* quit stops waiting for B on these */
+	int ncancel;
 };
 
 #define CTL_CHG_SUBMITTING 0xffffffffu
@@ -1509,6 +1512,40 @@ void ctl_test_stop(struct ctl *c)
 	}
 }
 
+/* Wait for B's queue to empty: at most the command bound (plus 2 s), and
+ * not after one of the cancel fds (ctl_set_quit_cancel) became readable.
+ * true when B finished everything. */
+static bool ctl_quit_wait_b(struct ctl *c)
+{
+	double end = ctl_now() + ctl_timeout_s(c) + 2;
+	struct pollfd pf[2];
+	int k;
+
+	if (c->ncancel == 0 || !c->b_async)
+		return peerq_wait_idle(c->bq, (ctl_timeout_s(c) + 2) * 1000);
+	for (k = 0; k < c->ncancel; k++)
+		pf[k] = (struct pollfd){ .fd = c->cancel_fd[k], .events = POLLIN };
+	while (!peerq_wait_idle(c->bq, 0)) {
+		if (ctl_now() >= end)
+			return false;
+		if (poll(pf, (nfds_t)c->ncancel, 50) > 0)
+			for (k = 0; k < c->ncancel; k++)
+				if (pf[k].revents & (POLLIN | POLLHUP | POLLERR))
+					return false;
+	}
+	return true;
+}
+
+void ctl_set_quit_cancel(struct ctl *c, const int *fds, int n)
+{
+	int k;
+
+	c->ncancel = 0;
+	for (k = 0; k < n && k < 2; k++)
+		if (fds[k] >= 0)
+			c->cancel_fd[c->ncancel++] = fds[k];
+}
+
 /* Quit, side B: restore its changed interfaces (and tunings) through its
  * queue, waiting at most the command bound (plus 2 s) for all of it; a B
  * that does not answer by then is left to restore itself. */
@@ -1535,7 +1572,7 @@ static int ctl_quit_b(struct ctl *c, char *summary, size_t len, int *nrest,
 		nq += peerq_submit(c->bq, j) != 0;
 	}
 	ch->n = 0;
-	if (!peerq_wait_idle(c->bq, (ctl_timeout_s(c) + 2) * 1000))
+	if (!ctl_quit_wait_b(c))
 		gone = true;
 	while ((j = peerq_take(c->bq))) {
 		if (j->tag != CTL_TAG_QUIT) {
@@ -2024,7 +2061,7 @@ void ctl_free(struct ctl *c)
 	/* B is the queue's: it closes it (a worker still inside a bounded
 	 * command is left to end alone) */
 	if (c->bq) {
-		peerq_free(c->bq, c->v.b_lost ? 200 : 2000);
+		peerq_free(c->bq, c->v.b_lost || peerq_pending(c->bq) ? 200 : 2000);
 		c->bq = NULL;
 		c->ps.has_b = false;
 	}

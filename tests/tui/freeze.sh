@@ -287,6 +287,45 @@ else
 fi
 $TMUX kill-session -t tui 2>/dev/null
 
+# --- 2b. q while B's request waits, then any key: B is not waited for -------
+if ! start_console; then
+	bad "console (q + key run) did not start"
+elif ! apply_rate; then
+	bad "q + key run: apply failed"; capture | tail -5
+else
+	pids=$(sshd_of "$(console_pid)" | tr '\n' ' ')
+	if [ -z "$pids" ]; then
+		bad "q + key run: the console's sshd processes not found"
+	else
+		stop_pids $pids
+		keys r
+		wait_for "waiting for B \([0-9]+ s\)" 40 || bad "q + key run: no 'waiting for B'"
+		keys q
+		if wait_for "B has not answered yet: waiting \(any key: stop waiting" 20; then
+			ok "q with B stalled: A restored, the screen says it waits for B and how to stop"
+		else
+			bad "q with B stalled: no waiting notice"; capture | tail -3
+		fi
+		t0=$(now_ms)
+		keys Space
+		if wait_for "console-exit=" 60; then
+			ms=$(( $(now_ms) - t0 ))
+			if [ "$ms" -le 2000 ] && capture | grep -q "console-exit=0" &&
+			   capture | grep -q "restored A veth-a, B not answering (restores itself)"; then
+				ok "q with B stalled, then a key: exit 0 in $ms ms: $(capture | grep 'linklab:' | tail -1)"
+			else
+				bad "q + key: $ms ms, $(capture | grep -E 'console-exit|linklab:' | tail -2)"
+			fi
+		else
+			bad "q + key: no exit within 6 s"; capture | tail -4
+		fi
+		if wait_kind "$NS_A" veth-a noqueue 10; then ok "q + key: veth-a restored"; else bad "q + key: veth-a: $(tcj "$NS_A" veth-a)"; fi
+		cont_pids $pids
+		if wait_kind "$NS_B" veth-b noqueue 150; then ok "q + key: B restored itself once it ran again"; else bad "q + key: veth-b: $(tcj "$NS_B" veth-b)"; fi
+	fi
+fi
+$TMUX kill-session -t tui 2>/dev/null
+
 # --- 3. a tc that hangs on B -------------------------------------------------
 if ! start_console; then
 	bad "console (hanging tc run) did not start"

@@ -469,6 +469,12 @@ int ctl_peer_tick(struct ctl *c);
 /* B's requests queued or running (0 without B, or when B is gone). */
 int ctl_peer_busy(const struct ctl *c);
 
+/* ctl_quit waits for a B that has not answered yet at most the command
+ * bound (+2 s); it stops waiting as soon as one of fds (up to 2, e.g. the
+ * terminal and a signal pipe) is readable: B is then left to restore
+ * itself ("B not answering (restores itself)"). */
+void ctl_set_quit_cancel(struct ctl *c, const int *fds, int n);
+
 /* Set sysctl name to value on side (CTL_IDX_A/B) through ops->sysctl_set
  * (journalled on that peer); ctl_quit then calls ops->tune_restore on
  * that side. -ENOTSUP when the backend has no sysctl_set, -ENOTCONN when B
