@@ -206,7 +206,7 @@ static void pq_idle_wait(struct peerq *q, double *next_ka, double *quiet)
 	double now = pq_now();
 
 	pf[0] = (struct pollfd){ .fd = q->wake[0], .events = POLLIN };
-	if (!q->lost && !q->closed && q->p.ops->poll_fd)
+	if (!q->lost && !q->closed && q->p.ops->poll_fd && q->p.ops->keepalive)
 		sfd = q->p.ops->poll_fd(&q->p);
 	if (sfd >= 0 && now >= *quiet)
 		pf[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN | POLLRDHUP };
