@@ -78,13 +78,13 @@ eval "$(labsh env)"
 
 # The tc of B's sessions: waits while $HANG/on exists (a tc that hangs),
 # sleeps 2 s first while $HANG/slow exists (time to stop sshd under a
-# running command; $HANG/started says it began), then runs the real tc.
+# running command; $HANG/started gets its pid), then runs the real tc.
 mkdir -p "$HANG"
 REAL_TC=$(command -v tc)
 cat > "$HANG/tc" <<EOF
 #!/bin/sh
 while [ -e "$HANG/on" ]; do sleep 0.2; done
-[ -e "$HANG/slow" ] && { : > "$HANG/started"; sleep 2; }
+[ -e "$HANG/slow" ] && { echo \$\$ >> "$HANG/started"; sleep 2; }
 exec $REAL_TC "\$@"
 EOF
 chmod 755 "$HANG/tc"
@@ -378,6 +378,16 @@ run_cli() {
 		bad "$label: exit $rc after $ms ms: $(tail -2 "$LAB_DIR/cli.out")"
 	fi
 }
+# descends PID ANCESTOR...: is one of ANCESTOR a parent (or further up) of PID?
+descends() {
+	d=$1
+	shift
+	while [ -n "$d" ] && [ "$d" -gt 1 ] 2>/dev/null; do
+		for a in "$@"; do [ "$d" = "$a" ] && return 0; done
+		d=$(awk '{print $4}' /proc/"$d"/stat 2>/dev/null)
+	done
+	return 1
+}
 # run_cli_stopped LABEL ARGS...: run linklab ARGS in the background with
 # B's tc slowed; once its first tc runs (the session is up), stop the sshd
 # processes of its session
@@ -390,11 +400,18 @@ run_cli_stopped() {
 	ip netns exec "$NS_A" "$BIN" "$@" >"$LAB_DIR/cli.out" 2>&1 &
 	cli=$!
 	pids=""
+	# wait for a tc of this CLI's session (not B's guard or revert timer
+	# of an earlier run): one whose ancestors include its sshd
 	n=0
-	while [ $n -lt 100 ] && [ ! -e "$HANG/started" ]; do
+	while [ $n -lt 100 ] && [ -z "$pids" ]; do
 		sleep 0.05; n=$((n+1))
+		sp=$(sshd_of "$cli" | tr '\n' ' ')
+		[ -n "$sp" ] || continue
+		for t in $(cat "$HANG/started" 2>/dev/null); do
+			# shellcheck disable=SC2086
+			if descends "$t" $sp; then pids=$sp; fi
+		done
 	done
-	[ -e "$HANG/started" ] && pids=$(sshd_of "$cli" | tr '\n' ' ')
 	if [ -z "$pids" ]; then
 		bad "$label: the CLI's sshd processes not found"
 		wait $cli

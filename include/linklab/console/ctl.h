@@ -354,7 +354,11 @@ int ctl_test_pump(struct ctl *c);
 void ctl_test_stop(struct ctl *c);
 
 /* Quit: stop the test, restore (ops->clear) every interface linklab changed
- * on both sides, stop B's server. summary gets one line ("restored A
+ * on both sides, stop B's server. A first (at once); B's restores go through
+ * its queue and are waited for at most the command bound + 2 s (less after
+ * ctl_set_quit_cancel): a B gone, or not answering by then, is left to
+ * restore itself ("B lost (restores itself)" / "B not answering (restores
+ * itself)"), which is not an error. summary gets one line ("restored A
  * veth-a, B veth-b" / "nothing to restore"; a lost middle box adds its own
  * sentence "middle box lost: the bridge's lease restores its dials (now,
  * or when the middle host answers again)"). Returns 0 or the first error
