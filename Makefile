@@ -50,7 +50,7 @@ LAB_SUITES := run interop ssh bridge bridgectl impair restore rpm verify ansible
 LAB_TARGETS := $(LAB_SUITES:%=lab-%)
 
 .PHONY: all deps check unit lab-test tui-test lint demo demo-down lab-up lab-down \
-        bench bench-bin install uninstall clean layering fuzz fuzz-check restore-test \
+        bench bench-bin install uninstall clean layering fuzz fuzz-check restore-test freeze-test \
         $(LAB_TARGETS)
 
 all: $(BUILD)/linklab
@@ -124,6 +124,7 @@ $(LAB_TARGETS): $(BUILD)/.deps
 
 lab-test: lab-run
 restore-test: lab-restore
+freeze-test: tui-freeze
 
 tui-test: $(BUILD)/.deps
 	@$(MAKE) --no-print-directory all

@@ -66,10 +66,13 @@ static void console_usage(FILE *f)
 		"usage: linklab [console] [--peer HOST] [--dev IF] [--peer-dev IF] [-F FILE]\n"
 		"                [--ssh-key FILE] [--known-hosts FILE] [--accept-new]\n"
 		"                [--peer-data ADDR] [-c ADDR] [-p PORT]\n"
-		"                [--force] [--exclude-ssh] [--revert-after SEC]\n"
+		"                [--force] [--exclude-ssh] [--revert-after SEC] [--peer-timeout SEC]\n"
 		"                [--middle HOST [--bridge IF_A,IF_B [--engine auto|kernel|user]]]\n"
 		"  -c ADDR   test target when there is no --peer (an iperf3 -s server)\n"
 		"  -p PORT   its port (default 5201)\n"
+		"  --peer-timeout SEC  bound on each command run on B (1..300, default 10):\n"
+		"            the console never waits on B; a request without an answer by\n"
+		"            then marks B gone (it restores itself) and quit restores A at once\n"
 		"  --middle HOST  the middle box running `linklab bridge` (ssh_config alias or\n"
 		"            [user@]host[:port], reached like --peer): shown and driven by the\n"
 		"            console, which holds its lease (its dials come back at quit)\n"
@@ -150,7 +153,7 @@ static void console_verify_argv(struct ctl *c, const struct peerset_opts *po,
 }
 
 /* Run the loop until quit; returns the signal that ended it (0 = key). */
-static int console_loop(struct tui *t, struct ctl *c)
+static int console_loop(struct tui *t, struct ctl *c, bool async)
 {
 	struct ctl_intent in;
 	struct ll_err e;
@@ -180,10 +183,13 @@ static int console_loop(struct tui *t, struct ctl *c)
 				dirty = true;
 			if (countdown)
 				dirty = true;
+			/* "waiting for B (N s)" while a request to B runs */
+			if (ctl_peer_tick(c))
+				dirty = true;
 			next_tick = now + CONSOLE_TICK_MS;
 		}
-		/* B's session: keepalive when due */
-		if (ctl_peer_fd(c) >= 0 && now >= next_ka) {
+		/* B's session: keepalive when due (threaded: the worker's) */
+		if (!async && ctl_peer_fd(c) >= 0 && now >= next_ka) {
 			if (ctl_keepalive(c, false, &next_s))
 				dirty = true;
 			next_ka = now + 1000LL * (next_s > 0 ? next_s : 5);
@@ -200,10 +206,11 @@ static int console_loop(struct tui *t, struct ctl *c)
 		timeout = dirty ? (int)(CONSOLE_REDRAW_MS - (now - last_draw)) : -1;
 		if (dirty && timeout < 0)
 			timeout = 0;
-		if ((t->screen == TS_PEERS || countdown || v->middle.present) &&
+		if ((t->screen == TS_PEERS || countdown || v->middle.present ||
+		     ctl_peer_busy(c) || v->b_wait[0]) &&
 		    (timeout < 0 || timeout > next_tick - now))
 			timeout = (int)(next_tick - now);
-		if (ctl_peer_fd(c) >= 0 && (timeout < 0 || timeout > next_ka - now))
+		if (!async && ctl_peer_fd(c) >= 0 && (timeout < 0 || timeout > next_ka - now))
 			timeout = next_ka > now ? (int)(next_ka - now) : 0;
 		nfd = 0;
 		pfd[nfd++] = (struct pollfd){ .fd = 0, .events = POLLIN };
@@ -212,7 +219,11 @@ static int console_loop(struct tui *t, struct ctl *c)
 		if (tfd >= 0)
 			pfd[nfd++] = (struct pollfd){ .fd = tfd, .events = POLLIN };
 		pfdi = -1;
-		if (ctl_peer_fd(c) >= 0 && now >= peer_quiet) {
+		if (async && ctl_peer_fd(c) >= 0) {
+			/* B's finished requests */
+			pfdi = nfd;
+			pfd[nfd++] = (struct pollfd){ .fd = ctl_peer_fd(c), .events = POLLIN };
+		} else if (ctl_peer_fd(c) >= 0 && now >= peer_quiet) {
 			pfdi = nfd;
 			pfd[nfd++] = (struct pollfd){ .fd = ctl_peer_fd(c),
 						      .events = POLLIN | POLLRDHUP };
@@ -251,7 +262,10 @@ static int console_loop(struct tui *t, struct ctl *c)
 		if (tfd >= 0 && (pfd[2].revents & (POLLIN | POLLHUP | POLLERR)))
 			if (ctl_test_pump(c))
 				dirty = true;
-		if (pfdi >= 0 && pfd[pfdi].revents) {
+		if (async && pfdi >= 0 && pfd[pfdi].revents) {
+			if (ctl_peer_pump(c))
+				dirty = true;
+		} else if (pfdi >= 0 && pfd[pfdi].revents) {
 			bool hup = pfd[pfdi].revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL);
 
 			if (ctl_keepalive(c, hup, &next_s))
@@ -283,19 +297,11 @@ static int console_loop(struct tui *t, struct ctl *c)
 					[CI_TEST_SAVE] = "saving the run ...",
 				};
 
-				v = ctl_view(c);
-				if (in.kind == CI_APPLY && (in.sides & CTL_B) &&
-				    v->side[CTL_IDX_B].present && !v->b_lost) {
-					char m[160];
-
-					snprintf(m, sizeof(m),
-						 "applying ... B reverts by itself in %d s unless this apply is confirmed",
-						 v->revert_s);
-					tui_flash(t, m);
-				} else if ((size_t)in.kind < sizeof(busy) / sizeof(busy[0]) &&
-					   busy[in.kind]) {
+				/* B's part runs on its worker: ctl_do returns
+				 * at once, the status line follows it */
+				if ((size_t)in.kind < sizeof(busy) / sizeof(busy[0]) &&
+				    busy[in.kind])
 					tui_flash(t, busy[in.kind]);
-				}
 				ll_err_clear(&e);
 				ctl_do(c, &in, &e);
 			}
@@ -305,6 +311,24 @@ static int console_loop(struct tui *t, struct ctl *c)
 		if ((pfd[0].revents & (POLLHUP | POLLERR)) && k == 0)
 			return SIGHUP;    /* terminal gone */
 	}
+}
+
+/* B's safety settings, then its worker: from here on nothing waits on B.
+ * false when B's requests stay inline (no thread could be started). */
+static bool console_start_b(struct ctl *c, const struct peerset_opts *po)
+{
+	struct peer_safety sf = { .force = po->force,
+				  .exclude_ctl = po->exclude_ssh,
+				  .revert_s = po->revert_after,
+				  .timeout_s = po->peer_timeout,
+				  .hold = true };
+	struct ll_err e = { 0 };
+
+	ctl_set_safety(c, &sf);
+	if (ctl_set_async(c, &e) == 0)
+		return true;
+	ctl_note(c, e.msg);
+	return false;
 }
 
 /* No usable terminal: print what the peers screen would show, as lines
@@ -398,7 +422,7 @@ int cmd_console(int argc, char **argv)
 	struct ll_err merr = { 0 };
 	char summary[512];
 	int i, rc, port = 0, sig, bad = 0;
-	bool unknown = false;
+	bool unknown = false, async;
 
 	memset(&po, 0, sizeof(po));
 	/* every problem of the line is said, then exit 2 */
@@ -577,20 +601,21 @@ int cmd_console(int argc, char **argv)
 		snprintf(label, sizeof(label), "M (%.55s)", middle_host);
 		ctl_set_middle(c, mid, label);
 	}
-	{
-		struct peer_safety sf = { .force = po.force,
-					  .exclude_ctl = po.exclude_ssh,
-					  .revert_s = po.revert_after,
-					  .hold = true };
-
-		ctl_set_safety(c, &sf);
-	}
+	async = console_start_b(c, &po);
 	console_verify_argv(c, &po, &ps, target, port);
 	if (t.term_fallback)
 		ctl_note(c, "terminal type unknown: running as vt100");
-	sig = console_loop(&t, c);
-	/* restore while the screen is still ours, then end curses */
-	tui_flash(&t, "restoring both peers ...");
+	sig = console_loop(&t, c, async);
+	/* restore while the screen is still ours, then end curses; a key or
+	 * a second signal stops waiting for a B that has not answered */
+	{
+		int fds[2] = { 0, console_sigpipe[0] };
+
+		ctl_set_quit_cancel(c, fds, 2);
+	}
+	tui_flash(&t, ctl_peer_busy(c) ?
+		  "restoring both peers ... A done; B has not answered yet: waiting (any key: stop waiting, B restores itself)" :
+		  "restoring both peers ...");
 	ll_err_clear(&err);
 	rc = ctl_quit(c, summary, sizeof(summary), &err);
 	tui_done();

@@ -3,6 +3,7 @@
  * No curses here; the screens only see struct ctl_view. */
 #include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "linklab/console/ctl.h"
 #include "linklab/peer/hosttune.h"
 #include "linklab/console/middle.h"
+#include "linklab/peer/peerq.h"
 #include "linklab/traffic/plot.h"
 #include "linklab/base/units.h"
 
@@ -80,7 +82,39 @@ struct ctl {
 	struct verify_job *vjob;
 	char **verify_argv;           /* NULL-terminated copy, NULL = none */
 	char *verify_json;            /* the last finished run's document */
+	/* peer B: every operation on it is a job on its queue (peerq.h);
+	 * threaded (ctl_set_async) the results come back later through
+	 * ctl_peer_pump, inline they are handled before the call returns */
+	struct peerq *bq;             /* NULL without B */
+	bool b_async;
+	struct peer_ctl bflow;        /* B's control session (ctl_flow) */
+	bool bflow_known;
+	bool b_force_next;            /* the next B apply forces (y to 100 %) */
+	struct ctl_bchg {             /* B changes waiting for their result */
+		unsigned id;          /* job id, 0 = free slot */
+		bool apply;
+		unsigned sides;       /* the change's sides (status line) */
+		int done, first;      /* A's part: sides done, first error */
+		char names[128];      /* "A veth-a" */
+		char head[256];       /* put before the status ("profile x: ") */
+		char left[256];       /* the status left while B works: B's
+				       * result replaces only that */
+		struct impair before; /* what B's interface held before */
+	} chg[8];
+	struct ll_err chg_acc[8];     /* A's errors for each chg[] */
+	unsigned chg_last;            /* the change submitted last, 0 = done */
+	int b_last_rc;                /* the last B job's result (inline) */
+	struct ll_err b_last_err;
+	struct test_opts test_wait;   /* a test waiting for B's server */
+	bool test_waiting;
+	int cancel_fd[2];             /* quit stops waiting for B on these */
+	int ncancel;
 };
+
+#define CTL_CHG_SUBMITTING 0xffffffffu
+
+/* job tags (peerq_job.tag) */
+enum { CTL_TAG_NONE, CTL_TAG_TICK, CTL_TAG_QUIT };
 
 #define CTL_MIDDLE_RETRY_S 3.0
 #define CTL_MIDDLE_PERIOD_S 1.0
@@ -143,20 +177,227 @@ static void ctl_mark_lost(struct ctl *c, const char *why)
 		c->v.dial_sides = CTL_A;
 }
 
-/* After a failed operation on B: is the session still there? */
-static void ctl_probe_b(struct ctl *c, int rc, const char *why)
-{
-	struct ll_err e = { 0 };
-	int next = 0;
+static unsigned ctl_b_submit(struct ctl *c, struct peerq_job *j);
+static int ctl_b_result(struct ctl *c, struct ll_err *err);
 
-	if (!c->ps.has_b || c->v.b_lost)
+/* --- peer B's queue --- */
+
+static int ctl_timeout_s(const struct ctl *c)
+{
+	return c->safety.timeout_s > 0 ? c->safety.timeout_s : PEER_TIMEOUT_S;
+}
+
+/* A job came back lost: B no longer answers (timeout) or its session
+ * died. */
+static void ctl_b_lost(struct ctl *c, const struct peerq_job *j)
+{
+	char why[300];
+
+	if (c->v.b_lost)
 		return;
-	if (rc != -EIO && rc != -ENOTCONN && rc != -ECONNRESET &&
-	    rc != -EPIPE && rc != -ETIMEDOUT && rc != -ESHUTDOWN)
+	if (j->rc == -ETIMEDOUT || j->rb_rc == -ETIMEDOUT) {
+		/* whether B's revert timer was armed is not known here: no
+		 * countdown is promised */
+		c->v.revert_deadline = 0;
+		ctl_fmt(why, sizeof(why), "%.250s",
+			j->rc == -ETIMEDOUT ? j->err.msg : j->rb_err.msg);
+		ctl_mark_lost(c, why);
+		ctl_fmt(c->v.b_lost_msg, sizeof(c->v.b_lost_msg),
+			"peer B gone: no answer within %d s (%s); B restores what linklab changed there by itself (revert timer, or hold guard once it runs again)",
+			ctl_timeout_s(c), j->kind == PQ_APPLY ? "apply" : j->kind == PQ_CLEAR ? "clear" :
+			j->kind == PQ_LIST ? "list links" : j->kind == PQ_SERVER_START ?
+			"start test server" : "read qdiscs");
+		ctl_fmt(c->v.status, sizeof(c->v.status), "%s", c->v.b_lost_msg);
+		ctl_fmt(c->v.side[CTL_IDX_B].err, sizeof(c->v.side[CTL_IDX_B].err), "%s",
+			c->v.b_lost_msg);
 		return;
-	if (!c->ps.b.ops->keepalive ||
-	    c->ps.b.ops->keepalive(&c->ps.b, &next, &e) < 0)
-		ctl_mark_lost(c, e.msg[0] ? e.msg : why);
+	}
+	ctl_mark_lost(c, j->err.msg[0] ? j->err.msg : "session closed");
+}
+
+static void ctl_test_server_done(struct ctl *c, struct peerq_job *j);
+static void ctl_sysctl_done(struct ctl *c, struct peerq_job *j);
+static void ctl_change_b_done(struct ctl *c, struct peerq_job *j);
+static void ctl_sync_link_qdisc(struct ctl_side_view *s);
+static int ctl_read_done(struct ctl *c, int i, int rc, const struct qdisc_state *qd,
+			 struct ll_err *e, struct ll_err *err);
+static int ctl_list_done(struct ctl *c, int i, int rc, const struct link_list *ll,
+			 const struct sysctl_state *ss, struct ll_err *e,
+			 struct ll_err *err);
+
+/* What one finished B job changes in the view. */
+static void ctl_b_handle(struct ctl *c, struct peerq_job *j)
+{
+	struct ctl_side_view *s = &c->v.side[CTL_IDX_B];
+	struct ll_err e = { 0 };
+
+	c->b_last_rc = j->rc;
+	c->b_last_err = j->err;
+	if (j->lost)
+		ctl_b_lost(c, j);
+	switch (j->kind) {
+	case PQ_LIST:
+		if (c->v.b_lost)
+			break;
+		c->b_last_rc = ctl_list_done(c, CTL_IDX_B, j->rc, &j->links,
+					     j->have_sys ? &j->sys : NULL, &j->err, &e);
+		if (c->b_last_rc < 0)
+			c->b_last_err = e;
+		break;
+	case PQ_READ:
+		if (c->v.b_lost || strcmp(j->dev, s->dev))
+			break;
+		c->b_last_rc = ctl_read_done(c, CTL_IDX_B, j->rc, &j->qd, &j->err, &e);
+		if (c->b_last_rc == 0)
+			ctl_sync_link_qdisc(s);
+		else
+			c->b_last_err = e;
+		break;
+	case PQ_APPLY:
+	case PQ_CLEAR:
+		ctl_change_b_done(c, j);
+		break;
+	case PQ_CTL_FLOW:
+		if (j->rc == 0) {
+			c->bflow = j->ctl;
+			c->bflow_known = true;
+		}
+		break;
+	case PQ_SERVER_START:
+		ctl_test_server_done(c, j);
+		break;
+	case PQ_SERVER_STOP:
+		if (j->rc < 0 && !c->v.b_lost)
+			ctl_fmt(c->v.error, sizeof(c->v.error),
+				"B: stop test server: %s", j->err.msg);
+		break;
+	case PQ_SYSCTL_SET:
+		ctl_sysctl_done(c, j);
+		break;
+	case PQ_TUNE_RESTORE:
+	case PQ_KEEPALIVE:
+		break;
+	}
+}
+
+int ctl_peer_pump(struct ctl *c)
+{
+	struct peerq_job *j;
+	int n = 0;
+
+	if (!c->bq)
+		return 0;
+	while ((j = peerq_take(c->bq))) {
+		ctl_b_handle(c, j);
+		free(j);
+		n++;
+	}
+	if (n && c->v.b_wait[0] && peerq_busy_ms(c->bq, NULL, 0) < 0) {
+		c->v.b_wait[0] = '\0';
+		c->v.b_wait_s = 0;
+	}
+	return n > 0;
+}
+
+/* Queue j for B (inline: handled before this returns). A B that is gone
+ * gets j back failed at once (-ENOTCONN), through the same handler. */
+static unsigned ctl_b_submit(struct ctl *c, struct peerq_job *j)
+{
+	unsigned id = 0;
+
+	if (!j)
+		return 0;
+	if (c->bq && !c->v.b_lost) {
+		enum peerq_kind kind = j->kind;
+		char dev[IF_NAMESIZE];
+
+		ctl_fmt(dev, sizeof(dev), "%s", j->dev);
+		id = peerq_submit(c->bq, j);
+		if (id) {
+			if (!c->b_async)
+				ctl_peer_pump(c);
+			return id;
+		}
+		j = peerq_job_new(kind);   /* the refused one was freed */
+		if (!j)
+			return 0;
+		ctl_fmt(j->dev, sizeof(j->dev), "%s", dev);
+	}
+	j->rc = ll_err_set(&j->err, -ENOTCONN, "%s", c->v.b_lost ? c->v.b_lost_msg :
+			   "peer B is not open");
+	ctl_b_handle(c, j);
+	free(j);
+	return 0;
+}
+
+/* The result of the B job just handled (inline), or 0 while it runs. */
+static int ctl_b_result(struct ctl *c, struct ll_err *err)
+{
+	if (c->b_async)
+		return 0;
+	if (c->b_last_rc < 0 && err)
+		*err = c->b_last_err;
+	return c->b_last_rc;
+}
+
+int ctl_peer_tick(struct ctl *c)
+{
+	char what[48] = "", old[sizeof(c->v.b_wait)];
+	long ms;
+
+	if (!c->bq || !c->b_async || c->v.b_lost) {
+		if (!c->v.b_wait[0])
+			return 0;
+		c->v.b_wait[0] = '\0';
+		c->v.b_wait_s = 0;
+		return 1;
+	}
+	ms = peerq_busy_ms(c->bq, what, sizeof(what));
+	ctl_fmt(old, sizeof(old), "%s", c->v.b_wait);
+	if (ms < 1000) {
+		c->v.b_wait[0] = '\0';
+		c->v.b_wait_s = 0;
+	} else {
+		c->v.b_wait_s = (int)(ms / 1000);
+		ctl_fmt(c->v.b_wait, sizeof(c->v.b_wait), "waiting for B (%d s): %s",
+			c->v.b_wait_s, what);
+		/* every command is bounded by the timeout; a job far past it
+		 * is stuck in something else: B is gone all the same */
+		if (ms > (ctl_timeout_s(c) + 10) * 1000L) {
+			struct peerq_job j = { .kind = PQ_READ, .rc = -ETIMEDOUT };
+
+			ll_err_set(&j.err, -ETIMEDOUT, "no answer for %ld s", ms / 1000);
+			ctl_b_lost(c, &j);
+			c->v.b_wait[0] = '\0';
+			c->v.b_wait_s = 0;
+		}
+	}
+	return strcmp(old, c->v.b_wait) != 0;
+}
+
+int ctl_set_async(struct ctl *c, struct ll_err *err)
+{
+	int rc;
+
+	if (!c->bq || c->b_async)
+		return 0;
+	/* the control session's route, once, before the worker owns B: the
+	 * apply checks then ask nothing of B */
+	if (peerq_ops(c->bq)->ctl_flow && !c->v.b_lost) {
+		struct peerq_job *j = peerq_job_new(PQ_CTL_FLOW);
+
+		ctl_b_submit(c, j);
+	}
+	rc = peerq_start(c->bq, err);
+	if (rc < 0)
+		return rc;
+	c->b_async = true;
+	return 0;
+}
+
+int ctl_peer_busy(const struct ctl *c)
+{
+	return c->bq && !c->v.b_lost ? peerq_pending(c->bq) : 0;
 }
 
 static const char *ctl_side_name(int i)
@@ -373,28 +614,24 @@ static void ctl_derive(struct ctl *c)
 	}
 }
 
-/* Read back what the kernel holds on side i's selected interface. */
-static int ctl_read_back(struct ctl *c, int i, struct ll_err *err)
+/* Side i's read-back came: rc, and the state qd read (for the view). */
+static int ctl_read_done(struct ctl *c, int i, int rc, const struct qdisc_state *qd,
+			 struct ll_err *e, struct ll_err *err)
 {
 	struct ctl_side_view *s = &c->v.side[i];
-	struct peer *p = ctl_peer(c, i);
-	struct ll_err e = { 0 };
-	int rc;
 
 	s->qd_valid = false;
 	memset(&s->held, 0, sizeof(s->held));
 	s->held_text[0] = '\0';
-	if (!p || !s->dev[0])
-		return 0;
-	memset(&s->qd, 0, sizeof(s->qd));
-	rc = p->ops->read_qdiscs(p, s->dev, &s->qd, &e);
 	if (rc < 0) {
+		memset(&s->qd, 0, sizeof(s->qd));
 		ctl_derive(c);
-		ll_err_prefix(&e, "read qdiscs of %s: ", s->dev);
+		ll_err_prefix(e, "read qdiscs of %s: ", s->dev);
 		if (err)
-			*err = e;
-		return ctl_side_fail(c, i, &e);
+			*err = *e;
+		return ctl_side_fail(c, i, e);
 	}
+	s->qd = *qd;
 	s->qd_valid = true;
 	qdisc_state_to_impair(&s->qd, &s->held);
 	qdisc_state_summary(&s->qd, s->held_text, sizeof(s->held_text));
@@ -415,6 +652,46 @@ static int ctl_read_back(struct ctl *c, int i, struct ll_err *err)
 	}
 	ctl_derive(c);
 	return 0;
+}
+
+/* Read back what the kernel holds on side i's selected interface (B: a
+ * job; its result lands through ctl_read_done). */
+static int ctl_read_back_tag(struct ctl *c, int i, int tag, struct ll_err *err)
+{
+	struct ctl_side_view *s = &c->v.side[i];
+	struct peer *p = ctl_peer(c, i);
+	struct ll_err e = { 0 };
+	struct qdisc_state *qd;
+	int rc;
+
+	if (!p || !s->dev[0]) {
+		s->qd_valid = false;
+		memset(&s->held, 0, sizeof(s->held));
+		s->held_text[0] = '\0';
+		return 0;
+	}
+	if (i == CTL_IDX_B) {
+		struct peerq_job *j = peerq_job_new(PQ_READ);
+
+		if (!j)
+			return ll_err_set(err, -ENOMEM, "out of memory");
+		ctl_fmt(j->dev, sizeof(j->dev), "%s", s->dev);
+		j->tag = tag;
+		ctl_b_submit(c, j);
+		return ctl_b_result(c, err);
+	}
+	qd = calloc(1, sizeof(*qd));
+	if (!qd)
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	rc = p->ops->read_qdiscs(p, s->dev, qd, &e);
+	rc = ctl_read_done(c, i, rc, qd, &e, err);
+	free(qd);
+	return rc;
+}
+
+static int ctl_read_back(struct ctl *c, int i, struct ll_err *err)
+{
+	return ctl_read_back_tag(c, i, CTL_TAG_NONE, err);
 }
 
 /* Keep the selection by name after a re-list; else pick route_dev. */
@@ -442,45 +719,82 @@ static void ctl_reselect(struct ctl_side_view *s)
 		ctl_fmt(s->dev, sizeof(s->dev), "%s", s->links.l[s->sel].name);
 }
 
+/* The receive window of one TCP socket from tcp_rmem / tcp_adv_win_scale. */
+static void ctl_rcv_window(struct ctl_side_view *s, const struct sysctl_state *ss)
+{
+	int ir = tune_sysctl_index("tcp_rmem");
+	int iw = tune_sysctl_index("tcp_adv_win_scale");
+	long long lo, def, max, scale = 1;
+
+	if (ir >= 0 && sscanf(ss->v[ir], "%lld %lld %lld", &lo, &def, &max) == 3 &&
+	    max > 0) {
+		if (iw < 0 || sscanf(ss->v[iw], "%lld", &scale) != 1 ||
+		    scale < -31 || scale > 31)
+			scale = 1;
+		s->rcv_window = scale > 0 ? (uint64_t)(max - (max >> scale)) :
+				(uint64_t)(max >> -scale);
+	}
+}
+
+/* Side i's links came (rc, the list): select, then read back. */
+static int ctl_list_done(struct ctl *c, int i, int rc, const struct link_list *ll,
+			 const struct sysctl_state *ss, struct ll_err *e,
+			 struct ll_err *err)
+{
+	struct ctl_side_view *s = &c->v.side[i];
+
+	if (rc < 0) {
+		s->links.n = 0;
+		ll_err_prefix(e, "list links: ");
+		if (err)
+			*err = *e;
+		return ctl_side_fail(c, i, e);
+	}
+	s->links = *ll;
+	ctl_reselect(s);
+	if (ss)
+		ctl_rcv_window(s, ss);
+	return ctl_read_back(c, i, err);
+}
+
 /* List links of side i and read back its selected interface. */
 static int ctl_refresh_side(struct ctl *c, int i, struct ll_err *err)
 {
 	struct ctl_side_view *s = &c->v.side[i];
 	struct peer *p = ctl_peer(c, i);
 	struct ll_err e = { 0 };
+	struct link_list *ll;
+	struct sysctl_state *ss = NULL;
 	int rc;
 
 	if (!p)
 		return 0;
 	s->err[0] = '\0';
-	rc = p->ops->list_links(p, &s->links, &e);
-	if (rc < 0) {
-		s->links.n = 0;
-		ll_err_prefix(&e, "list links: ");
-		if (err)
-			*err = e;
-		return ctl_side_fail(c, i, &e);
-	}
-	ctl_reselect(s);
-	if (p->ops->sysctl_get) {
-		struct sysctl_state *ss = calloc(1, sizeof(*ss));
-		struct ll_err se = { 0 };
-		int ir = tune_sysctl_index("tcp_rmem");
-		int iw = tune_sysctl_index("tcp_adv_win_scale");
-		long long lo, def, max, scale = 1;
+	if (i == CTL_IDX_B) {
+		struct peerq_job *j = peerq_job_new(PQ_LIST);
 
-		if (ss && ir >= 0 && p->ops->sysctl_get(p, ss, &se) == 0 &&
-		    sscanf(ss->v[ir], "%lld %lld %lld", &lo, &def, &max) == 3 &&
-		    max > 0) {
-			if (iw < 0 || sscanf(ss->v[iw], "%lld", &scale) != 1 ||
-			    scale < -31 || scale > 31)
-				scale = 1;
-			s->rcv_window = scale > 0 ? (uint64_t)(max - (max >> scale)) :
-					(uint64_t)(max >> -scale);
-		}
-		free(ss);
+		if (!j)
+			return ll_err_set(err, -ENOMEM, "out of memory");
+		ctl_b_submit(c, j);
+		return ctl_b_result(c, err);
 	}
-	return ctl_read_back(c, i, err);
+	ll = calloc(1, sizeof(*ll));
+	if (!ll)
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	rc = p->ops->list_links(p, ll, &e);
+	if (rc == 0 && p->ops->sysctl_get) {
+		struct ll_err se = { 0 };
+
+		ss = calloc(1, sizeof(*ss));
+		if (ss && p->ops->sysctl_get(p, ss, &se) < 0) {
+			free(ss);
+			ss = NULL;
+		}
+	}
+	rc = ctl_list_done(c, i, rc, ll, ss, &e, err);
+	free(ss);
+	free(ll);
+	return rc;
 }
 
 int ctl_new(struct ctl **out, const struct peerset *ps, const char *target,
@@ -494,6 +808,10 @@ int ctl_new(struct ctl **out, const struct peerset *ps, const char *target,
 	if (!c)
 		return ll_err_set(err, -ENOMEM, "controller: out of memory");
 	c->ps = *ps;
+	if (c->ps.has_b && peerq_new(&c->bq, &c->ps.b, NULL, false, err) < 0) {
+		free(c);
+		return -ENOMEM;
+	}
 	ctl_fmt(c->target, sizeof(c->target), "%s", target ? target : "");
 	c->port = port > 0 ? port : 5201;
 	c->v.is_root = geteuid() == 0;
@@ -587,6 +905,10 @@ int ctl_select(struct ctl *c, int side, int idx, struct ll_err *err)
 	if (strcmp(s->dev, s->links.l[idx].name)) {
 		c->prev_t[side] = 0;
 		s->tx_bps = -1;
+		/* another interface: nothing read of it yet */
+		s->qd_valid = false;
+		memset(&s->held, 0, sizeof(s->held));
+		s->held_text[0] = '\0';
 	}
 	s->sel = idx;
 	ctl_fmt(s->dev, sizeof(s->dev), "%s", s->links.l[idx].name);
@@ -619,12 +941,181 @@ static void ctl_sync_link_qdisc(struct ctl_side_view *s)
 			 sizeof(s->links.l[s->sel].qdisc), "%s", s->qd.q[0].kind);
 }
 
+/* Read side i back after a change: A now, B from its job's read-back (j;
+ * a job for an interface no longer selected is not shown). */
+static int ctl_side_readback(struct ctl *c, int i, struct peerq_job *j)
+{
+	if (i == CTL_IDX_A || !j)
+		return ctl_read_back(c, i, NULL);
+	if (strcmp(j->dev, c->v.side[i].dev))
+		return 0;
+	return ctl_read_done(c, i, j->rb_rc, &j->qd, &j->rb_err, NULL);
+}
+
+/* One side's change returned rc (e its error; B: j has the read-back and
+ * the warning): fold it into the view, names ("A veth-a, B veth-b"),
+ * *done, *first and the joined error acc. */
+static void ctl_change_side_done(struct ctl *c, int i, bool apply,
+				 const struct impair *before, int rc,
+				 struct ll_err *e, struct peerq_job *j,
+				 char *names, size_t nlen, int *done, int *first,
+				 struct ll_err *acc)
+{
+	struct ctl_side_view *s = &c->v.side[i];
+	const char *dev = j ? j->dev : s->dev;
+	char what[64];
+
+	if (i == CTL_IDX_B) {
+		if (!c->v.b_lost)
+			c->v.revert_deadline = 0;
+		c->v.b_warning[0] = '\0';
+		if (rc == 0 && apply && j && j->warning[0])
+			ctl_fmt(c->v.b_warning, sizeof(c->v.b_warning), "%s", j->warning);
+	}
+	if (rc < 0) {
+		if (!e->msg[0])
+			ll_err_set(e, rc, "%s: %s", dev, strerror(-rc));
+		ctl_join_err(acc, rc, ctl_side_name(i), e->msg);
+		if (!*first)
+			*first = rc;
+		if (c->v.b_lost && i == CTL_IDX_B)
+			return;
+		ctl_side_fail(c, i, e);
+		/* show what the kernel holds after the failure */
+		ctl_side_readback(c, i, j);
+		ctl_sync_link_qdisc(s);
+		return;
+	}
+	s->err[0] = '\0';
+	if (apply)
+		ctl_mark_changed(c, i, dev, before);
+	else
+		ctl_unmark_changed(c, i, dev);
+	rc = ctl_side_readback(c, i, j);
+	if (rc < 0) {
+		ctl_join_err(acc, rc, ctl_side_name(i), s->err);
+		if (!*first)
+			*first = rc;
+		return;
+	}
+	ctl_sync_link_qdisc(s);
+	ctl_fmt(what, sizeof(what), "%s%s %s", *done ? ", " : "", ctl_side_name(i), dev);
+	strncat(names, what, nlen - strlen(names) - 1);
+	(*done)++;
+}
+
+/* The status line after a change of sides (head goes first). */
+static void ctl_change_status(struct ctl *c, bool apply, unsigned sides,
+			      const char *head, const char *names, int done,
+			      int first, const struct ll_err *acc)
+{
+	if (first)
+		ctl_fmt(c->v.error, sizeof(c->v.error), "%s", acc->msg);
+	if (done)
+		ctl_fmt(c->v.status, sizeof(c->v.status), "%.200s%s %s%s%s%.160s", head,
+			 apply ? "applied on" : "cleared", names,
+			 first ? " (with errors)" :
+			 c->v.b_lost && sides == CTL_BOTH ? "; B lost, not driven" :
+			 "; read back shown",
+			 c->v.b_warning[0] && apply ? "; B: " : "",
+			 apply ? c->v.b_warning : "");
+	else if (!first)
+		ctl_fmt(c->v.status, sizeof(c->v.status), "%.200snothing to %s", head,
+			 apply ? "apply to" : "clear");
+}
+
+/* Queue B's part of a change; A's part (done, first, acc, names) is kept
+ * with it and the status is written when B's result comes. */
+static void ctl_change_submit_b(struct ctl *c, const struct impair *d,
+				const struct impair *before, unsigned sides,
+				const char *names, int done, int first,
+				const struct ll_err *acc)
+{
+	struct ctl_side_view *s = &c->v.side[CTL_IDX_B];
+	struct peerq_job *j = peerq_job_new(d ? PQ_APPLY : PQ_CLEAR);
+	struct ctl_bchg *r = NULL;
+	unsigned id;
+	int k;
+
+	for (k = 0; k < (int)(sizeof(c->chg) / sizeof(c->chg[0])); k++)
+		if (!c->chg[k].id) {
+			r = &c->chg[k];
+			break;
+		}
+	if (!j || !r) {
+		struct ll_err e = { 0 };
+
+		free(j);
+		ll_err_set(&e, -EBUSY, "too many changes waiting for B; try again");
+		ctl_side_fail(c, CTL_IDX_B, &e);
+		c->b_last_rc = -EBUSY;
+		c->b_last_err = e;
+		return;
+	}
+	ctl_fmt(j->dev, sizeof(j->dev), "%s", s->dev);
+	if (d)
+		j->dial = *d;
+	j->force = c->b_force_next;
+	j->readback = true;
+	memset(r, 0, sizeof(*r));
+	r->apply = d != NULL;
+	r->sides = sides;
+	r->done = done;
+	r->first = first;
+	r->before = *before;
+	ctl_fmt(r->names, sizeof(r->names), "%s", names);
+	if (d)
+		c->v.revert_deadline = ctl_now() + ctl_revert_s(c);
+	r->id = CTL_CHG_SUBMITTING;   /* inline, the result comes before the id */
+	c->chg_acc[k] = *acc;
+	if (c->b_async)
+		ctl_fmt(c->v.status, sizeof(c->v.status), "waiting for B to %s %s%s%s%s",
+			d ? "apply on" : "clear", s->dev, done ? " (done: " : "", names,
+			done ? ")" : "");
+	ctl_fmt(r->left, sizeof(r->left), "%s", c->v.status);
+	id = ctl_b_submit(c, j);
+	if (r->id == CTL_CHG_SUBMITTING)
+		r->id = id;
+	c->chg_last = r->id;
+}
+
+/* B's change came back: finish what ctl_change began. */
+static void ctl_change_b_done(struct ctl *c, struct peerq_job *j)
+{
+	struct ctl_bchg *r = NULL;
+	struct ll_err acc;
+	int k;
+
+	for (k = 0; k < (int)(sizeof(c->chg) / sizeof(c->chg[0])); k++)
+		if (c->chg[k].id == j->id || c->chg[k].id == CTL_CHG_SUBMITTING) {
+			r = &c->chg[k];
+			break;
+		}
+	if (!r)
+		return;
+	acc = c->chg_acc[k];
+	ctl_change_side_done(c, CTL_IDX_B, r->apply, &r->before, j->rc, &j->err, j,
+			     r->names, sizeof(r->names), &r->done, &r->first, &acc);
+	/* a status written meanwhile (another action) stays; errors show */
+	if (!c->b_async || !strcmp(c->v.status, r->left) || c->v.b_lost)
+		ctl_change_status(c, r->apply, r->sides, r->head, r->names, r->done,
+				  r->first, &acc);
+	else if (r->first)
+		ctl_fmt(c->v.error, sizeof(c->v.error), "%s", acc.msg);
+	c->b_last_rc = r->first;
+	c->b_last_err = acc;
+	if (c->chg_last == j->id)
+		c->chg_last = 0;
+	r->id = 0;
+}
+
 /* Apply (or clear when d is NULL) on the sides in mask. */
 static int ctl_change(struct ctl *c, const struct impair *d, unsigned sides,
 		      struct ll_err *err)
 {
+	struct ll_err acc = { 0 };
 	int i, rc, first = 0, done = 0;
-	char what[64], names[128] = "";
+	char names[128] = "";
 
 	if (err)
 		ll_err_clear(err);
@@ -646,7 +1137,7 @@ static int ctl_change(struct ctl *c, const struct impair *d, unsigned sides,
 							c->v.b_lost_msg);
 				else
 					rc = ll_err_set(&e, -ENODEV, "no peer (use --peer HOST)");
-				ctl_join_err(err, rc, ctl_side_name(i), e.msg);
+				ctl_join_err(&acc, rc, ctl_side_name(i), e.msg);
 				ctl_side_fail(c, i, &e);
 				if (!first)
 					first = rc;
@@ -659,78 +1150,24 @@ static int ctl_change(struct ctl *c, const struct impair *d, unsigned sides,
 			rc = ll_err_set(&e, -EPERM,
 					"%s: needs root (CAP_NET_ADMIN) to %s qdiscs",
 					s->dev, d ? "change" : "restore");
+		} else if (i == CTL_IDX_B) {
+			ctl_change_submit_b(c, d, &before, sides, names, done, first, &acc);
+			if (c->b_async)
+				return first;
+			return ctl_b_result(c, err);
 		} else if (d) {
-			if (i == CTL_IDX_B)
-				c->v.revert_deadline = ctl_now() + ctl_revert_s(c);
 			rc = p->ops->apply(p, s->dev, d, &e);
-			if (rc == -EPERM && i == CTL_IDX_A)
+			if (rc == -EPERM)
 				ll_err_prefix(&e, "needs root: ");
 		} else {
 			rc = p->ops->clear(p, s->dev, &e);
 		}
-		if (i == CTL_IDX_B) {
-			if (rc < 0)
-				ctl_probe_b(c, rc, e.msg);
-			if (!c->v.b_lost)
-				c->v.revert_deadline = 0;
-			c->v.b_warning[0] = '\0';
-			if (rc == 0 && d && p->ops->warning && p->ops->warning(p))
-				ctl_fmt(c->v.b_warning, sizeof(c->v.b_warning),
-					"%s", p->ops->warning(p));
-		}
-		if (rc < 0) {
-			if (!e.msg[0])
-				ll_err_set(&e, rc, "%s: %s", s->dev, strerror(-rc));
-			if (c->v.b_lost && i == CTL_IDX_B) {
-				ctl_join_err(err, rc, ctl_side_name(i), e.msg);
-				if (!first)
-					first = rc;
-				continue;
-			}
-			ctl_join_err(err, rc, ctl_side_name(i), e.msg);
-			ctl_side_fail(c, i, &e);
-			if (!first)
-				first = rc;
-			/* show what the kernel holds after the failure */
-			ctl_read_back(c, i, NULL);
-			ctl_sync_link_qdisc(s);
-			continue;
-		}
-		s->err[0] = '\0';
-		if (d)
-			ctl_mark_changed(c, i, s->dev, &before);
-		else
-			ctl_unmark_changed(c, i, s->dev);
-		rc = ctl_read_back(c, i, NULL);
-		if (rc < 0) {
-			ctl_join_err(err, rc, ctl_side_name(i), s->err);
-			if (!first)
-				first = rc;
-			continue;
-		}
-		ctl_sync_link_qdisc(s);
-		ctl_fmt(what, sizeof(what), "%s%s %s", done ? ", " : "",
-			 ctl_side_name(i), s->dev);
-		strncat(names, what, sizeof(names) - strlen(names) - 1);
-		done++;
+		ctl_change_side_done(c, i, d != NULL, &before, rc, &e, NULL, names,
+				     sizeof(names), &done, &first, &acc);
 	}
-	if (first) {
-		if (err && c->v.error[0] == '\0')
-			ctl_fmt(c->v.error, sizeof(c->v.error), "%s", err->msg);
-		else if (err)
-			ctl_fmt(c->v.error, sizeof(c->v.error), "%s", err->msg);
-	}
-	if (done)
-		ctl_fmt(c->v.status, sizeof(c->v.status), "%s %s%s%s%.160s",
-			 d ? "applied on" : "cleared", names,
-			 first ? " (with errors)" :
-			 c->v.b_lost && sides == CTL_BOTH ? "; B lost, not driven" :
-			 "; read back shown",
-			 c->v.b_warning[0] && d ? "; B: " : "",
-			 d ? c->v.b_warning : "");
-	else if (!first)
-		ctl_fmt(c->v.status, sizeof(c->v.status), "nothing to %s",
-			 d ? "apply to" : "clear");
+	ctl_change_status(c, d != NULL, sides, "", names, done, first, &acc);
+	if (err && first)
+		*err = acc;
 	return first;
 }
 
@@ -787,10 +1224,9 @@ static void ctl_server_stop(struct ctl *c)
 	if (!c->server_up)
 		return;
 	c->server_up = false;
-	if (c->ps.has_b && c->ps.b.ops->server_stop &&
-	    c->ps.b.ops->server_stop(&c->ps.b, &e) < 0)
-		ctl_fmt(c->v.error, sizeof(c->v.error),
-			 "B: stop test server: %s", e.msg);
+	if (c->ps.has_b && !c->v.b_lost)
+		ctl_b_submit(c, peerq_job_new(PQ_SERVER_STOP));
+	(void)e;
 }
 
 /* Free the finished test object and its server. */
@@ -821,6 +1257,8 @@ static void ctl_rpm_update(struct ctl_test_view *t)
 	r->valid = r->working_ms > 0;
 	r->rpm = r->valid ? 60000.0 / r->working_ms : 0;
 }
+static int ctl_test_launch(struct ctl *c, const struct test_opts *oin, int port,
+			   struct ll_err *err);
 
 int ctl_test_start(struct ctl *c, const struct ctl_test_req *r,
 		   struct ll_err *err)
@@ -881,13 +1319,54 @@ int ctl_test_start(struct ctl *c, const struct ctl_test_req *r,
 		goto fail;
 	}
 	if (c->ps.has_b) {
-		rc = c->ps.b.ops->server_start(&c->ps.b, &port, &e);
-		if (rc < 0) {
-			ll_err_prefix(&e, "B: start test server: ");
-			goto fail;
-		}
-		c->server_up = true;
+		/* B's server first: the test starts when its port comes */
+		if (c->test_waiting)
+			return ll_err_set(err, -EBUSY, "test: waiting for B's test server already");
+		c->test_wait = o;
+		c->test_waiting = true;
+		ctl_fmt(c->v.status, sizeof(c->v.status), "test: starting B's test server ...");
+		ctl_b_submit(c, peerq_job_new(PQ_SERVER_START));
+		return ctl_b_result(c, err);
 	}
+	return ctl_test_launch(c, &o, port, err);
+fail:
+	ctl_fmt(t->err, sizeof(t->err), "%s", e.msg);
+	ctl_fmt(c->v.error, sizeof(c->v.error), "%s", e.msg);
+	if (err)
+		*err = e;
+	return rc;
+}
+
+/* B's server answered (or not): start the client, or say why not. */
+static void ctl_test_server_done(struct ctl *c, struct peerq_job *j)
+{
+	struct ctl_test_view *t = &c->v.test;
+	struct ll_err e = j->err;
+
+	if (!c->test_waiting)
+		return;
+	c->test_waiting = false;
+	if (j->rc < 0) {
+		ll_err_prefix(&e, "B: start test server: ");
+		ctl_fmt(t->err, sizeof(t->err), "%s", e.msg);
+		ctl_fmt(c->v.error, sizeof(c->v.error), "%s", e.msg);
+		c->b_last_rc = j->rc;
+		c->b_last_err = e;
+		return;
+	}
+	c->server_up = true;
+	c->b_last_rc = ctl_test_launch(c, &c->test_wait, j->port, &c->b_last_err);
+}
+
+/* Connect the test client (B's server, if any, listens on port). */
+static int ctl_test_launch(struct ctl *c, const struct test_opts *oin, int port,
+			   struct ll_err *err)
+{
+	struct ctl_test_view *t = &c->v.test;
+	struct test_opts o = *oin;
+	struct ll_err e = { 0 };
+	int rc;
+
 	o.port = port;
 	rc = test_start(&o, &c->test, &e);
 	if (rc < 0) {
@@ -1067,6 +1546,108 @@ void ctl_test_stop(struct ctl *c)
 	}
 }
 
+/* Wait for B's queue to empty: at most the command bound (plus 2 s), and
+ * not after one of the cancel fds (ctl_set_quit_cancel) became readable.
+ * true when B finished everything. */
+static bool ctl_quit_wait_b(struct ctl *c)
+{
+	double end = ctl_now() + ctl_timeout_s(c) + 2;
+	struct pollfd pf[2];
+	int k;
+
+	if (c->ncancel == 0 || !c->b_async)
+		return peerq_wait_idle(c->bq, (ctl_timeout_s(c) + 2) * 1000);
+	for (k = 0; k < c->ncancel; k++)
+		pf[k] = (struct pollfd){ .fd = c->cancel_fd[k], .events = POLLIN };
+	while (!peerq_wait_idle(c->bq, 0)) {
+		if (ctl_now() >= end)
+			return false;
+		if (poll(pf, (nfds_t)c->ncancel, 50) > 0)
+			for (k = 0; k < c->ncancel; k++)
+				if (pf[k].revents & (POLLIN | POLLHUP | POLLERR))
+					return false;
+	}
+	return true;
+}
+
+void ctl_set_quit_cancel(struct ctl *c, const int *fds, int n)
+{
+	int k;
+
+	c->ncancel = 0;
+	for (k = 0; k < n && k < 2; k++)
+		if (fds[k] >= 0)
+			c->cancel_fd[c->ncancel++] = fds[k];
+}
+
+/* Quit, side B: restore its changed interfaces (and tunings) through its
+ * queue, waiting at most the command bound (plus 2 s) for all of it; a B
+ * that does not answer by then is left to restore itself. */
+static int ctl_quit_b(struct ctl *c, char *summary, size_t len, int *nrest,
+		      struct ll_err *err)
+{
+	struct ctl_changed *ch = &c->changed[CTL_IDX_B];
+	struct peerq_job *j;
+	char part[128];
+	int k, rc, first = 0, nq = 0;
+	bool gone = false;
+
+	if (c->tuned[CTL_IDX_B] && (j = peerq_job_new(PQ_TUNE_RESTORE))) {
+		j->tag = CTL_TAG_QUIT;
+		nq += peerq_submit(c->bq, j) != 0;
+	}
+	for (k = 0; k < ch->n; k++) {
+		j = peerq_job_new(impair_is_empty(&ch->before[k]) ? PQ_CLEAR : PQ_APPLY);
+		if (!j)
+			continue;
+		j->tag = CTL_TAG_QUIT;
+		j->dial = ch->before[k];
+		ctl_fmt(j->dev, sizeof(j->dev), "%s", ch->dev[k]);
+		nq += peerq_submit(c->bq, j) != 0;
+	}
+	ch->n = 0;
+	if (!ctl_quit_wait_b(c))
+		gone = true;
+	while ((j = peerq_take(c->bq))) {
+		if (j->tag != CTL_TAG_QUIT) {
+			ctl_b_handle(c, j);
+			free(j);
+			continue;
+		}
+		nq--;
+		if (j->lost)
+			gone = true;
+		rc = j->rc;
+		if (j->kind == PQ_TUNE_RESTORE) {
+			if (rc == 0)
+				c->tuned[CTL_IDX_B] = false;
+		} else if (!j->lost) {
+			ctl_fmt(part, sizeof(part), "%s%sB %s", *nrest ? ", " : "",
+				rc < 0 ? "FAILED " : "", j->dev);
+			(*nrest)++;
+			if (summary && len)
+				strncat(summary, part, len - strlen(summary) - 1);
+		}
+		if (rc < 0 && !j->lost) {
+			ctl_join_err(err, rc, "B", j->err.msg);
+			if (!first)
+				first = rc;
+		}
+		if (j->lost)
+			ctl_b_lost(c, j);
+		free(j);
+	}
+	if (gone || nq > 0) {
+		/* B did not answer: what it holds is its own to restore */
+		ctl_fmt(part, sizeof(part), "%sB not answering (restores itself)",
+			*nrest ? ", " : "");
+		(*nrest)++;
+		if (summary && len)
+			strncat(summary, part, len - strlen(summary) - 1);
+	}
+	return first;
+}
+
 int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err)
 {
 	int i, k, rc, first = 0, nrest = 0;
@@ -1087,6 +1668,12 @@ int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err)
 		struct peer *p = ctl_peer(c, i);
 		struct ctl_changed *ch = &c->changed[i];
 
+		if (p && i == CTL_IDX_B) {
+			rc = ctl_quit_b(c, summary, len, &nrest, err);
+			if (rc < 0 && !first)
+				first = rc;
+			continue;
+		}
 		if (!p) {
 			ch->n = 0;
 			if (i == CTL_IDX_B && c->v.b_lost) {
@@ -1508,6 +2095,13 @@ void ctl_free(struct ctl *c)
 		test_stop(c->test);
 		test_free(c->test);
 	}
+	/* B is the queue's: it closes it (a worker still inside a bounded
+	 * command is left to end alone) */
+	if (c->bq) {
+		peerq_free(c->bq, c->v.b_lost || peerq_pending(c->bq) ? 200 : 2000);
+		c->bq = NULL;
+		c->ps.has_b = false;
+	}
 	peerset_close(&c->ps);
 	middle_close(c->mid);
 	verify_job_free(c->vjob);
@@ -1592,12 +2186,14 @@ int ctl_tick(struct ctl *c, bool remote)
 			continue;
 		if (!ctl_peer(c, i) || !c->v.side[i].dev[0])
 			continue;
-		rc = ctl_read_back(c, i, NULL);
-		if (rc == 0)
+		/* B: not while its earlier requests still wait */
+		if (i == CTL_IDX_B && c->b_async && peerq_pending(c->bq) > 0)
+			continue;
+		rc = ctl_read_back_tag(c, i, CTL_TAG_TICK, NULL);
+		if (rc == 0 && i == CTL_IDX_A)
 			ctl_sync_link_qdisc(&c->v.side[i]);
-		else if (i == CTL_IDX_B)
-			ctl_probe_b(c, rc, c->v.side[i].err);
-		changed = 1;
+		if (i == CTL_IDX_A || !c->b_async)
+			changed = 1;
 	}
 	return changed;
 }
@@ -1855,6 +2451,20 @@ int ctl_profile_apply(struct ctl *c, int idx, unsigned sides,
 	ctl_fmt(c->v.profile_name, sizeof(c->v.profile_name), "%s", p->name);
 	ctl_fmt(c->v.status, sizeof(c->v.status), "profile %s: %s%s%s", p->name,
 		st[0], st[0][0] && st[1][0] ? "; " : "", st[1]);
+	/* B's part still on its way: its status keeps the profile's name and
+	 * A's part in front */
+	for (i = 0; c->b_async && (sides & CTL_B) && c->chg_last && i < (int)(sizeof(c->chg) / sizeof(c->chg[0])); i++) {
+		struct ctl_bchg *r = &c->chg[i];
+
+		if (r->id != c->chg_last)
+			continue;
+		ctl_fmt(r->head, sizeof(r->head), "profile %.60s: %.150s%s",
+			p->name, (sides & CTL_A) ? st[0] : "", (sides & CTL_A) ? "; " : "");
+		ctl_fmt(c->v.status, sizeof(c->v.status), "profile %.60s: waiting for B%s%.150s%s",
+			p->name, (sides & CTL_A) ? " (" : "", (sides & CTL_A) ? st[0] : "",
+			(sides & CTL_A) ? ")" : "");
+		ctl_fmt(r->left, sizeof(r->left), "%s", c->v.status);
+	}
 	if (first && err)
 		ctl_fmt(c->v.error, sizeof(c->v.error), "profile %s: %s", p->name,
 			err->msg);
@@ -1951,6 +2561,8 @@ void ctl_note(struct ctl *c, const char *msg)
 void ctl_set_safety(struct ctl *c, const struct peer_safety *s)
 {
 	c->safety = *s;
+	if (c->bq)
+		peerq_set_safety(c->bq, s);
 	c->v.revert_s = ctl_revert_s(c);
 }
 
@@ -1966,7 +2578,16 @@ int ctl_apply_check(struct ctl *c, const struct impair *d, unsigned sides,
 		ll_err_clear(err);
 	/* both checks ask B for the session's addresses: none once it is
 	 * lost (and then no session is left to cut) */
-	if (c->v.b_lost)
+	if (c->v.b_lost || !c->ps.has_b)
+		return 0;
+	/* inline: B's route asked now (it may change); threaded: the one
+	 * fetched by ctl_set_async (unknown: nothing to check, as when B
+	 * cannot tell; B's own apply checks again) */
+	if (!c->b_async && peerq_ops(c->bq)->ctl_flow) {
+		c->bflow_known = false;
+		ctl_b_submit(c, peerq_job_new(PQ_CTL_FLOW));
+	}
+	if (!c->bflow_known)
 		return 0;
 	for (i = 0; i < 2; i++) {
 		struct ll_err e = { 0 };
@@ -1975,8 +2596,8 @@ int ctl_apply_check(struct ctl *c, const struct impair *d, unsigned sides,
 		    !c->v.side[i].dev[0])
 			continue;
 		w[0] = '\0';
-		rc = peerset_ctl_check(&c->ps, i, c->v.side[i].dev, d, force, w,
-				       sizeof(w), &e);
+		rc = peerset_ctl_check_flow(&c->ps, &c->bflow, i, c->v.side[i].dev, d,
+					    force, w, sizeof(w), &e);
 		if (rc < 0) {
 			if (!e.msg[0])
 				ll_err_set(&e, rc, "%s: %s", c->v.side[i].dev,
@@ -2036,22 +2657,20 @@ int ctl_apply_safe(struct ctl *c, const struct impair *d, unsigned sides,
 			return -EAGAIN;
 		}
 	}
-	if (force && c->ps.has_b && !c->v.b_lost && c->ps.b.ops->set_safety) {
-		struct peer_safety sf = c->safety;
-
-		sf.force = true;
-		c->ps.b.ops->set_safety(&c->ps.b, &sf);
-		rc = ctl_apply(c, d, sides, err);
-		if (!c->v.b_lost)
-			c->ps.b.ops->set_safety(&c->ps.b, &c->safety);
-		return rc;
-	}
-	return ctl_apply(c, d, sides, err);
+	/* force goes with B's apply job (its safety for that apply only) */
+	c->b_force_next = force;
+	rc = ctl_apply(c, d, sides, err);
+	c->b_force_next = false;
+	return rc;
 }
 
 int ctl_peer_fd(const struct ctl *c)
 {
-	if (!c->ps.has_b || c->v.b_lost || !c->ps.b.ops->poll_fd)
+	if (!c->ps.has_b || c->v.b_lost)
+		return -1;
+	if (c->b_async)
+		return peerq_fd(c->bq);
+	if (!c->ps.b.ops->poll_fd)
 		return -1;
 	return c->ps.b.ops->poll_fd((struct peer *)&c->ps.b);
 }
@@ -2065,6 +2684,8 @@ int ctl_keepalive(struct ctl *c, bool hup, int *next_s)
 		*next_s = 0;
 	if (!c->ps.has_b || c->v.b_lost)
 		return 0;
+	if (c->b_async)          /* the worker keeps the session alive */
+		return ctl_peer_pump(c);
 	if (hup) {
 		ctl_mark_lost(c, "the connection to B's sshd was closed");
 		return 1;
@@ -2083,10 +2704,37 @@ int ctl_keepalive(struct ctl *c, bool hup, int *next_s)
 	return 0;
 }
 
+/* Side's sysctl set returned rc. */
+static int ctl_sysctl_fold(struct ctl *c, int side, const char *name,
+			   const char *value, int rc, struct ll_err *e,
+			   struct ll_err *err)
+{
+	if (rc < 0) {
+		if (!e->msg[0])
+			ll_err_set(e, rc, "%s: %s", name, strerror(-rc));
+		if (!(side == CTL_IDX_B && c->v.b_lost))
+			ctl_side_fail(c, side, e);
+		if (err)
+			ll_err_set(err, rc, "%s: %s", ctl_side_name(side), e->msg);
+		return rc;
+	}
+	c->tuned[side] = true;
+	ctl_fmt(c->v.status, sizeof(c->v.status), "%s: %s = %s (restored on quit)",
+		ctl_side_name(side), name, value);
+	return 0;
+}
+
+static void ctl_sysctl_done(struct ctl *c, struct peerq_job *j)
+{
+	c->b_last_rc = ctl_sysctl_fold(c, CTL_IDX_B, j->name, j->value, j->rc, &j->err,
+				       &c->b_last_err);
+}
+
 int ctl_sysctl_set(struct ctl *c, int side, const char *name,
 		   const char *value, struct ll_err *err)
 {
 	struct peer *p;
+	const struct peer_ops *ops;
 	struct ll_err e = { 0 };
 	int rc;
 
@@ -2096,24 +2744,22 @@ int ctl_sysctl_set(struct ctl *c, int side, const char *name,
 	if (!p)
 		return ll_err_set(err, c->v.b_lost ? -ENOTCONN : -ENODEV,
 				  "B: %s", c->v.b_lost ? c->v.b_lost_msg : "no peer");
-	if (!p->ops->sysctl_set)
+	ops = side == CTL_IDX_B ? peerq_ops(c->bq) : p->ops;
+	if (!ops->sysctl_set)
 		return ll_err_set(err, -ENOTSUP, "%s: sysctls not supported by the %s backend",
-				  ctl_side_name(side), p->ops->name);
-	rc = p->ops->sysctl_set(p, name, value, &e);
-	if (rc < 0) {
-		if (!e.msg[0])
-			ll_err_set(&e, rc, "%s: %s", name, strerror(-rc));
-		if (side == CTL_IDX_B)
-			ctl_probe_b(c, rc, e.msg);
-		ctl_side_fail(c, side, &e);
-		if (err)
-			ll_err_set(err, rc, "%s: %s", ctl_side_name(side), e.msg);
-		return rc;
+				  ctl_side_name(side), ops->name);
+	if (side == CTL_IDX_B) {
+		struct peerq_job *j = peerq_job_new(PQ_SYSCTL_SET);
+
+		if (!j)
+			return ll_err_set(err, -ENOMEM, "out of memory");
+		ctl_fmt(j->name, sizeof(j->name), "%s", name);
+		ctl_fmt(j->value, sizeof(j->value), "%s", value);
+		ctl_b_submit(c, j);
+		return ctl_b_result(c, err);
 	}
-	c->tuned[side] = true;
-	ctl_fmt(c->v.status, sizeof(c->v.status), "%s: %s = %s (restored on quit)",
-		ctl_side_name(side), name, value);
-	return 0;
+	rc = p->ops->sysctl_set(p, name, value, &e);
+	return ctl_sysctl_fold(c, side, name, value, rc, &e, err);
 }
 
 /* --- linklab verify from the console -------------------------------------- */

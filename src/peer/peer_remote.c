@@ -117,6 +117,12 @@ static const char *first_line(const char *s, char *buf, size_t len)
 	return buf;
 }
 
+/* The bound on one remote command, seconds (peer_safety.timeout_s). */
+static int peer_timeout_s(const struct remote *r)
+{
+	return r->safety.timeout_s > 0 ? r->safety.timeout_s : PEER_TIMEOUT_S;
+}
+
 /* Run cmd on the peer; a non-zero exit is -EIO with its stderr. *out (if
  * given) gets stdout; *errt (if given) gets stderr even on failure. */
 static int run(struct remote *r, const char *cmd, const char *what,
@@ -129,7 +135,15 @@ static int run(struct remote *r, const char *cmd, const char *what,
 		*out = NULL;
 	if (errt)
 		*errt = NULL;
-	rc = ssh_exec(r->s, cmd, &o, &e, &st, 30000, err);
+	if (ssh_stalled(r->s))
+		return ll_err_set(err, -ETIMEDOUT,
+				  "peer %s did not answer within %d s: %s not run (raise the bound with --peer-timeout SEC)",
+				  r->t.alias, peer_timeout_s(r), what);
+	rc = ssh_exec(r->s, cmd, &o, &e, &st, peer_timeout_s(r) * 1000, err);
+	if (rc == -ETIMEDOUT)
+		return ll_err_set(err, -ETIMEDOUT,
+				  "peer %s did not answer within %d s (%s; raise the bound with --peer-timeout SEC)",
+				  r->t.alias, peer_timeout_s(r), what);
 	if (rc < 0)
 		return rc;
 	if (st != 0) {
@@ -947,7 +961,10 @@ static void guard_disarm(struct remote *r)
 {
 	if (!r->guard)
 		return;
-	ssh_spawn_write(r->guard, "disarm\n", 7, 2000, NULL);
+	/* a stalled peer is abandoned, not closed normally: no "disarm", so
+	 * the guard restores it once it runs again and sees the session gone */
+	if (!ssh_stalled(r->s))
+		ssh_spawn_write(r->guard, "disarm\n", 7, 2000, NULL);
 	ssh_spawn_close(r->guard);
 	r->guard = NULL;
 }

@@ -79,6 +79,23 @@ int peerset_parse_opt(struct peerset_opts *o, int argc, char **argv, int *i,
 			return 1;
 		}
 	}
+	{
+		const char *val = NULL;
+		char *end;
+		long n;
+
+		rc = opt_value("--peer-timeout", argc, argv, i, &val, err);
+		if (rc < 0)
+			return rc;
+		if (rc > 0) {
+			n = strtol(val, &end, 10);
+			if (*end || end == val || n < 1 || n > 300)
+				return ll_err_set(err, -EINVAL,
+						  "--peer-timeout %s: expected seconds, 1..300", val);
+			o->peer_timeout = (int)n;
+			return 1;
+		}
+	}
 	for (k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
 		const char *val = NULL;
 
@@ -202,6 +219,7 @@ int peerset_open(struct peerset *ps, const struct peerset_opts *o,
 			struct peer_safety sf = { .force = o->force,
 						  .exclude_ctl = o->exclude_ssh,
 						  .revert_s = o->revert_after,
+						  .timeout_s = o->peer_timeout,
 						  .hold = o->hold };
 
 			ps->b.ops->set_safety(&ps->b, &sf);
@@ -253,12 +271,25 @@ int peerset_ctl_check(struct peerset *ps, int side, const char *dev,
 		      size_t len, struct ll_err *err)
 {
 	struct peer_ctl ctl;
-	char cdev[IF_NAMESIZE] = "";
 
 	if (warn && len)
 		warn[0] = '\0';
 	if (!ps->has_b || !ps->b.ops->ctl_flow || !dev ||
 	    ps->b.ops->ctl_flow(&ps->b, &ctl, NULL) < 0)
+		return 0;
+	return peerset_ctl_check_flow(ps, &ctl, side, dev, d, force, warn, len, err);
+}
+
+int peerset_ctl_check_flow(struct peerset *ps, const struct peer_ctl *flow,
+			   int side, const char *dev, const struct impair *d,
+			   bool force, char *warn, size_t len, struct ll_err *err)
+{
+	struct peer_ctl ctl = *flow;
+	char cdev[IF_NAMESIZE] = "";
+
+	if (warn && len)
+		warn[0] = '\0';
+	if (!dev)
 		return 0;
 	if (side == 0) {
 		if (ps->a.ops->route_dev(&ps->a, ctl.server, cdev, sizeof(cdev), NULL) < 0)

@@ -68,6 +68,9 @@ struct ssh_session {
 	bool no_shell;            /* the shell could not be started: one
 				   * channel per command */
 	pid_t jump_pid;           /* ProxyJump helper (ssh -W), 0 = direct */
+	bool stalled;             /* a command timed out: nothing more is
+				   * sent, closes do not wait for replies */
+	int stall_ms;             /* the bound that command had */
 };
 
 struct ssh_proc {
@@ -82,6 +85,23 @@ struct ssh_proc {
 };
 
 static void shell_drop(struct ssh_session *s);
+
+/* A command timed out: the peer may be stopped (sshd, or a command that
+ * hangs). Nothing more is sent on the session, and closing it no longer
+ * waits for the peer's replies. */
+static void ssh_mark_stalled(struct ssh_session *s, int timeout_ms)
+{
+	s->stalled = true;
+	s->stall_ms = timeout_ms;
+}
+
+/* -ETIMEDOUT for a request on a stalled session. */
+static int stalled_err(const struct ssh_session *s, struct ll_err *err)
+{
+	return ll_err_set(err, -ETIMEDOUT,
+			  "ssh %s: not answering (a command found no answer within %d ms; nothing more is sent)",
+			  s->name, s->stall_ms);
+}
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int init_rc;
@@ -926,7 +946,7 @@ void ssh_close(struct ssh_session *s)
 	if (s->sh)
 		shell_drop(s);
 	if (s->ss) {
-		int64_t deadline = now_ms() + 1000;
+		int64_t deadline = now_ms() + (s->stalled ? 0 : 1000);
 
 		while (libssh2_session_disconnect(s->ss, "linklab done") ==
 		       LIBSSH2_ERROR_EAGAIN)
@@ -949,6 +969,11 @@ void ssh_close(struct ssh_session *s)
 const char *ssh_name(const struct ssh_session *s)
 {
 	return s ? s->name : "(no session)";
+}
+
+bool ssh_stalled(const struct ssh_session *s)
+{
+	return s && s->stalled;
 }
 
 int ssh_fd(const struct ssh_session *s)
@@ -1074,7 +1099,7 @@ static int gb_add(struct growbuf *b, const char *d, size_t n)
  * unknown); the next command starts a new one. */
 static void shell_drop(struct ssh_session *s)
 {
-	int64_t deadline = now_ms() + 500;
+	int64_t deadline = now_ms() + (s->stalled ? 0 : 500);
 
 	if (!s->sh)
 		return;
@@ -1165,6 +1190,7 @@ static int shell_exec(struct ssh_session *s, const char *cmd, struct growbuf *bo
 		} else if (n == LIBSSH2_ERROR_EAGAIN) {
 			if (wait_io(s, deadline) < 0) {
 				free(line);
+				ssh_mark_stalled(s, timeout_ms);
 				shell_drop(s);
 				return ll_err_set(err, -ETIMEDOUT, "ssh %s: cannot send the command within %d ms",
 						  s->name, timeout_ms);
@@ -1221,6 +1247,7 @@ static int shell_exec(struct ssh_session *s, const char *cmd, struct growbuf *bo
 			return rc;
 		}
 		if (wait_io(s, deadline) < 0) {
+			ssh_mark_stalled(s, timeout_ms);
 			shell_drop(s);
 			return ll_err_set(err, -ETIMEDOUT,
 					  "ssh %s: command did not finish within %d ms: %.80s",
@@ -1252,6 +1279,21 @@ static int shell_exec(struct ssh_session *s, const char *cmd, struct growbuf *bo
 	return 0;
 }
 
+/* ssh_exec's outputs emptied; 0, or why no command can run on s. */
+static int exec_begin(struct ssh_session *s, char **out, char **err_text,
+		      int *exit_status, struct ll_err *err)
+{
+	if (out)
+		*out = NULL;
+	if (err_text)
+		*err_text = NULL;
+	if (exit_status)
+		*exit_status = -1;
+	if (!s || !s->ss)
+		return ll_err_set(err, -ENOTCONN, "ssh: not connected");
+	return s->stalled ? stalled_err(s, err) : 0;
+}
+
 int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
 	     char **err_text, int *exit_status, int timeout_ms,
 	     struct ll_err *err)
@@ -1264,14 +1306,9 @@ int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
 	char *sig = NULL;
 	size_t siglen = 0;
 
-	if (out)
-		*out = NULL;
-	if (err_text)
-		*err_text = NULL;
-	if (exit_status)
-		*exit_status = -1;
-	if (!s || !s->ss)
-		return ll_err_set(err, -ENOTCONN, "ssh: not connected");
+	rc = exec_begin(s, out, err_text, exit_status, err);
+	if (rc < 0)
+		return rc;
 	if (timeout_ms <= 0)
 		timeout_ms = 30000;
 	deadline = now_ms() + timeout_ms;
@@ -1340,6 +1377,7 @@ int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
 		if (n1 == 0 && n2 == 0)
 			break;
 		if (wait_io(s, deadline) < 0) {
+			ssh_mark_stalled(s, timeout_ms);
 			rc = ll_err_set(err, -ETIMEDOUT,
 					"ssh %s: command did not finish within %d ms: %.80s",
 					s->name, timeout_ms, cmd);
@@ -1413,6 +1451,8 @@ int ssh_spawn(struct ssh_session *s, const char *cmd, struct ssh_proc **out,
 	*out = NULL;
 	if (!s || !s->ss)
 		return ll_err_set(err, -ENOTCONN, "ssh: not connected");
+	if (s->stalled)
+		return stalled_err(s, err);
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return ll_err_set(err, -ENOMEM, "ssh: out of memory");
@@ -1517,7 +1557,7 @@ void ssh_spawn_close(struct ssh_proc *p)
 	if (!p)
 		return;
 	if (p->s) {
-		int64_t deadline = now_ms() + 2000;
+		int64_t deadline = now_ms() + (p->s->stalled ? 0 : 2000);
 
 		for (pp = &p->s->procs; *pp; pp = &(*pp)->next)
 			if (*pp == p) {

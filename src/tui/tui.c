@@ -440,6 +440,11 @@ void tui_draw(struct tui *t, const struct ctl_view *v)
 			 more[0] ? " | " : "", more[0] && v->error[0] ? "error: " : "",
 			 more);
 		tui_put(rows - 2, 0, cols, tui_attr(t, TUI_ERROR), line);
+	} else if (v->b_wait[0]) {
+		/* a request to B takes long: said first, the rest after it */
+		snprintf(line, sizeof(line), "%.90s | %s%.400s", v->b_wait,
+			 v->error[0] ? "error: " : "", v->error[0] ? v->error : v->status);
+		tui_put(rows - 2, 0, cols, tui_attr(t, TUI_ERROR), line);
 	} else if (v->error[0]) {
 		snprintf(line, sizeof(line), "error: %.500s", v->error);
 		tui_put(rows - 2, 0, cols, tui_attr(t, TUI_ERROR), line);

@@ -45,6 +45,8 @@ struct fake {
 	int nkeepalive, nsafety, nforced, ntune_restore, nsysctl_set;
 	struct peer_safety safety;  /* last set_safety */
 	int fd;                  /* poll_fd answer */
+	int read_sleep_ms;       /* read_qdiscs takes this long (a slow peer) */
+	int read_rc;             /* forced read_qdiscs result */
 };
 
 static int fake_idx(struct fake *f, const char *dev)
@@ -84,6 +86,14 @@ static int fake_read(struct peer *p, const char *dev, struct qdisc_state *out,
 	struct fake *f = p->priv;
 	int k = fake_idx(f, dev);
 
+	if (f->read_sleep_ms > 0) {
+		struct timespec ts = { f->read_sleep_ms / 1000,
+				       (f->read_sleep_ms % 1000) * 1000000L };
+
+		nanosleep(&ts, NULL);
+	}
+	if (f->read_rc)
+		return ll_err_set(err, f->read_rc, "peer peer-b did not answer within 6 s (tc qdisc show)");
 	if (k < 0)
 		return ll_err_set(err, -ENODEV, "%s: no such device", dev);
 	memset(out, 0, sizeof(*out));
@@ -1180,6 +1190,140 @@ static void lost_during_apply_keeps_countdown(void **state)
 	fix_free(x);
 }
 
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Threaded: the worker polls B's session socket while idle; the fake's is
+ * a pipe that never becomes readable. */
+static void fake_socket(struct fix *x, int pp[2])
+{
+	assert_int_equal(pipe(pp), 0);
+	x->fb.fd = pp[0];
+}
+
+static void fake_socket_close(int pp[2])
+{
+	close(pp[0]);
+	close(pp[1]);
+}
+
+/* Wait (at most ms) for B's results and take them. */
+static int pump_within(struct ctl *c, int ms)
+{
+	struct pollfd pf = { .fd = ctl_peer_fd(c), .events = POLLIN };
+
+	assert_true(pf.fd >= 0);
+	if (poll(&pf, 1, ms) <= 0)
+		return 0;
+	return ctl_peer_pump(c);
+}
+
+/* Threaded: a slow B never holds the caller; "waiting for B (N s)" while
+ * it works, the read-back when it answers. */
+static void async_slow_peer_never_waits(void **state)
+{
+	struct fix *x = fix_ssh();
+	const struct ctl_view *v = ctl_view(x->c);
+	double t0;
+	int pp[2];
+
+	(void)state;
+	fake_socket(x, pp);
+	assert_int_equal(ctl_set_async(x->c, NULL), 0);
+	x->fb.rate[1] = 30000000;
+	x->fb.read_sleep_ms = 1500;
+	t0 = mono_s();
+	ctl_tick(x->c, true);                       /* B's read-back */
+	assert_true(mono_s() - t0 < 0.3);           /* returned at once */
+	assert_int_equal(ctl_peer_busy(x->c), 1);
+	usleep(1100 * 1000);
+	assert_int_equal(ctl_peer_tick(x->c), 1);
+	assert_non_null(strstr(v->b_wait, "waiting for B (1 s): read qdiscs"));
+	assert_int_equal(v->b_wait_s, 1);
+	/* no second read queued behind a waiting one */
+	ctl_tick(x->c, true);
+	assert_int_equal(ctl_peer_busy(x->c), 1);
+	x->fb.read_sleep_ms = 0;
+	assert_int_equal(pump_within(x->c, 2000), 1);
+	assert_true(v->side[CTL_IDX_B].qd_valid);
+	assert_string_equal(v->side[CTL_IDX_B].qd.q[0].kind, "tbf");
+	ctl_peer_tick(x->c);
+	assert_string_equal(v->b_wait, "");
+	assert_false(v->b_lost);
+	fix_free(x);
+	fake_socket_close(pp);
+}
+
+/* Threaded: an apply on both returns after A; the status waits for B, then
+ * names both; a rename meanwhile keeps its own status. */
+static void async_apply_finishes_later(void **state)
+{
+	struct fix *x = fix_ssh();
+	const struct ctl_view *v = ctl_view(x->c);
+	struct impair d = rate_dial(20000000);
+	int pp[2];
+
+	(void)state;
+	fake_socket(x, pp);
+	assert_int_equal(ctl_set_async(x->c, NULL), 0);
+	assert_int_equal(ctl_apply(x->c, &d, CTL_BOTH, NULL), 0);
+	assert_int_equal(x->fa.napply, 1);
+	assert_non_null(strstr(v->status, "waiting for B to apply on veth-b (done: A veth-a)"));
+	assert_true(v->revert_deadline > 0);
+	assert_int_equal(pump_within(x->c, 3000), 1);
+	assert_int_equal(x->fb.napply, 1);
+	assert_non_null(strstr(v->status, "applied on A veth-a, B veth-b; read back shown"));
+	assert_true(v->revert_deadline == 0);
+	assert_true(v->side[CTL_IDX_B].qd_valid);
+	/* a newer status is not overwritten by B's late result */
+	x->fb.read_sleep_ms = 300;
+	assert_int_equal(ctl_apply(x->c, &d, CTL_B, NULL), 0);
+	ctl_note(x->c, "something else happened");
+	assert_int_equal(pump_within(x->c, 3000), 1);
+	assert_string_equal(v->status, "something else happened");
+	fix_free(x);
+	fake_socket_close(pp);
+}
+
+/* Threaded: a B that does not answer within the bound is gone: said so
+ * without a revert countdown, and quit restores A at once. */
+static void async_timeout_marks_gone(void **state)
+{
+	struct fix *x = fix_ssh();
+	const struct ctl_view *v = ctl_view(x->c);
+	struct impair d = rate_dial(20000000);
+	char sum[256];
+	double t0;
+	int pp[2];
+
+	(void)state;
+	fake_socket(x, pp);
+	assert_int_equal(ctl_set_async(x->c, NULL), 0);
+	assert_int_equal(ctl_apply(x->c, &d, CTL_A, NULL), 0);
+	x->fb.read_rc = -ETIMEDOUT;
+	assert_int_equal(ctl_refresh(x->c, NULL), 0);
+	/* the list answers, its read-back times out */
+	t0 = mono_s();
+	while (!v->b_lost && mono_s() - t0 < 3)
+		pump_within(x->c, 500);
+	assert_true(v->b_lost);
+	assert_non_null(strstr(v->b_lost_msg, "peer B gone: no answer within 10 s (read qdiscs)"));
+	assert_true(v->revert_deadline == 0);
+	assert_int_equal(ctl_peer_fd(x->c), -1);
+	assert_int_equal(ctl_peer_busy(x->c), 0);
+	t0 = mono_s();
+	assert_int_equal(ctl_quit(x->c, sum, sizeof(sum), NULL), 0);
+	assert_true(mono_s() - t0 < 0.5);
+	assert_string_equal(sum, "restored A veth-a, B lost (restores itself)");
+	fix_free(x);
+	fake_socket_close(pp);
+}
+
 /* A sysctl set from the console is journalled and put back on quit (on
  * that side only); a side never tuned is left alone. */
 static void tune_restore_on_quit(void **state)
@@ -1227,6 +1371,9 @@ int main(void)
 		cmocka_unit_test(hangup_marks_lost),
 		cmocka_unit_test(lost_during_apply_keeps_countdown),
 		cmocka_unit_test(tune_restore_on_quit),
+		cmocka_unit_test(async_slow_peer_never_waits),
+		cmocka_unit_test(async_apply_finishes_later),
+		cmocka_unit_test(async_timeout_marks_gone),
 	};
 
 	return cmocka_run_group_tests_name("ctl", tests, NULL, NULL);

@@ -263,6 +263,11 @@ struct ctl_view {
 	/* added for the middle box */
 	struct ctl_middle_view middle;
 	struct ctl_verify_view verify;
+	/* B's requests run asynchronously (ctl_set_async) */
+	int b_wait_s;                 /* > 0: B's running request has waited
+				       * this many seconds */
+	char b_wait[96];              /* "waiting for B (3 s): apply", "" when
+				       * B answers within a second */
 };
 
 /* A test request from the test screen. */
@@ -376,7 +381,11 @@ int ctl_test_pump(struct ctl *c);
 void ctl_test_stop(struct ctl *c);
 
 /* Quit: stop the test, restore (ops->clear) every interface linklab changed
- * on both sides, stop B's server. summary gets one line ("restored A
+ * on both sides, stop B's server. A first (at once); B's restores go through
+ * its queue and are waited for at most the command bound + 2 s (less after
+ * ctl_set_quit_cancel): a B gone, or not answering by then, is left to
+ * restore itself ("B lost (restores itself)" / "B not answering (restores
+ * itself)"), which is not an error. summary gets one line ("restored A
  * veth-a, B veth-b" / "nothing to restore"; a lost middle box adds its own
  * sentence "middle box lost: the bridge's lease restores its dials (now,
  * or when the middle host answers again)"). Returns 0 or the first error
@@ -449,7 +458,9 @@ int ctl_apply_safe(struct ctl *c, const struct impair *d, unsigned sides,
 		   bool confirmed, bool force, struct ll_err *err);
 
 /* B's session socket for poll(), -1 when there is no B, it is lost, or
- * the backend has none. */
+ * the backend has none. After ctl_set_async: the eventfd of B's finished
+ * requests instead (POLLIN: call ctl_peer_pump; keepalives are the
+ * worker's). */
 int ctl_peer_fd(const struct ctl *c);
 
 /* Keep B's session alive (ops->keepalive): call on POLLIN of ctl_peer_fd
@@ -460,6 +471,40 @@ int ctl_peer_fd(const struct ctl *c);
  * b_lost_msg, status) and returns 1 (view changed); 0 otherwise. After
  * that B is skipped by apply, clear, tick and quit. */
 int ctl_keepalive(struct ctl *c, bool hup, int *next_s);
+
+/* --- B without waiting (the console's loop) --- */
+
+/* From now on every operation on B runs on a worker thread that owns B's
+ * session (peerq.h): ctl_apply, ctl_clear, ctl_refresh, ctl_select,
+ * ctl_tick, ctl_test_start, ctl_sysctl_set return at once for B (0; B's
+ * result lands later: poll ctl_peer_fd and call ctl_peer_pump), and the
+ * status line says "waiting for B (N s): WHAT" (view b_wait, updated by
+ * ctl_peer_tick) while a request runs for more than a second. Every
+ * command on B is bounded by peer_safety.timeout_s (ctl_set_safety); a
+ * request that finds no answer marks B gone (view b_lost, "peer B gone: no
+ * answer within N s ..."), the session is closed, and nothing more waits on
+ * B: ctl_quit then restores A at once. Before this call (the default, and
+ * the unit tests) B's operations run inline, their results known on
+ * return. Fetches B's control-session route first (one round trip) so that
+ * ctl_apply_check asks nothing of B later. 0 or -errno (thread). */
+int ctl_set_async(struct ctl *c, struct ll_err *err);
+
+/* Take B's finished requests into the view (never waits). 1 if the view
+ * changed. */
+int ctl_peer_pump(struct ctl *c);
+
+/* Once a second: view b_wait for a request running longer than 1 s (and,
+ * far past the bound, B marked gone). 1 if the view changed. */
+int ctl_peer_tick(struct ctl *c);
+
+/* B's requests queued or running (0 without B, or when B is gone). */
+int ctl_peer_busy(const struct ctl *c);
+
+/* ctl_quit waits for a B that has not answered yet at most the command
+ * bound (+2 s); it stops waiting as soon as one of fds (up to 2, e.g. the
+ * terminal and a signal pipe) is readable: B is then left to restore
+ * itself ("B not answering (restores itself)"). */
+void ctl_set_quit_cancel(struct ctl *c, const int *fds, int n);
 
 /* Set sysctl name to value on side (CTL_IDX_A/B) through ops->sysctl_set
  * (journalled on that peer); ctl_quit then calls ops->tune_restore on

@@ -37,12 +37,21 @@ struct peer_safety {
 				   * impairment (u32 filter to an unshaped
 				   * htb class; IPv4 sessions) */
 	int revert_s;             /* commit-confirmed timer, 0 -> 30 s */
+	int timeout_s;            /* bound on each remote command, seconds
+				   * (--peer-timeout; 0 -> PEER_TIMEOUT_S): a
+				   * command without an answer by then fails
+				   * with -ETIMEDOUT, and so does every later
+				   * one on that session at once (ssh_stalled) */
 	bool hold;                /* console mode: while the session lives, a
 				   * guard on the peer restores every
 				   * journalled qdisc the moment the session
 				   * dies (SIGHUP, kill, network); a normal
 				   * close disarms it */
 };
+
+/* Default bound on one remote command, seconds: a stalled peer (its sshd
+ * stopped, a tc that hangs) costs at most this before the error. */
+#define PEER_TIMEOUT_S 10
 
 struct offload_state;     /* hosttune.h */
 struct peer_record;

@@ -25,6 +25,9 @@ struct peerset_opts {
 	bool exclude_ssh;         /* --exclude-ssh: keep the session's flow
 				   * out of the impairment */
 	int revert_after;         /* --revert-after SEC (1..3600), 0 -> 30 */
+	int peer_timeout;         /* --peer-timeout SEC (1..300), 0 ->
+				   * PEER_TIMEOUT_S: bound on each command
+				   * run on B */
 	bool hold;                /* not an option: the console sets it so
 				   * that B restores itself if the session
 				   * dies (peer_safety.hold) */
@@ -45,7 +48,7 @@ struct peerset {
  * consumed (advancing *i), 0 if not a peer option, -EINVAL (err filled) if
  * its value is missing. Options: --peer, --peer-data, --dev, --peer-dev, -F,
  * --ssh-key, --known-hosts, --accept-new, --force, --exclude-ssh,
- * --revert-after SEC. */
+ * --revert-after SEC, --peer-timeout SEC. */
 int peerset_parse_opt(struct peerset_opts *o, int argc, char **argv, int *i,
 		      struct ll_err *err);
 
@@ -66,6 +69,13 @@ int peerset_open(struct peerset *ps, const struct peerset_opts *o,
 int peerset_ctl_check(struct peerset *ps, int side, const char *dev,
 		      const struct impair *d, bool force, char *warn,
 		      size_t len, struct ll_err *err);
+
+/* The same check with B's control session already known (flow, from
+ * ops->ctl_flow earlier): asks nothing of B, for a caller that must not
+ * wait on it (the console). */
+int peerset_ctl_check_flow(struct peerset *ps, const struct peer_ctl *flow,
+			   int side, const char *dev, const struct impair *d,
+			   bool force, char *warn, size_t len, struct ll_err *err);
 
 /* Close both (does not restore: call peer clear first). */
 void peerset_close(struct peerset *ps);

@@ -96,6 +96,13 @@ int ssh_alive(struct ssh_session *s, struct ll_err *err);
  * next one is due. 0, or -EIO when the session is gone. */
 int ssh_keepalive(struct ssh_session *s, int *next_s, struct ll_err *err);
 
+/* Has a command on s timed out (ssh_exec -ETIMEDOUT: the peer's sshd or
+ * the command stopped answering)? From then on ssh_exec and ssh_spawn
+ * fail at once with -ETIMEDOUT ("not answering"), and closing channels or
+ * the session sends what it must without waiting for replies, so a
+ * stalled peer costs one bound, not one per command. */
+bool ssh_stalled(const struct ssh_session *s);
+
 /* The TCP socket (for the caller's poll loop), -1 if closed. */
 int ssh_fd(const struct ssh_session *s);
 
