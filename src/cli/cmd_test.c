@@ -129,6 +129,10 @@ static void print_sample(const char *tag, const struct test_stream_sample *s,
 		else if (s->sender)
 			printf("  %.3f ms  0/%lld (0%%)  %s\n", 0.0,
 			       (long long)s->packets, role);
+		else if (s->lost < 0)   /* the peer's omitted loss unknown */
+			printf("  %.3f ms  ?/%lld (loss unknown: the server's count "
+			       "includes -O)%s%s\n", s->jitter_ms, (long long)s->packets,
+			       role || *om ? "  " : "", role ? role : om);
 		else
 			printf("  %.3f ms  %lld/%lld (%.2g%%)%s%s\n", s->jitter_ms,
 			       (long long)s->lost, (long long)s->packets,
@@ -244,6 +248,9 @@ static void print_summary(const struct test_summary *S,
 			       S->received[i].id, S->received[i].start, S->received[i].end,
 			       (long long)S->received[i].outoforder,
 			       (long long)(S->received[i].dups > 0 ? S->received[i].dups : 0));
+	if (S->sum_sent.packets >= 0)
+		printf("(jitter: the receiver's last smoothed RFC 3550 estimate, "
+		       "J += (|D| - J)/16, not a mean over the run)\n");
 	if (S->partial)
 		printf("(partial: the test failed before the peer's results arrived)\n");
 	if (o->rtt) {
@@ -591,7 +598,9 @@ static void test_usage(FILE *f)
 		"  -l LEN    block size in bytes, K/M suffixes 1024-based, 1..1M (TCP default 128K)\n"
 		"  -w SIZE   socket buffer size, K/M suffixes, up to 512M\n"
 		"  -b RATE   target bit/s per stream, K/M/G 1000-based (default unlimited)\n"
-		"  -u        UDP (default -b 1M per stream, -l 1460, 16..65507)\n"
+		"  -u        UDP (default -b 1M per stream; -l 16..65507, default the\n"
+		"            control connection's TCP MSS as iperf3: 1448 on a 1500 MTU\n"
+		"            path with TCP timestamps, 1460 when the MSS is unknown)\n"
 		"  -J        print an iperf3 -J style JSON document (errors in \"error\")\n"
 		"  -O SEC    omit the first SEC seconds from the totals (0..600)\n"
 		"  -n BYTES  send this many bytes (all streams) instead of -t, 1..10^18;\n"

@@ -490,6 +490,8 @@ cJSON *iperf3_results_build(const struct iperf3_results *r)
 						(double)s->omitted_packets);
 		if (s->has_dups)
 			cJSON_AddNumberToObject(o, "duplicates", (double)s->dups);
+		if (s->has_ooo)
+			cJSON_AddNumberToObject(o, "out_of_order", (double)s->ooo);
 		if (s->has_times) {
 			cJSON_AddNumberToObject(o, "start_time", s->start_time);
 			cJSON_AddNumberToObject(o, "end_time", s->end_time);
@@ -558,6 +560,11 @@ int iperf3_results_parse(const cJSON *j, struct iperf3_results *r,
 			s->has_dups = true;
 			s->dups = (uint64_t)iperf3_json_int(du);
 		}
+		du = cJSON_GetObjectItemCaseSensitive(o, "out_of_order");
+		if (cJSON_IsNumber(du) && iperf3_json_int(du) >= 0) {
+			s->has_ooo = true;
+			s->ooo = (uint64_t)iperf3_json_int(du);
+		}
 		const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "start_time");
 		const cJSON *et = cJSON_GetObjectItemCaseSensitive(o, "end_time");
 		if (cJSON_IsNumber(st) && cJSON_IsNumber(et)) {
@@ -568,6 +575,30 @@ int iperf3_results_parse(const cJSON *j, struct iperf3_results *r,
 		r->nstreams++;
 	}
 	return 0;
+}
+
+void iperf3_udp_counted(const struct iperf3_stream_result *r,
+			int64_t own_omit_packets, int64_t *packets,
+			int64_t *lost)
+{
+	int64_t pk = r->packets, lo = r->errors;
+
+	if (r->omitted_packets >= 0 && r->omitted_errors >= 0) {
+		pk -= r->omitted_packets;
+		lo -= r->omitted_errors;
+	} else {
+		pk -= own_omit_packets;
+		if (own_omit_packets > 0 && lo > 0)
+			lo = -1;
+	}
+	if (pk < 0)
+		pk = 0;
+	if (lo < 0 && lo != -1)
+		lo = 0;
+	if (lo > pk)
+		lo = pk;
+	*packets = pk;
+	*lost = lo;
 }
 
 int iperf3_tcp_info(int fd, struct iperf3_tcpinfo *ti)
@@ -644,6 +675,41 @@ static void pace(struct iperf3_stream *s, double t0, uint64_t sent)
 	ts.tv_sec = (time_t)d;
 	ts.tv_nsec = (long)((d - (double)ts.tv_sec) * 1e9);
 	nanosleep(&ts, NULL);
+}
+
+void iperf3_stream_end_omit(struct iperf3_stream *s)
+{
+	s->omit_bytes = atomic_load(&s->bytes);
+	s->omit_packets = atomic_load(&s->packets);
+	s->omit_lost = atomic_load(&s->lost);
+	s->omit_ooo = atomic_load(&s->outoforder);
+}
+
+void iperf3_stream_udp_result(const struct iperf3_stream *s,
+			      struct iperf3_stream_result *r)
+{
+	uint64_t pk = atomic_load(&s->packets);
+
+	r->packets = (int64_t)pk;
+	r->omitted_packets = (int64_t)s->omit_packets;
+	r->errors = r->omitted_errors = 0;
+	if (s->sender)
+		return;
+	int64_t lo = atomic_load(&s->lost), olo = s->omit_lost;
+	/* a late datagram may have filled an omitted gap: keep 0 <= counted
+	 * <= counted packets, and the totals consistent with it */
+	if (olo > lo)
+		olo = lo;
+	if (lo - olo > r->packets - r->omitted_packets)
+		olo = lo - (r->packets - r->omitted_packets);
+	r->errors = lo;
+	r->omitted_errors = olo;
+	r->jitter = iperf3_stream_jitter(s);
+	r->has_dups = true;
+	r->dups = atomic_load(&s->dups);
+	int64_t oo = atomic_load(&s->outoforder) - s->omit_ooo;
+	r->has_ooo = true;
+	r->ooo = oo > 0 ? (uint64_t)oo : 0;
 }
 
 double iperf3_stream_jitter(const struct iperf3_stream *s)
@@ -842,6 +908,8 @@ static void publish_udp(struct iperf3_stream *s, const struct udpstats *u)
 	atomic_store_explicit(&s->outoforder, (int64_t)u->ooo,
 			      memory_order_relaxed);
 	atomic_store_explicit(&s->dups, u->dups, memory_order_relaxed);
+	atomic_store_explicit(&s->settled_lost, udpstats_settled_lost(u),
+			      memory_order_relaxed);
 	memcpy(&b, &u->jitter_s, sizeof(b));
 	atomic_store_explicit(&s->jitter_bits, b, memory_order_relaxed);
 }

@@ -320,6 +320,65 @@ static int send_live(struct srv *s, struct iperf3_stream *st, int n,
 	return r;
 }
 
+/* The end of a test in the log, as iperf3 -s prints it: the SUM of both
+ * sides and, for UDP, each stream's receiver figures (from whichever side
+ * received it) with its out-of-order count. */
+static void log_summary(struct srv *s, const struct iperf3_stream *st, int n,
+			const struct iperf3_results *res,
+			const struct iperf3_results *theirs,
+			const struct iperf3_params *p, double dur)
+{
+	uint64_t sent = 0, rcvd = 0;
+	char b1[32], b2[64];
+
+	for (int i = 0; i < n; i++) {
+		uint64_t th = 0;
+		for (int k = 0; k < theirs->nstreams; k++)
+			if (theirs->s[k].id == st[i].id)
+				th = theirs->s[k].bytes;
+		sent += st[i].sender ? res->s[i].bytes : th;
+		rcvd += st[i].sender ? th : res->s[i].bytes;
+	}
+	human_bytes((double)sent, b1, sizeof(b1));
+	human_bits(dur > 0 ? (double)sent * 8 / dur : 0, b2, sizeof(b2));
+	logf_(s, "[SUM]   0.00-%-5.2f sec  %s  %s  sender  (%d stream%s%s)",
+	      dur, b1, b2, n, n == 1 ? "" : "s",
+	      p->bidir ? ", bidir" : p->reverse ? ", reverse" : "");
+	human_bytes((double)rcvd, b1, sizeof(b1));
+	human_bits(dur > 0 ? (double)rcvd * 8 / dur : 0, b2, sizeof(b2));
+	logf_(s, "[SUM]   0.00-%-5.2f sec  %s  %s  receiver", dur, b1, b2);
+	if (!p->udp)
+		return;
+	for (int i = 0; i < n; i++) {
+		const struct iperf3_stream_result *e = NULL;
+		if (!st[i].sender)
+			e = &res->s[i];
+		else
+			for (int k = 0; k < theirs->nstreams; k++)
+				if (theirs->s[k].id == st[i].id)
+					e = &theirs->s[k];
+		if (!e)
+			continue;
+		int64_t pk, lo;
+		iperf3_udp_counted(e, (int64_t)st[i].omit_packets, &pk, &lo);
+		human_bytes((double)e->bytes, b1, sizeof(b1));
+		if (lo < 0)
+			snprintf(b2, sizeof(b2), "?/%lld (loss unknown)", (long long)pk);
+		else
+			snprintf(b2, sizeof(b2), "%lld/%lld (%.2g%%)", (long long)lo,
+				 (long long)pk,
+				 pk > 0 ? 100.0 * (double)lo / (double)pk : 0.0);
+		logf_(s, "[%3d]   0.00-%-5.2f sec  %s  jitter %.3f ms (last smoothed "
+		      "RFC 3550 estimate)  %s  receiver%s", e->id, dur, b1,
+		      e->jitter * 1000, b2, st[i].sender ? " (the client's)" : "");
+		if (e->has_ooo && (e->ooo || (e->has_dups && e->dups)))
+			logf_(s, "[%3d]   0.00-%-5.2f sec  %llu datagrams received "
+			      "out-of-order, %llu duplicates", e->id, dur,
+			      (unsigned long long)e->ooo,
+			      (unsigned long long)(e->has_dups ? e->dups : 0));
+	}
+}
+
 static int serve_one(struct srv *s, struct ll_err *err)
 {
 	char cookie[IPERF3_COOKIE_SIZE], peer[INET6_ADDRSTRLEN];
@@ -519,10 +578,8 @@ accepted:
 		}
 		r = poll(pf, 2, tmo);
 		if (omitting && iperf3_now() >= t_count) {
-			for (int i = 0; i < n; i++) {
-				st[i].omit_bytes = atomic_load(&st[i].bytes);
-				st[i].omit_packets = atomic_load(&st[i].packets);
-			}
+			for (int i = 0; i < n; i++)
+				iperf3_stream_end_omit(&st[i]);
 			t_count = iperf3_now();
 			omitting = false;
 		}
@@ -630,16 +687,8 @@ accepted:
 		res->s[i].has_times = true;
 		res->s[i].start_time = 0;
 		res->s[i].end_time = dur;
-		if (p.udp) {
-			res->s[i].packets = (int64_t)(atomic_load(&st[i].packets) -
-						      st[i].omit_packets);
-			if (!st[i].sender) {
-				res->s[i].errors = atomic_load(&st[i].lost);
-				res->s[i].jitter = iperf3_stream_jitter(&st[i]);
-				res->s[i].has_dups = true;
-				res->s[i].dups = atomic_load(&st[i].dups);
-			}
-		}
+		if (p.udp)
+			iperf3_stream_udp_result(&st[i], &res->s[i]);
 		total += res->s[i].bytes;
 	}
 	r = iperf3_send_state(s->cfd, IPERF3_EXCHANGE_RESULTS, err);
@@ -673,27 +722,7 @@ accepted:
 	    state != IPERF3_IPERF_DONE)
 		logf_(s, "note: client ended with state %d (%s) instead of IPERF_DONE",
 		      state, iperf3_state_name(state));
-	{
-		uint64_t sent = 0, rcvd = 0;
-		char b1[32], b2[32];
-		for (int i = 0; i < n; i++) {
-			uint64_t th = 0;
-			for (int k = 0; k < theirs->nstreams; k++)
-				if (theirs->s[k].id == st[i].id)
-					th = theirs->s[k].bytes;
-			sent += st[i].sender ? res->s[i].bytes : th;
-			rcvd += st[i].sender ? th : res->s[i].bytes;
-		}
-		(void)total;
-		human_bytes((double)sent, b1, sizeof(b1));
-		human_bits(dur > 0 ? (double)sent * 8 / dur : 0, b2, sizeof(b2));
-		logf_(s, "[SUM]   0.00-%-5.2f sec  %s  %s  sender  (%d stream%s%s)",
-		      dur, b1, b2, n, n == 1 ? "" : "s",
-		      p.bidir ? ", bidir" : p.reverse ? ", reverse" : "");
-		human_bytes((double)rcvd, b1, sizeof(b1));
-		human_bits(dur > 0 ? (double)rcvd * 8 / dur : 0, b2, sizeof(b2));
-		logf_(s, "[SUM]   0.00-%-5.2f sec  %s  %s  receiver", dur, b1, b2);
-	}
+	log_summary(s, st, n, res, theirs, &p, dur);
 	r = 0;
 out:
 	atomic_store(&sstop, true);

@@ -178,7 +178,24 @@ struct iperf3_stream_result {
 	 * sends none: has_dups false) */
 	bool has_dups;
 	uint64_t dups;
+	/* UDP receiver's out-of-order datagrams after the -O period: linklab's
+	 * extra key "out_of_order" (stock iperf3 sends none: has_ooo false) */
+	bool has_ooo;
+	uint64_t ooo;
 };
+
+/* The counted (after -O) datagrams and losses of a UDP stream from a
+ * results entry, as iperf3 3.14+ computes them: "packets" and "errors" are
+ * totals including the omitted period, "omitted_packets"/"omitted_errors"
+ * that period's share. When the peer sent no omitted_* (iperf3 < 3.14),
+ * own_omit_packets (this side's count at the end of -O) is taken off the
+ * packets, as iperf3 3.12 does; its errors then include the omitted
+ * period's, and *lost is -1 (unknown, as iperf3 3.14+ says) when there was
+ * an omitted period and errors > 0, else the errors. Clamped:
+ * 0 <= *lost <= *packets (or -1). */
+void iperf3_udp_counted(const struct iperf3_stream_result *r,
+			int64_t own_omit_packets, int64_t *packets,
+			int64_t *lost);
 
 /* The results object (both directions, iperf3 send_results/get_results). */
 struct iperf3_results {
@@ -254,6 +271,9 @@ struct iperf3_stream {
 	_Atomic uint64_t jitter_bits;  /* receiver: jitter in s, double bits */
 	double prev_transit;           /* receiver thread only */
 	uint64_t omit_bytes, omit_packets;  /* counts at the end of -O (owner) */
+	int64_t omit_lost, omit_ooo;   /* receiver: the same for lost and
+	                                * out-of-order (iperf3_stream_end_omit) */
+	_Atomic uint64_t settled_lost; /* receiver: udpstats_settled_lost() */
 	pthread_t thread;
 	bool running;
 	unsigned char *buf;
@@ -311,6 +331,17 @@ int iperf3_cc_check(const char *name, struct ll_err *err);
 
 /* Congestion control of a TCP socket into buf ("" if unknown). */
 void iperf3_socket_cc(int fd, char *buf, size_t len);
+
+/* End of the -O period: snapshot bytes, packets, lost and out-of-order
+ * (iperf3 iperf_reset_stats keeps the omitted counts the same way). */
+void iperf3_stream_end_omit(struct iperf3_stream *s);
+
+/* This side's results entry for stream s after the test (UDP fields as
+ * iperf3 3.14+ sends them: totals plus omitted_*; the receiver adds
+ * jitter, "duplicates" and "out_of_order"). retransmits, times and id are
+ * the caller's. */
+void iperf3_stream_udp_result(const struct iperf3_stream *s,
+			      struct iperf3_stream_result *r);
 
 /* Receiver jitter of a UDP stream in seconds. */
 double iperf3_stream_jitter(const struct iperf3_stream *s);
