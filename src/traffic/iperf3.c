@@ -379,8 +379,12 @@ int iperf3_params_parse(const cJSON *j, struct iperf3_params *p,
 	} while (0)
 	NUM("omit", p->omit = d);
 	NUM("time", p->time = d);
-	NUM("num", p->num = d > 0 ? (uint64_t)d : 0);
-	NUM("blockcount", p->blockcount = d > 0 ? (uint64_t)d : 0);
+	/* a double at or above 2^64 has no uint64_t value (C11 6.3.1.4):
+	 * such counts are taken as the largest */
+	NUM("num", p->num = d > 0 ? (d < 18446744073709551616.0 ? (uint64_t)d :
+				      UINT64_MAX) : 0);
+	NUM("blockcount", p->blockcount = d > 0 ? (d < 18446744073709551616.0 ?
+						 (uint64_t)d : UINT64_MAX) : 0);
 	NUM("MSS", p->mss = d > 0 ? (d < 1e9 ? (uint32_t)d : 1000000000u) : 0);
 	NUM("parallel", p->parallel = d >= -1e9 && d <= 1e9 ? (int)d : -1);
 	NUM("window", p->window = d > 0 && d < 1e18 ? (uint64_t)d : 0);
@@ -447,10 +451,15 @@ int64_t iperf3_json_int(const cJSON *n)
 	double v = n->valuedouble;
 	/* iperf3 3.12 prints int64 -1 via an unsigned format:
 	 * 18446744073709551615, which a double rounds to 2^64. */
+	if (isnan(v))
+		return 0;
 	if (v >= 9223372036854775808.0) {
 		double neg = 18446744073709551616.0 - v;
 		if (neg < 1)
 			return -1;
+		/* v = 2^63 gives neg = 2^63: not an int64_t */
+		if (neg >= 9223372036854775808.0)
+			return INT64_MIN;
 		return -(int64_t)llround(neg);
 	}
 	if (v <= -9223372036854775808.0)
