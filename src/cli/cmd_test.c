@@ -237,17 +237,18 @@ static void print_summary(const struct test_summary *S,
 		print_sample(tag, &S->sum_sent_reverse, true, "sender");
 		print_sample(tag, &S->sum_received_reverse, true, "receiver");
 	}
-	for (int i = 0; i < S->nstreams; i++)
-		if (S->received[i].outoforder < 0 && S->received[i].dups > 0)
-			/* the server counted them (forward): it sends no reordering */
-			printf("[%3d] %.2f-%.2f sec  %lld duplicates\n",
-			       S->received[i].id, S->received[i].start, S->received[i].end,
-			       (long long)S->received[i].dups);
-		else if (S->received[i].outoforder > 0 || S->received[i].dups > 0)
-			printf("[%3d] %.2f-%.2f sec  %lld datagrams received out-of-order, %lld duplicates\n",
-			       S->received[i].id, S->received[i].start, S->received[i].end,
-			       (long long)S->received[i].outoforder,
-			       (long long)(S->received[i].dups > 0 ? S->received[i].dups : 0));
+	/* iperf3's receiver line "N datagrams received out-of-order" (from
+	 * linklab serve's results when it received; iperf3 -s sends none),
+	 * and linklab's duplicates, each on its own line */
+	for (int i = 0; i < S->nstreams; i++) {
+		const struct test_stream_sample *r = &S->received[i];
+		if (r->outoforder > 0)
+			printf("[%3d] %.2f-%.2f sec  %lld datagrams received out-of-order\n",
+			       r->id, r->start, r->end, (long long)r->outoforder);
+		if (r->dups > 0)
+			printf("[%3d] %.2f-%.2f sec  %lld duplicates\n", r->id, r->start,
+			       r->end, (long long)r->dups);
+	}
 	if (S->sum_sent.packets >= 0)
 		printf("(jitter: the receiver's last smoothed RFC 3550 estimate, "
 		       "J += (|D| - J)/16, not a mean over the run)\n");

@@ -27,6 +27,23 @@
 #include "linklab/traffic/serve.h"
 
 #define SRV_TIMEOUT_MS 10000
+/* A new connection has this long in all (not per byte) to send its 37-byte
+ * cookie; meanwhile the server keeps accepting and serving others. */
+#define SRV_COOKIE_MS  5000
+#define SRV_MAX_PENDING 32   /* connections waiting for their cookie */
+
+/* A connection that has not sent its whole cookie yet. */
+struct pend {
+	int fd;
+	size_t got;
+	char cookie[IPERF3_COOKIE_SIZE];
+	double deadline;   /* iperf3_now() */
+};
+
+struct pendset {
+	int n;
+	struct pend p[SRV_MAX_PENDING];
+};
 
 struct srv {
 	const struct serve_opts *o;
@@ -36,9 +53,10 @@ struct srv {
 	int lfd, cfd;
 	bool lfd_tuned;    /* listener got -w buffers: recreate it after */
 	bool lfd_mss;      /* listener got -M: reset to 0 (default) after */
-	int pending[8];    /* connections taken from a listener being replaced */
+	struct pendset pend;     /* accepted, cookie not complete yet */
+	struct pendset spend;    /* the same for stream connections */
+	char cookie[IPERF3_COOKIE_SIZE];   /* the client's (serve_one) */
 	struct rtt_echo *echo;   /* RTT probe echo on the same port (UDP) */
-	int npending;
 	bool real_client;  /* the connection sent a cookie and parameters */
 };
 
@@ -156,6 +174,118 @@ static void deny_one(struct srv *s)
 
 	if (fd >= 0)
 		deny_fd(s, fd);
+}
+
+/* Add an accepted connection; a full set drops its oldest entry (a real
+ * client sends its cookie within a round trip, an idle one waits). */
+static void pend_add(struct srv *s, struct pendset *ps, int fd)
+{
+	if (ps->n == SRV_MAX_PENDING) {
+		close(ps->p[0].fd);
+		memmove(ps->p, ps->p + 1, (size_t)--ps->n * sizeof(ps->p[0]));
+		logf_(s, "closed the oldest of %d connections waiting for a cookie",
+		      SRV_MAX_PENDING);
+	}
+	struct pend *p = &ps->p[ps->n++];
+	p->fd = fd;
+	p->got = 0;
+	p->deadline = iperf3_now() + SRV_COOKIE_MS / 1000.0;
+}
+
+static void pend_remove(struct pendset *ps, int i)
+{
+	memmove(ps->p + i, ps->p + i + 1, (size_t)(ps->n - i - 1) * sizeof(ps->p[0]));
+	ps->n--;
+}
+
+/* Read what connection i has sent, without waiting: 1 = cookie complete,
+ * 0 = not yet, -1 = closed or failed (the caller drops it). */
+static int pend_read(struct pend *p)
+{
+	for (;;) {
+		ssize_t r = recv(p->fd, p->cookie + p->got, sizeof(p->cookie) - p->got,
+				 MSG_DONTWAIT);
+		if (r > 0) {
+			p->got += (size_t)r;
+			if (p->got == sizeof(p->cookie))
+				return 1;
+			continue;
+		}
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			return 0;
+		return -1;
+	}
+}
+
+/* Poll entries for the set from pf[0]; returns how many were added. */
+static int pend_pollfds(const struct pendset *ps, struct pollfd *pf)
+{
+	for (int i = 0; i < ps->n; i++) {
+		pf[i].fd = ps->p[i].fd;
+		pf[i].events = POLLIN;
+		pf[i].revents = 0;
+	}
+	return ps->n;
+}
+
+/* ms until the earliest cookie deadline, at most cap (0 when one passed). */
+static int pend_timeout(const struct pendset *ps, int cap)
+{
+	double now = iperf3_now();
+	int t = cap;
+
+	for (int i = 0; i < ps->n; i++) {
+		double left = (ps->p[i].deadline - now) * 1000 + 1;
+		if (left < t)
+			t = left < 0 ? 0 : (int)left;
+	}
+	return t;
+}
+
+/* After a poll whose entries for ps are pf[0..npf): read the ready ones,
+ * drop the closed and those past their deadline. Returns the index of one
+ * whose cookie is complete (still in the set), or -1; other complete ones
+ * are found by the next poll (their data stays readable). */
+static int pend_service(struct srv *s, struct pendset *ps,
+			const struct pollfd *pf, int npf)
+{
+	double now = iperf3_now();
+
+	for (int k = 0; k < npf; k++) {
+		if (!pf[k].revents)
+			continue;
+		int i = 0;
+		while (i < ps->n && ps->p[i].fd != pf[k].fd)
+			i++;
+		if (i == ps->n)
+			continue;
+		int r = pend_read(&ps->p[i]);
+		if (r == 1)
+			return i;
+		if (r < 0) {
+			close(ps->p[i].fd);
+			pend_remove(ps, i);
+		}
+	}
+	for (int i = 0; i < ps->n; i++)
+		if (now >= ps->p[i].deadline) {
+			logf_(s, "closed a connection that sent %zu of the %d cookie "
+			      "bytes in %d s", ps->p[i].got, IPERF3_COOKIE_SIZE,
+			      SRV_COOKIE_MS / 1000);
+			close(ps->p[i].fd);
+			pend_remove(ps, i--);
+		}
+	return -1;
+}
+
+/* A test starts: every other connection waiting for its cookie is refused
+ * at once (busy), as iperf3 refuses a connection during a test. */
+static void pend_deny_all(struct srv *s, struct pendset *ps)
+{
+	while (ps->n) {
+		deny_fd(s, ps->p[0].fd);
+		pend_remove(ps, 0);
+	}
 }
 
 static void human_bytes(double b, char *buf, size_t len)
@@ -371,11 +501,12 @@ static void log_summary(struct srv *s, const struct iperf3_stream *st, int n,
 		logf_(s, "[%3d]   0.00-%-5.2f sec  %s  jitter %.3f ms (last smoothed "
 		      "RFC 3550 estimate)  %s  receiver%s", e->id, dur, b1,
 		      e->jitter * 1000, b2, st[i].sender ? " (the client's)" : "");
-		if (e->has_ooo && (e->ooo || (e->has_dups && e->dups)))
+		if (e->has_ooo && e->ooo)
 			logf_(s, "[%3d]   0.00-%-5.2f sec  %llu datagrams received "
-			      "out-of-order, %llu duplicates", e->id, dur,
-			      (unsigned long long)e->ooo,
-			      (unsigned long long)(e->has_dups ? e->dups : 0));
+			      "out-of-order", e->id, dur, (unsigned long long)e->ooo);
+		if (e->has_dups && e->dups)
+			logf_(s, "[%3d]   0.00-%-5.2f sec  %llu duplicates", e->id, dur,
+			      (unsigned long long)e->dups);
 	}
 }
 
@@ -399,11 +530,7 @@ static int serve_one(struct srv *s, struct ll_err *err)
 	getpeername(s->cfd, (struct sockaddr *)&ss, &sl);
 	addr_text((struct sockaddr *)&ss, sl, peer, sizeof(peer), &pport);
 	logf_(s, "Accepted connection from %s, port %d", peer, pport);
-	r = iperf3_read_full(s->cfd, cookie, sizeof(cookie), SRV_TIMEOUT_MS, err);
-	if (r < 0) {
-		ll_err_prefix(err, "reading cookie: ");
-		return r;
-	}
+	memcpy(cookie, s->cookie, sizeof(cookie));
 	r = iperf3_send_state(s->cfd, IPERF3_PARAM_EXCHANGE, err);
 	if (r < 0)
 		return r;
@@ -472,13 +599,19 @@ static int serve_one(struct srv *s, struct ll_err *err)
 	r = iperf3_send_state(s->cfd, IPERF3_CREATE_STREAMS, err);
 	if (r < 0)
 		goto out;
+	/* stream connections are polled together: one that is slow with its
+	 * cookie never holds up the others */
+	double streams_until = iperf3_now() + SRV_TIMEOUT_MS / 1000.0;
 	while (n < total_streams) {
-		struct pollfd pf[2] = { { .fd = p.udp ? ufd : s->lfd, .events = POLLIN },
-					{ .fd = s->cfd, .events = POLLIN } };
-		r = poll(pf, 2, SRV_TIMEOUT_MS);
+		struct pollfd pf[2 + SRV_MAX_PENDING] = {
+			{ .fd = p.udp ? ufd : s->lfd, .events = POLLIN },
+			{ .fd = s->cfd, .events = POLLIN } };
+		int np = 2 + pend_pollfds(&s->spend, pf + 2);
+		double left = (streams_until - iperf3_now()) * 1000 + 1;
+		r = poll(pf, (nfds_t)np, pend_timeout(&s->spend, left < 0 ? 0 : (int)left));
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0) {
+		if (r < 0 || iperf3_now() >= streams_until) {
 			r = ll_err_set(err, -ETIMEDOUT,
 				       "only %d of %d streams connected within %d s",
 				       n, total_streams, SRV_TIMEOUT_MS / 1000);
@@ -494,17 +627,26 @@ static int serve_one(struct srv *s, struct ll_err *err)
 		}
 		int fd = -1;
 		if (p.udp) {
+			if (!pf[0].revents)
+				continue;
 			r = udp_accept(s, &ufd, &fd, err);
 			if (r < 0)
 				goto out;
 			goto accepted;
 		}
-		fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0)
+		int k = pend_service(s, &s->spend, pf + 2, np - 2);
+		if (k < 0) {
+			if (pf[0].revents) {
+				fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
+				if (fd >= 0)
+					pend_add(s, &s->spend, fd);
+			}
 			continue;
-		char c2[IPERF3_COOKIE_SIZE];
-		if (iperf3_read_full(fd, c2, sizeof(c2), SRV_TIMEOUT_MS, NULL) < 0 ||
-		    memcmp(c2, cookie, sizeof(c2)) != 0) {
+		}
+		fd = s->spend.p[k].fd;
+		bool same = !memcmp(s->spend.p[k].cookie, cookie, sizeof(cookie));
+		pend_remove(&s->spend, k);
+		if (!same) {
 			deny_fd(s, fd);
 			continue;
 		}
@@ -736,6 +878,7 @@ out:
 	cJSON_Delete(j);
 	if (ufd >= 0)
 		close(ufd);
+	pend_deny_all(s, &s->spend);   /* late stream attempts */
 	rtt_echo_pause(s->echo, false);
 	free(live_last);
 	free(live_retr);
@@ -769,17 +912,42 @@ static int reset_listener(struct srv *s, int *port, struct ll_err *err)
 	if (fl < 0 || fcntl(s->lfd, F_SETFL, fl | O_NONBLOCK) < 0)
 		return ll_err_set(err, -errno, "listener O_NONBLOCK: %s",
 				  strerror(errno));
-	while (s->npending < (int)(sizeof(s->pending) / sizeof(s->pending[0]))) {
+	for (int i = 0; i < SRV_MAX_PENDING; i++) {
 		/* accepted sockets do not inherit O_NONBLOCK (accept(2)) */
 		int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
 			break;   /* EAGAIN: backlog empty */
-		s->pending[s->npending++] = fd;
+		pend_add(s, &s->pend, fd);
 	}
 	close(s->lfd);
 	s->lfd_tuned = false;
 	s->lfd = listen_on(&o2, port, err);
 	return s->lfd < 0 ? s->lfd : 0;
+}
+
+/* Wait (at most 500 ms, so that a stop flag is seen) for a connection that
+ * has sent its whole cookie, accepting and reading every connection at
+ * once. 1: s->cfd and s->cookie are the client's; 0: none yet. */
+static int wait_client(struct srv *s)
+{
+	struct pollfd pf[1 + SRV_MAX_PENDING] = { { .fd = s->lfd, .events = POLLIN } };
+	int np = 1 + pend_pollfds(&s->pend, pf + 1);
+
+	if (poll(pf, (nfds_t)np, pend_timeout(&s->pend, 500)) < 0)
+		return 0;
+	int k = pend_service(s, &s->pend, pf + 1, np - 1);
+	if (k >= 0) {
+		s->cfd = s->pend.p[k].fd;
+		memcpy(s->cookie, s->pend.p[k].cookie, sizeof(s->cookie));
+		pend_remove(&s->pend, k);
+		return 1;
+	}
+	if (pf[0].revents) {
+		int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd >= 0)
+			pend_add(s, &s->pend, fd);
+	}
+	return 0;
 }
 
 int serve_run(const struct serve_opts *o, volatile sig_atomic_t *stop,
@@ -806,22 +974,11 @@ int serve_run(const struct serve_opts *o, volatile sig_atomic_t *stop,
 	if (on_listen)
 		on_listen(ctx, port);
 	while (!*stop) {
-		struct pollfd pf = { .fd = s.lfd, .events = POLLIN };
 		int r;
-		if (s.npending) {
-			s.cfd = s.pending[0];
-			memmove(s.pending, s.pending + 1,
-				(size_t)--s.npending * sizeof(s.pending[0]));
-		} else {
-			/* the timeout only bounds how late a stop flag set by a
-			 * signal that hit another thread is seen */
-			r = poll(&pf, 1, 500);
-			if (r <= 0)
-				continue;
-			s.cfd = accept4(s.lfd, NULL, NULL, SOCK_CLOEXEC);
-			if (s.cfd < 0)
-				continue;
-		}
+		if (!wait_client(&s))
+			continue;
+		/* one test at a time: the others waiting are refused now */
+		pend_deny_all(&s, &s.pend);
 		int one = 1;
 		setsockopt(s.cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		struct ll_err e = { 0 };
@@ -851,8 +1008,8 @@ int serve_run(const struct serve_opts *o, volatile sig_atomic_t *stop,
 			break;
 		}
 	}
-	for (int i = 0; i < s.npending; i++)
-		close(s.pending[i]);
+	for (int i = 0; i < s.pend.n; i++)
+		close(s.pend.p[i].fd);
 	rtt_echo_stop(s.echo);
 	if (s.lfd >= 0)
 		close(s.lfd);
