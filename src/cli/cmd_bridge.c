@@ -491,6 +491,7 @@ static cJSON *json_dir(const struct bridge_stats *s)
 	cJSON_AddNumberToObject(o, "duplicated", (double)s->emu.duplicated);
 	cJSON_AddNumberToObject(o, "corrupted", (double)s->emu.corrupted);
 	cJSON_AddNumberToObject(o, "reordered", (double)s->emu.reordered);
+	cJSON_AddNumberToObject(o, "sent_ahead", (double)s->emu.sent_ahead);
 	cJSON_AddNumberToObject(o, "limit_drops", (double)s->emu.limit_drops);
 	cJSON_AddNumberToObject(o, "rate_drops", (double)s->emu.rate_drops);
 	cJSON_AddNumberToObject(o, "ecn_marked", (double)s->emu.ecn_marked);
