@@ -1010,6 +1010,11 @@ int cmd_bridge(int argc, char **argv)
 			validate_dir(&dial[d], d, &diag);
 	if (diag.nerrors)
 		return report(&diag);
+	for (d = 0; d < DIRS; d++) {
+		char jw[LL_DIAG_LEN];
+		if (impair_jitter_reorder_warning(&dial[d], 0, 0, jw, sizeof(jw)))
+			ll_diag_add(&diag, LL_DIAG_WARN, "jitter", "%s: %s", dir_text[d], jw);
+	}
 	if (busy_ports(&b))
 		return 1;
 	rc = check_ports(&b);
