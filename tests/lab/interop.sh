@@ -538,6 +538,86 @@ busy_case() {
 }
 busy_case
 
+# --- a server that keeps serving: 4 idle TCP connections and one sending a
+# cookie byte every 8 s do not hold up a real client (it is served within 2 s
+# of its connect, its 1 s test done in under 3 s; they are refused with
+# ACCESS_DENIED as the test starts); a lone slow-cookie connection is closed
+# after the 5 s cookie limit (in all, not per byte); a second full client
+# during a test is refused at once (within 1 s), iperf3 and linklab clients.
+idle_case() {
+	name="serve with idle and slow-cookie connections"
+	if [ ! -x "$LINKLAB" ]; then skip "$name" "no linklab binary"; return; fi
+	start_server idle "$LINKLAB" serve -p 0 -B 127.0.0.1
+	if [ -z "$port" ]; then stop_server; bad "$name" "no port"; return; fi
+	python3 - "$port" >"$tmp/hold.out" 2>&1 <<'PYEOF' &
+import select, socket, sys, time
+p = int(sys.argv[1])
+def closed_after(s, gap, limit):
+    """send a cookie byte every gap s until the server answers or closes"""
+    t0 = time.time()
+    while time.time() - t0 < limit:
+        s.send(b"a")
+        r, _, _ = select.select([s], [], [], gap)
+        if r:
+            d = s.recv(64)
+            return time.time() - t0, d
+    return None, None
+idle = [socket.create_connection(("127.0.0.1", p)) for _ in range(4)]
+slow = socket.create_connection(("127.0.0.1", p))
+print("held", flush=True)
+t, d = closed_after(slow, 8, 20)
+print("slow answered after %.1f s: %r" % (t or -1, d), flush=True)
+time.sleep(2.5)   # the test has ended
+slow2 = socket.create_connection(("127.0.0.1", p))
+t, d = closed_after(slow2, 2, 20)
+print("slow2 closed after %.1f s: %r" % (t or -1, d), flush=True)
+PYEOF
+	hp=$!
+	i=0; while [ $i -lt 50 ] && ! grep -q held "$tmp/hold.out"; do sleep 0.1; i=$((i + 1)); done
+	t0=$(date +%s.%N)
+	timeout 30 "$LINKLAB" test -c 127.0.0.1 -p "$port" -t 1 >"$tmp/idle1.out" 2>&1; r1=$?
+	t1=$(date +%s.%N)
+	wait $hp
+	out=""
+	if [ -x "$IPERF3" ]; then
+		python3 -c 'import socket,sys; s=[socket.create_connection(("127.0.0.1",int(sys.argv[1]))) for _ in range(4)]; import time; time.sleep(4)' "$port" &
+		hp2=$!
+		sleep 0.3
+		timeout 30 "$LINKLAB" test -c 127.0.0.1 -p "$port" -t 3 -b 10M >/dev/null 2>&1 &
+		hold=$!
+		sleep 1
+		t2=$(date +%s.%N)
+		timeout 10 "$IPERF3" -c 127.0.0.1 -p "$port" -t 1 >"$tmp/idle2.out" 2>&1
+		t3=$(date +%s.%N)
+		timeout 10 "$LINKLAB" test -c 127.0.0.1 -p "$port" -t 1 >"$tmp/idle3.out" 2>&1
+		t4=$(date +%s.%N)
+		wait $hold; rh=$?
+		wait $hp2
+		out=$(python3 -c 'import sys; a=[float(x) for x in sys.argv[1:]]; print("%.2f %.2f" % (a[1]-a[0], a[2]-a[1]))' "$t2" "$t3" "$t4")
+	fi
+	kill "$srv_pid" 2>/dev/null; wait "$srv_pid" 2>/dev/null; srv_pid=
+	el=$(python3 -c 'import sys; print("%.2f" % (float(sys.argv[2]) - float(sys.argv[1])))' "$t0" "$t1")
+	set -- $out
+	if [ $r1 = 0 ] && python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) < 3 else 1)' "$el" &&
+	   grep -q "slow answered after [01]\.[0-9] s: b'\\\\xff'" "$tmp/hold.out" &&
+	   grep -q "slow2 closed after [56]\.[0-9] s: b''" "$tmp/hold.out" &&
+	   grep -q "closed a connection that sent 3 of the 37 cookie bytes in 5 s" "$tmp/idle.srv"; then
+		ok "$name: a 1 s linklab test done in $el s with 4 idle + 1 slow-cookie connection held (refused ACCESS_DENIED as the test starts); $(grep slow2 "$tmp/hold.out")"
+	else
+		bad "$name" "rc $r1, $el s; $(tr '\n' '|' <"$tmp/hold.out"); $(tail -n 4 "$tmp/idle.srv" | tr '\n' '|')"
+	fi
+	if [ -z "$out" ]; then
+		skip "busy serve refuses at once" "no $IPERF3"
+	elif [ "$rh" = 0 ] && grep -q "busy running a test" "$tmp/idle2.out" &&
+	     grep -q "is busy running a test (ACCESS_DENIED)" "$tmp/idle3.out" &&
+	     python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) < 1 and float(sys.argv[2]) < 1 else 1)' "$1" "$2"; then
+		ok "busy serve (4 idle connections too) refuses a second client at once: iperf3 in $1 s, linklab in $2 s"
+	else
+		bad "busy serve refuses at once" "hold rc $rh, iperf3 $1 s: $(tail -1 "$tmp/idle2.out"), linklab $2 s: $(tail -1 "$tmp/idle3.out")"
+	fi
+}
+idle_case
+
 # --- -O text: "(omitted)" ends the interval line, as iperf3's ----------
 # iperf3 (iperf_locale.c report_bw_*_format) prints "  (omitted)" at the END
 # of each omitted interval line; both clients against iperf3 -s, -O 1 -i 0.5:
