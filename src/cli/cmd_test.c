@@ -613,6 +613,10 @@ static void test_usage(FILE *f)
 		"  -C ALGO   TCP congestion control on the data streams (both ends)\n"
 		"  -Z        zero-copy send (sendfile)\n"
 		"  --udp-counters-64bit  64-bit UDP sequence numbers\n"
+		"  --gso     UDP: send batches of datagrams with UDP GSO (UDP_SEGMENT; the\n"
+		"            server too with -R/--bidir when it is linklab serve): much\n"
+		"            faster, the same datagrams on the wire, but a netem or bridge\n"
+		"            impairment then acts on whole batches (off by default)\n"
 		"  --json-stream         one JSON line per event (start, interval, end, error)\n"
 		"  --format csv          intervals as CSV on stdout\n"
 		"  --csv FILE            write the intervals and the summary as CSV\n"
@@ -679,6 +683,7 @@ static int test_cmd(int argc, char **argv, int nbad, bool check_only)
 		{ "server-live", no_argument, NULL, 1006 },
 		{ "rtt", no_argument, NULL, 1007 },
 		{ "repeat", required_argument, NULL, 1008 },
+		{ "gso", no_argument, NULL, 1009 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -856,6 +861,9 @@ static int test_cmd(int argc, char **argv, int nbad, bool check_only)
 			break;
 		case 1007:
 			o.rtt = true;
+			break;
+		case 1009:
+			o.gso = true;
 			break;
 		case 1008:
 			if (parse_num(optarg, &v) || v < 1 || v > 1000 || v != floor(v)) {

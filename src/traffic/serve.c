@@ -670,6 +670,7 @@ accepted:
 		st[n].rate = p.bandwidth;   /* per stream, as iperf3 -b */
 		st[n].stop = st[n].sender ? &sstop : &rstop;
 		st[n].zerocopy = p.zerocopy && !p.udp && st[n].sender;
+		st[n].gso = p.gso && p.udp && st[n].sender;
 		st[n].budget = p.num ? p.num : p.blockcount * p.len;
 		st[n].budget_used = &budget_used;
 		n++;

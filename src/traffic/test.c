@@ -530,6 +530,7 @@ static int create_streams(struct test *t, struct ll_err *err)
 		s->rate = t->o.bitrate;   /* per stream, as iperf3 -b (man iperf3) */
 		s->stop = s->sender ? &t->streams_stop : &t->rx_stop;
 		s->seq64 = t->o.udp64;
+		s->gso = t->o.gso;
 		s->rcvbuf_boost = t->o.udp && !t->o.window;
 		s->zerocopy = t->o.zerocopy && !t->o.udp;
 		s->budget = t->budget;
@@ -1310,6 +1311,7 @@ static int client_run(struct test *t, struct ll_err *err)
 			p.nodelay = t->o.nodelay;
 			p.zerocopy = t->o.zerocopy;
 			p.udp_counters_64bit = t->o.udp64;
+			p.gso = t->o.gso && t->o.udp;
 			p.live_interval = t->o.live;
 			snprintf(p.congestion, sizeof(p.congestion), "%s",
 				 t->o.congestion);
@@ -1817,6 +1819,10 @@ static cJSON *end_json(const struct test *t)
 			cJSON_AddNumberToObject(u, "out_of_order",
 				(double)(S->received[i].outoforder > 0 ?
 					 S->received[i].outoforder : 0));
+			/* linklab's extra key: most datagrams this side moved
+			 * in one system call (UDP GSO send / GRO receive) */
+			cJSON_AddNumberToObject(u, "gso_segs",
+				(double)atomic_load(&t->st[i].gso_segs));
 			cJSON_AddItemToObject(so, "udp", u);
 		}
 		with_sender(snd, t->st[i].sender);

@@ -25,6 +25,20 @@ static void bit_set(struct udpstats *u, uint64_t seq, bool v)
 		u->seen[b / 64] &= ~((uint64_t)1 << (b % 64));
 }
 
+/* Clear the bits of [from, to) (fewer than UDPSTATS_WINDOW numbers): a
+ * word at a time where it can, so a long gap costs little. */
+static void bits_clear(struct udpstats *u, uint64_t from, uint64_t to)
+{
+	while (from < to && from % 64)
+		bit_set(u, from++, false);
+	while (to - from >= 64) {
+		u->seen[(from % UDPSTATS_WINDOW) / 64] = 0;
+		from += 64;
+	}
+	while (from < to)
+		bit_set(u, from++, false);
+}
+
 static uint64_t unwrap32(uint64_t highest, uint64_t seq)
 {
 	const uint64_t lap = (uint64_t)1 << 32;
@@ -59,8 +73,7 @@ int udpstats_packet(struct udpstats *u, uint64_t seq, int seq_bits,
 		if (gap >= UDPSTATS_WINDOW) {
 			memset(u->seen, 0, sizeof(u->seen));
 		} else {
-			for (uint64_t s = u->highest + 1; s < seq; s++)
-				bit_set(u, s, false);
+			bits_clear(u, u->highest + 1, seq);
 		}
 		bit_set(u, seq, true);
 		u->highest = seq;

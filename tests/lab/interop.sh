@@ -618,6 +618,74 @@ PYEOF
 }
 idle_case
 
+# --- UDP GSO/GRO: linklab test --gso sends batches (UDP_SEGMENT; linklab
+# serve too with -R) and linklab receivers take coalesced datagrams
+# (UDP_GRO) on loopback; the wire is iperf3's, so iperf3 3.12 interoperates
+# both ways; every datagram is still accounted on its own: received bytes =
+# (packets - lost + duplicates) x 1448 exactly. Without --gso: one by one.
+gso_case() {
+	if [ ! -x "$LINKLAB" ]; then skip "UDP GSO/GRO" "no linklab binary"; return; fi
+	for mode in "ll ll -b 0 --gso" "ll ll -b 0 -R --gso" "ll ll -b 2G --gso" "ll ip -b 2G" "ll ip -b 2G -R" \
+		    "ip ll -b 2G --gso" "ip ll -b 2G -R --gso" "ll ll -b 2G"; do
+		set -- $mode
+		sk=$1 ck=$2; shift 2
+		if { [ $sk = ip ] || [ $ck = ip ]; } && [ ! -x "$IPERF3" ]; then
+			skip "UDP GSO/GRO $mode" "no $IPERF3"; continue
+		fi
+		if [ $sk = ip ]; then
+			start_server gso "$IPERF3" -s -1 -p "$(free_port)" -B 127.0.0.1 --forceflush
+		else
+			start_server gso "$LINKLAB" serve -1 -p 0 -B 127.0.0.1
+		fi
+		if [ -z "$port" ]; then stop_server; bad "UDP GSO/GRO $mode" "no server"; continue; fi
+		if [ $ck = ip ]; then
+			timeout 30 "$IPERF3" -c 127.0.0.1 -p "$port" -u -l 1448 -t 2 "$@" -J >"$tmp/gso.json" 2>"$tmp/gso.err"
+		else
+			timeout 30 "$LINKLAB" test -c 127.0.0.1 -p "$port" -u -l 1448 -t 2 "$@" -J >"$tmp/gso.json" 2>"$tmp/gso.err"
+		fi
+		crc=$?
+		stop_server
+		why=$(python3 - "$tmp/gso.json" "$sk$ck" "$*" <<'PYEOF'
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+    e = d["end"]
+    r = e["sum_received"]
+    u = e["streams"][0]["udp"]
+except Exception as x:
+    print("no result: %s" % x); sys.exit(1)
+pair, flags = sys.argv[2], sys.argv[3]
+rev = "-R" in flags
+dups = r.get("duplicates", 0)
+got = r["packets"] - r.get("lost_packets", 0) + dups
+bad = []
+if r["bytes"] <= 0: bad.append("nothing received")
+if not 0 <= r.get("lost_percent", 0) <= 100: bad.append("lost_percent %r" % r["lost_percent"])
+# linklab receives (ll server forward, or ll client -R): per-datagram exact
+ll_rx = (pair[0:2] == "ll" and not rev) or (pair[2:4] == "ll" and rev)
+if ll_rx and r["bytes"] != got * 1448:
+    bad.append("bytes %d != (packets - lost + dups) %d x 1448" % (r["bytes"], got))
+# a linklab client batched: as the sender (forward), or as the receiver of
+# a linklab server's GSO batches (-R; iperf3 3.12 sends one by one, which
+# loopback does not coalesce)
+gso = "--gso" in flags
+if gso and pair[2:4] == "ll" and (not rev or pair[0:2] == "ll") and u.get("gso_segs", 0) < 2:
+    bad.append("gso_segs %r" % u.get("gso_segs"))
+if not gso and pair[2:4] == "ll" and u.get("gso_segs", 0) != 1:
+    bad.append("gso_segs %r without --gso" % u.get("gso_segs"))
+name = {"ll": "linklab", "ip": "iperf3"}
+print("%s client, %s server %s: %.2f Gbit/s received, loss %.2f %%, %d datagrams%s" % (
+    name[pair[2:4]], name[pair[0:2]], flags, r["bits_per_second"] / 1e9, r.get("lost_percent", 0), got,
+    (", %d per system call" % u["gso_segs"]) if "gso_segs" in u else ""))
+if bad: print("; ".join(bad)); sys.exit(1)
+PYEOF
+)
+		prc=$?
+		if [ $crc = 0 ] && [ $prc = 0 ]; then ok "UDP GSO/GRO: $why"; else bad "UDP GSO/GRO $mode" "exit $crc: $why $(head -c 200 "$tmp/gso.err")"; fi
+	done
+}
+gso_case
+
 # --- -O text: "(omitted)" ends the interval line, as iperf3's ----------
 # iperf3 (iperf_locale.c report_bw_*_format) prints "  (omitted)" at the END
 # of each omitted interval line; both clients against iperf3 -s, -O 1 -i 0.5:

@@ -230,6 +230,30 @@ static void test_interval_lost_bounded(void **state)
 	assert_true(udpstats_loss_percent(9, 7) == 100);
 }
 
+/* a long gap clears the window a word at a time: the numbers in it are
+ * new (reordered) when they come, the ones before it still duplicates */
+static void test_long_gap_window(void **state)
+{
+	(void)state;
+	udpstats_init(&u);
+	for (uint64_t s = 1; s <= 100; s++)
+		udpstats_packet(&u, s, 32, 0, 0);
+	assert_int_equal(udpstats_packet(&u, 1101, 32, 0, 0), 1);   /* 101..1100 missing */
+	assert_int_equal(udpstats_lost(&u), 1000);
+	assert_int_equal(udpstats_packet(&u, 100, 32, 0, 0), 0);    /* seen: duplicate */
+	for (uint64_t s = 101; s <= 1100; s++)
+		assert_int_equal(udpstats_packet(&u, s, 32, 0, 0), 2);
+	assert_int_equal(udpstats_lost(&u), 0);
+	assert_int_equal(u.ooo, 1000);
+	assert_int_equal(u.dups, 1);
+	/* a gap of 130 starting mid-word, then its ends */
+	assert_int_equal(udpstats_packet(&u, 1101 + 131, 32, 0, 0), 1);
+	assert_int_equal(udpstats_packet(&u, 1102, 32, 0, 0), 2);
+	assert_int_equal(udpstats_packet(&u, 1101 + 130, 32, 0, 0), 2);
+	assert_int_equal(udpstats_packet(&u, 1101, 32, 0, 0), 0);
+	assert_int_equal(udpstats_lost(&u), 128);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -244,6 +268,7 @@ int main(void)
 		cmocka_unit_test(test_settled_loss),
 		cmocka_unit_test(test_settled_final),
 		cmocka_unit_test(test_interval_lost_bounded),
+		cmocka_unit_test(test_long_gap_window),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -127,6 +127,9 @@ struct iperf3_params {
 	 * server for live interval samples over the control connection
 	 * ("linklab_live": interval in seconds, 0 = not asked) */
 	double live_interval;
+	/* linklab extension: the server's UDP senders use GSO batches
+	 * ("linklab_gso" present; linklab test --gso) */
+	bool gso;
 };
 
 /* linklab extension on the control connection: only when the client asked
@@ -290,6 +293,10 @@ struct iperf3_stream {
 	                                * socket buffer to 4 MiB (root may
 	                                * exceed rmem_max) so that bursts at
 	                                * Gbit/s rates are not dropped by us */
+	bool gso;                      /* UDP sender: GSO batches (receivers
+	                                * always ask for UDP_GRO) */
+	_Atomic unsigned gso_segs;     /* UDP: most datagrams in one GSO send
+	                                * or one GRO receive (1 = none) */
 	bool buf_shared;               /* TCP: buf is the process-wide block
 	                                * (senders: one random 1 MiB block read
 	                                * by all; receivers: one scratch area
@@ -306,6 +313,7 @@ struct iperf3_stream {
 #define IPERF3_UDP_DEFAULT_LEN 1460    /* bytes (iperf3: control MSS) */
 #define IPERF3_UDP_HDR64 16            /* bytes with --udp-counters-64bit */
 #define IPERF3_UDP_DEFAULT_RATE 1048576 /* bit/s (iperf3 UDP default) */
+#define IPERF3_UDP_GRO_BUF 65536       /* bytes: a receiver's buffer with GRO */
 
 /* UDP datagram length iperf3 picks when -l is not given: the control
  * connection's TCP_MAXSEG if 16..65507, else 1460 (iperf3 iperf_api.c
