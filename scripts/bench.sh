@@ -106,6 +106,8 @@ done
 udp0_report "UDP -b 0 -l 1448 iperf3" "$tmp/u0i.json"
 udp0_report "UDP -b 0 -l 1448 linklab" "$tmp/u0plain.json"
 udp0_report "UDP -b 0 -l 1448 linklab --gso" "$tmp/u0gso.json"
+# the machine's ceiling: a raw GSO send / GRO receive loop, no protocol
+printf '%-28s ' "UDP -b 0 -l 1448 ceiling"; nsx "$LINKLAB" bench-udp -t $T -l 1448
 
 # Memory: peak RSS (kB, GNU time %M) of client and server with 128 streams
 for who in iperf3 linklab; do

@@ -37,6 +37,7 @@ static const struct cli_cmd cli_cmds[] = {
 	  "                 bridge --status|--set [dial options]|--attach [--pid N] [-J]   (a running bridge)" },
 	{ "profile", cmd_profile, "profile list | show NAME | save NAME [--force] [--description TEXT] DIAL... |\n                 rename NAME NEW | delete NAME" },
 	{ "bench-apply", cmd_bench_apply, "bench-apply --dev IF [-n N]   (make bench: apply + read back N times)" },
+	{ "bench-udp", cmd_bench_udp, "bench-udp [-t SEC] [-l LEN]   (make bench: loopback UDP GSO/GRO ceiling)" },
 	{ "offload", cmd_offload,
 	  "offload [--peer HOST] [--dev IF] [--peer-dev IF] [--local|--remote] [tso|gso|gro|all on|off]... [--restore]" },
 	{ "sysctl", cmd_sysctl,

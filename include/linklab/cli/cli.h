@@ -43,6 +43,9 @@ int cmd_profile(int argc, char **argv);
 /* `bench-apply --dev IF [-n N]`: mean us per apply + read-back over netlink
  * (make bench; cmd_bench_apply.c). */
 int cmd_bench_apply(int argc, char **argv);
+/* `linklab bench-udp [-t SEC] [-l LEN]`: loopback UDP GSO/GRO ceiling, no
+ * protocol (make bench; cmd_bench_udp.c). */
+int cmd_bench_udp(int argc, char **argv);
 /* `test` with --peer: start the server on B over SSH, then cmd_test. */
 int cmd_test_peer(int argc, char **argv);
 /* cmd_test's option checks only (argv as cmd_test's; nbad problems the
