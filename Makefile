@@ -153,6 +153,7 @@ FUZZ_SRC     := $(wildcard fuzz/fuzz_*.c)
 FUZZ_BIN     := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_CORE    := src/traffic/iperf3.c src/traffic/udpstats.c src/base/err.c
 FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -fsanitize=fuzzer,address,undefined \
+                -fno-sanitize-recover=undefined \
                 $(shell pkg-config --cflags libcjson 2>/dev/null)
 
 $(BUILD)/fuzz/%: fuzz/%.c $(FUZZ_CORE)

@@ -91,6 +91,37 @@ for P in 1; do
 	wait $sp
 	udp_report "UDP -b 1G -l 1448" "$tmp/ui.json" "$tmp/ul.json"
 done
+# UDP -b 0 (as fast as it goes): linklab --gso sends UDP GSO batches and
+# every linklab receiver uses UDP GRO; the default sends one datagram per
+# system call. Received rate (and the sender's) with the loss.
+udp0_report() { # label json
+	python3 - "$@" <<'PY'
+import json,sys
+try:
+    e=json.load(open(sys.argv[2]))["end"]
+    r=e["sum_received"]; s=e["sum_sent"]
+    print("%-28s received %6.2f Gbit/s (sent %6.2f) loss %6.2f%%" % (sys.argv[1],
+          r["bits_per_second"]/1e9, s["bits_per_second"]/1e9, r.get("lost_percent", 0)))
+except Exception as x:
+    print("%-28s no result (%s)" % (sys.argv[1], x))
+PY
+}
+nsx iperf3 -s -1 -p 5405 > /dev/null 2>&1 &
+sp=$!; sleep 0.5
+nsx iperf3 -c 127.0.0.1 -p 5405 -u -b 0 -l 1448 -t $T -J > "$tmp/u0i.json" 2>/dev/null
+wait $sp
+for g in plain gso; do
+	nsx "$LINKLAB" serve -1 -p 5406 > /dev/null 2>&1 &
+	sp=$!; sleep 0.5
+	nsx "$LINKLAB" test -c 127.0.0.1 -p 5406 -u -b 0 -l 1448 -t $T -J \
+		$( [ $g = gso ] && echo --gso ) > "$tmp/u0$g.json" 2>/dev/null
+	wait $sp
+done
+udp0_report "UDP -b 0 -l 1448 iperf3" "$tmp/u0i.json"
+udp0_report "UDP -b 0 -l 1448 linklab" "$tmp/u0plain.json"
+udp0_report "UDP -b 0 -l 1448 linklab --gso" "$tmp/u0gso.json"
+# the machine's ceiling: a raw GSO send / GRO receive loop, no protocol
+printf '%-28s ' "UDP -b 0 -l 1448 ceiling"; nsx "$LINKLAB_BENCH" udp -t $T -l 1448
 
 # Memory: peak RSS (kB, GNU time %M) of client and server with 128 streams
 for who in iperf3 linklab; do

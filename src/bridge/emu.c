@@ -37,6 +37,8 @@ struct emu {
 	struct emu_item *direct;
 	uint32_t dhead, dn;
 	uint64_t qbytes;             /* bytes queued (heap + direct) */
+	uint64_t out_seq;            /* highest arrival number released */
+	bool out_any;
 	/* token bucket: tokens in bytes x 1e9 (dt ns x rate B/s adds exactly) */
 	int64_t tb_toks, tb_burst;
 	int64_t tb_t;                /* time of tb_toks; INT64_MIN = full, unused */
@@ -470,7 +472,7 @@ int emu_enqueue(struct emu *e, int64_t now, uint32_t len, void *pkt, int64_t *tt
 		e->counter = 0;
 		e->direct[(e->dhead + e->dn) % e->cap] = it;
 		e->dn++;
-		e->st.reordered++;
+		e->st.sent_ahead++;
 	}
 	qlen++;
 	e->qbytes += len;
@@ -600,6 +602,12 @@ void *emu_dequeue(struct emu *e, int64_t now, uint32_t *len)
 		p = take_direct(e, NULL);
 	else
 		p = take_heap(e).pkt;
+	/* out of order: an earlier arrival leaves after a later one */
+	if (e->out_any && it.seq < e->out_seq)
+		e->st.reordered++;
+	else
+		e->out_seq = it.seq;
+	e->out_any = true;
 	e->st.out_pkts++;
 	e->st.out_bytes += it.len;
 	if (len)

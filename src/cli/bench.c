@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* bench.c - build/linklab-bench (`make bench`): `linklab-bench apply|ssh
- * [options]`, the two speed probes scripts/bench.sh times against tc and
+/* bench.c - build/linklab-bench (`make bench`): `linklab-bench apply|ssh|udp
+ * [options]`, the speed probes scripts/bench.sh times against tc and
  * one ssh process per command. Kept out of the shipped binary. */
 #include <stdio.h>
 #include <string.h>
@@ -18,9 +18,12 @@ int main(int argc, char **argv)
 		return cmd_bench_apply(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "ssh"))
 		return cmd_bench_ssh(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "udp"))
+		return cmd_bench_udp(argc - 1, argv + 1);
 	fprintf(help ? stdout : stderr,
 		"usage: linklab-bench apply --dev IF [-n N]\n"
 		"       linklab-bench ssh --peer HOST [-F FILE] [--dev IF] [--peer-dev IF] [-n N]\n"
+		"       linklab-bench udp [-t SEC] [-l LEN]   (loopback UDP GSO/GRO ceiling)\n"
 		"(make bench, scripts/bench.sh: mean time per apply + read back)\n");
 	return help ? 0 : 2;
 }

@@ -320,6 +320,13 @@ int cmd_apply(int argc, char **argv)
 				ll_diag_add(&diag, LL_DIAG_WARN, NULL, "%s", warn);
 		}
 	}
+	for (i = 0; i < 2; i++) {
+		char jw[LL_DIAG_LEN];
+		if ((sides & (i == 0 ? CMD_SIDE_A : CMD_SIDE_B)) &&
+		    impair_jitter_reorder_warning(&dial[i], 0, 0, jw, sizeof(jw)))
+			ll_diag_add(&diag, LL_DIAG_WARN, "jitter", "%s: %s",
+				    i == 0 ? "A" : "B", jw);
+	}
 	if (report(&diag)) {
 		if (opened)
 			peerset_close(&ps);

@@ -491,6 +491,7 @@ static cJSON *json_dir(const struct bridge_stats *s)
 	cJSON_AddNumberToObject(o, "duplicated", (double)s->emu.duplicated);
 	cJSON_AddNumberToObject(o, "corrupted", (double)s->emu.corrupted);
 	cJSON_AddNumberToObject(o, "reordered", (double)s->emu.reordered);
+	cJSON_AddNumberToObject(o, "sent_ahead", (double)s->emu.sent_ahead);
 	cJSON_AddNumberToObject(o, "limit_drops", (double)s->emu.limit_drops);
 	cJSON_AddNumberToObject(o, "rate_drops", (double)s->emu.rate_drops);
 	cJSON_AddNumberToObject(o, "ecn_marked", (double)s->emu.ecn_marked);
@@ -1009,6 +1010,11 @@ int cmd_bridge(int argc, char **argv)
 			validate_dir(&dial[d], d, &diag);
 	if (diag.nerrors)
 		return report(&diag);
+	for (d = 0; d < DIRS; d++) {
+		char jw[LL_DIAG_LEN];
+		if (impair_jitter_reorder_warning(&dial[d], 0, 0, jw, sizeof(jw)))
+			ll_diag_add(&diag, LL_DIAG_WARN, "jitter", "%s: %s", dir_text[d], jw);
+	}
 	if (busy_ports(&b))
 		return 1;
 	rc = check_ports(&b);

@@ -129,6 +129,10 @@ static void print_sample(const char *tag, const struct test_stream_sample *s,
 		else if (s->sender)
 			printf("  %.3f ms  0/%lld (0%%)  %s\n", 0.0,
 			       (long long)s->packets, role);
+		else if (s->lost < 0)   /* the peer's omitted loss unknown */
+			printf("  %.3f ms  ?/%lld (loss unknown: the server's count "
+			       "includes -O)%s%s\n", s->jitter_ms, (long long)s->packets,
+			       role || *om ? "  " : "", role ? role : om);
 		else
 			printf("  %.3f ms  %lld/%lld (%.2g%%)%s%s\n", s->jitter_ms,
 			       (long long)s->lost, (long long)s->packets,
@@ -233,17 +237,21 @@ static void print_summary(const struct test_summary *S,
 		print_sample(tag, &S->sum_sent_reverse, true, "sender");
 		print_sample(tag, &S->sum_received_reverse, true, "receiver");
 	}
-	for (int i = 0; i < S->nstreams; i++)
-		if (S->received[i].outoforder < 0 && S->received[i].dups > 0)
-			/* the server counted them (forward): it sends no reordering */
-			printf("[%3d] %.2f-%.2f sec  %lld duplicates\n",
-			       S->received[i].id, S->received[i].start, S->received[i].end,
-			       (long long)S->received[i].dups);
-		else if (S->received[i].outoforder > 0 || S->received[i].dups > 0)
-			printf("[%3d] %.2f-%.2f sec  %lld datagrams received out-of-order, %lld duplicates\n",
-			       S->received[i].id, S->received[i].start, S->received[i].end,
-			       (long long)S->received[i].outoforder,
-			       (long long)(S->received[i].dups > 0 ? S->received[i].dups : 0));
+	/* iperf3's receiver line "N datagrams received out-of-order" (from
+	 * linklab serve's results when it received; iperf3 -s sends none),
+	 * and linklab's duplicates, each on its own line */
+	for (int i = 0; i < S->nstreams; i++) {
+		const struct test_stream_sample *r = &S->received[i];
+		if (r->outoforder > 0)
+			printf("[%3d] %.2f-%.2f sec  %lld datagrams received out-of-order\n",
+			       r->id, r->start, r->end, (long long)r->outoforder);
+		if (r->dups > 0)
+			printf("[%3d] %.2f-%.2f sec  %lld duplicates\n", r->id, r->start,
+			       r->end, (long long)r->dups);
+	}
+	if (S->sum_sent.packets >= 0)
+		printf("(jitter: the receiver's last smoothed RFC 3550 estimate, "
+		       "J += (|D| - J)/16, not a mean over the run)\n");
 	if (S->partial)
 		printf("(partial: the test failed before the peer's results arrived)\n");
 	if (o->rtt) {
@@ -591,7 +599,9 @@ static void test_usage(FILE *f)
 		"  -l LEN    block size in bytes, K/M suffixes 1024-based, 1..1M (TCP default 128K)\n"
 		"  -w SIZE   socket buffer size, K/M suffixes, up to 512M\n"
 		"  -b RATE   target bit/s per stream, K/M/G 1000-based (default unlimited)\n"
-		"  -u        UDP (default -b 1M per stream, -l 1460, 16..65507)\n"
+		"  -u        UDP (default -b 1M per stream; -l 16..65507, default the\n"
+		"            control connection's TCP MSS as iperf3: 1448 on a 1500 MTU\n"
+		"            path with TCP timestamps, 1460 when the MSS is unknown)\n"
 		"  -J        print an iperf3 -J style JSON document (errors in \"error\")\n"
 		"  -O SEC    omit the first SEC seconds from the totals (0..600)\n"
 		"  -n BYTES  send this many bytes (all streams) instead of -t, 1..10^18;\n"
@@ -603,6 +613,10 @@ static void test_usage(FILE *f)
 		"  -C ALGO   TCP congestion control on the data streams (both ends)\n"
 		"  -Z        zero-copy send (sendfile)\n"
 		"  --udp-counters-64bit  64-bit UDP sequence numbers\n"
+		"  --gso     UDP: send batches of datagrams with UDP GSO (UDP_SEGMENT; the\n"
+		"            server too with -R/--bidir when it is linklab serve): much\n"
+		"            faster, the same datagrams on the wire, but a netem or bridge\n"
+		"            impairment then acts on whole batches (off by default)\n"
 		"  --json-stream         one JSON line per event (start, interval, end, error)\n"
 		"  --format csv          intervals as CSV on stdout\n"
 		"  --csv FILE            write the intervals and the summary as CSV\n"
@@ -669,6 +683,7 @@ static int test_cmd(int argc, char **argv, int nbad, bool check_only)
 		{ "server-live", no_argument, NULL, 1006 },
 		{ "rtt", no_argument, NULL, 1007 },
 		{ "repeat", required_argument, NULL, 1008 },
+		{ "gso", no_argument, NULL, 1009 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -846,6 +861,9 @@ static int test_cmd(int argc, char **argv, int nbad, bool check_only)
 			break;
 		case 1007:
 			o.rtt = true;
+			break;
+		case 1009:
+			o.gso = true;
 			break;
 		case 1008:
 			if (parse_num(optarg, &v) || v < 1 || v > 1000 || v != floor(v)) {

@@ -681,6 +681,43 @@ char *impair_get(const struct impair *d, const struct impair_field *f,
 	return buf;
 }
 
+static bool has(const struct impair *d, uint32_t bit);
+
+size_t impair_jitter_reorder_warning(const struct impair *d, uint64_t bitrate_bps,
+				     unsigned len, char *buf, size_t n)
+{
+	char jt[32], wt[32], sp[32], rt[32];
+
+	if (n)
+		buf[0] = '\0';
+	if (!has(d, IMP_JITTER) || d->jitter <= 0 || !n)
+		return 0;
+	if (!len)
+		len = IMPAIR_REORDER_LEN;
+	double window_s = 2.0 * (double)d->jitter / 1e9;
+	double above = (double)len * 8 / window_s;   /* bit/s where spacing = window */
+	units_format_time(d->jitter, jt, sizeof(jt));
+	units_human_time(window_s * 1e9, wt, sizeof(wt));
+	units_human_rate(above, rt, sizeof(rt));
+	int w;
+	if (bitrate_bps) {
+		double spacing_s = (double)len * 8 / (double)bitrate_bps;
+		if (spacing_s >= window_s)
+			return 0;
+		units_human_time(spacing_s * 1e9, sp, sizeof(sp));
+		w = snprintf(buf, n, "jitter %s reorders the test's packets: its %s "
+			     "window is wider than the %s between %u-byte packets "
+			     "at %.4g Mbit/s (order kept below %s)", jt, wt, sp,
+			     len, (double)bitrate_bps / 1e6, rt);
+	} else {
+		w = snprintf(buf, n, "jitter %s reorders packets of a flow above %s: "
+			     "%u-byte packets closer than its %s window overtake "
+			     "each other (UDP tests report out-of-order)", jt, rt,
+			     len, wt);
+	}
+	return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n - 1;
+}
+
 static bool has(const struct impair *d, uint32_t bit)
 {
 	return (d->set & bit) != 0;

@@ -4,6 +4,10 @@
 #include <math.h>
 #include <netinet/in.h>
 #include <linux/tcp.h>   /* struct tcp_info with tcpi_snd_wnd (glibc's lacks it) */
+#include <linux/udp.h>   /* UDP_SEGMENT, UDP_GRO (Linux 4.18 / 5.0) */
+#ifndef SOL_UDP
+#define SOL_UDP IPPROTO_UDP   /* glibc defines it only for _GNU_SOURCE builds */
+#endif
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -330,6 +334,8 @@ cJSON *iperf3_params_build(const struct iperf3_params *p)
 		cJSON_AddNumberToObject(j, "get_server_output", 1);
 	if (p->live_interval > 0)
 		cJSON_AddNumberToObject(j, IPERF3_LINKLAB_LIVE_KEY, p->live_interval);
+	if (p->gso)
+		cJSON_AddTrueToObject(j, "linklab_gso");
 	cJSON_AddStringToObject(j, "client_version", p->client_version);
 	return j;
 }
@@ -370,6 +376,7 @@ int iperf3_params_parse(const cJSON *j, struct iperf3_params *p,
 	p->udp_counters_64bit = flag_present(j, "udp_counters_64bit");
 	p->zerocopy = flag_present(j, "zerocopy");
 	p->get_server_output = flag_present(j, "get_server_output");
+	p->gso = flag_present(j, "linklab_gso");
 #define NUM(key, expr) \
 	do { \
 		if ((r = num_key(j, key, &d, err)) < 0) \
@@ -379,8 +386,12 @@ int iperf3_params_parse(const cJSON *j, struct iperf3_params *p,
 	} while (0)
 	NUM("omit", p->omit = d);
 	NUM("time", p->time = d);
-	NUM("num", p->num = d > 0 ? (uint64_t)d : 0);
-	NUM("blockcount", p->blockcount = d > 0 ? (uint64_t)d : 0);
+	/* a double at or above 2^64 has no uint64_t value (C11 6.3.1.4):
+	 * such counts are taken as the largest */
+	NUM("num", p->num = d > 0 ? (d < 18446744073709551616.0 ? (uint64_t)d :
+				      UINT64_MAX) : 0);
+	NUM("blockcount", p->blockcount = d > 0 ? (d < 18446744073709551616.0 ?
+						 (uint64_t)d : UINT64_MAX) : 0);
 	NUM("MSS", p->mss = d > 0 ? (d < 1e9 ? (uint32_t)d : 1000000000u) : 0);
 	NUM("parallel", p->parallel = d >= -1e9 && d <= 1e9 ? (int)d : -1);
 	NUM("window", p->window = d > 0 && d < 1e18 ? (uint64_t)d : 0);
@@ -447,10 +458,15 @@ int64_t iperf3_json_int(const cJSON *n)
 	double v = n->valuedouble;
 	/* iperf3 3.12 prints int64 -1 via an unsigned format:
 	 * 18446744073709551615, which a double rounds to 2^64. */
+	if (isnan(v))
+		return 0;
 	if (v >= 9223372036854775808.0) {
 		double neg = 18446744073709551616.0 - v;
 		if (neg < 1)
 			return -1;
+		/* v = 2^63 gives neg = 2^63: not an int64_t */
+		if (neg >= 9223372036854775808.0)
+			return INT64_MIN;
 		return -(int64_t)llround(neg);
 	}
 	if (v <= -9223372036854775808.0)
@@ -490,6 +506,8 @@ cJSON *iperf3_results_build(const struct iperf3_results *r)
 						(double)s->omitted_packets);
 		if (s->has_dups)
 			cJSON_AddNumberToObject(o, "duplicates", (double)s->dups);
+		if (s->has_ooo)
+			cJSON_AddNumberToObject(o, "out_of_order", (double)s->ooo);
 		if (s->has_times) {
 			cJSON_AddNumberToObject(o, "start_time", s->start_time);
 			cJSON_AddNumberToObject(o, "end_time", s->end_time);
@@ -558,6 +576,11 @@ int iperf3_results_parse(const cJSON *j, struct iperf3_results *r,
 			s->has_dups = true;
 			s->dups = (uint64_t)iperf3_json_int(du);
 		}
+		du = cJSON_GetObjectItemCaseSensitive(o, "out_of_order");
+		if (cJSON_IsNumber(du) && iperf3_json_int(du) >= 0) {
+			s->has_ooo = true;
+			s->ooo = (uint64_t)iperf3_json_int(du);
+		}
 		const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "start_time");
 		const cJSON *et = cJSON_GetObjectItemCaseSensitive(o, "end_time");
 		if (cJSON_IsNumber(st) && cJSON_IsNumber(et)) {
@@ -568,6 +591,30 @@ int iperf3_results_parse(const cJSON *j, struct iperf3_results *r,
 		r->nstreams++;
 	}
 	return 0;
+}
+
+void iperf3_udp_counted(const struct iperf3_stream_result *r,
+			int64_t own_omit_packets, int64_t *packets,
+			int64_t *lost)
+{
+	int64_t pk = r->packets, lo = r->errors;
+
+	if (r->omitted_packets >= 0 && r->omitted_errors >= 0) {
+		pk -= r->omitted_packets;
+		lo -= r->omitted_errors;
+	} else {
+		pk -= own_omit_packets;
+		if (own_omit_packets > 0 && lo > 0)
+			lo = -1;
+	}
+	if (pk < 0)
+		pk = 0;
+	if (lo < 0 && lo != -1)
+		lo = 0;
+	if (lo > pk)
+		lo = pk;
+	*packets = pk;
+	*lost = lo;
 }
 
 int iperf3_tcp_info(int fd, struct iperf3_tcpinfo *ti)
@@ -644,6 +691,41 @@ static void pace(struct iperf3_stream *s, double t0, uint64_t sent)
 	ts.tv_sec = (time_t)d;
 	ts.tv_nsec = (long)((d - (double)ts.tv_sec) * 1e9);
 	nanosleep(&ts, NULL);
+}
+
+void iperf3_stream_end_omit(struct iperf3_stream *s)
+{
+	s->omit_bytes = atomic_load(&s->bytes);
+	s->omit_packets = atomic_load(&s->packets);
+	s->omit_lost = atomic_load(&s->lost);
+	s->omit_ooo = atomic_load(&s->outoforder);
+}
+
+void iperf3_stream_udp_result(const struct iperf3_stream *s,
+			      struct iperf3_stream_result *r)
+{
+	uint64_t pk = atomic_load(&s->packets);
+
+	r->packets = (int64_t)pk;
+	r->omitted_packets = (int64_t)s->omit_packets;
+	r->errors = r->omitted_errors = 0;
+	if (s->sender)
+		return;
+	int64_t lo = atomic_load(&s->lost), olo = s->omit_lost;
+	/* a late datagram may have filled an omitted gap: keep 0 <= counted
+	 * <= counted packets, and the totals consistent with it */
+	if (olo > lo)
+		olo = lo;
+	if (lo - olo > r->packets - r->omitted_packets)
+		olo = lo - (r->packets - r->omitted_packets);
+	r->errors = lo;
+	r->omitted_errors = olo;
+	r->jitter = iperf3_stream_jitter(s);
+	r->has_dups = true;
+	r->dups = atomic_load(&s->dups);
+	int64_t oo = atomic_load(&s->outoforder) - s->omit_ooo;
+	r->has_ooo = true;
+	r->ooo = oo > 0 ? (uint64_t)oo : 0;
 }
 
 double iperf3_stream_jitter(const struct iperf3_stream *s)
@@ -789,47 +871,124 @@ static uint32_t claim(struct iperf3_stream *s, uint32_t len)
 	return s->budget - prev < len ? (uint32_t)(s->budget - prev) : len;
 }
 
+/* UDP GSO (udp(7) UDP_SEGMENT, Linux 4.18): one sendmsg() carries up to
+ * UDP_GSO_SEGS datagrams of len bytes each, which the kernel (or the NIC)
+ * cuts into ordinary datagrams: the wire sees what iperf3 sends. Each
+ * datagram keeps its own header (timestamp, sequence number). A paced
+ * sender batches at most 1 ms of its rate, so bursts stay within one
+ * batch; -n/-k and datagrams over 65000/2 bytes go one by one. */
+#define UDP_GSO_SEGS  64
+#define UDP_GSO_BYTES 65000
+
+static unsigned udp_gso_batch(const struct iperf3_stream *s)
+{
+	if (!s->gso || s->budget || s->len > UDP_GSO_BYTES / 2)
+		return 1;
+	unsigned k = UDP_GSO_BYTES / s->len;
+	if (k > UDP_GSO_SEGS)
+		k = UDP_GSO_SEGS;
+	if (s->rate) {
+		double per_ms = (double)s->rate / 8 / 1000 / s->len;
+		if (per_ms < k)
+			k = per_ms < 1 ? 1 : (unsigned)per_ms;
+	}
+	return k;
+}
+
+static void udp_put_header(struct iperf3_stream *s, unsigned char *b,
+			   const struct timespec *ts, uint64_t seq)
+{
+	put_be32(b, (uint32_t)ts->tv_sec);
+	put_be32(b + 4, (uint32_t)(ts->tv_nsec / 1000));
+	if (s->seq64) {
+		put_be32(b + 8, (uint32_t)(seq >> 32));
+		put_be32(b + 12, (uint32_t)seq);
+	} else {
+		put_be32(b + 8, (uint32_t)seq);
+	}
+}
+
+/* Send k datagrams of s->len bytes from b (k > 1: one GSO sendmsg).
+ * Returns the bytes sent or -1 with errno. */
+static ssize_t udp_send_batch(struct iperf3_stream *s, unsigned char *b,
+			      unsigned k)
+{
+	if (k == 1)
+		return send(s->fd, b, s->len, MSG_NOSIGNAL);
+	char cbuf[CMSG_SPACE(sizeof(uint16_t))] = { 0 };
+	struct iovec iov = { .iov_base = b, .iov_len = (size_t)k * s->len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	uint16_t seg = (uint16_t)s->len;
+
+	cm->cmsg_level = SOL_UDP;
+	cm->cmsg_type = UDP_SEGMENT;
+	cm->cmsg_len = CMSG_LEN(sizeof(seg));
+	memcpy(CMSG_DATA(cm), &seg, sizeof(seg));
+	return sendmsg(s->fd, &mh, MSG_NOSIGNAL);
+}
+
+static bool udp_retry_errno(int e)
+{
+	return e == EINTR || e == EAGAIN || e == ENOBUFS || e == ECONNREFUSED;
+}
+
 static void udp_send_loop(struct iperf3_stream *s)
 {
 	double t0 = iperf3_now();
 	uint64_t total = 0;
 	uint64_t seq = 0;
+	unsigned k = udp_gso_batch(s);
+	unsigned char *batch = s->buf;
 
+	if (k > 1) {
+		batch = malloc((size_t)k * s->len);
+		if (!batch) {
+			k = 1;
+			batch = s->buf;
+		} else {
+			for (unsigned i = 0; i < k; i++)
+				memcpy(batch + (size_t)i * s->len, s->buf, s->len);
+		}
+	}
 	while (!atomic_load_explicit(s->stop, memory_order_relaxed)) {
 		if (s->budget && !claim(s, s->len))
 			break;
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);   /* as iperf3: gettimeofday */
-		put_be32(s->buf, (uint32_t)ts.tv_sec);
-		put_be32(s->buf + 4, (uint32_t)(ts.tv_nsec / 1000));
-		++seq;
-		if (s->seq64) {
-			put_be32(s->buf + 8, (uint32_t)(seq >> 32));
-			put_be32(s->buf + 12, (uint32_t)seq);
-		} else {
-			put_be32(s->buf + 8, (uint32_t)seq);
-		}
+		for (unsigned i = 0; i < k; i++)
+			udp_put_header(s, batch + (size_t)i * s->len, &ts, seq + 1 + i);
 		ssize_t r;
 		for (;;) {
-			r = send(s->fd, s->buf, s->len, MSG_NOSIGNAL);
-			if (r >= 0 || (errno != EINTR && errno != EAGAIN &&
-				       errno != ENOBUFS && errno != ECONNREFUSED))
+			r = udp_send_batch(s, batch, k);
+			if (r >= 0 || !udp_retry_errno(errno))
 				break;
 			if (atomic_load_explicit(s->stop, memory_order_relaxed))
 				break;
 		}
+		if (r < 0 && k > 1 && (errno == EIO || errno == EINVAL ||
+				       errno == EMSGSIZE || errno == ENOPROTOOPT ||
+				       errno == EOPNOTSUPP)) {
+			k = 1;   /* no GSO on this path: one by one from now on */
+			continue;
+		}
 		if (r < 0) {
-			if (errno != EINTR && errno != EAGAIN && errno != ENOBUFS &&
-			    errno != ECONNREFUSED)
+			if (!udp_retry_errno(errno))
 				atomic_store(&s->error, errno);
 			break;
 		}
+		if (k > atomic_load_explicit(&s->gso_segs, memory_order_relaxed))
+			atomic_store(&s->gso_segs, k);
+		seq += k;
 		total += (uint64_t)r;
 		atomic_fetch_add_explicit(&s->bytes, (uint64_t)r, memory_order_relaxed);
 		atomic_store_explicit(&s->packets, seq, memory_order_relaxed);
 		if (s->rate)
 			pace(s, t0, total);
 	}
+	if (batch != s->buf)
+		free(batch);
 }
 
 static void publish_udp(struct iperf3_stream *s, const struct udpstats *u)
@@ -842,22 +1001,58 @@ static void publish_udp(struct iperf3_stream *s, const struct udpstats *u)
 	atomic_store_explicit(&s->outoforder, (int64_t)u->ooo,
 			      memory_order_relaxed);
 	atomic_store_explicit(&s->dups, u->dups, memory_order_relaxed);
+	atomic_store_explicit(&s->settled_lost, udpstats_settled_lost(u),
+			      memory_order_relaxed);
 	memcpy(&b, &u->jitter_s, sizeof(b));
 	atomic_store_explicit(&s->jitter_bits, b, memory_order_relaxed);
 }
 
+/* Account one datagram of n bytes at b (header: sec, usec, seq); returns
+ * the bytes to count. */
+static size_t udp_account(struct iperf3_stream *s, struct udpstats *u,
+			  const unsigned char *b, size_t n, int64_t now_us)
+{
+	size_t hdr = s->seq64 ? IPERF3_UDP_HDR64 : IPERF3_UDP_HDR;
+
+	if (n < hdr)
+		return 0;   /* a late "9876"/"6789" or junk */
+	int64_t sent_us = (int64_t)get_be32(b) * 1000000 + (int64_t)get_be32(b + 4);
+	uint64_t seq = get_be32(b + 8);
+	if (s->seq64)
+		seq = seq << 32 | get_be32(b + 12);
+	/* every datagram's bytes count, duplicates too, as iperf3's
+	 * iperf_udp_recv counts them; udpstats keeps duplicates out of the
+	 * loss and the jitter */
+	return udpstats_packet(u, seq, s->seq64 ? 64 : 32, sent_us, now_us) >= 0 ? n : 0;
+}
+
+/* UDP GRO (udp(7) UDP_GRO, Linux 5.0): the kernel may hand over several
+ * datagrams of one flow at once, all of the size the UDP_GRO control
+ * message gives but the last; they are split and accounted one by one, so
+ * sequence, loss, reordering, duplicates and jitter stay per datagram. */
 static void udp_recv_loop(struct iperf3_stream *s)
 {
 	struct udpstats *u = malloc(sizeof(*u));
-	size_t hdr = s->seq64 ? IPERF3_UDP_HDR64 : IPERF3_UDP_HDR;
+	int one = 1;
+	bool gro = setsockopt(s->fd, SOL_UDP, UDP_GRO, &one, sizeof(one)) == 0;
+	size_t cap = gro && s->len < IPERF3_UDP_GRO_BUF ? IPERF3_UDP_GRO_BUF : s->len;
+	unsigned char *buf = cap > s->len ? malloc(cap) : s->buf;
 
-	if (!u) {
+	if (!u || !buf) {
+		free(u);
+		if (buf && buf != s->buf)
+			free(buf);
 		atomic_store(&s->error, ENOMEM);
 		return;
 	}
 	udpstats_init(u);
 	while (!atomic_load_explicit(s->stop, memory_order_relaxed)) {
-		ssize_t r = recv(s->fd, s->buf, s->len, 0);
+		char cbuf[CMSG_SPACE(sizeof(int))];
+		struct iovec iov = { .iov_base = buf, .iov_len = cap };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+				     .msg_control = cbuf,
+				     .msg_controllen = gro ? sizeof(cbuf) : 0 };
+		ssize_t r = recvmsg(s->fd, &mh, 0);
 		if (r < 0) {
 			if (errno == EINTR || errno == EAGAIN || errno == ECONNREFUSED)
 				continue;
@@ -866,24 +1061,31 @@ static void udp_recv_loop(struct iperf3_stream *s)
 		}
 		if (r == 0)   /* shutdown() by the owner (or an empty datagram) */
 			continue;   /* the loop condition re-checks stop */
-		if ((size_t)r < hdr)
-			continue;   /* a late "9876"/"6789" or junk */
+		size_t seg = (size_t)r;
+		for (struct cmsghdr *cm = gro ? CMSG_FIRSTHDR(&mh) : NULL; cm;
+		     cm = CMSG_NXTHDR(&mh, cm))
+			if (cm->cmsg_level == SOL_UDP && cm->cmsg_type == UDP_GRO) {
+				int g;
+				memcpy(&g, CMSG_DATA(cm), sizeof(g));
+				if (g > 0 && (size_t)g < seg)
+					seg = (size_t)g;
+			}
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		int64_t now_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-		int64_t sent_us = (int64_t)get_be32(s->buf) * 1000000 +
-				  (int64_t)get_be32(s->buf + 4);
-		uint64_t seq = get_be32(s->buf + 8);
-		if (s->seq64)
-			seq = seq << 32 | get_be32(s->buf + 12);
-		/* every datagram's bytes count, duplicates too, as iperf3's
-		 * iperf_udp_recv counts them; udpstats keeps duplicates out of
-		 * the loss and the jitter */
-		if (udpstats_packet(u, seq, s->seq64 ? 64 : 32, sent_us, now_us) >= 0)
-			atomic_fetch_add_explicit(&s->bytes, (uint64_t)r,
-						  memory_order_relaxed);
+		unsigned nseg = 0;
+		uint64_t got = 0;
+		for (size_t off = 0; off < (size_t)r; off += seg, nseg++)
+			got += udp_account(s, u, buf + off,
+					   (size_t)r - off < seg ? (size_t)r - off : seg,
+					   now_us);
+		if (nseg > atomic_load_explicit(&s->gso_segs, memory_order_relaxed))
+			atomic_store(&s->gso_segs, nseg);
 		publish_udp(s, u);
+		atomic_fetch_add_explicit(&s->bytes, got, memory_order_relaxed);
 	}
+	if (buf != s->buf)
+		free(buf);
 	free(u);
 }
 
@@ -1135,6 +1337,7 @@ int iperf3_stream_start(struct iperf3_stream *s, struct ll_err *err)
 	atomic_store(&s->outoforder, 0);
 	atomic_store(&s->jitter_bits, 0);
 	atomic_store(&s->dups, 0);
+	atomic_store(&s->gso_segs, 1);
 	atomic_store(&s->last_lost, 0);
 	atomic_store(&s->finished, false);
 	s->prev_transit = 0;

@@ -27,6 +27,23 @@
 #include "linklab/traffic/serve.h"
 
 #define SRV_TIMEOUT_MS 10000
+/* A new connection has this long in all (not per byte) to send its 37-byte
+ * cookie; meanwhile the server keeps accepting and serving others. */
+#define SRV_COOKIE_MS  5000
+#define SRV_MAX_PENDING 32   /* connections waiting for their cookie */
+
+/* A connection that has not sent its whole cookie yet. */
+struct pend {
+	int fd;
+	size_t got;
+	char cookie[IPERF3_COOKIE_SIZE];
+	double deadline;   /* iperf3_now() */
+};
+
+struct pendset {
+	int n;
+	struct pend p[SRV_MAX_PENDING];
+};
 
 struct srv {
 	const struct serve_opts *o;
@@ -36,9 +53,10 @@ struct srv {
 	int lfd, cfd;
 	bool lfd_tuned;    /* listener got -w buffers: recreate it after */
 	bool lfd_mss;      /* listener got -M: reset to 0 (default) after */
-	int pending[8];    /* connections taken from a listener being replaced */
+	struct pendset pend;     /* accepted, cookie not complete yet */
+	struct pendset spend;    /* the same for stream connections */
+	char cookie[IPERF3_COOKIE_SIZE];   /* the client's (serve_one) */
 	struct rtt_echo *echo;   /* RTT probe echo on the same port (UDP) */
-	int npending;
 	bool real_client;  /* the connection sent a cookie and parameters */
 };
 
@@ -156,6 +174,118 @@ static void deny_one(struct srv *s)
 
 	if (fd >= 0)
 		deny_fd(s, fd);
+}
+
+/* Add an accepted connection; a full set drops its oldest entry (a real
+ * client sends its cookie within a round trip, an idle one waits). */
+static void pend_add(struct srv *s, struct pendset *ps, int fd)
+{
+	if (ps->n == SRV_MAX_PENDING) {
+		close(ps->p[0].fd);
+		memmove(ps->p, ps->p + 1, (size_t)--ps->n * sizeof(ps->p[0]));
+		logf_(s, "closed the oldest of %d connections waiting for a cookie",
+		      SRV_MAX_PENDING);
+	}
+	struct pend *p = &ps->p[ps->n++];
+	p->fd = fd;
+	p->got = 0;
+	p->deadline = iperf3_now() + SRV_COOKIE_MS / 1000.0;
+}
+
+static void pend_remove(struct pendset *ps, int i)
+{
+	memmove(ps->p + i, ps->p + i + 1, (size_t)(ps->n - i - 1) * sizeof(ps->p[0]));
+	ps->n--;
+}
+
+/* Read what connection i has sent, without waiting: 1 = cookie complete,
+ * 0 = not yet, -1 = closed or failed (the caller drops it). */
+static int pend_read(struct pend *p)
+{
+	for (;;) {
+		ssize_t r = recv(p->fd, p->cookie + p->got, sizeof(p->cookie) - p->got,
+				 MSG_DONTWAIT);
+		if (r > 0) {
+			p->got += (size_t)r;
+			if (p->got == sizeof(p->cookie))
+				return 1;
+			continue;
+		}
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			return 0;
+		return -1;
+	}
+}
+
+/* Poll entries for the set from pf[0]; returns how many were added. */
+static int pend_pollfds(const struct pendset *ps, struct pollfd *pf)
+{
+	for (int i = 0; i < ps->n; i++) {
+		pf[i].fd = ps->p[i].fd;
+		pf[i].events = POLLIN;
+		pf[i].revents = 0;
+	}
+	return ps->n;
+}
+
+/* ms until the earliest cookie deadline, at most cap (0 when one passed). */
+static int pend_timeout(const struct pendset *ps, int cap)
+{
+	double now = iperf3_now();
+	int t = cap;
+
+	for (int i = 0; i < ps->n; i++) {
+		double left = (ps->p[i].deadline - now) * 1000 + 1;
+		if (left < t)
+			t = left < 0 ? 0 : (int)left;
+	}
+	return t;
+}
+
+/* After a poll whose entries for ps are pf[0..npf): read the ready ones,
+ * drop the closed and those past their deadline. Returns the index of one
+ * whose cookie is complete (still in the set), or -1; other complete ones
+ * are found by the next poll (their data stays readable). */
+static int pend_service(struct srv *s, struct pendset *ps,
+			const struct pollfd *pf, int npf)
+{
+	double now = iperf3_now();
+
+	for (int k = 0; k < npf; k++) {
+		if (!pf[k].revents)
+			continue;
+		int i = 0;
+		while (i < ps->n && ps->p[i].fd != pf[k].fd)
+			i++;
+		if (i == ps->n)
+			continue;
+		int r = pend_read(&ps->p[i]);
+		if (r == 1)
+			return i;
+		if (r < 0) {
+			close(ps->p[i].fd);
+			pend_remove(ps, i);
+		}
+	}
+	for (int i = 0; i < ps->n; i++)
+		if (now >= ps->p[i].deadline) {
+			logf_(s, "closed a connection that sent %zu of the %d cookie "
+			      "bytes in %d s", ps->p[i].got, IPERF3_COOKIE_SIZE,
+			      SRV_COOKIE_MS / 1000);
+			close(ps->p[i].fd);
+			pend_remove(ps, i--);
+		}
+	return -1;
+}
+
+/* A test starts: every other connection waiting for its cookie is refused
+ * at once (busy), as iperf3 refuses a connection during a test. */
+static void pend_deny_all(struct srv *s, struct pendset *ps)
+{
+	while (ps->n) {
+		deny_fd(s, ps->p[0].fd);
+		pend_remove(ps, 0);
+	}
 }
 
 static void human_bytes(double b, char *buf, size_t len)
@@ -320,9 +450,359 @@ static int send_live(struct srv *s, struct iperf3_stream *st, int n,
 	return r;
 }
 
+/* The end of a test in the log, as iperf3 -s prints it: the SUM of both
+ * sides and, for UDP, each stream's receiver figures (from whichever side
+ * received it) with its out-of-order count. */
+static void log_summary(struct srv *s, const struct iperf3_stream *st, int n,
+			const struct iperf3_results *res,
+			const struct iperf3_results *theirs,
+			const struct iperf3_params *p, double dur)
+{
+	uint64_t sent = 0, rcvd = 0;
+	char b1[32], b2[64];
+
+	for (int i = 0; i < n; i++) {
+		uint64_t th = 0;
+		for (int k = 0; k < theirs->nstreams; k++)
+			if (theirs->s[k].id == st[i].id)
+				th = theirs->s[k].bytes;
+		sent += st[i].sender ? res->s[i].bytes : th;
+		rcvd += st[i].sender ? th : res->s[i].bytes;
+	}
+	human_bytes((double)sent, b1, sizeof(b1));
+	human_bits(dur > 0 ? (double)sent * 8 / dur : 0, b2, sizeof(b2));
+	logf_(s, "[SUM]   0.00-%-5.2f sec  %s  %s  sender  (%d stream%s%s)",
+	      dur, b1, b2, n, n == 1 ? "" : "s",
+	      p->bidir ? ", bidir" : p->reverse ? ", reverse" : "");
+	human_bytes((double)rcvd, b1, sizeof(b1));
+	human_bits(dur > 0 ? (double)rcvd * 8 / dur : 0, b2, sizeof(b2));
+	logf_(s, "[SUM]   0.00-%-5.2f sec  %s  %s  receiver", dur, b1, b2);
+	if (!p->udp)
+		return;
+	for (int i = 0; i < n; i++) {
+		const struct iperf3_stream_result *e = NULL;
+		if (!st[i].sender)
+			e = &res->s[i];
+		else
+			for (int k = 0; k < theirs->nstreams; k++)
+				if (theirs->s[k].id == st[i].id)
+					e = &theirs->s[k];
+		if (!e)
+			continue;
+		int64_t pk, lo;
+		iperf3_udp_counted(e, (int64_t)st[i].omit_packets, &pk, &lo);
+		human_bytes((double)e->bytes, b1, sizeof(b1));
+		if (lo < 0)
+			snprintf(b2, sizeof(b2), "?/%lld (loss unknown)", (long long)pk);
+		else
+			snprintf(b2, sizeof(b2), "%lld/%lld (%.2g%%)", (long long)lo,
+				 (long long)pk,
+				 pk > 0 ? 100.0 * (double)lo / (double)pk : 0.0);
+		logf_(s, "[%3d]   0.00-%-5.2f sec  %s  jitter %.3f ms (last smoothed "
+		      "RFC 3550 estimate)  %s  receiver%s", e->id, dur, b1,
+		      e->jitter * 1000, b2, st[i].sender ? " (the client's)" : "");
+		if (e->has_ooo && e->ooo)
+			logf_(s, "[%3d]   0.00-%-5.2f sec  %llu datagrams received "
+			      "out-of-order", e->id, dur, (unsigned long long)e->ooo);
+		if (e->has_dups && e->dups)
+			logf_(s, "[%3d]   0.00-%-5.2f sec  %llu duplicates", e->id, dur,
+			      (unsigned long long)e->dups);
+	}
+}
+
+/* After CREATE_STREAMS: accept the test's total streams into st[] (*n of
+ * them so far): TCP connections that send the client's cookie (polled
+ * together, so one slow with its cookie holds up none), or UDP hellos on
+ * *ufd. 10 s in all. Returns 0 or a negative code with err filled. */
+static int accept_streams(struct srv *s, const struct iperf3_params *p,
+			  const char *cookie, struct iperf3_stream *st, int total,
+			  int *n, int *ufd, atomic_bool *sstop, atomic_bool *rstop,
+			  _Atomic uint64_t *budget_used, struct ll_err *err)
+{
+	int r, state;
+
+	double streams_until = iperf3_now() + SRV_TIMEOUT_MS / 1000.0;
+	while (*n < total) {
+		struct pollfd pf[2 + SRV_MAX_PENDING] = {
+			{ .fd = p->udp ? *ufd : s->lfd, .events = POLLIN },
+			{ .fd = s->cfd, .events = POLLIN } };
+		int np = 2 + pend_pollfds(&s->spend, pf + 2);
+		double left = (streams_until - iperf3_now()) * 1000 + 1;
+		r = poll(pf, (nfds_t)np, pend_timeout(&s->spend, left < 0 ? 0 : (int)left));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || iperf3_now() >= streams_until) {
+			r = ll_err_set(err, -ETIMEDOUT,
+				       "only %d of %d streams connected within %d s",
+				       *n, total, SRV_TIMEOUT_MS / 1000);
+			return r;
+		}
+		if (pf[1].revents) {
+			r = iperf3_recv_state(s->cfd, &state, 1000, err);
+			if (r == 0)
+				r = ll_err_set(err, -ECONNABORTED,
+					       "client sent %s while creating streams",
+					       iperf3_state_name(state));
+			return r;
+		}
+		int fd = -1;
+		if (p->udp) {
+			if (!pf[0].revents)
+				continue;
+			r = udp_accept(s, ufd, &fd, err);
+			if (r < 0)
+				return r;
+			goto accepted;
+		}
+		int k = pend_service(s, &s->spend, pf + 2, np - 2);
+		if (k < 0) {
+			if (pf[0].revents) {
+				fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
+				if (fd >= 0)
+					pend_add(s, &s->spend, fd);
+			}
+			continue;
+		}
+		fd = s->spend.p[k].fd;
+		bool same = !memcmp(s->spend.p[k].cookie, cookie, IPERF3_COOKIE_SIZE);
+		pend_remove(&s->spend, k);
+		if (!same) {
+			deny_fd(s, fd);
+			continue;
+		}
+		if (iperf3_tune_socket(fd, true, 0, p->nodelay, p->congestion, 0,
+				       err) < 0) {
+			r = err ? err->code : -EINVAL;
+			iperf3_send_server_error(s->cfd, IPERF3_IEUNIMP,
+						 err ? -err->code : EINVAL, NULL);
+			close(fd);
+			ll_err_prefix(err, "stream %d: ", *n + 1);
+			return r;
+		}
+accepted:
+		st[*n].fd = fd;
+		st[*n].udp = p->udp;
+		st[*n].seq64 = p->udp_counters_64bit;
+		st[*n].rcvbuf_boost = p->udp && !p->window;
+		st[*n].id = iperf3_stream_id(*n);
+		st[*n].sender = p->bidir ? *n >= p->parallel : p->reverse;
+		st[*n].len = p->len;
+		st[*n].rate = p->bandwidth;   /* per stream, as iperf3 -b */
+		st[*n].stop = st[*n].sender ? sstop : rstop;
+		st[*n].zerocopy = p->zerocopy && !p->udp && st[*n].sender;
+		st[*n].gso = p->gso && p->udp && st[*n].sender;
+		st[*n].budget = p->num ? p->num : p->blockcount * p->len;
+		st[*n].budget_used = budget_used;
+		(*n)++;
+	}
+	return 0;
+}
+
+/* The test runs: wait for TEST_END (safety net duration + omit + 40 s, as
+ * iperf3), end the -O period on time, send live samples when asked
+ * (live_last/live_retr non-NULL), refuse other connections at once.
+ * *t_count: when counting began. 0 on TEST_END, else negative with err. */
+static int run_test(struct srv *s, const struct iperf3_params *p,
+		    struct iperf3_stream *st, int n, double t0, uint64_t *live_last,
+		    int64_t *live_retr, double *t_count, struct ll_err *err)
+{
+	int r, state;
+
+	/* wait for TEST_END; safety net: duration + omit + 40 s as iperf3.
+	 * -O: the first omit seconds are left out of the counts (snapshot) */
+	double limit = p->time > 0 && !(p->num || p->blockcount) ?
+		       p->time + p->omit + 40 : 0;
+	double tc = t0 + p->omit;
+	bool omitting = p->omit > 0;
+	double live_next = t0 + p->live_interval, live_prev = t0;
+	for (;;) {
+		struct pollfd pf[2] = { { .fd = s->cfd, .events = POLLIN },
+					{ .fd = s->lfd, .events = POLLIN } };
+		int tmo = 500;
+		double now = iperf3_now();
+		if (omitting) {
+			double left = (tc - now) * 1000 + 1;
+			tmo = left < 0 ? 0 : left < 500 ? (int)left : 500;
+		}
+		if (live_last && live_retr) {
+			double left = (live_next - now) * 1000 + 1;
+			if (left < tmo)
+				tmo = left < 0 ? 0 : (int)left;
+		}
+		r = poll(pf, 2, tmo);
+		if (omitting && iperf3_now() >= tc) {
+			for (int i = 0; i < n; i++)
+				iperf3_stream_end_omit(&st[i]);
+			tc = iperf3_now();
+			omitting = false;
+		}
+		if (live_last && live_retr && iperf3_now() >= live_next) {
+			r = send_live(s, st, n, live_last, live_retr,
+				      live_prev - t0, iperf3_now() - t0, err);
+			live_prev = iperf3_now();
+			while (live_next <= live_prev)
+				live_next += p->live_interval;
+			if (r < 0)
+				return r;
+			continue;
+		}
+		if (r < 0 && errno != EINTR) {
+			r = ll_err_set(err, -errno, "poll: %s", strerror(errno));
+			return r;
+		}
+		if (*s->stop) {
+			iperf3_send_state(s->cfd, IPERF3_SERVER_TERMINATE, NULL);
+			r = ll_err_set(err, -EINTR, "server interrupted during a test");
+			return r;
+		}
+		if (limit > 0 && iperf3_now() - t0 > limit) {
+			r = ll_err_set(err, -ETIMEDOUT,
+				       "test ran %g s past its %g s duration; closing",
+				       limit - p->time, p->time);
+			return r;
+		}
+		if (r <= 0)
+			continue;
+		if (pf[1].revents)
+			deny_one(s);
+		if (pf[0].revents) {
+			r = iperf3_recv_state(s->cfd, &state, 1000, err);
+			if (r < 0) {
+				ll_err_prefix(err, "client gone during the test: ");
+				return r;
+			}
+			if (state == IPERF3_TEST_END)
+				break;
+			if (state == IPERF3_CLIENT_TERMINATE) {
+				r = ll_err_set(err, -ECONNABORTED,
+					       "the client has terminated the test");
+				return r;
+			}
+			r = ll_err_set(err, -EPROTO,
+				       "protocol error: client sent state %d (%s) during the test",
+				       state, iperf3_state_name(state));
+			return r;
+		}
+	}
+	if (omitting)   /* ended inside the omit period: count it all */
+		tc = t0;
+	*t_count = tc;
+	return 0;
+}
+
+/* TEST_END came: stop and join every stream, the receivers first by time
+ * (-n/-k: after the bytes in flight); the senders' TCP retransmits into
+ * res. */
+static void stop_streams(const struct iperf3_params *p, struct iperf3_stream *st,
+			 int n, atomic_bool *sstop, atomic_bool *rstop,
+			 struct iperf3_gate *gate, struct iperf3_results *res)
+{
+	/* by time: the receivers stop counting at TEST_END (as iperf3);
+	 * -n/-k: senders stop and send FIN after their last byte and the
+	 * receivers read what is still in flight before they are stopped */
+	if (!(p->num || p->blockcount)) {
+		atomic_store(rstop, true);
+		for (int i = 0; i < n; i++)
+			if (!st[i].sender)
+				shutdown(st[i].fd, p->udp ? SHUT_RDWR : SHUT_RD);
+	}
+	atomic_store(sstop, true);
+	iperf3_gate_open(gate);   /* wakes senders in a long -b pacing wait */
+	for (int i = 0; i < n; i++)
+		if (st[i].sender) {
+			struct iperf3_tcpinfo ti;
+			if (p->udp)
+				shutdown(st[i].fd, SHUT_RDWR);
+			else if (!atomic_load(&st[i].finished))
+				shutdown(st[i].fd, SHUT_WR);
+			iperf3_stream_join(&st[i]);
+			res->s[i].retransmits = -1;
+			if (!p->udp && iperf3_tcp_info(st[i].fd, &ti) == 0)
+				res->s[i].retransmits = ti.total_retrans;
+			if (!p->udp)
+				shutdown(st[i].fd, SHUT_WR);
+		} else {
+			res->s[i].retransmits = -1;
+		}
+	if (p->num || p->blockcount)
+		drain(st, n);   /* -n/-k: every byte sent is received */
+	atomic_store(rstop, true);
+	for (int i = 0; i < n; i++)
+		shutdown(st[i].fd, SHUT_RDWR);
+	for (int i = 0; i < n; i++)
+		iperf3_stream_join(&st[i]);
+}
+
+/* PARAM_EXCHANGE: read and check the client's parameters into p; a bad
+ * one is answered with SERVER_ERROR. 0 or negative with err. */
+static int get_params(struct srv *s, struct iperf3_params *p, struct ll_err *err)
+{
+	cJSON *j = NULL;
+	int r;
+
+	r = iperf3_send_state(s->cfd, IPERF3_PARAM_EXCHANGE, err);
+	if (r < 0)
+		return r;
+	r = iperf3_json_read(s->cfd, &j, 64 * 1024, SRV_TIMEOUT_MS, err);
+	if (r < 0) {
+		ll_err_prefix(err, "parameters: ");
+		return r;
+	}
+	r = iperf3_params_parse(j, p, err);
+	cJSON_Delete(j);
+	s->real_client = true;
+	if (r < 0) {
+		iperf3_send_server_error(s->cfd, IPERF3_IEUNIMP, EINVAL, NULL);
+		return r;
+	}
+	{
+		struct ll_diag *d = calloc(1, sizeof(*d));
+		if (!d)
+			return ll_err_set(err, -ENOMEM, "out of memory");
+		int ie = iperf3_params_check(p, d);
+		if (ie) {
+			iperf3_send_server_error(s->cfd, ie, 0, NULL);
+			r = ll_diag_to_err(d, err);
+			ll_err_prefix(err, "client parameters refused: ");
+			free(d);
+			return r;
+		}
+		free(d);
+	}
+	return 0;
+}
+
+/* Our results object after the test: CPU use since (cu0, cs0), and per
+ * stream the bytes and, for UDP, the datagram figures over dur s. */
+static void fill_results(const struct srv *s, const struct iperf3_params *p,
+			 const struct iperf3_stream *st, int n, double dur,
+			 double cu0, double cs0, struct iperf3_results *res)
+{
+	double cu, cs;
+	iperf3_cpu_times(&cu, &cs);
+	res->cpu_user = dur > 0 ? (cu - cu0) / dur * 100 : 0;
+	res->cpu_system = dur > 0 ? (cs - cs0) / dur * 100 : 0;
+	res->cpu_total = res->cpu_user + res->cpu_system;
+	res->sender_has_retransmits = (p->reverse || p->bidir) ? (p->udp ? 0 : 1) : -1;
+	{
+		iperf3_socket_cc(n && !p->udp ? st[0].fd : s->cfd,
+				 res->congestion_used, sizeof(res->congestion_used));
+	}
+	for (int i = 0; i < n; i++) {
+		res->s[i].id = st[i].id;
+		res->s[i].bytes = atomic_load(&st[i].bytes) - st[i].omit_bytes;
+		res->s[i].omitted_errors = res->s[i].omitted_packets = 0;
+		res->s[i].has_times = true;
+		res->s[i].start_time = 0;
+		res->s[i].end_time = dur;
+		if (p->udp)
+			iperf3_stream_udp_result(&st[i], &res->s[i]);
+	}
+}
+
 static int serve_one(struct srv *s, struct ll_err *err)
 {
-	char cookie[IPERF3_COOKIE_SIZE], peer[INET6_ADDRSTRLEN];
+	char peer[INET6_ADDRSTRLEN];
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 	struct iperf3_params p;
@@ -336,45 +816,13 @@ static int serve_one(struct srv *s, struct ll_err *err)
 	cJSON *j = NULL;
 	struct iperf3_results *res = NULL, *theirs = NULL;
 
-	iperf3_gate_init(&gate);
 	getpeername(s->cfd, (struct sockaddr *)&ss, &sl);
 	addr_text((struct sockaddr *)&ss, sl, peer, sizeof(peer), &pport);
 	logf_(s, "Accepted connection from %s, port %d", peer, pport);
-	r = iperf3_read_full(s->cfd, cookie, sizeof(cookie), SRV_TIMEOUT_MS, err);
-	if (r < 0) {
-		ll_err_prefix(err, "reading cookie: ");
-		return r;
-	}
-	r = iperf3_send_state(s->cfd, IPERF3_PARAM_EXCHANGE, err);
+	r = get_params(s, &p, err);
 	if (r < 0)
 		return r;
-	r = iperf3_json_read(s->cfd, &j, 64 * 1024, SRV_TIMEOUT_MS, err);
-	if (r < 0) {
-		ll_err_prefix(err, "parameters: ");
-		return r;
-	}
-	r = iperf3_params_parse(j, &p, err);
-	cJSON_Delete(j);
-	j = NULL;
-	s->real_client = true;
-	if (r < 0) {
-		iperf3_send_server_error(s->cfd, IPERF3_IEUNIMP, EINVAL, NULL);
-		return r;
-	}
-	{
-		struct ll_diag *d = calloc(1, sizeof(*d));
-		if (!d)
-			return ll_err_set(err, -ENOMEM, "out of memory");
-		int ie = iperf3_params_check(&p, d);
-		if (ie) {
-			iperf3_send_server_error(s->cfd, ie, 0, NULL);
-			r = ll_diag_to_err(d, err);
-			ll_err_prefix(err, "client parameters refused: ");
-			free(d);
-			return r;
-		}
-		free(d);
-	}
+	iperf3_gate_init(&gate);
 	/* --bidir: the first N streams are the client's senders (we receive),
 	 * the next N ours (iperf3 rec_streams_accepted / send_streams_accepted) */
 	int total_streams = p.bidir ? 2 * p.parallel : p.parallel;
@@ -413,66 +861,10 @@ static int serve_one(struct srv *s, struct ll_err *err)
 	r = iperf3_send_state(s->cfd, IPERF3_CREATE_STREAMS, err);
 	if (r < 0)
 		goto out;
-	while (n < total_streams) {
-		struct pollfd pf[2] = { { .fd = p.udp ? ufd : s->lfd, .events = POLLIN },
-					{ .fd = s->cfd, .events = POLLIN } };
-		r = poll(pf, 2, SRV_TIMEOUT_MS);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			r = ll_err_set(err, -ETIMEDOUT,
-				       "only %d of %d streams connected within %d s",
-				       n, total_streams, SRV_TIMEOUT_MS / 1000);
-			goto out;
-		}
-		if (pf[1].revents) {
-			r = iperf3_recv_state(s->cfd, &state, 1000, err);
-			if (r == 0)
-				r = ll_err_set(err, -ECONNABORTED,
-					       "client sent %s while creating streams",
-					       iperf3_state_name(state));
-			goto out;
-		}
-		int fd = -1;
-		if (p.udp) {
-			r = udp_accept(s, &ufd, &fd, err);
-			if (r < 0)
-				goto out;
-			goto accepted;
-		}
-		fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0)
-			continue;
-		char c2[IPERF3_COOKIE_SIZE];
-		if (iperf3_read_full(fd, c2, sizeof(c2), SRV_TIMEOUT_MS, NULL) < 0 ||
-		    memcmp(c2, cookie, sizeof(c2)) != 0) {
-			deny_fd(s, fd);
-			continue;
-		}
-		if (iperf3_tune_socket(fd, true, 0, p.nodelay, p.congestion, 0,
-				       err) < 0) {
-			r = err ? err->code : -EINVAL;
-			iperf3_send_server_error(s->cfd, IPERF3_IEUNIMP,
-						 err ? -err->code : EINVAL, NULL);
-			close(fd);
-			ll_err_prefix(err, "stream %d: ", n + 1);
-			goto out;
-		}
-accepted:
-		st[n].fd = fd;
-		st[n].udp = p.udp;
-		st[n].seq64 = p.udp_counters_64bit;
-		st[n].rcvbuf_boost = p.udp && !p.window;
-		st[n].id = iperf3_stream_id(n);
-		st[n].sender = p.bidir ? n >= p.parallel : p.reverse;
-		st[n].len = p.len;
-		st[n].rate = p.bandwidth;   /* per stream, as iperf3 -b */
-		st[n].stop = st[n].sender ? &sstop : &rstop;
-		st[n].zerocopy = p.zerocopy && !p.udp && st[n].sender;
-		st[n].budget = p.num ? p.num : p.blockcount * p.len;
-		st[n].budget_used = &budget_used;
-		n++;
-	}
+	r = accept_streams(s, &p, s->cookie, st, total_streams, &n, &ufd, &sstop,
+			   &rstop, &budget_used, err);
+	if (r < 0)
+		goto out;
 	if (ufd >= 0) {
 		close(ufd);
 		ufd = -1;
@@ -492,156 +884,18 @@ accepted:
 	double t0 = iperf3_now(), cu0, cs0;
 	iperf3_cpu_times(&cu0, &cs0);
 	iperf3_gate_open(&gate);
-	/* wait for TEST_END; safety net: duration + omit + 40 s as iperf3.
-	 * -O: the first omit seconds are left out of the counts (snapshot) */
-	double limit = p.time > 0 && !(p.num || p.blockcount) ?
-		       p.time + p.omit + 40 : 0;
-	double t_count = t0 + p.omit;
-	bool omitting = p.omit > 0;
-	double live_next = t0 + p.live_interval, live_prev = t0;
 	if (p.live_interval > 0) {
 		live_last = calloc((size_t)n, sizeof(*live_last));
 		live_retr = calloc((size_t)n, sizeof(*live_retr));
 	}
-	for (;;) {
-		struct pollfd pf[2] = { { .fd = s->cfd, .events = POLLIN },
-					{ .fd = s->lfd, .events = POLLIN } };
-		int tmo = 500;
-		double now = iperf3_now();
-		if (omitting) {
-			double left = (t_count - now) * 1000 + 1;
-			tmo = left < 0 ? 0 : left < 500 ? (int)left : 500;
-		}
-		if (live_last && live_retr) {
-			double left = (live_next - now) * 1000 + 1;
-			if (left < tmo)
-				tmo = left < 0 ? 0 : (int)left;
-		}
-		r = poll(pf, 2, tmo);
-		if (omitting && iperf3_now() >= t_count) {
-			for (int i = 0; i < n; i++) {
-				st[i].omit_bytes = atomic_load(&st[i].bytes);
-				st[i].omit_packets = atomic_load(&st[i].packets);
-			}
-			t_count = iperf3_now();
-			omitting = false;
-		}
-		if (live_last && live_retr && iperf3_now() >= live_next) {
-			r = send_live(s, st, n, live_last, live_retr,
-				      live_prev - t0, iperf3_now() - t0, err);
-			live_prev = iperf3_now();
-			while (live_next <= live_prev)
-				live_next += p.live_interval;
-			if (r < 0)
-				goto out;
-			continue;
-		}
-		if (r < 0 && errno != EINTR) {
-			r = ll_err_set(err, -errno, "poll: %s", strerror(errno));
-			goto out;
-		}
-		if (*s->stop) {
-			iperf3_send_state(s->cfd, IPERF3_SERVER_TERMINATE, NULL);
-			r = ll_err_set(err, -EINTR, "server interrupted during a test");
-			goto out;
-		}
-		if (limit > 0 && iperf3_now() - t0 > limit) {
-			r = ll_err_set(err, -ETIMEDOUT,
-				       "test ran %g s past its %g s duration; closing",
-				       limit - p.time, p.time);
-			goto out;
-		}
-		if (r <= 0)
-			continue;
-		if (pf[1].revents)
-			deny_one(s);
-		if (pf[0].revents) {
-			r = iperf3_recv_state(s->cfd, &state, 1000, err);
-			if (r < 0) {
-				ll_err_prefix(err, "client gone during the test: ");
-				goto out;
-			}
-			if (state == IPERF3_TEST_END)
-				break;
-			if (state == IPERF3_CLIENT_TERMINATE) {
-				r = ll_err_set(err, -ECONNABORTED,
-					       "the client has terminated the test");
-				goto out;
-			}
-			r = ll_err_set(err, -EPROTO,
-				       "protocol error: client sent state %d (%s) during the test",
-				       state, iperf3_state_name(state));
-			goto out;
-		}
-	}
-	if (omitting)   /* ended inside the omit period: count it all */
-		t_count = t0;
+	double t_count = t0;
+	r = run_test(s, &p, st, n, t0, live_last, live_retr, &t_count, err);
+	if (r < 0)
+		goto out;
 	double dur = iperf3_now() - t_count;
 	res->nstreams = n;
-	/* by time: the receivers stop counting at TEST_END (as iperf3);
-	 * -n/-k: senders stop and send FIN after their last byte and the
-	 * receivers read what is still in flight before they are stopped */
-	if (!(p.num || p.blockcount)) {
-		atomic_store(&rstop, true);
-		for (int i = 0; i < n; i++)
-			if (!st[i].sender)
-				shutdown(st[i].fd, p.udp ? SHUT_RDWR : SHUT_RD);
-	}
-	atomic_store(&sstop, true);
-	iperf3_gate_open(&gate);   /* wakes senders in a long -b pacing wait */
-	for (int i = 0; i < n; i++)
-		if (st[i].sender) {
-			struct iperf3_tcpinfo ti;
-			if (p.udp)
-				shutdown(st[i].fd, SHUT_RDWR);
-			else if (!atomic_load(&st[i].finished))
-				shutdown(st[i].fd, SHUT_WR);
-			iperf3_stream_join(&st[i]);
-			res->s[i].retransmits = -1;
-			if (!p.udp && iperf3_tcp_info(st[i].fd, &ti) == 0)
-				res->s[i].retransmits = ti.total_retrans;
-			if (!p.udp)
-				shutdown(st[i].fd, SHUT_WR);
-		} else {
-			res->s[i].retransmits = -1;
-		}
-	if (p.num || p.blockcount)
-		drain(st, n);   /* -n/-k: every byte sent is received */
-	atomic_store(&rstop, true);
-	for (int i = 0; i < n; i++)
-		shutdown(st[i].fd, SHUT_RDWR);
-	for (int i = 0; i < n; i++)
-		iperf3_stream_join(&st[i]);
-	double cu, cs;
-	iperf3_cpu_times(&cu, &cs);
-	res->cpu_user = dur > 0 ? (cu - cu0) / dur * 100 : 0;
-	res->cpu_system = dur > 0 ? (cs - cs0) / dur * 100 : 0;
-	res->cpu_total = res->cpu_user + res->cpu_system;
-	res->sender_has_retransmits = (p.reverse || p.bidir) ? (p.udp ? 0 : 1) : -1;
-	{
-		iperf3_socket_cc(n && !p.udp ? st[0].fd : s->cfd,
-				 res->congestion_used, sizeof(res->congestion_used));
-	}
-	uint64_t total = 0;
-	for (int i = 0; i < n; i++) {
-		res->s[i].id = st[i].id;
-		res->s[i].bytes = atomic_load(&st[i].bytes) - st[i].omit_bytes;
-		res->s[i].omitted_errors = res->s[i].omitted_packets = 0;
-		res->s[i].has_times = true;
-		res->s[i].start_time = 0;
-		res->s[i].end_time = dur;
-		if (p.udp) {
-			res->s[i].packets = (int64_t)(atomic_load(&st[i].packets) -
-						      st[i].omit_packets);
-			if (!st[i].sender) {
-				res->s[i].errors = atomic_load(&st[i].lost);
-				res->s[i].jitter = iperf3_stream_jitter(&st[i]);
-				res->s[i].has_dups = true;
-				res->s[i].dups = atomic_load(&st[i].dups);
-			}
-		}
-		total += res->s[i].bytes;
-	}
+	stop_streams(&p, st, n, &sstop, &rstop, &gate, res);
+	fill_results(s, &p, st, n, dur, cu0, cs0, res);
 	r = iperf3_send_state(s->cfd, IPERF3_EXCHANGE_RESULTS, err);
 	if (r < 0)
 		goto out;
@@ -673,27 +927,7 @@ accepted:
 	    state != IPERF3_IPERF_DONE)
 		logf_(s, "note: client ended with state %d (%s) instead of IPERF_DONE",
 		      state, iperf3_state_name(state));
-	{
-		uint64_t sent = 0, rcvd = 0;
-		char b1[32], b2[32];
-		for (int i = 0; i < n; i++) {
-			uint64_t th = 0;
-			for (int k = 0; k < theirs->nstreams; k++)
-				if (theirs->s[k].id == st[i].id)
-					th = theirs->s[k].bytes;
-			sent += st[i].sender ? res->s[i].bytes : th;
-			rcvd += st[i].sender ? th : res->s[i].bytes;
-		}
-		(void)total;
-		human_bytes((double)sent, b1, sizeof(b1));
-		human_bits(dur > 0 ? (double)sent * 8 / dur : 0, b2, sizeof(b2));
-		logf_(s, "[SUM]   0.00-%-5.2f sec  %s  %s  sender  (%d stream%s%s)",
-		      dur, b1, b2, n, n == 1 ? "" : "s",
-		      p.bidir ? ", bidir" : p.reverse ? ", reverse" : "");
-		human_bytes((double)rcvd, b1, sizeof(b1));
-		human_bits(dur > 0 ? (double)rcvd * 8 / dur : 0, b2, sizeof(b2));
-		logf_(s, "[SUM]   0.00-%-5.2f sec  %s  %s  receiver", dur, b1, b2);
-	}
+	log_summary(s, st, n, res, theirs, &p, dur);
 	r = 0;
 out:
 	atomic_store(&sstop, true);
@@ -707,6 +941,7 @@ out:
 	cJSON_Delete(j);
 	if (ufd >= 0)
 		close(ufd);
+	pend_deny_all(s, &s->spend);   /* late stream attempts */
 	rtt_echo_pause(s->echo, false);
 	free(live_last);
 	free(live_retr);
@@ -740,17 +975,42 @@ static int reset_listener(struct srv *s, int *port, struct ll_err *err)
 	if (fl < 0 || fcntl(s->lfd, F_SETFL, fl | O_NONBLOCK) < 0)
 		return ll_err_set(err, -errno, "listener O_NONBLOCK: %s",
 				  strerror(errno));
-	while (s->npending < (int)(sizeof(s->pending) / sizeof(s->pending[0]))) {
+	for (int i = 0; i < SRV_MAX_PENDING; i++) {
 		/* accepted sockets do not inherit O_NONBLOCK (accept(2)) */
 		int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
 			break;   /* EAGAIN: backlog empty */
-		s->pending[s->npending++] = fd;
+		pend_add(s, &s->pend, fd);
 	}
 	close(s->lfd);
 	s->lfd_tuned = false;
 	s->lfd = listen_on(&o2, port, err);
 	return s->lfd < 0 ? s->lfd : 0;
+}
+
+/* Wait (at most 500 ms, so that a stop flag is seen) for a connection that
+ * has sent its whole cookie, accepting and reading every connection at
+ * once. 1: s->cfd and s->cookie are the client's; 0: none yet. */
+static int wait_client(struct srv *s)
+{
+	struct pollfd pf[1 + SRV_MAX_PENDING] = { { .fd = s->lfd, .events = POLLIN } };
+	int np = 1 + pend_pollfds(&s->pend, pf + 1);
+
+	if (poll(pf, (nfds_t)np, pend_timeout(&s->pend, 500)) < 0)
+		return 0;
+	int k = pend_service(s, &s->pend, pf + 1, np - 1);
+	if (k >= 0) {
+		s->cfd = s->pend.p[k].fd;
+		memcpy(s->cookie, s->pend.p[k].cookie, sizeof(s->cookie));
+		pend_remove(&s->pend, k);
+		return 1;
+	}
+	if (pf[0].revents) {
+		int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd >= 0)
+			pend_add(s, &s->pend, fd);
+	}
+	return 0;
 }
 
 int serve_run(const struct serve_opts *o, volatile sig_atomic_t *stop,
@@ -777,22 +1037,11 @@ int serve_run(const struct serve_opts *o, volatile sig_atomic_t *stop,
 	if (on_listen)
 		on_listen(ctx, port);
 	while (!*stop) {
-		struct pollfd pf = { .fd = s.lfd, .events = POLLIN };
 		int r;
-		if (s.npending) {
-			s.cfd = s.pending[0];
-			memmove(s.pending, s.pending + 1,
-				(size_t)--s.npending * sizeof(s.pending[0]));
-		} else {
-			/* the timeout only bounds how late a stop flag set by a
-			 * signal that hit another thread is seen */
-			r = poll(&pf, 1, 500);
-			if (r <= 0)
-				continue;
-			s.cfd = accept4(s.lfd, NULL, NULL, SOCK_CLOEXEC);
-			if (s.cfd < 0)
-				continue;
-		}
+		if (!wait_client(&s))
+			continue;
+		/* one test at a time: the others waiting are refused now */
+		pend_deny_all(&s, &s.pend);
 		int one = 1;
 		setsockopt(s.cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		struct ll_err e = { 0 };
@@ -822,8 +1071,8 @@ int serve_run(const struct serve_opts *o, volatile sig_atomic_t *stop,
 			break;
 		}
 	}
-	for (int i = 0; i < s.npending; i++)
-		close(s.pending[i]);
+	for (int i = 0; i < s.pend.n; i++)
+		close(s.pend.p[i].fd);
 	rtt_echo_stop(s.echo);
 	if (s.lfd >= 0)
 		close(s.lfd);

@@ -52,8 +52,9 @@ struct conn_info {
 /* per-stream running statistics for the end summary */
 struct stream_acc {
 	uint64_t last_bytes, last_packets;
-	int64_t last_lost;
-	int64_t omit_lost, omit_retr;   /* counters at the end of -O */
+	uint64_t lost_reported;         /* UDP receiver: loss in intervals */
+	int64_t last_ooo;               /* UDP receiver: at the last interval */
+	int64_t omit_retr;              /* counter at the end of -O */
 	int64_t max_snd_wnd;
 	int64_t last_retr;
 	int64_t max_cwnd, min_rtt, max_rtt;
@@ -529,6 +530,7 @@ static int create_streams(struct test *t, struct ll_err *err)
 		s->rate = t->o.bitrate;   /* per stream, as iperf3 -b (man iperf3) */
 		s->stop = s->sender ? &t->streams_stop : &t->rx_stop;
 		s->seq64 = t->o.udp64;
+		s->gso = t->o.gso;
 		s->rcvbuf_boost = t->o.udp && !t->o.window;
 		s->zerocopy = t->o.zerocopy && !t->o.udp;
 		s->budget = t->budget;
@@ -690,8 +692,11 @@ static int live_or_state(struct test *t, int *st, struct ll_err *err)
 	return 0;
 }
 
+/* One interval of every stream. last: the test's final interval, where a
+ * gap still open is lost (earlier intervals count only settled gaps,
+ * udpstats.h). */
 static void take_interval(struct test *t, double start, double end,
-			  bool omitted)
+			  bool omitted, bool last)
 {
 	struct test_event *ev = calloc(1, sizeof(*ev));
 	if (!ev)
@@ -731,19 +736,23 @@ static void take_interval(struct test *t, double start, double end,
 		s->outoforder = s->dups = -1;
 		if (t->o.udp) {
 			uint64_t pk = atomic_load(&t->st[i].packets);
-			int64_t lo = atomic_load(&t->st[i].lost);
+			int64_t lo = last ? atomic_load(&t->st[i].lost) :
+				     (int64_t)atomic_load(&t->st[i].settled_lost);
 			s->packets = pk > a->last_packets ?
 				     (int64_t)(pk - a->last_packets) : 0;
 			a->last_packets = pk;
 			sum->packets += s->packets;
 			if (!sender) {
-				/* a late datagram lowers the running count: the
-				 * interval never shows a negative loss */
-				s->lost = lo > a->last_lost ? lo - a->last_lost : 0;
-				if (lo > a->last_lost)
-					a->last_lost = lo;
+				/* a gap counts once it is settled (or at the
+				 * end), at most the interval's datagrams: 0 <=
+				 * lost <= total, the rest carried over */
+				s->lost = (int64_t)udpstats_interval_lost(
+					lo > 0 ? (uint64_t)lo : 0, &a->lost_reported,
+					(uint64_t)s->packets);
 				s->jitter_ms = iperf3_stream_jitter(&t->st[i]) * 1000;
-				s->outoforder = atomic_load(&t->st[i].outoforder);
+				int64_t oo = atomic_load(&t->st[i].outoforder);
+				s->outoforder = oo > a->last_ooo ? oo - a->last_ooo : 0;
+				a->last_ooo = oo;
 				s->dups = (int64_t)atomic_load(&t->st[i].dups);
 				sum->lost += s->lost;
 				sum->jitter_ms += s->jitter_ms / nsum;
@@ -787,9 +796,7 @@ static void end_omit(struct test *t)
 {
 	for (int i = 0; i < t->n; i++) {
 		struct iperf3_stream *s = &t->st[i];
-		s->omit_bytes = atomic_load(&s->bytes);
-		s->omit_packets = atomic_load(&s->packets);
-		t->acc[i].omit_lost = atomic_load(&s->lost);
+		iperf3_stream_end_omit(s);
 		struct iperf3_tcpinfo ti;
 		if (s->sender && !t->o.udp && iperf3_tcp_info(s->fd, &ti) == 0)
 			t->acc[i].omit_retr = ti.total_retrans;
@@ -912,7 +919,7 @@ static int run_intervals(struct test *t, struct ll_err *err)
 		if (p[2].revents || atomic_load(&t->stop_req) || budget_done(t)) {
 			now = halt_streams(t);
 			if (now - t_base - prev > 0.01 || prev == 0)
-				take_interval(t, prev, now - t_base, omitting);
+				take_interval(t, prev, now - t_base, omitting, true);
 			break;
 		}
 		if (p[0].revents) {
@@ -924,7 +931,7 @@ static int run_intervals(struct test *t, struct ll_err *err)
 		if (omitting && now >= omit_end) {
 			/* the omitted interval ends here; counting starts at 0 */
 			if (now - t_base - prev > 0.001)
-				take_interval(t, prev, now - t_base, true);
+				take_interval(t, prev, now - t_base, true, false);
 			end_omit(t);
 			omitting = false;
 			t_base = t->t_count;
@@ -936,11 +943,11 @@ static int run_intervals(struct test *t, struct ll_err *err)
 		if (now >= deadline) {
 			now = halt_streams(t);
 			if (now - t_base - prev > 0.01)
-				take_interval(t, prev, now - t_base, omitting);
+				take_interval(t, prev, now - t_base, omitting, true);
 			break;
 		}
 		if (now >= next) {
-			take_interval(t, prev, now - t_base, omitting);
+			take_interval(t, prev, now - t_base, omitting, false);
 			prev = now - t_base;
 			while (next <= now)
 				next += every;
@@ -1004,7 +1011,10 @@ static void sum_dir(struct test *t, int from, int to, double dur,
 		if (t->o.udp) {
 			pk_s += S->sent[i].packets;
 			pk_r += S->received[i].packets;
-			lost += S->received[i].lost;
+			if (S->received[i].lost < 0 || lost < 0)
+				lost = -1;   /* one unknown: the sum too */
+			else
+				lost += S->received[i].lost;
 			jit += S->received[i].jitter_ms / n;
 			if (S->received[i].dups >= 0)
 				dups = (dups < 0 ? 0 : dups) + S->received[i].dups;
@@ -1035,17 +1045,21 @@ static void build_summary(struct test *t, double dur, const int64_t *retr)
 		uint64_t mine = atomic_load(&t->st[i].bytes) - t->st[i].omit_bytes,
 			 theirs = 0;
 		int64_t their_retr = -1, their_pk = 0, their_err = 0, their_dups = -1;
+		int64_t their_ooo = -1;
 		double their_jit = 0;
 		double their_dur = dur;
 		for (int k = 0; k < t->remote.nstreams; k++)
 			if (t->remote.s[k].id == t->st[i].id) {
 				theirs = t->remote.s[k].bytes;
 				their_retr = t->remote.s[k].retransmits;
-				their_pk = t->remote.s[k].packets;
-				their_err = t->remote.s[k].errors;
+				iperf3_udp_counted(&t->remote.s[k],
+						   (int64_t)t->st[i].omit_packets,
+						   &their_pk, &their_err);
 				their_jit = t->remote.s[k].jitter;
 				if (t->remote.s[k].has_dups)
 					their_dups = (int64_t)t->remote.s[k].dups;
+				if (t->remote.s[k].has_ooo)
+					their_ooo = (int64_t)t->remote.s[k].ooo;
 				if (t->remote.s[k].has_times &&
 				    t->remote.s[k].end_time > t->remote.s[k].start_time)
 					their_dur = t->remote.s[k].end_time -
@@ -1068,17 +1082,22 @@ static void build_summary(struct test *t, double dur, const int64_t *retr)
 			int64_t my_pk = (int64_t)(atomic_load(&t->st[i].packets) -
 						  t->st[i].omit_packets);
 			int64_t my_lost = atomic_load(&t->st[i].lost) -
-					  t->acc[i].omit_lost;
+					  t->st[i].omit_lost;
 			snd->packets = mine_sent ? my_pk : their_pk;
 			rcv->packets = mine_sent ? their_pk : my_pk;
 			rcv->lost = mine_sent ? their_err : my_lost;
-			if (rcv->lost < 0)
-				rcv->lost = 0;
+			if (rcv->lost < 0 && !(mine_sent && their_err == -1))
+				rcv->lost = 0;   /* -1: the peer's omitted loss unknown */
+			if (rcv->lost > rcv->packets)   /* 0 <= lost <= total */
+				rcv->lost = rcv->packets > 0 ? rcv->packets : 0;
 			if (!mine_sent) {
-				rcv->outoforder = atomic_load(&t->st[i].outoforder);
+				int64_t oo = atomic_load(&t->st[i].outoforder) -
+					     t->st[i].omit_ooo;
+				rcv->outoforder = oo > 0 ? oo : 0;
 				rcv->dups = (int64_t)atomic_load(&t->st[i].dups);
 			} else {
-				/* linklab serve passes its count; iperf3 -s none */
+				/* linklab serve passes its counts; iperf3 -s none */
+				rcv->outoforder = their_ooo;
 				rcv->dups = their_dups;
 			}
 			rcv->jitter_ms = (mine_sent ? their_jit :
@@ -1292,6 +1311,7 @@ static int client_run(struct test *t, struct ll_err *err)
 			p.nodelay = t->o.nodelay;
 			p.zerocopy = t->o.zerocopy;
 			p.udp_counters_64bit = t->o.udp64;
+			p.gso = t->o.gso && t->o.udp;
 			p.live_interval = t->o.live;
 			snprintf(p.congestion, sizeof(p.congestion), "%s",
 				 t->o.congestion);
@@ -1418,19 +1438,9 @@ static int client_run(struct test *t, struct ll_err *err)
 		s->id = t->st[i].id;
 		s->bytes = atomic_load(&t->st[i].bytes) - t->st[i].omit_bytes;
 		s->retransmits = t->st[i].sender ? retr[i] : -1;
-		if (t->o.udp) {
-			s->packets = (int64_t)(atomic_load(&t->st[i].packets) -
-					       t->st[i].omit_packets);
-			if (!t->st[i].sender) {
-				int64_t lo = atomic_load(&t->st[i].lost) -
-					     t->acc[i].omit_lost;
-				s->errors = lo > 0 ? lo : 0;
-				s->jitter = iperf3_stream_jitter(&t->st[i]);
-				s->has_dups = true;
-				s->dups = atomic_load(&t->st[i].dups);
-			}
-		}
 		s->omitted_errors = s->omitted_packets = 0;
+		if (t->o.udp)
+			iperf3_stream_udp_result(&t->st[i], s);
 		s->has_times = true;
 		s->start_time = 0;
 		s->end_time = dur;
@@ -1634,13 +1644,18 @@ static cJSON *sample_json(const struct test *t, const struct test_stream_sample 
 	}
 	(void)t;
 	if (s->packets >= 0) {   /* UDP */
+		/* a receiver's lost -1: unknown (an iperf3 < 3.14 server's
+		 * loss includes the -O period): no lost_* keys, as a number
+		 * there would be made up */
+		bool lk = s->sender || s->lost >= 0;
 		if (!s->sender) {
 			cJSON_AddNumberToObject(o, "jitter_ms", s->jitter_ms);
-			cJSON_AddNumberToObject(o, "lost_packets",
-						(double)(s->lost > 0 ? s->lost : 0));
+			if (lk)
+				cJSON_AddNumberToObject(o, "lost_packets",
+							(double)(s->lost > 0 ? s->lost : 0));
 		}
 		cJSON_AddNumberToObject(o, "packets", (double)s->packets);
-		if (!s->sender)
+		if (!s->sender && lk)
 			cJSON_AddNumberToObject(o, "lost_percent",
 				udpstats_loss_percent(s->lost > 0 ? (uint64_t)s->lost : 0,
 						      s->packets > 0 ? (uint64_t)s->packets : 0));
@@ -1804,6 +1819,10 @@ static cJSON *end_json(const struct test *t)
 			cJSON_AddNumberToObject(u, "out_of_order",
 				(double)(S->received[i].outoforder > 0 ?
 					 S->received[i].outoforder : 0));
+			/* linklab's extra key: most datagrams this side moved
+			 * in one system call (UDP GSO send / GRO receive) */
+			cJSON_AddNumberToObject(u, "gso_segs",
+				(double)atomic_load(&t->st[i].gso_segs));
 			cJSON_AddItemToObject(so, "udp", u);
 		}
 		with_sender(snd, t->st[i].sender);

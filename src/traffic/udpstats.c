@@ -25,6 +25,20 @@ static void bit_set(struct udpstats *u, uint64_t seq, bool v)
 		u->seen[b / 64] &= ~((uint64_t)1 << (b % 64));
 }
 
+/* Clear the bits of [from, to) (fewer than UDPSTATS_WINDOW numbers): a
+ * word at a time where it can, so a long gap costs little. */
+static void bits_clear(struct udpstats *u, uint64_t from, uint64_t to)
+{
+	while (from < to && from % 64)
+		bit_set(u, from++, false);
+	while (to - from >= 64) {
+		u->seen[(from % UDPSTATS_WINDOW) / 64] = 0;
+		from += 64;
+	}
+	while (from < to)
+		bit_set(u, from++, false);
+}
+
 static uint64_t unwrap32(uint64_t highest, uint64_t seq)
 {
 	const uint64_t lap = (uint64_t)1 << 32;
@@ -47,14 +61,19 @@ int udpstats_packet(struct udpstats *u, uint64_t seq, int seq_bits,
 		seq = unwrap32(u->highest, seq);
 	if (seq == 0)
 		return -1;
+	bool fresh = seq > u->highest || u->highest - seq >= UDPSTATS_WINDOW ||
+		     !bit_get(u, seq);
+	if (fresh && u->have_ck)
+		for (int k = 0; k < 2; k++)
+			if (seq <= u->ck[k].mark)
+				u->ck[k].got++;
 	if (seq > u->highest) {
 		/* clear the bits of the numbers now entering the window */
 		uint64_t gap = seq - u->highest;
 		if (gap >= UDPSTATS_WINDOW) {
 			memset(u->seen, 0, sizeof(u->seen));
 		} else {
-			for (uint64_t s = u->highest + 1; s < seq; s++)
-				bit_set(u, s, false);
+			bits_clear(u, u->highest + 1, seq);
 		}
 		bit_set(u, seq, true);
 		u->highest = seq;
@@ -84,12 +103,43 @@ int udpstats_packet(struct udpstats *u, uint64_t seq, int seq_bits,
 	}
 	u->prev_transit_us = transit;
 	u->have_transit = true;
+	if (!u->have_ck || now_us - u->ck_us >= UDPSTATS_SETTLE_US ||
+	    now_us < u->ck_us) {
+		if (u->have_ck) {
+			u->ck[0] = u->ck[1];
+		} else {
+			u->ck[0].mark = 0;
+			u->ck[0].got = 0;
+		}
+		u->ck[1].mark = u->highest;
+		u->ck[1].got = u->received;
+		u->ck_us = now_us;
+		u->have_ck = true;
+	}
 	return kind;
 }
 
 uint64_t udpstats_lost(const struct udpstats *u)
 {
 	return u->highest > u->received ? u->highest - u->received : 0;
+}
+
+uint64_t udpstats_settled_lost(const struct udpstats *u)
+{
+	if (!u->have_ck)
+		return 0;
+	return u->ck[0].mark > u->ck[0].got ? u->ck[0].mark - u->ck[0].got : 0;
+}
+
+uint64_t udpstats_interval_lost(uint64_t settled, uint64_t *reported,
+				uint64_t packets)
+{
+	uint64_t l = settled > *reported ? settled - *reported : 0;
+
+	if (l > packets)
+		l = packets;
+	*reported += l;
+	return l;
 }
 
 double udpstats_loss_percent(uint64_t lost, uint64_t expected)

@@ -204,9 +204,17 @@ static bool dial_check(struct tui *t)
 			return false;
 		}
 	}
-	if (diag.n)
+	if (diag.n) {
 		snprintf(t->dial_msg, sizeof(t->dial_msg), "warning: %.240s",
 			 diag.e[0].text);
+		return true;
+	}
+	/* jitter wider than the packet spacing of the test set up on the
+	 * test screen (UDP -b, 1 Mbit/s by default; TCP: any flow) */
+	char jw[LL_DIAG_LEN];
+	uint64_t rate = t->req.udp ? (t->req.bitrate ? t->req.bitrate : 1048576) : 0;
+	if (impair_jitter_reorder_warning(&t->dial, rate, 0, jw, sizeof(jw)))
+		snprintf(t->dial_msg, sizeof(t->dial_msg), "warning: %.240s", jw);
 	return true;
 }
 

@@ -539,6 +539,154 @@ busy_case() {
 }
 busy_case
 
+# --- a server that keeps serving: 4 idle TCP connections and one sending a
+# cookie byte every 8 s do not hold up a real client (it is served within 2 s
+# of its connect, its 1 s test done in under 3 s; they are refused with
+# ACCESS_DENIED as the test starts); a lone slow-cookie connection is closed
+# after the 5 s cookie limit (in all, not per byte); a second full client
+# during a test is refused at once (within 1 s), iperf3 and linklab clients.
+idle_case() {
+	name="serve with idle and slow-cookie connections"
+	if [ ! -x "$LINKLAB" ]; then skip "$name" "no linklab binary"; return; fi
+	start_server idle "$LINKLAB" serve -p 0 -B 127.0.0.1
+	if [ -z "$port" ]; then stop_server; bad "$name" "no port"; return; fi
+	python3 - "$port" >"$tmp/hold.out" 2>&1 <<'PYEOF' &
+import select, socket, sys, time
+p = int(sys.argv[1])
+def closed_after(s, gap, limit):
+    """send a cookie byte every gap s until the server answers or closes"""
+    t0 = time.time()
+    while time.time() - t0 < limit:
+        s.send(b"a")
+        r, _, _ = select.select([s], [], [], gap)
+        if r:
+            d = s.recv(64)
+            return time.time() - t0, d
+    return None, None
+idle = [socket.create_connection(("127.0.0.1", p)) for _ in range(4)]
+slow = socket.create_connection(("127.0.0.1", p))
+print("held", flush=True)
+t, d = closed_after(slow, 8, 20)
+print("slow answered after %.1f s: %r" % (t or -1, d), flush=True)
+time.sleep(2.5)   # the test has ended
+slow2 = socket.create_connection(("127.0.0.1", p))
+t, d = closed_after(slow2, 2, 20)
+print("slow2 closed after %.1f s: %r" % (t or -1, d), flush=True)
+PYEOF
+	hp=$!
+	i=0; while [ $i -lt 50 ] && ! grep -q held "$tmp/hold.out"; do sleep 0.1; i=$((i + 1)); done
+	t0=$(date +%s.%N)
+	timeout 30 "$LINKLAB" test -c 127.0.0.1 -p "$port" -t 1 >"$tmp/idle1.out" 2>&1; r1=$?
+	t1=$(date +%s.%N)
+	wait $hp
+	out=""
+	if [ -x "$IPERF3" ]; then
+		python3 -c 'import socket,sys; s=[socket.create_connection(("127.0.0.1",int(sys.argv[1]))) for _ in range(4)]; import time; time.sleep(4)' "$port" &
+		hp2=$!
+		sleep 0.3
+		timeout 30 "$LINKLAB" test -c 127.0.0.1 -p "$port" -t 3 -b 10M >/dev/null 2>&1 &
+		hold=$!
+		sleep 1
+		t2=$(date +%s.%N)
+		timeout 10 "$IPERF3" -c 127.0.0.1 -p "$port" -t 1 >"$tmp/idle2.out" 2>&1
+		t3=$(date +%s.%N)
+		timeout 10 "$LINKLAB" test -c 127.0.0.1 -p "$port" -t 1 >"$tmp/idle3.out" 2>&1
+		t4=$(date +%s.%N)
+		wait $hold; rh=$?
+		wait $hp2
+		out=$(python3 -c 'import sys; a=[float(x) for x in sys.argv[1:]]; print("%.2f %.2f" % (a[1]-a[0], a[2]-a[1]))' "$t2" "$t3" "$t4")
+	fi
+	kill "$srv_pid" 2>/dev/null; wait "$srv_pid" 2>/dev/null; srv_pid=
+	el=$(python3 -c 'import sys; print("%.2f" % (float(sys.argv[2]) - float(sys.argv[1])))' "$t0" "$t1")
+	set -- $out
+	if [ $r1 = 0 ] && python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) < 3 else 1)' "$el" &&
+	   grep -q "slow answered after [01]\.[0-9] s: b'\\\\xff'" "$tmp/hold.out" &&
+	   grep -q "slow2 closed after [56]\.[0-9] s: b''" "$tmp/hold.out" &&
+	   grep -q "closed a connection that sent 3 of the 37 cookie bytes in 5 s" "$tmp/idle.srv"; then
+		ok "$name: a 1 s linklab test done in $el s with 4 idle + 1 slow-cookie connection held (refused ACCESS_DENIED as the test starts); $(grep slow2 "$tmp/hold.out")"
+	else
+		bad "$name" "rc $r1, $el s; $(tr '\n' '|' <"$tmp/hold.out"); $(tail -n 4 "$tmp/idle.srv" | tr '\n' '|')"
+	fi
+	if [ -z "$out" ]; then
+		skip "busy serve refuses at once" "no $IPERF3"
+	elif [ "$rh" = 0 ] && grep -q "busy running a test" "$tmp/idle2.out" &&
+	     grep -q "is busy running a test (ACCESS_DENIED)" "$tmp/idle3.out" &&
+	     python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) < 1 and float(sys.argv[2]) < 1 else 1)' "$1" "$2"; then
+		ok "busy serve (4 idle connections too) refuses a second client at once: iperf3 in $1 s, linklab in $2 s"
+	else
+		bad "busy serve refuses at once" "hold rc $rh, iperf3 $1 s: $(tail -1 "$tmp/idle2.out"), linklab $2 s: $(tail -1 "$tmp/idle3.out")"
+	fi
+}
+idle_case
+
+# --- UDP GSO/GRO: linklab test --gso sends batches (UDP_SEGMENT; linklab
+# serve too with -R) and linklab receivers take coalesced datagrams
+# (UDP_GRO) on loopback; the wire is iperf3's, so iperf3 3.12 interoperates
+# both ways; every datagram is still accounted on its own: received bytes =
+# (packets - lost + duplicates) x 1448 exactly. Without --gso: one by one.
+gso_case() {
+	if [ ! -x "$LINKLAB" ]; then skip "UDP GSO/GRO" "no linklab binary"; return; fi
+	for mode in "ll ll -b 0 --gso" "ll ll -b 0 -R --gso" "ll ll -b 2G --gso" "ll ip -b 2G" "ll ip -b 2G -R" \
+		    "ip ll -b 2G --gso" "ip ll -b 2G -R --gso" "ll ll -b 2G"; do
+		set -- $mode
+		sk=$1 ck=$2; shift 2
+		if { [ $sk = ip ] || [ $ck = ip ]; } && [ ! -x "$IPERF3" ]; then
+			skip "UDP GSO/GRO $mode" "no $IPERF3"; continue
+		fi
+		if [ $sk = ip ]; then
+			start_server gso "$IPERF3" -s -1 -p "$(free_port)" -B 127.0.0.1 --forceflush
+		else
+			start_server gso "$LINKLAB" serve -1 -p 0 -B 127.0.0.1
+		fi
+		if [ -z "$port" ]; then stop_server; bad "UDP GSO/GRO $mode" "no server"; continue; fi
+		if [ $ck = ip ]; then
+			timeout 30 "$IPERF3" -c 127.0.0.1 -p "$port" -u -l 1448 -t 2 "$@" -J >"$tmp/gso.json" 2>"$tmp/gso.err"
+		else
+			timeout 30 "$LINKLAB" test -c 127.0.0.1 -p "$port" -u -l 1448 -t 2 "$@" -J >"$tmp/gso.json" 2>"$tmp/gso.err"
+		fi
+		crc=$?
+		stop_server
+		why=$(python3 - "$tmp/gso.json" "$sk$ck" "$*" <<'PYEOF'
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+    e = d["end"]
+    r = e["sum_received"]
+    u = e["streams"][0]["udp"]
+except Exception as x:
+    print("no result: %s" % x); sys.exit(1)
+pair, flags = sys.argv[2], sys.argv[3]
+rev = "-R" in flags
+dups = r.get("duplicates", 0)
+got = r["packets"] - r.get("lost_packets", 0) + dups
+bad = []
+if r["bytes"] <= 0: bad.append("nothing received")
+if not 0 <= r.get("lost_percent", 0) <= 100: bad.append("lost_percent %r" % r["lost_percent"])
+# linklab receives (ll server forward, or ll client -R): per-datagram exact
+ll_rx = (pair[0:2] == "ll" and not rev) or (pair[2:4] == "ll" and rev)
+if ll_rx and r["bytes"] != got * 1448:
+    bad.append("bytes %d != (packets - lost + dups) %d x 1448" % (r["bytes"], got))
+# a linklab client batched: as the sender (forward), or as the receiver of
+# a linklab server's GSO batches (-R; iperf3 3.12 sends one by one, which
+# loopback does not coalesce)
+gso = "--gso" in flags
+if gso and pair[2:4] == "ll" and (not rev or pair[0:2] == "ll") and u.get("gso_segs", 0) < 2:
+    bad.append("gso_segs %r" % u.get("gso_segs"))
+if not gso and pair[2:4] == "ll" and u.get("gso_segs", 0) != 1:
+    bad.append("gso_segs %r without --gso" % u.get("gso_segs"))
+name = {"ll": "linklab", "ip": "iperf3"}
+print("%s client, %s server %s: %.2f Gbit/s received, loss %.2f %%, %d datagrams%s" % (
+    name[pair[2:4]], name[pair[0:2]], flags, r["bits_per_second"] / 1e9, r.get("lost_percent", 0), got,
+    (", %d per system call" % u["gso_segs"]) if "gso_segs" in u else ""))
+if bad: print("; ".join(bad)); sys.exit(1)
+PYEOF
+)
+		prc=$?
+		if [ $crc = 0 ] && [ $prc = 0 ]; then ok "UDP GSO/GRO: $why"; else bad "UDP GSO/GRO $mode" "exit $crc: $why $(head -c 200 "$tmp/gso.err")"; fi
+	done
+}
+gso_case
+
 # --- -O text: "(omitted)" ends the interval line, as iperf3's ----------
 # iperf3 (iperf_locale.c report_bw_*_format) prints "  (omitted)" at the END
 # of each omitted interval line; both clients against iperf3 -s, -O 1 -i 0.5:

@@ -486,6 +486,35 @@ static void test_kernel_hz(void **state)
 	assert_int_equal(impair_kernel_hz(), hz);
 }
 
+/* jitter wider than a flow's packet spacing reorders it: the warning text */
+static void test_jitter_reorder_warning(void **state)
+{
+	struct impair d = { 0 };
+	struct ll_diag dg;
+	char w[LL_DIAG_LEN];
+	(void)state;
+
+	ll_diag_clear(&dg);
+	assert_int_equal(impair_jitter_reorder_warning(&d, 40000000, 0, w, sizeof(w)), 0);
+	assert_string_equal(w, "");
+	assert_int_equal(impair_set(&d, "delay", "50ms", &dg), 0);
+	assert_int_equal(impair_set(&d, "jitter", "1ms", &dg), 0);
+	/* 1448 B at 40 Mbit/s: 290 us apart, inside the 2 ms window */
+	assert_true(impair_jitter_reorder_warning(&d, 40000000, 0, w, sizeof(w)) > 0);
+	assert_non_null(strstr(w, "jitter 1ms"));
+	assert_non_null(strstr(w, "290 us"));
+	assert_non_null(strstr(w, "1448-byte"));
+	/* 1 Mbit/s: 11.6 ms apart, order kept */
+	assert_int_equal(impair_jitter_reorder_warning(&d, 1000000, 0, w, sizeof(w)), 0);
+	/* dial time (rate unknown): the rate above which it reorders,
+	 * 1448 * 8 / 2 ms = 5.79 Mbit/s */
+	assert_true(impair_jitter_reorder_warning(&d, 0, 0, w, sizeof(w)) > 0);
+	assert_non_null(strstr(w, "5.79 Mbit/s"));
+	/* a short buffer is filled and terminated */
+	assert_true(impair_jitter_reorder_warning(&d, 0, 0, w, 16) == 15);
+	assert_int_equal(strlen(w), 15);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -498,6 +527,7 @@ int main(void)
 		cmocka_unit_test(test_plan_netem),
 		cmocka_unit_test(test_get_summary),
 		cmocka_unit_test(test_kernel_hz),
+		cmocka_unit_test(test_jitter_reorder_warning),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

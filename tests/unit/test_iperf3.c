@@ -1444,6 +1444,185 @@ static void test_persistent_tuned(void **state)
 	srv_end(s);
 }
 
+/* -O accounting of UDP results as iperf3 3.14+ (totals + omitted_*), an
+ * older peer (no omitted_*), and the bounds 0 <= lost <= packets */
+static void test_udp_counted(void **state)
+{
+	struct iperf3_stream_result r = { .id = 1 };
+	int64_t pk, lo;
+	(void)state;
+
+	/* iperf3 3.21 -s after -O 3 at 300M through 100mbit: totals and the
+	 * omitted share (the issue's figures) */
+	r.packets = 79167 + 129491;
+	r.errors = 53550 + 87116;
+	r.omitted_packets = 79167;
+	r.omitted_errors = 53550;
+	iperf3_udp_counted(&r, 77000, &pk, &lo);
+	assert_int_equal(pk, 129491);
+	assert_int_equal(lo, 87116);
+	/* omitted more errors than the total (a late fill): 0, never < 0 */
+	r.errors = 10;
+	r.omitted_errors = 20;
+	iperf3_udp_counted(&r, 0, &pk, &lo);
+	assert_int_equal(lo, 0);
+	/* errors beyond the packets: at most the packets */
+	r.packets = 100;
+	r.omitted_packets = 0;
+	r.errors = 150;
+	r.omitted_errors = 0;
+	iperf3_udp_counted(&r, 0, &pk, &lo);
+	assert_int_equal(pk, 100);
+	assert_int_equal(lo, 100);
+	/* iperf3 3.12 (no omitted_*): our own omit count off the packets; its
+	 * errors include the omitted period's, so with -O they are unknown */
+	r.omitted_packets = r.omitted_errors = -1;
+	r.packets = 5000;
+	r.errors = 40;
+	iperf3_udp_counted(&r, 1000, &pk, &lo);
+	assert_int_equal(pk, 4000);
+	assert_int_equal(lo, -1);
+	iperf3_udp_counted(&r, 0, &pk, &lo);   /* no -O: the errors as they are */
+	assert_int_equal(pk, 5000);
+	assert_int_equal(lo, 40);
+	r.errors = 0;
+	iperf3_udp_counted(&r, 1000, &pk, &lo);   /* -O, no loss at all: 0 */
+	assert_int_equal(lo, 0);
+}
+
+/* a receiver stream's results entry: totals, the -O snapshot, out of
+ * order after -O, and a round trip through the results object */
+static void test_udp_result_entry(void **state)
+{
+	struct iperf3_stream st;
+	struct iperf3_stream_result r = { 0 };
+	struct iperf3_results *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct ll_err err = { 0 };
+	(void)state;
+
+	memset(&st, 0, sizeof(st));
+	st.udp = true;
+	atomic_store(&st.packets, 3000);
+	atomic_store(&st.lost, 2000);
+	atomic_store(&st.outoforder, 40);
+	iperf3_stream_end_omit(&st);          /* -O ends here */
+	atomic_store(&st.packets, 10000);     /* 7000 counted */
+	atomic_store(&st.lost, 6000);         /* 4000 counted (57 %) */
+	atomic_store(&st.outoforder, 100);
+	atomic_store(&st.dups, 3);
+	iperf3_stream_udp_result(&st, &r);
+	assert_int_equal(r.packets, 10000);
+	assert_int_equal(r.omitted_packets, 3000);
+	assert_int_equal(r.errors, 6000);
+	assert_int_equal(r.omitted_errors, 2000);
+	assert_true(r.has_ooo);
+	assert_int_equal(r.ooo, 60);
+	assert_int_equal(r.dups, 3);
+	int64_t pk, lo;
+	iperf3_udp_counted(&r, 0, &pk, &lo);
+	assert_int_equal(pk, 7000);
+	assert_int_equal(lo, 4000);
+	/* the wire: "out_of_order" and "duplicates" survive a round trip */
+	a->nstreams = 1;
+	a->s[0] = r;
+	a->s[0].id = 1;
+	cJSON *j = iperf3_results_build(a);
+	assert_non_null(cJSON_GetObjectItem(cJSON_GetArrayItem(
+		cJSON_GetObjectItem(j, "streams"), 0), "out_of_order"));
+	assert_int_equal(iperf3_results_parse(j, b, &err), 0);
+	cJSON_Delete(j);
+	assert_true(b->s[0].has_ooo);
+	assert_int_equal(b->s[0].ooo, 60);
+	assert_int_equal(b->s[0].omitted_errors, 2000);
+	/* a stock iperf3 sends no out_of_order: has_ooo stays false */
+	b->s[0].has_ooo = false;
+	j = iperf3_results_build(b);
+	assert_int_equal(iperf3_results_parse(j, a, &err), 0);
+	cJSON_Delete(j);
+	assert_false(a->s[0].has_ooo);
+	/* lost at -O end above the later count (a late fill): bounded */
+	memset(&st, 0, sizeof(st));
+	st.udp = true;
+	atomic_store(&st.packets, 100);
+	atomic_store(&st.lost, 50);
+	iperf3_stream_end_omit(&st);
+	atomic_store(&st.packets, 200);
+	atomic_store(&st.lost, 40);
+	iperf3_stream_udp_result(&st, &r);
+	iperf3_udp_counted(&r, 0, &pk, &lo);
+	assert_int_equal(pk, 100);
+	assert_true(lo >= 0 && lo <= pk);
+	free(a);
+	free(b);
+}
+
+/* network JSON numbers with no integer value: no undefined conversion
+ * (UBSan is fatal in the unit build), a defined result */
+static void test_json_huge_numbers(void **state)
+{
+	struct iperf3_params p;
+	struct ll_err err = { 0 };
+	(void)state;
+
+	cJSON *n = cJSON_CreateNumber(9223372036854775808.0);   /* 2^63 */
+	assert_true(iperf3_json_int(n) == INT64_MIN);
+	cJSON_SetNumberValue(n, 1e300);
+	assert_int_equal(iperf3_json_int(n), -1);
+	cJSON_SetNumberValue(n, -1e300);
+	assert_true(iperf3_json_int(n) == INT64_MIN);
+	cJSON_Delete(n);
+	cJSON *j = cJSON_Parse("{\"tcp\":true,\"num\":1e30,\"blockcount\":"
+			       "1.8446744073709552e19,\"len\":1000}");
+	assert_int_equal(iperf3_params_parse(j, &p, &err), 0);
+	cJSON_Delete(j);
+	assert_true(p.num == UINT64_MAX);
+	assert_true(p.blockcount == UINT64_MAX);
+}
+
+/* --gso: GSO batches from the client (and the server with -R), GRO at the
+ * receiver; every datagram accounted on its own: bytes = (highest - lost +
+ * duplicates) x len, and the JSON says how many went per system call */
+static void test_loopback_udp_gso(void **state)
+{
+	struct srv_thread *s = srv_start(false);
+	struct test_opts o;
+	struct test *t;
+	struct ll_err err;
+	int niv;
+	(void)state;
+
+	test_opts_init(&o);
+	snprintf(o.host, sizeof(o.host), "127.0.0.1");
+	o.port = s->port;
+	o.duration = 1;
+	o.udp = true;
+	o.gso = true;
+	o.bitrate = 200000000;
+	o.blksize = 1448;
+	for (int rev = 0; rev < 2; rev++) {
+		o.reverse = rev;
+		assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
+		const struct test_summary *S = test_summary(t);
+		const struct test_stream_sample *r = &S->received[0];
+		int64_t got = r->packets - r->lost + (r->dups > 0 ? r->dups : 0);
+		assert_true(r->packets > 5000);
+		assert_true(r->lost >= 0 && r->lost <= r->packets);
+		assert_true(r->bytes == (uint64_t)got * 1448);
+		/* paced batches of 1 ms: 200 Mbit/s within 10 % */
+		assert_true(S->sent[0].bps > 180e6 && S->sent[0].bps < 220e6);
+		char *js = test_json(t);
+		cJSON *j = cJSON_Parse(js);
+		free(js);
+		cJSON *u = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(
+			cJSON_GetObjectItem(j, "end"), "streams"), 0), "udp");
+		/* 200 Mbit/s: 17 datagrams of 1448 bytes per ms */
+		assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(u, "gso_segs")) >= 2);
+		cJSON_Delete(j);
+		test_free(t);
+	}
+	srv_end(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1452,9 +1631,13 @@ int main(void)
 		cmocka_unit_test(test_params),
 		cmocka_unit_test(test_params_check),
 		cmocka_unit_test(test_results),
+		cmocka_unit_test(test_udp_counted),
+		cmocka_unit_test(test_udp_result_entry),
+		cmocka_unit_test(test_json_huge_numbers),
 		cmocka_unit_test(test_loopback),
 		cmocka_unit_test(test_loopback_reverse),
 		cmocka_unit_test(test_loopback_udp),
+		cmocka_unit_test(test_loopback_udp_gso),
 		cmocka_unit_test(test_loopback_bidir),
 		cmocka_unit_test(test_server_refuses),
 		cmocka_unit_test(test_busy_back_to_back),

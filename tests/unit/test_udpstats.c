@@ -161,6 +161,99 @@ static void test_jitter_clock_offset(void **state)
 	assert_float_equal(a.jitter_s, before, 0);
 }
 
+/* interval loss: a gap a late datagram fills within UDPSTATS_SETTLE_US is
+ * never reported; one still open after it is, once */
+static void test_settled_loss(void **state)
+{
+	(void)state;
+	udpstats_init(&u);
+	uint64_t rep = 0;
+	int64_t t = 0;
+	/* 1 ms apart: 1..100, with 50 arriving 3 ms late and 70 never */
+	for (uint64_t s = 1; s <= 100; s++, t += 1000) {
+		if (s == 50 || s == 70)
+			continue;
+		udpstats_packet(&u, s, 32, t, t + 500);
+		if (s == 53)
+			udpstats_packet(&u, 50, 32, t, t + 500);
+	}
+	/* at this moment 70 is open, 50 was filled: nothing settled yet */
+	assert_int_equal(udpstats_lost(&u), 1);
+	assert_int_equal(udpstats_settled_lost(&u), 0);
+	assert_int_equal(udpstats_interval_lost(udpstats_settled_lost(&u), &rep, 100), 0);
+	/* 0.5 s more of traffic: the gap at 70 is settled */
+	for (uint64_t s = 101; s <= 600; s++, t += 1000)
+		udpstats_packet(&u, s, 32, t, t + 500);
+	assert_int_equal(udpstats_settled_lost(&u), 1);
+	assert_int_equal(udpstats_interval_lost(udpstats_settled_lost(&u), &rep, 500), 1);
+	/* reported once */
+	assert_int_equal(udpstats_interval_lost(udpstats_settled_lost(&u), &rep, 500), 0);
+	assert_int_equal(u.ooo, 1);
+	/* a very late 70 (after it was reported) takes the loss back in the
+	 * end total, and the settled count does not go below what it was */
+	udpstats_packet(&u, 70, 32, t, t + 500);
+	assert_int_equal(udpstats_lost(&u), 0);
+	assert_int_equal(udpstats_settled_lost(&u), 0);
+	assert_int_equal(udpstats_interval_lost(udpstats_settled_lost(&u), &rep, 10), 0);
+}
+
+/* the last interval takes what is still missing (udpstats_lost) */
+static void test_settled_final(void **state)
+{
+	(void)state;
+	udpstats_init(&u);
+	uint64_t rep = 0;
+	uint64_t s[] = { 1, 2, 4, 5 };
+	feed(s, 4, 32);   /* 4 ms in all: nothing settled */
+	assert_int_equal(udpstats_settled_lost(&u), 0);
+	assert_int_equal(udpstats_interval_lost(udpstats_lost(&u), &rep, 5), 1);
+	assert_int_equal(rep, 1);
+}
+
+/* 0 <= lost <= total in every interval: what does not fit is carried */
+static void test_interval_lost_bounded(void **state)
+{
+	(void)state;
+	uint64_t rep = 0;
+	/* 900 settled at once, intervals of 400 datagrams */
+	assert_int_equal(udpstats_interval_lost(900, &rep, 400), 400);
+	assert_int_equal(udpstats_interval_lost(900, &rep, 400), 400);
+	assert_int_equal(udpstats_interval_lost(900, &rep, 400), 100);
+	assert_int_equal(udpstats_interval_lost(900, &rep, 400), 0);
+	assert_int_equal(rep, 900);
+	/* a count that went down (late fill) never gives a negative loss */
+	assert_int_equal(udpstats_interval_lost(850, &rep, 400), 0);
+	/* no datagrams in the interval: no loss in it */
+	assert_int_equal(udpstats_interval_lost(1000, &rep, 0), 0);
+	assert_int_equal(udpstats_interval_lost(1000, &rep, 7), 7);
+	assert_true(udpstats_loss_percent(7, 7) == 100);
+	assert_true(udpstats_loss_percent(9, 7) == 100);
+}
+
+/* a long gap clears the window a word at a time: the numbers in it are
+ * new (reordered) when they come, the ones before it still duplicates */
+static void test_long_gap_window(void **state)
+{
+	(void)state;
+	udpstats_init(&u);
+	for (uint64_t s = 1; s <= 100; s++)
+		udpstats_packet(&u, s, 32, 0, 0);
+	assert_int_equal(udpstats_packet(&u, 1101, 32, 0, 0), 1);   /* 101..1100 missing */
+	assert_int_equal(udpstats_lost(&u), 1000);
+	assert_int_equal(udpstats_packet(&u, 100, 32, 0, 0), 0);    /* seen: duplicate */
+	for (uint64_t s = 101; s <= 1100; s++)
+		assert_int_equal(udpstats_packet(&u, s, 32, 0, 0), 2);
+	assert_int_equal(udpstats_lost(&u), 0);
+	assert_int_equal(u.ooo, 1000);
+	assert_int_equal(u.dups, 1);
+	/* a gap of 130 starting mid-word, then its ends */
+	assert_int_equal(udpstats_packet(&u, 1101 + 131, 32, 0, 0), 1);
+	assert_int_equal(udpstats_packet(&u, 1102, 32, 0, 0), 2);
+	assert_int_equal(udpstats_packet(&u, 1101 + 130, 32, 0, 0), 2);
+	assert_int_equal(udpstats_packet(&u, 1101, 32, 0, 0), 0);
+	assert_int_equal(udpstats_lost(&u), 128);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -172,6 +265,10 @@ int main(void)
 		cmocka_unit_test(test_wrap_32),
 		cmocka_unit_test(test_jitter_rfc3550),
 		cmocka_unit_test(test_jitter_clock_offset),
+		cmocka_unit_test(test_settled_loss),
+		cmocka_unit_test(test_settled_final),
+		cmocka_unit_test(test_interval_lost_bounded),
+		cmocka_unit_test(test_long_gap_window),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -115,7 +115,11 @@ struct emu_stats {
 	uint64_t lost;                  /* dropped by the loss model */
 	uint64_t duplicated;            /* extra copies made */
 	uint64_t corrupted;             /* packets with a bit flipped */
-	uint64_t reordered;             /* sent ahead of the queue */
+	uint64_t reordered;             /* released after a frame that arrived
+					 * later, for any reason (jitter, the
+					 * reorder dial, a duplicate): what a
+					 * receiver counts as out of order */
+	uint64_t sent_ahead;            /* sent at once by the reorder dial */
 	uint64_t limit_drops;           /* queue full (limit packets) */
 	uint64_t rate_drops;            /* rate backlog beyond rate_backlog_ns */
 	uint64_t ecn_marked;            /* picked by the loss model, marked CE */

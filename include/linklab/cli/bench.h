@@ -19,4 +19,9 @@ int cmd_bench_apply(int argc, char **argv);
  * the end (src/cli/cmd_bench_ssh.c). */
 int cmd_bench_ssh(int argc, char **argv);
 
+/* `linklab-bench udp [-t SEC] [-l LEN]`: the loopback UDP ceiling with GSO
+ * sends and GRO receives and no protocol - the machine's limit the bench
+ * prints beside linklab's UDP figure (src/cli/cmd_bench_udp.c). */
+int cmd_bench_udp(int argc, char **argv);
+
 #endif

@@ -176,6 +176,22 @@ char *impair_get(const struct impair *d, const struct impair_field *f,
  * error was found, else 0. */
 int impair_validate(const struct impair *d, struct ll_diag *diag);
 
+/* Datagram length the jitter warning assumes: iperf3 -u's default on a
+ * 1500-byte MTU path (the control connection's MSS with TCP timestamps). */
+#define IMPAIR_REORDER_LEN 1448
+
+/* The warning that jitter reorders a flow: netem (and the bridge's user
+ * engine) draws each packet's delay on its own in [delay - jitter,
+ * delay + jitter), so once that 2 x jitter window exceeds the time between
+ * two packets of a flow (len x 8 / bitrate), later packets overtake earlier
+ * ones (tc-netem(8): "reordering ... with jitter"). bitrate_bps: the
+ * flow's rate (a test's -b), or 0 when unknown (dial time): the text then
+ * names the rate above which len-byte packets reorder. len 0 =
+ * IMPAIR_REORDER_LEN. Writes the text into buf and returns its length; 0
+ * (buf "") when there is no jitter or the spacing is wider. */
+size_t impair_jitter_reorder_warning(const struct impair *d, uint64_t bitrate_bps,
+				     unsigned len, char *buf, size_t n);
+
 bool impair_needs_tbf(const struct impair *d);
 bool impair_needs_netem(const struct impair *d);
 bool impair_is_empty(const struct impair *d);

@@ -127,6 +127,9 @@ struct iperf3_params {
 	 * server for live interval samples over the control connection
 	 * ("linklab_live": interval in seconds, 0 = not asked) */
 	double live_interval;
+	/* linklab extension: the server's UDP senders use GSO batches
+	 * ("linklab_gso" present; linklab test --gso) */
+	bool gso;
 };
 
 /* linklab extension on the control connection: only when the client asked
@@ -178,7 +181,24 @@ struct iperf3_stream_result {
 	 * sends none: has_dups false) */
 	bool has_dups;
 	uint64_t dups;
+	/* UDP receiver's out-of-order datagrams after the -O period: linklab's
+	 * extra key "out_of_order" (stock iperf3 sends none: has_ooo false) */
+	bool has_ooo;
+	uint64_t ooo;
 };
+
+/* The counted (after -O) datagrams and losses of a UDP stream from a
+ * results entry, as iperf3 3.14+ computes them: "packets" and "errors" are
+ * totals including the omitted period, "omitted_packets"/"omitted_errors"
+ * that period's share. When the peer sent no omitted_* (iperf3 < 3.14),
+ * own_omit_packets (this side's count at the end of -O) is taken off the
+ * packets, as iperf3 3.12 does; its errors then include the omitted
+ * period's, and *lost is -1 (unknown, as iperf3 3.14+ says) when there was
+ * an omitted period and errors > 0, else the errors. Clamped:
+ * 0 <= *lost <= *packets (or -1). */
+void iperf3_udp_counted(const struct iperf3_stream_result *r,
+			int64_t own_omit_packets, int64_t *packets,
+			int64_t *lost);
 
 /* The results object (both directions, iperf3 send_results/get_results). */
 struct iperf3_results {
@@ -254,6 +274,9 @@ struct iperf3_stream {
 	_Atomic uint64_t jitter_bits;  /* receiver: jitter in s, double bits */
 	double prev_transit;           /* receiver thread only */
 	uint64_t omit_bytes, omit_packets;  /* counts at the end of -O (owner) */
+	int64_t omit_lost, omit_ooo;   /* receiver: the same for lost and
+	                                * out-of-order (iperf3_stream_end_omit) */
+	_Atomic uint64_t settled_lost; /* receiver: udpstats_settled_lost() */
 	pthread_t thread;
 	bool running;
 	unsigned char *buf;
@@ -270,6 +293,10 @@ struct iperf3_stream {
 	                                * socket buffer to 4 MiB (root may
 	                                * exceed rmem_max) so that bursts at
 	                                * Gbit/s rates are not dropped by us */
+	bool gso;                      /* UDP sender: GSO batches (receivers
+	                                * always ask for UDP_GRO) */
+	_Atomic unsigned gso_segs;     /* UDP: most datagrams in one GSO send
+	                                * or one GRO receive (1 = none) */
 	bool buf_shared;               /* TCP: buf is the process-wide block
 	                                * (senders: one random 1 MiB block read
 	                                * by all; receivers: one scratch area
@@ -286,6 +313,7 @@ struct iperf3_stream {
 #define IPERF3_UDP_DEFAULT_LEN 1460    /* bytes (iperf3: control MSS) */
 #define IPERF3_UDP_HDR64 16            /* bytes with --udp-counters-64bit */
 #define IPERF3_UDP_DEFAULT_RATE 1048576 /* bit/s (iperf3 UDP default) */
+#define IPERF3_UDP_GRO_BUF 65536       /* bytes: a receiver's buffer with GRO */
 
 /* UDP datagram length iperf3 picks when -l is not given: the control
  * connection's TCP_MAXSEG if 16..65507, else 1460 (iperf3 iperf_api.c
@@ -311,6 +339,17 @@ int iperf3_cc_check(const char *name, struct ll_err *err);
 
 /* Congestion control of a TCP socket into buf ("" if unknown). */
 void iperf3_socket_cc(int fd, char *buf, size_t len);
+
+/* End of the -O period: snapshot bytes, packets, lost and out-of-order
+ * (iperf3 iperf_reset_stats keeps the omitted counts the same way). */
+void iperf3_stream_end_omit(struct iperf3_stream *s);
+
+/* This side's results entry for stream s after the test (UDP fields as
+ * iperf3 3.14+ sends them: totals plus omitted_*; the receiver adds
+ * jitter, "duplicates" and "out_of_order"). retransmits, times and id are
+ * the caller's. */
+void iperf3_stream_udp_result(const struct iperf3_stream *s,
+			      struct iperf3_stream_result *r);
 
 /* Receiver jitter of a UDP stream in seconds. */
 double iperf3_stream_jitter(const struct iperf3_stream *s);

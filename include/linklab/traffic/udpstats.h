@@ -14,6 +14,13 @@
  *    counts every datagram's bytes, and so does src/traffic/iperf3.c);
  *  - lost = highest number seen - distinct numbers received, never below 0:
  *    a reordered datagram is never lost once it arrives;
+ *  - settled loss (for interval reports): only the numbers that were
+ *    overtaken at least UDPSTATS_SETTLE_US ago (by the receiver's clock) and
+ *    are still missing; a gap that a late datagram fills within that time is
+ *    never reported as lost. Checkpoints of (highest, received) are taken on
+ *    arrivals every UDPSTATS_SETTLE_US; the older of the two checkpoints
+ *    gives the settled count, so a loss shows 0.2 to 0.4 s after the
+ *    overtaking datagram arrived. The end total is udpstats_lost();
  *  - jitter: RFC 3550 section 6.4.1 (J += (|D| - J) / 16) with D the change
  *    in relative transit time, computed in integer microseconds so that any
  *    constant offset between the sender's and the receiver's clocks cancels
@@ -26,6 +33,7 @@
 #include <stdint.h>
 
 #define UDPSTATS_WINDOW 4096   /* datagrams remembered for duplicate checks */
+#define UDPSTATS_SETTLE_US 200000  /* us a gap may stay open before it is lost */
 
 struct udpstats {
 	uint64_t highest;      /* highest (unwrapped) sequence number seen */
@@ -37,6 +45,11 @@ struct udpstats {
 	bool have_transit;
 	double jitter_s;       /* smoothed jitter, seconds */
 	uint64_t seen[UDPSTATS_WINDOW / 64];   /* bitmap of highest-WINDOW+1..highest */
+	/* settle checkpoints: [0] older, [1] newer; mark = highest then,
+	 * got = distinct numbers <= mark received so far (late ones too) */
+	struct { uint64_t mark, got; } ck[2];
+	int64_t ck_us;         /* arrival time of the newer checkpoint */
+	bool have_ck;
 };
 
 void udpstats_init(struct udpstats *u);
@@ -50,6 +63,19 @@ int udpstats_packet(struct udpstats *u, uint64_t seq, int seq_bits,
 
 /* Datagrams lost so far: highest - received, clamped to >= 0. */
 uint64_t udpstats_lost(const struct udpstats *u);
+
+/* Settled loss so far (see the rules above): never above udpstats_lost()
+ * of the same moment plus later-filled gaps, never above highest. */
+uint64_t udpstats_settled_lost(const struct udpstats *u);
+
+/* One interval's loss out of the cumulative settled count `settled`:
+ * *reported is what earlier intervals reported; the result is at most
+ * `packets` (the interval's datagram count) so that 0 <= lost <= total, and
+ * what did not fit is carried into the next interval. *reported grows by the
+ * result. The test's last interval passes udpstats_lost() as `settled`: what
+ * is still missing at the end is lost. */
+uint64_t udpstats_interval_lost(uint64_t settled, uint64_t *reported,
+				uint64_t packets);
 
 /* Loss in percent of highest (0 when nothing was expected; never NaN). */
 double udpstats_loss_percent(uint64_t lost, uint64_t expected);
