@@ -9,7 +9,7 @@ DESTDIR ?=
 CC      ?= cc
 BUILD   := build
 
-PKGS    := libnl-route-3.0 libssh2 ncursesw libcjson
+PKGS    := libnl-route-3.0 libssh2 ncursesw libcjson libnetfilter_queue
 WARN    := -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wstrict-prototypes \
            -Wmissing-prototypes -Wold-style-definition -Wwrite-strings \
            -Wpointer-arith -Wundef -Wvla -Wno-missing-field-initializers

@@ -12,6 +12,7 @@
 #include "linklab/cli/cli.h"
 #include "linklab/cli/cmd.h"
 #include "linklab/model/qdisc.h"
+#include "linklab/peer/enghook.h"
 #include "linklab/model/profile.h"
 #include "linklab/base/units.h"
 
@@ -20,6 +21,7 @@ struct apply_args {
 	struct impair d;          /* dial from the command line */
 	const char *profile;
 	bool dry, split;
+	int engine;               /* enum enghook_mode (--engine) */
 };
 
 /* Split an end-to-end one-way target between the two peers: delay and jitter
@@ -114,6 +116,14 @@ static void parse_args(struct apply_args *a, int argc, char **argv,
 			a->split = true;
 			continue;
 		}
+		if (!strcmp(name, "--engine")) {
+			if (i + 1 >= argc || (a->engine = enghook_mode_parse(argv[i + 1])) < 0)
+				ll_diag_add(diag, LL_DIAG_ERROR, "engine",
+					    "--engine '%s': auto, kernel or user",
+					    i + 1 < argc ? argv[i + 1] : "");
+			i += i + 1 < argc;
+			continue;
+		}
 		if (!strcmp(name, "--profile")) {
 			if (i + 1 >= argc)
 				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
@@ -201,6 +211,18 @@ static int report(const struct ll_diag *diag)
 	if (diag->nerrors)
 		fprintf(stderr, "linklab apply: nothing was changed\n");
 	return diag->nerrors ? 2 : 0;
+}
+
+/* The engine choice to each side that can take it; a side that cannot
+ * (no set_engine) keeps the kernel. */
+static void set_engines(const struct apply_args *a, struct peerset *ps, unsigned sides)
+{
+	int port = a->c.po.exclude_ssh ? 22 : 0;
+
+	if ((sides & CMD_SIDE_A) && ps->a.ops->set_engine)
+		ps->a.ops->set_engine(&ps->a, a->engine, port);
+	if ((sides & CMD_SIDE_B) && ps->has_b && ps->b.ops->set_engine)
+		ps->b.ops->set_engine(&ps->b, a->engine, port);
 }
 
 /* Print what the kernels hold now on the sides in done (and, for an
@@ -325,6 +347,7 @@ int cmd_apply(int argc, char **argv)
 	}
 	if (a.dry && a.c.json)
 		doc = cJSON_CreateObject();
+	set_engines(&a, &ps, sides);
 	for (i = 0; i < 2; i++) {
 		unsigned side = i == 0 ? CMD_SIDE_A : CMD_SIDE_B;
 		struct peer *p = i == 0 ? &ps.a : &ps.b;

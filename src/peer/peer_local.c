@@ -36,6 +36,7 @@
 #include <netlink/route/tc.h>
 #include <netlink/socket.h>
 
+#include "linklab/peer/enghook.h"
 #include "linklab/peer/hosttune.h"
 #include "linklab/netlink/flowfilter.h"
 #include "linklab/model/impair.h"
@@ -54,6 +55,8 @@ struct local {
 	struct nl_sock *sk;
 	uint64_t netns;
 	int netem_ok;           /* 0 unknown, 1 present, -1 missing */
+	int engine_mode;        /* enum enghook_mode */
+	int exclude_port;       /* TCP port kept out of the endpoint engine */
 };
 
 static struct local *L(struct peer *p)
@@ -655,8 +658,8 @@ static int need_net_admin(const char *dev, struct ll_err *err)
 			  "CAP_NET_ADMIN (try sudo); nothing changed", dev);
 }
 
-static int local_apply(struct peer *p, const char *dev, const struct impair *d,
-		       struct ll_err *err)
+static int apply_kernel(struct peer *p, const char *dev, const struct impair *d,
+			struct ll_err *err)
 {
 	struct local *l = L(p);
 	struct impair_plan plan;
@@ -749,8 +752,8 @@ static int local_apply(struct peer *p, const char *dev, const struct impair *d,
 	return rc;
 }
 
-static int clear_ifindex(struct local *l, const char *dev, int ifindex,
-			 struct ll_err *err)
+static int clear_qdiscs(struct local *l, const char *dev, int ifindex,
+			struct ll_err *err)
 {
 	struct journal_entry je;
 	int rc;
@@ -775,6 +778,72 @@ static int clear_ifindex(struct local *l, const char *dev, int ifindex,
 	return journal_remove(l->netns, ifindex, err);
 }
 
+/* The endpoint engine's hook and the qdiscs of ifindex. */
+static int clear_ifindex(struct local *l, const char *dev, int ifindex,
+			 struct ll_err *err)
+{
+	int rc = enghook_stop(l->netns, ifindex, err);
+
+	if (rc < 0)
+		return rc;
+	return clear_qdiscs(l, dev, ifindex, err);
+}
+
+/* Whether d's netem fields go to linklab's endpoint engine: --engine user,
+ * or auto on a kernel without sch_netem. */
+static bool use_engine(struct local *l, const struct impair *d)
+{
+	if (!impair_needs_netem(d) || l->engine_mode == ENGHOOK_KERNEL)
+		return false;
+	return l->engine_mode == ENGHOOK_USER || probe_netem(l) == 0;
+}
+
+/* The netem fields to the endpoint engine, the rate to tbf after it (or
+ * the original qdisc back when there is no rate). */
+static int apply_engine(struct peer *p, const char *dev, const struct impair *d,
+			struct ll_err *err)
+{
+	struct local *l = L(p);
+	struct impair_plan plan;
+	struct impair eng, kern;
+	int ifindex, rc;
+
+	rc = make_plan(l, dev, d, &ifindex, &plan, err);
+	if (rc < 0)
+		return rc;
+	enghook_split(d, &eng, &kern);
+	rc = enghook_start(l->netns, dev, ifindex, &eng, l->exclude_port, err);
+	if (rc < 0)
+		return rc;
+	if (impair_needs_tbf(&kern))
+		rc = apply_kernel(p, dev, &kern, err);
+	else
+		rc = clear_qdiscs(l, dev, ifindex, err);
+	if (rc < 0) {
+		enghook_stop(l->netns, ifindex, NULL);
+		err_append(err, "; the endpoint engine was stopped");
+	}
+	return rc;
+}
+
+static int local_apply(struct peer *p, const char *dev, const struct impair *d,
+		       struct ll_err *err)
+{
+	struct local *l = L(p);
+	int rc, ifindex;
+
+	rc = need_net_admin(dev, err);
+	if (rc < 0)
+		return rc;
+	if (use_engine(l, d))
+		return apply_engine(p, dev, d, err);
+	rc = apply_kernel(p, dev, d, err);
+	/* the kernel now holds the whole dial: an engine hook goes */
+	if (rc == 0 && dev_info(l, dev, &ifindex, NULL, NULL) == 0)
+		enghook_stop(l->netns, ifindex, NULL);
+	return rc;
+}
+
 static int local_clear(struct peer *p, const char *dev, struct ll_err *err)
 {
 	struct local *l = L(p);
@@ -787,6 +856,22 @@ static int local_clear(struct peer *p, const char *dev, struct ll_err *err)
 	if (rc < 0)
 		return rc;
 	return clear_ifindex(l, dev, ifindex, err);
+}
+
+static void local_set_engine(struct peer *p, int mode, int exclude_port)
+{
+	L(p)->engine_mode = mode;
+	L(p)->exclude_port = exclude_port;
+}
+
+static int local_engine_get(struct peer *p, const char *dev, struct enghook_info *out,
+			    struct ll_err *err)
+{
+	int ifindex, rc = dev_info(L(p), dev, &ifindex, NULL, err);
+
+	if (rc < 0)
+		return rc;
+	return enghook_get(L(p)->netns, ifindex, out);
 }
 
 /* Every journal entry of this network namespace: restore it; an entry whose
@@ -830,6 +915,11 @@ static int local_clear_all(struct peer *p, struct ll_err *err)
 		}
 	}
 	free(list);
+	rc = enghook_stop_all(l->netns, &one);
+	if (rc < 0 && !failed) {
+		failed = rc;
+		ll_err_set(err, rc, "%s", one.msg);
+	}
 	return failed;
 }
 
@@ -889,6 +979,8 @@ static const struct peer_ops local_ops = {
 	.sysctl_set = tune_op_sysctl_set,
 	.tune_restore = tune_op_restore,
 	.link_stats = local_link_stats,
+	.set_engine = local_set_engine,
+	.engine_get = local_engine_get,
 };
 
 int peer_local_open(struct peer *p, struct ll_err *err)

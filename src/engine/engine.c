@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: MIT */
+/* engine.c - the endpoint engine's loop (engine.h): netfilter queue in,
+ * emu model, verdicts and raw re-sends out. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <netinet/ip.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+
+#include "linklab/bridge/emu.h"
+#include "linklab/engine/engine.h"
+#include "linklab/engine/nfqueue.h"
+
+struct held {
+	uint32_t len;
+	unsigned char data[];
+};
+
+struct eng {
+	struct emu *e;
+	struct nfqueue *q;
+	int raw;
+	uint16_t queue;
+	const char *stat_path;
+	bool any;               /* a packet was read since the last batch verdict */
+	uint32_t last_id;
+	struct held *now_pkt;   /* the packet being decided, if still queued */
+	bool now_accept;        /* it left at once: accept its own skb */
+	uint64_t send_errors, overruns, accepted, resent;
+};
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void send_raw(struct eng *g, struct held *h)
+{
+	struct sockaddr_in to;
+	const struct iphdr *ip = (const struct iphdr *)h->data;
+
+	if (h->len < sizeof(*ip) || ip->version != 4) {
+		g->send_errors++;
+		return;
+	}
+	memset(&to, 0, sizeof(to));
+	to.sin_family = AF_INET;
+	to.sin_addr.s_addr = ip->daddr;
+	if (sendto(g->raw, h->data, h->len, MSG_DONTWAIT, (struct sockaddr *)&to,
+		   sizeof(to)) < 0)
+		g->send_errors++;
+	else
+		g->resent++;
+}
+
+/* Everything due at now: the packet being decided leaves as itself. */
+static void release(struct eng *g, int64_t now)
+{
+	struct held *h;
+	uint32_t len;
+
+	while ((h = emu_dequeue(g->e, now, &len))) {
+		if (h == g->now_pkt) {
+			g->now_accept = true;
+			g->now_pkt = NULL;
+		} else {
+			send_raw(g, h);
+		}
+		free(h);
+	}
+}
+
+static struct held *hold_copy(const unsigned char *data, uint32_t len)
+{
+	struct held *h = malloc(sizeof(*h) + len);
+
+	if (h) {
+		h->len = len;
+		memcpy(h->data, data, len);
+	}
+	return h;
+}
+
+static void flip(struct held *h, uint32_t bit)
+{
+	/* skip the IPv4 header so the packet still routes (netem flips a
+	 * bit anywhere in the frame; a broken IP header would not leave) */
+	uint32_t ihl = h->len > 0 ? (uint32_t)(h->data[0] & 0x0f) * 4 : 0;
+
+	if (h->len <= ihl)
+		return;
+	bit = ihl * 8 + bit % ((h->len - ihl) * 8);
+	h->data[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+}
+
+static void enqueue(struct eng *g, struct held *h, int64_t now)
+{
+	if (emu_enqueue(g->e, now, h->len, h, NULL) < 0) {
+		if (g->now_pkt == h)
+			g->now_pkt = NULL;
+		free(h);
+	}
+}
+
+static void on_packet(void *arg, uint32_t id, unsigned char *data, uint32_t len)
+{
+	struct eng *g = arg;
+	struct emu_fate f, fd;
+	int64_t now = mono_ns();
+	struct held *h, *dup = NULL;
+
+	g->any = true;
+	g->last_id = id;
+	emu_fate(g->e, len, false, &f);
+	if (f.dup) {
+		emu_fate(g->e, len, true, &fd);
+		if (!fd.lost && (dup = hold_copy(data, len)) && fd.corrupt)
+			flip(dup, fd.corrupt_bit);
+	}
+	if (!f.lost && (h = hold_copy(data, len))) {
+		if (f.corrupt)
+			flip(h, f.corrupt_bit);
+		else
+			g->now_pkt = h;
+		g->now_accept = false;
+		enqueue(g, h, now);
+		if (dup)
+			enqueue(g, dup, now);
+		release(g, now);
+		if (g->now_accept) {
+			nfqueue_verdict(g->q, id, true);
+			g->accepted++;
+		}
+		g->now_pkt = NULL;
+	} else if (dup) {
+		enqueue(g, dup, now);
+		release(g, now);
+	}
+	/* not accepted: dropped with the batch verdict after this read */
+}
+
+static void write_stats(struct eng *g)
+{
+	struct emu_stats s;
+	uint64_t qd = 0, ud = 0;
+	char tmp[4200];
+	FILE *f;
+
+	emu_get_stats(g->e, &s);
+	nfqueue_kstats(g->queue, &qd, &ud);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", g->stat_path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return;
+	fprintf(f, "{\"pid\": %ld, \"queue\": %u, \"in\": %" PRIu64 ", \"out\": %" PRIu64
+		", \"lost\": %" PRIu64 ", \"duplicated\": %" PRIu64 ", \"corrupted\": %" PRIu64
+		", \"reordered\": %" PRIu64 ", \"queue_drops\": %" PRIu64
+		", \"queued\": %u, \"accepted\": %" PRIu64 ", \"resent\": %" PRIu64
+		", \"send_errors\": %" PRIu64 "}\n",
+		(long)getpid(), g->queue, s.in_pkts, s.out_pkts, s.lost, s.duplicated,
+		s.corrupted, s.reordered, s.limit_drops + s.rate_drops + qd + ud + g->overruns,
+		s.qlen, g->accepted, g->resent, g->send_errors);
+	if (fclose(f) == 0)
+		rename(tmp, g->stat_path);
+	else
+		unlink(tmp);
+}
+
+static int open_raw(const char *dev, struct ll_err *err)
+{
+	int fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
+	unsigned mark = ENGINE_MARK;
+	int sz = 8 * 1024 * 1024;
+
+	if (fd < 0)
+		return ll_err_set(err, errno == EPERM ? -EPERM : -EIO,
+				  "raw socket: %s (needs CAP_NET_RAW)", strerror(errno));
+	if (setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof(mark)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, dev, (socklen_t)strlen(dev)) < 0) {
+		int e = errno;
+
+		close(fd);
+		return ll_err_set(err, -EIO, "raw socket on %s: %s", dev, strerror(e));
+	}
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	return fd;
+}
+
+static void say_ready(int fd, const struct ll_err *err)
+{
+	char line[600];
+	int n;
+
+	if (fd < 0)
+		return;
+	n = err ? snprintf(line, sizeof(line), "error: %s\n", err->msg) :
+		  snprintf(line, sizeof(line), "ok %ld\n", (long)getpid());
+	if (write(fd, line, (size_t)n) < 0) {
+		/* the starter went away: it will find the record */
+	}
+	close(fd);
+}
+
+static int setup(struct eng *g, const struct engine_opts *o, struct emu_dist **dist,
+		 struct ll_err *err)
+{
+	struct emu_config c;
+	int rc;
+
+	*dist = calloc(1, sizeof(**dist));
+	if (!*dist)
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	rc = emu_config_build(&c, o->dial, (uint64_t)mono_ns() ^ (uint64_t)getpid(),
+			      *dist, err);
+	if (rc < 0)
+		return rc;
+	rc = emu_new(&c, &g->e, err);
+	if (rc < 0)
+		return rc;
+	g->raw = open_raw(o->dev, err);
+	if (g->raw < 0)
+		return g->raw;
+	return nfqueue_open(o->queue, 65536, on_packet, g, &g->q, err);
+}
+
+static void teardown(struct eng *g, struct emu_dist *dist)
+{
+	struct held *h;
+	uint32_t len;
+
+	nfqueue_close(g->q);
+	if (g->e) {
+		while ((h = emu_drain(g->e, &len)))
+			free(h);
+		emu_free(g->e);
+	}
+	if (g->raw >= 0)
+		close(g->raw);
+	free(dist);
+}
+
+int engine_run(const struct engine_opts *o, struct ll_err *err)
+{
+	struct eng g = { .raw = -1, .queue = o->queue, .stat_path = o->stat_path };
+	struct emu_dist *dist = NULL;
+	struct sigaction sa;
+	int64_t next_stat = 0;
+	int rc;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	prctl(PR_SET_TIMERSLACK, 1UL);
+	rc = setup(&g, o, &dist, err);
+	if (rc < 0) {
+		say_ready(o->ready_fd, err);
+		teardown(&g, dist);
+		return rc;
+	}
+	say_ready(o->ready_fd, NULL);
+	while (!stop_flag) {
+		struct pollfd pfd = { nfqueue_fd(g.q), POLLIN, 0 };
+		int64_t now = mono_ns(), next = emu_next_time(g.e), wait;
+		struct timespec ts;
+
+		wait = next == INT64_MAX ? 250000000 : next - now;
+		if (wait > next_stat - now)
+			wait = next_stat - now;
+		if (wait < 0)
+			wait = 0;
+		ts.tv_sec = wait / 1000000000;
+		ts.tv_nsec = wait % 1000000000;
+		if (ppoll(&pfd, 1, &ts, NULL) > 0 && (pfd.revents & POLLIN)) {
+			rc = nfqueue_read(g.q, 64, &g.overruns, err);
+			if (rc < 0)
+				break;
+			if (g.any) {
+				nfqueue_verdict_upto(g.q, g.last_id, false);
+				g.any = false;
+			}
+		}
+		now = mono_ns();
+		release(&g, now);
+		if (now >= next_stat) {
+			write_stats(&g);
+			next_stat = now + 250000000;
+		}
+	}
+	rc = rc < 0 ? rc : 0;
+	write_stats(&g);
+	teardown(&g, dist);
+	return rc;
+}
