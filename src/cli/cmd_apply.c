@@ -248,11 +248,15 @@ static int read_back(struct peerset *ps, const struct impair dial[2],
 			status = 1;
 			continue;
 		}
-		if (doc)
-			cJSON_AddItemToObject(cmd_json_side(doc, i, p, dev), "qdiscs",
-					      cmd_json_qdiscs(qs));
-		else
+		if (doc) {
+			cJSON *side = cmd_json_side(doc, i, p, dev);
+
+			cJSON_AddItemToObject(side, "qdiscs", cmd_json_qdiscs(qs));
+			cmd_engine_report(stdout, side, p, dev);
+		} else {
 			cmd_print_qdiscs(stdout, p->label, qs);
+			cmd_engine_report(stdout, NULL, p, dev);
+		}
 		if ((dial[i].set & IMP_DIRECTION) && dial[i].direction == IMP_INGRESS) {
 			char ifb[IF_NAMESIZE], lbl[128];
 

@@ -2,18 +2,22 @@
 /* cmd_engine.c - `linklab engine`: the endpoint engine process (engine.h),
  * started detached by apply (enghook.c); not for users. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "linklab/cli/cli.h"
+#include "linklab/cli/cmd.h"
+#include "linklab/peer/enghook.h"
+#include "linklab/peer/peer.h"
 #include "linklab/engine/engine.h"
 #include "linklab/model/impair.h"
 
 int cmd_engine(int argc, char **argv)
 {
-	struct engine_opts o = { .ready_fd = -1 };
+	struct engine_opts o = { .ready_fd = -1, .rt_priority = 10 };
 	struct impair d = { 0 };
 	struct ll_diag diag;
 	struct ll_err err = { 0 };
@@ -30,6 +34,8 @@ int cmd_engine(int argc, char **argv)
 			q = strtol(v, NULL, 10);
 		else if (!strcmp(k, "--stat"))
 			o.stat_path = v;
+		else if (!strcmp(k, "--rt-priority"))
+			o.rt_priority = (int)strtol(v, NULL, 10);
 		else if (!strcmp(k, "--ready-fd"))
 			o.ready_fd = (int)strtol(v, NULL, 10);
 		else if (!strncmp(k, "--", 2))
@@ -60,4 +66,49 @@ int cmd_engine(int argc, char **argv)
 		return rc == -EINVAL || rc == -EOPNOTSUPP ? 2 : 1;
 	}
 	return 0;
+}
+
+/* Which engine holds dev's dial on p, with the endpoint engine's counters:
+ * into side (JSON) when given, else one line on f. */
+void cmd_engine_report(FILE *f, cJSON *side, struct peer *p, const char *dev)
+{
+	struct enghook_info h;
+	struct ll_err err = { 0 };
+	cJSON *o;
+
+	if (!p->ops->engine_get || p->ops->engine_get(p, dev, &h, &err) < 0) {
+		if (side)
+			cJSON_AddStringToObject(side, "engine", "kernel");
+		return;
+	}
+	if (!side) {
+		if (!h.alive)
+			fprintf(f, "  engine: user, but its process (pid %ld) is gone: packets "
+				"pass unimpaired; linklab clear removes the rule\n", h.pid);
+		else
+			fprintf(f, "  engine: user (linklab engine pid %ld, queue %u): in %" PRIu64
+				", out %" PRIu64 ", lost %" PRIu64 ", duplicated %" PRIu64
+				", reordered %" PRIu64 ", corrupted %" PRIu64 ", queue drops %"
+				PRIu64 ", queued %u\n", h.pid, h.queue, h.in, h.out, h.lost,
+				h.duplicated, h.reordered, h.corrupted, h.queue_drops, h.queued);
+		return;
+	}
+	cJSON_AddStringToObject(side, "engine", "user");
+	o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "pid", (double)h.pid);
+	cJSON_AddBoolToObject(o, "running", h.alive);
+	cJSON_AddNumberToObject(o, "queue", h.queue);
+	cJSON_AddStringToObject(o, "iptables", h.iptables);
+	cJSON_AddStringToObject(o, "chain", h.chain);
+	if (h.have_counters) {
+		cJSON_AddNumberToObject(o, "in", (double)h.in);
+		cJSON_AddNumberToObject(o, "out", (double)h.out);
+		cJSON_AddNumberToObject(o, "lost", (double)h.lost);
+		cJSON_AddNumberToObject(o, "duplicated", (double)h.duplicated);
+		cJSON_AddNumberToObject(o, "reordered", (double)h.reordered);
+		cJSON_AddNumberToObject(o, "corrupted", (double)h.corrupted);
+		cJSON_AddNumberToObject(o, "queue_drops", (double)h.queue_drops);
+		cJSON_AddNumberToObject(o, "queued", h.queued);
+	}
+	cJSON_AddItemToObject(side, "user_engine", o);
 }

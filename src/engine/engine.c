@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/if_ether.h>
 #include <netinet/in.h>
 #include <netinet/ip.h>
 #include <sys/prctl.h>
@@ -116,7 +118,7 @@ static void flip(struct held *h, uint32_t bit)
 
 static void enqueue(struct eng *g, struct held *h, int64_t now)
 {
-	if (emu_enqueue(g->e, now, h->len, h, NULL) < 0) {
+	if (emu_enqueue(g->e, now, h->len + ETH_HLEN, h, NULL) < 0) {
 		if (g->now_pkt == h)
 			g->now_pkt = NULL;
 		free(h);
@@ -132,9 +134,9 @@ static void on_packet(void *arg, uint32_t id, unsigned char *data, uint32_t len)
 
 	g->any = true;
 	g->last_id = id;
-	emu_fate(g->e, len, false, &f);
+	emu_fate(g->e, len + ETH_HLEN, false, &f);
 	if (f.dup) {
-		emu_fate(g->e, len, true, &fd);
+		emu_fate(g->e, len + ETH_HLEN, true, &fd);
 		if (!fd.lost && (dup = hold_copy(data, len)) && fd.corrupt)
 			flip(dup, fd.corrupt_bit);
 	}
@@ -276,6 +278,13 @@ int engine_run(const struct engine_opts *o, struct ll_err *err)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	prctl(PR_SET_TIMERSLACK, 1UL);
+	/* releases on time on a busy host, as netem's hrtimer (best effort:
+	 * without the privilege the engine runs at normal priority) */
+	if (o->rt_priority > 0) {
+		struct sched_param sp = { .sched_priority = o->rt_priority };
+
+		sched_setscheduler(0, SCHED_FIFO, &sp);
+	}
 	rc = setup(&g, o, &dist, err);
 	if (rc < 0) {
 		say_ready(o->ready_fd, err);

@@ -50,6 +50,7 @@ int nfqueue_open(uint16_t num, uint32_t maxlen, nfqueue_cb cb, void *arg,
 		 struct nfqueue **out, struct ll_err *err)
 {
 	struct nfqueue *q = calloc(1, sizeof(*q));
+	uint64_t qd, ud;
 	int on = 1, e;
 
 	*out = NULL;
@@ -76,6 +77,11 @@ int nfqueue_open(uint16_t num, uint32_t maxlen, nfqueue_cb cb, void *arg,
 		nfq_close(q->h);
 		free(q->buf);
 		free(q);
+		/* the kernel says EPERM both without the capability and when
+		 * another socket holds the queue: a bound queue is listed */
+		if (nfqueue_kstats(num, &qd, &ud) == 0)
+			return ll_err_set(err, -EBUSY, "netfilter queue %u is in use by "
+					  "another process", num);
 		if (e == EPERM || e == EACCES)
 			return ll_err_set(err, -EPERM, "binding netfilter queue %u needs "
 					  "root or CAP_NET_ADMIN (try sudo)", num);

@@ -25,7 +25,6 @@
 #include "linklab/peer/enghook.h"
 #include "linklab/peer/journal.h"
 
-#define KERN_BITS (IMP_RATE | IMP_BURST | IMP_TBF_LIMIT | IMP_LATENCY)
 #define SCOPE_BITS (IMP_DIRECTION | IMP_DST | IMP_DPORT)
 #define MARK_MATCH "0x4c4c0000/0xffff0000"   /* engine.h ENGINE_MARK */
 #define MAX_ARGS 160
@@ -46,14 +45,6 @@ int enghook_mode_parse(const char *s)
 const char *enghook_mode_name(int mode)
 {
 	return mode == ENGHOOK_KERNEL ? "kernel" : mode == ENGHOOK_USER ? "user" : "auto";
-}
-
-void enghook_split(const struct impair *d, struct impair *eng, struct impair *kern)
-{
-	*eng = *d;
-	*kern = *d;
-	eng->set = d->set & ~(uint32_t)KERN_BITS;
-	kern->set = d->set & (KERN_BITS | SCOPE_BITS);
 }
 
 int enghook_check(const struct impair *eng, const char *dev, struct ll_err *err)
@@ -156,22 +147,28 @@ static int ipt(const char *bin, char *out, size_t outlen, ...)
 	return run(argv, out, outlen);
 }
 
-/* The first iptables that can list the mangle table here. */
+/* The first iptables that can list the mangle table here ($LINKLAB_IPTABLES
+ * alone when set). */
 static int pick_iptables(char *bin, size_t len, struct ll_err *err)
 {
 	static const char *const cand[] = { "iptables", "iptables-nft", "iptables-legacy",
 		"/usr/sbin/iptables", "/sbin/iptables", NULL };
+	const char *force = getenv("LINKLAB_IPTABLES");
 	char out[400], first[512] = "";
 	int i, rc;
 
 	for (i = 0; cand[i]; i++) {
-		rc = ipt(cand[i], out, sizeof(out), "-S", "POSTROUTING", (char *)NULL);
+		const char *c = force && *force ? force : cand[i];
+
+		if (force && *force && i > 0)
+			break;
+		rc = ipt(c, out, sizeof(out), "-S", "POSTROUTING", (char *)NULL);
 		if (rc == 0) {
-			snprintf(bin, len, "%s", cand[i]);
+			snprintf(bin, len, "%s", c);
 			return 0;
 		}
 		if (rc != 127 && !first[0])
-			snprintf(first, sizeof(first), "%s: %s", cand[i], out);
+			snprintf(first, sizeof(first), "%s: %s", c, out);
 	}
 	if (first[0])
 		return ll_err_set(err, -EIO, "the endpoint engine's iptables rule cannot be "
@@ -495,7 +492,7 @@ static int engine_argv(const char *dev, unsigned q, const char *sp, const struct
 	PUT("--ready-fd");
 	PUT("3");
 	for (f = impair_fields; f->name; f++) {
-		if (!(d->set & f->bit) || (f->bit & (SCOPE_BITS | KERN_BITS)))
+		if (!(d->set & f->bit) || (f->bit & SCOPE_BITS))
 			continue;
 		snprintf(v, sizeof(v), "--%s", f->name);
 		PUT(v);

@@ -798,27 +798,23 @@ static bool use_engine(struct local *l, const struct impair *d)
 	return l->engine_mode == ENGHOOK_USER || probe_netem(l) == 0;
 }
 
-/* The netem fields to the endpoint engine, the rate to tbf after it (or
- * the original qdisc back when there is no rate). */
+/* The whole dial to the endpoint engine (its rate is the model's token
+ * bucket after the netem stage, as tbf over a netem child), the original
+ * qdisc back on the interface. */
 static int apply_engine(struct peer *p, const char *dev, const struct impair *d,
 			struct ll_err *err)
 {
 	struct local *l = L(p);
 	struct impair_plan plan;
-	struct impair eng, kern;
 	int ifindex, rc;
 
 	rc = make_plan(l, dev, d, &ifindex, &plan, err);
 	if (rc < 0)
 		return rc;
-	enghook_split(d, &eng, &kern);
-	rc = enghook_start(l->netns, dev, ifindex, &eng, l->exclude_port, err);
+	rc = enghook_start(l->netns, dev, ifindex, d, l->exclude_port, err);
 	if (rc < 0)
 		return rc;
-	if (impair_needs_tbf(&kern))
-		rc = apply_kernel(p, dev, &kern, err);
-	else
-		rc = clear_qdiscs(l, dev, ifindex, err);
+	rc = clear_qdiscs(l, dev, ifindex, err);
 	if (rc < 0) {
 		enghook_stop(l->netns, ifindex, NULL);
 		err_append(err, "; the endpoint engine was stopped");

@@ -14,8 +14,9 @@
  *    the interface, with firewall mark ENGINE_MARK, which the rule skips.
  * If the process dies, the kernel unbinds the queue and --queue-bypass lets
  * packets pass unimpaired (fail open).
- * Rate stays on the kernel's tbf after this hook (netem then tbf, as
- * impair.h's layout). */
+ * The dial's rate is the model's token bucket after the netem stage (the
+ * kernel's "tbf root, netem child" layout, emu.h), counted on frames (IP
+ * length + 14, as tbf sees them on an Ethernet device). */
 #ifndef LINKLAB_ENGINE_H
 #define LINKLAB_ENGINE_H
 
@@ -30,8 +31,9 @@
 struct engine_opts {
 	const char *dev;         /* interface (raw socket bound to it) */
 	uint16_t queue;          /* netfilter queue number */
-	const struct impair *dial;   /* the netem fields (no rate, no scope) */
+	const struct impair *dial;   /* the dial without its scope (dst, dport) */
 	const char *stat_path;   /* counters file (JSON), rewritten every 250 ms */
+	int rt_priority;         /* SCHED_FIFO priority 1..99 (best effort), 0 = none */
 	int ready_fd;            /* gets "ok PID\n" once bound, or "error: MSG\n";
 				  * then closed; -1 = none */
 };

@@ -47,17 +47,13 @@ struct enghook_info {
 	uint32_t queued;
 };
 
-/* The part of d the engine takes (netem fields and the scope) into eng, and
- * the part the kernel keeps (rate, burst, tbf limit, latency and the
- * scope) into kern. */
-void enghook_split(const struct impair *d, struct impair *eng, struct impair *kern);
-
 /* Every field of eng the endpoint engine cannot do, named, in one message
  * (-EOPNOTSUPP): slot, slot-packets, slot-bytes, ecn, direction ingress,
  * an IPv6 dst. 0 when it can. */
 int enghook_check(const struct impair *eng, const char *dev, struct ll_err *err);
 
-/* Start the engine for eng on dev (ifindex, in this namespace netns) and
+/* Start the engine for the dial eng on dev (its netem fields, and its rate
+ * as the model's token bucket after them; the scope goes to the rule) (ifindex, in this namespace netns) and
  * hook it in; a hook already on ifindex is replaced after the new one runs
  * (the old rule and engine are removed last). exclude_port > 0: TCP
  * packets from or to that port skip the engine (--exclude-ssh). Nothing
