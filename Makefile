@@ -31,7 +31,7 @@ ASAN_OBJ := $(CORE_SRC:src/%.c=$(BUILD)/asan/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/asan/tests/%)
 
-.PHONY: all deps check unit lab-test tui-test demo demo-down lab-up lab-down \
+.PHONY: all deps check unit lab-test engine-test tui-test demo demo-down lab-up lab-down \
         bench install clean layering fuzz fuzz-check
 
 all: $(BUILD)/.deps $(BUILD)/linklab
@@ -66,6 +66,10 @@ unit: $(BUILD)/.deps $(UNIT_BIN)
 
 lab-test: all
 	@sh tests/lab/run.sh
+
+# the endpoint engine (netfilter queue + linklab engine) in the two-namespace lab
+engine-test: all
+	@sh tests/lab/engine.sh
 
 tui-test: all
 	@sh tests/tui/run.sh
