@@ -23,6 +23,8 @@
 #include "linklab/engine/engine.h"
 #include "linklab/engine/nfqueue.h"
 
+#define SEND_BATCH 64
+
 struct held {
 	uint32_t len;
 	unsigned char data[];
@@ -34,8 +36,11 @@ struct eng {
 	int raw;
 	uint16_t queue;
 	const char *stat_path;
-	bool any;               /* a packet was read since the last batch verdict */
-	uint32_t last_id;
+	bool run_open;          /* packets decided, their verdict not yet sent */
+	bool run_accept;        /* ... all accept, or all drop */
+	uint32_t run_last;      /* ... up to this id */
+	int nout;               /* copies waiting for sendmmsg */
+	struct held *out[SEND_BATCH];
 	struct held *now_pkt;   /* the packet being decided, if still queued */
 	bool now_accept;        /* it left at once: accept its own skb */
 	uint64_t send_errors, overruns, accepted, resent;
@@ -59,23 +64,72 @@ static int64_t mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Send the copies collected by release() (one sendmmsg) and free them. */
+static void flush_sends(struct eng *g)
+{
+	struct mmsghdr m[SEND_BATCH];
+	struct iovec iov[SEND_BATCH];
+	struct sockaddr_in to[SEND_BATCH];
+	int i, n = 0, k, sent = 0;
+
+	for (i = 0; i < g->nout; i++) {
+		struct held *h = g->out[i];
+		const struct iphdr *ip = (const struct iphdr *)h->data;
+
+		if (h->len < sizeof(*ip) || ip->version != 4) {
+			g->send_errors++;
+			continue;
+		}
+		memset(&to[n], 0, sizeof(to[n]));
+		to[n].sin_family = AF_INET;
+		to[n].sin_addr.s_addr = ip->daddr;
+		iov[n].iov_base = h->data;
+		iov[n].iov_len = h->len;
+		memset(&m[n], 0, sizeof(m[n]));
+		m[n].msg_hdr.msg_name = &to[n];
+		m[n].msg_hdr.msg_namelen = sizeof(to[n]);
+		m[n].msg_hdr.msg_iov = &iov[n];
+		m[n].msg_hdr.msg_iovlen = 1;
+		n++;
+	}
+	while (sent < n) {
+		k = sendmmsg(g->raw, m + sent, (unsigned)(n - sent), MSG_DONTWAIT);
+		if (k <= 0) {
+			/* this one failed (queue full, no route): count it, go on */
+			g->send_errors++;
+			sent++;
+			continue;
+		}
+		sent += k;
+		g->resent += (uint64_t)k;
+	}
+	for (i = 0; i < g->nout; i++)
+		free(g->out[i]);
+	g->nout = 0;
+}
+
 static void send_raw(struct eng *g, struct held *h)
 {
-	struct sockaddr_in to;
-	const struct iphdr *ip = (const struct iphdr *)h->data;
+	g->out[g->nout++] = h;
+	if (g->nout == SEND_BATCH)
+		flush_sends(g);
+}
 
-	if (h->len < sizeof(*ip) || ip->version != 4) {
-		g->send_errors++;
-		return;
-	}
-	memset(&to, 0, sizeof(to));
-	to.sin_family = AF_INET;
-	to.sin_addr.s_addr = ip->daddr;
-	if (sendto(g->raw, h->data, h->len, MSG_DONTWAIT, (struct sockaddr *)&to,
-		   sizeof(to)) < 0)
-		g->send_errors++;
-	else
-		g->resent++;
+/* One verdict for a run of packets decided alike (nfq_set_verdict_batch). */
+static void decide(struct eng *g, uint32_t id, bool accept)
+{
+	if (g->run_open && g->run_accept != accept)
+		nfqueue_verdict_upto(g->q, g->run_last, g->run_accept);
+	g->run_open = true;
+	g->run_accept = accept;
+	g->run_last = id;
+}
+
+static void flush_verdicts(struct eng *g)
+{
+	if (g->run_open)
+		nfqueue_verdict_upto(g->q, g->run_last, g->run_accept);
+	g->run_open = false;
 }
 
 /* Everything due at now: the packet being decided leaves as itself. */
@@ -92,11 +146,12 @@ static void release(struct eng *g, int64_t now)
 		if (h == g->now_pkt) {
 			g->now_accept = true;
 			g->now_pkt = NULL;
+			free(h);
 		} else {
 			send_raw(g, h);
 		}
-		free(h);
 	}
+	flush_sends(g);
 }
 
 static struct held *hold_copy(const unsigned char *data, uint32_t len)
@@ -138,8 +193,6 @@ static void on_packet(void *arg, uint32_t id, unsigned char *data, uint32_t len)
 	int64_t now = mono_ns();
 	struct held *h, *dup = NULL;
 
-	g->any = true;
-	g->last_id = id;
 	emu_fate(g->e, len + ETH_HLEN, false, &f);
 	if (f.dup) {
 		emu_fate(g->e, len + ETH_HLEN, true, &fd);
@@ -156,16 +209,17 @@ static void on_packet(void *arg, uint32_t id, unsigned char *data, uint32_t len)
 		if (dup)
 			enqueue(g, dup, now);
 		release(g, now);
-		if (g->now_accept) {
-			nfqueue_verdict(g->q, id, true);
+		if (g->now_accept)
 			g->accepted++;
-		}
+		decide(g, id, g->now_accept);
 		g->now_pkt = NULL;
-	} else if (dup) {
+		return;
+	}
+	if (dup) {
 		enqueue(g, dup, now);
 		release(g, now);
 	}
-	/* not accepted: dropped with the batch verdict after this read */
+	decide(g, id, false);
 }
 
 static void write_stats(struct eng *g)
@@ -348,10 +402,7 @@ int engine_run(const struct engine_opts *o, struct ll_err *err)
 			rc = nfqueue_read(g.q, 64, &g.overruns, err);
 			if (rc < 0)
 				break;
-			if (g.any) {
-				nfqueue_verdict_upto(g.q, g.last_id, false);
-				g.any = false;
-			}
+			flush_verdicts(&g);
 		}
 		now = mono_ns();
 		release(&g, now);

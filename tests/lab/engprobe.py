@@ -4,13 +4,15 @@
 #       count datagrams "seq send_ns" until IDLE_S without one; prints JSON:
 #       total, unique, dup_fraction, rfc3550_jitter_ms (RFC 3550 6.4.1
 #       J += (|D| - J)/16, averaged over the run after 20 packets),
-#       mean_abs_d_ms, and with AFTER_FILE (a CLOCK_MONOTONIC ns value) the
+#       mean_abs_d_ms, owd_ms (one-way delay quantiles 0/1/50/99/100 %),
+#       with $ENGPROBE_OWD_CAP_MS the jitter over packets under that one-way
+#       delay (rfc3550_jitter_capped_ms, host_delayed = the others), and with AFTER_FILE (a CLOCK_MONOTONIC ns value) the
 #       first arrival at or after that time: first_after_ms
 #   engprobe.py send ADDR PORT N GAP_S
 #   engprobe.py echo ADDR PORT IDLE_S      echo server
 #   engprobe.py rtloss ADDR PORT N GAP_S   N probes to an echo server; JSON
 #       sent, unique answers, loss_fraction
-import json, socket, sys, time
+import json, os, socket, sys, time
 mode, addr, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
 if mode == "sink":
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -40,6 +42,20 @@ if mode == "sink":
             js.append(j)
     out["rfc3550_jitter_ms"] = sum(js) / len(js) / 1e6 if js else 0
     out["mean_abs_d_ms"] = sum(ds) / len(ds) / 1e6 if ds else 0
+    # $ENGPROBE_OWD_CAP_MS: the same over the packets whose one-way delay is
+    # at most the cap (the dial's delay + jitter + margin); the others were
+    # held by the host (scheduling), counted in host_delayed
+    cap = float(os.environ.get("ENGPROBE_OWD_CAP_MS", "0")) * 1e6
+    if cap:
+        ok = [x for x in arr if x[0] - x[1] <= cap]
+        j, js = 0.0, []
+        for i in range(1, len(ok)):
+            d = (ok[i][0] - ok[i - 1][0]) - (ok[i][1] - ok[i - 1][1])
+            j += (abs(d) - j) / 16
+            if i >= 20:
+                js.append(j)
+        out["host_delayed"] = len(arr) - len(ok)
+        out["rfc3550_jitter_capped_ms"] = sum(js) / len(js) / 1e6 if js else 0
     if arr:
         owd = sorted((r - snd) / 1e6 for r, snd in arr)
         out["owd_ms"] = [round(owd[int(q * (len(owd) - 1))], 3) for q in (0, 0.01, 0.5, 0.99, 1)]
