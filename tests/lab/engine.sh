@@ -319,6 +319,51 @@ else
 fi
 kill $h1 $h2 2>/dev/null; wait $h1 $h2 2>/dev/null
 
+# --- --peer: the peer's engine over SSH (linklab on the peer's PATH) ---------------
+if ina "$LINKLAB" apply -F "$LL_SSH_CONFIG" --peer "$LL_PEER" --delay 25ms > "$T/p.out" 2>&1 &&
+   [ "$(grep -c 'engine: user (linklab engine pid' "$T/p.out")" = 2 ]; then
+	pass "engine: apply --peer: both sides on the user engine (A local, B over SSH)"
+	set -- $(rtt 60 0.02)
+	echo "  figure: apply --peer --delay 25ms: RTT median $1 ms (plain $base ms)"
+	if py "import sys; m=float('$1')-float('$base'); sys.exit(0 if abs(m-50) <= 0.5 else 1)"; then
+		pass "engine: apply --peer --delay 25ms -> RTT $1 ms (50 ms within 1 %)"
+	else
+		fail "engine: apply --peer --delay 25ms -> RTT $1 ms"
+	fi
+	ina "$LINKLAB" show -F "$LL_SSH_CONFIG" --peer "$LL_PEER" -J > "$T/ps.json" 2>/dev/null
+	if py "
+import json,sys
+d=json.load(open('$T/ps.json'))
+sys.exit(0 if all(d[k]['engine']=='user' and d[k]['user_engine']['running'] and d[k]['user_engine']['in']>0 for k in 'ab') else 1)"; then
+		pass "engine: show --peer -J: the user engine with its counters on both sides"
+	else
+		fail "engine: show --peer -J: $(cat "$T/ps.json")"
+	fi
+else
+	fail "engine: apply --peer --delay 25ms: $(cat "$T/p.out")"
+fi
+ina "$LINKLAB" clear -F "$LL_SSH_CONFIG" --peer "$LL_PEER" > /dev/null 2>&1
+if [ "$(rules "$LL_NS_A")" = 0 ] && [ "$(rules "$LL_NS_B")" = 0 ]; then
+	pass "engine: clear --peer removes both sides' rules and engines"
+else
+	fail "engine: clear --peer left rules: A $(rules "$LL_NS_A"), B $(rules "$LL_NS_B")"
+fi
+# a peer without linklab: a second sshd whose PATH has none
+inb /usr/sbin/sshd -f "$LL_LAB_DIR/sshd_config" -o Port=2224 -o PidFile="$T/sshd4.pid" \
+	-E "$T/sshd4.log" -o SetEnv=PATH=/usr/sbin:/usr/bin:/sbin:/bin
+i=0; while [ ! -s "$T/sshd4.pid" ] && [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done
+sed "s/^\([^ ]*\) /[\1]:2224 /" "$LL_LAB_DIR/known_hosts" > "$T/kh4"
+sed -e 's/^Host peer-b/Host peer-bare/' -e "s|UserKnownHostsFile .*|UserKnownHostsFile $T/kh4|" \
+	"$LL_SSH_CONFIG" > "$T/ssh4"
+echo "  Port 2224" >> "$T/ssh4"
+ina "$LINKLAB" apply -F "$T/ssh4" --peer peer-bare --remote --engine user --delay 10ms > "$T/bare.out" 2>&1
+if grep -q "needs linklab installed on the peer" "$T/bare.out" && [ "$(rules "$LL_NS_B")" = 0 ]; then
+	pass "engine: a peer without linklab: the message says so and what to install; nothing changed"
+else
+	fail "engine: peer without linklab: $(cat "$T/bare.out")"
+fi
+[ -s "$T/sshd4.pid" ] && kill "$(cat "$T/sshd4.pid")" 2>/dev/null
+
 # --- re-apply replaces the engine; clear --all after kill -9 --------------------------
 if ea --delay 5ms && p1=$(hook_pid) && ea --delay 7ms && p2=$(hook_pid); then
 	# gone = no process or a zombie (its parent, init here, may reap late)
