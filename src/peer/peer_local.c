@@ -1004,6 +1004,8 @@ int peer_local_open(struct peer *p, struct ll_err *err)
 		free(l);
 		return ll_err_set(err, -EIO, "cannot open rtnetlink: %s", nl_geterror(rc));
 	}
+	/* the kernel's qdiscs unless the caller picks an engine (set_engine) */
+	l->engine_mode = ENGHOOK_KERNEL;
 	p->ops = &local_ops;
 	p->priv = l;
 	snprintf(p->label, sizeof(p->label), "A (this host)");

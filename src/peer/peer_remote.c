@@ -57,6 +57,7 @@ struct remote {
 	int exclude_port;         /* --exclude-ssh: the engine skips this TCP port */
 	bool no_netem;            /* the peer's kernel refused netem */
 	bool engine_used;         /* an endpoint engine was started this session */
+	char engine_dev[RJ_MAX][IF_NAMESIZE];  /* ... on these interfaces */
 };
 
 static struct remote *R(struct peer *p)
@@ -853,6 +854,15 @@ static int guard_refresh(struct remote *r, struct ll_err *err)
 			rc = ll_err_set(err, -ENOSPC, "guard command too long");
 		n++;
 	}
+	/* the endpoint engines this session started stop with it */
+	for (i = 0; rc == 0 && i < RJ_MAX; i++) {
+		if (!r->engine_dev[i][0])
+			continue;
+		if (addraw(inner, CMD_MAX, "command -v linklab >/dev/null 2>&1 && linklab engine --stop --dev") ||
+		    addw(inner, CMD_MAX, r->engine_dev[i]) || addraw(inner, CMD_MAX, ";"))
+			rc = ll_err_set(err, -ENOSPC, "guard command too long");
+		n++;
+	}
 	if (rc == 0 && addraw(inner, CMD_MAX, "true; }"))
 		rc = ll_err_set(err, -ENOSPC, "guard command too long");
 	guard_disarm(r);
@@ -871,11 +881,14 @@ static int guard_refresh(struct remote *r, struct ll_err *err)
 static int remote_clear_dev(struct peer *p, const char *dev, struct ll_err *err);
 
 static int engine_stop_remote(struct remote *r, const char *dev, struct ll_err *err);
+static void engine_dev_mark(struct remote *r, const char *dev, bool on);
 
 static int remote_clear(struct peer *p, const char *dev, struct ll_err *err)
 {
 	int rc = engine_stop_remote(R(p), dev, err);
 
+	if (rc == 0)
+		engine_dev_mark(R(p), dev, false);
 	if (rc == 0)
 		rc = remote_clear_dev(p, dev, err);
 
@@ -1726,6 +1739,24 @@ static int engine_installed(struct remote *r, struct ll_err *err)
 	return rc;
 }
 
+/* Remember (on) or forget dev as running an engine of this session. */
+static void engine_dev_mark(struct remote *r, const char *dev, bool on)
+{
+	int i, free_i = -1;
+
+	for (i = 0; i < RJ_MAX; i++) {
+		if (!strcmp(r->engine_dev[i], dev)) {
+			if (!on)
+				r->engine_dev[i][0] = '\0';
+			return;
+		}
+		if (!r->engine_dev[i][0] && free_i < 0)
+			free_i = i;
+	}
+	if (on && free_i >= 0)
+		snprintf(r->engine_dev[free_i], IF_NAMESIZE, "%s", dev);
+}
+
 /* The whole dial to the peer's endpoint engine, its original qdisc back. */
 static int remote_apply_engine(struct peer *p, const char *dev, const struct impair *d,
 			       struct ll_err *err)
@@ -1745,9 +1776,14 @@ static int remote_apply_engine(struct peer *p, const char *dev, const struct imp
 	if (rc < 0)
 		return rc;
 	r->engine_used = true;
+	engine_dev_mark(r, dev, true);
 	rc = remote_clear_dev(p, dev, err);
-	if (rc < 0)
+	if (rc == 0)
+		rc = guard_refresh(r, err);
+	if (rc < 0) {
 		engine_run_remote(r, "--stop", dev, NULL, NULL, &e2);
+		engine_dev_mark(r, dev, false);
+	}
 	return rc;
 }
 
@@ -1767,8 +1803,10 @@ static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 		r->no_netem = true;
 		return remote_apply_engine(p, dev, d, err);
 	}
-	if (rc == 0 && r->engine_used)
+	if (rc == 0 && r->engine_used) {
 		engine_run_remote(r, "--stop", dev, NULL, NULL, &e2);
+		engine_dev_mark(r, dev, false);
+	}
 	return rc;
 }
 
@@ -1892,6 +1930,8 @@ int peer_remote_open(struct peer *p, const struct ssh_target *t,
 	if (!r)
 		return ll_err_set(err, -ENOMEM, "out of memory");
 	r->t = *t;
+	/* the kernel's qdiscs unless the caller picks an engine (set_engine) */
+	r->engine_mode = ENGHOOK_KERNEL;
 	rc = ssh_open(&r->s, t, 10000, err);
 	if (rc < 0) {
 		free(r);
