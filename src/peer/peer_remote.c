@@ -885,8 +885,10 @@ static void engine_dev_mark(struct remote *r, const char *dev, bool on);
 
 static int remote_clear(struct peer *p, const char *dev, struct ll_err *err)
 {
-	int rc = engine_stop_remote(R(p), dev, err);
+	int rc = valid_ifname(dev, err);
 
+	if (rc == 0)
+		rc = engine_stop_remote(R(p), dev, err);
 	if (rc == 0)
 		engine_dev_mark(R(p), dev, false);
 	if (rc == 0)
