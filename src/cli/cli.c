@@ -21,7 +21,7 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "links", cmd_links, "links [--peer HOST] [-J]" },
 	{ "apply", cmd_apply,
 	  "apply [--peer HOST] [--dev IF] [--peer-dev IF] [--local|--remote|--split]\n"
-	  "                 [--profile NAME] [--dry-run] [-J] DIAL...\n"
+	  "                 [--profile NAME] [--engine auto|kernel|user] [--dry-run] [-J] DIAL...\n"
 	  "                 DIAL: --rate R --burst B --delay T --jitter T --loss P --duplicate P\n"
 	  "                 --corrupt P --reorder P --gap N --limit N ... (tc units: 50mbit, 100ms, 1%)\n"
 	  "                 --split halves delay/jitter and splits loss 1-(1-p)^1/2 per peer" },

@@ -28,6 +28,7 @@ static void print_hook(const struct enghook_info *h)
 	cJSON_AddNumberToObject(o, "queue", h->queue);
 	cJSON_AddStringToObject(o, "iptables", h->iptables);
 	cJSON_AddStringToObject(o, "chain", h->chain);
+	cJSON_AddStringToObject(o, "dial", h->dial);
 	cJSON_AddBoolToObject(o, "have_counters", h->have_counters);
 	cJSON_AddNumberToObject(o, "in", (double)h->in);
 	cJSON_AddNumberToObject(o, "out", (double)h->out);
@@ -166,10 +167,11 @@ void cmd_engine_report(FILE *f, cJSON *side, struct peer *p, const char *dev)
 			fprintf(f, "  engine: user, but its process (pid %ld) is gone: packets "
 				"pass unimpaired; linklab clear removes the rule\n", h.pid);
 		else
-			fprintf(f, "  engine: user (linklab engine pid %ld, queue %u): in %" PRIu64
+			fprintf(f, "  engine: user (linklab engine pid %ld, queue %u): %s\n"
+				"    in %" PRIu64
 				", out %" PRIu64 ", lost %" PRIu64 ", duplicated %" PRIu64
 				", reordered %" PRIu64 ", corrupted %" PRIu64 ", queue drops %"
-				PRIu64 ", queued %u\n", h.pid, h.queue, h.in, h.out, h.lost,
+				PRIu64 ", queued %u\n", h.pid, h.queue, h.dial, h.in, h.out, h.lost,
 				h.duplicated, h.reordered, h.corrupted, h.queue_drops, h.queued);
 		return;
 	}
@@ -180,6 +182,7 @@ void cmd_engine_report(FILE *f, cJSON *side, struct peer *p, const char *dev)
 	cJSON_AddNumberToObject(o, "queue", h.queue);
 	cJSON_AddStringToObject(o, "iptables", h.iptables);
 	cJSON_AddStringToObject(o, "chain", h.chain);
+	cJSON_AddStringToObject(o, "dial", h.dial);
 	if (h.have_counters) {
 		cJSON_AddNumberToObject(o, "in", (double)h.in);
 		cJSON_AddNumberToObject(o, "out", (double)h.out);

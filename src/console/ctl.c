@@ -12,6 +12,7 @@
 
 #include "linklab/traffic/csvout.h"
 #include "linklab/console/ctl.h"
+#include "linklab/peer/enghook.h"
 #include "linklab/peer/hosttune.h"
 #include "linklab/console/middle.h"
 #include "linklab/traffic/plot.h"
@@ -369,6 +370,27 @@ static void ctl_derive(struct ctl *c)
 	}
 }
 
+/* linklab's endpoint engine on the side's interface: its dial is held too,
+ * and the summary says which engine holds it. */
+static void ctl_engine_held(struct peer *p, struct ctl_side_view *s)
+{
+	struct enghook_info h;
+	char t[1024];
+	size_t n;
+
+	if (!p->ops->engine_get || p->ops->engine_get(p, s->dev, &h, NULL) < 0)
+		return;
+	if (h.alive)
+		enghook_dial(&h, &s->held);
+	snprintf(t, sizeof(t), "%s%suser engine (pid %ld%s): %s",
+		 strcmp(s->held_text, "noqueue") && strcmp(s->held_text, "none") ? s->held_text : "",
+		 strcmp(s->held_text, "noqueue") && strcmp(s->held_text, "none") && s->held_text[0] ? " + " : "", h.pid,
+		 h.alive ? "" : ", gone: passing", h.dial);
+	n = strlen(t) < sizeof(s->held_text) - 1 ? strlen(t) : sizeof(s->held_text) - 1;
+	memcpy(s->held_text, t, n);
+	s->held_text[n] = '\0';
+}
+
 /* Read back what the kernel holds on side i's selected interface. */
 static int ctl_read_back(struct ctl *c, int i, struct ll_err *err)
 {
@@ -394,6 +416,7 @@ static int ctl_read_back(struct ctl *c, int i, struct ll_err *err)
 	s->qd_valid = true;
 	qdisc_state_to_impair(&s->qd, &s->held);
 	qdisc_state_summary(&s->qd, s->held_text, sizeof(s->held_text));
+	ctl_engine_held(p, s);
 	{
 		double now = ctl_now();
 		uint64_t bytes = s->qd.n > 0 ? s->qd.q[0].bytes : 0;

@@ -211,6 +211,7 @@ static int rec_write(uint64_t netns, const struct enghook_info *h, struct ll_err
 	cJSON_AddStringToObject(o, "table", "mangle");
 	cJSON_AddStringToObject(o, "chain", h->chain);
 	cJSON_AddStringToObject(o, "stat", sp);
+	cJSON_AddStringToObject(o, "dial", h->dial);
 	text = cJSON_Print(o);
 	cJSON_Delete(o);
 	if (!text)
@@ -338,6 +339,7 @@ int enghook_get(uint64_t netns, int ifindex, struct enghook_info *h)
 	h->queue = (unsigned)num(o, "queue");
 	str(o, "iptables", h->iptables, sizeof(h->iptables));
 	str(o, "chain", h->chain, sizeof(h->chain));
+	str(o, "dial", h->dial, sizeof(h->dial));
 	cJSON_Delete(o);
 	h->alive = engine_alive(h->pid, h->queue);
 	stat_path(netns, ifindex, h->queue, sp, sizeof(sp));
@@ -573,6 +575,42 @@ static int engine_spawn(char **argv, long *pid_out, struct ll_err *err)
 
 /* --- start / stop --------------------------------------------------------- */
 
+/* "--delay 25ms --loss 1%": every field given (the scope too). */
+static void dial_text(const struct impair *d, char *buf, size_t len)
+{
+	const struct impair_field *f;
+	char v[128];
+	size_t u = 0;
+
+	buf[0] = '\0';
+	for (f = impair_fields; f->name && u + 1 < len; f++) {
+		if (!(d->set & f->bit))
+			continue;
+		impair_get(d, f, v, sizeof(v));
+		u += (size_t)snprintf(buf + u, len - u, "%s--%s %s", u ? " " : "", f->name, v);
+		if (u >= len)
+			u = len - 1;
+	}
+}
+
+int enghook_dial(const struct enghook_info *h, struct impair *d)
+{
+	char text[sizeof(h->dial)], *save = NULL, *k, *v;
+	struct ll_diag dg;
+	int rc = 0;
+
+	snprintf(text, sizeof(text), "%s", h->dial);
+	ll_diag_clear(&dg);
+	for (k = strtok_r(text, " ", &save); k; k = strtok_r(NULL, " ", &save)) {
+		v = strtok_r(NULL, " ", &save);
+		if (!v || strncmp(k, "--", 2) != 0)
+			return -EINVAL;
+		if (impair_set(d, k + 2, v, &dg) < 0)
+			rc = -EINVAL;
+	}
+	return rc;
+}
+
 static void remove_hook(uint64_t netns, const struct enghook_info *h)
 {
 	char sp[PATH_MAX];
@@ -603,6 +641,7 @@ int enghook_start(uint64_t netns, const char *dev, int ifindex,
 	if (had_old && old.queue == h.queue)
 		h.queue++;
 	snprintf(h.chain, sizeof(h.chain), "LLENG-%d-%u", ifindex, h.queue);
+	dial_text(eng, h.dial, sizeof(h.dial));
 	rc = pick_iptables(h.iptables, sizeof(h.iptables), err);
 	if (rc < 0)
 		goto fail;

@@ -835,7 +835,7 @@ static int local_apply(struct peer *p, const char *dev, const struct impair *d,
 		return apply_engine(p, dev, d, err);
 	rc = apply_kernel(p, dev, d, err);
 	/* the kernel now holds the whole dial: an engine hook goes */
-	if (rc == 0 && dev_info(l, dev, &ifindex, NULL, NULL) == 0)
+	if (rc == 0 && (ifindex = (int)if_nametoindex(dev)) > 0)
 		enghook_stop(l->netns, ifindex, NULL);
 	return rc;
 }

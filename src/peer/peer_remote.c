@@ -1856,6 +1856,8 @@ static int remote_engine_get(struct peer *p, const char *dev, struct enghook_inf
 		snprintf(h->iptables, sizeof(h->iptables), "%s", v->valuestring);
 	if ((v = cJSON_GetObjectItemCaseSensitive(j, "chain")) && cJSON_IsString(v))
 		snprintf(h->chain, sizeof(h->chain), "%s", v->valuestring);
+	if ((v = cJSON_GetObjectItemCaseSensitive(j, "dial")) && cJSON_IsString(v))
+		snprintf(h->dial, sizeof(h->dial), "%s", v->valuestring);
 	cJSON_Delete(j);
 	return 0;
 }

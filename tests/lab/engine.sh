@@ -130,7 +130,9 @@ sys.exit(0 if s.get('engine')=='user' and u.get('running') and u.get('in',0) >= 
 	else
 		fail "engine: show -J lacks the engine or its counters"; cat "$T/show.json"
 	fi
-	if inb "$LINKLAB" show --dev veth-b | grep -Eq "engine: user \(linklab engine pid [0-9]+, queue [0-9]+\): in [0-9]+, out [0-9]+, lost [1-9]"; then
+	inb "$LINKLAB" show --dev veth-b > "$T/show.txt" 2>&1
+	if grep -Eq "engine: user \(linklab engine pid [0-9]+, queue [0-9]+\): --loss 10%" "$T/show.txt" &&
+	   grep -Eq "^    in [0-9]+, out [0-9]+, lost [1-9]" "$T/show.txt"; then
 		pass "engine: show names the user engine with pid, queue and counters"
 	else
 		fail "engine: show does not name the user engine"

@@ -9,7 +9,7 @@
  *
  * Each hook is recorded before the rule exists in
  * journal_dir()/engine-<netns inode>-<ifindex>.hook (JSON: dev, ifindex,
- * netns, pid, queue, iptables, table, chain, stat), so clear, clear --all
+ * netns, pid, queue, iptables, table, chain, stat, dial), so clear, clear --all
  * and the next apply remove a rule and stop an engine left by kill -9.
  */
 #ifndef LINKLAB_ENGHOOK_H
@@ -42,6 +42,7 @@ struct enghook_info {
 	unsigned queue;
 	char iptables[64];       /* the iptables binary the rule was set with */
 	char chain[32];
+	char dial[512];          /* the dial it runs, "--delay 25ms --loss 1%" */
 	bool have_counters;
 	uint64_t in, out, lost, duplicated, corrupted, reordered, queue_drops;
 	uint32_t queued;
@@ -71,5 +72,9 @@ int enghook_stop_all(uint64_t netns, struct ll_err *err);
 
 /* The hook on ifindex: 0, or -ENOENT when there is none. */
 int enghook_get(uint64_t netns, int ifindex, struct enghook_info *out);
+
+/* The dial of a hook (its "--FIELD VALUE" text) onto d's fields; 0 or
+ * -EINVAL (a field that does not parse is left out). */
+int enghook_dial(const struct enghook_info *h, struct impair *d);
 
 #endif
