@@ -1246,12 +1246,15 @@ blabsh down >/dev/null 2>&1
 
 # 10. linklab's endpoint engine (a kernel without sch_netem): a delay dial on
 # both peers from the console; the summary names the engine; quit removes it
-if ip netns exec "$NS_A" tc qdisc add dev lo root netem delay 1ms 2>/dev/null; then
-	ip netns exec "$NS_A" tc qdisc del dev lo root
+# (the two-namespace lab again: section 9 took it down)
+if unshare -n sh -c 'tc qdisc add dev lo root netem delay 1ms' 2>/dev/null; then
 	skip "endpoint engine: this kernel has sch_netem (auto takes netem)"
 elif ! command -v iptables >/dev/null; then
 	skip "endpoint engine: iptables not installed (make deps)"
+elif ! labsh up >/dev/null 2>&1; then
+	bad "endpoint engine: the two-namespace lab did not come up again"
 else
+	eval "$(labsh env)"
 	llchains() { ip netns exec "$1" iptables -w -t mangle -S 2>/dev/null | grep -c '^-N LLENG'; }
 	$TMUX kill-session -t tui 2>/dev/null
 	$TMUX new-session -d -s tui -x 120 -y 36 \
