@@ -70,6 +70,7 @@ lab-test: all
 # the endpoint engine (netfilter queue + linklab engine) in the two-namespace lab
 engine-test: all
 	@sh tests/lab/engine.sh
+	@sh tests/tui/engine.sh
 
 tui-test: all
 	@sh tests/tui/run.sh
