@@ -17,7 +17,7 @@ DESTDIR ?=
 CC      ?= cc
 BUILD   := build
 
-PKGS    := libnl-route-3.0 libssh2 ncursesw libcjson
+PKGS    := libnl-route-3.0 libssh2 ncursesw libcjson libnetfilter_queue
 WARN    := -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \
            -Wmissing-prototypes -Wold-style-definition -Wwrite-strings \
            -Wpointer-arith -Wundef -Wvla -Wno-missing-field-initializers
@@ -46,7 +46,7 @@ ASAN_OBJ := $(CORE_SRC:src/%.c=$(BUILD)/asan/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/asan/tests/%)
 
-LAB_SUITES := run interop ssh bridge bridgectl impair restore rpm verify ansible
+LAB_SUITES := run interop ssh bridge bridgectl impair restore rpm verify ansible engine
 LAB_TARGETS := $(LAB_SUITES:%=lab-%)
 
 .PHONY: all deps check unit lab-test tui-test lint demo demo-down lab-up lab-down \

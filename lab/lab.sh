@@ -22,6 +22,9 @@ SSHD_PATH_DIR=$REPO/build
 do_down() {
 	if pid=$(sshd_pid); then kill_wait "$pid"; fi
 	for ns in "$NS_A" "$NS_B"; do
+		# what still runs in the lab's namespace (a detached linklab
+		# engine, a test server) would keep it alive after the del
+		ns_exists "$ns" && for p in $(ip netns pids "$ns" 2>/dev/null); do kill "$p" 2>/dev/null; done
 		ns_exists "$ns" && ip netns del "$ns"
 	done
 	rm -f "$STATE/sshd.pid"

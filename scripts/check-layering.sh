@@ -8,10 +8,10 @@ cd "$(dirname "$0")/.." || exit 1
 bad=0
 # Lowest first. A folder may include its own headers and those of the layers
 # before it in this list.
-ORDER="base model netlink remote peer traffic bridge console cli"
+ORDER="base model netlink remote peer traffic bridge engine console cli"
 rank() { # layer -> index in ORDER (tui ranks above console, below cli)
 	i=0; for l in $ORDER; do [ "$l" = "$1" ] && { echo $i; return; }; i=$((i+1)); done
-	[ "$1" = tui ] && { echo 7; return; }
+	[ "$1" = tui ] && { echo 8; return; }
 	echo 99
 }
 for f in $(find src include/linklab -name '*.[ch]' | sort); do
@@ -23,7 +23,7 @@ for f in $(find src include/linklab -name '*.[ch]' | sort); do
 	esac
 	[ "$(rank "$me")" = 99 ] && { echo "layering: $f: unknown layer '$me'"; bad=1; continue; }
 	rm_=$(rank "$me")
-	[ "$me" = tui ] && rm_=8  # tui sits on the controller (console) and below cli
+	[ "$me" = tui ] && rm_=9  # tui sits on the controller (console) and below cli
 	for inc in $(sed -n 's|^#include "linklab/\([a-z]*\)/[a-z_0-9]*\.h".*|\1|p' "$f" | sort -u); do
 		ri=$(rank "$inc")
 		if [ "$ri" = 99 ] || { [ "$inc" != "$me" ] && [ "$ri" -gt "$rm_" ]; }; then
@@ -54,6 +54,7 @@ lib() {
 lib 'n\?curses' tui
 lib libssh2 remote
 lib iniparser model
+lib libnetfilter_queue engine
 # libnl and rtnetlink: the netlink layer, and the two backends that still
 # speak it directly (the local peer's qdisc/link dumps, the bridge's ports).
 lib netlink/ netlink src/peer/peer_local.c src/bridge/nlbridge.c

@@ -3,7 +3,8 @@
 set -u
 PKGS="build-essential pkg-config libncurses-dev libnl-route-3-dev libssh2-1-dev
 libiniparser-dev libcmocka-dev libcjson-dev openssh-server openssh-client iperf3 tmux
-iproute2 strace procps clang libclang-rt-dev ethtool python3 ansible-core"
+iproute2 strace procps clang libclang-rt-dev ethtool python3 ansible-core
+libnetfilter-queue-dev iptables"
 missing=""
 for p in $PKGS; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

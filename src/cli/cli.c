@@ -21,7 +21,7 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "links", cmd_links, "links [--peer HOST] [-J]" },
 	{ "apply", cmd_apply,
 	  "apply [--peer HOST] [--dev IF] [--peer-dev IF] [--local|--remote|--split]\n"
-	  "                 [--profile NAME] [--dry-run|--check] [-J] DIAL...\n"
+	  "                 [--profile NAME] [--engine auto|kernel|user] [--dry-run|--check] [-J] DIAL...\n"
 	  "                 DIAL: --rate R --burst B --delay T --jitter T --loss P --duplicate P\n"
 	  "                 --corrupt P --reorder P --gap N --limit N ... (tc units: 50mbit, 100ms, 1%)\n"
 	  "                 --split halves delay/jitter and splits loss 1-(1-p)^1/2 per peer" },
@@ -96,6 +96,9 @@ int cli_main(int argc, char **argv)
 		cli_usage(stdout);
 		return 0;
 	}
+	/* hidden: the endpoint engine process that apply starts */
+	if (!strcmp(argv[1], "engine"))
+		return cmd_engine(argc - 1, argv + 1);
 	for (c = cli_cmds; c->name; c++)
 		if (!strcmp(argv[1], c->name))
 			return c->run(argc - 1, argv + 1);

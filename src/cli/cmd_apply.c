@@ -13,6 +13,7 @@
 #include "linklab/cli/cmd.h"
 #include "linklab/cli/cmd_apply_check.h"
 #include "linklab/model/qdisc.h"
+#include "linklab/peer/enghook.h"
 #include "linklab/model/profile.h"
 #include "linklab/base/units.h"
 
@@ -22,6 +23,7 @@ struct apply_args {
 	const char *profile;
 	bool dry, split;
 	bool check;               /* --check: compare only (cmd_apply_check.c) */
+	int engine;               /* enum enghook_mode (--engine) */
 };
 
 /* Split an end-to-end one-way target between the two peers: delay and jitter
@@ -120,6 +122,14 @@ static void parse_args(struct apply_args *a, int argc, char **argv,
 			a->split = true;
 			continue;
 		}
+		if (!strcmp(name, "--engine")) {
+			if (i + 1 >= argc || (a->engine = enghook_mode_parse(argv[i + 1])) < 0)
+				ll_diag_add(diag, LL_DIAG_ERROR, "engine",
+					    "--engine '%s': auto, kernel or user",
+					    i + 1 < argc ? argv[i + 1] : "");
+			i += i + 1 < argc;
+			continue;
+		}
 		if (!strcmp(name, "--profile")) {
 			if (i + 1 >= argc)
 				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
@@ -209,6 +219,18 @@ static int report(const struct ll_diag *diag)
 	return diag->nerrors ? 2 : 0;
 }
 
+/* The engine choice to each side that can take it; a side that cannot
+ * (no set_engine) keeps the kernel. */
+static void set_engines(const struct apply_args *a, struct peerset *ps, unsigned sides)
+{
+	int port = a->c.po.exclude_ssh ? 22 : 0;
+
+	if ((sides & CMD_SIDE_A) && ps->a.ops->set_engine)
+		ps->a.ops->set_engine(&ps->a, a->engine, port);
+	if ((sides & CMD_SIDE_B) && ps->has_b && ps->b.ops->set_engine)
+		ps->b.ops->set_engine(&ps->b, a->engine, port);
+}
+
 /* Print what the kernels hold now on the sides in done (and, for an
  * ingress dial, on the interface's IFB device). */
 static int read_back(struct peerset *ps, const struct impair dial[2],
@@ -232,11 +254,15 @@ static int read_back(struct peerset *ps, const struct impair dial[2],
 			status = 1;
 			continue;
 		}
-		if (doc)
-			cJSON_AddItemToObject(cmd_json_side(doc, i, p, dev), "qdiscs",
-					      cmd_json_qdiscs(qs));
-		else
+		if (doc) {
+			cJSON *side = cmd_json_side(doc, i, p, dev);
+
+			cJSON_AddItemToObject(side, "qdiscs", cmd_json_qdiscs(qs));
+			cmd_engine_report(stdout, side, p, dev);
+		} else {
 			cmd_print_qdiscs(stdout, p->label, qs);
+			cmd_engine_report(stdout, NULL, p, dev);
+		}
 		if ((dial[i].set & IMP_DIRECTION) && dial[i].direction == IMP_INGRESS) {
 			char ifb[IF_NAMESIZE], lbl[128];
 
@@ -343,6 +369,7 @@ int cmd_apply(int argc, char **argv)
 	}
 	if (a.dry && a.c.json)
 		doc = cJSON_CreateObject();
+	set_engines(&a, &ps, sides);
 	for (i = 0; i < 2; i++) {
 		unsigned side = i == 0 ? CMD_SIDE_A : CMD_SIDE_B;
 		struct peer *p = i == 0 ? &ps.a : &ps.b;

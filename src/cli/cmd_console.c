@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "linklab/cli/cli.h"
+#include "linklab/peer/enghook.h"
 #include "linklab/console/ctl.h"
 #include "linklab/console/middle.h"
 #include "linklab/peer/peerset.h"
@@ -587,6 +588,12 @@ int cmd_console(int argc, char **argv)
 		fprintf(stderr, "linklab console: %s\n", err.msg);
 		return 1;
 	}
+	/* the endpoints' dials: netem where the kernel has it, else linklab's
+	 * endpoint engine */
+	if (ps.a.ops->set_engine)
+		ps.a.ops->set_engine(&ps.a, ENGHOOK_AUTO, po.exclude_ssh ? 22 : 0);
+	if (ps.has_b && ps.b.ops->set_engine)
+		ps.b.ops->set_engine(&ps.b, ENGHOOK_AUTO, po.exclude_ssh ? 22 : 0);
 	rc = ctl_new(&c, &ps, target, port, &err);
 	if (rc < 0) {
 		tui_done();

@@ -293,10 +293,12 @@ int cmd_show(int argc, char **argv)
 				cJSON_AddNumberToObject(side, "goodput_ceiling_bps",
 							impair_goodput_ceiling(rate, mtu, 0));
 			}
+			cmd_engine_report(stdout, side, p, dev);
 			cJSON_AddItemToObject(doc, i == 0 ? "a" : "b", side);
 		} else {
 			cmd_print_qdiscs(stdout, p->label, qs);
 			print_counters(qs, mtu);
+			cmd_engine_report(stdout, NULL, p, dev);
 		}
 		/* ingress shaping lives on the interface's IFB device */
 		if (qs->has_ingress) {

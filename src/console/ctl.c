@@ -13,6 +13,7 @@
 
 #include "linklab/traffic/csvout.h"
 #include "linklab/console/ctl.h"
+#include "linklab/peer/enghook.h"
 #include "linklab/peer/hosttune.h"
 #include "linklab/console/middle.h"
 #include "linklab/peer/peerq.h"
@@ -614,6 +615,27 @@ static void ctl_derive(struct ctl *c)
 	}
 }
 
+/* linklab's endpoint engine on the side's interface: its dial is held too,
+ * and the summary says which engine holds it. */
+static void ctl_engine_held(struct peer *p, struct ctl_side_view *s)
+{
+	struct enghook_info h;
+	char t[1024];
+	size_t n;
+
+	if (!p->ops->engine_get || p->ops->engine_get(p, s->dev, &h, NULL) < 0)
+		return;
+	if (h.alive)
+		enghook_dial(&h, &s->held);
+	snprintf(t, sizeof(t), "%s%suser engine (pid %ld%s): %s",
+		 strcmp(s->held_text, "noqueue") && strcmp(s->held_text, "none") ? s->held_text : "",
+		 strcmp(s->held_text, "noqueue") && strcmp(s->held_text, "none") && s->held_text[0] ? " + " : "", h.pid,
+		 h.alive ? "" : ", gone: passing", h.dial);
+	n = strlen(t) < sizeof(s->held_text) - 1 ? strlen(t) : sizeof(s->held_text) - 1;
+	memcpy(s->held_text, t, n);
+	s->held_text[n] = '\0';
+}
+
 /* Side i's read-back came: rc, and the state qd read (for the view). */
 static int ctl_read_done(struct ctl *c, int i, int rc, const struct qdisc_state *qd,
 			 struct ll_err *e, struct ll_err *err)
@@ -635,6 +657,10 @@ static int ctl_read_done(struct ctl *c, int i, int rc, const struct qdisc_state 
 	s->qd_valid = true;
 	qdisc_state_to_impair(&s->qd, &s->held);
 	qdisc_state_summary(&s->qd, s->held_text, sizeof(s->held_text));
+	/* A's engine is a local file; B's would be a command on the session
+	 * the worker owns, so its label waits for that read to carry it */
+	if (i == CTL_IDX_A && ctl_peer(c, i))
+		ctl_engine_held(ctl_peer(c, i), s);
 	{
 		double now = ctl_now();
 		uint64_t bytes = s->qd.n > 0 ? s->qd.q[0].bytes : 0;

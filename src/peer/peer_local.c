@@ -37,6 +37,7 @@
 #include <netlink/route/tc.h>
 #include <netlink/socket.h>
 
+#include "linklab/peer/enghook.h"
 #include "linklab/peer/hosttune.h"
 #include "linklab/netlink/flowfilter.h"
 #include "linklab/model/impair.h"
@@ -60,6 +61,8 @@ struct local {
 	bool force;             /* --force: apply over a state linklab cannot
 				 * rebuild; clear over a state it did not put */
 	char notes[4096];
+	int engine_mode;        /* enum enghook_mode */
+	int exclude_port;       /* TCP port kept out of the endpoint engine */
 };
 
 static void note(struct local *l, const char *fmt, ...)
@@ -798,8 +801,8 @@ static int take_record(struct local *l, const char *dev, int ifindex,
 	return 0;
 }
 
-static int local_apply(struct peer *p, const char *dev, const struct impair *d,
-		       struct ll_err *err)
+static int apply_kernel(struct peer *p, const char *dev, const struct impair *d,
+			struct ll_err *err)
 {
 	struct local *l = L(p);
 	struct impair_plan plan;
@@ -907,8 +910,8 @@ static bool holds_ours(const struct journal_entry *je, const struct nltree *now,
 	       (!r && je->is_default);
 }
 
-static int clear_ifindex(struct local *l, const char *dev, int ifindex,
-			 struct ll_err *err)
+static int clear_qdiscs(struct local *l, const char *dev, int ifindex,
+			struct ll_err *err)
 {
 	struct journal_entry *je = malloc(sizeof(*je));
 	struct nltree *now = malloc(sizeof(*now));
@@ -970,6 +973,68 @@ out:
 	return rc;
 }
 
+/* The endpoint engine's hook and the qdiscs of ifindex. */
+static int clear_ifindex(struct local *l, const char *dev, int ifindex,
+			 struct ll_err *err)
+{
+	int rc = enghook_stop(l->netns, ifindex, err);
+
+	if (rc < 0)
+		return rc;
+	return clear_qdiscs(l, dev, ifindex, err);
+}
+
+/* Whether d's netem fields go to linklab's endpoint engine: --engine user,
+ * or auto on a kernel without sch_netem. */
+static bool use_engine(struct local *l, const struct impair *d)
+{
+	if (!impair_needs_netem(d) || l->engine_mode == ENGHOOK_KERNEL)
+		return false;
+	return l->engine_mode == ENGHOOK_USER || probe_netem(l) == 0;
+}
+
+/* The whole dial to the endpoint engine (its rate is the model's token
+ * bucket after the netem stage, as tbf over a netem child), the original
+ * qdisc back on the interface. */
+static int apply_engine(struct peer *p, const char *dev, const struct impair *d,
+			struct ll_err *err)
+{
+	struct local *l = L(p);
+	struct impair_plan plan;
+	int ifindex, rc;
+
+	rc = make_plan(l, dev, d, &ifindex, &plan, err);
+	if (rc < 0)
+		return rc;
+	rc = enghook_start(l->netns, dev, ifindex, d, l->exclude_port, err);
+	if (rc < 0)
+		return rc;
+	rc = clear_qdiscs(l, dev, ifindex, err);
+	if (rc < 0) {
+		enghook_stop(l->netns, ifindex, NULL);
+		err_append(err, "; the endpoint engine was stopped");
+	}
+	return rc;
+}
+
+static int local_apply(struct peer *p, const char *dev, const struct impair *d,
+		       struct ll_err *err)
+{
+	struct local *l = L(p);
+	int rc, ifindex;
+
+	rc = need_net_admin(dev, err);
+	if (rc < 0)
+		return rc;
+	if (use_engine(l, d))
+		return apply_engine(p, dev, d, err);
+	rc = apply_kernel(p, dev, d, err);
+	/* the kernel now holds the whole dial: an engine hook goes */
+	if (rc == 0 && (ifindex = (int)if_nametoindex(dev)) > 0)
+		enghook_stop(l->netns, ifindex, NULL);
+	return rc;
+}
+
 static int local_clear(struct peer *p, const char *dev, struct ll_err *err)
 {
 	struct local *l = L(p);
@@ -983,6 +1048,22 @@ static int local_clear(struct peer *p, const char *dev, struct ll_err *err)
 	if (rc < 0)
 		return rc;
 	return clear_ifindex(l, dev, ifindex, err);
+}
+
+static void local_set_engine(struct peer *p, int mode, int exclude_port)
+{
+	L(p)->engine_mode = mode;
+	L(p)->exclude_port = exclude_port;
+}
+
+static int local_engine_get(struct peer *p, const char *dev, struct enghook_info *out,
+			    struct ll_err *err)
+{
+	int ifindex, rc = dev_info(L(p), dev, &ifindex, NULL, err);
+
+	if (rc < 0)
+		return rc;
+	return enghook_get(L(p)->netns, ifindex, out);
 }
 
 /* Every journal entry of this network namespace: restore it; an entry whose
@@ -1043,6 +1124,13 @@ static int local_clear_all(struct peer *p, struct ll_err *err)
 			if (!failed)
 				failed = rc;
 		}
+	}
+	rc = enghook_stop_all(l->netns, &one);
+	if (rc < 0) {
+		note(l, "%s", one.msg);
+		nfail++;
+		if (!failed)
+			failed = rc;
 	}
 	if (nfail)
 		ll_err_set(err, failed, "%d record%s not restored (each named above)",
@@ -1205,6 +1293,8 @@ static const struct peer_ops local_ops = {
 	.records = local_records,
 	.forget = local_forget,
 	.notes = local_notes,
+	.set_engine = local_set_engine,
+	.engine_get = local_engine_get,
 };
 
 int peer_local_open(struct peer *p, struct ll_err *err)
@@ -1233,6 +1323,8 @@ int peer_local_open(struct peer *p, struct ll_err *err)
 		free(l);
 		return ll_err_set(err, -EIO, "cannot open rtnetlink: %s", nl_geterror(rc));
 	}
+	/* the kernel's qdiscs unless the caller picks an engine (set_engine) */
+	l->engine_mode = ENGHOOK_KERNEL;
 	p->ops = &local_ops;
 	p->priv = l;
 	snprintf(p->label, sizeof(p->label), "A (this host)");

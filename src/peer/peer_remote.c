@@ -19,7 +19,10 @@
 #include <string.h>
 #include <time.h>
 
+#include <cjson/cJSON.h>
+
 #include "linklab/netlink/flowfilter.h"
+#include "linklab/peer/enghook.h"
 #include "linklab/peer/hosttune.h"
 #include "linklab/model/impair.h"
 #include "linklab/remote/ssh.h"
@@ -56,6 +59,11 @@ struct remote {
 	struct ssh_proc *guard;   /* safety.hold: restores on session loss */
 	bool tuned;               /* offloads/sysctls changed in this session */
 	char warn[512];
+	int engine_mode;          /* enum enghook_mode */
+	int exclude_port;         /* --exclude-ssh: the engine skips this TCP port */
+	bool no_netem;            /* the peer's kernel refused netem */
+	bool engine_used;         /* an endpoint engine was started this session */
+	char engine_dev[RJ_MAX][IF_NAMESIZE];  /* ... on these interfaces */
 };
 
 static struct remote *R(struct peer *p)
@@ -1020,6 +1028,15 @@ static int guard_refresh(struct remote *r, struct ll_err *err)
 			rc = ll_err_set(err, -ENOSPC, "guard command too long");
 		n++;
 	}
+	/* the endpoint engines this session started stop with it */
+	for (i = 0; rc == 0 && i < RJ_MAX; i++) {
+		if (!r->engine_dev[i][0])
+			continue;
+		if (addraw(inner, CMD_MAX, "command -v linklab >/dev/null 2>&1 && linklab engine --stop --dev") ||
+		    addw(inner, CMD_MAX, r->engine_dev[i]) || addraw(inner, CMD_MAX, ";"))
+			rc = ll_err_set(err, -ENOSPC, "guard command too long");
+		n++;
+	}
 	if (rc == 0 && addraw(inner, CMD_MAX, "true; }"))
 		rc = ll_err_set(err, -ENOSPC, "guard command too long");
 	guard_disarm(r);
@@ -1037,12 +1054,20 @@ static int guard_refresh(struct remote *r, struct ll_err *err)
 
 static int remote_clear_dev(struct peer *p, const char *dev, struct ll_err *err);
 
+static int engine_stop_remote(struct remote *r, const char *dev, struct ll_err *err);
+static void engine_dev_mark(struct remote *r, const char *dev, bool on);
+
 static int remote_clear(struct peer *p, const char *dev, struct ll_err *err)
 {
-	int rc;
+	int rc = valid_ifname(dev, err);
 
 	R(p)->notes[0] = '\0';
-	rc = remote_clear_dev(p, dev, err);
+	if (rc == 0)
+		rc = engine_stop_remote(R(p), dev, err);
+	if (rc == 0)
+		engine_dev_mark(R(p), dev, false);
+	if (rc == 0)
+		rc = remote_clear_dev(p, dev, err);
 
 	if (rc == 0)
 		rc = guard_refresh(R(p), err);
@@ -1244,8 +1269,8 @@ static int ingress_mark_line(struct remote *r, const char *dev, char *cmd,
 	return rc ? ll_err_set(err, -ENOSPC, "tc command too long") : 0;
 }
 
-static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
-			struct ll_err *err)
+static int remote_apply_kernel(struct peer *p, const char *dev, const struct impair *d,
+			       struct ll_err *err)
 {
 	struct remote *r = R(p);
 	struct impair_plan plan;
@@ -1995,6 +2020,9 @@ static int remote_clear_all(struct peer *p, struct ll_err *err)
 	if (c.nfail)
 		ll_err_set(err, c.failed, "peer %s: %d record%s not restored (each named above)",
 			   r->t.alias, c.nfail, c.nfail == 1 ? "" : "s");
+	rc = engine_stop_remote(r, NULL, c.failed ? NULL : err);
+	if (!c.failed && rc < 0)
+		c.failed = rc;
 	rc = remote_tune_restore(p, c.failed ? NULL : err);
 	if (!c.failed && rc < 0)
 		c.failed = rc;
@@ -2107,6 +2135,190 @@ static const char *remote_notes(struct peer *p)
 	return R(p)->notes;
 }
 
+/* --- the endpoint engine on the peer (`linklab engine --start|--stop|
+ * --status`, enghook.h, run there over the session) --- */
+
+/* `linklab engine OP --dev DEV [...]` on the peer; out gets stdout. */
+static int engine_run_remote(struct remote *r, const char *op, const char *dev,
+			     const struct impair *d, char **out, struct ll_err *err)
+{
+	const struct impair_field *f;
+	char cmd[4096] = "", v[128];
+	int rc = addraw(cmd, sizeof(cmd), "linklab engine");
+
+	rc |= addw(cmd, sizeof(cmd), op);
+	if (dev) {
+		rc |= addw(cmd, sizeof(cmd), "--dev");
+		rc |= addw(cmd, sizeof(cmd), dev);
+	}
+	if (d && r->exclude_port > 0) {
+		snprintf(v, sizeof(v), "%d", r->exclude_port);
+		rc |= addw(cmd, sizeof(cmd), "--exclude-port");
+		rc |= addw(cmd, sizeof(cmd), v);
+	}
+	for (f = impair_fields; d && f->name; f++) {
+		if (!(d->set & f->bit))
+			continue;
+		snprintf(v, sizeof(v), "--%s", f->name);
+		rc |= addw(cmd, sizeof(cmd), v);
+		rc |= addw(cmd, sizeof(cmd), impair_get(d, f, v, sizeof(v)));
+	}
+	if (rc)
+		return ll_err_set(err, -ENOSPC, "engine command too long");
+	return run(r, cmd, "linklab engine", out, NULL, err);
+}
+
+static int engine_installed(struct remote *r, struct ll_err *err)
+{
+	char *o = NULL;
+	int rc = run(r, "command -v linklab >/dev/null 2>&1 && echo yes || echo no",
+		     "command -v linklab", &o, NULL, err);
+
+	if (rc == 0 && strncmp(o, "yes", 3) != 0)
+		rc = ll_err_set(err, -ENOENT, "peer %s: linklab's endpoint engine needs linklab "
+				"installed on the peer (its kernel has no netem): install it there "
+				"(make && sudo make install, or put build/linklab on its PATH); "
+				"nothing changed", r->t.alias);
+	free(o);
+	return rc;
+}
+
+/* Remember (on) or forget dev as running an engine of this session. */
+static void engine_dev_mark(struct remote *r, const char *dev, bool on)
+{
+	int i, free_i = -1;
+
+	for (i = 0; i < RJ_MAX; i++) {
+		if (!strcmp(r->engine_dev[i], dev)) {
+			if (!on)
+				r->engine_dev[i][0] = '\0';
+			return;
+		}
+		if (!r->engine_dev[i][0] && free_i < 0)
+			free_i = i;
+	}
+	if (on && free_i >= 0)
+		snprintf(r->engine_dev[free_i], IF_NAMESIZE, "%s", dev);
+}
+
+/* The whole dial to the peer's endpoint engine, its original qdisc back. */
+static int remote_apply_engine(struct peer *p, const char *dev, const struct impair *d,
+			       struct ll_err *err)
+{
+	struct remote *r = R(p);
+	struct ll_err e2 = { 0 };
+	int rc = engine_installed(r, err);
+
+	if (rc < 0)
+		return rc;
+	rc = enghook_check(d, dev, err);
+	if (rc < 0) {
+		ll_err_prefix(err, "peer %s: ", r->t.alias);
+		return rc;
+	}
+	rc = engine_run_remote(r, "--start", dev, d, NULL, err);
+	if (rc < 0)
+		return rc;
+	r->engine_used = true;
+	engine_dev_mark(r, dev, true);
+	rc = remote_clear_dev(p, dev, err);
+	if (rc == 0)
+		rc = guard_refresh(r, err);
+	if (rc < 0) {
+		engine_run_remote(r, "--stop", dev, NULL, NULL, &e2);
+		engine_dev_mark(r, dev, false);
+	}
+	return rc;
+}
+
+static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
+			struct ll_err *err)
+{
+	struct remote *r = R(p);
+	struct ll_err e2 = { 0 };
+	bool netem = impair_needs_netem(d);
+	int rc;
+
+	if (netem && (r->engine_mode == ENGHOOK_USER ||
+		      (r->engine_mode == ENGHOOK_AUTO && r->no_netem)))
+		return remote_apply_engine(p, dev, d, err);
+	rc = remote_apply_kernel(p, dev, d, err);
+	if (rc == -ENOTSUP && netem && r->engine_mode == ENGHOOK_AUTO) {
+		r->no_netem = true;
+		return remote_apply_engine(p, dev, d, err);
+	}
+	if (rc == 0 && r->engine_used) {
+		engine_run_remote(r, "--stop", dev, NULL, NULL, &e2);
+		engine_dev_mark(r, dev, false);
+	}
+	return rc;
+}
+
+static void remote_set_engine(struct peer *p, int mode, int exclude_port)
+{
+	struct remote *r = R(p);
+
+	r->engine_mode = mode;
+	/* the session's own port when it is known */
+	r->exclude_port = exclude_port > 0 && r->ctl_known ? r->ctl.server_port : exclude_port;
+}
+
+static int remote_engine_get(struct peer *p, const char *dev, struct enghook_info *h,
+			     struct ll_err *err)
+{
+	struct remote *r = R(p);
+	struct ll_err e2 = { 0 };
+	char *o = NULL;
+	cJSON *j, *v;
+
+	(void)err;
+	memset(h, 0, sizeof(*h));
+	if (engine_run_remote(r, "--status", dev, NULL, &o, &e2) < 0)
+		return -ENOENT;
+	j = cJSON_Parse(o);
+	free(o);
+	if (!j)
+		return -ENOENT;
+#define NUM(k) ((v = cJSON_GetObjectItemCaseSensitive(j, k)) && cJSON_IsNumber(v) ? v->valuedouble : 0)
+	snprintf(h->dev, sizeof(h->dev), "%s", dev);
+	h->pid = (long)NUM("pid");
+	h->queue = (unsigned)NUM("queue");
+	h->alive = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "running"));
+	h->have_counters = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "have_counters"));
+	h->in = (uint64_t)NUM("in");
+	h->out = (uint64_t)NUM("out");
+	h->lost = (uint64_t)NUM("lost");
+	h->duplicated = (uint64_t)NUM("duplicated");
+	h->reordered = (uint64_t)NUM("reordered");
+	h->corrupted = (uint64_t)NUM("corrupted");
+	h->queue_drops = (uint64_t)NUM("queue_drops");
+	h->queued = (uint32_t)NUM("queued");
+#undef NUM
+	if ((v = cJSON_GetObjectItemCaseSensitive(j, "iptables")) && cJSON_IsString(v))
+		snprintf(h->iptables, sizeof(h->iptables), "%s", v->valuestring);
+	if ((v = cJSON_GetObjectItemCaseSensitive(j, "chain")) && cJSON_IsString(v))
+		snprintf(h->chain, sizeof(h->chain), "%s", v->valuestring);
+	if ((v = cJSON_GetObjectItemCaseSensitive(j, "dial")) && cJSON_IsString(v))
+		snprintf(h->dial, sizeof(h->dial), "%s", v->valuestring);
+	cJSON_Delete(j);
+	return 0;
+}
+
+/* Stop the peer's endpoint engine on dev, if linklab is there and runs one. */
+static int engine_stop_remote(struct remote *r, const char *dev, struct ll_err *err)
+{
+	char cmd[256] = "command -v linklab >/dev/null 2>&1 || exit 0; linklab engine";
+	int rc = addw(cmd, sizeof(cmd), dev ? "--stop" : "--stop-all");
+
+	if (dev) {
+		rc |= addw(cmd, sizeof(cmd), "--dev");
+		rc |= addw(cmd, sizeof(cmd), dev);
+	}
+	if (rc)
+		return ll_err_set(err, -ENOSPC, "engine command too long");
+	return run(r, cmd, "linklab engine --stop", NULL, NULL, err);
+}
+
 static void remote_set_safety(struct peer *p, const struct peer_safety *sf)
 {
 	R(p)->safety = *sf;
@@ -2152,6 +2364,8 @@ static const struct peer_ops remote_ops = {
 	.records = remote_records,
 	.forget = remote_forget,
 	.notes = remote_notes,
+	.set_engine = remote_set_engine,
+	.engine_get = remote_engine_get,
 };
 
 int peer_remote_open(struct peer *p, const struct ssh_target *t,
@@ -2165,6 +2379,8 @@ int peer_remote_open(struct peer *p, const struct ssh_target *t,
 	if (!r)
 		return ll_err_set(err, -ENOMEM, "out of memory");
 	r->t = *t;
+	/* the kernel's qdiscs unless the caller picks an engine (set_engine) */
+	r->engine_mode = ENGHOOK_KERNEL;
 	rc = ssh_open(&r->s, t, 10000, err);
 	if (rc < 0) {
 		free(r);

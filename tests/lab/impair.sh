@@ -188,7 +188,7 @@ else fail "clear --all: $(cat "$T/clr.out" 2>/dev/null)"; fi
 ina tc qdisc del dev vi2a root 2>/dev/null
 
 # --- netem: probe the kernel, skip with its reason ----------------------------
-if ina "$LINKLAB" apply --dev vi2a --delay 10ms --loss 1% > "$T/netem.out" 2>&1; then
+if ina "$LINKLAB" apply --dev vi2a --engine kernel --delay 10ms --loss 1% > "$T/netem.out" 2>&1; then
 	ina "$LINKLAB" show --dev vi2a > "$T/show.txt" 2>&1
 	if grep -q "netem.*delay 10ms loss 1%" "$T/show.txt"; then pass "netem delay 10ms loss 1% applied and read back"
 	else fail "netem read-back: $(cat "$T/show.txt")"; fi

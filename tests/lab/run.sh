@@ -84,7 +84,7 @@ if ina tc qdisc add dev lo root netem delay 1ms 2>/dev/null; then
 	else fail "netem apply: $(cat "$T/netem.out")"; fi
 else
 	skip "live netem apply: this kernel has no sch_netem (CONFIG_NET_SCH_NETEM)"
-	if ina "$LINKLAB" apply $P --rate 20mbit --delay 20ms > "$T/netem.out" 2>&1; then
+	if ina "$LINKLAB" apply $P --engine kernel --rate 20mbit --delay 20ms > "$T/netem.out" 2>&1; then
 		fail "netem apply succeeded on a kernel without netem?"
 	elif grep -q "modprobe sch_netem" "$T/netem.out"; then
 		pass "netem refused with the modprobe hint: $(head -1 "$T/netem.out")"

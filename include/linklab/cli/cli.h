@@ -15,6 +15,9 @@ int cmd_console(int argc, char **argv);
 int cmd_links(int argc, char **argv);
 int cmd_apply(int argc, char **argv);
 int cmd_show(int argc, char **argv);
+/* `engine --dev DEV --queue N --stat PATH [--ready-fd FD] DIAL`: the endpoint
+ * engine process (hidden; `apply --engine user` starts it, cmd_engine.c). */
+int cmd_engine(int argc, char **argv);
 int cmd_clear(int argc, char **argv);
 int cmd_test(int argc, char **argv);
 int cmd_serve(int argc, char **argv);

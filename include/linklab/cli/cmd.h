@@ -55,4 +55,9 @@ const char *cmd_errtext(const char *dev, const struct ll_err *err);
  * returns it for more fields. */
 cJSON *cmd_json_side(cJSON *doc, int i, const struct peer *p, const char *dev);
 
+/* Which engine holds dev's dial on p ("kernel", or "user" with the endpoint
+ * engine's pid, queue and counters): into side (JSON) when given, else a
+ * line on f when the endpoint engine holds it (cmd_engine.c). */
+void cmd_engine_report(FILE *f, cJSON *side, struct peer *p, const char *dev);
+
 #endif

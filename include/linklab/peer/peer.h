@@ -55,6 +55,7 @@ struct peer_safety {
 
 struct offload_state;     /* hosttune.h */
 struct peer_record;
+struct enghook_info;      /* enghook.h */
 struct sysctl_state;
 
 struct peer_ops {
@@ -123,6 +124,14 @@ struct peer_ops {
 	/* dev's link counters (struct link_stats). -ENODEV (no such
 	 * interface), -EIO (netlink). */
 	int (*link_stats)(struct peer *p, const char *dev, struct link_stats *out,
+			  struct ll_err *err);
+	/* --- the endpoint engine (enghook.h); NULL = kernel only --- */
+	/* Engine choice for the following applies (enum enghook_mode) and the
+	 * TCP port whose packets skip the engine (0 = none; --exclude-ssh). */
+	void (*set_engine)(struct peer *p, int mode, int exclude_port);
+	/* The endpoint engine holding dev's dial: 0 and *out filled, -ENOENT
+	 * when the kernel holds it (or nothing). */
+	int (*engine_get)(struct peer *p, const char *dev, struct enghook_info *out,
 			  struct ll_err *err);
 	/* --- journal records (NULL = not supported) --- */
 	/* Every record on this peer (damaged ones too), up to max. */

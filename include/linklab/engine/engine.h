@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/* engine.h - the endpoint engine: linklab's netem-semantics model (emu.h)
+ * on one interface's egress, for kernels without sch_netem. An iptables
+ * rule (`-j NFQUEUE --queue-num N --queue-bypass`, set up by enghook.h)
+ * sends the interface's outgoing IPv4 packets to queue N; this process
+ * reads each, draws its fate (duplicate, loss, corrupt, the delay, jitter
+ * and reorder schedule) and
+ *  - a packet due at once and unchanged: verdict accept (the kernel sends
+ *    its own skb);
+ *  - a lost one: verdict drop;
+ *  - a delayed, corrupted or duplicated one: verdict drop now (the sending
+ *    socket gets its memory back, as netem's skb_orphan_partial) and the
+ *    copy is sent at its time to send through a raw IPv4 socket bound to
+ *    the interface, with firewall mark ENGINE_MARK, which the rule skips.
+ * If the process dies, the kernel unbinds the queue and --queue-bypass lets
+ * packets pass unimpaired (fail open).
+ * The dial's rate is the model's token bucket after the netem stage (the
+ * kernel's "tbf root, netem child" layout, emu.h), counted on frames (IP
+ * length + 14, as tbf sees them on an Ethernet device). */
+#ifndef LINKLAB_ENGINE_H
+#define LINKLAB_ENGINE_H
+
+#include <stdint.h>
+
+#include "linklab/base/err.h"
+#include "linklab/model/impair.h"
+
+#define ENGINE_MARK 0x4c4c0000u       /* fwmark of re-sent packets */
+#define ENGINE_MARK_MASK 0xffff0000u
+
+struct engine_opts {
+	const char *dev;         /* interface (raw socket bound to it) */
+	uint16_t queue;          /* netfilter queue number */
+	const struct impair *dial;   /* the dial without its scope (dst, dport) */
+	const char *stat_path;   /* counters file (JSON), rewritten every 250 ms */
+	int rt_priority;         /* SCHED_FIFO priority 1..99 (best effort), 0 = none */
+	int ready_fd;            /* gets "ok PID\n" once bound, or "error: MSG\n";
+				  * then closed; -1 = none */
+};
+
+/* Run until SIGTERM/SIGINT. 0 on a clean stop; -EINVAL/-EOPNOTSUPP (the
+ * dial, emu_config_build's message), -EPERM/-EBUSY/-EIO (queue, socket)
+ * before ready; -EIO on a queue read failure later. */
+int engine_run(const struct engine_opts *o, struct ll_err *err);
+
+#endif

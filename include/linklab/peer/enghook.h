@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/* enghook.h - the endpoint engine's hooks on one interface of this host's
+ * network namespace: the `linklab engine` process (engine.h) and the
+ * iptables rule that feeds it (mangle POSTROUTING `-o DEV -j LLENG-<ifindex>-<q>`;
+ * that chain skips the engine's own re-sent packets (fwmark), the SSH port
+ * when asked, and sends the rest - or the dial's dst/dport scope - to
+ * `NFQUEUE --queue-num q --queue-bypass`, so a dead engine means packets
+ * pass). IPv4 only (iptables); IPv6 passes unimpaired.
+ *
+ * Each hook is recorded before the rule exists in
+ * journal_dir()/engine-<netns inode>-<ifindex>.hook (JSON: dev, ifindex,
+ * netns, pid, queue, iptables, table, chain, stat, dial), so clear, clear --all
+ * and the next apply remove a rule and stop an engine left by kill -9.
+ */
+#ifndef LINKLAB_ENGHOOK_H
+#define LINKLAB_ENGHOOK_H
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "linklab/base/err.h"
+#include "linklab/model/impair.h"
+
+/* Which engine holds a dial's netem fields (--engine). */
+enum enghook_mode {
+	ENGHOOK_AUTO = 0,       /* netem when the kernel has it, else user */
+	ENGHOOK_KERNEL,         /* sch_netem only */
+	ENGHOOK_USER,           /* linklab's engine */
+};
+
+/* "auto", "kernel", "user" -> mode; -1 for anything else. */
+int enghook_mode_parse(const char *s);
+const char *enghook_mode_name(int mode);
+
+/* A running (or left) hook, with the engine's last counters. */
+struct enghook_info {
+	char dev[IF_NAMESIZE];
+	int ifindex;
+	long pid;
+	bool alive;              /* the engine process runs */
+	unsigned queue;
+	char iptables[64];       /* the iptables binary the rule was set with */
+	char chain[32];
+	char dial[512];          /* the dial it runs, "--delay 25ms --loss 1%" */
+	bool have_counters;
+	uint64_t in, out, lost, duplicated, corrupted, reordered, queue_drops;
+	uint32_t queued;
+};
+
+/* Every field of eng the endpoint engine cannot do, named, in one message
+ * (-EOPNOTSUPP): slot, slot-packets, slot-bytes, ecn, direction ingress,
+ * an IPv6 dst. 0 when it can. */
+int enghook_check(const struct impair *eng, const char *dev, struct ll_err *err);
+
+/* Start the engine for the dial eng on dev (its netem fields, and its rate
+ * as the model's token bucket after them; the scope goes to the rule) (ifindex, in this namespace netns) and
+ * hook it in; a hook already on ifindex is replaced after the new one runs
+ * (the old rule and engine are removed last). exclude_port > 0: TCP
+ * packets from or to that port skip the engine (--exclude-ssh). Nothing
+ * changes on failure: -ENOENT (no iptables), -EPERM, -EBUSY (queue in use),
+ * -EOPNOTSUPP/-EINVAL (the dial, by name), -EIO; err says why. */
+int enghook_start(uint64_t netns, const char *dev, int ifindex,
+		  const struct impair *eng, int exclude_port, struct ll_err *err);
+
+/* Remove the hook on ifindex (rule first, then the engine: SIGTERM, SIGKILL
+ * after 1 s) and its record. 0 also when there is none. */
+int enghook_stop(uint64_t netns, int ifindex, struct ll_err *err);
+
+/* Every hook recorded for netns (clear --all). 0 or the first error. */
+int enghook_stop_all(uint64_t netns, struct ll_err *err);
+
+/* The hook on ifindex: 0, or -ENOENT when there is none. */
+int enghook_get(uint64_t netns, int ifindex, struct enghook_info *out);
+
+/* The dial of a hook (its "--FIELD VALUE" text) onto d's fields; 0 or
+ * -EINVAL (a field that does not parse is left out). */
+int enghook_dial(const struct enghook_info *h, struct impair *d);
+
+#endif

@@ -1,0 +1,730 @@
+/* SPDX-License-Identifier: MIT */
+/* enghook.c - start, record and remove the endpoint engine's hooks
+ * (enghook.h): iptables rules in this namespace and the detached
+ * `linklab engine` process. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include <cjson/cJSON.h>
+
+#include "linklab/peer/enghook.h"
+#include "linklab/peer/journal.h"
+
+#define SCOPE_BITS (IMP_DIRECTION | IMP_DST | IMP_DPORT)
+#define MARK_MATCH "0x4c4c0000/0xffff0000"   /* engine.h ENGINE_MARK */
+#define MAX_ARGS 160
+
+int enghook_mode_parse(const char *s)
+{
+	if (!s)
+		return -1;
+	if (!strcmp(s, "auto"))
+		return ENGHOOK_AUTO;
+	if (!strcmp(s, "kernel"))
+		return ENGHOOK_KERNEL;
+	if (!strcmp(s, "user"))
+		return ENGHOOK_USER;
+	return -1;
+}
+
+const char *enghook_mode_name(int mode)
+{
+	return mode == ENGHOOK_KERNEL ? "kernel" : mode == ENGHOOK_USER ? "user" : "auto";
+}
+
+int enghook_check(const struct impair *eng, const char *dev, struct ll_err *err)
+{
+	char bad[256] = "";
+	static const struct { uint32_t bit; const char *name; } no[] = {
+		{ IMP_SLOT, "slot" }, { IMP_SLOT_PACKETS, "slot-packets" },
+		{ IMP_SLOT_BYTES, "slot-bytes" }, { IMP_ECN, "ecn" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (eng->set & no[i].bit)
+			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%s%s",
+				 bad[0] ? ", " : "", no[i].name);
+	if ((eng->set & IMP_DIRECTION) && eng->direction == IMP_INGRESS)
+		snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%sdirection ingress",
+			 bad[0] ? ", " : "");
+	if ((eng->set & IMP_DST) && eng->dst_family == AF_INET6)
+		snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%sdst (IPv6)",
+			 bad[0] ? ", " : "");
+	if (bad[0])
+		return ll_err_set(err, -EOPNOTSUPP, "%s: linklab's endpoint engine cannot do %s "
+				  "(use --engine kernel on a kernel with sch_netem); nothing changed",
+				  dev, bad);
+	return 0;
+}
+
+/* --- running commands ---------------------------------------------------- */
+
+/* Run argv (no shell), stdout+stderr into out. Exit status, or -errno. */
+static int run(char *const argv[], char *out, size_t outlen)
+{
+	int pfd[2], st = 0;
+	size_t n = 0;
+	pid_t pid;
+
+	if (out && outlen)
+		out[0] = '\0';
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDONLY);
+
+		if (nul >= 0)
+			dup2(nul, 0);
+		dup2(pfd[1], 1);
+		dup2(pfd[1], 2);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	for (;;) {
+		char tmp[512];
+		ssize_t r = read(pfd[0], tmp, sizeof(tmp));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (out && n + 1 < outlen) {
+			size_t k = (size_t)r < outlen - 1 - n ? (size_t)r : outlen - 1 - n;
+
+			memcpy(out + n, tmp, k);
+			n += k;
+			out[n] = '\0';
+		}
+	}
+	close(pfd[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (out && n && out[n - 1] == '\n')
+		out[n - 1] = '\0';
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* iptables -w -t mangle ARGS... (NULL-terminated list). */
+static int ipt(const char *bin, char *out, size_t outlen, ...)
+{
+	char *argv[32];
+	int n = 0;
+	va_list ap;
+	char *a;
+
+	argv[n++] = (char *)bin;
+	argv[n++] = (char *)"-w";
+	argv[n++] = (char *)"-t";
+	argv[n++] = (char *)"mangle";
+	va_start(ap, outlen);
+	while ((a = va_arg(ap, char *)) && n < 31)
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	return run(argv, out, outlen);
+}
+
+/* The first iptables that can list the mangle table here ($LINKLAB_IPTABLES
+ * alone when set). */
+static int pick_iptables(char *bin, size_t len, struct ll_err *err)
+{
+	static const char *const cand[] = { "iptables", "iptables-nft", "iptables-legacy",
+		"/usr/sbin/iptables", "/sbin/iptables", NULL };
+	const char *force = getenv("LINKLAB_IPTABLES");
+	char out[400], first[512] = "";
+	int i, rc;
+
+	for (i = 0; cand[i]; i++) {
+		const char *c = force && *force ? force : cand[i];
+
+		if (force && *force && i > 0)
+			break;
+		rc = ipt(c, out, sizeof(out), "-S", "POSTROUTING", (char *)NULL);
+		if (rc == 0) {
+			snprintf(bin, len, "%s", c);
+			return 0;
+		}
+		if (rc != 127 && !first[0])
+			snprintf(first, sizeof(first), "%s: %s", c, out);
+	}
+	if (first[0])
+		return ll_err_set(err, -EIO, "the endpoint engine's iptables rule cannot be "
+				  "set: %s", first);
+	return ll_err_set(err, -ENOENT, "the endpoint engine needs iptables (with the NFQUEUE "
+			  "target): install it (Debian/Ubuntu: apt-get install iptables)");
+}
+
+/* --- the record ---------------------------------------------------------- */
+
+static void rec_path(uint64_t netns, int ifindex, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/engine-%" PRIu64 "-%d.hook", journal_dir(), netns, ifindex);
+}
+
+static void stat_path(uint64_t netns, int ifindex, unsigned q, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/engine-%" PRIu64 "-%d-%u.stat", journal_dir(), netns,
+		 ifindex, q);
+}
+
+static int rec_write(uint64_t netns, const struct enghook_info *h, struct ll_err *err)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8], sp[PATH_MAX];
+	cJSON *o = cJSON_CreateObject();
+	char *text;
+	FILE *f;
+	int ok;
+
+	if (!o)
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	stat_path(netns, h->ifindex, h->queue, sp, sizeof(sp));
+	cJSON_AddStringToObject(o, "part", "engine");
+	cJSON_AddStringToObject(o, "dev", h->dev);
+	cJSON_AddNumberToObject(o, "ifindex", h->ifindex);
+	cJSON_AddNumberToObject(o, "netns", (double)netns);
+	cJSON_AddNumberToObject(o, "pid", (double)h->pid);
+	cJSON_AddNumberToObject(o, "queue", h->queue);
+	cJSON_AddStringToObject(o, "iptables", h->iptables);
+	cJSON_AddStringToObject(o, "table", "mangle");
+	cJSON_AddStringToObject(o, "chain", h->chain);
+	cJSON_AddStringToObject(o, "stat", sp);
+	cJSON_AddStringToObject(o, "dial", h->dial);
+	text = cJSON_Print(o);
+	cJSON_Delete(o);
+	if (!text)
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	mkdir(journal_dir(), 0700);
+	rec_path(netns, h->ifindex, path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	ok = f && fputs(text, f) >= 0;
+	if (f && fclose(f) != 0)
+		ok = 0;
+	free(text);
+	if (!ok || rename(tmp, path) < 0) {
+		int e = errno;
+
+		unlink(tmp);
+		return ll_err_set(err, -e, "engine record %s: %s", path, strerror(e));
+	}
+	return 0;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	size_t n;
+
+	if (!f)
+		return NULL;
+	buf = malloc(8192);
+	if (buf) {
+		n = fread(buf, 1, 8191, f);
+		buf[n] = '\0';
+	}
+	fclose(f);
+	return buf;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+static void str(const cJSON *o, const char *k, char *dst, size_t len)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	snprintf(dst, len, "%s", cJSON_IsString(v) ? v->valuestring : "");
+}
+
+/* A pid that is a linklab engine on queue q (not a recycled pid). */
+static bool engine_alive(long pid, unsigned q)
+{
+	char path[64], buf[1024], want[32], st[512];
+	size_t n, i;
+	FILE *f;
+	bool is_engine = false, on_q = false;
+
+	if (pid <= 0)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	n = fread(st, 1, sizeof(st) - 1, f);
+	fclose(f);
+	st[n] = '\0';
+	if (strstr(st, ") Z") || strstr(st, ") X"))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	snprintf(want, sizeof(want), "%u", q);
+	for (i = 0; i < n; i += strlen(buf + i) + 1) {
+		if (!strcmp(buf + i, "engine"))
+			is_engine = true;
+		if (!strcmp(buf + i, "--queue") && i + 8 < n && !strcmp(buf + i + 8, want))
+			on_q = true;
+	}
+	return is_engine && on_q;
+}
+
+static void read_counters(const char *sp, struct enghook_info *h)
+{
+	char *text = slurp(sp);
+	cJSON *o = text ? cJSON_Parse(text) : NULL;
+
+	free(text);
+	if (!o)
+		return;
+	h->have_counters = true;
+	h->in = (uint64_t)num(o, "in");
+	h->out = (uint64_t)num(o, "out");
+	h->lost = (uint64_t)num(o, "lost");
+	h->duplicated = (uint64_t)num(o, "duplicated");
+	h->corrupted = (uint64_t)num(o, "corrupted");
+	h->reordered = (uint64_t)num(o, "reordered");
+	h->queue_drops = (uint64_t)num(o, "queue_drops");
+	h->queued = (uint32_t)num(o, "queued");
+	cJSON_Delete(o);
+}
+
+int enghook_get(uint64_t netns, int ifindex, struct enghook_info *h)
+{
+	char path[PATH_MAX], sp[PATH_MAX];
+	char *text;
+	cJSON *o;
+
+	memset(h, 0, sizeof(*h));
+	rec_path(netns, ifindex, path, sizeof(path));
+	text = slurp(path);
+	o = text ? cJSON_Parse(text) : NULL;
+	free(text);
+	if (!o)
+		return -ENOENT;
+	str(o, "dev", h->dev, sizeof(h->dev));
+	h->ifindex = ifindex;
+	h->pid = (long)num(o, "pid");
+	h->queue = (unsigned)num(o, "queue");
+	str(o, "iptables", h->iptables, sizeof(h->iptables));
+	str(o, "chain", h->chain, sizeof(h->chain));
+	str(o, "dial", h->dial, sizeof(h->dial));
+	cJSON_Delete(o);
+	h->alive = engine_alive(h->pid, h->queue);
+	stat_path(netns, ifindex, h->queue, sp, sizeof(sp));
+	if (h->alive)
+		read_counters(sp, h);
+	return 0;
+}
+
+/* --- rules ---------------------------------------------------------------- */
+
+static void rules_remove(const struct enghook_info *h)
+{
+	int i;
+
+	if (!h->iptables[0] || !h->chain[0])
+		return;
+	for (i = 0; i < 8; i++)
+		if (ipt(h->iptables, NULL, 0, "-D", "POSTROUTING", "-o", h->dev, "-j",
+			h->chain, (char *)NULL) != 0)
+			break;
+	ipt(h->iptables, NULL, 0, "-F", h->chain, (char *)NULL);
+	ipt(h->iptables, NULL, 0, "-X", h->chain, (char *)NULL);
+}
+
+/* The chain's queue rule(s): NFQUEUE for the dial's scope. */
+static int rule_queue(const struct enghook_info *h, const struct impair *d,
+		      char *out, size_t outlen)
+{
+	char q[16], dst[64] = "", port[8] = "";
+	char *argv[24];
+	int n = 0, rc = 0, pass;
+
+	snprintf(q, sizeof(q), "%u", h->queue);
+	if ((d->set & IMP_DST) && d->dst_plen) {
+		char a[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, d->dst_addr, a, sizeof(a));
+		snprintf(dst, sizeof(dst), "%s/%u", a, d->dst_plen);
+	}
+	if ((d->set & IMP_DPORT) && d->dport)
+		snprintf(port, sizeof(port), "%u", d->dport);
+	for (pass = 0; pass < (port[0] ? 2 : 1) && rc == 0; pass++) {
+		n = 0;
+		argv[n++] = (char *)h->iptables;
+		argv[n++] = (char *)"-w";
+		argv[n++] = (char *)"-t";
+		argv[n++] = (char *)"mangle";
+		argv[n++] = (char *)"-A";
+		argv[n++] = (char *)h->chain;
+		if (dst[0]) {
+			argv[n++] = (char *)"-d";
+			argv[n++] = dst;
+		}
+		if (port[0]) {
+			argv[n++] = (char *)"-p";
+			argv[n++] = (char *)(pass == 0 ? "tcp" : "udp");
+			argv[n++] = (char *)"--dport";
+			argv[n++] = port;
+		}
+		argv[n++] = (char *)"-j";
+		argv[n++] = (char *)"NFQUEUE";
+		argv[n++] = (char *)"--queue-num";
+		argv[n++] = q;
+		argv[n++] = (char *)"--queue-bypass";
+		argv[n] = NULL;
+		rc = run(argv, out, outlen);
+	}
+	return rc;
+}
+
+static int rules_install(const struct enghook_info *h, const struct impair *d,
+			 int exclude_port, struct ll_err *err)
+{
+	char out[512], port[8];
+	int rc;
+
+	snprintf(port, sizeof(port), "%d", exclude_port);
+	ipt(h->iptables, NULL, 0, "-F", h->chain, (char *)NULL);
+	ipt(h->iptables, NULL, 0, "-X", h->chain, (char *)NULL);
+	rc = ipt(h->iptables, out, sizeof(out), "-N", h->chain, (char *)NULL);
+	if (rc == 0)
+		rc = ipt(h->iptables, out, sizeof(out), "-A", h->chain, "-m", "mark", "--mark",
+			 MARK_MATCH, "-j", "RETURN", (char *)NULL);
+	if (rc == 0 && exclude_port > 0)
+		rc = ipt(h->iptables, out, sizeof(out), "-A", h->chain, "-p", "tcp", "--sport",
+			 port, "-j", "RETURN", (char *)NULL);
+	if (rc == 0 && exclude_port > 0)
+		rc = ipt(h->iptables, out, sizeof(out), "-A", h->chain, "-p", "tcp", "--dport",
+			 port, "-j", "RETURN", (char *)NULL);
+	if (rc == 0)
+		rc = rule_queue(h, d, out, sizeof(out));
+	if (rc == 0)
+		rc = ipt(h->iptables, out, sizeof(out), "-I", "POSTROUTING", "1", "-o", h->dev,
+			 "-j", h->chain, (char *)NULL);
+	if (rc == 0)
+		return 0;
+	rules_remove(h);
+	return ll_err_set(err, -EIO, "%s: setting the engine's iptables rule failed (%s): %s",
+			  h->dev, h->iptables, out[0] ? out : "no message");
+}
+
+/* --- the engine process -------------------------------------------------- */
+
+static void engine_kill(long pid, unsigned q)
+{
+	int i;
+
+	if (!engine_alive(pid, q))
+		return;
+	kill((pid_t)pid, SIGTERM);
+	for (i = 0; i < 100 && engine_alive(pid, q); i++) {
+		struct timespec ts = { 0, 10000000 };
+
+		nanosleep(&ts, NULL);
+	}
+	if (engine_alive(pid, q))
+		kill((pid_t)pid, SIGKILL);
+}
+
+/* argv of `linklab engine --dev DEV --queue Q --stat PATH --ready-fd 3 DIAL`. */
+static int engine_argv(const char *dev, unsigned q, const char *sp, const struct impair *d,
+		       char *store, size_t storelen, char **argv, struct ll_err *err)
+{
+	const struct impair_field *f;
+	size_t used = 0;
+	int n = 0;
+	char v[128];
+	const char *bin = getenv("LINKLAB_BIN");
+	static char self[PATH_MAX];
+	ssize_t sl;
+
+#define PUT(s) do { size_t l_ = strlen(s) + 1; \
+	if (used + l_ > storelen || n >= MAX_ARGS - 2) \
+		return ll_err_set(err, -E2BIG, "engine arguments too long"); \
+	memcpy(store + used, (s), l_); argv[n++] = store + used; used += l_; } while (0)
+	if (!bin || !*bin) {
+		sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (sl <= 0)
+			return ll_err_set(err, -ENOENT, "cannot find the linklab binary");
+		self[sl] = '\0';
+		bin = self;
+	}
+	PUT(bin);
+	PUT("engine");
+	PUT("--dev");
+	PUT(dev);
+	snprintf(v, sizeof(v), "%u", q);
+	PUT("--queue");
+	PUT(v);
+	PUT("--stat");
+	PUT(sp);
+	PUT("--ready-fd");
+	PUT("3");
+	for (f = impair_fields; f->name; f++) {
+		if (!(d->set & f->bit) || (f->bit & SCOPE_BITS))
+			continue;
+		snprintf(v, sizeof(v), "--%s", f->name);
+		PUT(v);
+		impair_get(d, f, v, sizeof(v));
+		PUT(v);
+	}
+#undef PUT
+	argv[n] = NULL;
+	return 0;
+}
+
+/* Fork a detached engine (double fork, setsid) and wait for its "ok PID". */
+static int engine_spawn(char **argv, long *pid_out, struct ll_err *err)
+{
+	int pfd[2], st;
+	char line[700] = "";
+	size_t n = 0;
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return ll_err_set(err, -errno, "pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return ll_err_set(err, -errno, "fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		int nul;
+
+		if (fork() != 0)
+			_exit(0);
+		setsid();
+		nul = open("/dev/null", O_RDWR);
+		if (dup2(pfd[1], 3) < 0)
+			_exit(126);
+		if (nul >= 0) {
+			dup2(nul, 0);
+			dup2(nul, 1);
+			dup2(nul, 2);
+		}
+		for (st = 4; st < 1024; st++)
+			close(st);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	for (;;) {
+		struct pollfd p = { pfd[0], POLLIN, 0 };
+		ssize_t r;
+
+		if (poll(&p, 1, 5000) <= 0)
+			break;
+		r = read(pfd[0], line + n, sizeof(line) - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+		line[n] = '\0';
+		if (strchr(line, '\n') || n + 1 >= sizeof(line))
+			break;
+	}
+	close(pfd[0]);
+	line[strcspn(line, "\n")] = '\0';
+	if (sscanf(line, "ok %ld", pid_out) == 1)
+		return 0;
+	if (!strncmp(line, "error: ", 7))
+		return ll_err_set(err, strstr(line, "cannot do") || strstr(line, "not implement") ?
+				  -EOPNOTSUPP : strstr(line, "CAP_NET_ADMIN") ? -EPERM :
+				  strstr(line, "in use") ? -EBUSY : -EINVAL,
+				  "the endpoint engine did not start: %s", line + 7);
+	return ll_err_set(err, -EIO, "the endpoint engine (%s) did not start%s", argv[0],
+			  n ? "" : " (no answer in 5 s)");
+}
+
+/* --- start / stop --------------------------------------------------------- */
+
+/* "--delay 25ms --loss 1%": every field given (the scope too). */
+static void dial_text(const struct impair *d, char *buf, size_t len)
+{
+	const struct impair_field *f;
+	char v[128];
+	size_t u = 0;
+
+	buf[0] = '\0';
+	for (f = impair_fields; f->name && u + 1 < len; f++) {
+		if (!(d->set & f->bit))
+			continue;
+		impair_get(d, f, v, sizeof(v));
+		u += (size_t)snprintf(buf + u, len - u, "%s--%s %s", u ? " " : "", f->name, v);
+		if (u >= len)
+			u = len - 1;
+	}
+}
+
+int enghook_dial(const struct enghook_info *h, struct impair *d)
+{
+	char text[sizeof(h->dial)], *save = NULL, *k, *v;
+	struct ll_diag dg;
+	int rc = 0;
+
+	snprintf(text, sizeof(text), "%s", h->dial);
+	ll_diag_clear(&dg);
+	for (k = strtok_r(text, " ", &save); k; k = strtok_r(NULL, " ", &save)) {
+		v = strtok_r(NULL, " ", &save);
+		if (!v || strncmp(k, "--", 2) != 0)
+			return -EINVAL;
+		if (impair_set(d, k + 2, v, &dg) < 0)
+			rc = -EINVAL;
+	}
+	return rc;
+}
+
+static void remove_hook(uint64_t netns, const struct enghook_info *h)
+{
+	char sp[PATH_MAX];
+
+	rules_remove(h);
+	engine_kill(h->pid, h->queue);
+	stat_path(netns, h->ifindex, h->queue, sp, sizeof(sp));
+	unlink(sp);
+}
+
+int enghook_start(uint64_t netns, const char *dev, int ifindex,
+		  const struct impair *eng, int exclude_port, struct ll_err *err)
+{
+	struct enghook_info old, h;
+	char *argv[MAX_ARGS], store[8192], sp[PATH_MAX], path[PATH_MAX];
+	bool had_old;
+	int rc;
+
+	rc = enghook_check(eng, dev, err);
+	if (rc < 0)
+		return rc;
+	had_old = enghook_get(netns, ifindex, &old) == 0;
+	memset(&h, 0, sizeof(h));
+	snprintf(h.dev, sizeof(h.dev), "%s", dev);
+	h.ifindex = ifindex;
+	/* two queues per interface, so the new engine runs before the old stops */
+	h.queue = 20000u + (unsigned)(ifindex % 20000) * 2u;
+	if (had_old && old.queue == h.queue)
+		h.queue++;
+	snprintf(h.chain, sizeof(h.chain), "LLENG-%d-%u", ifindex, h.queue);
+	dial_text(eng, h.dial, sizeof(h.dial));
+	rc = pick_iptables(h.iptables, sizeof(h.iptables), err);
+	if (rc < 0)
+		goto fail;
+	mkdir(journal_dir(), 0700);
+	stat_path(netns, ifindex, h.queue, sp, sizeof(sp));
+	rc = engine_argv(dev, h.queue, sp, eng, store, sizeof(store), argv, err);
+	if (rc < 0)
+		goto fail;
+	rc = engine_spawn(argv, &h.pid, err);
+	if (rc < 0)
+		goto fail;
+	/* recorded before the rule exists: kill -9 from here on is cleaned up */
+	rc = rec_write(netns, &h, err);
+	if (rc == 0)
+		rc = rules_install(&h, eng, exclude_port, err);
+	if (rc < 0) {
+		engine_kill(h.pid, h.queue);
+		unlink(sp);
+		if (had_old)
+			rec_write(netns, &old, NULL);
+		else {
+			rec_path(netns, ifindex, path, sizeof(path));
+			unlink(path);
+		}
+		goto fail;
+	}
+	if (had_old)
+		remove_hook(netns, &old);
+	return 0;
+fail:
+	ll_err_prefix(err, "%s: ", dev);
+	if (err && !strstr(err->msg, "nothing changed")) {
+		size_t n = strlen(err->msg);
+
+		snprintf(err->msg + n, sizeof(err->msg) - n, "; nothing changed");
+	}
+	return rc;
+}
+
+int enghook_stop(uint64_t netns, int ifindex, struct ll_err *err)
+{
+	struct enghook_info h;
+	char path[PATH_MAX];
+
+	(void)err;
+	if (enghook_get(netns, ifindex, &h) < 0)
+		return 0;
+	remove_hook(netns, &h);
+	rec_path(netns, ifindex, path, sizeof(path));
+	if (unlink(path) < 0 && errno != ENOENT)
+		return ll_err_set(err, -errno, "engine record %s: %s", path, strerror(errno));
+	return 0;
+}
+
+int enghook_stop_all(uint64_t netns, struct ll_err *err)
+{
+	char dirp[PATH_MAX], prefix[64];
+	struct dirent *de;
+	DIR *dir;
+	int rc = 0, one, idx[256], n = 0, i;
+
+	snprintf(dirp, sizeof(dirp), "%s", journal_dir());
+	snprintf(prefix, sizeof(prefix), "engine-%" PRIu64 "-", netns);
+	dir = opendir(dirp);
+	if (!dir)
+		return 0;
+	while ((de = readdir(dir)) && n < 256) {
+		size_t l = strlen(de->d_name);
+		int ifi;
+		char tail[8];
+
+		if (strncmp(de->d_name, prefix, strlen(prefix)) || l < 6 ||
+		    strcmp(de->d_name + l - 5, ".hook"))
+			continue;
+		if (sscanf(de->d_name + strlen(prefix), "%d%7s", &ifi, tail) == 2 &&
+		    !strcmp(tail, ".hook"))
+			idx[n++] = ifi;
+	}
+	closedir(dir);
+	for (i = 0; i < n; i++) {
+		one = enghook_stop(netns, idx[i], err);
+		if (one < 0 && !rc)
+			rc = one;
+	}
+	return rc;
+}
