@@ -18,7 +18,9 @@
 #include "linklab/base/stats.h"
 #include "linklab/cli/cli.h"
 #include "linklab/cli/cmd.h"
+#include "linklab/model/theory.h"
 #include "linklab/model/verify.h"
+#include "linklab/peer/enghook.h"
 #include "linklab/peer/peerset.h"
 #include "linklab/traffic/rttprobe.h"
 #include "linklab/traffic/testrun.h"
@@ -37,6 +39,7 @@ struct side_dial {
 	bool known;
 	struct impair d;
 	uint32_t burst;       /* root tbf bucket, bytes */
+	bool engine;          /* the dial is held by linklab's endpoint engine */
 };
 
 static int parse(struct verify_cli *c, int argc, char **argv)
@@ -102,10 +105,19 @@ static int read_side(struct peer *p, const char *dev, struct side_dial *s,
 		return ll_err_set(err, -ENOMEM, "out of memory");
 	rc = p->ops->read_qdiscs(p, dev, qs, err);
 	if (rc == 0) {
+		struct enghook_info h;
+
 		qdisc_state_to_impair(qs, &s->d);
 		for (int i = 0; i < qs->n; i++)
 			if (!strcmp(qs->q[i].kind, "tbf") || !strcmp(qs->q[i].kind, "htb"))
 				s->burst = qs->q[i].burst;
+		/* linklab's endpoint engine holds the netem fields (and the
+		 * rate, in its token bucket) where the kernel has no netem */
+		if (p->ops->engine_get && p->ops->engine_get(p, dev, &h, NULL) == 0 &&
+		    h.alive) {
+			enghook_dial(&h, &s->d);
+			s->engine = true;
+		}
 		s->known = true;
 	}
 	free(qs);
@@ -167,7 +179,7 @@ static double frac(uint32_t p)
 /* One direction's rows: rate (TCP), then loss/duplicate/reorder/jitter
  * (UDP at a spacing wider than 4 x the jitter). */
 static int measure_dir(const struct verify_cli *c, const struct side_dial *s,
-		       bool reverse, struct verify_report *rep,
+		       bool reverse, double rtt_s, struct verify_report *rep,
 		       struct test_summary *sum, struct ll_err *err)
 {
 	const char *dir = reverse ? "b-to-a" : "a-to-b";
@@ -178,11 +190,26 @@ static int measure_dir(const struct verify_cli *c, const struct side_dial *s,
 	int rc;
 
 	if (d->rate) {
-		if ((rc = run(c, reverse, false, 0, 4, sum, err)) < 0)
-			return rc;
-		if ((r = verify_add(rep, "rate", dir, "bit/s")))
+		struct theory_in in = { .rate = d->rate, .rtt = rtt_s,
+					.loss = frac(d->loss), .streams = 4,
+					.window = theory_local_window() };
+		struct theory_out th;
+
+		theory_compute(&in, &th);
+		r = verify_add(rep, "rate", dir, "bit/s");
+		if (r && th.bound != THEORY_RATE && th.bound != THEORY_NONE) {
+			/* 4 TCP streams cannot fill the rate under this dial:
+			 * their goodput would test TCP, not the rate */
+			verify_unmeasurable(r, th.frame_bps, "");
+			snprintf(r->detail, sizeof(r->detail), "not measurable here: "
+				 "TCP cannot reach the rate under this dial (%.120s)",
+				 th.line);
+		} else if (r) {
+			if ((rc = run(c, reverse, false, 0, 4, sum, err)) < 0)
+				return rc;
 			verify_rate(r, d->rate, s->burst, c->seconds,
 				    sum->sum_received.bps);
+		}
 		if (d->rate / 2 < b)
 			b = d->rate / 2;
 	}
@@ -303,6 +330,7 @@ static int verify_measure(struct verify_cli *c, struct peerset *ps,
 {
 	struct side_dial sa = { 0 }, sb = { 0 };
 	struct test_summary *sum = malloc(sizeof(*sum));
+	double rtt_s;
 	int rc;
 
 	if (!sum)
@@ -312,10 +340,12 @@ static int verify_measure(struct verify_cli *c, struct peerset *ps,
 		rc = read_side(&ps->b, ps->dev_b, &sb, err);
 	if (!rc)
 		rc = rtt_row(c, &sa, &sb, rep, err);
+	rtt_s = (double)(sa.d.delay + (sb.known ? sb.d.delay : 0)) / 1e9 +
+		c->base_rtt_ms / 1000;
 	if (!rc)
-		rc = measure_dir(c, &sa, false, rep, sum, err);
+		rc = measure_dir(c, &sa, false, rtt_s, rep, sum, err);
 	if (!rc && ps->has_b)
-		rc = measure_dir(c, &sb, true, rep, sum, err);
+		rc = measure_dir(c, &sb, true, rtt_s, rep, sum, err);
 	free(sum);
 	return rc;
 }

@@ -55,6 +55,29 @@ else fail "broken dial: rc=$rc $(head -c 500 "$T/broken.json") $(cat "$T/broken.
 kill $SRV 2>/dev/null; wait $SRV 2>/dev/null; SRV=
 inb tc qdisc del dev veth-b ingress 2>/dev/null; inb ip link del llvifb 2>/dev/null
 
+# delay and loss on this kernel: linklab's endpoint engine holds them (no
+# sch_netem here); the base RTT comes from a verify of the clean path
+ina "$LINKLAB" clear $P > /dev/null 2>&1
+ina "$LINKLAB" verify $P -t 2 -J > "$T/base.json" 2>/dev/null
+base=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print([c for c in d["checks"] if c["quantity"]=="rtt"][0]["measured"])' "$T/base.json" 2>/dev/null)
+if ina "$LINKLAB" apply $P --engine user --delay 20ms --loss 2% > "$T/eng.out" 2>&1; then
+	ina "$LINKLAB" verify $P -t 4 --base-rtt "${base:-0}" -J > "$T/eng.json" 2> "$T/eng.err"; rc=$?
+	if [ $rc = 0 ] && python3 - "$T/eng.json" <<'PY'
+import json,sys
+d=json.load(open(sys.argv[1]))
+q={(c["quantity"],c["direction"]):c for c in d["checks"]}
+r=q[("rtt","both")]; assert r["ok"] and 40 < r["dialled"] < 41.5, r
+for k in [("loss","a-to-b"),("loss","b-to-a")]:
+    assert q[k]["ok"] and abs(q[k]["dialled"] - 0.02) < 1e-6, q[k]
+print("figure: verify through the endpoint engine: rtt dialled %.2f measured %.2f ms; loss a-to-b %.4f, b-to-a %.4f (dialled 0.02)" % (r["dialled"], r["measured"], q[("loss","a-to-b")]["measured"], q[("loss","b-to-a")]["measured"]))
+PY
+	then pass "endpoint engine: delay 20 ms + loss 2 % on both peers verified (rtt, loss each way)"
+	else fail "endpoint engine verify: rc=$rc $(head -c 600 "$T/eng.json") $(head -c 300 "$T/eng.err")"; fi
+	ina "$LINKLAB" clear $P > /dev/null 2>&1
+else
+	fail "apply --engine user: $(head -c 300 "$T/eng.out")"
+fi
+
 ina "$LINKLAB" verify -c "$LL_ADDR_B" -t 0 -p 0 > "$T/bad.out" 2>&1; rc=$?
 if [ $rc = 2 ] && grep -q -- "-t '0'" "$T/bad.out" && grep -q -- "-p '0'" "$T/bad.out"; then
 	pass "bad input: exit 2, both options named with their ranges"
