@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "linklab/cli/cmd.h"
+#include "linklab/base/text.h"
 #include "linklab/base/units.h"
 
 int cmd_common_opt(struct cmd_common *c, int argc, char **argv, int *i,
@@ -144,9 +145,42 @@ void cmd_print_qdiscs(FILE *f, const char *label, const struct qdisc_state *s)
 	fprintf(f, "%s %s: %s\n", label, s->dev, sum);
 }
 
+void cmd_json_sanitize(cJSON *node)
+{
+	char safe[2048];
+
+	for (; node; node = node->next) {
+		if (cJSON_IsString(node) && node->valuestring &&
+		    !text_is_safe(node->valuestring, TEXT_KEEP_C0)) {
+			text_sanitize_n(node->valuestring, strlen(node->valuestring),
+					safe, sizeof(safe), TEXT_KEEP_C0);
+			cJSON_SetValuestring(node, safe);
+		}
+		if (node->string && !text_is_safe(node->string, TEXT_KEEP_C0)) {
+			char *k;
+
+			text_sanitize_n(node->string, strlen(node->string), safe,
+					sizeof(safe), TEXT_KEEP_C0);
+			k = strdup(safe);
+
+			if (k && !(node->type & cJSON_StringIsConst))
+				free(node->string);
+			if (k) {
+				node->string = k;
+				node->type &= ~cJSON_StringIsConst;
+			}
+		}
+		if (node->child)
+			cmd_json_sanitize(node->child);
+	}
+}
+
 void cmd_print_json(cJSON *doc)
 {
-	char *txt = cJSON_Print(doc);
+	char *txt;
+
+	cmd_json_sanitize(doc);
+	txt = cJSON_Print(doc);
 
 	if (txt) {
 		fputs(txt, stdout);

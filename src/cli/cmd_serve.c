@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "linklab/base/text.h"
 #include "linklab/cli/cli.h"
 #include "linklab/traffic/serve.h"
 
@@ -33,8 +34,11 @@ static void on_listen(void *ctx, int port)
 
 static void on_log(void *ctx, const char *line)
 {
+	char safe[1024];
+
 	(void)ctx;
-	printf("%s\n", line);
+	/* a line may quote what a client sent */
+	printf("%s\n", text_sanitize(line, safe, sizeof(safe)));
 	fflush(stdout);
 }
 

@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "linklab/cli/cli.h"
+#include "linklab/cli/cmd.h"
 #include "linklab/traffic/csvout.h"
 #include "linklab/traffic/iperf3.h"
 #include "linklab/traffic/plot.h"
@@ -318,6 +319,7 @@ int cmd_test_run(const struct test_opts *o, int json)
 			cJSON *j = cJSON_CreateObject();
 			if (j) {
 				cJSON_AddStringToObject(j, "error", err.msg);
+				cmd_json_sanitize(j);
 				es = cJSON_Print(j);
 				cJSON_Delete(j);
 			}
@@ -330,6 +332,7 @@ int cmd_test_run(const struct test_opts *o, int json)
 			if (j) {
 				cJSON_AddStringToObject(j, "event", "error");
 				cJSON_AddStringToObject(j, "data", err.msg);
+				cmd_json_sanitize(j);
 				es = cJSON_PrintUnformatted(j);
 				cJSON_Delete(j);
 			}
@@ -553,6 +556,7 @@ static int run_repeated(const struct test_opts *o, int json, int n)
 			cJSON_AddItemToObject(j, "run_errors", why);
 			why = NULL;
 		}
+		cmd_json_sanitize(j);
 		char *s = cJSON_Print(j);
 		if (s)
 			printf("%s\n", s);

@@ -39,7 +39,12 @@ void cmd_print_links(FILE *f, const char *label, const struct link_list *ll,
 		     const char *selected);
 void cmd_print_qdiscs(FILE *f, const char *label, const struct qdisc_state *s);
 
-/* Print cJSON document to stdout (formatted) and free it. */
+/* Replace every string value and key under node (and its siblings) that
+ * holds DEL, C1 or invalid UTF-8 by its text_sanitize_n(TEXT_KEEP_C0) form,
+ * so a printed document carries none raw (cJSON escapes C0 itself). */
+void cmd_json_sanitize(cJSON *node);
+
+/* Print cJSON document to stdout (formatted, sanitized) and free it. */
 void cmd_print_json(cJSON *doc);
 
 /* Report an error "linklab CMD: msg" on stderr; returns cmd_status(err). */
