@@ -145,6 +145,27 @@ void cmd_print_qdiscs(FILE *f, const char *label, const struct qdisc_state *s)
 	fprintf(f, "%s %s: %s\n", label, s->dev, sum);
 }
 
+bool cmd_seen_twice(struct cmd_seen *s, const char *name, size_t nlen,
+		    const char *val, struct ll_diag *diag)
+{
+	char nm[48];
+	int i;
+
+	snprintf(nm, sizeof(nm), "%.*s", (int)nlen, name);
+	for (i = 0; i < s->n; i++)
+		if (!strcmp(s->e[i].name, nm)) {
+			ll_diag_add(diag, LL_DIAG_ERROR, nm + strspn(nm, "-"),
+				    "option %s given twice ('%s', then '%s'): give it once",
+				    nm, s->e[i].val, val);
+			return true;
+		}
+	if (s->n < (int)(sizeof(s->e) / sizeof(s->e[0]))) {
+		snprintf(s->e[s->n].name, sizeof(s->e[s->n].name), "%s", nm);
+		s->e[s->n++].val = val;
+	}
+	return false;
+}
+
 void cmd_json_sanitize(cJSON *node)
 {
 	char safe[2048];

@@ -677,7 +677,8 @@ static int test_cmd(int argc, char **argv, int nbad, bool check_only)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct test_opts o;
-	int json = 0, c;
+	const char *seen[128 + 16] = { 0 };   /* first value by option code */
+	int json = 0, c, li = -1;
 	bool b_given = false;
 	double v;
 
@@ -685,7 +686,28 @@ static int test_cmd(int argc, char **argv, int nbad, bool check_only)
 	memset(&out_opts, 0, sizeof(out_opts));
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+c:p:P:t:i:Rl:w:b:uJhO:n:k:M:NC:Z", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+c:p:P:t:i:Rl:w:b:uJhO:n:k:M:NC:Z", lo, &li)) != -1) {
+		/* an option with a value given twice: refused, naming it */
+		if (optarg && ((c > 0 && c < 128) || (c >= 1000 && c < 1016))) {
+			int k = c < 128 ? c : c - 1000 + 128;
+
+			if (k >= 0 && k < (int)(sizeof(seen) / sizeof(seen[0])) && seen[k]) {
+				char nm[40];
+
+				if (c < 128 && strchr("cpPtilwbOnkMC", c))
+					snprintf(nm, sizeof(nm), "-%c", c);
+				else
+					snprintf(nm, sizeof(nm), "--%s", lo[li].name);
+				fprintf(stderr, "linklab test: option %s given twice ('%s', then '%s'): give it once\n",
+					nm, seen[k], optarg);
+				nbad++;
+				li = -1;
+				continue;
+			}
+			if (k >= 0 && k < (int)(sizeof(seen) / sizeof(seen[0])))
+				seen[k] = optarg;
+		}
+		li = -1;
 		switch (c) {
 		case 'c':
 			if (!optarg[0] || strlen(optarg) >= sizeof(o.host)) {

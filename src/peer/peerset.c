@@ -71,6 +71,10 @@ int peerset_parse_opt(struct peerset_opts *o, int argc, char **argv, int *i,
 		if (rc < 0)
 			return rc;
 		if (rc > 0) {
+			if (o->revert_after)
+				return ll_err_set(err, -EINVAL,
+						  "option --revert-after given twice ('%d', then '%s'): give it once",
+						  o->revert_after, val);
 			n = strtol(val, &end, 10);
 			if (*end || end == val || n < 1 || n > 3600)
 				return ll_err_set(err, -EINVAL,
@@ -90,6 +94,11 @@ int peerset_parse_opt(struct peerset_opts *o, int argc, char **argv, int *i,
 		if (!*val)
 			return ll_err_set(err, -EINVAL, "option %s: empty value",
 					  opts[k].name);
+		if (*(const char **)((char *)o + opts[k].off))
+			return ll_err_set(err, -EINVAL,
+					  "option %s given twice ('%s', then '%s'): give it once",
+					  opts[k].name,
+					  *(const char **)((char *)o + opts[k].off), val);
 		*(const char **)((char *)o + opts[k].off) = val;
 		return 1;
 	}

@@ -39,6 +39,22 @@ void cmd_print_links(FILE *f, const char *label, const struct link_list *ll,
 		     const char *selected);
 void cmd_print_qdiscs(FILE *f, const char *label, const struct qdisc_state *s);
 
+/* Options with a value seen so far by a hand-written parser. */
+struct cmd_seen {
+	int n;
+	struct {
+		char name[48];
+		const char *val;
+	} e[64];
+};
+
+/* Record option name (its first nlen bytes, e.g. "--rate" of "--rate=1mbit")
+ * given with val. If it was given before, add "option NAME given twice
+ * ('FIRST', then 'SECOND'): give it once" to diag (field: the name without
+ * dashes) and return true: the caller drops the second value. */
+bool cmd_seen_twice(struct cmd_seen *s, const char *name, size_t nlen,
+		    const char *val, struct ll_diag *diag);
+
 /* Replace every string value and key under node (and its siblings) that
  * holds DEL, C1 or invalid UTF-8 by its text_sanitize_n(TEXT_KEEP_C0) form,
  * so a printed document carries none raw (cJSON escapes C0 itself). */
