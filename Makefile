@@ -31,7 +31,7 @@ ASAN_OBJ := $(CORE_SRC:src/%.c=$(BUILD)/asan/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/asan/tests/%)
 
-.PHONY: all deps check unit lab-test tui-test demo demo-down lab-up lab-down \
+.PHONY: all deps check unit lab-test tui-test hostile-test demo demo-down lab-up lab-down \
         bench install clean layering fuzz fuzz-check
 
 all: $(BUILD)/.deps $(BUILD)/linklab
@@ -69,6 +69,9 @@ lab-test: all
 
 tui-test: all
 	@sh tests/tui/run.sh
+
+hostile-test: all
+	@sh tests/lab/hostile.sh
 
 layering:
 	@sh scripts/check-layering.sh

@@ -235,6 +235,13 @@ static void json_failure(const struct ll_diag *diag, const char *extra, bool res
 			cJSON_AddItemToArray(arr, o);
 		}
 	}
+	if (!diag && extra) {
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "level", "error");
+		cJSON_AddStringToObject(o, "text", extra);
+		cJSON_AddItemToArray(arr, o);
+	}
 	cJSON_AddStringToObject(doc, "error", extra ? extra : e.msg);
 	cJSON_AddItemToObject(doc, "problems", arr);
 	cJSON_AddBoolToObject(doc, "changed", false);

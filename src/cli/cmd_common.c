@@ -196,6 +196,25 @@ void cmd_json_sanitize(cJSON *node)
 	}
 }
 
+char *cmd_json_text_safe(char *txt, bool formatted)
+{
+	cJSON *j;
+	char *out;
+
+	if (!txt || text_is_safe(txt, TEXT_KEEP_C0))
+		return txt;
+	j = cJSON_Parse(txt);
+	if (!j)
+		return txt;
+	cmd_json_sanitize(j);
+	out = formatted ? cJSON_Print(j) : cJSON_PrintUnformatted(j);
+	cJSON_Delete(j);
+	if (!out)
+		return txt;
+	free(txt);
+	return out;
+}
+
 void cmd_print_json(cJSON *doc)
 {
 	char *txt;

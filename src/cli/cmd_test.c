@@ -267,7 +267,7 @@ static void print_summary(const struct test_summary *S,
 static void stream_line(const struct test *t, const char *event,
 			const struct test_interval *iv)
 {
-	char *s = test_json_event(t, event, iv);
+	char *s = cmd_json_text_safe(test_json_event(t, event, iv), false);
 
 	if (s) {
 		printf("%s\n", s);
@@ -433,7 +433,7 @@ int cmd_test_run(const struct test_opts *o, int json)
 		}
 	}
 	if (json && !out_opts.quiet) {
-		char *s = test_json(t);
+		char *s = cmd_json_text_safe(test_json(t), true);
 		if (s) {
 			printf("%s\n", s);
 			free(s);

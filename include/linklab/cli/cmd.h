@@ -60,6 +60,11 @@ bool cmd_seen_twice(struct cmd_seen *s, const char *name, size_t nlen,
  * so a printed document carries none raw (cJSON escapes C0 itself). */
 void cmd_json_sanitize(cJSON *node);
 
+/* A printed JSON document txt (malloc'd) made safe the same way: returned
+ * as is when it holds no DEL, C1 or invalid UTF-8, else parsed, sanitized,
+ * printed again (formatted or not) and txt freed. */
+char *cmd_json_text_safe(char *txt, bool formatted);
+
 /* Print cJSON document to stdout (formatted, sanitized) and free it. */
 void cmd_print_json(cJSON *doc);
 
