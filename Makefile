@@ -31,7 +31,7 @@ ASAN_OBJ := $(CORE_SRC:src/%.c=$(BUILD)/asan/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/asan/tests/%)
 
-.PHONY: all deps check unit lab-test tui-test hostile-test demo demo-down lab-up lab-down \
+.PHONY: all deps check unit lab-test tui-test hostile-test tui-input-test demo demo-down lab-up lab-down \
         bench install clean layering fuzz fuzz-check
 
 all: $(BUILD)/.deps $(BUILD)/linklab
@@ -72,6 +72,9 @@ tui-test: all
 
 hostile-test: all
 	@sh tests/lab/hostile.sh
+
+tui-input-test: all
+	@sh tests/tui/input.sh
 
 layering:
 	@sh scripts/check-layering.sh

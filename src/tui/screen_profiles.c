@@ -121,7 +121,7 @@ void screen_profiles_draw(struct tui *t, const struct ctl_view *v, int top,
 	case TP_CONFIRM_OVERWRITE: {
 		const struct ctl_profile *o = user_profile(v, t->le.buf);
 
-		snprintf(line, sizeof(line), "profile %.60s exists (%.300s): overwrite it? y/n",
+		snprintf(line, sizeof(line), "overwrite your profile %.60s? y/n (%.300s)",
 			 t->le.buf, o ? o->path : "");
 		tui_put(y, x, w, tui_attr(t, TUI_WARN), line);
 		break;
