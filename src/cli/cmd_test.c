@@ -639,6 +639,31 @@ static int check_out_path(const char *opt, const char *path)
 	return 0;
 }
 
+/* An option with a value (getopt code c, long name or NULL) given a second
+ * time: say so, naming it and both values, and return true. seen holds the
+ * first value by code (short codes < 128, long-only codes 1000.. at 128..). */
+#define TEST_SEEN_MAX (128 + 16)
+
+static bool repeated(int c, const char *lname, const char *seen[TEST_SEEN_MAX])
+{
+	int k = c < 128 ? c : c - 1000 + 128;
+	char nm[40];
+
+	if (!optarg || c <= 0 || k < 0 || k >= TEST_SEEN_MAX)
+		return false;
+	if (!seen[k]) {
+		seen[k] = optarg;
+		return false;
+	}
+	if ((c < 128 && strchr("cpPtilwbOnkMC", c)) || !lname)
+		snprintf(nm, sizeof(nm), "-%c", c);
+	else
+		snprintf(nm, sizeof(nm), "--%s", lname);
+	fprintf(stderr, "linklab test: option %s given twice ('%s', then '%s'): give it once\n",
+		nm, seen[k], optarg);
+	return true;
+}
+
 /* Parse and check argv; every problem is printed before anything runs.
  * check_only: stop there (0 fine, 1 -h printed, 2 problems); nbad: problems
  * the caller already printed. */
@@ -677,7 +702,7 @@ static int test_cmd(int argc, char **argv, int nbad, bool check_only)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct test_opts o;
-	const char *seen[128 + 16] = { 0 };   /* first value by option code */
+	const char *seen[TEST_SEEN_MAX] = { 0 };   /* first value by option code */
 	int json = 0, c, li = -1;
 	bool b_given = false;
 	double v;
@@ -687,25 +712,10 @@ static int test_cmd(int argc, char **argv, int nbad, bool check_only)
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+c:p:P:t:i:Rl:w:b:uJhO:n:k:M:NC:Z", lo, &li)) != -1) {
-		/* an option with a value given twice: refused, naming it */
-		if (optarg && ((c > 0 && c < 128) || (c >= 1000 && c < 1016))) {
-			int k = c < 128 ? c : c - 1000 + 128;
-
-			if (k >= 0 && k < (int)(sizeof(seen) / sizeof(seen[0])) && seen[k]) {
-				char nm[40];
-
-				if (c < 128 && strchr("cpPtilwbOnkMC", c))
-					snprintf(nm, sizeof(nm), "-%c", c);
-				else
-					snprintf(nm, sizeof(nm), "--%s", lo[li].name);
-				fprintf(stderr, "linklab test: option %s given twice ('%s', then '%s'): give it once\n",
-					nm, seen[k], optarg);
-				nbad++;
-				li = -1;
-				continue;
-			}
-			if (k >= 0 && k < (int)(sizeof(seen) / sizeof(seen[0])))
-				seen[k] = optarg;
+		if (repeated(c, li >= 0 ? lo[li].name : NULL, seen)) {
+			nbad++;
+			li = -1;
+			continue;
 		}
 		li = -1;
 		switch (c) {

@@ -846,6 +846,70 @@ static bool agent_key_listed(const struct ssh_target *t, const unsigned char *bl
 	return false;
 }
 
+/* The agent's keys (IdentitiesOnly: only those of an IdentityFile), each
+ * offered in turn. 0 when one is accepted, else -1 with what was tried
+ * noted in tried. */
+static int auth_agent(struct ssh_session *s, const struct ssh_target *t,
+		      int64_t deadline, char *tried, size_t tlen, size_t *used)
+{
+	LIBSSH2_AGENT *ag = libssh2_agent_init(s->ss);
+	struct libssh2_agent_publickey *id = NULL, *prev = NULL;
+	char types[160] = "";
+	int nids = 0, nskip = 0, rc = -1;
+
+	if (ag && libssh2_agent_connect(ag) == 0 &&
+	    libssh2_agent_list_identities(ag) == 0) {
+		while (libssh2_agent_get_identity(ag, &id, prev) == 0) {
+			size_t tl = strlen(types);
+			const unsigned char *kt;
+			size_t kl, off = 0;
+
+			prev = id;
+			if (t->identities_only &&
+			    !agent_key_listed(t, id->blob, id->blob_len)) {
+				nskip++;
+				continue;
+			}
+			nids++;
+			if (blob_str(id->blob, id->blob_len, &off, &kt, &kl) == 0 &&
+			    tl + kl + 3 < sizeof(types))
+				snprintf(types + tl, sizeof(types) - tl, "%s%.*s",
+					 tl ? " " : "", (int)kl, (const char *)kt);
+			while ((rc = libssh2_agent_userauth(ag, t->user, id)) ==
+			       LIBSSH2_ERROR_EAGAIN)
+				if (wait_io(s, deadline) < 0)
+					break;
+			if (rc == 0) {
+				libssh2_agent_disconnect(ag);
+				libssh2_agent_free(ag);
+				return 0;
+			}
+		}
+		if (nids) {
+			char hint[200] = "";
+
+			if (strstr(types, "ssh-rsa") && !rsa_sha2_ok())
+				rsa_hint(hint, sizeof(hint));
+			note(tried, tlen, used, "agent (%d key%s refused: %s%s%s)", nids,
+			     nids == 1 ? "" : "s", types, hint[0] ? "; " : "", hint);
+		} else if (!nskip) {
+			note(tried, tlen, used, "agent (no keys)");
+		}
+		if (nskip)
+			note(tried, tlen, used,
+			     "agent (%d key%s not offered: IdentitiesOnly yes and not an IdentityFile)",
+			     nskip, nskip == 1 ? "" : "s");
+	} else {
+		note(tried, tlen, used, "agent (cannot connect to %s)",
+		     getenv("SSH_AUTH_SOCK"));
+	}
+	if (ag) {
+		libssh2_agent_disconnect(ag);
+		libssh2_agent_free(ag);
+	}
+	return -1;
+}
+
 /* Authenticate: agent (if SSH_AUTH_SOCK), each identity file (passphrase
  * asked through the prompt when the key is encrypted), keyboard-interactive,
  * password - each only when the server offers it (ssh(1) order). */
@@ -879,61 +943,9 @@ static int authenticate(struct ssh_session *s, const struct ssh_target *t,
 	snprintf(offered, sizeof(offered), "%s", methods);
 
 	if (strstr(offered, "publickey") && getenv("SSH_AUTH_SOCK") &&
-	    *getenv("SSH_AUTH_SOCK")) {
-		LIBSSH2_AGENT *ag = libssh2_agent_init(s->ss);
-		struct libssh2_agent_publickey *id = NULL, *prev = NULL;
-		char types[160] = "";
-		int nids = 0, nskip = 0;
-
-		if (ag && libssh2_agent_connect(ag) == 0 &&
-		    libssh2_agent_list_identities(ag) == 0) {
-			while (libssh2_agent_get_identity(ag, &id, prev) == 0) {
-				size_t tl = strlen(types);
-				const unsigned char *kt;
-				size_t kl, off = 0;
-
-				prev = id;
-				if (t->identities_only &&
-				    !agent_key_listed(t, id->blob, id->blob_len)) {
-					nskip++;
-					continue;
-				}
-				nids++;
-				if (blob_str(id->blob, id->blob_len, &off, &kt, &kl) == 0 &&
-				    tl + kl + 3 < sizeof(types))
-					snprintf(types + tl, sizeof(types) - tl, "%s%.*s",
-						 tl ? " " : "", (int)kl, (const char *)kt);
-				while ((rc = libssh2_agent_userauth(ag, t->user, id)) ==
-				       LIBSSH2_ERROR_EAGAIN)
-					if (wait_io(s, *deadline) < 0)
-						break;
-				if (rc == 0) {
-					libssh2_agent_disconnect(ag);
-					libssh2_agent_free(ag);
-					return 0;
-				}
-			}
-			if (nids) {
-				char hint[200] = "";
-
-				if (strstr(types, "ssh-rsa") && !rsa_sha2_ok())
-					rsa_hint(hint, sizeof(hint));
-				NOTE("agent (%d key%s refused: %s%s%s)", nids, nids == 1 ? "" : "s",
-				     types, hint[0] ? "; " : "", hint);
-			}
-			else if (!nskip)
-				NOTE("agent (no keys)");
-			if (nskip)
-				NOTE("agent (%d key%s not offered: IdentitiesOnly yes and not an IdentityFile)",
-				     nskip, nskip == 1 ? "" : "s");
-		} else {
-			NOTE("agent (cannot connect to %s)", getenv("SSH_AUTH_SOCK"));
-		}
-		if (ag) {
-			libssh2_agent_disconnect(ag);
-			libssh2_agent_free(ag);
-		}
-	}
+	    *getenv("SSH_AUTH_SOCK") &&
+	    auth_agent(s, t, *deadline, tried, sizeof(tried), &used) == 0)
+		return 0;
 	for (i = 0; strstr(offered, "publickey") && i < t->nidentity; i++) {
 		const char *priv = t->identity[i];
 		char pub[PATH_MAX + 8], ktype[64], pass[512] = "", q[PATH_MAX + 64];
