@@ -201,6 +201,15 @@ case "$r" in *"option -p given twice ('5394', then '5395')"*) [ $rc = 2 ] && pas
 r=$(LINKLAB_PROFILE_PATH="$P" "$LINKLAB" profile save y --rate 1mbit --rate 2mbit 2>&1); rc=$?
 [ $rc = 2 ] && [ ! -e "$P/y.ini" ] && case "$r" in *"option --rate given twice"*) true;; *) false;; esac &&
 	pass "profile save --rate twice: refused, nothing saved" || fail "profile save repeated (rc $rc): $r"
+r=$(inn "$LINKLAB" bridge vh0 vh1 --rate 1mbit --rate=2mbit -t 1 -t 2 2>&1); rc=$?
+r2=$(inn "$LINKLAB" bridge --set --delay 1ms --delay 2ms 2>&1); rc2=$?
+if [ $rc = 2 ] && [ $rc2 = 2 ] && case "$r" in *"option --rate given twice ('1mbit', then '2mbit')"*"option -t given twice ('1', then '2')"*) true;; *) false;; esac &&
+   case "$r2" in *"option --delay given twice ('1ms', then '2ms')"*) true;; *) false;; esac &&
+   [ "$(root_kind_h vh0)" = noqueue ]; then
+	pass "bridge and bridge --set with an option twice: refused naming it, nothing started"
+else
+	fail "bridge repeated (rc $rc/$rc2): $r / $r2"
+fi
 for args in "--dev nosuchdev --rate 10mbit" "--dev vh0 --rate 10mbit --rate 20mbit" "--dev vh0 --rate 40bit"; do
 	inn "$LINKLAB" apply -J $args > "$T/aj.out" 2> "$T/aj.err"; rc=$?
 	if [ $rc != 0 ] && python3 -c '
