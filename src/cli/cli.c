@@ -6,6 +6,7 @@
 #include "linklab/cli/cli.h"
 #include "linklab/cli/tune.h"
 #include "linklab/cli/prompt.h"
+#include "linklab/cli/safeout.h"
 #include "linklab/remote/ssh.h"
 
 struct cli_cmd {
@@ -80,6 +81,9 @@ int cli_main(int argc, char **argv)
 	/* SSH passphrases/passwords are asked on the tty (the console may
 	 * pass its own prompt through sshcfg_opts) */
 	ssh_set_default_prompt(cli_tty_prompt, NULL);
+	/* what a peer, a server or a file says reaches the terminal with its
+	 * control bytes made visible; curses keeps the console's stdout */
+	safeout_install(argc >= 2 && argv[1][0] != '-' && strcmp(argv[1], "console"));
 	if (argc < 2 || argv[1][0] == '-') {
 		if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 			cli_usage(stdout);

@@ -24,6 +24,8 @@ struct apply_args {
 	bool dry, split;
 	bool check;               /* --check: compare only (cmd_apply_check.c) */
 	int engine;               /* enum enghook_mode (--engine) */
+	uint64_t seen;            /* dial fields given (IMP_* bits) */
+	const char *seen_val[64]; /* their first values, by bit number */
 };
 
 /* Split an end-to-end one-way target between the two peers: delay and jitter
@@ -91,6 +93,24 @@ static void validate_into(const struct impair *d, struct ll_diag *diag)
 	}
 }
 
+/* A dial option given a second time: an error naming it and both values
+ * (the last one would win silently otherwise). */
+static bool seen_twice(struct apply_args *a, const struct impair_field *f,
+		       const char *val, struct ll_diag *diag)
+{
+	int bit = __builtin_ctzll((unsigned long long)f->bit);
+
+	if (a->seen & f->bit) {
+		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+			    "option --%s given twice ('%s', then '%s'): give it once",
+			    f->name, a->seen_val[bit], val);
+		return true;
+	}
+	a->seen |= f->bit;
+	a->seen_val[bit] = val;
+	return false;
+}
+
 /* Parse argv into a; every problem goes to diag. */
 static void parse_args(struct apply_args *a, int argc, char **argv,
 		       struct ll_diag *diag)
@@ -134,6 +154,10 @@ static void parse_args(struct apply_args *a, int argc, char **argv,
 			if (i + 1 >= argc)
 				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
 					    "--profile needs a NAME (see linklab profile list)");
+			else if (a->profile)
+				ll_diag_add(diag, LL_DIAG_ERROR, "profile",
+					    "option --profile given twice ('%s', then '%s'): give it once",
+					    a->profile, argv[++i]);
 			else
 				a->profile = argv[++i];
 			continue;
@@ -162,6 +186,8 @@ static void parse_args(struct apply_args *a, int argc, char **argv,
 				    "%s: missing value (%s)", f->name, f->range);
 			continue;
 		}
+		if (seen_twice(a, f, val, diag))
+			continue;
 		impair_set(&a->d, f->name, val, diag);
 	}
 }
@@ -204,9 +230,48 @@ static void build_dials(struct apply_args *a, struct impair dial[2],
 	free(prof);
 }
 
-static int report(const struct ll_diag *diag)
+/* -J: one document even on failure, with "error" (every error joined) and
+ * each problem in "problems" ({level, field, text}). */
+static void json_failure(const struct ll_diag *diag, const char *extra, bool restored)
+{
+	cJSON *doc = cJSON_CreateObject(), *arr = cJSON_CreateArray();
+	struct ll_err e = { 0 };
+	int i;
+
+	if (diag) {
+		ll_diag_to_err(diag, &e);
+		for (i = 0; i < diag->n; i++) {
+			cJSON *o = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(o, "level", diag->e[i].level == LL_DIAG_WARN ?
+						"warning" : "error");
+			if (diag->e[i].field[0])
+				cJSON_AddStringToObject(o, "field", diag->e[i].field);
+			cJSON_AddStringToObject(o, "text", diag->e[i].text);
+			cJSON_AddItemToArray(arr, o);
+		}
+	}
+	if (!diag && extra) {
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "level", "error");
+		cJSON_AddStringToObject(o, "text", extra);
+		cJSON_AddItemToArray(arr, o);
+	}
+	cJSON_AddStringToObject(doc, "error", extra ? extra : e.msg);
+	cJSON_AddItemToObject(doc, "problems", arr);
+	cJSON_AddBoolToObject(doc, "changed", false);
+	if (restored)
+		cJSON_AddBoolToObject(doc, "restored", true);
+	cmd_print_json(doc);
+}
+
+static int report(const struct ll_diag *diag, bool json)
 {
 	int i;
+
+	if (json && diag->nerrors)
+		json_failure(diag, NULL, false);
 
 	for (i = 0; i < diag->n; i++)
 		fprintf(stderr, "linklab apply: %s%s\n",
@@ -251,6 +316,8 @@ static int read_back(struct peerset *ps, const struct impair dial[2],
 		if (p->ops->read_qdiscs(p, dev, qs, &err) < 0) {
 			fprintf(stderr, "linklab apply: %s %s: read back: %s\n",
 				p->label, dev, cmd_errtext(dev, &err));
+			if (doc && !cJSON_GetObjectItem(doc, "error"))
+				cJSON_AddStringToObject(doc, "error", err.msg);
 			status = 1;
 			continue;
 		}
@@ -271,6 +338,8 @@ static int read_back(struct peerset *ps, const struct impair dial[2],
 			if (p->ops->read_qdiscs(p, ifb, qs, &err) < 0) {
 				fprintf(stderr, "linklab apply: %s: read back %s: %s\n",
 					p->label, ifb, err.msg);
+				if (doc && !cJSON_GetObjectItem(doc, "error"))
+					cJSON_AddStringToObject(doc, "error", err.msg);
 				status = 1;
 			} else if (doc) {
 				cJSON *side = cJSON_GetObjectItem(doc, i == 0 ? "a" : "b");
@@ -300,9 +369,9 @@ int cmd_apply(int argc, char **argv)
 	struct peerset ps;
 	cJSON *doc = NULL;
 	unsigned sides = 0, done = 0;
-	bool opened = false;
+	bool opened = false, restored = false;
 	int i, rc, status = 0;
-	char lines[4096];
+	char lines[4096], failmsg[LL_ERR_MAX + 64] = "";
 
 	ll_diag_clear(&diag);
 	parse_args(&a, argc, argv, &diag);
@@ -353,7 +422,7 @@ int cmd_apply(int argc, char **argv)
 			ll_diag_add(&diag, LL_DIAG_WARN, "jitter", "%s: %s",
 				    i == 0 ? "A" : "B", jw);
 	}
-	if (report(&diag)) {
+	if (report(&diag, a.c.json)) {
 		if (opened)
 			peerset_close(&ps);
 		return 2;
@@ -382,6 +451,8 @@ int cmd_apply(int argc, char **argv)
 			if (rc < 0) {
 				fprintf(stderr, "linklab apply: %s %s: %s\n", p->label,
 					dev, cmd_errtext(dev, &err));
+				snprintf(failmsg, sizeof(failmsg), "%s %s: %s", p->label,
+					 dev, cmd_errtext(dev, &err));
 				status = cmd_status(&err);
 				break;
 			}
@@ -417,11 +488,15 @@ int cmd_apply(int argc, char **argv)
 		if (rc < 0) {
 			fprintf(stderr, "linklab apply: %s %s: %s\n", p->label, dev,
 				cmd_errtext(dev, &err));
+			snprintf(failmsg, sizeof(failmsg), "%s %s: %s", p->label, dev,
+				 cmd_errtext(dev, &err));
 			status = cmd_status(&err);
 			break;
 		}
 		done |= side;
 	}
+	if (doc && status)
+		cJSON_AddStringToObject(doc, "error", failmsg);
 	if (doc)
 		cmd_print_json(doc);
 	if (status && (done & CMD_SIDE_A)) {
@@ -433,7 +508,10 @@ int cmd_apply(int argc, char **argv)
 			fprintf(stderr, "linklab apply: %s restored; nothing applied\n",
 				ps.dev_a);
 		done = 0;
+		restored = true;
 	}
+	if (status && a.c.json && !a.dry)
+		json_failure(NULL, failmsg, restored);
 	if (!status && !a.dry)
 		status = read_back(&ps, dial, done, a.c.json);
 	peerset_close(&ps);

@@ -163,6 +163,7 @@ static bool known_opt(const char *a, const char *eq)
 
 static int parse_args(int argc, char **argv, struct bopts *b, struct ll_diag *diag)
 {
+	struct cmd_seen seen = { 0 };
 	int i, d, npos = 0;
 
 	for (i = 1; i < argc; i++) {
@@ -226,6 +227,8 @@ static int parse_args(int argc, char **argv, struct bopts *b, struct ll_diag *di
 		}
 		if (!eq)
 			i++;
+		if (cmd_seen_twice(&seen, a, eq ? (size_t)(eq - a) : strlen(a), val, diag))
+			continue;
 		if (!strcmp(a, "-i") || !strncmp(a, "-i=", 3)) {
 			char *end;
 

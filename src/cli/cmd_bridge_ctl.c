@@ -90,6 +90,7 @@ static void put_field(struct copts *o, unsigned dirs, const char *field, const c
 
 static int parse(int argc, char **argv, struct copts *o, struct ll_diag *diag)
 {
+	struct cmd_seen seen = { 0 };
 	int i;
 
 	for (i = 1; i < argc; i++) {
@@ -147,6 +148,8 @@ static int parse(int argc, char **argv, struct copts *o, struct ll_diag *diag)
 			ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s: missing value", a);
 			continue;
 		}
+		if (cmd_seen_twice(&seen, a, eq ? (size_t)(eq - a) : strlen(a), val, diag))
+			continue;
 		if (!strcmp(name, "pid")) {
 			char *end;
 			long v = strtol(val, &end, 10);

@@ -55,7 +55,7 @@ int cmd_clear(int argc, char **argv)
 	bool all = false, forget = false;
 	cJSON *doc = NULL;
 	unsigned sides;
-	int i, rc, status = 0;
+	int i, rc, status = 0, nbad = 0;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--all")) {
@@ -67,13 +67,16 @@ int cmd_clear(int argc, char **argv)
 			continue;
 		}
 		rc = cmd_common_opt(&c, argc, argv, &i, &err);
-		if (rc < 0)
-			return cmd_fail("clear", &err);
-		if (rc == 0) {
+		if (rc < 0) {
+			cmd_fail("clear", &err);     /* every problem at once */
+			nbad++;
+		} else if (rc == 0) {
 			fprintf(stderr, "linklab clear: unknown option '%s'\n", argv[i]);
-			return 2;
+			nbad++;
 		}
 	}
+	if (nbad)
+		return 2;
 	if (c.help) {
 		cli_print_usage("clear", stdout);
 		return 0;

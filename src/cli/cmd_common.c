@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "linklab/cli/cmd.h"
+#include "linklab/base/text.h"
 #include "linklab/base/units.h"
 
 int cmd_common_opt(struct cmd_common *c, int argc, char **argv, int *i,
@@ -144,9 +145,82 @@ void cmd_print_qdiscs(FILE *f, const char *label, const struct qdisc_state *s)
 	fprintf(f, "%s %s: %s\n", label, s->dev, sum);
 }
 
+bool cmd_seen_twice(struct cmd_seen *s, const char *name, size_t nlen,
+		    const char *val, struct ll_diag *diag)
+{
+	char nm[48];
+	int i;
+
+	snprintf(nm, sizeof(nm), "%.*s", (int)nlen, name);
+	for (i = 0; i < s->n; i++)
+		if (!strcmp(s->e[i].name, nm)) {
+			ll_diag_add(diag, LL_DIAG_ERROR, nm + strspn(nm, "-"),
+				    "option %s given twice ('%s', then '%s'): give it once",
+				    nm, s->e[i].val, val);
+			return true;
+		}
+	if (s->n < (int)(sizeof(s->e) / sizeof(s->e[0]))) {
+		snprintf(s->e[s->n].name, sizeof(s->e[s->n].name), "%s", nm);
+		s->e[s->n++].val = val;
+	}
+	return false;
+}
+
+void cmd_json_sanitize(cJSON *node)
+{
+	char safe[2048];
+
+	for (; node; node = node->next) {
+		if (cJSON_IsString(node) && node->valuestring &&
+		    !text_is_safe(node->valuestring, TEXT_KEEP_C0)) {
+			text_sanitize_n(node->valuestring, strlen(node->valuestring),
+					safe, sizeof(safe), TEXT_KEEP_C0);
+			cJSON_SetValuestring(node, safe);
+		}
+		if (node->string && !text_is_safe(node->string, TEXT_KEEP_C0)) {
+			char *k;
+
+			text_sanitize_n(node->string, strlen(node->string), safe,
+					sizeof(safe), TEXT_KEEP_C0);
+			k = strdup(safe);
+
+			if (k && !(node->type & cJSON_StringIsConst))
+				free(node->string);
+			if (k) {
+				node->string = k;
+				node->type &= ~cJSON_StringIsConst;
+			}
+		}
+		if (node->child)
+			cmd_json_sanitize(node->child);
+	}
+}
+
+char *cmd_json_text_safe(char *txt, bool formatted)
+{
+	cJSON *j;
+	char *out;
+
+	if (!txt || text_is_safe(txt, TEXT_KEEP_C0))
+		return txt;
+	j = cJSON_Parse(txt);
+	if (!j)
+		return txt;
+	cmd_json_sanitize(j);
+	out = formatted ? cJSON_Print(j) : cJSON_PrintUnformatted(j);
+	cJSON_Delete(j);
+	if (!out)
+		return txt;
+	free(txt);
+	return out;
+}
+
 void cmd_print_json(cJSON *doc)
 {
-	char *txt = cJSON_Print(doc);
+	char *txt;
+
+	cmd_json_sanitize(doc);
+	txt = cJSON_Print(doc);
 
 	if (txt) {
 		fputs(txt, stdout);

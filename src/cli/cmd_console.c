@@ -25,6 +25,7 @@
 
 #include "linklab/cli/cli.h"
 #include "linklab/peer/enghook.h"
+#include "linklab/cli/safeout.h"
 #include "linklab/console/ctl.h"
 #include "linklab/console/middle.h"
 #include "linklab/peer/peerset.h"
@@ -526,6 +527,7 @@ int cmd_console(int argc, char **argv)
 			"linklab: the console needs a terminal (%s); plain output follows, or use the\n"
 			"  plain commands: linklab links | apply | show | clear | test   (see linklab help)\n",
 			!isatty(1) || !isatty(0) ? "stdin/stdout is not a tty" : "TERM is dumb or unset");
+		safeout_install(1);   /* no curses: peer text made visible (safeout.h) */
 		return console_plain(&po, target, port, middle_host, bridge);
 	}
 	if (console_signals() < 0) {

@@ -14,17 +14,20 @@ int cmd_links(int argc, char **argv)
 	struct peerset ps;
 	struct link_list *ll;
 	cJSON *doc = NULL;
-	int i, rc, status = 0;
+	int i, rc, status = 0, nbad = 0;
 
 	for (i = 1; i < argc; i++) {
 		rc = cmd_common_opt(&c, argc, argv, &i, &err);
-		if (rc < 0)
-			return cmd_fail("links", &err);
-		if (rc == 0) {
+		if (rc < 0) {
+			cmd_fail("links", &err);     /* every problem at once */
+			nbad++;
+		} else if (rc == 0) {
 			fprintf(stderr, "linklab links: unknown option '%s'\n", argv[i]);
-			return 2;
+			nbad++;
 		}
 	}
+	if (nbad)
+		return 2;
 	if (c.help) {
 		cli_print_usage("links", stdout);
 		return 0;

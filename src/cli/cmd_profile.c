@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "linklab/cli/cli.h"
+#include "linklab/cli/cmd.h"
 #include "linklab/model/profile.h"
 
 static void print_dial(const char *label, const struct impair *d)
@@ -56,6 +57,7 @@ static int profile_do_save(int argc, char **argv)
 	struct impair d = { 0 };
 	const char *desc = NULL;
 	char path[PATH_MAX], old[PATH_MAX];
+	struct cmd_seen seen = { 0 };
 	bool force = false;
 	int i;
 
@@ -64,7 +66,9 @@ static int profile_do_save(int argc, char **argv)
 		const struct impair_field *f;
 
 		if (!strcmp(argv[i], "--description") && i + 1 < argc) {
-			desc = argv[++i];
+			if (!cmd_seen_twice(&seen, argv[i], strlen(argv[i]), argv[i + 1], &diag))
+				desc = argv[i + 1];
+			i++;
 			continue;
 		}
 		if (!strcmp(argv[i], "--force")) {
@@ -75,6 +79,10 @@ static int profile_do_save(int argc, char **argv)
 		if (!f || i + 1 >= argc) {
 			ll_diag_add(&diag, LL_DIAG_ERROR, NULL, "%s '%s'",
 				    f ? "missing value for" : "unknown option", argv[i]);
+			continue;
+		}
+		if (cmd_seen_twice(&seen, argv[i], strlen(argv[i]), argv[i + 1], &diag)) {
+			i++;
 			continue;
 		}
 		impair_set(&d, f->name, argv[++i], &diag);

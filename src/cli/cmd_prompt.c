@@ -2,6 +2,7 @@
 /* cmd_prompt.c - ask the operator on /dev/tty (or through $LINKLAB_ASKPASS)
  * for a passphrase or password during SSH authentication; echo off for
  * secrets (termios(3)). */
+#include "linklab/base/text.h"
 #include "linklab/cli/prompt.h"
 
 #include <errno.h>
@@ -80,7 +81,13 @@ int cli_tty_prompt(void *ctx, const char *prompt, bool echo, char *buf,
 		quiet.c_lflag |= ECHONL;
 		restore = tcsetattr(fileno(tty), TCSAFLUSH, &quiet) == 0;
 	}
-	fputs(prompt, tty);
+	{
+		/* the prompt text may come from the server (keyboard-interactive) */
+		char safe[1024];
+
+		text_sanitize_n(prompt, strlen(prompt), safe, sizeof(safe), TEXT_KEEP_NL);
+		fputs(safe, tty);
+	}
 	fflush(tty);
 	if (!fgets(buf, (int)len, tty)) {
 		rc = -EINTR;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "linklab/base/text.h"
 #include "linklab/cli/cli.h"
 #include "linklab/traffic/serve.h"
 
@@ -33,8 +34,11 @@ static void on_listen(void *ctx, int port)
 
 static void on_log(void *ctx, const char *line)
 {
+	char safe[1024];
+
 	(void)ctx;
-	printf("%s\n", line);
+	/* a line may quote what a client sent */
+	printf("%s\n", text_sanitize(line, safe, sizeof(safe)));
 	fflush(stdout);
 }
 
@@ -101,10 +105,19 @@ int cmd_serve(int argc, char **argv)
 	struct ll_err err = { 0 };
 	int c, r, nbad = 0;
 	char why[160];
+	const char *seen[2] = { NULL, NULL };   /* -p, -B as first given */
 
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+p:B:1sh", lo, NULL)) != -1) {
+		if ((c == 'p' || c == 'B') && seen[c == 'B']) {
+			fprintf(stderr, "linklab serve: option -%c given twice ('%s', then '%s'): give it once\n",
+				c, seen[c == 'B'], optarg);
+			nbad++;
+			continue;
+		}
+		if (c == 'p' || c == 'B')
+			seen[c == 'B'] = optarg;
 		switch (c) {
 		case 'p': {
 			char *end;

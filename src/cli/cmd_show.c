@@ -210,7 +210,7 @@ int cmd_show(int argc, char **argv)
 	struct qdisc_state *qs;
 	cJSON *doc = NULL;
 	unsigned sides, mtu;
-	int i, rc, status = 0;
+	int i, rc, status = 0, nbad = 0;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--journal")) {
@@ -218,13 +218,16 @@ int cmd_show(int argc, char **argv)
 			continue;
 		}
 		rc = cmd_common_opt(&c, argc, argv, &i, &err);
-		if (rc < 0)
-			return cmd_fail("show", &err);
-		if (rc == 0) {
+		if (rc < 0) {
+			cmd_fail("show", &err);     /* every problem at once */
+			nbad++;
+		} else if (rc == 0) {
 			fprintf(stderr, "linklab show: unknown option '%s'\n", argv[i]);
-			return 2;
+			nbad++;
 		}
 	}
+	if (nbad)
+		return 2;
 	if (c.help) {
 		cli_print_usage("show", stdout);
 		return 0;

@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "linklab/cli/cli.h"
+#include "linklab/cli/cmd.h"
 #include "linklab/traffic/csvout.h"
 #include "linklab/traffic/iperf3.h"
 #include "linklab/traffic/plot.h"
@@ -274,7 +275,7 @@ static void print_summary(const struct test_summary *S,
 static void stream_line(const struct test *t, const char *event,
 			const struct test_interval *iv)
 {
-	char *s = test_json_event(t, event, iv);
+	char *s = cmd_json_text_safe(test_json_event(t, event, iv), false);
 
 	if (s) {
 		printf("%s\n", s);
@@ -326,6 +327,7 @@ int cmd_test_run(const struct test_opts *o, int json)
 			cJSON *j = cJSON_CreateObject();
 			if (j) {
 				cJSON_AddStringToObject(j, "error", err.msg);
+				cmd_json_sanitize(j);
 				es = cJSON_Print(j);
 				cJSON_Delete(j);
 			}
@@ -338,6 +340,7 @@ int cmd_test_run(const struct test_opts *o, int json)
 			if (j) {
 				cJSON_AddStringToObject(j, "event", "error");
 				cJSON_AddStringToObject(j, "data", err.msg);
+				cmd_json_sanitize(j);
 				es = cJSON_PrintUnformatted(j);
 				cJSON_Delete(j);
 			}
@@ -438,7 +441,7 @@ int cmd_test_run(const struct test_opts *o, int json)
 		}
 	}
 	if (json && !out_opts.quiet) {
-		char *s = test_json(t);
+		char *s = cmd_json_text_safe(test_json(t), true);
 		if (s) {
 			printf("%s\n", s);
 			free(s);
@@ -561,6 +564,7 @@ static int run_repeated(const struct test_opts *o, int json, int n)
 			cJSON_AddItemToObject(j, "run_errors", why);
 			why = NULL;
 		}
+		cmd_json_sanitize(j);
 		char *s = cJSON_Print(j);
 		if (s)
 			printf("%s\n", s);
@@ -649,6 +653,31 @@ static int check_out_path(const char *opt, const char *path)
 	return 0;
 }
 
+/* An option with a value (getopt code c, long name or NULL) given a second
+ * time: say so, naming it and both values, and return true. seen holds the
+ * first value by code (short codes < 128, long-only codes 1000.. at 128..). */
+#define TEST_SEEN_MAX (128 + 16)
+
+static bool repeated(int c, const char *lname, const char *seen[TEST_SEEN_MAX])
+{
+	int k = c < 128 ? c : c - 1000 + 128;
+	char nm[40];
+
+	if (!optarg || c <= 0 || k < 0 || k >= TEST_SEEN_MAX)
+		return false;
+	if (!seen[k]) {
+		seen[k] = optarg;
+		return false;
+	}
+	if ((c < 128 && strchr("cpPtilwbOnkMC", c)) || !lname)
+		snprintf(nm, sizeof(nm), "-%c", c);
+	else
+		snprintf(nm, sizeof(nm), "--%s", lname);
+	fprintf(stderr, "linklab test: option %s given twice ('%s', then '%s'): give it once\n",
+		nm, seen[k], optarg);
+	return true;
+}
+
 /* Parse and check argv; every problem is printed before anything runs.
  * check_only: stop there (0 fine, 1 -h printed, 2 problems); nbad: problems
  * the caller already printed. */
@@ -688,7 +717,8 @@ static int test_cmd(int argc, char **argv, int nbad, bool check_only)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct test_opts o;
-	int json = 0, c;
+	const char *seen[TEST_SEEN_MAX] = { 0 };   /* first value by option code */
+	int json = 0, c, li = -1;
 	bool b_given = false;
 	double v;
 
@@ -696,7 +726,13 @@ static int test_cmd(int argc, char **argv, int nbad, bool check_only)
 	memset(&out_opts, 0, sizeof(out_opts));
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+c:p:P:t:i:Rl:w:b:uJhO:n:k:M:NC:Z", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+c:p:P:t:i:Rl:w:b:uJhO:n:k:M:NC:Z", lo, &li)) != -1) {
+		if (repeated(c, li >= 0 ? lo[li].name : NULL, seen)) {
+			nbad++;
+			li = -1;
+			continue;
+		}
+		li = -1;
 		switch (c) {
 		case 'c':
 			if (!optarg[0] || strlen(optarg) >= sizeof(o.host)) {

@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "linklab/cli/cli.h"
+#include "linklab/cli/cmd.h"
 #include "linklab/peer/peerset.h"
 
 int cmd_test_peer(int argc, char **argv)
@@ -106,6 +107,7 @@ fail:
 		cJSON_AddItemToObject(doc, "intervals", cJSON_CreateArray());
 		cJSON_AddItemToObject(doc, "end", cJSON_CreateObject());
 		cJSON_AddStringToObject(doc, "error", err.msg);
+		cmd_json_sanitize(doc);
 		txt = cJSON_Print(doc);
 		if (txt)
 			puts(txt);

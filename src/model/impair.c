@@ -922,6 +922,43 @@ static uint32_t clamp32(uint64_t v)
 	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
+/* tbf's buffer is the time to send burst at rate, passed to the kernel as
+ * a u32 count of 64 ns psched ticks (struct tc_tbf_qopt.buffer; iproute2
+ * tc/tc_core.c tc_calc_xmittime, kernel PSCHED_SHIFT 6): at most 2^32 x 64 ns
+ * = 274.88 s. Longer wraps the field (read back as a tiny or huge burst):
+ * refuse it with the accepted burst at this rate and rate for this burst. */
+#define TBF_BUFFER_MAX_S (4294967296.0 * 64e-9)
+
+static int tbf_buffer_fits(const struct impair *d, uint64_t rate_Bps,
+			   uint64_t burst, struct ll_diag *diag)
+{
+	char b1[32], b2[32], b3[32], b4[32];
+	uint64_t max_burst, min_Bps;
+
+	if ((double)burst <= (double)rate_Bps * TBF_BUFFER_MAX_S)
+		return 0;
+	max_burst = (uint64_t)floor((double)rate_Bps * TBF_BUFFER_MAX_S);
+	min_Bps = (uint64_t)ceil((double)burst / TBF_BUFFER_MAX_S);
+	units_format_size(burst, b1, sizeof(b1));
+	units_format_rate(d->rate, b2, sizeof(b2));
+	if (has(d, IMP_BURST))
+		ll_diag_add(diag, LL_DIAG_ERROR, "burst",
+			    "burst: %s at rate %s takes %.1f s to send, over the %.2f s "
+			    "tbf's buffer field holds (32-bit count of 64 ns ticks): "
+			    "accepted at this rate: burst up to %s, or rate %s or more",
+			    b1, b2, (double)burst / (double)rate_Bps, TBF_BUFFER_MAX_S,
+			    units_format_size(max_burst, b3, sizeof(b3)),
+			    units_format_rate(min_Bps * 8, b4, sizeof(b4)));
+	else
+		ll_diag_add(diag, LL_DIAG_ERROR, "rate",
+			    "rate: %s is too low for tbf: its smallest bucket (%s) takes "
+			    "%.1f s to send, over the %.2f s tbf's buffer field holds "
+			    "(32-bit count of 64 ns ticks): accepted: rate %s .. 4tbit",
+			    b2, b1, (double)burst / (double)rate_Bps, TBF_BUFFER_MAX_S,
+			    units_format_rate(min_Bps * 8, b3, sizeof(b3)));
+	return -EINVAL;
+}
+
 int impair_plan(const struct impair *d, unsigned mtu, unsigned hz,
 		struct impair_plan *p, struct ll_diag *diag)
 {
@@ -990,6 +1027,8 @@ int impair_plan(const struct impair *d, unsigned mtu, unsigned hz,
 		} else {
 			p->burst = clamp32(min_burst);
 		}
+		if (tbf_buffer_fits(d, p->rate_Bps, p->burst, diag) < 0)
+			return -EINVAL;
 		if (has(d, IMP_TBF_LIMIT)) {
 			p->tbf_limit = clamp32(d->tbf_limit);
 			if (p->tbf_limit < p->burst)

@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,10 @@
 #include "linklab/model/profile.h"
 
 #define PROFILE_LINE_MAX 1024
+/* A profile is a few dozen lines: a larger file, or one with more lines, is
+ * refused before iniparser reads it (its dictionary grows quadratically). */
+#define PROFILE_SIZE_MAX (1024 * 1024)
+#define PROFILE_LINES_MAX 512
 
 /* iniparser reports through a callback without a context pointer: collect
  * its messages here while profile_load runs (single-threaded use). */
@@ -224,6 +229,65 @@ static void load_section(dictionary *ini, const char *sec, struct impair *d,
 	}
 }
 
+/* Open path for reading if it is a regular file of at most PROFILE_SIZE_MAX
+ * bytes; otherwise say which file is skipped and why (*rc set). Opening
+ * does not block on a FIFO (O_NONBLOCK, cleared after the check). */
+static FILE *profile_open(const char *path, struct ll_diag *diag, int *rc)
+{
+	struct stat st;
+	FILE *f;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s: %s", path, strerror(errno));
+		*rc = errno == ENOENT ? -ENOENT : -EINVAL;
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+			    "%s: skipped: not a regular file (%s)", path,
+			    S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ?
+			    "a directory" : S_ISSOCK(st.st_mode) ? "a socket" :
+			    "a device");
+		close(fd);
+		*rc = -EINVAL;
+		return NULL;
+	}
+	if (st.st_size > PROFILE_SIZE_MAX) {
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+			    "%s: skipped: %lld bytes, over the %d-byte limit for a profile",
+			    path, (long long)st.st_size, PROFILE_SIZE_MAX);
+		close(fd);
+		*rc = -EINVAL;
+		return NULL;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	f = fdopen(fd, "r");
+	if (!f) {
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s: %s", path, strerror(errno));
+		close(fd);
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	{
+		int c, lines = 0;
+
+		while ((c = getc_unlocked(f)) != EOF)
+			lines += c == '\n';
+		if (lines > PROFILE_LINES_MAX) {
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+				    "%s: skipped: %d lines, over the %d-line limit for a profile",
+				    path, lines, PROFILE_LINES_MAX);
+			fclose(f);
+			*rc = -EINVAL;
+			return NULL;
+		}
+		rewind(f);
+	}
+	return f;
+}
+
 int profile_load(const char *path, struct profile *p, struct ll_diag *diag)
 {
 	dictionary *ini;
@@ -231,15 +295,14 @@ int profile_load(const char *path, struct profile *p, struct ll_diag *diag)
 	FILE *f;
 	struct ll_diag v;
 	struct key_lines *kl;
-	int before = diag->nerrors, side, i;
+	char fdpath[64];
+	int before = diag->nerrors, side, i, rc;
 
 	memset(p, 0, sizeof(*p));
 	snprintf(p->path, sizeof(p->path), "%s", path);
-	f = fopen(path, "r");
-	if (!f) {
-		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s: %s", path, strerror(errno));
-		return -ENOENT;
-	}
+	f = profile_open(path, diag, &rc);
+	if (!f)
+		return rc;
 	kl = calloc(1, sizeof(*kl));
 	if (!kl) {
 		fclose(f);
@@ -251,11 +314,13 @@ int profile_load(const char *path, struct profile *p, struct ll_diag *diag)
 		free(kl);
 		return -EINVAL;
 	}
-	fclose(f);
 
+	/* iniparser reads the file checked above, by its descriptor */
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fileno(f));
 	ini_errbuf[0] = '\0';
 	iniparser_set_error_callback(ini_errback);
-	ini = iniparser_load(path);
+	ini = iniparser_load(fdpath);
+	fclose(f);
 	if (!ini || ini_errbuf[0]) {
 		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s: %s", path,
 			    ini_errbuf[0] ? ini_errbuf : "cannot parse");
@@ -488,11 +553,23 @@ int profile_write(const char *path, const char *name, const char *description,
 		  const struct impair *a, const struct impair *b,
 		  struct ll_err *err)
 {
-	FILE *f = fopen(path, "w");
-	char desc[256];
+	char desc[256], tmp[PATH_MAX + 16];
+	FILE *f;
+	int fd;
 
-	if (!f)
+	/* a temporary file renamed over path: a symlink at path is replaced,
+	 * never followed */
+	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
+	fd = mkstemp(tmp);
+	if (fd < 0)
 		return ll_err_set(err, -errno, "cannot write %s: %s", path, strerror(errno));
+	fchmod(fd, 0644);
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		unlink(tmp);
+		return ll_err_set(err, -ENOMEM, "cannot write %s: out of memory", path);
+	}
 	fprintf(f, "; linklab profile\n[profile]\nname = %s\n", name);
 	if (description && *description) {
 		/* an inline ';' or '#' would cut the value when read back */
@@ -508,8 +585,16 @@ int profile_write(const char *path, const char *name, const char *description,
 		write_section(f, "a", a);
 		write_section(f, "b", b);
 	}
-	if (fclose(f) != 0)
+	if (fclose(f) != 0) {
+		unlink(tmp);
 		return ll_err_set(err, -EIO, "cannot write %s", path);
+	}
+	if (rename(tmp, path) < 0) {
+		int e = errno;
+
+		unlink(tmp);
+		return ll_err_set(err, -e, "cannot write %s: %s", path, strerror(e));
+	}
 	return 0;
 }
 

@@ -407,9 +407,12 @@ static int parse_tbf(struct nlattr *opts, struct qdisc_info *q)
 	if (tb[TCA_TBF_BURST] && nla_len(tb[TCA_TBF_BURST]) >= 4) {
 		q->burst = nla_get_u32(tb[TCA_TBF_BURST]);
 	} else {
-		/* tc_calc_xmitsize: rate * whole microseconds of buffer */
-		unsigned us = (unsigned)(p.buffer / nlqdisc_tick_in_usec());
-		double b = (double)rate * us / 1000000.;
+		/* tc_calc_xmitsize: rate * time of buffer, to the nearest
+		 * byte (the kernel keeps the buffer in ns and dumps it in
+		 * 64 ns ticks, so whole microseconds could lose a byte at
+		 * low rates: 1514b at 48bit would read 1513b) */
+		double us = (double)p.buffer / nlqdisc_tick_in_usec();
+		double b = floor((double)rate * us / 1000000. + 0.5);
 
 		q->burst = b >= (double)UINT32_MAX ? UINT32_MAX : (uint32_t)b;
 	}

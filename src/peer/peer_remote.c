@@ -652,7 +652,7 @@ static int restore_cmd(struct remote *r, const char *dev, const char *orig,
 		 * "handle of zero" means nothing of ours is there any more */
 		rc = addraw(cmd, len, "out=$(tc qdisc del dev");
 		rc |= addw(cmd, len, dev);
-		rc |= addraw(cmd, len, "root 2>&1) || case $out in *\"handle of zero\"*) ;; *) echo \"$out\" >&2; exit 1;; esac");
+		rc |= addraw(cmd, len, "root 2>&1) || { s=$?; case $out in *\"handle of zero\"*) ;; *) echo \"$out\" >&2; exit $s;; esac; }");
 		/* then the ingress side (an IFB linklab created, if any) */
 		rc |= addraw(cmd, len, "&&");
 		rc |= ingress_undo_cmd(r, dev, cmd, len);

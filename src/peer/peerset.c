@@ -71,6 +71,10 @@ int peerset_parse_opt(struct peerset_opts *o, int argc, char **argv, int *i,
 		if (rc < 0)
 			return rc;
 		if (rc > 0) {
+			if (o->revert_after)
+				return ll_err_set(err, -EINVAL,
+						  "option --revert-after given twice ('%d', then '%s'): give it once",
+						  o->revert_after, val);
 			n = strtol(val, &end, 10);
 			if (*end || end == val || n < 1 || n > 3600)
 				return ll_err_set(err, -EINVAL,
@@ -107,10 +111,31 @@ int peerset_parse_opt(struct peerset_opts *o, int argc, char **argv, int *i,
 		if (!*val)
 			return ll_err_set(err, -EINVAL, "option %s: empty value",
 					  opts[k].name);
+		if (*(const char **)((char *)o + opts[k].off))
+			return ll_err_set(err, -EINVAL,
+					  "option %s given twice ('%s', then '%s'): give it once",
+					  opts[k].name,
+					  *(const char **)((char *)o + opts[k].off), val);
 		*(const char **)((char *)o + opts[k].off) = val;
 		return 1;
 	}
 	return 0;
+}
+
+/* The SSH session itself failed (ssh.c's "ssh NAME: ..." errors: timeout,
+ * no exit status, connection lost), not the command it ran on B. */
+static bool session_failed(const struct ll_err *e)
+{
+	return e->code < 0 && strncmp(e->msg, "ssh ", 4) == 0 &&
+	       !strstr(e->msg, "failed (exit");
+}
+
+/* Report B's session error as the reason (not "no interface"). */
+static int b_failed(struct ll_err *err, const struct ll_err *berr, const char *peer)
+{
+	ll_err_set(err, berr->code, "peer %s: the SSH session failed: %s", peer,
+		   berr->msg);
+	return berr->code;
 }
 
 /* Resolve name to a numeric address literal (first result). */
@@ -192,10 +217,12 @@ int peerset_open(struct peerset *ps, const struct peerset_opts *o,
 {
 	struct link_list *ll;
 	char lit[256];
+	struct ll_err berr;
 	int rc;
 
 	memset(ps, 0, sizeof(*ps));
 	ll_err_clear(err);
+	ll_err_clear(&berr);
 	rc = peer_local_open(&ps->a, err);
 	if (rc < 0)
 		return rc;
@@ -247,14 +274,19 @@ int peerset_open(struct peerset *ps, const struct peerset_opts *o,
 	}
 	if (o->peer_dev)
 		snprintf(ps->dev_b, sizeof(ps->dev_b), "%s", o->peer_dev);
-	else if (ps->has_b && ps->addr_a[0])
-		ps->b.ops->route_dev(&ps->b, ps->addr_a, ps->dev_b,
-				     sizeof(ps->dev_b), NULL);
-	if (ps->has_b && o->peer_dev) {
+	else if (rc == 0 && ps->has_b && ps->addr_a[0] &&
+		 ps->b.ops->route_dev(&ps->b, ps->addr_a, ps->dev_b,
+				      sizeof(ps->dev_b), &berr) < 0 &&
+		 session_failed(&berr))
+		rc = b_failed(err, &berr, o->peer);
+	if (rc == 0 && ps->has_b && o->peer_dev) {
 		memset(ll, 0, sizeof(*ll));
-		if (ps->b.ops->list_links(&ps->b, ll, NULL) == 0 &&
-		    !has_link(ll, o->peer_dev))
-			rc = no_such_dev(err, "--peer-dev", o->peer_dev, &ps->b, ll);
+		if (ps->b.ops->list_links(&ps->b, ll, &berr) == 0) {
+			if (!has_link(ll, o->peer_dev))
+				rc = no_such_dev(err, "--peer-dev", o->peer_dev, &ps->b, ll);
+		} else if (session_failed(&berr)) {
+			rc = b_failed(err, &berr, o->peer);
+		}
 	}
 	if (rc < 0)
 		goto fail;

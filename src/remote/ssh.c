@@ -343,24 +343,101 @@ static int keytype_bit(int hktype, const char **name)
 	}
 }
 
+/* Markers (sshd(8) "SSH_KNOWN_HOSTS FILE FORMAT") found while loading:
+ * the host key is refused if it is on a @revoked line; @cert-authority
+ * lines are counted (host certificates are not supported). */
+struct known_marks {
+	bool revoked;               /* the session's host key is revoked */
+	char revoked_at[PATH_MAX + 16];   /* FILE:LINE of that line */
+	int ncert;                  /* @cert-authority lines seen */
+	char cert_at[PATH_MAX + 16];      /* FILE:LINE of the first */
+};
+
+static int b64val(int c);
+
+/* Decode the base64 text w (up to its first blank) into out; length or -1. */
+static long b64_decode(const char *w, unsigned char *out, size_t cap)
+{
+	unsigned acc = 0, bits = 0;
+	size_t n = 0;
+
+	for (; *w && *w != ' ' && *w != '\t' && *w != '\n' && *w != '\r'; w++) {
+		int v = *w == '=' ? -2 : b64val((unsigned char)*w);
+
+		if (v == -2)
+			break;
+		if (v < 0)
+			return -1;
+		acc = acc << 6 | (unsigned)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (n == cap)
+				return -1;
+			out[n++] = (unsigned char)(acc >> bits);
+		}
+	}
+	return (long)n;
+}
+
+/* "@revoked PATTERNS TYPE BASE64": 1 if its key is the host key. The host
+ * patterns are not consulted: a revoked key is never accepted for any host. */
+static int revoked_match(const char *line, const char *key, size_t klen)
+{
+	char pat[1024], type[128], b64[8192];
+	unsigned char *blob;
+	long n;
+	int hit;
+
+	if (sscanf(line, "@revoked %1023s %127s %8191s", pat, type, b64) != 3)
+		return 0;
+	blob = malloc(sizeof(b64));
+	if (!blob)
+		return 0;
+	n = b64_decode(b64, blob, sizeof(b64));
+	hit = n > 0 && (size_t)n == klen && memcmp(blob, key, klen) == 0;
+	free(blob);
+	return hit;
+}
+
 /* Read every known_hosts file line by line (a line libssh2 cannot parse,
- * e.g. @cert-authority or an sk- key, is skipped, not fatal). */
-static void load_known(LIBSSH2_KNOWNHOSTS *kh, const struct ssh_target *t)
+ * e.g. an sk- key, is skipped, not fatal). Marker lines are not given to
+ * libssh2 (it would read "@revoked host key" as a trusted entry or not at
+ * all): @revoked is checked against the host key, @cert-authority counted. */
+static void load_known(LIBSSH2_KNOWNHOSTS *kh, const struct ssh_target *t,
+		       const char *key, size_t klen, struct known_marks *mk)
 {
 	int i;
 
+	memset(mk, 0, sizeof(*mk));
 	for (i = 0; i < t->nknown; i++) {
 		FILE *f = fopen(t->known_hosts[i], "r");
-		char *line = NULL;
+		char *line = NULL, *p;
 		size_t cap = 0;
 		ssize_t n;
+		int lineno = 0;
 
 		if (!f)
 			continue;
 		while ((n = getline(&line, &cap, f)) > 0) {
-			if (line[0] == '#' || line[0] == '\n')
+			lineno++;
+			for (p = line; *p == ' ' || *p == '\t'; p++)
+				;
+			if (*p == '#' || *p == '\n' || *p == '\0')
 				continue;
-			libssh2_knownhost_readline(kh, line, (size_t)n,
+			if (*p == '@') {
+				if (!strncmp(p, "@revoked", 8) && (p[8] == ' ' || p[8] == '\t') &&
+				    revoked_match(p, key, klen) && !mk->revoked) {
+					mk->revoked = true;
+					snprintf(mk->revoked_at, sizeof(mk->revoked_at), "%s:%d",
+						 t->known_hosts[i], lineno);
+				} else if (!strncmp(p, "@cert-authority", 15) && mk->ncert++ == 0) {
+					snprintf(mk->cert_at, sizeof(mk->cert_at), "%s:%d",
+						 t->known_hosts[i], lineno);
+				}
+				continue;
+			}
+			libssh2_knownhost_readline(kh, p, strlen(p),
 						   LIBSSH2_KNOWNHOST_FILE_OPENSSH);
 		}
 		free(line);
@@ -430,7 +507,8 @@ static int check_hostkey(struct ssh_session *s, const struct ssh_target *t,
 	const char *key, *kname;
 	size_t klen = 0;
 	int ktype = 0, bit, rc, ret = 0;
-	char fp[80], khost[300];
+	char fp[80], khost[300], certnote[PATH_MAX + 160] = "";
+	struct known_marks mk;
 	bool accept = t->accept_new || strcmp(t->strict, "accept-new") == 0 ||
 		      strcmp(t->strict, "no") == 0 || strcmp(t->strict, "off") == 0;
 
@@ -448,7 +526,17 @@ static int check_hostkey(struct ssh_session *s, const struct ssh_target *t,
 	if (!kh)
 		return ll_err_set(err, -ENOMEM, "ssh %s: knownhost_init: %s", s->name,
 				  last_err(s->ss));
-	load_known(kh, t);
+	load_known(kh, t, key, klen, &mk);
+	if (mk.revoked) {
+		libssh2_knownhost_free(kh);
+		return ll_err_set(err, -EPERM,
+				  "ssh %s: the host key of %s (%s %s) is marked @revoked in %s; refusing to connect (and never adding it)",
+				  s->name, s->host, kname, fp, mk.revoked_at);
+	}
+	if (mk.ncert)
+		snprintf(certnote, sizeof(certnote),
+			 " (%d @cert-authority line%s, first at %s, ignored: host certificates are not supported, only plain host keys)",
+			 mk.ncert, mk.ncert == 1 ? "" : "s", mk.cert_at);
 	rc = libssh2_knownhost_checkp(kh, s->host, s->port, key, klen,
 				      LIBSSH2_KNOWNHOST_TYPE_PLAIN |
 				      LIBSSH2_KNOWNHOST_KEYENC_RAW | bit, &found);
@@ -467,9 +555,9 @@ static int check_hostkey(struct ssh_session *s, const struct ssh_target *t,
 			break;
 		}
 		ret = ll_err_set(err, -EPERM,
-				 "ssh %s: host key for %s is not known (%s %s); refusing to connect. Check the fingerprint, then connect once with --accept-new (or ssh %s) to add it to %s",
+				 "ssh %s: host key for %s is not known (%s %s); refusing to connect. Check the fingerprint, then connect once with --accept-new (or ssh %s) to add it to %s%s",
 				 s->name, s->host, kname, fp, t->alias,
-				 t->nknown ? t->known_hosts[0] : "~/.ssh/known_hosts");
+				 t->nknown ? t->known_hosts[0] : "~/.ssh/known_hosts", certnote);
 		break;
 	default:
 		ret = ll_err_set(err, -EIO, "ssh %s: host key check failed: %s", s->name,
@@ -682,6 +770,166 @@ static void note(char *buf, size_t len, size_t *used, const char *fmt, ...)
 		*used += (size_t)w < len - *used ? (size_t)w : len - *used - 1;
 }
 
+/* libssh2 signs RSA keys with rsa-sha2-256/512 (RFC 8332, chosen from the
+ * server's server-sig-algs) from 1.11.0 on; 1.10 and older only with SHA-1
+ * "ssh-rsa", which OpenSSH 8.8 and later refuse by default. */
+static bool rsa_sha2_ok(void)
+{
+	return libssh2_version(0x010b00) != NULL;
+}
+
+/* Append why an RSA key was refused and what works to why (len bytes). */
+static void rsa_hint(char *why, size_t len)
+{
+	size_t u = strlen(why);
+
+	snprintf(why + u, len - u,
+		 "%slibssh2 %s signs RSA only with SHA-1 ssh-rsa, refused by OpenSSH >= 8.8: "
+		 "use an ed25519/ECDSA key or libssh2 >= 1.11",
+		 u ? "; " : "", libssh2_version(0));
+}
+
+/* The public key blob of identity file priv, from priv.pub or else from
+ * the unencrypted public part of an OpenSSH-format private key
+ * (PROTOCOL.key). Length, or -1. */
+static long identity_blob(const char *priv, unsigned char *out, size_t cap)
+{
+	char pub[PATH_MAX + 8], *line = NULL, *b64 = NULL, *sp;
+	size_t lcap = 0, bl = 0;
+	long n = -1;
+	FILE *f;
+
+	snprintf(pub, sizeof(pub), "%s.pub", priv);
+	f = fopen(pub, "r");
+	if (f) {
+		if (getline(&line, &lcap, f) > 0 && (sp = strchr(line, ' ')))
+			n = b64_decode(sp + 1, out, cap);
+		fclose(f);
+		free(line);
+		return n;
+	}
+	f = fopen(priv, "r");
+	if (!f)
+		return -1;
+	while (getline(&line, &lcap, f) > 0) {
+		size_t l = strcspn(line, "\r\n");
+		char *nb;
+
+		if (strstr(line, "-----"))
+			continue;
+		nb = realloc(b64, bl + l + 1);
+		if (!nb)
+			break;
+		b64 = nb;
+		memcpy(b64 + bl, line, l);
+		bl += l;
+		b64[bl] = '\0';
+	}
+	fclose(f);
+	free(line);
+	if (b64) {
+		static const char magic[] = "openssh-key-v1";
+		unsigned char *k = malloc(bl);
+		const unsigned char *str;
+		size_t off = sizeof(magic), sl, i;
+		long kn = k ? b64_decode(b64, k, bl) : -1;
+
+		for (i = 0; kn > (long)sizeof(magic) && !memcmp(k, magic, sizeof(magic)) && i < 3; i++)
+			if (blob_str(k, (size_t)kn, &off, &str, &sl) < 0)
+				break;
+		if (i == 3 && off + 4 <= (size_t)kn) {
+			off += 4;       /* nkeys */
+			if (blob_str(k, (size_t)kn, &off, &str, &sl) == 0 && sl <= cap) {
+				memcpy(out, str, sl);
+				n = (long)sl;
+			}
+		}
+		free(k);
+		free(b64);
+	}
+	return n;
+}
+
+/* IdentitiesOnly: true if the agent key blob is one of t's IdentityFiles. */
+static bool agent_key_listed(const struct ssh_target *t, const unsigned char *blob,
+			     size_t len)
+{
+	unsigned char pk[4096];
+	int i;
+
+	for (i = 0; i < t->nidentity; i++) {
+		long n = identity_blob(t->identity[i], pk, sizeof(pk));
+
+		if (n > 0 && (size_t)n == len && memcmp(pk, blob, len) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The agent's keys (IdentitiesOnly: only those of an IdentityFile), each
+ * offered in turn. 0 when one is accepted, else -1 with what was tried
+ * noted in tried. */
+static int auth_agent(struct ssh_session *s, const struct ssh_target *t,
+		      int64_t deadline, char *tried, size_t tlen, size_t *used)
+{
+	LIBSSH2_AGENT *ag = libssh2_agent_init(s->ss);
+	struct libssh2_agent_publickey *id = NULL, *prev = NULL;
+	char types[160] = "";
+	int nids = 0, nskip = 0, rc = -1;
+
+	if (ag && libssh2_agent_connect(ag) == 0 &&
+	    libssh2_agent_list_identities(ag) == 0) {
+		while (libssh2_agent_get_identity(ag, &id, prev) == 0) {
+			size_t tl = strlen(types);
+			const unsigned char *kt;
+			size_t kl, off = 0;
+
+			prev = id;
+			if (t->identities_only &&
+			    !agent_key_listed(t, id->blob, id->blob_len)) {
+				nskip++;
+				continue;
+			}
+			nids++;
+			if (blob_str(id->blob, id->blob_len, &off, &kt, &kl) == 0 &&
+			    tl + kl + 3 < sizeof(types))
+				snprintf(types + tl, sizeof(types) - tl, "%s%.*s",
+					 tl ? " " : "", (int)kl, (const char *)kt);
+			while ((rc = libssh2_agent_userauth(ag, t->user, id)) ==
+			       LIBSSH2_ERROR_EAGAIN)
+				if (wait_io(s, deadline) < 0)
+					break;
+			if (rc == 0) {
+				libssh2_agent_disconnect(ag);
+				libssh2_agent_free(ag);
+				return 0;
+			}
+		}
+		if (nids) {
+			char hint[200] = "";
+
+			if (strstr(types, "ssh-rsa") && !rsa_sha2_ok())
+				rsa_hint(hint, sizeof(hint));
+			note(tried, tlen, used, "agent (%d key%s refused: %s%s%s)", nids,
+			     nids == 1 ? "" : "s", types, hint[0] ? "; " : "", hint);
+		} else if (!nskip) {
+			note(tried, tlen, used, "agent (no keys)");
+		}
+		if (nskip)
+			note(tried, tlen, used,
+			     "agent (%d key%s not offered: IdentitiesOnly yes and not an IdentityFile)",
+			     nskip, nskip == 1 ? "" : "s");
+	} else {
+		note(tried, tlen, used, "agent (cannot connect to %s)",
+		     getenv("SSH_AUTH_SOCK"));
+	}
+	if (ag) {
+		libssh2_agent_disconnect(ag);
+		libssh2_agent_free(ag);
+	}
+	return -1;
+}
+
 /* Authenticate: agent (if SSH_AUTH_SOCK), each identity file (passphrase
  * asked through the prompt when the key is encrypted), keyboard-interactive,
  * password - each only when the server offers it (ssh(1) order). */
@@ -715,52 +963,13 @@ static int authenticate(struct ssh_session *s, const struct ssh_target *t,
 	snprintf(offered, sizeof(offered), "%s", methods);
 
 	if (strstr(offered, "publickey") && getenv("SSH_AUTH_SOCK") &&
-	    *getenv("SSH_AUTH_SOCK")) {
-		LIBSSH2_AGENT *ag = libssh2_agent_init(s->ss);
-		struct libssh2_agent_publickey *id = NULL, *prev = NULL;
-		char types[160] = "";
-		int nids = 0;
-
-		if (ag && libssh2_agent_connect(ag) == 0 &&
-		    libssh2_agent_list_identities(ag) == 0) {
-			while (libssh2_agent_get_identity(ag, &id, prev) == 0) {
-				size_t tl = strlen(types);
-				const unsigned char *kt;
-				size_t kl, off = 0;
-
-				prev = id;
-				nids++;
-				if (blob_str(id->blob, id->blob_len, &off, &kt, &kl) == 0 &&
-				    tl + kl + 3 < sizeof(types))
-					snprintf(types + tl, sizeof(types) - tl, "%s%.*s",
-						 tl ? " " : "", (int)kl, (const char *)kt);
-				while ((rc = libssh2_agent_userauth(ag, t->user, id)) ==
-				       LIBSSH2_ERROR_EAGAIN)
-					if (wait_io(s, *deadline) < 0)
-						break;
-				if (rc == 0) {
-					libssh2_agent_disconnect(ag);
-					libssh2_agent_free(ag);
-					return 0;
-				}
-			}
-			if (nids)
-				NOTE("agent (%d key%s refused: %s)", nids, nids == 1 ? "" : "s",
-				     types);
-			else
-				NOTE("agent (no keys)");
-		} else {
-			NOTE("agent (cannot connect to %s)", getenv("SSH_AUTH_SOCK"));
-		}
-		if (ag) {
-			libssh2_agent_disconnect(ag);
-			libssh2_agent_free(ag);
-		}
-	}
+	    *getenv("SSH_AUTH_SOCK") &&
+	    auth_agent(s, t, *deadline, tried, sizeof(tried), &used) == 0)
+		return 0;
 	for (i = 0; strstr(offered, "publickey") && i < t->nidentity; i++) {
 		const char *priv = t->identity[i];
 		char pub[PATH_MAX + 8], ktype[64], pass[512] = "", q[PATH_MAX + 64];
-		char why[160];
+		char why[320];
 		bool enc = false, key_unread;
 		struct stat st;
 		int attempt;
@@ -814,6 +1023,8 @@ static int authenticate(struct ssh_session *s, const struct ssh_target *t,
 			}
 			snprintf(why, sizeof(why), "%s", rc == LIBSSH2_ERROR_AUTHENTICATION_FAILED ?
 				 "refused by the server" : last_err(s->ss));
+			if (!strcmp(ktype, "ssh-rsa") && !rsa_sha2_ok())
+				rsa_hint(why, sizeof(why));
 			break;
 		}
 		explicit_bzero(pass, sizeof(pass));
@@ -907,6 +1118,12 @@ int ssh_open(struct ssh_session **out, const struct ssh_target *t,
 		return ll_err_set(err, -ENOMEM, "ssh: libssh2_session_init failed");
 	}
 	libssh2_session_set_blocking(s->ss, 0);
+#ifdef LIBSSH2_METHOD_SIGN
+	/* libssh2 >= 1.11: RSA user keys sign with SHA-2 when the server's
+	 * server-sig-algs allows it (RFC 8332), SHA-1 ssh-rsa last */
+	libssh2_session_method_pref(s->ss, LIBSSH2_METHOD_SIGN,
+				    "rsa-sha2-512,rsa-sha2-256,ssh-rsa");
+#endif
 	while ((rc = libssh2_session_handshake(s->ss, s->sock)) == LIBSSH2_ERROR_EAGAIN)
 		if (wait_io(s, deadline) < 0)
 			break;

@@ -393,6 +393,9 @@ int sshcfg_resolve(const char *host, const struct sshcfg_opts *o,
 			else if (strcasecmp(v, "false") == 0)
 				v = "no";
 			snprintf(t->strict, sizeof(t->strict), "%s", v);
+		} else if (strcasecmp(key, "identitiesonly") == 0) {
+			t->identities_only = strcasecmp(val, "yes") == 0 ||
+					     strcasecmp(val, "true") == 0;
 		} else if (strcasecmp(key, "proxyjump") == 0) {
 			snprintf(t->proxyjump, sizeof(t->proxyjump), "%s", val);
 		}

@@ -198,11 +198,12 @@ int plot_svg(char **out, const struct test_interval *iv, int n,
 		ymax = o->ceiling_bps;
 	plot_nice(ymax * 1.05, &top, &step);
 	g.ymax = top;
+	/* the time axis ends with the run (a 10.0003 s run is not drawn to
+	 * 15 s): only the tick step is a nice number */
 	g.tmax = n > 0 ? iv[n - 1].sum.end : 0;
 	if (!(g.tmax > 0))
 		g.tmax = 1;
-	plot_nice(g.tmax, &v, &rstep);
-	g.tmax = v;
+	plot_nice(g.tmax * 0.999, &v, &rstep);
 	{
 		double tstep = rstep;
 
@@ -238,7 +239,7 @@ int plot_svg(char **out, const struct test_interval *iv, int n,
 			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
 				g.x0 - 6, gy(&g, v) + 4, units_human_rate(v, a, sizeof(a)));
 		}
-		for (v = 0; v <= g.tmax + tstep / 2; v += tstep) {
+		for (v = 0; v <= g.tmax * 1.001 + 1e-9; v += tstep) {
 			fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eeeeee\"/>\n",
 				gx(&g, v), g.y0, gx(&g, v), g.y0 + g.h);
 			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n",

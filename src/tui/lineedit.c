@@ -16,8 +16,16 @@ void lineedit_init(struct lineedit *le, const char *text)
 	le->cur = (int)n;
 }
 
+/* A UTF-8 continuation byte (10xxxxxx): the cursor never stops before one. */
+static int cont(const struct lineedit *le, int at)
+{
+	return at > 0 && at < le->len && ((unsigned char)le->buf[at] & 0xc0) == 0x80;
+}
+
 int lineedit_key(struct lineedit *le, int key)
 {
+	int to;
+
 	switch (key) {
 	case LE_ENTER:
 		return LE_DONE;
@@ -26,9 +34,13 @@ int lineedit_key(struct lineedit *le, int key)
 	case LE_LEFT:
 		if (le->cur > 0)
 			le->cur--;
+		while (cont(le, le->cur))
+			le->cur--;
 		return LE_CONTINUE;
 	case LE_RIGHT:
 		if (le->cur < le->len)
+			le->cur++;
+		while (cont(le, le->cur))
 			le->cur++;
 		return LE_CONTINUE;
 	case LE_HOME:
@@ -37,20 +49,26 @@ int lineedit_key(struct lineedit *le, int key)
 	case LE_END:
 		le->cur = le->len;
 		return LE_CONTINUE;
-	case LE_BACKSPACE:
+	case LE_BACKSPACE:   /* one whole character */
 		if (le->cur == 0)
 			return LE_CONTINUE;
-		memmove(le->buf + le->cur - 1, le->buf + le->cur,
+		to = le->cur - 1;
+		while (cont(le, to))
+			to--;
+		memmove(le->buf + to, le->buf + le->cur,
 			(size_t)(le->len - le->cur + 1));
-		le->cur--;
-		le->len--;
+		le->len -= le->cur - to;
+		le->cur = to;
 		return LE_CONTINUE;
 	case LE_DELETE:
 		if (le->cur == le->len)
 			return LE_CONTINUE;
-		memmove(le->buf + le->cur, le->buf + le->cur + 1,
-			(size_t)(le->len - le->cur));
-		le->len--;
+		to = le->cur + 1;
+		while (cont(le, to))
+			to++;
+		memmove(le->buf + le->cur, le->buf + to,
+			(size_t)(le->len - to + 1));
+		le->len -= to - le->cur;
 		return LE_CONTINUE;
 	case LE_KILL_LINE:
 		lineedit_init(le, "");
@@ -62,7 +80,11 @@ int lineedit_key(struct lineedit *le, int key)
 	default:
 		break;
 	}
-	if (key < 0x20 || key > 0x7e)
+	/* bytes of a non-ASCII character (getch delivers UTF-8 one byte at a
+	 * time) are kept, so the field's check refuses the text as the CLI
+	 * does ("1\xef\xbc\x900mbit": unknown rate unit) instead of the
+	 * character vanishing */
+	if (key < 0x20 || key == 0x7f || key > 0xff)
 		return LE_IGNORED;
 	if (le->len >= LE_MAX - 1)
 		return LE_CONTINUE;

@@ -34,8 +34,11 @@ struct lineedit {
  * cursor goes to the end. */
 void lineedit_init(struct lineedit *le, const char *text);
 
-/* Apply one key: printable ASCII 0x20..0x7e inserts at the cursor (ignored
- * when full), LE_* codes edit or finish. Returns enum le_result. */
+/* Apply one key: printable ASCII 0x20..0x7e and the bytes 0x80..0xff of a
+ * UTF-8 character insert at the cursor (ignored when full; the caller's
+ * check refuses non-ASCII text with its own message), LE_* codes edit or
+ * finish; cursor moves, Backspace and Delete step over whole UTF-8
+ * characters. Returns enum le_result. */
 int lineedit_key(struct lineedit *le, int key);
 
 /* The visible window of width cols that keeps the cursor in view: *first is

@@ -149,6 +149,7 @@ static void dial_seed_bridge(struct tui *t, const struct ctl_view *v)
 		return;
 	t->dial = v->middle.dir[t->dial_sides == CTL_M_BA ? MIDDLE_BA : MIDDLE_AB].fields;
 	impair_drop_derived(&t->dial, 0, impair_kernel_hz());
+	t->dial_edited = false;
 	snprintf(t->dial_msg, sizeof(t->dial_msg),
 		 "dial loaded from the bridge's %s (Enter applies; an empty dial clears)",
 		 t->dial_sides == CTL_M_BA ? "B->A" : "A->B");
@@ -228,6 +229,7 @@ static bool dial_set_text(struct tui *t, int row, const char *text)
 
 	if (!text[0] || (!strcmp(text, "off") && !(f && f->kind == IMPK_FLAG))) {
 		dial_unset(t, dial_name(row));
+		t->dial_edited = true;
 		dial_check(t);
 		return true;
 	}
@@ -240,6 +242,7 @@ static bool dial_set_text(struct tui *t, int row, const char *text)
 		return false;
 	}
 	t->dial = tmp;
+	t->dial_edited = true;
 	dial_check(t);
 	return true;
 }
@@ -584,9 +587,19 @@ int screen_dial_key(struct tui *t, int key, const struct ctl_view *v,
 					at = k;
 			t->dial_sides = order[(at + dir + n) % n];
 			/* entering a bridge target (or another one) loads
-			 * what that direction holds */
-			if ((t->dial_sides & CTL_M_BOTH) && t->dial_sides != was)
-				dial_seed_bridge(t, v);
+			 * what that direction holds, unless the user has
+			 * edits not applied yet: those stay for the new
+			 * target (Enter applies them) */
+			if ((t->dial_sides & CTL_M_BOTH) && t->dial_sides != was) {
+				if (t->dial_edited) {
+					snprintf(t->dial_msg, sizeof(t->dial_msg),
+						 "your edits are kept for %s (not applied yet: Enter applies them; x on a row unsets it)",
+						 dial_target_name(t->dial_sides));
+					t->dial_msg_err = false;
+				} else {
+					dial_seed_bridge(t, v);
+				}
+			}
 		}
 		return TR_REDRAW;
 	}
@@ -615,6 +628,7 @@ int screen_dial_key(struct tui *t, int key, const struct ctl_view *v,
 		in->kind = CI_APPLY;
 		in->dial = t->dial;
 		in->sides = t->dial_sides;
+		t->dial_edited = false;
 		return TR_INTENT | TR_REDRAW;
 	default:
 		break;

@@ -10,6 +10,17 @@
 #include "linklab/model/impair.h"
 #include "tui.h"
 
+/* The user's own profile called name, if any (a save would replace it). */
+static const struct ctl_profile *user_profile(const struct ctl_view *v, const char *name)
+{
+	int i;
+
+	for (i = 0; i < v->nprofiles; i++)
+		if (v->profiles[i].user && !strcmp(v->profiles[i].name, name))
+			return &v->profiles[i];
+	return NULL;
+}
+
 void screen_profiles_draw(struct tui *t, const struct ctl_view *v, int top,
 			  int rows, int cols)
 {
@@ -107,11 +118,29 @@ void screen_profiles_draw(struct tui *t, const struct ctl_view *v, int top,
 			 p ? p->path : "");
 		tui_put(y, x, w, tui_attr(t, TUI_WARN), line);
 		break;
+	case TP_CONFIRM_OVERWRITE: {
+		const struct ctl_profile *o = user_profile(v, t->le.buf);
+
+		snprintf(line, sizeof(line), "overwrite your profile %.60s? y/n (%.300s)",
+			 t->le.buf, o ? o->path : "");
+		tui_put(y, x, w, tui_attr(t, TUI_WARN), line);
+		break;
+	}
 	case TP_BROWSE:
 		if (t->prof_msg[0])
 			tui_put(y, x, w, tui_attr(t, TUI_WARN), t->prof_msg);
 		break;
 	}
+}
+
+static int save_intent(struct tui *t, struct ctl_intent *in)
+{
+	in->kind = CI_PROFILE_SAVE;
+	in->index = t->prof_row;
+	snprintf(in->name, sizeof(in->name), "%s", t->le.buf);
+	t->prof_mode = TP_BROWSE;
+	t->prof_msg[0] = '\0';
+	return TR_INTENT | TR_REDRAW;
 }
 
 int screen_profiles_key(struct tui *t, int key, const struct ctl_view *v,
@@ -133,6 +162,14 @@ int screen_profiles_key(struct tui *t, int key, const struct ctl_view *v,
 		snprintf(t->prof_msg, sizeof(t->prof_msg), "delete cancelled");
 		return TR_REDRAW;
 	}
+	if (t->prof_mode == TP_CONFIRM_OVERWRITE) {
+		if (key == 'y' || key == 'Y')
+			return save_intent(t, in);
+		t->prof_mode = TP_BROWSE;
+		snprintf(t->prof_msg, sizeof(t->prof_msg), "save cancelled: %.60s kept as it was",
+			 t->le.buf);
+		return TR_REDRAW;
+	}
 	if (t->prof_mode != TP_BROWSE) {
 		r = lineedit_key(&t->le, tui_le_key(key));
 		if (r == LE_CANCEL) {
@@ -144,8 +181,13 @@ int screen_profiles_key(struct tui *t, int key, const struct ctl_view *v,
 				t->prof_mode = TP_BROWSE;
 				return TR_REDRAW;
 			}
-			in->kind = t->prof_mode == TP_SAVE_NAME ? CI_PROFILE_SAVE :
-				   CI_PROFILE_RENAME;
+			if (t->prof_mode == TP_SAVE_NAME) {
+				if (!user_profile(v, t->le.buf))
+					return save_intent(t, in);
+				t->prof_mode = TP_CONFIRM_OVERWRITE;   /* ask first */
+				return TR_REDRAW;
+			}
+			in->kind = CI_PROFILE_RENAME;
 			in->index = t->prof_row;
 			snprintf(in->name, sizeof(in->name), "%s", t->le.buf);
 			t->prof_mode = TP_BROWSE;

@@ -393,6 +393,13 @@ void tui_draw(struct tui *t, const struct ctl_view *v)
 		const char *p = v->confirm.text;
 		char part[512];
 
+		/* the whole band, edge to edge and a row above and below, is
+		 * blanked first: nothing of the screen under it shows through
+		 * at the box's sides */
+		attrset(A_NORMAL);
+		for (k = -1; k < 9; k++)
+			if (by + k >= 1 && by + k < rows - 2)
+				mvhline(by + k, 0, ' ', cols);
 		for (k = 0; k < 8; k++) {
 			attrset(tui_attr(t, TUI_SELECT));
 			mvhline(by + k, 4, ' ', bw);

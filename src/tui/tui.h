@@ -39,7 +39,8 @@ enum tui_test_row { TT_STREAMS, TT_DURATION, TT_INTERVAL, TT_PROTO,
 #define TT_LEFT 4
 
 /* What the profiles screen's line editor is for. */
-enum tui_prof_mode { TP_BROWSE, TP_SAVE_NAME, TP_RENAME, TP_CONFIRM_DELETE };
+enum tui_prof_mode { TP_BROWSE, TP_SAVE_NAME, TP_RENAME, TP_CONFIRM_DELETE,
+		     TP_CONFIRM_OVERWRITE /* save over an existing user profile */ };
 
 struct tui {
 	enum tui_screen screen, back;  /* back: where Esc from help returns */
@@ -56,6 +57,9 @@ struct tui {
 	struct lineedit le;
 	char dial_msg[256];            /* inline validation message */
 	bool dial_msg_err;             /* error (else info/warning) */
+	bool dial_edited;              /* fields changed since the dial was
+					* seeded or applied: kept on a target
+					* change */
 	/* test screen */
 	struct ctl_test_req req;
 	int test_row;

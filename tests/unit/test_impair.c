@@ -275,6 +275,40 @@ static void test_burst_too_long(void **state)
 	assert_false(diag_has(&dg, "100 ms of rate"));
 }
 
+/* tbf's buffer (burst / rate) is a u32 of 64 ns ticks: over 274.88 s it
+ * would wrap, so such rates and bursts are refused with the range. */
+static void test_tbf_buffer_overflow(void **state)
+{
+	static const struct { const char *kv[5]; int rc; const char *frag; } c[] = {
+		{ { "rate", "40bit", NULL }, -EINVAL,
+		  "rate: 40bit is too low for tbf: its smallest bucket (1514b) takes 302.8 s" },
+		{ { "rate", "40bit", NULL }, -EINVAL, "accepted: rate 48bit .. 4tbit" },
+		{ { "rate", "48bit", NULL }, 0, NULL },
+		{ { "rate", "1mbit", "burst", "1gb", NULL }, -EINVAL,
+		  "burst: 1gb at rate 1mbit takes 8589.9 s to send" },
+		{ { "rate", "1mbit", "burst", "1gb", NULL }, -EINVAL,
+		  "burst up to 34359738b, or rate 31250kbit or more" },
+		{ { "rate", "1mbit", "burst", "34359738b", NULL }, 0, NULL },
+		{ { "rate", "1mbit", "burst", "34359739b", NULL }, -EINVAL, "burst up to 34359738b" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct impair d = { 0 };
+		struct impair_plan p;
+		struct ll_diag dg;
+
+		set_all(&d, c[i].kv);
+		ll_diag_clear(&dg);
+		assert_int_equal(impair_plan(&d, 1500, 250, &p, &dg), c[i].rc);
+		if (c[i].frag && !diag_has(&dg, c[i].frag)) {
+			dump(&dg);
+			fail_msg("case %zu: no '%s'", i, c[i].frag);
+		}
+	}
+}
+
 /* Every new field prints back to text that parses to the same value. */
 static void test_roundtrip_more(void **state)
 {
@@ -523,6 +557,7 @@ int main(void)
 		cmocka_unit_test(test_cross_fields_more),
 		cmocka_unit_test(test_roundtrip_more),
 		cmocka_unit_test(test_burst_too_long),
+		cmocka_unit_test(test_tbf_buffer_overflow),
 		cmocka_unit_test(test_plan_figures),
 		cmocka_unit_test(test_plan_netem),
 		cmocka_unit_test(test_get_summary),

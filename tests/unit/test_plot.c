@@ -2,6 +2,7 @@
 /* test_plot.c - the SVG chart and the interval CSV of a run, and the
  * results directory: what a handout and a spreadsheet get. */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -142,6 +143,69 @@ static void svg_sum_streams_rtt_lines(void **state)
 	free(iv);
 }
 
+/* The last x tick label of svg (the time axis labels: text-anchor middle,
+ * plain numbers). */
+static double last_time_tick(const char *svg)
+{
+	const char *p = svg, *q;
+	double last = -1;
+
+	while ((q = strstr(p, "text-anchor=\"middle\">"))) {
+		char *end;
+		double v;
+
+		q += strlen("text-anchor=\"middle\">");
+		v = strtod(q, &end);
+		if (end > q && *end == '<')
+			last = v;
+		p = q;
+	}
+	return last;
+}
+
+/* The time axis fits the run: a 10 s run (its last interval ending a
+ * little after 10 s, as real runs do) ends at 10 s, not 15 s. */
+static void svg_time_axis_fits_run(void **state)
+{
+	static const struct { int n; double end; double last_tick; } c[] = {
+		{ 10, 10.0003, 10 }, { 10, 10.0, 10 }, { 6, 6.0, 6 }, { 7, 7.3, 6 },
+		{ 30, 30.02, 30 },
+	};
+	size_t k;
+
+	(void)state;
+	for (k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
+		struct test_interval *iv = ramp(c[k].n);
+		char *svg = NULL;
+		struct ll_err err = { 0 };
+		double xs[64], ys[64];
+		int n;
+
+		iv[c[k].n - 1].sum.end = c[k].end;
+		assert_int_equal(plot_svg(&svg, iv, c[k].n, NULL, NULL, &err), 0);
+		assert_true(last_time_tick(svg) == c[k].last_tick);
+		/* the frame's right edge (x0 + w) is the run's end */
+		points_of(svg, "sum", xs, ys, &n);
+		assert_int_equal(n, c[k].n);
+		{
+			const char *r = strstr(svg, "fill=\"none\" stroke=\"#444444\"");
+			const char *rx = NULL, *p;
+			double x0, w;
+
+			assert_non_null(r);
+			for (p = strstr(svg, "<rect x=\""); p && p < r; p = strstr(p + 1, "<rect x=\""))
+				rx = p;
+			assert_non_null(rx);
+			assert_int_equal(sscanf(rx, "<rect x=\"%lf\" y=\"%*f\" width=\"%lf\"", &x0, &w), 2);
+			/* points sit mid-interval; the axis ends at the run's end */
+			assert_true(fabs(xs[n - 1] - (x0 + (c[k].n - 1 + c[k].end) / 2 /
+						      c[k].end * w)) < 1.0);
+		}
+		free(svg);
+		free(iv);
+	}
+}
+
 static void svg_write_file_and_error(void **state)
 {
 	struct test_interval *iv = ramp(3);
@@ -253,6 +317,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(svg_sum_streams_rtt_lines),
+		cmocka_unit_test(svg_time_axis_fits_run),
 		cmocka_unit_test(svg_write_file_and_error),
 		cmocka_unit_test(csv_rows_and_summary),
 		cmocka_unit_test(results_dir_xdg_and_home),

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <dirent.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 
 #include "linklab/model/profile.h"
@@ -159,6 +161,80 @@ static void test_save_roundtrip(void **state)
 	rmdir(dir);
 }
 
+/* A FIFO, an over-size file and a many-key file are skipped at once, each
+ * naming the file and the reason; a save over a symlink replaces the link
+ * and leaves its target alone. */
+static void test_hostile_files(void **state)
+{
+	char dir[] = "/tmp/llprofXXXXXX", path[600], target[600], buf[64];
+	struct impair d = { 0 };
+	struct ll_diag diag;
+	struct ll_err err = { 0 };
+	struct profile p;
+	struct stat st;
+	FILE *f;
+	int i;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/fifo.ini", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	ll_diag_clear(&diag);
+	assert_int_equal(profile_load(path, &p, &diag), -EINVAL);  /* no hang */
+	dump(&diag);
+	assert_true(diag_has(&diag, "fifo.ini: skipped: not a regular file (a FIFO)"));
+	unlink(path);
+
+	snprintf(path, sizeof(path), "%s/big.ini", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("[dial]\n", f);
+	for (i = 0; i < 300000; i++)
+		fprintf(f, "k%d = 1\n", i);
+	fclose(f);
+	ll_diag_clear(&diag);
+	assert_int_equal(profile_load(path, &p, &diag), -EINVAL);
+	assert_true(diag_has(&diag, "big.ini: skipped:"));
+	assert_true(diag_has(&diag, "over the 1048576-byte limit"));
+	unlink(path);
+
+	snprintf(path, sizeof(path), "%s/many.ini", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("[dial]\n", f);
+	for (i = 0; i < 50000; i++)
+		fprintf(f, "rate = 1mbit\n");
+	fclose(f);
+	ll_diag_clear(&diag);
+	assert_int_equal(profile_load(path, &p, &diag), -EINVAL);
+	assert_true(diag_has(&diag, "many.ini: skipped: 50001 lines, over the 512-line limit"));
+	unlink(path);
+
+	/* profile_write over a symlink */
+	snprintf(target, sizeof(target), "%s/target", dir);
+	f = fopen(target, "w");
+	assert_non_null(f);
+	fputs("precious\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/x.ini", dir);
+	assert_int_equal(symlink(target, path), 0);
+	ll_diag_clear(&diag);
+	assert_int_equal(impair_set(&d, "rate", "5mbit", &diag), 0);
+	assert_int_equal(profile_write(path, "x", NULL, &d, NULL, &err), 0);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	f = fopen(target, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	assert_string_equal(buf, "precious\n");
+	assert_int_equal(profile_load(path, &p, &diag), 0);
+	assert_int_equal(p.a.rate, 5000000);
+	unlink(path);
+	unlink(target);
+	assert_int_equal(rmdir(dir), 0);   /* no temporary file left */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -168,6 +244,7 @@ int main(void)
 		cmocka_unit_test(test_bad_values_all_reported),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_save_roundtrip),
+		cmocka_unit_test(test_hostile_files),
 	};
 	return cmocka_run_group_tests_name("profile", tests, NULL, NULL);
 }

@@ -42,6 +42,7 @@ static int setup(void **state)
 		   "Host strict-y\n"
 		   "  HostName 10.9.8.8\n"
 		   "  StrictHostKeyChecking yes\n"
+		   "  IdentitiesOnly yes\n"
 		   "Host tok\n"
 		   "  HostName 10.1.1.1\n"
 		   "  User zed\n"
@@ -94,6 +95,7 @@ static void test_alias(void **state)
 	assert_string_equal(t.identity[0], "/home/tester/keys/lab_key");
 	assert_string_equal(t.identity[1], "/etc/lab/second");
 	assert_string_equal(t.identity[2], "/etc/lab/default");
+	assert_false(t.identities_only);     /* ssh -G: "identitiesonly no" */
 	assert_true(t.nknown >= 2);
 	assert_string_equal(t.known_hosts[0], "/tmp/kh-one");
 	/* ssh -G expands ~ here itself (from the passwd entry) */
@@ -164,6 +166,8 @@ static void test_strict_yes(void **state)
 	assert_int_equal(t.port, 22);
 	/* ssh -G prints "true" for yes */
 	assert_string_equal(t.strict, "yes");
+	/* IdentitiesOnly yes: only IdentityFile keys of the agent are offered */
+	assert_true(t.identities_only);
 }
 
 static void test_tokens(void **state)

@@ -63,7 +63,8 @@ static void lineedit_finish_and_limits(void **state)
 	assert_int_equal(lineedit_key(&le, LE_ENTER), LE_DONE);
 	assert_int_equal(lineedit_key(&le, LE_ESCAPE), LE_CANCEL);
 	assert_int_equal(lineedit_key(&le, 0x07), LE_IGNORED);
-	assert_int_equal(lineedit_key(&le, 0x80), LE_IGNORED);
+	assert_int_equal(lineedit_key(&le, 0x7f), LE_IGNORED);
+	assert_int_equal(lineedit_key(&le, 0x100), LE_IGNORED);
 	assert_string_equal(le.buf, "x");
 	for (k = 0; k < 2 * LE_MAX; k++)
 		lineedit_key(&le, 'a');
@@ -74,6 +75,32 @@ static void lineedit_finish_and_limits(void **state)
 	lineedit_key(&le, LE_HOME);
 	lineedit_window(&le, 10, &k);
 	assert_int_equal(k, 0);
+}
+
+/* A non-ASCII character typed (getch gives its UTF-8 bytes one by one) is
+ * kept, so the field's check refuses it as the CLI does; editing steps over
+ * whole characters. */
+static void lineedit_utf8(void **state)
+{
+	struct lineedit le;
+
+	(void)state;
+	lineedit_init(&le, "");
+	le_type(&le, "1\xef\xbc\x90" "0mbit");       /* 1, FULLWIDTH ZERO, 0mbit */
+	assert_string_equal(le.buf, "1\xef\xbc\x90" "0mbit");
+	assert_int_equal(le.len, 9);
+	lineedit_key(&le, LE_HOME);
+	lineedit_key(&le, LE_RIGHT);
+	lineedit_key(&le, LE_RIGHT);                    /* over the 3 bytes */
+	assert_int_equal(le.cur, 4);
+	lineedit_key(&le, LE_LEFT);
+	assert_int_equal(le.cur, 1);
+	lineedit_key(&le, LE_DELETE);                   /* the whole character */
+	assert_string_equal(le.buf, "10mbit");
+	lineedit_init(&le, "a\xc3\xa9");
+	lineedit_key(&le, LE_BACKSPACE);
+	assert_string_equal(le.buf, "a");
+	assert_int_equal(le.cur, 1);
 }
 
 static void bar_ascii(void **state)
@@ -174,6 +201,7 @@ int main(void)
 		cmocka_unit_test(chart_mark_and_utf8),
 		cmocka_unit_test(lineedit_insert_move_delete),
 		cmocka_unit_test(lineedit_finish_and_limits),
+		cmocka_unit_test(lineedit_utf8),
 		cmocka_unit_test(bar_ascii),
 		cmocka_unit_test(bar_utf8_eighths),
 		cmocka_unit_test(spark_levels),

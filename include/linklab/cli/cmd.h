@@ -39,7 +39,33 @@ void cmd_print_links(FILE *f, const char *label, const struct link_list *ll,
 		     const char *selected);
 void cmd_print_qdiscs(FILE *f, const char *label, const struct qdisc_state *s);
 
-/* Print cJSON document to stdout (formatted) and free it. */
+/* Options with a value seen so far by a hand-written parser. */
+struct cmd_seen {
+	int n;
+	struct {
+		char name[48];
+		const char *val;
+	} e[64];
+};
+
+/* Record option name (its first nlen bytes, e.g. "--rate" of "--rate=1mbit")
+ * given with val. If it was given before, add "option NAME given twice
+ * ('FIRST', then 'SECOND'): give it once" to diag (field: the name without
+ * dashes) and return true: the caller drops the second value. */
+bool cmd_seen_twice(struct cmd_seen *s, const char *name, size_t nlen,
+		    const char *val, struct ll_diag *diag);
+
+/* Replace every string value and key under node (and its siblings) that
+ * holds DEL, C1 or invalid UTF-8 by its text_sanitize_n(TEXT_KEEP_C0) form,
+ * so a printed document carries none raw (cJSON escapes C0 itself). */
+void cmd_json_sanitize(cJSON *node);
+
+/* A printed JSON document txt (malloc'd) made safe the same way: returned
+ * as is when it holds no DEL, C1 or invalid UTF-8, else parsed, sanitized,
+ * printed again (formatted or not) and txt freed. */
+char *cmd_json_text_safe(char *txt, bool formatted);
+
+/* Print cJSON document to stdout (formatted, sanitized) and free it. */
 void cmd_print_json(cJSON *doc);
 
 /* Report an error "linklab CMD: msg" on stderr; returns cmd_status(err). */

@@ -33,8 +33,10 @@ struct profile {
 };
 
 /* Load and validate a profile file. Every problem goes to diag as
- * "FILE:LINE: message". Returns 0, -ENOENT (file missing), -EINVAL (diag
- * has errors). */
+ * "FILE:LINE: message". A file that is not a regular file (FIFO, device,
+ * directory: never opened blocking), over 1 MiB or over 512 lines is
+ * skipped unread with "FILE: skipped: why". Returns 0, -ENOENT (file
+ * missing), -EINVAL (diag has errors). */
 int profile_load(const char *path, struct profile *p, struct ll_diag *diag);
 
 /* Find NAME (file NAME.ini, case-sensitive) in the search path. */
@@ -59,7 +61,9 @@ int profile_save(const char *name, const char *description,
 /* Write a profile file at path: [profile] name/description, then [dial]
  * when b is NULL or holds the same dial as a, else [a] and [b] sections.
  * Values in exact tc units (impair_get), so profile_load reads back the
- * same dials. Returns 0 or -errno with err naming the file. */
+ * same dials. Written to a temporary file in the same directory and
+ * renamed over path, so a symlink at path is replaced, never followed.
+ * Returns 0 or -errno with err naming the file. */
 int profile_write(const char *path, const char *name, const char *description,
 		  const struct impair *a, const struct impair *b,
 		  struct ll_err *err);

@@ -48,7 +48,9 @@ struct peerset {
  * consumed (advancing *i), 0 if not a peer option, -EINVAL (err filled) if
  * its value is missing. Options: --peer, --peer-data, --dev, --peer-dev, -F,
  * --ssh-key, --known-hosts, --accept-new, --force, --exclude-ssh,
- * --revert-after SEC, --peer-timeout SEC. */
+ * --revert-after SEC, --peer-timeout SEC. An option with a value given
+ * twice is -EINVAL naming it and both values (tc refuses a duplicate
+ * parameter too). */
 int peerset_parse_opt(struct peerset_opts *o, int argc, char **argv, int *i,
 		      struct ll_err *err);
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* sshcfg.h - resolve a peer HOST the way OpenSSH does, by running `ssh -G`
  * (honouring -F FILE) and reading HostName, User, Port, IdentityFile,
- * UserKnownHostsFile, StrictHostKeyChecking, ProxyJump. */
+ * IdentitiesOnly, UserKnownHostsFile, StrictHostKeyChecking, ProxyJump. */
 #ifndef LINKLAB_SSHCFG_H
 #define LINKLAB_SSHCFG_H
 
@@ -41,6 +41,8 @@ struct ssh_target {
 	void *prompt_ctx;
 	char config_file[PATH_MAX];  /* -F FILE ("" = default), for the
 				      * ProxyJump helper */
+	bool identities_only;     /* IdentitiesOnly yes: of the agent's keys
+				   * only those of an IdentityFile are offered */
 };
 
 struct sshcfg_opts {

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/* text.c - visible escapes for terminal-driving bytes (see text.h). */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "linklab/base/text.h"
+
+/* Length of the valid UTF-8 sequence at s (n bytes available): 1..4, 0 if
+ * the bytes are invalid, -1 if a valid prefix is cut short by n. Sets *cp. */
+static int utf8_len(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	unsigned char c = s[0];
+	int len, i;
+	uint32_t v, min;
+
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2, v = c & 0x1f, min = 0x80;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3, v = c & 0x0f, min = 0x800;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4, v = c & 0x07, min = 0x10000;
+	else
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((size_t)i >= n)
+			return -1;
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		v = (v << 6) | (s[i] & 0x3f);
+		/* reject overlong / surrogate / too-large early, at the
+		 * second byte, so a cut prefix is not called valid */
+		if (i == 1 && ((len == 3 && c == 0xe0 && s[1] < 0xa0) ||
+			       (len == 3 && c == 0xed && s[1] >= 0xa0) ||
+			       (len == 4 && c == 0xf0 && s[1] < 0x90) ||
+			       (len == 4 && c == 0xf4 && s[1] >= 0x90)))
+			return 0;
+	}
+	if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+		return 0;
+	*cp = v;
+	return len;
+}
+
+/* A C0 byte the flags let through. */
+static int keep_c0(uint32_t cp, unsigned flags)
+{
+	return (flags & TEXT_KEEP_C0) ||
+	       ((flags & TEXT_KEEP_NL) && (cp == '\n' || cp == '\t'));
+}
+
+size_t text_sanitize_n(const char *s, size_t n, char *out, size_t outlen,
+		       unsigned flags)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, o = 0;
+
+	if (outlen == 0)
+		return 0;
+	while (i < n) {
+		uint32_t cp = 0;
+		int l = utf8_len(u + i, n - i, &cp);
+		size_t need;
+
+		if (l < 0 && (flags & TEXT_PARTIAL))
+			break;
+		if (l > 0 && (cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp <= 0x9f)))
+			need = (size_t)l;
+		else if (l == 1 && cp < 0x20 && keep_c0(cp, flags))
+			need = 1;
+		else
+			l = 0, need = 4;   /* one byte as \xNN */
+		if (o + need >= outlen)
+			break;
+		if (l > 0) {
+			memcpy(out + o, u + i, (size_t)l);
+			i += (size_t)l;
+		} else {
+			snprintf(out + o, 5, "\\x%02x", u[i]);
+			i++;
+		}
+		o += need;
+	}
+	out[o] = '\0';
+	return i;
+}
+
+char *text_sanitize(const char *s, char *buf, size_t len)
+{
+	if (!len)
+		return buf;
+	if (!s) {
+		buf[0] = '\0';
+		return buf;
+	}
+	text_sanitize_n(s, strlen(s), buf, len, 0);
+	return buf;
+}
+
+int text_is_safe(const char *s, unsigned flags)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = s ? strlen(s) : 0, i = 0;
+
+	while (i < n) {
+		uint32_t cp = 0;
+		int l = utf8_len(u + i, n - i, &cp);
+
+		if (l <= 0 || (cp < 0x20 && !keep_c0(cp, flags)) || cp == 0x7f ||
+		    (cp >= 0x80 && cp <= 0x9f))
+			return 0;
+		i += (size_t)l;
+	}
+	return 1;
+}

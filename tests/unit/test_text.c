@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/* test_text.c - visible escapes for untrusted text (text.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "linklab/base/text.h"
+
+static void test_escapes(void **state)
+{
+	char b[128];
+
+	(void)state;
+	assert_string_equal(text_sanitize("\x1b]2;PWN\a\x1b[2J", b, sizeof(b)),
+			    "\\x1b]2;PWN\\x07\\x1b[2J");
+	assert_string_equal(text_sanitize("a\nb\tc\rd\x7f", b, sizeof(b)),
+			    "a\\x0ab\\x09c\\x0dd\\x7f");
+	/* C1 CSI as UTF-8 (U+009B) and as a raw byte */
+	assert_string_equal(text_sanitize("x\xc2\x9b" "2J\x9b", b, sizeof(b)),
+			    "x\\xc2\\x9b2J\\x9b");
+	assert_string_equal(text_sanitize(NULL, b, sizeof(b)), "");
+}
+
+static void test_utf8_kept_and_invalid(void **state)
+{
+	char b[128];
+
+	(void)state;
+	/* é, fullwidth zero, emoji: valid, kept */
+	assert_string_equal(text_sanitize("caf\xc3\xa9 1\xef\xbc\x90" "0 \xf0\x9f\x98\x80",
+					  b, sizeof(b)),
+			    "caf\xc3\xa9 1\xef\xbc\x90" "0 \xf0\x9f\x98\x80");
+	/* overlong '/', surrogate, > U+10FFFF, lone continuation, cut */
+	assert_string_equal(text_sanitize("\xc0\xaf", b, sizeof(b)), "\\xc0\\xaf");
+	assert_string_equal(text_sanitize("\xed\xa0\x80", b, sizeof(b)),
+			    "\\xed\\xa0\\x80");
+	assert_string_equal(text_sanitize("\xf4\x90\x80\x80", b, sizeof(b)),
+			    "\\xf4\\x90\\x80\\x80");
+	assert_string_equal(text_sanitize("\x80z", b, sizeof(b)), "\\x80z");
+	assert_string_equal(text_sanitize("ab\xe2\x82", b, sizeof(b)), "ab\\xe2\\x82");
+	assert_true(text_is_safe("eth0 caf\xc3\xa9", 0));
+	assert_true(text_is_safe("a\x1b", TEXT_KEEP_C0));
+	assert_false(text_is_safe("eth\x1b", 0));
+	assert_false(text_is_safe("\xc2\x85", TEXT_KEEP_C0));
+	assert_false(text_is_safe("\xff", 0));
+}
+
+static void test_bounds_and_flags(void **state)
+{
+	char b[8];
+	char big[64];
+	size_t used;
+
+	(void)state;
+	/* cut at a character boundary, never half an escape */
+	assert_string_equal(text_sanitize("ab\x1b\x1b", b, sizeof(b)), "ab\\x1b");
+	assert_string_equal(text_sanitize("abcdefghij", b, sizeof(b)), "abcdefg");
+	/* keep newlines and tabs only when asked */
+	used = text_sanitize_n("a\nb\t\x1b", 5, big, sizeof(big), TEXT_KEEP_NL);
+	assert_int_equal(used, 5);
+	assert_string_equal(big, "a\nb\t\\x1b");
+	/* a partial trailing sequence stays for the next chunk */
+	used = text_sanitize_n("ok\xe2\x82", 4, big, sizeof(big), TEXT_PARTIAL);
+	assert_int_equal(used, 2);
+	assert_string_equal(big, "ok");
+	/* an invalid byte is not "partial" */
+	used = text_sanitize_n("ok\xff", 3, big, sizeof(big), TEXT_PARTIAL);
+	assert_int_equal(used, 3);
+	assert_string_equal(big, "ok\\xff");
+	/* embedded NUL shown */
+	used = text_sanitize_n("a\0b", 3, big, sizeof(big), 0);
+	assert_string_equal(big, "a\\x00b");
+	/* for a JSON encoder: C0 stays, DEL and C1 do not */
+	text_sanitize_n("\x1b[\x7f\xc2\x9b", 5, big, sizeof(big), TEXT_KEEP_C0);
+	assert_string_equal(big, "\x1b[\\x7f\\xc2\\x9b");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_escapes),
+		cmocka_unit_test(test_utf8_kept_and_invalid),
+		cmocka_unit_test(test_bounds_and_flags),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
