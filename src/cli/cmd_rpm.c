@@ -14,6 +14,7 @@
 #include "linklab/cli/cli.h"
 #include "linklab/cli/cmd.h"
 #include "linklab/peer/peerset.h"
+#include "linklab/traffic/iperf3.h"
 #include "linklab/traffic/rpm.h"
 
 static atomic_bool rpm_stop;
@@ -41,7 +42,7 @@ static int num_opt(int argc, char **argv, int *i, double lo, double hi,
 	}
 	*out = strtod(argv[++*i], &end);
 	if (*end || end == argv[*i] || !(*out >= lo && *out <= hi)) {
-		fprintf(stderr, "linklab rpm: %s '%s' is not a number in %g..%g\n",
+		fprintf(stderr, "linklab rpm: %s '%s': need a number in %g..%g\n",
 			argv[*i - 1], argv[*i], lo, hi);
 		return -1;
 	}
@@ -109,6 +110,13 @@ static int parse(struct rpm_cli *c, int argc, char **argv)
 	if (c->bidir && c->o.reverse) {
 		fprintf(stderr, "linklab rpm: -R and --bidir exclude each other\n");
 		c->nbad++;
+	}
+	if (c->o.congestion[0]) {
+		struct ll_err e = { 0 };
+		if (iperf3_cc_check(c->o.congestion, &e) < 0) {
+			fprintf(stderr, "linklab rpm: -C: %s\n", e.msg);
+			c->nbad++;
+		}
 	}
 	if (c->po.peer && c->o.host[0]) {
 		fprintf(stderr, "linklab rpm: -c cannot be combined with --peer "

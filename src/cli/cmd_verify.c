@@ -18,7 +18,6 @@
 #include "linklab/base/stats.h"
 #include "linklab/cli/cli.h"
 #include "linklab/cli/cmd.h"
-#include "linklab/model/theory.h"
 #include "linklab/model/verify.h"
 #include "linklab/peer/enghook.h"
 #include "linklab/peer/peerset.h"
@@ -68,8 +67,9 @@ static int parse(struct verify_cli *c, int argc, char **argv)
 			else if (!strcmp(a, "--base-rtt") && okv && v >= 0 && v <= 10000)
 				c->base_rtt_ms = v;
 			else {
-				fprintf(stderr, "linklab verify: %s '%s' is out of range "
-					"(%s)\n", a, argv[i], !strcmp(a, "-p") ? "1..65535" :
+				fprintf(stderr, "linklab verify: %s '%s': %s (%s)\n", a,
+					argv[i], okv ? "out of range" : "not a number",
+					!strcmp(a, "-p") ? "1..65535" :
 					!strcmp(a, "-t") ? "2..300 s" : "0..10000 ms");
 				c->nbad++;
 			}
@@ -179,7 +179,7 @@ static double frac(uint32_t p)
 /* One direction's rows: rate (TCP), then loss/duplicate/reorder/jitter
  * (UDP at a spacing wider than 4 x the jitter). */
 static int measure_dir(const struct verify_cli *c, const struct side_dial *s,
-		       bool reverse, double rtt_s, struct verify_report *rep,
+		       bool reverse, struct verify_report *rep,
 		       struct test_summary *sum, struct ll_err *err)
 {
 	const char *dir = reverse ? "b-to-a" : "a-to-b";
@@ -190,26 +190,13 @@ static int measure_dir(const struct verify_cli *c, const struct side_dial *s,
 	int rc;
 
 	if (d->rate) {
-		struct theory_in in = { .rate = d->rate, .rtt = rtt_s,
-					.loss = frac(d->loss), .streams = 4,
-					.window = theory_local_window() };
-		struct theory_out th;
-
-		theory_compute(&in, &th);
-		r = verify_add(rep, "rate", dir, "bit/s");
-		if (r && th.bound != THEORY_RATE && th.bound != THEORY_NONE) {
-			/* 4 TCP streams cannot fill the rate under this dial:
-			 * their goodput would test TCP, not the rate */
-			verify_unmeasurable(r, th.frame_bps, "");
-			snprintf(r->detail, sizeof(r->detail), "not measurable here: "
-				 "TCP cannot reach the rate under this dial (%.120s)",
-				 th.line);
-		} else if (r) {
-			if ((rc = run(c, reverse, false, 0, 4, sum, err)) < 0)
-				return rc;
-			verify_rate(r, d->rate, s->burst, c->seconds,
-				    sum->sum_received.bps);
-		}
+		/* UDP a fifth above the rate: the bucket, not TCP's dynamics,
+		 * sets what arrives (works under delay and loss too) */
+		if ((rc = run(c, reverse, true, d->rate + d->rate / 5, 1, sum, err)) < 0)
+			return rc;
+		if ((r = verify_add(rep, "rate", dir, "bit/s")))
+			verify_rate_udp(r, d->rate, s->burst, c->seconds, frac(d->loss),
+					sum->sum_received.bps);
 		if (d->rate / 2 < b)
 			b = d->rate / 2;
 	}
@@ -330,7 +317,6 @@ static int verify_measure(struct verify_cli *c, struct peerset *ps,
 {
 	struct side_dial sa = { 0 }, sb = { 0 };
 	struct test_summary *sum = malloc(sizeof(*sum));
-	double rtt_s;
 	int rc;
 
 	if (!sum)
@@ -340,14 +326,47 @@ static int verify_measure(struct verify_cli *c, struct peerset *ps,
 		rc = read_side(&ps->b, ps->dev_b, &sb, err);
 	if (!rc)
 		rc = rtt_row(c, &sa, &sb, rep, err);
-	rtt_s = (double)(sa.d.delay + (sb.known ? sb.d.delay : 0)) / 1e9 +
-		c->base_rtt_ms / 1000;
 	if (!rc)
-		rc = measure_dir(c, &sa, false, rtt_s, rep, sum, err);
+		rc = measure_dir(c, &sa, false, rep, sum, err);
 	if (!rc && ps->has_b)
-		rc = measure_dir(c, &sb, true, rtt_s, rep, sum, err);
+		rc = measure_dir(c, &sb, true, rep, sum, err);
 	free(sum);
 	return rc;
+}
+
+/* host as a numeric address (the first getaddrinfo gives); -1 when it
+ * does not resolve. */
+static int numeric_host(char *host, size_t len)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM }, *ai = NULL;
+	char num[NI_MAXHOST];
+	int ok;
+
+	if (getaddrinfo(host, NULL, &hints, &ai) || !ai)
+		return -1;
+	ok = getnameinfo(ai->ai_addr, ai->ai_addrlen, num, sizeof(num), NULL, 0,
+			 NI_NUMERICHOST) == 0;
+	freeaddrinfo(ai);
+	if (ok)
+		snprintf(host, len, "%.*s", (int)(len - 1), num);
+	return ok ? 0 : -1;
+}
+
+/* --dev IF: the test traffic must leave through IF, or the rows would
+ * measure another interface's dial. */
+static int path_dev_check(struct peerset *ps, const char *addr)
+{
+	char via[IF_NAMESIZE] = "";
+	struct ll_err e = { 0 };
+
+	if (ps->a.ops->route_dev(&ps->a, addr, via, sizeof(via), &e) < 0 ||
+	    !strcmp(via, ps->dev_a))
+		return 0;
+	fprintf(stderr, "linklab verify: the test traffic to %s leaves through %s, "
+		"not --dev %s: it would measure %s's dial (give --peer-data ADDR, an "
+		"address of the peer reached through %s)\n", addr, via, ps->dev_a,
+		via, ps->dev_a);
+	return -1;
 }
 
 int cmd_verify(int argc, char **argv)
@@ -362,12 +381,21 @@ int cmd_verify(int argc, char **argv)
 		return 0;
 	if (c.nbad)
 		return 2;
+	if (!c.po.peer && numeric_host(c.host, sizeof(c.host)) < 0) {
+		fprintf(stderr, "linklab verify: -c '%s': not an address or a name "
+			"that resolves\n", c.host);
+		return 2;
+	}
 	if (peerset_open(&ps, &c.po, &err) < 0)
 		goto fail;
 	open_ = 1;
 	if (!c.po.peer && !c.po.dev &&
 	    ps.a.ops->route_dev(&ps.a, c.host, ps.dev_a, sizeof(ps.dev_a), &err) < 0)
 		goto fail;
+	if (c.po.dev && path_dev_check(&ps, c.po.peer ? ps.addr_b : c.host) < 0) {
+		peerset_close(&ps);
+		return 2;
+	}
 	if (c.po.peer) {
 		ps.b.server_many = true;     /* one server for every measurement */
 		if (ps.b.ops->server_start(&ps.b, &port, &err) < 0) {
@@ -392,12 +420,22 @@ int cmd_verify(int argc, char **argv)
 		print_json(&rep, NULL);
 	else
 		print_text(&rep);
-	for (int i = 0; i < rep.n; i++)
-		if (!rep.r[i].ok && rep.r[i].measurable)
-			fprintf(stderr, "linklab verify: %s %s: measured %.6g, dialled "
-				"%.6g %s: outside the tolerance\n", rep.r[i].quantity,
-				rep.r[i].direction, rep.r[i].measured,
-				rep.r[i].dialled, rep.r[i].unit);
+	for (int i = 0; i < rep.n; i++) {
+		const struct verify_row *r = &rep.r[i];
+		bool rate = !strcmp(r->unit, "bit/s");
+		double k = rate ? 1e6 : 1;
+
+		if (r->ok)
+			continue;
+		if (!r->measurable)
+			fprintf(stderr, "linklab verify: %s %s: %s\n", r->quantity,
+				r->direction, r->detail);
+		else
+			fprintf(stderr, "linklab verify: %s %s: measured %.4g, dialled "
+				"%.4g %s: outside the tolerance\n", r->quantity,
+				r->direction, r->measured / k, r->dialled / k,
+				rate ? "Mbit/s" : r->unit);
+	}
 	return verify_all_ok(&rep) ? 0 : 1;
 fail:
 	if (open_)

@@ -48,6 +48,22 @@ void verify_rate(struct verify_row *r, uint64_t rate, uint32_t burst,
 	judge(r);
 }
 
+void verify_rate_udp(struct verify_row *r, uint64_t rate, uint32_t burst,
+		     double seconds, double loss, double goodput_bps)
+{
+	double bucket = seconds > 0 && rate ?
+			(double)burst * 8 / ((double)rate * seconds) : 0;
+
+	r->dialled = (double)rate * 1448.0 / 1490.0;
+	r->measured = goodput_bps;
+	r->tol_lo = -(0.02 + loss) * r->dialled;
+	r->tol_hi = (0.01 + bucket) * r->dialled;
+	snprintf(r->detail, sizeof(r->detail), "UDP at 1.2 x %.3f Mbit/s, payload "
+		 "ceiling x 1448/1490; bucket %u b over %.0f s", rate / 1e6, burst,
+		 seconds);
+	judge(r);
+}
+
 void verify_rtt(struct verify_row *r, double dialled_ms, double median_ms,
 		double sd_ms, int n)
 {

@@ -223,7 +223,7 @@ assert d["error"] and d["changed"] is False and d["problems"], d' "$T/aj.out"; t
 done
 # a failure of the kernel itself (netem missing here, or an ingress dial on
 # a device whose IFB cannot be made) still gives one JSON document
-inn "$LINKLAB" apply -J --dev vh0 --delay 10ms > "$T/aj.out" 2> "$T/aj.err"; rc=$?
+inn "$LINKLAB" apply -J --dev vh0 --engine kernel --delay 10ms > "$T/aj.out" 2> "$T/aj.err"; rc=$?
 if [ $rc = 0 ]; then
 	skip "apply -J kernel failure: this kernel has netem (the apply worked)"
 	inn "$LINKLAB" clear --dev vh0 >/dev/null 2>&1

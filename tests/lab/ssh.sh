@@ -688,16 +688,16 @@ esac
 # a tc on B that exits 7: the real code is reported (a second sshd whose
 # PATH starts with a fake tc that refuses 'qdisc del')
 mkdir -p "$T/fakebin"
-printf '#!/bin/sh\ncase "$*" in "qdisc del dev "*) echo "fake tc: del refused" >&2; exit 7;; esac\nexec %s "$@"\n' \
+printf '#!/bin/sh\ncase "$*" in "qdisc replace dev "*) echo "fake tc: replace refused" >&2; exit 7;; esac\nexec %s "$@"\n' \
 	"$(command -v tc)" > "$T/fakebin/tc"; chmod +x "$T/fakebin/tc"
 inb /usr/sbin/sshd -f "$LL_LAB_DIR/sshd_config" -o Port=2226 -o PidFile="$T/sshd6.pid" -E "$T/sshd6.log" \
 	-o "SetEnv=PATH=$T/fakebin:/usr/sbin:/usr/bin:/sbin:/bin"
 i=0; while [ ! -s "$T/sshd6.pid" ] && [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done
 echo "[$LL_ADDR_B]:2226 $HK" > "$T/kh6"
 D6() { ina env -u SSH_AUTH_SOCK "$DRV" --known-hosts "$T/kh6" --ssh-key "$LL_LAB_DIR/id_ed25519" root@$LL_ADDR_B:2226 "$@"; }
-D6 apply veth-b 10mbit >/dev/null 2>&1
-r=$(D6 clear veth-b 2>&1)
-case "$r" in *"failed (exit 7): fake tc: del refused"*) pass "remote tc exiting 7: 'exit 7' reported with its message";; *) fail "exit code: $r";; esac
+r=$(D6 apply veth-b 10mbit 2>&1)
+case "$r" in *"exit 7"*"fake tc: replace refused"*) pass "remote tc exiting 7: 'exit 7' reported with its message";; *) fail "exit code: $r";; esac
+D6 clear veth-b >/dev/null 2>&1
 [ -s "$T/sshd6.pid" ] && kill "$(cat "$T/sshd6.pid")" 2>/dev/null
 D peer-b clear veth-b >/dev/null 2>&1
 [ "$(root_kind "$LL_NS_B" veth-b)" = noqueue ] || fail "veth-b not restored after the exit-7 check"

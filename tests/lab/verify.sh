@@ -83,5 +83,9 @@ if [ $rc = 2 ] && grep -q -- "-t '0'" "$T/bad.out" && grep -q -- "-p '0'" "$T/ba
 	pass "bad input: exit 2, both options named with their ranges"
 else fail "bad input: rc=$rc $(cat "$T/bad.out")"; fi
 ina "$LINKLAB" clear $P > /dev/null 2>&1
+ina "$LINKLAB" verify -c "$LL_ADDR_B" --dev lo -t 2 > "$T/dev.out" 2>&1; rc=$?
+if [ $rc = 2 ] && grep -q "leaves through veth-a, not --dev lo" "$T/dev.out"; then
+	pass "--dev IF the test traffic does not take: refused (exit 2), naming the interface it would measure"
+else fail "--dev check: rc=$rc $(cat "$T/dev.out")"; fi
 rm -rf "$T"
 summary verify

@@ -30,6 +30,22 @@ static void test_rate_row(void **state)
 	assert_true(verify_all_ok(&rep) == false);
 }
 
+static void test_rate_udp_row(void **state)
+{
+	struct verify_report rep = { 0 };
+	struct verify_row *r = verify_add(&rep, "rate", "a-to-b", "bit/s");
+
+	(void)state;
+	/* 10 Mbit/s: UDP payload ceiling 10e6 x 1448/1490 = 9.718 Mbit/s */
+	verify_rate_udp(r, 10000000, 5000, 4, 0, 9.70e6);
+	assert_true(r->ok);
+	assert_true(r->dialled > 9.71e6 && r->dialled < 9.73e6);
+	verify_rate_udp(r, 10000000, 5000, 4, 0, 8.1e6);   /* 17 % short */
+	assert_false(r->ok);
+	verify_rate_udp(r, 10000000, 5000, 4, 0.02, 9.35e6); /* 2 % loss */
+	assert_true(r->ok);
+}
+
 static void test_fraction_row(void **state)
 {
 	struct verify_report rep = { 0 };
@@ -114,6 +130,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rate_row),
+		cmocka_unit_test(test_rate_udp_row),
 		cmocka_unit_test(test_fraction_row),
 		cmocka_unit_test(test_rtt_jitter_rows),
 		cmocka_unit_test(test_job_parse),

@@ -3,10 +3,11 @@
  * kernels/engines hold (read back), what the wire did (measured), the error
  * and the tolerance it is judged by. Every tolerance comes from the
  * measurement's own sampling error (doc/verify.md):
- *   rate      goodput vs the frame ceiling rate x 1448/1514 (theory.h):
- *             -5 % (TCP start-up and sawtooth in a short run) .. +1 % + the
- *             bucket's share: burst x 8 / (rate x seconds) (tbf may send a
- *             full bucket above the rate, man tc-tbf);
+ *   rate      UDP goodput of a stream sent at 1.2 x the rate, against the
+ *             UDP frame ceiling rate x 1448/1490 (1448-byte datagrams in
+ *             1490-byte frames, what tbf counts): -(2 % + the dialled loss)
+ *             .. +1 % + the bucket's share, burst x 8 / (rate x seconds)
+ *             (tbf may pass a full bucket above the rate, man tc-tbf);
  *   rtt       dialled delays + base RTT vs the probes' median: 1 % of the
  *             dialled value + 3 standard errors of the probes + 0.2 ms
  *             (timer and scheduling granularity);
@@ -49,6 +50,12 @@ struct verify_row *verify_add(struct verify_report *rep, const char *quantity,
  * the receiver goodput measured (bit/s). */
 void verify_rate(struct verify_row *r, uint64_t rate, uint32_t burst,
 		 double seconds, double goodput_bps);
+
+/* rate, measured with UDP above the rate: dialled tbf rate (bit/s), its
+ * burst (bytes), the run's seconds, the dialled loss fraction on the way
+ * and the receiver's payload goodput (bit/s). */
+void verify_rate_udp(struct verify_row *r, uint64_t rate, uint32_t burst,
+		     double seconds, double loss, double goodput_bps);
 
 /* rtt: dialled round trip (ms: delays + base), the probes' median, their
  * standard deviation and count. */
