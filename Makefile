@@ -32,7 +32,8 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/asan/tests/%)
 
 .PHONY: all deps check unit lab-test tui-test demo demo-down lab-up lab-down \
-        bench install clean layering fuzz fuzz-check
+        bench install clean layering fuzz fuzz-check \
+        exitpaths-test
 
 all: $(BUILD)/.deps $(BUILD)/linklab
 
@@ -69,6 +70,10 @@ lab-test: all
 
 tui-test: all
 	@sh tests/tui/run.sh
+
+# every exit path restores both peers (lab + console under tmux)
+exitpaths-test: all
+	@sh tests/lab/exitpaths.sh; a=$$?; sh tests/tui/exitpaths.sh; b=$$?; [ $$a = 0 ] && [ $$b = 0 ]
 
 layering:
 	@sh scripts/check-layering.sh

@@ -7,8 +7,8 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 rcs=0
 for suite in "sh scripts/check-layering.sh" "make --no-print-directory BUILD=$BUILD unit" "make --no-print-directory BUILD=$BUILD fuzz-check" \
-	"sh tests/lab/run.sh" "sh tests/lab/interop.sh" "sh tests/lab/ssh.sh" "sh tests/lab/bridge.sh" "sh tests/lab/bridgectl.sh" "sh tests/lab/impair.sh" \
-	"sh tests/tui/run.sh"; do
+	"sh tests/lab/run.sh" "sh tests/lab/interop.sh" "sh tests/lab/ssh.sh" "sh tests/lab/bridge.sh" "sh tests/lab/bridgectl.sh" "sh tests/lab/impair.sh" "sh tests/lab/exitpaths.sh" \
+	"sh tests/tui/run.sh" "sh tests/tui/exitpaths.sh"; do
 	set -- $suite
 	if [ "$1" = sh ] && [ ! -f "$2" ]; then
 		echo "=== $suite: missing"; echo "$2: 0 passed, 1 failed" >> "$log"

@@ -615,7 +615,11 @@ static long arm_revert(struct remote *r, const char *dev, const char *orig,
 	if (!inner || !cmd)
 		goto out;
 	/* TERM (disarm) kills the sleep and exits without restoring; the
-	 * process is named by its argv ("linklab-revert") for ps */
+	 * process is named by its argv ("linklab-revert") for ps. It runs in
+	 * its own session (setsid: no signal to the channel's process group
+	 * reaches it) and ignores SIGHUP (nohup), so it outlives the channel,
+	 * the SSH session and linklab. setsid execs in place (a background
+	 * job of a non-interactive shell is no group leader): $! is its pid. */
 	snprintf(head, sizeof(head),
 		 "trap 'kill $s 2>/dev/null; exit 0' TERM; sleep %d & s=$!; wait $s &&",
 		 revert_after(r));
@@ -626,7 +630,8 @@ static long arm_revert(struct remote *r, const char *dev, const char *orig,
 	inner[strlen(inner)] = ' ';
 	journal_path(r, dev, path, sizeof(path));
 	if (addraw(inner, CMD_MAX, "&& rm -f") || addw(inner, CMD_MAX, path) ||
-	    addraw(cmd, CMD_MAX, "nohup sh -c") || addw(cmd, CMD_MAX, inner) ||
+	    addraw(cmd, CMD_MAX, "S=; command -v setsid >/dev/null 2>&1 && S=setsid;"
+		   " $S nohup sh -c") || addw(cmd, CMD_MAX, inner) ||
 	    addraw(cmd, CMD_MAX, "linklab-revert >/dev/null 2>&1 </dev/null & echo $!"))
 		goto out;
 	if (run(r, cmd, "arm revert timer", &o, NULL, err) == 0 && o)
@@ -1047,6 +1052,9 @@ static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 			if ((size_t)snprintf(cmd + u, CMD_MAX - u, "%s%.*s",
 					     u ? " && " : "", (int)n, s) >= CMD_MAX - u) {
 				rc = ll_err_set(err, -ENOSPC, "tc command too long");
+				/* nothing changed: the timer must not fire */
+				if (timer)
+					disarm_revert(r, timer, NULL);
 				goto out;
 			}
 		}
@@ -1336,11 +1344,9 @@ static void remote_close(struct peer *p)
 	/* a normal close keeps what was applied (like tc): the guard is
 	 * disarmed */
 	guard_disarm(r);
-	/* a normal quit leaves no revert timer behind (an apply that could
-	 * not confirm leaves its timer to restore the peer) */
-	for (i = 0; i < RJ_MAX; i++)
-		if (r->armed[i] > 1 && r->s)
-			disarm_revert(r, r->armed[i], NULL);
+	/* every confirmed apply disarmed its timer; a timer still armed
+	 * belongs to an apply that could not be confirmed (the session or
+	 * its channel was lost): it stays armed and restores the peer */
 	for (i = 0; i < RJ_MAX; i++)
 		free(r->j[i].orig);
 	ssh_close(r->s);
