@@ -615,16 +615,71 @@ static void ctl_sync_link_qdisc(struct ctl_side_view *s)
 			 sizeof(s->links.l[s->sel].qdisc), "%s", s->qd.q[0].kind);
 }
 
+/* What side i held before a change of both sides, to put it back when the
+ * other side fails (all or nothing). */
+struct ctl_prior {
+	bool valid;                   /* held is a read-back */
+	struct impair held;           /* what the kernel held, in dial terms */
+	char dev[IF_NAMESIZE];
+};
+
+static void ctl_prior_take(const struct ctl *c, int i, struct ctl_prior *pr)
+{
+	const struct ctl_side_view *s = &c->v.side[i];
+
+	memset(pr, 0, sizeof(*pr));
+	pr->valid = s->qd_valid;
+	if (s->qd_valid)
+		pr->held = s->held;
+	ctl_fmt(pr->dev, sizeof(pr->dev), "%s", s->dev);
+}
+
+static int ctl_change(struct ctl *c, const struct impair *d, unsigned sides,
+		      struct ll_err *err);
+
+/* Put side i back as pr recorded it (as quit does: the held dial again,
+ * or the journalled original when it held none). note gets "A rolled back
+ * (veth-a: noqueue)" or "A NOT rolled back: why". Returns 0 or the
+ * failure. */
+static int ctl_rollback(struct ctl *c, int i, const struct ctl_prior *pr,
+			char *note, size_t len)
+{
+	struct ll_err e = { 0 };
+	int rc;
+
+	if (!pr->valid)
+		rc = ll_err_set(&e, -ENODATA, "what %s held before is unknown",
+				pr->dev);
+	else if (impair_is_empty(&pr->held))
+		rc = ctl_change(c, NULL, 1u << i, &e);
+	else
+		rc = ctl_change(c, &pr->held, 1u << i, &e);
+	if (rc < 0)
+		ctl_fmt(note, len, "%s NOT rolled back: %.200s",
+			ctl_side_name(i), e.msg);
+	else
+		ctl_fmt(note, len, "%s rolled back (%s: %.100s)", ctl_side_name(i),
+			pr->dev, c->v.side[i].qd_valid ? c->v.side[i].held_text : "?");
+	return rc;
+}
+
 /* Apply (or clear when d is NULL) on the sides in mask. */
 static int ctl_change(struct ctl *c, const struct impair *d, unsigned sides,
 		      struct ll_err *err)
 {
 	int i, rc, first = 0, done = 0;
 	char what[64], names[128] = "";
+	/* an apply to both: all or nothing (A first; B failing rolls A back,
+	 * A failing leaves B untouched) */
+	bool both = d && (sides & CTL_BOTH) == CTL_BOTH && ctl_peer(c, CTL_IDX_B);
+	bool applied[2] = { false, false }, failed[2] = { false, false };
+	struct ctl_prior pa;
 
 	if (err)
 		ll_err_clear(err);
 	c->v.error[0] = '\0';
+	if (both)
+		ctl_prior_take(c, CTL_IDX_A, &pa);
 	for (i = 0; i < 2; i++) {
 		struct ctl_side_view *s = &c->v.side[i];
 		struct peer *p = ctl_peer(c, i);
@@ -633,6 +688,10 @@ static int ctl_change(struct ctl *c, const struct impair *d, unsigned sides,
 
 		if (!(sides & (1u << i)))
 			continue;
+		if (both && i == CTL_IDX_B && failed[CTL_IDX_A]) {
+			ctl_join_err(err, first, "B", "not applied (A failed: all or nothing)");
+			continue;
+		}
 		if (s->qd_valid)
 			before = s->held;
 		if (!p) {
@@ -675,6 +734,7 @@ static int ctl_change(struct ctl *c, const struct impair *d, unsigned sides,
 					"%s", p->ops->warning(p));
 		}
 		if (rc < 0) {
+			failed[i] = true;
 			if (!e.msg[0])
 				ll_err_set(&e, rc, "%s: %s", s->dev, strerror(-rc));
 			if (c->v.b_lost && i == CTL_IDX_B) {
@@ -693,6 +753,7 @@ static int ctl_change(struct ctl *c, const struct impair *d, unsigned sides,
 			continue;
 		}
 		s->err[0] = '\0';
+		applied[i] = true;
 		if (d)
 			ctl_mark_changed(c, i, s->dev, &before);
 		else
@@ -709,6 +770,21 @@ static int ctl_change(struct ctl *c, const struct impair *d, unsigned sides,
 			 ctl_side_name(i), s->dev);
 		strncat(names, what, sizeof(names) - strlen(names) - 1);
 		done++;
+	}
+	if (both && applied[CTL_IDX_A] && failed[CTL_IDX_B]) {
+		char note[300], keep[LL_ERR_MAX];
+
+		/* B failed after A took it: put A back, and say so */
+		ctl_fmt(keep, sizeof(keep), "%s", err ? err->msg : "");
+		ctl_rollback(c, CTL_IDX_A, &pa, note, sizeof(note));
+		if (err) {
+			err->code = first;
+			ctl_fmt(err->msg, sizeof(err->msg), "%.400s; %s", keep, note);
+		}
+		ctl_fmt(c->v.error, sizeof(c->v.error), "%s", err ? err->msg : note);
+		ctl_fmt(c->v.status, sizeof(c->v.status), "nothing applied: B failed, %s",
+			note);
+		return first;
 	}
 	if (first) {
 		if (err && c->v.error[0] == '\0')
@@ -1735,6 +1811,8 @@ int ctl_profile_apply(struct ctl *c, int idx, unsigned sides,
 	struct ll_err e = { 0 };
 	char st[2][256] = { "", "" };
 	int rc, first = 0, i;
+	bool both;
+	struct ctl_prior pa;
 
 	if (!p)
 		return -EINVAL;
@@ -1761,9 +1839,17 @@ int ctl_profile_apply(struct ctl *c, int idx, unsigned sides,
 	}
 	if (!c->ps.has_b)
 		sides &= CTL_A;
+	/* both sides: all or nothing - [a] first; [b] failing rolls A back */
+	both = (sides & CTL_BOTH) == CTL_BOTH && ctl_peer(c, CTL_IDX_B);
+	if (both)
+		ctl_prior_take(c, CTL_IDX_A, &pa);
 	for (i = 0; i < 2; i++) {
 		if (!(sides & (1u << i)))
 			continue;
+		if (both && i == CTL_IDX_B && first) {
+			ctl_fmt(st[i], sizeof(st[i]), "[b] not applied to B ([a] failed on A: all or nothing)");
+			continue;
+		}
 		ll_err_clear(&e);
 		rc = ctl_apply(c, i ? &p->b : &p->a, 1u << i, &e);
 		ctl_fmt(st[i], sizeof(st[i]), "%s", rc < 0 ? e.msg : c->v.status);
@@ -1771,6 +1857,14 @@ int ctl_profile_apply(struct ctl *c, int idx, unsigned sides,
 			first = rc;
 			if (err)
 				*err = e;
+		}
+		if (rc < 0 && both && i == CTL_IDX_B) {
+			char note[300];
+
+			ctl_rollback(c, CTL_IDX_A, &pa, note, sizeof(note));
+			ctl_fmt(st[0], sizeof(st[0]), "[b] failed on B, %s", note);
+			if (err)
+				ctl_fmt(err->msg, sizeof(err->msg), "%.400s; %s", e.msg, note);
 		}
 	}
 	c->v.dial = (sides & CTL_A) ? p->a : p->b;
