@@ -12,6 +12,7 @@
 
 #include "linklab/traffic/csvout.h"
 #include "linklab/console/ctl.h"
+#include "linklab/console/owner.h"
 #include "linklab/peer/hosttune.h"
 #include "linklab/console/middle.h"
 #include "linklab/traffic/plot.h"
@@ -47,6 +48,8 @@ struct ctl {
 	bool server_up;               /* B's server started by us */
 	bool quit_done;
 	struct ctl_changed changed[2];
+	struct owner own;             /* the hold on A's interfaces and B */
+	bool quit_ok;                 /* ctl_quit restored everything */
 	struct ctl_view v;
 	/* issue 6 */
 	struct test_interval *ivs;    /* the run's intervals (<= CTL_HISTORY) */
@@ -530,13 +533,26 @@ int ctl_new(struct ctl **out, const struct peerset *ps, const char *target,
 			ctl_fmt(c->v.session, sizeof(c->v.session),
 				 "no peer (use --peer HOST or -c ADDR for tests)");
 	}
+	/* a second console is refused; a dead one's leftovers become ours */
+	{
+		int rc = owner_take(&c->own, &c->ps, err), k;
+		static const struct impair none;
+
+		if (rc < 0) {
+			free(c);
+			return rc;
+		}
+		for (k = 0; k < c->own.nleft; k++)
+			ctl_mark_changed(c, c->own.left[k].side, c->own.left[k].dev, &none);
+	}
 	ctl_refresh(c, NULL);
 	ctl_derive(c);
-	if (!c->v.error[0])
+	if (c->own.note[0])
+		ctl_fmt(c->v.status, sizeof(c->v.status), "%s", c->own.note);
+	else if (!c->v.error[0])
 		ctl_fmt(c->v.status, sizeof(c->v.status), "ready%s",
 			 c->v.is_root ? "" : " (not root: apply on A needs root)");
 	*out = c;
-	(void)err;
 	return 0;
 }
 
@@ -714,6 +730,9 @@ static int ctl_change(struct ctl *c, const struct impair *d, unsigned sides,
 			rc = ll_err_set(&e, -EPERM,
 					"%s: needs root (CAP_NET_ADMIN) to %s qdiscs",
 					s->dev, d ? "change" : "restore");
+		} else if (i == CTL_IDX_A &&
+			   (rc = owner_local(&c->own, s->dev, &e)) < 0) {
+			/* another console drives this interface */
 		} else if (d) {
 			if (i == CTL_IDX_B)
 				c->v.revert_deadline = ctl_now() + ctl_revert_s(c);
@@ -754,8 +773,10 @@ static int ctl_change(struct ctl *c, const struct impair *d, unsigned sides,
 		}
 		s->err[0] = '\0';
 		applied[i] = true;
-		if (d)
+		if (d) {
 			ctl_mark_changed(c, i, s->dev, &before);
+			owner_changed(&c->own, i, s->dev);
+		}
 		else
 			ctl_unmark_changed(c, i, s->dev);
 		rc = ctl_read_back(c, i, NULL);
@@ -779,7 +800,7 @@ static int ctl_change(struct ctl *c, const struct impair *d, unsigned sides,
 		ctl_rollback(c, CTL_IDX_A, &pa, note, sizeof(note));
 		if (err) {
 			err->code = first;
-			ctl_fmt(err->msg, sizeof(err->msg), "%.400s; %s", keep, note);
+			ctl_fmt(err->msg, sizeof(err->msg), "B failed, %s: %.400s", note, keep);
 		}
 		ctl_fmt(c->v.error, sizeof(c->v.error), "%s", err ? err->msg : note);
 		ctl_fmt(c->v.status, sizeof(c->v.status), "nothing applied: B failed, %s",
@@ -1206,6 +1227,7 @@ int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err)
 		}
 	}
 	c->quit_done = true;
+	c->quit_ok = first == 0;
 	return first;
 }
 
@@ -1546,6 +1568,10 @@ void ctl_free(struct ctl *c)
 		test_stop(c->test);
 		test_free(c->test);
 	}
+	/* the records go when everything was restored (or nothing changed);
+	 * else the next run finds them */
+	owner_release(&c->own, c->quit_done ? c->quit_ok :
+		      c->changed[CTL_IDX_A].n == 0 && c->changed[CTL_IDX_B].n == 0);
 	peerset_close(&c->ps);
 	middle_close(c->mid);
 	free(c->ivs);
@@ -1864,7 +1890,8 @@ int ctl_profile_apply(struct ctl *c, int idx, unsigned sides,
 			ctl_rollback(c, CTL_IDX_A, &pa, note, sizeof(note));
 			ctl_fmt(st[0], sizeof(st[0]), "[b] failed on B, %s", note);
 			if (err)
-				ctl_fmt(err->msg, sizeof(err->msg), "%.400s; %s", e.msg, note);
+				ctl_fmt(err->msg, sizeof(err->msg), "[b] failed on B, %s: %.400s",
+					note, e.msg);
 		}
 	}
 	c->v.dial = (sides & CTL_A) ? p->a : p->b;

@@ -18,6 +18,7 @@
 
 #include "linklab/netlink/flowfilter.h"
 #include "linklab/peer/hosttune.h"
+#include "linklab/peer/peer_lock.h"
 #include "linklab/model/impair.h"
 #include "linklab/remote/ssh.h"
 #include "linklab/remote/sshcfg.h"
@@ -48,6 +49,7 @@ struct remote {
 	bool ctl_known;
 	long armed[RJ_MAX];       /* revert timers not yet disarmed */
 	struct ssh_proc *guard;   /* safety.hold: restores on session loss */
+	struct ssh_proc *keeper;  /* owner record holder (peer_lock.h) */
 	bool tuned;               /* offloads/sysctls changed in this session */
 	char warn[512];
 };
@@ -1344,6 +1346,9 @@ static void remote_close(struct peer *p)
 	/* a normal close keeps what was applied (like tc): the guard is
 	 * disarmed */
 	guard_disarm(r);
+	/* not released by the console: the record stays for the next run */
+	peer_lock_remote_release(r->keeper, false);
+	r->keeper = NULL;
 	/* every confirmed apply disarmed its timer; a timer still armed
 	 * belongs to an apply that could not be confirmed (the session or
 	 * its channel was lost): it stays armed and restores the peer */
@@ -1689,6 +1694,34 @@ static int remote_poll_fd(struct peer *p)
 	return ssh_fd(R(p)->s);
 }
 
+/* ---- the console's hold on the peer (peer_lock.h) ----------------------- */
+
+static int remote_lock_take(struct peer *p, struct peer_lock_owner *prev,
+			    bool *prev_stale, struct ll_err *err)
+{
+	struct remote *r = R(p);
+
+	if (r->keeper)
+		return 0;
+	remote_probe(r);
+	return peer_lock_remote_take(r->s, r->nsid, &r->keeper, prev, prev_stale,
+				     err);
+}
+
+static void remote_lock_note(struct peer *p, const char *dev)
+{
+	if (valid_ifname(dev, NULL) == 0)
+		peer_lock_remote_note(R(p)->keeper, dev);
+}
+
+static void remote_lock_release(struct peer *p, bool remove)
+{
+	struct remote *r = R(p);
+
+	peer_lock_remote_release(r->keeper, remove);
+	r->keeper = NULL;
+}
+
 static const struct peer_ops remote_ops = {
 	.name = "ssh",
 	.list_links = remote_list_links,
@@ -1711,6 +1744,9 @@ static const struct peer_ops remote_ops = {
 	.sysctl_get = remote_sysctl_get,
 	.sysctl_set = remote_sysctl_set,
 	.tune_restore = remote_tune_restore,
+	.lock_take = remote_lock_take,
+	.lock_note = remote_lock_note,
+	.lock_release = remote_lock_release,
 };
 
 int peer_remote_open(struct peer *p, const struct ssh_target *t,

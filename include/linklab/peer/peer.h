@@ -46,6 +46,7 @@ struct peer_safety {
 };
 
 struct offload_state;     /* hosttune.h */
+struct peer_lock_owner;   /* peer_lock.h */
 struct sysctl_state;
 
 struct peer_ops {
@@ -115,6 +116,17 @@ struct peer_ops {
 	 * interface), -EIO (netlink). */
 	int (*link_stats)(struct peer *p, const char *dev, struct link_stats *out,
 			  struct ll_err *err);
+	/* --- the console's hold on a remote peer (peer_lock.h); NULL = not
+	 * supported (the local peer: peer_lock_take per interface) --- */
+	/* Take the peer for this process: 0 (*prev, *prev_stale: a dead
+	 * owner's record and what it left), -EBUSY (err names the live
+	 * holder), -ENOTSUP (cannot be locked), other -errno. */
+	int (*lock_take)(struct peer *p, struct peer_lock_owner *prev,
+			 bool *prev_stale, struct ll_err *err);
+	/* Record that dev was changed under the hold. */
+	void (*lock_note)(struct peer *p, const char *dev);
+	/* End the hold; remove: drop the record (all restored). */
+	void (*lock_release)(struct peer *p, bool remove);
 };
 
 struct peer {
