@@ -519,7 +519,8 @@ int cmd_console(int argc, char **argv)
 		struct peer_safety sf = { .force = po.force,
 					  .exclude_ctl = po.exclude_ssh,
 					  .revert_s = po.revert_after,
-					  .hold = true };
+					  .hold = true,
+					  .ask_unarmed = true };
 
 		ctl_set_safety(c, &sf);
 	}

@@ -50,6 +50,8 @@ struct ctl {
 	struct ctl_changed changed[2];
 	struct owner own;             /* the hold on A's interfaces and B */
 	bool quit_ok;                 /* ctl_quit restored everything */
+	bool unarmed_asked;           /* view.confirm asks about an apply
+				       * without B's revert timer */
 	struct ctl_view v;
 	/* issue 6 */
 	struct test_interval *ivs;    /* the run's intervals (<= CTL_HISTORY) */
@@ -1592,6 +1594,7 @@ int ctl_do(struct ctl *c, const struct ctl_intent *in, struct ll_err *err)
 			ctl_fmt(c->v.status, sizeof(c->v.status),
 				"apply cancelled: nothing changed");
 		memset(&c->v.confirm, 0, sizeof(c->v.confirm));
+		c->unarmed_asked = false;
 		return 0;
 	case CI_CLEAR:
 		return ctl_clear(c, in->sides, err);
@@ -1996,6 +1999,8 @@ void ctl_set_safety(struct ctl *c, const struct peer_safety *s)
 {
 	c->safety = *s;
 	c->v.revert_s = ctl_revert_s(c);
+	if (c->ps.has_b && !c->v.b_lost && c->ps.b.ops->set_safety)
+		c->ps.b.ops->set_safety(&c->ps.b, s);
 }
 
 int ctl_apply_check(struct ctl *c, const struct impair *d, unsigned sides,
@@ -2048,6 +2053,8 @@ int ctl_apply_safe(struct ctl *c, const struct impair *d, unsigned sides,
 	int rc;
 
 	memset(cf, 0, sizeof(*cf));
+	if (!confirmed)
+		c->unarmed_asked = false;
 	if (sides & CTL_M_BOTH) {
 		/* the bridge carries no SSH session: nothing to confirm */
 		c->v.dial = *d;
@@ -2080,17 +2087,39 @@ int ctl_apply_safe(struct ctl *c, const struct impair *d, unsigned sides,
 			return -EAGAIN;
 		}
 	}
-	if (force && c->ps.has_b && !c->v.b_lost && c->ps.b.ops->set_safety) {
+	{
+		/* y to "no revert timer could be armed": this apply goes
+		 * without one */
+		bool unarmed_ok = confirmed && c->unarmed_asked;
+		bool set = (force || unarmed_ok) && c->ps.has_b && !c->v.b_lost &&
+			   c->ps.b.ops->set_safety;
 		struct peer_safety sf = c->safety;
 
-		sf.force = true;
-		c->ps.b.ops->set_safety(&c->ps.b, &sf);
+		c->unarmed_asked = false;
+		if (set) {
+			sf.force = sf.force || force;
+			sf.unarmed_ok = unarmed_ok;
+			c->ps.b.ops->set_safety(&c->ps.b, &sf);
+		}
 		rc = ctl_apply(c, d, sides, err);
-		if (!c->v.b_lost)
+		if (set && !c->v.b_lost)
 			c->ps.b.ops->set_safety(&c->ps.b, &c->safety);
-		return rc;
 	}
-	return ctl_apply(c, d, sides, err);
+	if (rc == -ENOLCK && !c->v.b_lost) {
+		/* B could not arm its revert timer: nothing changed there;
+		 * ask before applying without it */
+		cf->pending = true;
+		cf->dial = *d;
+		cf->sides = sides;
+		ctl_fmt(cf->text, sizeof(cf->text), "%.400s\ny applies without the timer",
+			err ? err->msg : "B: no revert timer could be armed");
+		c->unarmed_asked = true;
+		c->v.error[0] = '\0';     /* a question, not a failure yet */
+		ctl_fmt(c->v.status, sizeof(c->v.status),
+			"B could not arm its revert timer: y applies without it, n cancels");
+		return -EAGAIN;
+	}
+	return rc;
 }
 
 int ctl_peer_fd(const struct ctl *c)

@@ -1036,8 +1036,21 @@ static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 	if (j && j->orig) {
 		struct ll_err aerr = {0};
 
-		timer = arm_revert(r, dev, j->orig, &aerr);
-		if (!timer && carries) {
+		if (getenv("LINKLAB_TEST_ARM_FAIL"))   /* fault injection (tests) */
+			ll_err_set(&aerr, -EIO, "LINKLAB_TEST_ARM_FAIL set");
+		else
+			timer = arm_revert(r, dev, j->orig, &aerr);
+		/* the console asks (its hold guard still restores the peer
+		 * when the session dies); without it, an interface that
+		 * carries the session is refused below */
+		if (!timer && r->safety.ask_unarmed && !r->safety.unarmed_ok) {
+			rc = ll_err_set(err, -ENOLCK,
+					"peer %s: no revert timer could be armed for %s (%s)%s: if the session dies during the apply, %s keeps the change until the hold guard or `linklab clear` restores it; nothing changed",
+					r->t.alias, dev, aerr.msg[0] ? aerr.msg : "unknown",
+					carries ? ", and it carries this SSH session" : "", dev);
+			goto out;
+		}
+		if (!timer && carries && !r->safety.unarmed_ok) {
 			rc = ll_err_set(err, -EPERM,
 					"peer %s: %s carries this SSH session and no revert timer could be armed (%s); refused",
 					r->t.alias, dev, aerr.msg[0] ? aerr.msg : "unknown");

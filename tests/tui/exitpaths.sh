@@ -8,7 +8,8 @@
 #   screen, cursor visible, stty echo icanon);
 #   kill -9 -> the next console says what it found and its quit restores it;
 #   two consoles -> the second refuses, naming pid, user and since when;
-#   a profile whose [b] part fails on B -> A rolled back, said so.
+#   a profile whose [b] part fails on B -> A rolled back, said so;
+#   B cannot arm its revert timer -> the console asks before applying.
 #   LINKLAB=path/to/linklab sh tests/tui/exitpaths.sh   (default build/linklab)
 set -u
 
@@ -81,7 +82,7 @@ start_console() { # [SESSION]
 	S=${1:-tui}
 	$TMUX kill-session -t "$S" 2>/dev/null
 	$TMUX new-session -d -s "$S" -x 120 -y 36 \
-		"TERM=screen $XDG ip netns exec $NS_A $BIN console -F $LL_SSH_CONFIG --peer $LL_PEER 2>&1; $SHELL_TAIL"
+		"TERM=screen $XDG ${EP_ENV:-} ip netns exec $NS_A $BIN console -F $LL_SSH_CONFIG --peer $LL_PEER 2>&1; $SHELL_TAIL"
 	wait_for "veth-b" 150
 }
 apply_rate() { # RATE: dial RATE on both, confirm the session warning
@@ -226,6 +227,41 @@ elif start_console; then
 	noqueue_both || bad "profile run: after quit $(tcj "$NS_A" veth-a)"
 else
 	bad "profile run: console did not start"
+fi
+
+# 5. B cannot arm its revert timer (fault injection LINKLAB_TEST_ARM_FAIL):
+#    the console says so before applying and asks; n leaves both as they
+#    were, y applies without the timer
+if ! only 5; then :
+elif EP_ENV="LINKLAB_TEST_ARM_FAIL=1" start_console; then
+	keys d
+	wait_for "Impairment dial" 30
+	keys e C-u 1 0 m b i t Enter Enter
+	wait_for "y: apply anyway" 150 && keys y
+	if wait_for "no revert timer could be armed for veth-b" 150 && wait_for "y: apply anyway" 20; then
+		ok "unarmed timer: the console asks first ($(capture | grep -o 'no revert timer could be armed for veth-b[^:]*' | head -1))"
+	else
+		bad "unarmed timer: no question"; capture | tail -6
+	fi
+	if noqueue_both; then ok "unarmed timer: nothing changed while asking (A rolled back, B untouched)"; else bad "while asking: $(tcj "$NS_A" veth-a) / $(tcj "$NS_B" veth-b)"; fi
+	keys n
+	wait_for "apply cancelled" 50 || bad "unarmed timer: n did not cancel"
+	noqueue_both && ok "unarmed timer: n cancels, both still noqueue" || bad "after n: $(tcj "$NS_A" veth-a)"
+	keys e Enter Enter
+	wait_for "y: apply anyway" 150 && keys y
+	wait_for "no revert timer could be armed" 150 && keys y
+	if wait_for "applied on A veth-a, B veth-b" 150; then
+		case "$(tcj "$NS_B" veth-b)" in
+		*'"kind":"tbf"'*) ok "unarmed timer: y applies without it (tbf on veth-b)" ;;
+		*) bad "after y: veth-b $(tcj "$NS_B" veth-b)" ;;
+		esac
+	else
+		bad "unarmed timer: y did not apply"; capture | tail -4
+	fi
+	keys q
+	wait_for "console-exit=0" 150 && noqueue_both && ok "unarmed timer run: quit restores both" || bad "unarmed run quit: $(tcj "$NS_B" veth-b)"
+else
+	bad "unarmed timer: console did not start"
 fi
 
 finish

@@ -43,6 +43,11 @@ struct peer_safety {
 				   * journalled qdisc the moment the session
 				   * dies (SIGHUP, kill, network); a normal
 				   * close disarms it */
+	bool ask_unarmed;         /* console mode: an apply whose revert timer
+				   * cannot be armed is not made (-ENOLCK, err
+				   * says why) so the user can be asked */
+	bool unarmed_ok;          /* the user said yes: apply without a timer
+				   * (even on the session's interface) */
 };
 
 struct offload_state;     /* hosttune.h */
