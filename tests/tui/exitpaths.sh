@@ -145,6 +145,17 @@ elif start_console tui; then
 		bad "second console not refused"; capture | tail -4
 	fi
 	$TMUX kill-session -t tui2 2>/dev/null
+	# another local interface (--dev lo): A is free, the peer B is not
+	S=tui2
+	$TMUX new-session -d -s tui2 -x 120 -y 36 \
+		"TERM=screen $XDG ip netns exec $NS_A $BIN console -F $LL_SSH_CONFIG --peer $LL_PEER --dev lo 2>&1; $SHELL_TAIL"
+	if wait_for "console-exit=1" 150 &&
+	   capture | grep -Eq "the peer is driven by console pid $cpid \(user root, uid 0, on host [^)]*\) since [0-9:]{8}"; then
+		ok "second console on another local interface: B refused ($(capture | grep -o 'the peer is driven by console pid [^;]*' | head -1))"
+	else
+		bad "second console --dev lo: B not refused"; capture | tail -4
+	fi
+	$TMUX kill-session -t tui2 2>/dev/null
 	S=tui
 	keys q
 	wait_for "console-exit=0" 150 || bad "first console: no clean quit"
@@ -176,6 +187,12 @@ elif start_console && apply_rate 10mbit; then
 	*'"kind":"noqueue"'*) ok "kill -9: B restored itself ($((n/10)).$((n%10)) s)" ;;
 	*) bad "kill -9: veth-b: $(tcj "$NS_B" veth-b)" ;;
 	esac
+	# a CLI run says so too
+	out=$(ip netns exec "$NS_A" "$BIN" show 2>&1 >/dev/null)
+	case "$out" in
+	*"leftovers: veth-a on this host is still as console pid "*"left it"*) ok "CLI show after kill -9: '$out'" ;;
+	*) bad "CLI show after kill -9 says nothing of the leftovers: '$out'" ;;
+	esac
 	if start_console && wait_for "leftovers found: A veth-a, quit restores them \(left by console pid [0-9]+" 50; then
 		ok "next console: '$(capture | grep -o 'leftovers found: .*' | head -1)'"
 	else
@@ -196,6 +213,48 @@ elif start_console && apply_rate 10mbit; then
 	keys q; wait_for "console-exit=0" 150
 else
 	bad "kill -9: console or apply failed"; capture | tail -3
+fi
+
+# 3b. kill -9 when B's hold guard is gone too (killed first): B stays
+#     impaired; the next console finds it through B's owner record and its
+#     quit restores B
+NSID_B=$(ip netns exec "$NS_B" stat -L -c %i /proc/self/ns/net)
+b_procs() { # processes in B's namespace whose command line ends in $1
+	for p in $(pgrep -f -- "$1\$" 2>/dev/null); do
+		[ "$(stat -L -c %i /proc/$p/ns/net 2>/dev/null)" = "$NSID_B" ] && echo "$p"
+	done
+}
+if ! only 3; then :
+elif start_console && apply_rate 10mbit; then
+	g=$(b_procs linklab-guard)
+	if [ -n "$g" ]; then
+		kill -KILL $g
+		sleep 0.5
+		kill -KILL "$(console_pid)"
+		wait_for "console-exit=137" 50
+		sleep 2
+		case "$(tcj "$NS_B" veth-b)" in
+		*'"kind":"tbf"'*) ok "kill -9 with the guard gone: B left impaired (tbf on veth-b)" ;;
+		*) bad "kill -9 without guard: veth-b $(tcj "$NS_B" veth-b)" ;;
+		esac
+		if start_console && wait_for "leftovers found: A veth-a, B veth-b" 50; then
+			ok "next console: '$(capture | grep -o 'leftovers found: [^(]*' | head -1)'"
+		else
+			bad "next console: B's leftovers not named"; capture | tail -3
+		fi
+		keys q
+		if wait_for "console-exit=0" 150 && capture | grep -q "restored A veth-a, B veth-b" && noqueue_both; then
+			ok "its quit restores both ($(capture | grep -o 'linklab: restored.*' | head -1))"
+		else
+			bad "quit after B leftovers: $(capture | grep 'linklab:' | head -2) $(tcj "$NS_B" veth-b)"
+		fi
+	else
+		bad "3b: B's hold guard (linklab-guard) not found"
+	fi
+	ip netns exec "$NS_A" tc qdisc del dev veth-a root 2>/dev/null
+	ip netns exec "$NS_B" tc qdisc del dev veth-b root 2>/dev/null
+else
+	bad "3b: console or apply failed"
 fi
 
 # 4. a profile whose [b] part fails on B: A is rolled back
