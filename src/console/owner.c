@@ -102,7 +102,11 @@ int owner_take(struct owner *o, struct peerset *ps, struct ll_err *err)
 	int rc, i;
 
 	memset(o, 0, sizeof(*o));
-	o->local = geteuid() == 0 && journal_netns(&o->netns, NULL) == 0;
+	/* A's locks are for this host's real interfaces (the netlink
+	 * backend), not for a stand-in */
+	o->local = geteuid() == 0 && ps->a.ops && ps->a.ops->name &&
+		   !strcmp(ps->a.ops->name, "local") &&
+		   journal_netns(&o->netns, NULL) == 0;
 	if (o->local)
 		owner_take_stale_a(o, who, sizeof(who));
 	rc = owner_local(o, ps->dev_a, err);
