@@ -48,6 +48,7 @@ struct remote {
 	struct peer_ctl ctl;
 	bool ctl_known;
 	long armed[RJ_MAX];       /* revert timers not yet disarmed */
+	char armed_dev[RJ_MAX][IF_NAMESIZE];  /* ... and their devices */
 	struct ssh_proc *guard;   /* safety.hold: restores on session loss */
 	struct ssh_proc *keeper;  /* owner record holder (peer_lock.h) */
 	bool tuned;               /* offloads/sysctls changed in this session */
@@ -587,13 +588,14 @@ static int revert_after(const struct remote *r)
 	return r->safety.revert_s > 0 ? r->safety.revert_s : REVERT_AFTER_S;
 }
 
-static void armed_add(struct remote *r, long pid)
+static void armed_add(struct remote *r, long pid, const char *dev)
 {
 	int i;
 
 	for (i = 0; i < RJ_MAX; i++)
 		if (!r->armed[i]) {
 			r->armed[i] = pid;
+			snprintf(r->armed_dev[i], IF_NAMESIZE, "%s", dev);
 			return;
 		}
 }
@@ -643,7 +645,7 @@ out:
 	free(inner);
 	free(cmd);
 	if (pid > 1)
-		armed_add(r, pid);
+		armed_add(r, pid, dev);
 	return pid > 1 ? pid : 0;
 }
 
@@ -668,6 +670,20 @@ static int disarm_revert(struct remote *r, long pid, struct ll_err *err)
 	}
 	free(o);
 	return rc;
+}
+
+/* An older timer of dev left by an apply that could not be confirmed
+ * (its channel lost, the session still up) would undo what follows: once a
+ * newer timer guards dev (keep, 0 after a confirmed clear), the older ones
+ * are disarmed. */
+static void supersede_timers(struct remote *r, const char *dev, long keep)
+{
+	int i;
+
+	for (i = 0; i < RJ_MAX; i++)
+		if (r->armed[i] > 1 && r->armed[i] != keep &&
+		    !strcmp(r->armed_dev[i], dev))
+			disarm_revert(r, r->armed[i], NULL);
 }
 
 /* The peer's interface that carries the SSH session (one round trip, then
@@ -875,6 +891,8 @@ static int remote_clear(struct peer *p, const char *dev, struct ll_err *err)
 	int rc = remote_clear_dev(p, dev, err);
 
 	if (rc == 0)
+		supersede_timers(R(p), dev, 0);   /* the original is back */
+	if (rc == 0)
 		rc = guard_refresh(R(p), err);
 	return rc;
 }
@@ -1050,6 +1068,8 @@ static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 					carries ? ", and it carries this SSH session" : "", dev);
 			goto out;
 		}
+		if (timer)
+			supersede_timers(r, dev, timer);
 		if (!timer && carries && !r->safety.unarmed_ok) {
 			rc = ll_err_set(err, -EPERM,
 					"peer %s: %s carries this SSH session and no revert timer could be armed (%s); refused",

@@ -1,13 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # exitpaths.sh - the peer's revert timer outlives linklab when the session
-# was lost mid-apply: a second sshd in B with ChannelTimeout session=2s
+# was lost mid-apply: a second sshd in B with ChannelTimeout session:*=3s
 # closes the persistent shell channel while linklab holds between the
 # change and its confirmation (LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS); the
 # session itself stays up, so linklab's exit path could still reach the
 # peer. After linklab has exited the timer must still be pending and then
 # restore the prior qdisc. Also: the sshd child of the session killed
-# mid-apply; and a confirmed apply leaves no timer behind.
+# mid-apply; a later confirmed apply over the same session is not undone by
+# the older timer; a confirmed apply leaves no timer behind.
 # Uses its own namespaces/state dir (lib.sh lab_up).
 . "$(dirname "$0")/lib.sh"
 need_root exitpaths
@@ -22,13 +23,25 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 if [ ! -x "$LINKLAB" ]; then fail "no linklab binary at $LINKLAB (run make)"; summary exitpaths; exit 1; fi
+# the remote driver (tests/lab/remote_driver.c) on the core objects
+B=${LL_BUILD:-$LL_REPO/build}
+OBJS=$(cd "$LL_REPO" && for f in src/*/*.c; do case "$f" in src/tui/*) ;; *) f=${f#src/}; echo "$B/obj/${f%.c}.o";; esac; done)
+if ! make -C "$LL_REPO" -s BUILD="$B" $OBJS > "$T/make.log" 2>&1; then
+	fail "make core objects: $(tail -5 "$T/make.log")"; summary exitpaths; exit 1
+fi
+ar rcs "$T/libcore.a" $OBJS
+if ! cc -std=c11 -D_GNU_SOURCE -O1 -g -I"$LL_REPO/include" -o "$T/drv" \
+	"$LL_REPO/tests/lab/remote_driver.c" "$T/libcore.a" \
+	$(pkg-config --libs libnl-route-3.0 libssh2 ncursesw libcjson) -liniparser -lpthread -lm 2> "$T/cc.err"; then
+	fail "build remote_driver: $(head -5 "$T/cc.err")"; summary exitpaths; exit 1
+fi
 if ! lab_up "$SUF"; then fail "lab up"; summary exitpaths; exit 1; fi
 NSID=$(inb stat -L -c %i /proc/self/ns/net)
 
-# --- a second sshd in B (port 2222) that closes channels idle for 2 s -------
+# --- a second sshd in B (port 2222) that closes channels idle for 3 s -------
 sed -e 's/^Port .*/Port 2222/' -e "s|^PidFile .*|PidFile $T/sshd-ct.pid|" \
 	"$LL_LAB_DIR/sshd_config" > "$T/sshd-ct_config"
-echo "ChannelTimeout session:*=2s" >> "$T/sshd-ct_config"
+echo "ChannelTimeout session:*=3s" >> "$T/sshd-ct_config"
 cp "$LL_LAB_DIR/ssh_config" "$T/ssh_config"
 {
 	echo "Host peer-ct"
@@ -65,11 +78,11 @@ wait_kind() { # NS DEV KIND TENTHS
 #    original (pfifo, htb) is the journal's matter (tests/lab/ssh.sh)
 before=$(inb tc qdisc show dev veth-b)
 
-# 2. ChannelTimeout closes the shell channel during the 4 s hold; the
+# 2. ChannelTimeout closes the shell channel during the 5 s hold; the
 #    session lives on. linklab reports the loss and exits.
 t0=$(date +%s%N)
-ina env LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS=4000 "$LINKLAB" apply -F "$T/ssh_config" \
-	--peer peer-ct --remote --revert-after 8 --rate 1mbit > "$T/ct.out" 2>&1
+ina env LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS=5000 "$LINKLAB" apply -F "$T/ssh_config" \
+	--peer peer-ct --peer-dev veth-b --remote --revert-after 8 --rate 1mbit > "$T/ct.out" 2>&1
 rc=$?
 t_exit=$(( ($(date +%s%N) - t0) / 1000000 ))
 case "$(cat "$T/ct.out")" in
@@ -87,7 +100,7 @@ fi
 if wait_kind "$LL_NS_B" veth-b noqueue 120; then
 	dt=$(( ($(date +%s%N) - t0) / 1000000 ))
 	after=$(inb tc qdisc show dev veth-b)
-	if [ "$after" = "$before" ] && [ $dt -le 11000 ]; then
+	if [ "$after" = "$before" ] && [ $dt -le 15000 ]; then
 		pass "the timer restored the prior noqueue ${dt} ms after the apply began (timer 8 s)"
 	else
 		fail "restored state differs or late ($dt ms): '$before' -> '$after'"
@@ -98,6 +111,24 @@ fi
 [ -z "$(timers)" ] && pass "the timer ended after restoring" || fail "timer still there: $(timers)"
 ls /run/linklab/remote-"$NSID"-veth-b.tc.json >/dev/null 2>&1 &&
 	fail "journal left after the timer's restore" || pass "the timer's restore removed the journal"
+
+# 2b. the same session goes on after the lost confirmation (only the
+#     channel was closed): a newer apply arms its own timer, and the
+#     older one must not undo it later
+t0=$(date +%s)
+ina env LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS=5000 "$T/drv" -F "$T/ssh_config" --revert-after 6 \
+	peer-ct apply-again veth-b 1mbit 3mbit > "$T/again.out" 2>&1
+if grep -q "^first: .*restores the original within 6 s" "$T/again.out" && grep -q "^second: applied" "$T/again.out"; then
+	pass "unconfirmed apply, then a confirmed one over the same session: $(tr '\n' ' ' < "$T/again.out" | cut -c1-90)..."
+else
+	fail "apply-again: $(cat "$T/again.out")"
+fi
+sleep $(( 6 + 2 - ($(date +%s) - t0) > 0 ? 6 + 2 - ($(date +%s) - t0) : 0 ))
+r=$(root_tbf_rate "$LL_NS_B" veth-b)
+[ "$r" = 3000000 ] && [ -z "$(timers)" ] &&
+	pass "past the first timer's deadline: veth-b keeps the confirmed 3mbit, no timer left" ||
+	fail "the superseded timer undid the confirmed apply: rate $r, timers '$(timers)'"
+ina "$LINKLAB" clear -F "$LL_SSH_CONFIG" --peer "$LL_PEER" --remote > /dev/null 2>&1
 
 # 3. the sshd child of the session killed mid-apply (the whole session
 #    gone): restored by the timer after linklab exited
