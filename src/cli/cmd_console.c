@@ -519,8 +519,7 @@ int cmd_console(int argc, char **argv)
 		struct peer_safety sf = { .force = po.force,
 					  .exclude_ctl = po.exclude_ssh,
 					  .revert_s = po.revert_after,
-					  .hold = true,
-					  .ask_unarmed = true };
+					  .hold = true, .ask_unarmed = true };
 
 		ctl_set_safety(c, &sf);
 	}
@@ -542,7 +541,6 @@ int cmd_console(int argc, char **argv)
 	if (rc < 0)
 		return 1;
 	/* after restoring, a signal's exit status as shells expect:
-	 * 128 + signal number (SIGINT 130, SIGQUIT 131, SIGTERM 143,
-	 * SIGHUP 129) */
+	 * 128 + signal (SIGINT 130, SIGQUIT 131, SIGTERM 143, SIGHUP 129) */
 	return sig ? 128 + sig : 0;
 }

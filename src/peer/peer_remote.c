@@ -1012,6 +1012,44 @@ static int ingress_mark_line(struct remote *r, const char *dev, char *cmd,
 	return rc ? ll_err_set(err, -ENOSPC, "tc command too long") : 0;
 }
 
+/* Step 1 of an apply: arm dev's revert timer (*timer its pid, 0 if none).
+ * Without one: the console's apply is not made (-ENOLCK, so it can ask),
+ * an interface carrying the session is refused (-EPERM), unless the user
+ * said yes (safety.unarmed_ok). A newer timer supersedes older ones. */
+static int arm_step(struct remote *r, const char *dev, bool carries,
+		    long *timer, struct ll_err *err)
+{
+	struct rjournal *j = jfind(r, dev, false);
+	struct ll_err aerr = {0};
+
+	*timer = 0;
+	if (!j || !j->orig)
+		return 0;
+	if (getenv("LINKLAB_TEST_ARM_FAIL"))   /* fault injection (tests) */
+		ll_err_set(&aerr, -EIO, "LINKLAB_TEST_ARM_FAIL set");
+	else
+		*timer = arm_revert(r, dev, j->orig, &aerr);
+	if (*timer) {
+		supersede_timers(r, dev, *timer);
+		return 0;
+	}
+	if (r->safety.unarmed_ok)
+		return 0;
+	/* the console asks (its hold guard still restores the peer when
+	 * the session dies); without it, an interface that carries the
+	 * session is refused */
+	if (r->safety.ask_unarmed)
+		return ll_err_set(err, -ENOLCK,
+				  "peer %s: no revert timer could be armed for %s (%s)%s: if the session dies during the apply, %s keeps the change until the hold guard or `linklab clear` restores it; nothing changed",
+				  r->t.alias, dev, aerr.msg[0] ? aerr.msg : "unknown",
+				  carries ? ", and it carries this SSH session" : "", dev);
+	if (carries)
+		return ll_err_set(err, -EPERM,
+				  "peer %s: %s carries this SSH session and no revert timer could be armed (%s); refused",
+				  r->t.alias, dev, aerr.msg[0] ? aerr.msg : "unknown");
+	return 0;
+}
+
 static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 			struct ll_err *err)
 {
@@ -1050,33 +1088,9 @@ static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 	if (rc < 0)
 		goto out;
 	/* 1. arm (a separate round trip, before any change) */
-	j = jfind(r, dev, false);
-	if (j && j->orig) {
-		struct ll_err aerr = {0};
-
-		if (getenv("LINKLAB_TEST_ARM_FAIL"))   /* fault injection (tests) */
-			ll_err_set(&aerr, -EIO, "LINKLAB_TEST_ARM_FAIL set");
-		else
-			timer = arm_revert(r, dev, j->orig, &aerr);
-		/* the console asks (its hold guard still restores the peer
-		 * when the session dies); without it, an interface that
-		 * carries the session is refused below */
-		if (!timer && r->safety.ask_unarmed && !r->safety.unarmed_ok) {
-			rc = ll_err_set(err, -ENOLCK,
-					"peer %s: no revert timer could be armed for %s (%s)%s: if the session dies during the apply, %s keeps the change until the hold guard or `linklab clear` restores it; nothing changed",
-					r->t.alias, dev, aerr.msg[0] ? aerr.msg : "unknown",
-					carries ? ", and it carries this SSH session" : "", dev);
-			goto out;
-		}
-		if (timer)
-			supersede_timers(r, dev, timer);
-		if (!timer && carries && !r->safety.unarmed_ok) {
-			rc = ll_err_set(err, -EPERM,
-					"peer %s: %s carries this SSH session and no revert timer could be armed (%s); refused",
-					r->t.alias, dev, aerr.msg[0] ? aerr.msg : "unknown");
-			goto out;
-		}
-	}
+	rc = arm_step(r, dev, carries, &timer, err);
+	if (rc < 0)
+		goto out;
 	/* 2. apply: the lines as ONE shell command joined with && */
 	for (s = lines; *s; ) {
 		size_t n = strcspn(s, "\n");
