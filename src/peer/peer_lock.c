@@ -109,6 +109,8 @@ int peer_lock_parse(const char *text, struct peer_lock_owner *o)
 				safe_word(o->host, sizeof(o->host), val);
 			} else if (!strcmp(key, "since")) {
 				o->since = strtoll(val, NULL, 10);
+			} else if (!strcmp(key, "kpid")) {
+				o->kpid = strtol(val, NULL, 10);
 			} else if (!strcmp(key, "ifindex")) {
 				o->ifindex = (int)strtol(val, NULL, 10);
 			} else if (!strcmp(key, "dev")) {
@@ -295,7 +297,11 @@ void peer_lock_drop_stale(uint64_t netns, int ifindex)
 	close(fd);
 }
 
-/* The keeper on the peer: $1 = netns id, $2 = our record. Prints "noflock",
+/* The keeper on the peer: $1 = netns id, $2 = our record, $3 = the pid of
+ * a dead console's keeper to end first ("" = none): its sshd session
+ * process is ended (as if the console's FIN had come: the hold guard of
+ * that session restores, its channels end), else the keeper alone. Prints
+ * "noflock",
  * or "held"/"stale"/"free" + record lines + "end" (a stale record lists
  * only devices whose journal is still there), then "ok" and serves stdin:
  * "dev NAME" adds a device, "release" drops the record and ends; EOF (the
@@ -304,43 +310,45 @@ void peer_lock_drop_stale(uint64_t netns, int ifindex)
 #define KEEPER_SH \
 	"D=/run/linklab; F=\"$D/owner-remote-$1.lock\"; umask 077; mkdir -p \"$D\" || exit 1; " \
 	"command -v flock >/dev/null 2>&1 || { echo noflock; exit 0; }; " \
-	"exec 9<>\"$F\" || exit 1; " \
-	"if ! flock -n 9; then echo held; cat \"$F\"; echo end; exit 0; fi; " \
+	"exec 9<>\"$F\" || exit 1; W=-n; " \
+	"if [ -n \"$3\" ]; then case \"$(tr '\\0' ' ' < /proc/$3/cmdline 2>/dev/null)\" in " \
+	"*linklab-owner*) P=$(awk '/^PPid:/{print $2}' /proc/$3/status 2>/dev/null); " \
+	"if [ -n \"$P\" ] && [ \"$(cat /proc/$P/comm 2>/dev/null)\" = sshd ]; then kill \"$P\"; " \
+	"else kill \"$3\"; fi; W='-w 5';; esac; fi; " \
+	"if ! flock $W 9; then echo held; cat \"$F\"; echo end; exit 0; fi; " \
 	"if [ -s \"$F\" ]; then echo stale; while read -r k v; do " \
 	"if [ \"$k\" = dev ]; then [ -e \"$D/remote-$1-$v.tc.json\" ] && echo \"dev $v\"; " \
 	"else echo \"$k $v\"; fi; done < \"$F\"; else echo free; fi; echo end; " \
-	"printf '%s' \"$2\" > \"$F\"; echo ok; " \
+	"{ printf '%s' \"$2\"; echo \"kpid $$\"; } > \"$F\"; echo ok; " \
 	"while read -r k v; do case \"$k\" in " \
 	"dev) grep -qx \"dev $v\" \"$F\" || printf 'dev %s\\n' \"$v\" >> \"$F\";; " \
 	"release) rm -f \"$F\"; exit 0;; esac; done"
 
-int peer_lock_remote_take(struct ssh_session *s, const char *nsid,
-			  struct ssh_proc **keeper, struct peer_lock_owner *prev,
-			  bool *prev_stale, struct ll_err *err)
+/* One attempt: spawn the keeper (evict: a dead console's keeper pid to end
+ * first, 0 = none) and read its answer. */
+static int keeper_try(struct ssh_session *s, const char *nsid, const char *rec,
+		      long evict, struct ssh_proc **keeper,
+		      struct peer_lock_owner *prev, bool *prev_stale,
+		      struct ll_err *err)
 {
-	struct peer_lock_owner me;
-	char rec[PEER_LOCK_TEXT], text[PEER_LOCK_TEXT] = "", line[200];
+	char text[PEER_LOCK_TEXT] = "", line[200], ev[24] = "";
 	char cmd[4096] = "sh -c ", *q;
+	const char *arg[3] = { nsid && *nsid ? nsid : "0", rec, ev };
 	struct ssh_proc *k = NULL;
-	int rc, state = 0;  /* 1 held, 2 stale, 3 free */
+	int rc, state = 0, i;  /* state: 1 held, 2 stale, 3 free, 4 after end */
 
-	*keeper = NULL;
-	*prev_stale = false;
-	memset(prev, 0, sizeof(*prev));
-	peer_lock_self(&me);
-	if (peer_lock_format(&me, rec, sizeof(rec)) < 0)
-		return ll_err_set(err, -ENOSPC, "owner record too long");
+	if (evict > 1)
+		snprintf(ev, sizeof(ev), "%ld", evict);
 	q = cmd + strlen(cmd);
 	if (tccmd_quote(KEEPER_SH, q, sizeof(cmd) - (size_t)(q - cmd)) < 0)
 		return ll_err_set(err, -ENOSPC, "keeper command too long");
-	strncat(cmd, " linklab-owner ", sizeof(cmd) - strlen(cmd) - 1);
-	q = cmd + strlen(cmd);
-	if (tccmd_quote(nsid && *nsid ? nsid : "0", q, sizeof(cmd) - (size_t)(q - cmd)) < 0)
-		return ll_err_set(err, -ENOSPC, "keeper command too long");
-	strncat(cmd, " ", sizeof(cmd) - strlen(cmd) - 1);
-	q = cmd + strlen(cmd);
-	if (tccmd_quote(rec, q, sizeof(cmd) - (size_t)(q - cmd)) < 0)
-		return ll_err_set(err, -ENOSPC, "keeper command too long");
+	strncat(cmd, " linklab-owner", sizeof(cmd) - strlen(cmd) - 1);
+	for (i = 0; i < 3; i++) {
+		strncat(cmd, " ", sizeof(cmd) - strlen(cmd) - 1);
+		q = cmd + strlen(cmd);
+		if (tccmd_quote(arg[i], q, sizeof(cmd) - (size_t)(q - cmd)) < 0)
+			return ll_err_set(err, -ENOSPC, "keeper command too long");
+	}
 	rc = ssh_spawn(s, cmd, &k, err);
 	if (rc < 0)
 		return rc;
@@ -362,7 +370,7 @@ int peer_lock_remote_take(struct ssh_session *s, const char *nsid,
 			}
 			continue;
 		}
-		if (!strcmp(line, "end")) {
+		if (state < 4 && !strcmp(line, "end")) {
 			if (state == 1) {
 				char who[200];
 
@@ -394,6 +402,52 @@ int peer_lock_remote_take(struct ssh_session *s, const char *nsid,
 	}
 	*keeper = k;
 	return 0;
+}
+
+/* Is pid a linklab process on this host? */
+static bool local_linklab(long pid)
+{
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = '\0';
+	fclose(f);
+	comm[strcspn(comm, "\n")] = '\0';
+	return !strcmp(comm, "linklab");
+}
+
+int peer_lock_remote_take(struct ssh_session *s, const char *nsid,
+			  struct ssh_proc **keeper, struct peer_lock_owner *prev,
+			  bool *prev_stale, struct ll_err *err)
+{
+	struct peer_lock_owner me;
+	char rec[PEER_LOCK_TEXT];
+	int rc;
+
+	*keeper = NULL;
+	*prev_stale = false;
+	memset(prev, 0, sizeof(*prev));
+	peer_lock_self(&me);
+	if (peer_lock_format(&me, rec, sizeof(rec)) < 0)
+		return ll_err_set(err, -ENOSPC, "owner record too long");
+	rc = keeper_try(s, nsid, rec, 0, keeper, prev, prev_stale, err);
+	/* held by a console of this host that is gone (its session to the
+	 * peer cut without a FIN, sshd not aware yet): end that session
+	 * and take over */
+	if (rc == -EBUSY && prev->kpid > 1 && prev->pid > 1 &&
+	    !strcmp(prev->host, me.host) && prev->pid != me.pid &&
+	    !local_linklab(prev->pid)) {
+		long evict = prev->kpid;
+
+		memset(prev, 0, sizeof(*prev));
+		rc = keeper_try(s, nsid, rec, evict, keeper, prev, prev_stale, err);
+	}
+	return rc;
 }
 
 void peer_lock_remote_note(struct ssh_proc *keeper, const char *dev)

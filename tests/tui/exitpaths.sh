@@ -257,6 +257,47 @@ else
 	bad "3b: console or apply failed"
 fi
 
+# 3c. kill -9 with the console's FIN dropped (iptables in A): B's sshd
+#     still keeps the dead session (its keeper holds B). The next
+#     console on this host sees the holder's pid is no linklab any more,
+#     ends that session on B (its hold guard restores B) and takes over.
+if ! only 3; then :
+elif start_console && apply_rate 10mbit; then
+	cpid=$(console_pid)
+	# the console's own connection: drop what it sends from now on (its
+	# FIN and RST included), in A's namespace only
+	cport=$(ip netns exec "$NS_A" ss -tnpH state established '( dport = :22 )' 2>/dev/null |
+		grep "pid=$cpid," | head -1 | awk '{print $3}' | sed 's/.*://')
+	if [ -n "$cport" ] && ip netns exec "$NS_A" iptables -I OUTPUT -p tcp --sport "$cport" -j DROP; then
+		kill -KILL "$cpid"
+		wait_for "console-exit=137" 50
+		sleep 1
+		old=$(for p in $(pgrep -f linklab-owner); do [ "$(stat -L -c %i /proc/$p/ns/net 2>/dev/null)" = "$NSID_B" ] && echo $p; done | tr '\n' ' ')
+		[ -n "$old" ] && ok "kill -9 with the FIN dropped: B still runs the dead console's keeper ($old)" ||
+			bad "no keeper left on B after the dropped FIN (the test cannot show the takeover)"
+		if start_console && ! capture | grep -q "driven by"; then
+			ok "the next console takes B over (the holder's pid $cpid is no linklab): started"
+		else
+			bad "the next console is refused: $(capture | grep -o '.*driven by.*' | head -1)"
+		fi
+		ip netns exec "$NS_A" iptables -D OUTPUT -p tcp --sport "$cport" -j DROP
+		n=0; while [ $n -lt 30 ]; do left=""; for p in $old; do [ -d /proc/$p ] && left="$left $p"; done; [ -z "$left" ] && break; sleep 0.1; n=$((n+1)); done
+		[ -z "$left" ] && ok "the dead console's keeper on B ended" ||
+			bad "the dead console's keeper$left still runs on B: $(ps -o pid,ppid,comm,args -p ${left# } | cut -c1-150)"
+	else
+		bad "3c: the console's client port not found or iptables failed ('$cport')"
+	fi
+	capture | grep -q "leftovers found: A veth-a" && ok "... and names A veth-a as left over" ||
+		bad "no leftovers named: $(capture | grep -o 'leftovers.*' | head -1)"
+	keys q
+	wait_for "console-exit=0" 150
+	if noqueue_both; then ok "its quit: both peers back to noqueue"; else bad "after quit: $(tcj "$NS_A" veth-a) / $(tcj "$NS_B" veth-b)"; fi
+	ip netns exec "$NS_A" tc qdisc del dev veth-a root 2>/dev/null
+	ip netns exec "$NS_B" tc qdisc del dev veth-b root 2>/dev/null
+else
+	bad "3c: console or apply failed"
+fi
+
 # 4. a profile whose [b] part fails on B: A is rolled back
 mkdir -p "$LAB_DIR/config/linklab/profiles"
 cat > "$LAB_DIR/config/linklab/profiles/aaa-bfail.ini" <<'EOP'

@@ -38,6 +38,8 @@ struct peer_lock_owner {
 	char host[64];            /* the console's host name */
 	long long since;          /* when it took the lock, epoch seconds */
 	int ifindex;              /* local lock: the interface's ifindex */
+	long kpid;                /* remote record: the keeper's pid on the
+				   * peer */
 	int ndev;                 /* interfaces it changed on this side */
 	char dev[PEER_LOCK_DEVS][IF_NAMESIZE];
 };
@@ -97,7 +99,10 @@ struct ssh_proc;
  * the session lives and records the devices given to peer_lock_remote_note.
  * 0 when taken (*prev_stale and *prev as for peer_lock_take; a stale
  * record lists only the devices whose journal is still on the peer);
- * -EBUSY when a live keeper holds it (err names the holder); -ENOTSUP when
+ * -EBUSY when a live keeper holds it (err names the holder). A keeper
+ * whose console ran on this host (same host name) and is gone (no linklab
+ * process at its pid) - its session to the peer cut without a FIN, sshd
+ * not aware yet - is ended and the record taken over. -ENOTSUP when
  * the peer has no flock(1) (not locked); other -errno (the session). */
 int peer_lock_remote_take(struct ssh_session *s, const char *nsid,
 			  struct ssh_proc **keeper, struct peer_lock_owner *prev,
