@@ -156,7 +156,19 @@ int owner_take(struct owner *o, struct peerset *ps, struct ll_err *err)
 	}
 	return 0;
 fail:
-	owner_release(o, false);
+	/* refused: this console changed nothing; only a dead console's
+	 * leftovers keep their records */
+	for (i = 0; i < o->nl; i++) {
+		bool left = false;
+		int k;
+
+		for (k = 0; k < o->nleft; k++)
+			left |= o->left[k].side == 0 &&
+				!strcmp(o->left[k].dev, peer_lock_dev(o->l[i]));
+		peer_lock_release(o->l[i], !left);
+	}
+	o->nl = 0;
+	o->b = NULL;
 	return rc;
 }
 
