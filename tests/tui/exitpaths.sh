@@ -133,6 +133,20 @@ only 1 && for how in q INT QUIT TERM HUP; do
 	ip netns exec "$NS_B" tc qdisc del dev veth-b root 2>/dev/null
 done
 
+# 1b. the terminal itself goes away (the tmux session killed: SIGHUP, the
+#     pty gone): the restore still happens
+if ! only 1; then :
+elif start_console && apply_rate 10mbit; then
+	cpid=$(console_pid)
+	$TMUX kill-session -t "$S"
+	n=0; while [ $n -lt 150 ] && ! noqueue_both; do sleep 0.1; n=$((n+1)); done
+	if noqueue_both; then ok "terminal closed: both peers back to noqueue after $((n/10)).$((n%10)) s"; else bad "terminal closed: $(tcj "$NS_A" veth-a) / $(tcj "$NS_B" veth-b)"; fi
+	n=0; while [ $n -lt 50 ] && [ -d /proc/"$cpid" ]; do sleep 0.1; n=$((n+1)); done
+	[ -d /proc/"$cpid" ] && bad "terminal closed: console pid $cpid still runs" || ok "terminal closed: the console ended"
+else
+	bad "1b: console or apply failed"
+fi
+
 # 2. two consoles: the second refuses, naming the first
 if ! only 2; then :
 elif start_console tui; then
