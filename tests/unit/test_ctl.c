@@ -432,10 +432,54 @@ static void apply_eperm_says_needs_root(void **state)
 	assert_non_null(strstr(err.msg, "A: "));
 	assert_non_null(strstr(v->side[CTL_IDX_A].err, "needs root"));
 	assert_non_null(strstr(v->error, "needs root"));
-	/* B still applied, A still shows what it holds (nothing) */
-	assert_int_equal(x->fb.napply, 1);
+	/* all or nothing: B is not applied, A shows what it holds */
+	assert_int_equal(x->fb.napply, 0);
+	assert_non_null(strstr(err.msg, "B: not applied (A failed: all or nothing)"));
 	assert_string_equal(v->side[CTL_IDX_A].qd.q[0].kind, "noqueue");
-	assert_string_equal(v->side[CTL_IDX_B].qd.q[0].kind, "tbf");
+	assert_string_equal(v->side[CTL_IDX_B].qd.q[0].kind, "noqueue");
+	fix_free(x);
+}
+
+/* A dial to both sides whose B part fails: A is put back, and said. */
+static void apply_b_fails_rolls_a_back(void **state)
+{
+	struct fix *x = fix_new(true, NULL);
+	const struct ctl_view *v = ctl_view(x->c);
+	struct impair d = rate_dial(50000000);
+	struct ll_err err = { 0 };
+	char sum[128];
+
+	(void)state;
+	x->fb.apply_rc = -EINVAL;
+	assert_int_equal(ctl_apply(x->c, &d, CTL_BOTH, &err), -EINVAL);
+	assert_int_equal(x->fa.napply, 1);
+	assert_int_equal(x->fa.nclear, 1);          /* the rollback */
+	assert_string_equal(x->fa.cleared[0], "veth-a");
+	assert_string_equal(v->side[CTL_IDX_A].qd.q[0].kind, "noqueue");
+	assert_non_null(strstr(err.msg, "B failed, A rolled back (veth-a: "));
+	assert_non_null(strstr(v->status, "nothing applied: B failed, A rolled back"));
+	/* nothing left for quit */
+	assert_int_equal(ctl_quit(x->c, sum, sizeof(sum), NULL), 0);
+	assert_string_equal(sum, "nothing to restore");
+	fix_free(x);
+}
+
+/* The rollback puts back what A held before (an earlier dial), not the
+ * kernel default. */
+static void apply_b_fails_restores_earlier_dial(void **state)
+{
+	struct fix *x = fix_new(true, NULL);
+	const struct ctl_view *v = ctl_view(x->c);
+	struct impair d1 = rate_dial(20000000), d2 = rate_dial(50000000);
+	struct ll_err err = { 0 };
+
+	(void)state;
+	assert_int_equal(ctl_apply(x->c, &d1, CTL_A, &err), 0);
+	x->fb.apply_rc = -EIO;
+	assert_true(ctl_apply(x->c, &d2, CTL_BOTH, &err) < 0);
+	assert_int_equal(x->fa.napply, 3);          /* d1, d2, d1 again */
+	assert_true(v->side[CTL_IDX_A].qd.q[0].rate / 1000000 == 20000000 / 1000000);
+	assert_non_null(strstr(err.msg, "A rolled back"));
 	fix_free(x);
 }
 
@@ -1374,6 +1418,8 @@ int main(void)
 		cmocka_unit_test(async_slow_peer_never_waits),
 		cmocka_unit_test(async_apply_finishes_later),
 		cmocka_unit_test(async_timeout_marks_gone),
+		cmocka_unit_test(apply_b_fails_rolls_a_back),
+		cmocka_unit_test(apply_b_fails_restores_earlier_dial),
 	};
 
 	return cmocka_run_group_tests_name("ctl", tests, NULL, NULL);

@@ -42,6 +42,11 @@ void cmd_print_qdiscs(FILE *f, const char *label, const struct qdisc_state *s);
 /* Print cJSON document to stdout (formatted) and free it. */
 void cmd_print_json(cJSON *doc);
 
+/* Say on stderr what a console that ended without restoring (kill -9)
+ * left impaired on this host (stale owner records, peer_lock.h, whose
+ * interface is still journalled), one line per interface. */
+void cmd_leftovers(const char *cmd);
+
 /* Report an error "linklab CMD: msg" on stderr; returns cmd_status(err). */
 int cmd_fail(const char *cmd, const struct ll_err *err);
 
