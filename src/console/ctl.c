@@ -1069,6 +1069,9 @@ static void ctl_change_status(struct ctl *c, bool apply, unsigned sides,
 			 apply ? "apply to" : "clear");
 }
 
+static int ctl_rollback(struct ctl *c, int i, const struct ctl_prior *pr,
+			char *note, size_t len);
+
 /* Queue B's part of a change; A's part (done, first, acc, names) is kept
  * with it and the status is written when B's result comes. */
 static void ctl_change_submit_b(struct ctl *c, const struct impair *d,
@@ -1092,6 +1095,16 @@ static void ctl_change_submit_b(struct ctl *c, const struct impair *d,
 
 		free(j);
 		ll_err_set(&e, -EBUSY, "too many changes waiting for B; try again");
+		if (c->b_roll_next) {
+			char note[300];
+
+			/* all or nothing: A goes back too */
+			c->b_roll_next = false;
+			ctl_rollback(c, CTL_IDX_A, &c->b_prior_next, note, sizeof(note));
+			ll_err_prefix(&e, "B failed, %s: ", note);
+			ctl_fmt(c->v.status, sizeof(c->v.status),
+				"nothing applied: B failed, %s", note);
+		}
 		ctl_side_fail(c, CTL_IDX_B, &e);
 		c->b_last_rc = -EBUSY;
 		c->b_last_err = e;
@@ -1211,7 +1224,9 @@ static void ctl_ask_unarmed(struct ctl *c, const struct impair *d,
 	ctl_fmt(cf->text, sizeof(cf->text), "%.400s\ny applies without the timer",
 		why && why[0] ? why : "B: no revert timer could be armed");
 	c->unarmed_asked = true;
-	c->v.error[0] = '\0';     /* a question, not a failure yet */
+	/* a question, not a failure yet (the box shows why) */
+	c->v.error[0] = '\0';
+	c->v.side[CTL_IDX_B].err[0] = '\0';
 	ctl_fmt(c->v.status, sizeof(c->v.status),
 		"B could not arm its revert timer: y applies without it, n cancels");
 }

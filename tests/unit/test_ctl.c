@@ -1447,6 +1447,7 @@ static void async_unarmed_asks_then_applies(void **state)
 	assert_non_null(strstr(v->confirm.text, "no revert timer could be armed for veth-b"));
 	assert_non_null(strstr(v->status, "B could not arm its revert timer: y applies without it"));
 	assert_string_equal(v->error, "");
+	assert_string_equal(v->side[CTL_IDX_B].err, "");
 	assert_int_equal(x->fa.nclear, 1);          /* A rolled back while asking */
 	assert_int_equal(x->fb.nunarmed, 0);
 	/* y (as the TUI does: the question's dial and sides, confirmed) */
