@@ -46,11 +46,11 @@ ASAN_OBJ := $(CORE_SRC:src/%.c=$(BUILD)/asan/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/asan/tests/%)
 
-LAB_SUITES := run interop ssh bridge bridgectl impair restore rpm verify ansible engine hostile
+LAB_SUITES := run interop ssh bridge bridgectl impair restore rpm verify ansible engine hostile exitpaths
 LAB_TARGETS := $(LAB_SUITES:%=lab-%)
 
 .PHONY: all deps check unit lab-test tui-test lint demo demo-down lab-up lab-down \
-        bench bench-bin install uninstall clean layering fuzz fuzz-check restore-test freeze-test hostile-test tui-input-test \
+        bench bench-bin install uninstall clean layering fuzz fuzz-check restore-test freeze-test hostile-test tui-input-test exitpaths-test \
         $(LAB_TARGETS)
 
 all: $(BUILD)/linklab
@@ -127,6 +127,8 @@ restore-test: lab-restore
 freeze-test: tui-freeze
 hostile-test: lab-hostile
 tui-input-test: tui-input
+# every exit path restores both peers (lab suite, then the console under tmux)
+exitpaths-test: lab-exitpaths tui-exitpaths
 
 tui-test: $(BUILD)/.deps
 	@$(MAKE) --no-print-directory all

@@ -7,7 +7,7 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 rcs=0
 for suite in "sh scripts/check-layering.sh" "sh tests/lint.sh" "make --no-print-directory BUILD=$BUILD unit" "make --no-print-directory BUILD=$BUILD fuzz-check" \
-	"sh tests/lab/run.sh" "sh tests/lab/interop.sh" "sh tests/lab/ssh.sh" "sh tests/lab/bridge.sh" "sh tests/lab/bridgectl.sh" "sh tests/lab/impair.sh" "sh tests/lab/restore.sh" "sh tests/lab/rpm.sh" "sh tests/lab/verify.sh" "sh tests/lab/ansible.sh" "sh tests/lab/engine.sh" "sh tests/lab/hostile.sh" \
+	"sh tests/lab/run.sh" "sh tests/lab/interop.sh" "sh tests/lab/ssh.sh" "sh tests/lab/bridge.sh" "sh tests/lab/bridgectl.sh" "sh tests/lab/impair.sh" "sh tests/lab/restore.sh" "sh tests/lab/rpm.sh" "sh tests/lab/verify.sh" "sh tests/lab/ansible.sh" "sh tests/lab/engine.sh" "sh tests/lab/hostile.sh" "sh tests/lab/exitpaths.sh" \
 	"sh tests/tui/run.sh"; do
 	set -- $suite
 	if [ "$1" = sh ] && [ ! -f "$2" ]; then

@@ -387,6 +387,8 @@ int cmd_apply(int argc, char **argv)
 		ll_diag_add(&diag, LL_DIAG_ERROR, NULL, "%s", err.msg);
 	else
 		opened = true;
+	if (opened)
+		cmd_leftovers("apply");
 	if (opened) {
 		sides = cmd_sides(&a.c, &ps, &err);
 		if (!sides)

@@ -8,6 +8,8 @@
 #include "linklab/cli/cmd.h"
 #include "linklab/base/text.h"
 #include "linklab/base/units.h"
+#include "linklab/peer/journal.h"
+#include "linklab/peer/peer_lock.h"
 
 int cmd_common_opt(struct cmd_common *c, int argc, char **argv, int *i,
 		   struct ll_err *err)
@@ -261,4 +263,25 @@ cJSON *cmd_json_side(cJSON *doc, int i, const struct peer *p, const char *dev)
 		cJSON_AddStringToObject(side, "dev", dev);
 	cJSON_AddItemToObject(doc, i == 0 ? "a" : "b", side);
 	return side;
+}
+
+void cmd_leftovers(const char *cmd)
+{
+	struct peer_lock_owner st[8];
+	static struct journal_entry je;
+	char who[200];
+	uint64_t ns;
+	int n = 0, i;
+
+	if (journal_netns(&ns, NULL) < 0 ||
+	    peer_lock_stale(ns, st, 8, &n, NULL) < 0)
+		return;
+	for (i = 0; i < n; i++) {
+		if (!st[i].ndev || journal_lookup(ns, st[i].ifindex, &je, NULL) < 0)
+			continue;
+		peer_lock_describe(&st[i], who, sizeof(who));
+		fprintf(stderr,
+			"linklab %s: leftovers: %s on this host is still as %s left it (that console ended without restoring); `linklab clear --dev %s` or the next console's quit restores it\n",
+			cmd, st[i].dev[0], who, st[i].dev[0]);
+	}
 }

@@ -3,7 +3,7 @@
  * command: one poll() loop over stdin, the test's event fd and a signal
  * self-pipe and B's SSH session (keepalives; a lost session is shown and the
  * console goes on with A); redraws coalesced to at most one per 100 ms (mtr's
- * MIN_DISPLAY_REDRAW_USEC); quit, Ctrl-C, SIGTERM and SIGHUP restore both
+ * MIN_DISPLAY_REDRAW_USEC); quit, Ctrl-C, Ctrl-\, SIGTERM and SIGHUP restore both
  * peers before curses ends. With --middle HOST it also holds the lease of the
  * `linklab bridge` on that host (middle.h), asked once a second from the
  * tick without waiting: the reply is read when the middle's socket is
@@ -98,6 +98,7 @@ static int console_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);  /* Ctrl-\: restore like Ctrl-C */
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 	return 0;
@@ -323,7 +324,7 @@ static bool console_start_b(struct ctl *c, const struct peerset_opts *po)
 				  .exclude_ctl = po->exclude_ssh,
 				  .revert_s = po->revert_after,
 				  .timeout_s = po->peer_timeout,
-				  .hold = true };
+				  .hold = true, .ask_unarmed = true };
 	struct ll_err e = { 0 };
 
 	ctl_set_safety(c, &sf);
@@ -638,6 +639,6 @@ int cmd_console(int argc, char **argv)
 	if (rc < 0)
 		return 1;
 	/* after restoring, a signal's exit status as shells expect:
-	 * 128 + signal number (SIGINT 130, SIGTERM 143, SIGHUP 129) */
+	 * 128 + signal (SIGINT 130, SIGQUIT 131, SIGTERM 143, SIGHUP 129) */
 	return sig ? 128 + sig : 0;
 }

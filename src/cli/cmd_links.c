@@ -34,6 +34,7 @@ int cmd_links(int argc, char **argv)
 	}
 	if (peerset_open(&ps, &c.po, &err) < 0)
 		return cmd_fail("links", &err);
+	cmd_leftovers("links");
 	ll = calloc(1, sizeof(*ll));
 	if (!ll) {
 		peerset_close(&ps);

@@ -234,6 +234,7 @@ int cmd_show(int argc, char **argv)
 	}
 	if (peerset_open(&ps, &c.po, &err) < 0)
 		return cmd_fail("show", &err);
+	cmd_leftovers("show");
 	sides = cmd_sides(&c, &ps, &err);
 	qs = calloc(1, sizeof(*qs));
 	if (!sides || !qs) {

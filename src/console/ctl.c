@@ -14,6 +14,7 @@
 #include "linklab/traffic/csvout.h"
 #include "linklab/console/ctl.h"
 #include "linklab/peer/enghook.h"
+#include "linklab/console/owner.h"
 #include "linklab/peer/hosttune.h"
 #include "linklab/console/middle.h"
 #include "linklab/peer/peerq.h"
@@ -42,6 +43,14 @@ static void ctl_fmt(char *dst, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* What side i held before a change of both sides, to put it back when the
+ * other side fails (all or nothing). */
+struct ctl_prior {
+	bool valid;                   /* held is a read-back */
+	struct impair held;           /* what the kernel held, in dial terms */
+	char dev[IF_NAMESIZE];
+};
+
 struct ctl {
 	struct peerset ps;
 	char target[256];             /* -c ADDR ("" = none) */
@@ -50,6 +59,10 @@ struct ctl {
 	bool server_up;               /* B's server started by us */
 	bool quit_done;
 	struct ctl_changed changed[2];
+	struct owner own;             /* the hold on A's interfaces and B */
+	bool quit_ok;                 /* ctl_quit restored everything */
+	bool unarmed_asked;           /* view.confirm asks about an apply
+				       * without B's revert timer */
 	struct ctl_view v;
 	/* the test run and the profiles */
 	struct test_interval *ivs;    /* the run's intervals (<= CTL_HISTORY) */
@@ -91,6 +104,13 @@ struct ctl {
 	struct peer_ctl bflow;        /* B's control session (ctl_flow) */
 	bool bflow_known;
 	bool b_force_next;            /* the next B apply forces (y to 100 %) */
+	bool b_unarmed_next;          /* the next B apply goes without a revert
+				       * timer (y to "none could be armed") */
+	bool b_ask_next;              /* the next B apply asks on -ENOLCK */
+	bool b_roll_next;             /* the next B apply rolls A back to
+				       * b_prior_next if it fails */
+	struct ctl_prior b_prior_next;
+	char b_prof_next[64];
 	struct ctl_bchg {             /* B changes waiting for their result */
 		unsigned id;          /* job id, 0 = free slot */
 		bool apply;
@@ -101,6 +121,10 @@ struct ctl {
 		char left[256];       /* the status left while B works: B's
 				       * result replaces only that */
 		struct impair before; /* what B's interface held before */
+		bool rollback;        /* B failing puts A back as prior held */
+		struct ctl_prior prior;
+		char prof[64];        /* the profile applied ("" = a dial) */
+		bool ask_unarmed;     /* -ENOLCK from B: ask y/n (view.confirm) */
 	} chg[8];
 	struct ll_err chg_acc[8];     /* A's errors for each chg[] */
 	unsigned chg_last;            /* the change submitted last, 0 = done */
@@ -277,6 +301,7 @@ static void ctl_b_handle(struct ctl *c, struct peerq_job *j)
 		break;
 	case PQ_TUNE_RESTORE:
 	case PQ_KEEPALIVE:
+	case PQ_LOCK_RELEASE:
 		break;
 	}
 }
@@ -834,7 +859,21 @@ int ctl_new(struct ctl **out, const struct peerset *ps, const char *target,
 	if (!c)
 		return ll_err_set(err, -ENOMEM, "controller: out of memory");
 	c->ps = *ps;
+	/* a second console is refused; a dead one's leftovers become ours
+	 * (taken before B's queue exists: B is still this thread's) */
+	{
+		int rc = owner_take(&c->own, &c->ps, err), k;
+		static const struct impair none;
+
+		if (rc < 0) {
+			free(c);
+			return rc;
+		}
+		for (k = 0; k < c->own.nleft; k++)
+			ctl_mark_changed(c, c->own.left[k].side, c->own.left[k].dev, &none);
+	}
 	if (c->ps.has_b && peerq_new(&c->bq, &c->ps.b, NULL, false, err) < 0) {
+		owner_release(&c->own, false);
 		free(c);
 		return -ENOMEM;
 	}
@@ -880,11 +919,12 @@ int ctl_new(struct ctl **out, const struct peerset *ps, const char *target,
 	}
 	ctl_refresh(c, NULL);
 	ctl_derive(c);
-	if (!c->v.error[0])
+	if (c->own.note[0])
+		ctl_fmt(c->v.status, sizeof(c->v.status), "%s", c->own.note);
+	else if (!c->v.error[0])
 		ctl_fmt(c->v.status, sizeof(c->v.status), "ready%s",
 			 c->v.is_root ? "" : " (not root: apply on A needs root)");
 	*out = c;
-	(void)err;
 	return 0;
 }
 
@@ -1013,10 +1053,15 @@ static void ctl_change_side_done(struct ctl *c, int i, bool apply,
 		return;
 	}
 	s->err[0] = '\0';
-	if (apply)
+	if (apply) {
 		ctl_mark_changed(c, i, dev, before);
-	else
+		/* A's lock is held already (owner_local); B's keeper noted dev
+		 * on B's worker right after the apply (job.lock_note) */
+		if (i == CTL_IDX_A)
+			owner_changed(&c->own, i, dev);
+	} else {
 		ctl_unmark_changed(c, i, dev);
+	}
 	rc = ctl_side_readback(c, i, j);
 	if (rc < 0) {
 		ctl_join_err(acc, rc, ctl_side_name(i), s->err);
@@ -1050,6 +1095,9 @@ static void ctl_change_status(struct ctl *c, bool apply, unsigned sides,
 			 apply ? "apply to" : "clear");
 }
 
+static int ctl_rollback(struct ctl *c, int i, const struct ctl_prior *pr,
+			char *note, size_t len);
+
 /* Queue B's part of a change; A's part (done, first, acc, names) is kept
  * with it and the status is written when B's result comes. */
 static void ctl_change_submit_b(struct ctl *c, const struct impair *d,
@@ -1073,6 +1121,16 @@ static void ctl_change_submit_b(struct ctl *c, const struct impair *d,
 
 		free(j);
 		ll_err_set(&e, -EBUSY, "too many changes waiting for B; try again");
+		if (c->b_roll_next) {
+			char note[300];
+
+			/* all or nothing: A goes back too */
+			c->b_roll_next = false;
+			ctl_rollback(c, CTL_IDX_A, &c->b_prior_next, note, sizeof(note));
+			ll_err_prefix(&e, "B failed, %s: ", note);
+			ctl_fmt(c->v.status, sizeof(c->v.status),
+				"nothing applied: B failed, %s", note);
+		}
 		ctl_side_fail(c, CTL_IDX_B, &e);
 		c->b_last_rc = -EBUSY;
 		c->b_last_err = e;
@@ -1082,6 +1140,8 @@ static void ctl_change_submit_b(struct ctl *c, const struct impair *d,
 	if (d)
 		j->dial = *d;
 	j->force = c->b_force_next;
+	j->unarmed_ok = c->b_unarmed_next;
+	j->lock_note = c->own.b != NULL;
 	j->readback = true;
 	memset(r, 0, sizeof(*r));
 	r->apply = d != NULL;
@@ -1089,6 +1149,11 @@ static void ctl_change_submit_b(struct ctl *c, const struct impair *d,
 	r->done = done;
 	r->first = first;
 	r->before = *before;
+	r->rollback = c->b_roll_next;
+	r->prior = c->b_prior_next;
+	ctl_fmt(r->prof, sizeof(r->prof), "%s", c->b_roll_next ? c->b_prof_next : "");
+	c->b_roll_next = false;       /* taken by this change */
+	r->ask_unarmed = d && c->b_ask_next;
 	ctl_fmt(r->names, sizeof(r->names), "%s", names);
 	if (d)
 		c->v.revert_deadline = ctl_now() + ctl_revert_s(c);
@@ -1103,6 +1168,93 @@ static void ctl_change_submit_b(struct ctl *c, const struct impair *d,
 	if (r->id == CTL_CHG_SUBMITTING)
 		r->id = id;
 	c->chg_last = r->id;
+}
+
+static void ctl_prior_take(const struct ctl *c, int i, struct ctl_prior *pr)
+{
+	const struct ctl_side_view *s = &c->v.side[i];
+
+	memset(pr, 0, sizeof(*pr));
+	pr->valid = s->qd_valid;
+	if (s->qd_valid)
+		pr->held = s->held;
+	ctl_fmt(pr->dev, sizeof(pr->dev), "%s", s->dev);
+}
+
+static int ctl_change(struct ctl *c, const struct impair *d, unsigned sides,
+		      struct ll_err *err);
+
+/* Put side i back as pr recorded it (as quit does: the held dial again,
+ * or the journalled original when it held none). note gets "A rolled back
+ * (veth-a: noqueue)" or "A NOT rolled back: why". Returns 0 or the
+ * failure. */
+static int ctl_rollback(struct ctl *c, int i, const struct ctl_prior *pr,
+			char *note, size_t len)
+{
+	struct ll_err e = { 0 };
+	int rc;
+
+	if (!pr->valid)
+		rc = ll_err_set(&e, -ENODATA, "what %s held before is unknown",
+				pr->dev);
+	else if (impair_is_empty(&pr->held))
+		rc = ctl_change(c, NULL, 1u << i, &e);
+	else
+		rc = ctl_change(c, &pr->held, 1u << i, &e);
+	if (rc < 0)
+		ctl_fmt(note, len, "%s NOT rolled back: %.200s",
+			ctl_side_name(i), e.msg);
+	else
+		ctl_fmt(note, len, "%s rolled back (%s: %.100s)", ctl_side_name(i),
+			pr->dev, c->v.side[i].qd_valid ? c->v.side[i].held_text : "?");
+	return rc;
+}
+
+/* B's part of a change to both sides failed after A's part was made: put
+ * A back as r->prior recorded it, and say so (status, error, acc). */
+static void ctl_change_b_rollback(struct ctl *c, struct ctl_bchg *r,
+				  struct ll_err *acc)
+{
+	char note[300], keep[LL_ERR_MAX];
+
+	ctl_fmt(keep, sizeof(keep), "%s", acc->msg);
+	ctl_rollback(c, CTL_IDX_A, &r->prior, note, sizeof(note));
+	acc->code = r->first;
+	if (r->prof[0]) {
+		ctl_fmt(acc->msg, sizeof(acc->msg), "[b] failed on B, %s: %.400s",
+			note, keep);
+		ctl_fmt(c->v.status, sizeof(c->v.status),
+			"profile %.60s: [b] failed on B, %.300s; %.300s", r->prof, note,
+			keep);
+		ctl_fmt(c->v.error, sizeof(c->v.error), "profile %.60s: %s", r->prof,
+			acc->msg);
+		return;
+	}
+	ctl_fmt(acc->msg, sizeof(acc->msg), "B failed, %s: %.400s", note, keep);
+	ctl_fmt(c->v.error, sizeof(c->v.error), "%s", acc->msg);
+	ctl_fmt(c->v.status, sizeof(c->v.status), "nothing applied: B failed, %s",
+		note);
+}
+
+/* B could not arm its revert timer (-ENOLCK: nothing changed on B): ask
+ * before applying d to sides without it (y: ctl_apply_safe confirmed). */
+static void ctl_ask_unarmed(struct ctl *c, const struct impair *d,
+			    unsigned sides, const char *why)
+{
+	struct ctl_confirm *cf = &c->v.confirm;
+
+	memset(cf, 0, sizeof(*cf));
+	cf->pending = true;
+	cf->dial = *d;
+	cf->sides = sides;
+	ctl_fmt(cf->text, sizeof(cf->text), "%.400s\ny applies without the timer",
+		why && why[0] ? why : "B: no revert timer could be armed");
+	c->unarmed_asked = true;
+	/* a question, not a failure yet (the box shows why) */
+	c->v.error[0] = '\0';
+	c->v.side[CTL_IDX_B].err[0] = '\0';
+	ctl_fmt(c->v.status, sizeof(c->v.status),
+		"B could not arm its revert timer: y applies without it, n cancels");
 }
 
 /* B's change came back: finish what ctl_change began. */
@@ -1122,12 +1274,16 @@ static void ctl_change_b_done(struct ctl *c, struct peerq_job *j)
 	acc = c->chg_acc[k];
 	ctl_change_side_done(c, CTL_IDX_B, r->apply, &r->before, j->rc, &j->err, j,
 			     r->names, sizeof(r->names), &r->done, &r->first, &acc);
+	if (r->rollback && j->rc < 0)
+		ctl_change_b_rollback(c, r, &acc);   /* all or nothing */
 	/* a status written meanwhile (another action) stays; errors show */
-	if (!c->b_async || !strcmp(c->v.status, r->left) || c->v.b_lost)
+	else if (!c->b_async || !strcmp(c->v.status, r->left) || c->v.b_lost)
 		ctl_change_status(c, r->apply, r->sides, r->head, r->names, r->done,
 				  r->first, &acc);
 	else if (r->first)
 		ctl_fmt(c->v.error, sizeof(c->v.error), "%s", acc.msg);
+	if (r->ask_unarmed && j->rc == -ENOLCK && !c->v.b_lost)
+		ctl_ask_unarmed(c, &j->dial, r->sides, acc.msg);
 	c->b_last_rc = r->first;
 	c->b_last_err = acc;
 	if (c->chg_last == j->id)
@@ -1135,17 +1291,24 @@ static void ctl_change_b_done(struct ctl *c, struct peerq_job *j)
 	r->id = 0;
 }
 
-/* Apply (or clear when d is NULL) on the sides in mask. */
+/* Apply (or clear when d is NULL) on the sides in mask. An apply to both
+ * is all or nothing: A first; A failing leaves B untouched; B failing
+ * (its result may come later, ctl_change_b_done) rolls A back. */
 static int ctl_change(struct ctl *c, const struct impair *d, unsigned sides,
 		      struct ll_err *err)
 {
 	struct ll_err acc = { 0 };
 	int i, rc, first = 0, done = 0;
 	char names[128] = "";
+	bool both = d && (sides & CTL_BOTH) == CTL_BOTH && ctl_peer(c, CTL_IDX_B);
+	bool a_ok = false;
+	struct ctl_prior pa;
 
 	if (err)
 		ll_err_clear(err);
 	c->v.error[0] = '\0';
+	if (both)
+		ctl_prior_take(c, CTL_IDX_A, &pa);
 	for (i = 0; i < 2; i++) {
 		struct ctl_side_view *s = &c->v.side[i];
 		struct peer *p = ctl_peer(c, i);
@@ -1154,6 +1317,11 @@ static int ctl_change(struct ctl *c, const struct impair *d, unsigned sides,
 
 		if (!(sides & (1u << i)))
 			continue;
+		if (both && i == CTL_IDX_B && !a_ok) {
+			ctl_join_err(&acc, first ? first : -ECANCELED, "B",
+				     "not applied (A failed: all or nothing)");
+			continue;
+		}
 		if (s->qd_valid)
 			before = s->held;
 		if (!p) {
@@ -1176,11 +1344,21 @@ static int ctl_change(struct ctl *c, const struct impair *d, unsigned sides,
 			rc = ll_err_set(&e, -EPERM,
 					"%s: needs root (CAP_NET_ADMIN) to %s qdiscs",
 					s->dev, d ? "change" : "restore");
+		} else if (i == CTL_IDX_A &&
+			   (rc = owner_local(&c->own, s->dev, &e)) < 0) {
+			/* another console drives this interface */
 		} else if (i == CTL_IDX_B) {
+			/* B's result rolls A back if it fails (both) */
+			if (both) {
+				c->b_roll_next = true;
+				c->b_prior_next = pa;
+				c->b_prof_next[0] = '\0';
+			}
 			ctl_change_submit_b(c, d, &before, sides, names, done, first, &acc);
 			if (c->b_async)
 				return first;
-			return ctl_b_result(c, err);
+			rc = ctl_b_result(c, err);
+			return rc;
 		} else if (d) {
 			rc = p->ops->apply(p, s->dev, d, &e);
 			if (rc == -EPERM)
@@ -1188,6 +1366,8 @@ static int ctl_change(struct ctl *c, const struct impair *d, unsigned sides,
 		} else {
 			rc = p->ops->clear(p, s->dev, &e);
 		}
+		if (i == CTL_IDX_A)
+			a_ok = rc == 0;
 		ctl_change_side_done(c, i, d != NULL, &before, rc, &e, NULL, names,
 				     sizeof(names), &done, &first, &acc);
 	}
@@ -1781,6 +1961,7 @@ int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err)
 		}
 	}
 	c->quit_done = true;
+	c->quit_ok = first == 0;
 	return first;
 }
 
@@ -2113,6 +2294,26 @@ static void ctl_middle_quit(struct ctl *c, char *part, size_t len, bool *lost)
 	(void)ctl_mdir_name;
 }
 
+/* End the hold (owner_release): A's locks here; B's keeper through B's
+ * queue, waited for briefly (a B that does not answer keeps its record:
+ * the next console finds it). */
+static void ctl_owner_release(struct ctl *c, bool clean)
+{
+	struct peer *b = c->own.b;
+
+	c->own.b = NULL;
+	if (b && c->bq && !c->v.b_lost && !peerq_pending(c->bq)) {
+		struct peerq_job *j = peerq_job_new(PQ_LOCK_RELEASE);
+
+		if (j) {
+			j->remove = clean;
+			if (peerq_submit(c->bq, j))
+				peerq_wait_idle(c->bq, 2000);
+		}
+	}
+	owner_release(&c->own, clean);
+}
+
 void ctl_free(struct ctl *c)
 {
 	if (!c)
@@ -2121,6 +2322,11 @@ void ctl_free(struct ctl *c)
 		test_stop(c->test);
 		test_free(c->test);
 	}
+	/* the hold's records go when everything was restored (or nothing
+	 * changed); else the next run finds them. B's keeper is a channel of
+	 * B's session: its release runs on B's worker, before the queue ends */
+	ctl_owner_release(c, c->quit_done ? c->quit_ok :
+			  c->changed[CTL_IDX_A].n == 0 && c->changed[CTL_IDX_B].n == 0);
 	/* B is the queue's: it closes it (a worker still inside a bounded
 	 * command is left to end alone) */
 	if (c->bq) {
@@ -2153,6 +2359,7 @@ int ctl_do(struct ctl *c, const struct ctl_intent *in, struct ll_err *err)
 			ctl_fmt(c->v.status, sizeof(c->v.status),
 				"apply cancelled: nothing changed");
 		memset(&c->v.confirm, 0, sizeof(c->v.confirm));
+		c->unarmed_asked = false;
 		return 0;
 	case CI_VERIFY:
 		return ctl_verify_start(c, err);
@@ -2434,6 +2641,8 @@ int ctl_profile_apply(struct ctl *c, int idx, unsigned sides,
 	struct ll_err e = { 0 };
 	char st[2][256] = { "", "" };
 	int rc, first = 0, i;
+	bool both, taken;
+	struct ctl_prior pa;
 
 	if (!p)
 		return -EINVAL;
@@ -2460,11 +2669,40 @@ int ctl_profile_apply(struct ctl *c, int idx, unsigned sides,
 	}
 	if (!c->ps.has_b)
 		sides &= CTL_A;
+	/* both sides: all or nothing - [a] first; [b] failing rolls A back */
+	both = (sides & CTL_BOTH) == CTL_BOTH && ctl_peer(c, CTL_IDX_B);
+	if (both)
+		ctl_prior_take(c, CTL_IDX_A, &pa);
 	for (i = 0; i < 2; i++) {
 		if (!(sides & (1u << i)))
 			continue;
+		if (both && i == CTL_IDX_B && first) {
+			ctl_fmt(st[i], sizeof(st[i]), "[b] not applied to B ([a] failed on A: all or nothing)");
+			continue;
+		}
 		ll_err_clear(&e);
+		/* B's result (now or later) rolls A back if it fails */
+		c->b_roll_next = both && i == CTL_IDX_B;
+		if (c->b_roll_next) {
+			c->b_prior_next = pa;
+			ctl_fmt(c->b_prof_next, sizeof(c->b_prof_next), "%s", p->name);
+		}
 		rc = ctl_apply(c, i ? &p->b : &p->a, 1u << i, &e);
+		taken = !c->b_roll_next;
+		c->b_roll_next = false;
+		if (rc < 0 && both && i == CTL_IDX_B && taken) {
+			/* rolled back and said by ctl_change_b_done */
+			if (err)
+				*err = e;
+			return rc;
+		}
+		if (rc < 0 && both && i == CTL_IDX_B) {
+			char note[300];
+
+			/* refused before reaching B: A goes back here */
+			ctl_rollback(c, CTL_IDX_A, &pa, note, sizeof(note));
+			ctl_fmt(st[0], sizeof(st[0]), "[b] failed on B, %s", note);
+		}
 		ctl_fmt(st[i], sizeof(st[i]), "%s", rc < 0 ? e.msg : c->v.status);
 		if (rc < 0 && !first) {
 			first = rc;
@@ -2588,7 +2826,9 @@ void ctl_set_safety(struct ctl *c, const struct peer_safety *s)
 {
 	c->safety = *s;
 	if (c->bq)
-		peerq_set_safety(c->bq, s);
+		peerq_set_safety(c->bq, s);   /* B is the queue's */
+	else if (c->ps.has_b && !c->v.b_lost && c->ps.b.ops->set_safety)
+		c->ps.b.ops->set_safety(&c->ps.b, s);
 	c->v.revert_s = ctl_revert_s(c);
 }
 
@@ -2651,6 +2891,8 @@ int ctl_apply_safe(struct ctl *c, const struct impair *d, unsigned sides,
 	int rc;
 
 	memset(cf, 0, sizeof(*cf));
+	if (!confirmed)
+		c->unarmed_asked = false;
 	if (sides & CTL_M_BOTH) {
 		/* the bridge carries no SSH session: nothing to confirm */
 		c->v.dial = *d;
@@ -2683,10 +2925,19 @@ int ctl_apply_safe(struct ctl *c, const struct impair *d, unsigned sides,
 			return -EAGAIN;
 		}
 	}
-	/* force goes with B's apply job (its safety for that apply only) */
+	/* force and a y to "no revert timer could be armed" go with B's apply
+	 * job (its safety for that apply only); an -ENOLCK coming back from
+	 * B raises that question (ctl_change_b_done) */
+	c->b_unarmed_next = confirmed && c->unarmed_asked;
+	c->unarmed_asked = false;
 	c->b_force_next = force;
+	c->b_ask_next = true;
 	rc = ctl_apply(c, d, sides, err);
 	c->b_force_next = false;
+	c->b_unarmed_next = false;
+	c->b_ask_next = false;
+	if (rc == -ENOLCK && cf->pending)
+		return -EAGAIN;           /* asked (inline: B's result is in) */
 	return rc;
 }
 

@@ -24,6 +24,7 @@
 #include "linklab/netlink/flowfilter.h"
 #include "linklab/peer/enghook.h"
 #include "linklab/peer/hosttune.h"
+#include "linklab/peer/peer_lock.h"
 #include "linklab/model/impair.h"
 #include "linklab/remote/ssh.h"
 #include "linklab/remote/sshcfg.h"
@@ -56,7 +57,9 @@ struct remote {
 	struct peer_ctl ctl;
 	bool ctl_known;
 	long armed[RJ_MAX];       /* revert timers not yet disarmed */
+	char armed_dev[RJ_MAX][IF_NAMESIZE];  /* ... and their devices */
 	struct ssh_proc *guard;   /* safety.hold: restores on session loss */
+	struct ssh_proc *keeper;  /* owner record holder (peer_lock.h) */
 	bool tuned;               /* offloads/sysctls changed in this session */
 	char warn[512];
 	int engine_mode;          /* enum enghook_mode */
@@ -764,13 +767,14 @@ static int revert_after(const struct remote *r)
 	return r->safety.revert_s > 0 ? r->safety.revert_s : REVERT_AFTER_S;
 }
 
-static void armed_add(struct remote *r, long pid)
+static void armed_add(struct remote *r, long pid, const char *dev)
 {
 	int i;
 
 	for (i = 0; i < RJ_MAX; i++)
 		if (!r->armed[i]) {
 			r->armed[i] = pid;
+			snprintf(r->armed_dev[i], IF_NAMESIZE, "%s", dev);
 			return;
 		}
 }
@@ -794,7 +798,11 @@ static long arm_revert(struct remote *r, const char *dev, const char *orig,
 	if (!inner || !cmd)
 		goto out;
 	/* TERM (disarm) kills the sleep and exits without restoring; the
-	 * process is named by its argv ("linklab-revert") for ps */
+	 * process is named by its argv ("linklab-revert") for ps. It runs in
+	 * its own session (setsid: no signal to the channel's process group
+	 * reaches it) and ignores SIGHUP (nohup), so it outlives the channel,
+	 * the SSH session and linklab. setsid execs in place (a background
+	 * job of a non-interactive shell is no group leader): $! is its pid. */
 	snprintf(head, sizeof(head),
 		 "trap 'kill $s 2>/dev/null; exit 0' TERM; sleep %d & s=$!; wait $s &&",
 		 revert_after(r));
@@ -805,7 +813,8 @@ static long arm_revert(struct remote *r, const char *dev, const char *orig,
 	inner[strlen(inner)] = ' ';
 	journal_path(r, dev, path, sizeof(path));
 	if (addraw(inner, CMD_MAX, "&& rm -f") || addw(inner, CMD_MAX, path) ||
-	    addraw(cmd, CMD_MAX, "nohup sh -c") || addw(cmd, CMD_MAX, inner) ||
+	    addraw(cmd, CMD_MAX, "S=; command -v setsid >/dev/null 2>&1 && S=setsid;"
+		   " $S nohup sh -c") || addw(cmd, CMD_MAX, inner) ||
 	    addraw(cmd, CMD_MAX, "linklab-revert >/dev/null 2>&1 </dev/null & echo $!"))
 		goto out;
 	if (run(r, cmd, "arm revert timer", &o, NULL, err) == 0 && o)
@@ -815,7 +824,7 @@ out:
 	free(inner);
 	free(cmd);
 	if (pid > 1)
-		armed_add(r, pid);
+		armed_add(r, pid, dev);
 	return pid > 1 ? pid : 0;
 }
 
@@ -840,6 +849,20 @@ static int disarm_revert(struct remote *r, long pid, struct ll_err *err)
 	}
 	free(o);
 	return rc;
+}
+
+/* An older timer of dev left by an apply that could not be confirmed
+ * (its channel lost, the session still up) would undo what follows: once a
+ * newer timer guards dev (keep, 0 after a confirmed clear), the older ones
+ * are disarmed. */
+static void supersede_timers(struct remote *r, const char *dev, long keep)
+{
+	int i;
+
+	for (i = 0; i < RJ_MAX; i++)
+		if (r->armed[i] > 1 && r->armed[i] != keep &&
+		    !strcmp(r->armed_dev[i], dev))
+			disarm_revert(r, r->armed[i], NULL);
 }
 
 /* The peer's interface that carries the SSH session (one round trip, then
@@ -1070,6 +1093,8 @@ static int remote_clear(struct peer *p, const char *dev, struct ll_err *err)
 		rc = remote_clear_dev(p, dev, err);
 
 	if (rc == 0)
+		supersede_timers(R(p), dev, 0);   /* the original is back */
+	if (rc == 0)
 		rc = guard_refresh(R(p), err);
 	return rc;
 }
@@ -1269,6 +1294,44 @@ static int ingress_mark_line(struct remote *r, const char *dev, char *cmd,
 	return rc ? ll_err_set(err, -ENOSPC, "tc command too long") : 0;
 }
 
+/* Step 1 of an apply: arm dev's revert timer (*timer its pid, 0 if none).
+ * Without one: the console's apply is not made (-ENOLCK, so it can ask),
+ * an interface carrying the session is refused (-EPERM), unless the user
+ * said yes (safety.unarmed_ok). A newer timer supersedes older ones. */
+static int arm_step(struct remote *r, const char *dev, bool carries,
+		    long *timer, struct ll_err *err)
+{
+	struct rjournal *j = jfind(r, dev, false);
+	struct ll_err aerr = {0};
+
+	*timer = 0;
+	if (!j || !j->orig)
+		return 0;
+	if (getenv("LINKLAB_TEST_ARM_FAIL"))   /* fault injection (tests) */
+		ll_err_set(&aerr, -EIO, "LINKLAB_TEST_ARM_FAIL set");
+	else
+		*timer = arm_revert(r, dev, j->orig, &aerr);
+	if (*timer) {
+		supersede_timers(r, dev, *timer);
+		return 0;
+	}
+	if (r->safety.unarmed_ok)
+		return 0;
+	/* the console asks (its hold guard still restores the peer when
+	 * the session dies); without it, an interface that carries the
+	 * session is refused */
+	if (r->safety.ask_unarmed)
+		return ll_err_set(err, -ENOLCK,
+				  "peer %s: no revert timer could be armed for %s (%s)%s: if the session dies during the apply, %s keeps the change until the hold guard or `linklab clear` restores it; nothing changed",
+				  r->t.alias, dev, aerr.msg[0] ? aerr.msg : "unknown",
+				  carries ? ", and it carries this SSH session" : "", dev);
+	if (carries)
+		return ll_err_set(err, -EPERM,
+				  "peer %s: %s carries this SSH session and no revert timer could be armed (%s); refused",
+				  r->t.alias, dev, aerr.msg[0] ? aerr.msg : "unknown");
+	return 0;
+}
+
 static int remote_apply_kernel(struct peer *p, const char *dev, const struct impair *d,
 			       struct ll_err *err)
 {
@@ -1308,18 +1371,9 @@ static int remote_apply_kernel(struct peer *p, const char *dev, const struct imp
 	if (rc < 0)
 		goto out;
 	/* 1. arm (a separate round trip, before any change) */
-	j = jfind(r, dev, false);
-	if (j && j->orig) {
-		struct ll_err aerr = {0};
-
-		timer = arm_revert(r, dev, j->orig, &aerr);
-		if (!timer && carries) {
-			rc = ll_err_set(err, -EPERM,
-					"peer %s: %s carries this SSH session and no revert timer could be armed (%s); refused",
-					r->t.alias, dev, aerr.msg[0] ? aerr.msg : "unknown");
-			goto out;
-		}
-	}
+	rc = arm_step(r, dev, carries, &timer, err);
+	if (rc < 0)
+		goto out;
 	/* 2. apply: the lines as ONE shell command joined with && */
 	for (s = lines; *s; ) {
 		size_t n = strcspn(s, "\n");
@@ -1330,6 +1384,9 @@ static int remote_apply_kernel(struct peer *p, const char *dev, const struct imp
 			if ((size_t)snprintf(cmd + u, CMD_MAX - u, "%s%.*s",
 					     u ? " && " : "", (int)n, s) >= CMD_MAX - u) {
 				rc = ll_err_set(err, -ENOSPC, "tc command too long");
+				/* nothing changed: the timer must not fire */
+				if (timer)
+					disarm_revert(r, timer, NULL);
 				goto out;
 			}
 		}
@@ -1623,11 +1680,12 @@ static void remote_close(struct peer *p)
 	/* a normal close keeps what was applied (like tc): the guard is
 	 * disarmed */
 	guard_disarm(r);
-	/* a normal quit leaves no revert timer behind (an apply that could
-	 * not confirm leaves its timer to restore the peer) */
-	for (i = 0; i < RJ_MAX; i++)
-		if (r->armed[i] > 1 && r->s)
-			disarm_revert(r, r->armed[i], NULL);
+	/* not released by the console: the record stays for the next run */
+	peer_lock_remote_release(r->keeper, false);
+	r->keeper = NULL;
+	/* every confirmed apply disarmed its timer; a timer still armed
+	 * belongs to an apply that could not be confirmed (the session or
+	 * its channel was lost): it stays armed and restores the peer */
 	for (i = 0; i < RJ_MAX; i++)
 		free(r->j[i].orig);
 	ssh_close(r->s);
@@ -2339,6 +2397,34 @@ static int remote_poll_fd(struct peer *p)
 	return ssh_fd(R(p)->s);
 }
 
+/* ---- the console's hold on the peer (peer_lock.h) ----------------------- */
+
+static int remote_lock_take(struct peer *p, struct peer_lock_owner *prev,
+			    bool *prev_stale, struct ll_err *err)
+{
+	struct remote *r = R(p);
+
+	if (r->keeper)
+		return 0;
+	remote_probe(r);
+	return peer_lock_remote_take(r->s, r->nsid, &r->keeper, prev, prev_stale,
+				     err);
+}
+
+static void remote_lock_note(struct peer *p, const char *dev)
+{
+	if (valid_ifname(dev, NULL) == 0)
+		peer_lock_remote_note(R(p)->keeper, dev);
+}
+
+static void remote_lock_release(struct peer *p, bool remove)
+{
+	struct remote *r = R(p);
+
+	peer_lock_remote_release(r->keeper, remove);
+	r->keeper = NULL;
+}
+
 static const struct peer_ops remote_ops = {
 	.name = "ssh",
 	.list_links = remote_list_links,
@@ -2366,6 +2452,9 @@ static const struct peer_ops remote_ops = {
 	.notes = remote_notes,
 	.set_engine = remote_set_engine,
 	.engine_get = remote_engine_get,
+	.lock_take = remote_lock_take,
+	.lock_note = remote_lock_note,
+	.lock_release = remote_lock_release,
 };
 
 int peer_remote_open(struct peer *p, const struct ssh_target *t,

@@ -56,6 +56,7 @@ static const char *const pq_names[] = {
 	[PQ_CTL_FLOW] = "session route", [PQ_SERVER_START] = "start test server",
 	[PQ_SERVER_STOP] = "stop test server", [PQ_SYSCTL_SET] = "sysctl",
 	[PQ_TUNE_RESTORE] = "restore sysctls/offloads", [PQ_KEEPALIVE] = "keepalive",
+	[PQ_LOCK_RELEASE] = "release the hold",
 };
 
 struct peerq_job *peerq_job_new(enum peerq_kind kind)
@@ -95,6 +96,7 @@ static void pq_run(struct peerq *q, struct peerq_job *j)
 	const struct peer_ops *o = q->p.ops;
 	double t0 = pq_now();
 	int rc = 0;
+	bool once;
 
 	switch (j->kind) {
 	case PQ_LIST:
@@ -113,16 +115,21 @@ static void pq_run(struct peerq *q, struct peerq_job *j)
 		break;
 	case PQ_APPLY:
 	case PQ_CLEAR:
-		if (j->kind == PQ_APPLY && j->force && o->set_safety) {
+		once = j->kind == PQ_APPLY && (j->force || j->unarmed_ok) &&
+		       o->set_safety;
+		if (once) {
 			struct peer_safety sf = q->safety;
 
-			sf.force = true;
+			sf.force = sf.force || j->force;
+			sf.unarmed_ok = j->unarmed_ok;
 			o->set_safety(&q->p, &sf);
 		}
 		rc = j->kind == PQ_APPLY ? o->apply(&q->p, j->dev, &j->dial, &j->err)
 					 : o->clear(&q->p, j->dev, &j->err);
-		if (j->kind == PQ_APPLY && j->force && o->set_safety)
+		if (once)
 			o->set_safety(&q->p, &q->safety);
+		if (rc == 0 && j->kind == PQ_APPLY && j->lock_note && o->lock_note)
+			o->lock_note(&q->p, j->dev);
 		if (rc == 0 && j->kind == PQ_APPLY && o->warning && o->warning(&q->p))
 			snprintf(j->warning, sizeof(j->warning), "%s", o->warning(&q->p));
 		if (rc < 0 && pq_session_gone(q, rc))
@@ -146,6 +153,11 @@ static void pq_run(struct peerq *q, struct peerq_job *j)
 		break;
 	case PQ_TUNE_RESTORE:
 		rc = o->tune_restore ? o->tune_restore(&q->p, &j->err) : 0;
+		break;
+	case PQ_LOCK_RELEASE:
+		if (o->lock_release)
+			o->lock_release(&q->p, j->remove);
+		rc = 0;
 		break;
 	case PQ_KEEPALIVE: {
 		int next = 0;

@@ -5,7 +5,7 @@
  *      apply-netem DEV DELAY | apply-loss DEV PCT | dry DEV RATE | clear DEV |
  *      server | server-hold SEC | apply-server DEV RATE | ctl |
  *      exec TIMEOUT_MS SHELL_CMD (ssh.h directly) | alive
- *      apply-wait DEV RATE SEC | sysctl-wait NAME VALUE SEC | check a|b DEV LOSS (peerset_ctl_check)
+ *      apply-wait DEV RATE SEC | apply-again DEV RATE1 RATE2 | sysctl-wait NAME VALUE SEC | check a|b DEV LOSS (peerset_ctl_check)
  * Options: --force, --exclude-ssh, --hold, --revert-after SEC; the prompt
  * answers $LL_ANSWER (cancels when unset) and logs "PROMPT: text" on
  * stderr. --no-prompt: no prompt callback at all.
@@ -213,6 +213,24 @@ int main(int argc, char **argv)
 			fflush(stdout);
 			sleep((unsigned)atoi(argv[i + 2]));
 		}
+	} else if (strcmp(cmd, "apply-again") == 0 && i + 2 < argc) {
+		/* apply RATE1 (may be left unconfirmed by a test hold), then,
+		 * without the hold, RATE2 over the same session */
+		struct ll_err e1 = {0};
+
+		rc = impair_set(&d, "rate", argv[i + 1], &diag);
+		if (rc == 0) {
+			rc = p.ops->apply(&p, argv[i], &d, &e1);
+			printf("first: %s\n", rc == 0 ? "applied" : e1.msg);
+			fflush(stdout);
+		}
+		unsetenv("LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS");
+		memset(&d, 0, sizeof(d));
+		rc = impair_set(&d, "rate", argv[i + 2], &diag);
+		if (rc == 0)
+			rc = p.ops->apply(&p, argv[i], &d, &e);
+		if (rc == 0)
+			printf("second: applied\n");
 	} else if (strcmp(cmd, "sysctl-wait") == 0 && i + 2 < argc) {
 		/* set one sysctl, say so, stay connected SEC seconds */
 		rc = p.ops->sysctl_set(&p, argv[i], argv[i + 1], &e);

@@ -36,6 +36,8 @@ struct fake {
 	int napply, nclear, nclose, nserver;
 	char cleared[8][IF_NAMESIZE];
 	int apply_rc;            /* forced apply result (0 = ok) */
+	bool no_timer;           /* apply: -ENOLCK unless safety.unarmed_ok */
+	int nunarmed;            /* applies made with safety.unarmed_ok */
 	const char *rmem;        /* tcp_rmem for sysctl_get, NULL = -ENOTSUP */
 	int server_rc;           /* forced server_start result */
 	/* the SSH safety ops (remote peer only) */
@@ -231,6 +233,11 @@ static int fake_apply_ssh(struct peer *p, const char *dev, const struct impair *
 
 	if (f->safety.force)
 		f->nforced++;
+	if (f->safety.unarmed_ok)
+		f->nunarmed++;
+	else if (f->no_timer)
+		return ll_err_set(err, -ENOLCK,
+				  "peer peer-b: no revert timer could be armed for %s", dev);
 	return fake_apply(p, dev, d, err);
 }
 
@@ -432,10 +439,54 @@ static void apply_eperm_says_needs_root(void **state)
 	assert_non_null(strstr(err.msg, "A: "));
 	assert_non_null(strstr(v->side[CTL_IDX_A].err, "needs root"));
 	assert_non_null(strstr(v->error, "needs root"));
-	/* B still applied, A still shows what it holds (nothing) */
-	assert_int_equal(x->fb.napply, 1);
+	/* all or nothing: B is not applied, A shows what it holds */
+	assert_int_equal(x->fb.napply, 0);
+	assert_non_null(strstr(err.msg, "B: not applied (A failed: all or nothing)"));
 	assert_string_equal(v->side[CTL_IDX_A].qd.q[0].kind, "noqueue");
-	assert_string_equal(v->side[CTL_IDX_B].qd.q[0].kind, "tbf");
+	assert_string_equal(v->side[CTL_IDX_B].qd.q[0].kind, "noqueue");
+	fix_free(x);
+}
+
+/* A dial to both sides whose B part fails: A is put back, and said. */
+static void apply_b_fails_rolls_a_back(void **state)
+{
+	struct fix *x = fix_new(true, NULL);
+	const struct ctl_view *v = ctl_view(x->c);
+	struct impair d = rate_dial(50000000);
+	struct ll_err err = { 0 };
+	char sum[128];
+
+	(void)state;
+	x->fb.apply_rc = -EINVAL;
+	assert_int_equal(ctl_apply(x->c, &d, CTL_BOTH, &err), -EINVAL);
+	assert_int_equal(x->fa.napply, 1);
+	assert_int_equal(x->fa.nclear, 1);          /* the rollback */
+	assert_string_equal(x->fa.cleared[0], "veth-a");
+	assert_string_equal(v->side[CTL_IDX_A].qd.q[0].kind, "noqueue");
+	assert_non_null(strstr(err.msg, "B failed, A rolled back (veth-a: "));
+	assert_non_null(strstr(v->status, "nothing applied: B failed, A rolled back"));
+	/* nothing left for quit */
+	assert_int_equal(ctl_quit(x->c, sum, sizeof(sum), NULL), 0);
+	assert_string_equal(sum, "nothing to restore");
+	fix_free(x);
+}
+
+/* The rollback puts back what A held before (an earlier dial), not the
+ * kernel default. */
+static void apply_b_fails_restores_earlier_dial(void **state)
+{
+	struct fix *x = fix_new(true, NULL);
+	const struct ctl_view *v = ctl_view(x->c);
+	struct impair d1 = rate_dial(20000000), d2 = rate_dial(50000000);
+	struct ll_err err = { 0 };
+
+	(void)state;
+	assert_int_equal(ctl_apply(x->c, &d1, CTL_A, &err), 0);
+	x->fb.apply_rc = -EIO;
+	assert_true(ctl_apply(x->c, &d2, CTL_BOTH, &err) < 0);
+	assert_int_equal(x->fa.napply, 3);          /* d1, d2, d1 again */
+	assert_true(v->side[CTL_IDX_A].qd.q[0].rate / 1000000 == 20000000 / 1000000);
+	assert_non_null(strstr(err.msg, "A rolled back"));
 	fix_free(x);
 }
 
@@ -1346,6 +1397,72 @@ static void tune_restore_on_quit(void **state)
 	fix_free(x);
 }
 
+/* Threaded: B's failed result comes back later and only then rolls A
+ * back (all or nothing), said on the status line. */
+static void async_b_fails_rolls_a_back(void **state)
+{
+	struct fix *x = fix_ssh();
+	const struct ctl_view *v = ctl_view(x->c);
+	struct impair d = rate_dial(20000000);
+	char sum[256];
+	int pp[2];
+
+	(void)state;
+	fake_socket(x, pp);
+	assert_int_equal(ctl_set_async(x->c, NULL), 0);
+	x->fb.apply_rc = -EINVAL;
+	assert_int_equal(ctl_apply(x->c, &d, CTL_BOTH, NULL), 0);
+	assert_int_equal(x->fa.napply, 1);
+	assert_int_equal(x->fa.nclear, 0);          /* B has not answered */
+	assert_int_equal(pump_within(x->c, 3000), 1);
+	assert_int_equal(x->fb.napply, 1);
+	assert_int_equal(x->fa.nclear, 1);          /* the rollback */
+	assert_string_equal(v->side[CTL_IDX_A].qd.q[0].kind, "noqueue");
+	assert_non_null(strstr(v->status, "nothing applied: B failed, A rolled back (veth-a: "));
+	assert_non_null(strstr(v->error, "B failed, A rolled back"));
+	assert_int_equal(ctl_quit(x->c, sum, sizeof(sum), NULL), 0);
+	assert_string_equal(sum, "nothing to restore");
+	fix_free(x);
+	fake_socket_close(pp);
+}
+
+/* Threaded: B cannot arm its revert timer (-ENOLCK): the question is
+ * raised when B's result comes back (A rolled back meanwhile); y applies
+ * with unarmed_ok carried by B's job, for that apply only. */
+static void async_unarmed_asks_then_applies(void **state)
+{
+	struct fix *x = fix_ssh();
+	const struct ctl_view *v = ctl_view(x->c);
+	struct impair d = rate_dial(20000000);
+	int pp[2];
+
+	(void)state;
+	fake_socket(x, pp);
+	assert_int_equal(ctl_set_async(x->c, NULL), 0);
+	x->fb.no_timer = true;
+	assert_int_equal(ctl_apply_safe(x->c, &d, CTL_BOTH, true, false, NULL), 0);
+	assert_false(v->confirm.pending);
+	assert_int_equal(pump_within(x->c, 3000), 1);
+	assert_true(v->confirm.pending);
+	assert_non_null(strstr(v->confirm.text, "no revert timer could be armed for veth-b"));
+	assert_non_null(strstr(v->status, "B could not arm its revert timer: y applies without it"));
+	assert_string_equal(v->error, "");
+	assert_string_equal(v->side[CTL_IDX_B].err, "");
+	assert_int_equal(x->fa.nclear, 1);          /* A rolled back while asking */
+	assert_int_equal(x->fb.nunarmed, 0);
+	/* y (as the TUI does: the question's dial and sides, confirmed) */
+	d = v->confirm.dial;
+	assert_int_equal(v->confirm.sides, CTL_BOTH);
+	assert_int_equal(ctl_apply_safe(x->c, &d, CTL_BOTH, true, false, NULL), 0);
+	assert_int_equal(pump_within(x->c, 3000), 1);
+	assert_int_equal(x->fb.nunarmed, 1);
+	assert_false(x->fb.safety.unarmed_ok);      /* the baseline again */
+	assert_false(v->confirm.pending);
+	assert_non_null(strstr(v->status, "applied on A veth-a, B veth-b"));
+	fix_free(x);
+	fake_socket_close(pp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1374,6 +1491,10 @@ int main(void)
 		cmocka_unit_test(async_slow_peer_never_waits),
 		cmocka_unit_test(async_apply_finishes_later),
 		cmocka_unit_test(async_timeout_marks_gone),
+		cmocka_unit_test(apply_b_fails_rolls_a_back),
+		cmocka_unit_test(apply_b_fails_restores_earlier_dial),
+		cmocka_unit_test(async_b_fails_rolls_a_back),
+		cmocka_unit_test(async_unarmed_asks_then_applies),
 	};
 
 	return cmocka_run_group_tests_name("ctl", tests, NULL, NULL);

@@ -20,6 +20,11 @@
 #include "linklab/remote/ssh.h"
 #include "linklab/remote/sshcfg.h"
 
+/* the revert timer's command: its own session (setsid when the peer has
+ * it), SIGHUP ignored (nohup) */
+#define ARM_HEAD "S=; command -v setsid"
+#define ARM ARM_HEAD " >/dev/null 2>&1 && S=setsid; $S nohup sh -c "
+
 /* ---- the fake peer ------------------------------------------------------ */
 #define MAXC 64
 static char *cmds[MAXC];
@@ -147,7 +152,7 @@ int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
 	(void)s; (void)timeout_ms; (void)err;
 	if (ncmds < MAXC)
 		cmds[ncmds++] = strdup(cmd);
-	if (started(cmd, "nohup sh -c ")) {
+	if (started(cmd, ARM)) {
 		o = "4242\n";
 	} else if (started(cmd, "kill 4242 2>/dev/null && echo disarmed")) {
 		o = timer_state;
@@ -191,7 +196,7 @@ int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
 	} else if (started(cmd, "cat ")) {
 		o = journal;
 	} else if (strstr(cmd, "tc qdisc replace ") && !strstr(cmd, "rm -f") &&
-		   !started(cmd, "nohup")) {
+		   !started(cmd, ARM_HEAD)) {
 		st = tc_status;
 		e = tc_stderr;
 		applied = st == 0;
@@ -302,7 +307,7 @@ static void test_apply_hostile_name(void **state)
 	c = NULL;
 	for (int i = 0; i < ncmds && !c; i++)
 		if (strstr(cmds[i], "tc qdisc replace dev 'x$(id);b' root handle 1: tbf rate ") &&
-		    !started(cmds[i], "nohup"))
+		    !started(cmds[i], ARM_HEAD))
 			c = cmds[i];
 	assert_non_null(c);
 	/* read back, then disarm in its own round trip (commit confirmed) */
@@ -311,17 +316,17 @@ static void test_apply_hostile_name(void **state)
 	assert_always_quoted("x$(id);b");
 	assert_true(strstr(journal, "noqueue") != NULL);
 	/* revert timer armed before the change, disarmed after the read-back */
-	c = find_cmd("nohup sh -c 'trap '\\''kill $s 2>/dev/null; exit 0'\\'' TERM; sleep 30 & s=$!; wait $s && out=$(tc qdisc del dev '\\''x$(id);b'\\'' root 2>&1)");
+	c = find_cmd(ARM "'trap '\\''kill $s 2>/dev/null; exit 0'\\'' TERM; sleep 30 & s=$!; wait $s && out=$(tc qdisc del dev '\\''x$(id);b'\\'' root 2>&1)");
 	assert_non_null(c);
 	assert_non_null(strstr(c, "' linklab-revert >/dev/null 2>&1 </dev/null & echo $!"));
 	{
 		int i, arm = -1, tc = -1, rb = -1, disarm = -1;
 
 		for (i = 0; i < ncmds; i++) {
-			if (started(cmds[i], "nohup sh -c "))
+			if (started(cmds[i], ARM))
 				arm = i;
 			if (strstr(cmds[i], "tc qdisc replace dev 'x$(id);b' root handle 1:") &&
-			    !started(cmds[i], "nohup"))
+			    !started(cmds[i], ARM_HEAD))
 				tc = i;
 			if (started(cmds[i], "tc -j -s qdisc show dev 'x$(id);b'"))
 				rb = i;
@@ -550,7 +555,7 @@ static void test_full_loss_on_session_dev_refused(void **state)
 	assert_non_null(strstr(err.msg, "--exclude-ssh"));
 	/* refused before anything changed: no journal, no timer, no tc */
 	assert_null(find_cmd("umask"));
-	assert_null(find_cmd("nohup"));
+	assert_null(find_cmd(ARM_HEAD));
 	/* another interface: allowed */
 	assert_int_equal(P.ops->apply(&P, "eth2", &d, &err), 0);
 	assert_string_equal(P.ops->warning(&P), "");
@@ -559,7 +564,7 @@ static void test_full_loss_on_session_dev_refused(void **state)
 	sf.revert_s = 7;
 	P.ops->set_safety(&P, &sf);
 	assert_int_equal(P.ops->apply(&P, "eth1", &d, &err), 0);
-	assert_non_null(find_cmd("nohup sh -c 'trap '\\''kill $s 2>/dev/null; exit 0'\\'' TERM; sleep 7 &"));
+	assert_non_null(find_cmd(ARM "'trap '\\''kill $s 2>/dev/null; exit 0'\\'' TERM; sleep 7 &"));
 	assert_non_null(strstr(P.ops->warning(&P), "carries this SSH session"));
 }
 
@@ -580,7 +585,7 @@ static void test_exclude_ssh_flow(void **state)
 		print_error("apply: %s\n", err.msg);
 	assert_int_equal(err.code, 0);
 	for (i = 0; i < ncmds && !c; i++)
-		if (strstr(cmds[i], "htb default 1") && !started(cmds[i], "nohup"))
+		if (strstr(cmds[i], "htb default 1") && !started(cmds[i], ARM_HEAD))
 			c = cmds[i];
 	assert_non_null(c);
 	print_message("exclusion: %s\n", c ? c : "-");
@@ -736,7 +741,7 @@ static void test_ingress_apply_clear(void **state)
 	}
 	assert_true(tc >= 0 && tc < rb_ifb && rb_ifb < rb_dev);
 	/* the revert timer also removes the ingress side */
-	c = find_cmd("nohup sh -c ");
+	c = find_cmd(ARM);
 	assert_non_null(c);
 	assert_non_null(strstr(c, "ingress"));
 	assert_non_null(strstr(c, ifb));

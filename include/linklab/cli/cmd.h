@@ -68,6 +68,11 @@ char *cmd_json_text_safe(char *txt, bool formatted);
 /* Print cJSON document to stdout (formatted, sanitized) and free it. */
 void cmd_print_json(cJSON *doc);
 
+/* Say on stderr what a console that ended without restoring (kill -9)
+ * left impaired on this host (stale owner records, peer_lock.h, whose
+ * interface is still journalled), one line per interface. */
+void cmd_leftovers(const char *cmd);
+
 /* Report an error "linklab CMD: msg" on stderr; returns cmd_status(err). */
 int cmd_fail(const char *cmd, const struct ll_err *err);
 

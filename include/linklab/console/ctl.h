@@ -345,7 +345,11 @@ int ctl_do(struct ctl *c, const struct ctl_intent *in, struct ll_err *err);
 /* Apply dial d on the selected interface of each side in sides (a mask of
  * enum ctl_side), then read back. Validates first (impair_validate: every
  * problem joined in err, -EINVAL). Side A without root: -EPERM "needs
- * root". Sides not open are skipped. An empty dial means clear. */
+ * root". Sides not open are skipped. An empty dial means clear. A dial
+ * to both A and B is all or nothing: A first; A failing leaves B
+ * untouched ("B: not applied (A failed: all or nothing)"); B failing -
+ * when its result comes back, later when threaded - puts A back as it
+ * was ("nothing applied: B failed, A rolled back (veth-a: ...)"). */
 int ctl_apply(struct ctl *c, const struct impair *d, unsigned sides,
 	      struct ll_err *err);
 
@@ -453,7 +457,10 @@ int ctl_apply_check(struct ctl *c, const struct impair *d, unsigned sides,
  * returns -EAGAIN without applying; confirmed applies it, with force
  * passed to B's safety for this apply only. After B's apply, view
  * b_warning gets ops->warning. While B's apply runs, view revert_deadline
- * is now + revert_s. */
+ * is now + revert_s. When B could not arm its revert timer (-ENOLCK from
+ * B's apply, also when that result comes back later) view.confirm asks;
+ * confirmed after that question, B's job carries peer_safety.unarmed_ok
+ * for that apply only. Inline, that question returns -EAGAIN. */
 int ctl_apply_safe(struct ctl *c, const struct impair *d, unsigned sides,
 		   bool confirmed, bool force, struct ll_err *err);
 

@@ -47,6 +47,11 @@ struct peer_safety {
 				   * journalled qdisc the moment the session
 				   * dies (SIGHUP, kill, network); a normal
 				   * close disarms it */
+	bool ask_unarmed;         /* console mode: an apply whose revert timer
+				   * cannot be armed is not made (-ENOLCK, err
+				   * says why) so the user can be asked */
+	bool unarmed_ok;          /* the user said yes: apply without a timer
+				   * (even on the session's interface) */
 };
 
 /* Default bound on one remote command, seconds: a stalled peer (its sshd
@@ -56,6 +61,7 @@ struct peer_safety {
 struct offload_state;     /* hosttune.h */
 struct peer_record;
 struct enghook_info;      /* enghook.h */
+struct peer_lock_owner;   /* peer_lock.h */
 struct sysctl_state;
 
 struct peer_ops {
@@ -143,6 +149,17 @@ struct peer_ops {
 	/* Lines the last clear/clear_all/apply left for the user (records
 	 * dropped, records not restored and why); "" if none. */
 	const char *(*notes)(struct peer *p);
+	/* --- the console's hold on a remote peer (peer_lock.h); NULL = not
+	 * supported (the local peer: peer_lock_take per interface) --- */
+	/* Take the peer for this process: 0 (*prev, *prev_stale: a dead
+	 * owner's record and what it left), -EBUSY (err names the live
+	 * holder), -ENOTSUP (cannot be locked), other -errno. */
+	int (*lock_take)(struct peer *p, struct peer_lock_owner *prev,
+			 bool *prev_stale, struct ll_err *err);
+	/* Record that dev was changed under the hold. */
+	void (*lock_note)(struct peer *p, const char *dev);
+	/* End the hold; remove: drop the record (all restored). */
+	void (*lock_release)(struct peer *p, bool remove);
 };
 
 /* One journal record of a peer, as `linklab show --journal` lists it. */

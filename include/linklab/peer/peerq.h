@@ -33,6 +33,7 @@ enum peerq_kind {
 	PQ_SYSCTL_SET,    /* sysctl_set(name, value) */
 	PQ_TUNE_RESTORE,  /* tune_restore */
 	PQ_KEEPALIVE,     /* posted by the worker when a keepalive failed */
+	PQ_LOCK_RELEASE,  /* lock_release(remove): end the console's hold */
 };
 
 /* One request and, once done, its result. */
@@ -45,6 +46,12 @@ struct peerq_job {
 	bool readback;                /* PQ_APPLY/PQ_CLEAR: read dev back */
 	bool force;                   /* PQ_APPLY: peer_safety.force for this
 				       * apply only */
+	bool unarmed_ok;              /* PQ_APPLY: peer_safety.unarmed_ok for
+				       * this apply only (apply without a
+				       * revert timer) */
+	bool lock_note;               /* PQ_APPLY: lock_note(dev) once the
+				       * apply succeeded (the hold records it) */
+	bool remove;                  /* PQ_LOCK_RELEASE: drop the record */
 	char name[64], value[192];    /* PQ_SYSCTL_SET */
 	/* --- results --- */
 	int rc;                       /* the operation: 0 or -errno */

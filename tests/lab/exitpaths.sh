@@ -1,0 +1,175 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# exitpaths.sh - the peer's revert timer outlives linklab when the session
+# was lost mid-apply: a second sshd in B with ChannelTimeout session:*=3s
+# closes the persistent shell channel while linklab holds between the
+# change and its confirmation (LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS); the
+# session itself stays up, so linklab's exit path could still reach the
+# peer. After linklab has exited the timer must still be pending and then
+# restore the prior qdisc. Also: the sshd child of the session killed
+# mid-apply; a later confirmed apply over the same session is not undone by
+# the older timer; a confirmed apply leaves no timer behind.
+# Uses its own namespaces/state dir (lib.sh lab_up).
+. "$(dirname "$0")/lib.sh"
+need_root exitpaths
+SUF=ep$$
+T=$(mktemp -d /tmp/ll-eptest.XXXXXX)
+cleanup() {
+	[ -f "$T/sshd-ct.pid" ] && kill "$(cat "$T/sshd-ct.pid")" 2>/dev/null
+	lab_down
+	rm -f "$LL_LAB_DIR.uperr"
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+if [ ! -x "$LINKLAB" ]; then fail "no linklab binary at $LINKLAB (run make)"; summary exitpaths; exit 1; fi
+# the remote driver (tests/lab/remote_driver.c) on the core objects
+B=${LL_BUILD:-$LL_REPO/build}
+OBJS=$(cd "$LL_REPO" && for f in src/*/*.c; do case "$f" in src/tui/*) ;; *) f=${f#src/}; echo "$B/obj/${f%.c}.o";; esac; done)
+if ! make -C "$LL_REPO" -s BUILD="$B" $OBJS > "$T/make.log" 2>&1; then
+	fail "make core objects: $(tail -5 "$T/make.log")"; summary exitpaths; exit 1
+fi
+ar rcs "$T/libcore.a" $OBJS
+if ! cc -std=c11 -D_GNU_SOURCE -O1 -g -I"$LL_REPO/include" -o "$T/drv" \
+	"$LL_REPO/tests/lab/remote_driver.c" "$T/libcore.a" \
+	$(pkg-config --libs libnl-route-3.0 libssh2 ncursesw libcjson) -liniparser -lpthread -lm 2> "$T/cc.err"; then
+	fail "build remote_driver: $(head -5 "$T/cc.err")"; summary exitpaths; exit 1
+fi
+if ! lab_up "$SUF"; then fail "lab up"; summary exitpaths; exit 1; fi
+NSID=$(inb stat -L -c %i /proc/self/ns/net)
+
+# --- a second sshd in B (port 2222) that closes channels idle for 3 s -------
+sed -e 's/^Port .*/Port 2222/' -e "s|^PidFile .*|PidFile $T/sshd-ct.pid|" \
+	"$LL_LAB_DIR/sshd_config" > "$T/sshd-ct_config"
+echo "ChannelTimeout session:*=3s" >> "$T/sshd-ct_config"
+cp "$LL_LAB_DIR/ssh_config" "$T/ssh_config"
+{
+	echo "Host peer-ct"
+	echo "  HostName $LL_ADDR_B"
+	echo "  Port 2222"
+	echo "  User root"
+	echo "  IdentityFile $LL_LAB_DIR/id_ed25519"
+	echo "  IdentitiesOnly yes"
+	echo "  UserKnownHostsFile $T/known_hosts"
+	echo "  StrictHostKeyChecking yes"
+	echo "  BatchMode yes"
+} >> "$T/ssh_config"
+key=$(cut -d' ' -f1,2 "$LL_LAB_DIR/ssh_host_ed25519_key.pub")
+{ cat "$LL_LAB_DIR/known_hosts"; echo "[$LL_ADDR_B]:2222 $key"; } > "$T/known_hosts"
+if ! inb "$(command -v sshd)" -f "$T/sshd-ct_config" -E "$T/sshd-ct.log"; then
+	fail "sshd with ChannelTimeout did not start: $(tail -3 "$T/sshd-ct.log")"
+	summary exitpaths; exit 1
+fi
+i=0; while [ ! -s "$T/sshd-ct.pid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+
+# pids of the revert timers (argv[0] linklab-revert) in B's namespace
+timers() {
+	for p in $(pgrep -f '^sh -c .*linklab-revert|linklab-revert' 2>/dev/null); do
+		[ "$(stat -L -c %i /proc/$p/ns/net 2>/dev/null)" = "$NSID" ] &&
+			[ "$(tr '\0' ' ' < /proc/$p/cmdline | awk '{print $NF}')" = linklab-revert ] && echo "$p"
+	done
+}
+wait_kind() { # NS DEV KIND TENTHS
+	i=0; while [ "$(root_kind "$1" "$2")" != "$3" ] && [ $i -lt "$4" ]; do sleep 0.1; i=$((i+1)); done
+	[ "$(root_kind "$1" "$2")" = "$3" ]
+}
+
+# 1. the prior state on B: the default root (noqueue); a non-default
+#    original (pfifo, htb) is the journal's matter (tests/lab/ssh.sh)
+before=$(inb tc qdisc show dev veth-b)
+
+# 2. ChannelTimeout closes the shell channel during the 5 s hold; the
+#    session lives on. linklab reports the loss and exits.
+t0=$(date +%s%N)
+ina env LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS=5000 "$LINKLAB" apply -F "$T/ssh_config" \
+	--peer peer-ct --peer-dev veth-b --remote --revert-after 8 --rate 1mbit > "$T/ct.out" 2>&1
+rc=$?
+t_exit=$(( ($(date +%s%N) - t0) / 1000000 ))
+case "$(cat "$T/ct.out")" in
+*"the peer restores the original within 8 s"*)
+	pass "ChannelTimeout mid-apply: linklab says the peer restores within 8 s (exit $rc after $t_exit ms)" ;;
+*) fail "ChannelTimeout mid-apply: no lost-session report (exit $rc): $(cat "$T/ct.out")" ;;
+esac
+tm=$(timers)
+kind=$(root_kind "$LL_NS_B" veth-b)
+if [ -n "$tm" ] && [ "$kind" = tbf ]; then
+	pass "after linklab exited: the revert timer (pid $tm) is still armed on the peer, tbf still on veth-b"
+else
+	fail "after linklab exited: timer '$tm', root $kind (the exit path killed the timer?)"
+fi
+if wait_kind "$LL_NS_B" veth-b noqueue 120; then
+	dt=$(( ($(date +%s%N) - t0) / 1000000 ))
+	after=$(inb tc qdisc show dev veth-b)
+	if [ "$after" = "$before" ] && [ $dt -le 15000 ]; then
+		pass "the timer restored the prior noqueue ${dt} ms after the apply began (timer 8 s)"
+	else
+		fail "restored state differs or late ($dt ms): '$before' -> '$after'"
+	fi
+else
+	fail "ChannelTimeout: veth-b not restored within 12 s: $(inb tc qdisc show dev veth-b)"
+fi
+[ -z "$(timers)" ] && pass "the timer ended after restoring" || fail "timer still there: $(timers)"
+ls /run/linklab/remote-"$NSID"-veth-b.tc.json >/dev/null 2>&1 &&
+	fail "journal left after the timer's restore" || pass "the timer's restore removed the journal"
+
+# 2b. the same session goes on after the lost confirmation (only the
+#     channel was closed): a newer apply arms its own timer, and the
+#     older one must not undo it later
+t0=$(date +%s)
+ina env LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS=5000 "$T/drv" -F "$T/ssh_config" --revert-after 6 \
+	peer-ct apply-again veth-b 1mbit 3mbit > "$T/again.out" 2>&1
+if grep -q "^first: .*restores the original within 6 s" "$T/again.out" && grep -q "^second: applied" "$T/again.out"; then
+	pass "unconfirmed apply, then a confirmed one over the same session: $(tr '\n' ' ' < "$T/again.out" | cut -c1-90)..."
+else
+	fail "apply-again: $(cat "$T/again.out")"
+fi
+sleep $(( 6 + 2 - ($(date +%s) - t0) > 0 ? 6 + 2 - ($(date +%s) - t0) : 0 ))
+r=$(root_tbf_rate "$LL_NS_B" veth-b)
+[ "$r" = 3000000 ] && [ -z "$(timers)" ] &&
+	pass "past the first timer's deadline: veth-b keeps the confirmed 3mbit, no timer left" ||
+	fail "the superseded timer undid the confirmed apply: rate $r, timers '$(timers)'"
+ina "$LINKLAB" clear -F "$LL_SSH_CONFIG" --peer "$LL_PEER" --remote > /dev/null 2>&1
+
+# 3. the sshd child of the session killed mid-apply (the whole session
+#    gone): restored by the timer after linklab exited
+ina env LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS=3000 "$LINKLAB" apply -F "$LL_SSH_CONFIG" \
+	--peer "$LL_PEER" --remote --revert-after 5 --rate 1mbit > "$T/kill.out" 2>&1 &
+LPID=$!
+wait_kind "$LL_NS_B" veth-b tbf 100
+child=""
+for p in $(pgrep -P "$(cat "$LL_LAB_DIR/sshd.pid")" sshd); do
+	# our connection: the sshd child with an established :22 socket
+	inb ss -tnpH state established '( sport = :22 )' 2>/dev/null | grep -q "pid=$p," && child=$p
+done
+if [ -n "$child" ] && kill -0 $LPID 2>/dev/null; then
+	kill -KILL "$child"
+	t0=$(date +%s%N)
+	wait $LPID
+	ex=$(( ($(date +%s%N) - t0) / 1000000 ))
+	if wait_kind "$LL_NS_B" veth-b noqueue 90; then
+		dt=$(( ($(date +%s%N) - t0) / 1000000 ))
+		pass "sshd child killed mid-apply: linklab exited after $ex ms, the peer back to noqueue after $dt ms (timer 5 s)"
+	else
+		fail "sshd child killed: not restored: $(inb tc qdisc show dev veth-b)"
+	fi
+	grep -q "restores the original within 5 s" "$T/kill.out" && pass "the lost session is reported with the pending revert" ||
+		fail "kill report: $(cat "$T/kill.out")"
+else
+	wait $LPID
+	fail "sshd child of the session not found mid-apply (child '$child'): $(cat "$T/kill.out")"
+fi
+
+# 4. a confirmed apply disarms its timer; a normal exit leaves none
+if ina "$LINKLAB" apply -F "$LL_SSH_CONFIG" --peer "$LL_PEER" --remote --rate 2mbit > "$T/ok.out" 2>&1 &&
+   [ "$(root_kind "$LL_NS_B" veth-b)" = tbf ]; then
+	[ -z "$(timers)" ] && pass "confirmed apply: no revert timer left on the peer" || fail "confirmed apply left timer $(timers)"
+	sleep 1
+	[ "$(root_kind "$LL_NS_B" veth-b)" = tbf ] && pass "confirmed apply stays (nothing reverts it)" || fail "confirmed apply reverted"
+else
+	fail "apply over the lab sshd: $(cat "$T/ok.out")"
+fi
+ina "$LINKLAB" clear -F "$LL_SSH_CONFIG" --peer "$LL_PEER" --remote > /dev/null 2>&1
+[ "$(inb tc qdisc show dev veth-b)" = "$before" ] && pass "clear: back to noqueue" || fail "clear: $(inb tc qdisc show dev veth-b)"
+inb tc qdisc del dev veth-b root 2>/dev/null
+
+summary exitpaths
