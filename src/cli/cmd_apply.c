@@ -360,6 +360,92 @@ static int read_back(struct peerset *ps, const struct impair dial[2],
 	return status;
 }
 
+/* The interfaces each side needs, and on the one that carries the SSH
+ * session to B a warning (or 100 % loss refused without --force); problems
+ * go to diag. */
+static void cmd_apply_preflight(const struct apply_args *a, struct peerset *ps,
+				unsigned sides, const struct impair dial[2],
+				struct ll_diag *diag)
+{
+	struct ll_err err = { 0 };
+	int i;
+
+	if ((sides & CMD_SIDE_A) && !ps->dev_a[0])
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL, ps->has_b ?
+			    "no interface on this host routes to the peer: give --dev IF" :
+			    "which interface? give --dev IF (or --peer HOST to "
+			    "pick the one that routes to it)");
+	if ((sides & CMD_SIDE_B) && !ps->dev_b[0])
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+			    "no interface on the peer routes to this host: give --peer-dev IF");
+	/* the interface that carries the SSH session to B: warn, and
+	 * refuse 100 % loss on it without --force */
+	for (i = 0; i < 2 && diag->nerrors == 0; i++) {
+		const char *dev = i == 0 ? ps->dev_a : ps->dev_b;
+		char warn[LL_DIAG_LEN];
+
+		if (!(sides & (i == 0 ? CMD_SIDE_A : CMD_SIDE_B)) || !dev[0] ||
+		    impair_is_empty(&dial[i]))
+			continue;
+		if (peerset_ctl_check(ps, i, dev, &dial[i], a->c.po.force, warn,
+				      sizeof(warn), &err) < 0)
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s", err.msg);
+		else if (warn[0] && !a->c.po.exclude_ssh)
+			ll_diag_add(diag, LL_DIAG_WARN, NULL, "%s", warn);
+	}
+}
+
+/* --dry-run on one side: its commands printed, or into doc (-J); on
+ * failure the message is said, kept in failmsg and the status returned. */
+static int cmd_apply_dry_side(struct peer *p, const char *dev, int i,
+			      const struct impair *dial, cJSON *doc,
+			      char *failmsg, size_t fmlen)
+{
+	struct ll_err err = { 0 };
+	char lines[4096];
+
+	if (p->ops->dry_run(p, dev, dial, lines, sizeof(lines), &err) < 0) {
+		fprintf(stderr, "linklab apply: %s %s: %s\n", p->label,
+			dev, cmd_errtext(dev, &err));
+		snprintf(failmsg, fmlen, "%s %s: %s", p->label,
+			 dev, cmd_errtext(dev, &err));
+		return cmd_status(&err);
+	}
+	if (doc) {
+		cJSON *cmds = cJSON_CreateArray();
+		char *line, *save = NULL;
+
+		for (line = strtok_r(lines, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save))
+			cJSON_AddItemToArray(cmds, cJSON_CreateString(line));
+		cJSON_AddItemToObject(cmd_json_side(doc, i, p, dev),
+				      "commands", cmds);
+	} else {
+		printf("# %s\n%s", p->label, lines);
+	}
+	return 0;
+}
+
+/* Say the records a peer dropped on the way (another device's numbers),
+ * one line each, control characters shown as '?'. */
+static void cmd_apply_print_notes(struct peer *p)
+{
+	/* records dropped on the way (another device's numbers) */
+	if (p->ops->notes && p->ops->notes(p)[0]) {
+		const char *s = p->ops->notes(p);
+
+		while (*s) {
+			size_t n = strcspn(s, "\n"), k;
+
+			fprintf(stderr, "linklab apply: %s: ", p->label);
+			for (k = 0; k < n; k++)
+				fputc((unsigned char)s[k] < 0x20 ? '?' : s[k], stderr);
+			fputc('\n', stderr);
+			s += n + (s[n] == '\n');
+		}
+	}
+}
+
 int cmd_apply(int argc, char **argv)
 {
 	struct apply_args a = { 0 };
@@ -371,7 +457,7 @@ int cmd_apply(int argc, char **argv)
 	unsigned sides = 0, done = 0;
 	bool opened = false, restored = false;
 	int i, rc, status = 0;
-	char lines[4096], failmsg[LL_ERR_MAX + 64] = "";
+	char failmsg[LL_ERR_MAX + 64] = "";
 
 	ll_diag_clear(&diag);
 	parse_args(&a, argc, argv, &diag);
@@ -393,29 +479,7 @@ int cmd_apply(int argc, char **argv)
 		sides = cmd_sides(&a.c, &ps, &err);
 		if (!sides)
 			ll_diag_add(&diag, LL_DIAG_ERROR, NULL, "%s", err.msg);
-		if ((sides & CMD_SIDE_A) && !ps.dev_a[0])
-			ll_diag_add(&diag, LL_DIAG_ERROR, NULL, ps.has_b ?
-				    "no interface on this host routes to the peer: give --dev IF" :
-				    "which interface? give --dev IF (or --peer HOST to "
-				    "pick the one that routes to it)");
-		if ((sides & CMD_SIDE_B) && !ps.dev_b[0])
-			ll_diag_add(&diag, LL_DIAG_ERROR, NULL,
-				    "no interface on the peer routes to this host: give --peer-dev IF");
-		/* the interface that carries the SSH session to B: warn, and
-		 * refuse 100 % loss on it without --force */
-		for (i = 0; i < 2 && diag.nerrors == 0; i++) {
-			const char *dev = i == 0 ? ps.dev_a : ps.dev_b;
-			char warn[LL_DIAG_LEN];
-
-			if (!(sides & (i == 0 ? CMD_SIDE_A : CMD_SIDE_B)) || !dev[0] ||
-			    impair_is_empty(&dial[i]))
-				continue;
-			if (peerset_ctl_check(&ps, i, dev, &dial[i], a.c.po.force, warn,
-					      sizeof(warn), &err) < 0)
-				ll_diag_add(&diag, LL_DIAG_ERROR, NULL, "%s", err.msg);
-			else if (warn[0] && !a.c.po.exclude_ssh)
-				ll_diag_add(&diag, LL_DIAG_WARN, NULL, "%s", warn);
-		}
+		cmd_apply_preflight(&a, &ps, sides, dial, &diag);
 	}
 	for (i = 0; i < 2; i++) {
 		char jw[LL_DIAG_LEN];
@@ -449,44 +513,14 @@ int cmd_apply(int argc, char **argv)
 		if (!(sides & side) || impair_is_empty(&dial[i]))
 			continue;
 		if (a.dry) {
-			rc = p->ops->dry_run(p, dev, &dial[i], lines, sizeof(lines), &err);
-			if (rc < 0) {
-				fprintf(stderr, "linklab apply: %s %s: %s\n", p->label,
-					dev, cmd_errtext(dev, &err));
-				snprintf(failmsg, sizeof(failmsg), "%s %s: %s", p->label,
-					 dev, cmd_errtext(dev, &err));
-				status = cmd_status(&err);
+			status = cmd_apply_dry_side(p, dev, i, &dial[i], doc, failmsg,
+						    sizeof(failmsg));
+			if (status)
 				break;
-			}
-			if (doc) {
-				cJSON *cmds = cJSON_CreateArray();
-				char *line, *save = NULL;
-
-				for (line = strtok_r(lines, "\n", &save); line;
-				     line = strtok_r(NULL, "\n", &save))
-					cJSON_AddItemToArray(cmds, cJSON_CreateString(line));
-				cJSON_AddItemToObject(cmd_json_side(doc, i, p, dev),
-						      "commands", cmds);
-			} else {
-				printf("# %s\n%s", p->label, lines);
-			}
 			continue;
 		}
 		rc = p->ops->apply(p, dev, &dial[i], &err);
-		/* records dropped on the way (another device's numbers) */
-		if (p->ops->notes && p->ops->notes(p)[0]) {
-			const char *s = p->ops->notes(p);
-
-			while (*s) {
-				size_t n = strcspn(s, "\n"), k;
-
-				fprintf(stderr, "linklab apply: %s: ", p->label);
-				for (k = 0; k < n; k++)
-					fputc((unsigned char)s[k] < 0x20 ? '?' : s[k], stderr);
-				fputc('\n', stderr);
-				s += n + (s[n] == '\n');
-			}
-		}
+		cmd_apply_print_notes(p);
 		if (rc < 0) {
 			fprintf(stderr, "linklab apply: %s %s: %s\n", p->label, dev,
 				cmd_errtext(dev, &err));

@@ -308,6 +308,138 @@ static void csv_rows(const struct test_interval *iv)
 	fflush(stdout);
 }
 
+/* Report a test that could not start: as JSON (-J, unless quiet) or a
+ * stream error event (--json-stream), then on stderr; kept as last_err. */
+static void cmd_test_start_failed(const struct ll_err *err, int json)
+{
+	if (json && !out_opts.quiet) {
+		char *es = NULL;
+		cJSON *j = cJSON_CreateObject();
+		if (j) {
+			cJSON_AddStringToObject(j, "error", err->msg);
+			cmd_json_sanitize(j);
+			es = cJSON_Print(j);
+			cJSON_Delete(j);
+		}
+		if (es)
+			printf("%s\n", es);
+		free(es);
+	} else if (out_opts.json_stream) {
+		cJSON *j = cJSON_CreateObject();
+		char *es = NULL;
+		if (j) {
+			cJSON_AddStringToObject(j, "event", "error");
+			cJSON_AddStringToObject(j, "data", err->msg);
+			cmd_json_sanitize(j);
+			es = cJSON_PrintUnformatted(j);
+			cJSON_Delete(j);
+		}
+		if (es)
+			printf("%s\n", es);
+		free(es);
+	}
+	fprintf(stderr, "linklab test: %s\n", err->msg);
+	snprintf(out_opts.last_err, sizeof(out_opts.last_err), "%s", err->msg);
+}
+
+/* Print the connected streams and the interval table's header (text). */
+static void cmd_test_print_connected(struct test *t, const struct test_event *ev,
+				     const struct test_opts *o)
+{
+	for (int i = 0; i < ev->interval.nstreams; i++) {
+		char lh[64], rh[64];
+		int lp, rp, id = test_stream_addr(t, i, lh, sizeof(lh),
+						  &lp, rh, sizeof(rh), &rp);
+		if (id > 0)
+			printf("[%3d] local %s port %d connected to %s port %d\n",
+			       id, lh, lp, rh, rp);
+	}
+	if (o->reverse)
+		printf("Reverse mode, remote host %s is sending\n", o->host);
+	if (o->udp && o->reverse)
+		printf("[ ID] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams\n");
+	else if (o->udp)
+		printf("[ ID] Interval           Transfer     Bitrate         Total Datagrams\n");
+	else if (o->reverse)
+		printf("[ ID] Interval           Transfer     Bitrate\n");
+	else
+		printf("[ ID] Interval           Transfer     Bitrate         Retr  Cwnd\n");
+}
+
+/* Handle one event of the run in every output asked for; returns 1 when
+ * the run is finished (rc set to 0 on a completed run), else 0. */
+static int cmd_test_event(struct test *t, const struct test_event *ev,
+			  const struct test_opts *o, int json, bool text, int *rc)
+{
+	switch (ev->kind) {
+	case TEV_CONNECTED:
+		if (out_opts.json_stream)
+			stream_line(t, "start", NULL);
+		if (text)
+			cmd_test_print_connected(t, ev, o);
+		break;
+	case TEV_INTERVAL:
+		if (out_opts.json_stream)
+			stream_line(t, "interval", &ev->interval);
+		if (out_opts.csv_stdout && !ev->interval.remote)
+			csv_rows(&ev->interval);
+		if (text)
+			print_interval(&ev->interval, o);
+		break;
+	case TEV_DONE:
+		out_opts.last_bps = test_summary(t)->sum_received.bps;
+		out_opts.last_idle = test_summary(t)->rtt_idle;
+		out_opts.last_load = test_summary(t)->rtt_load;
+		if (out_opts.json_stream)
+			stream_line(t, "end", NULL);
+		if (text)
+			print_summary(test_summary(t), o);
+		*rc = 0;
+		return 1;
+	case TEV_ERROR:
+		if (out_opts.json_stream) {
+			if (test_summary(t)->partial)
+				stream_line(t, "end", NULL);
+			stream_line(t, "error", NULL);
+		}
+		if (text && test_summary(t)->partial)
+			print_summary(test_summary(t), o);
+		if (!json || !out_opts.quiet)
+			fprintf(stderr, "linklab test: error - %s\n",
+				ev->err.msg);
+		snprintf(out_opts.last_err, sizeof(out_opts.last_err),
+			 "%s", ev->err.msg);
+		return 1;
+	}
+	return 0;
+}
+
+/* Write the finished run's intervals and summary to the --csv and --plot
+ * files; returns rc, or 1 when a file could not be written. */
+static int cmd_test_write_files(struct test *t, const struct test_opts *o,
+				int rc, struct ll_err *err)
+{
+	const struct test_interval *ivs;
+	int niv = test_intervals(t, &ivs);
+	const struct test_summary *S = rc == 0 || test_summary(t)->partial ?
+				       test_summary(t) : NULL;
+	char cap[300];
+	snprintf(cap, sizeof(cap), "linklab test -c %s -P %d%s%s%s", o->host,
+		 o->streams, o->udp ? " -u" : "", o->reverse ? " -R" : "",
+		 o->bidir ? " --bidir" : "");
+	if (out_opts.csv &&
+	    csvout_write_file(out_opts.csv, ivs, niv, S, cap, err) < 0) {
+		fprintf(stderr, "linklab test: --csv: %s\n", err->msg);
+		rc = 1;
+	}
+	if (out_opts.plot &&
+	    plot_svg_write(out_opts.plot, ivs, niv, S, cap, err) < 0) {
+		fprintf(stderr, "linklab test: --plot: %s\n", err->msg);
+		rc = 1;
+	}
+	return rc;
+}
+
 int cmd_test_run(const struct test_opts *o, int json)
 {
 	struct sigaction sa, old_int, old_term;
@@ -322,34 +454,7 @@ int cmd_test_run(const struct test_opts *o, int json)
 		return 1;
 	}
 	if (test_start(o, &t, &err) < 0) {
-		if (json && !out_opts.quiet) {
-			char *es = NULL;
-			cJSON *j = cJSON_CreateObject();
-			if (j) {
-				cJSON_AddStringToObject(j, "error", err.msg);
-				cmd_json_sanitize(j);
-				es = cJSON_Print(j);
-				cJSON_Delete(j);
-			}
-			if (es)
-				printf("%s\n", es);
-			free(es);
-		} else if (out_opts.json_stream) {
-			cJSON *j = cJSON_CreateObject();
-			char *es = NULL;
-			if (j) {
-				cJSON_AddStringToObject(j, "event", "error");
-				cJSON_AddStringToObject(j, "data", err.msg);
-				cmd_json_sanitize(j);
-				es = cJSON_PrintUnformatted(j);
-				cJSON_Delete(j);
-			}
-			if (es)
-				printf("%s\n", es);
-			free(es);
-		}
-		fprintf(stderr, "linklab test: %s\n", err.msg);
-		snprintf(out_opts.last_err, sizeof(out_opts.last_err), "%s", err.msg);
+		cmd_test_start_failed(&err, json);
 		free(ev);
 		return 1;
 	}
@@ -377,68 +482,8 @@ int cmd_test_run(const struct test_opts *o, int json)
 			stopped = 1;
 			test_stop(t);
 		}
-		while (!finished && test_next_event(t, ev) == 1) {
-			switch (ev->kind) {
-			case TEV_CONNECTED:
-				if (out_opts.json_stream)
-					stream_line(t, "start", NULL);
-				if (text) {
-					for (int i = 0; i < ev->interval.nstreams; i++) {
-						char lh[64], rh[64];
-						int lp, rp, id = test_stream_addr(t, i, lh, sizeof(lh),
-										  &lp, rh, sizeof(rh), &rp);
-						if (id > 0)
-							printf("[%3d] local %s port %d connected to %s port %d\n",
-							       id, lh, lp, rh, rp);
-					}
-					if (o->reverse)
-						printf("Reverse mode, remote host %s is sending\n", o->host);
-					if (o->udp && o->reverse)
-						printf("[ ID] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams\n");
-					else if (o->udp)
-						printf("[ ID] Interval           Transfer     Bitrate         Total Datagrams\n");
-					else if (o->reverse)
-						printf("[ ID] Interval           Transfer     Bitrate\n");
-					else
-						printf("[ ID] Interval           Transfer     Bitrate         Retr  Cwnd\n");
-				}
-				break;
-			case TEV_INTERVAL:
-				if (out_opts.json_stream)
-					stream_line(t, "interval", &ev->interval);
-				if (out_opts.csv_stdout && !ev->interval.remote)
-					csv_rows(&ev->interval);
-				if (text)
-					print_interval(&ev->interval, o);
-				break;
-			case TEV_DONE:
-				out_opts.last_bps = test_summary(t)->sum_received.bps;
-				out_opts.last_idle = test_summary(t)->rtt_idle;
-				out_opts.last_load = test_summary(t)->rtt_load;
-				if (out_opts.json_stream)
-					stream_line(t, "end", NULL);
-				if (text)
-					print_summary(test_summary(t), o);
-				rc = 0;
-				finished = 1;
-				break;
-			case TEV_ERROR:
-				if (out_opts.json_stream) {
-					if (test_summary(t)->partial)
-						stream_line(t, "end", NULL);
-					stream_line(t, "error", NULL);
-				}
-				if (text && test_summary(t)->partial)
-					print_summary(test_summary(t), o);
-				if (!json || !out_opts.quiet)
-					fprintf(stderr, "linklab test: error - %s\n",
-						ev->err.msg);
-				snprintf(out_opts.last_err, sizeof(out_opts.last_err),
-					 "%s", ev->err.msg);
-				finished = 1;
-				break;
-			}
-		}
+		while (!finished && test_next_event(t, ev) == 1)
+			finished = cmd_test_event(t, ev, o, json, text, &rc);
 	}
 	if (json && !out_opts.quiet) {
 		char *s = cmd_json_text_safe(test_json(t), true);
@@ -449,26 +494,8 @@ int cmd_test_run(const struct test_opts *o, int json)
 		fflush(stdout);
 	}
 	/* the finished run: intervals and summary, for files (--csv, --plot) */
-	if (finished && (out_opts.csv || out_opts.plot)) {
-		const struct test_interval *ivs;
-		int niv = test_intervals(t, &ivs);
-		const struct test_summary *S = rc == 0 || test_summary(t)->partial ?
-					       test_summary(t) : NULL;
-		char cap[300];
-		snprintf(cap, sizeof(cap), "linklab test -c %s -P %d%s%s%s", o->host,
-			 o->streams, o->udp ? " -u" : "", o->reverse ? " -R" : "",
-			 o->bidir ? " --bidir" : "");
-		if (out_opts.csv &&
-		    csvout_write_file(out_opts.csv, ivs, niv, S, cap, &err) < 0) {
-			fprintf(stderr, "linklab test: --csv: %s\n", err.msg);
-			rc = 1;
-		}
-		if (out_opts.plot &&
-		    plot_svg_write(out_opts.plot, ivs, niv, S, cap, &err) < 0) {
-			fprintf(stderr, "linklab test: --plot: %s\n", err.msg);
-			rc = 1;
-		}
-	}
+	if (finished && (out_opts.csv || out_opts.plot))
+		rc = cmd_test_write_files(t, o, rc, &err);
 	if (stopped) {
 		/* like iperf3: the totals cover the run so far, the exit
 		 * status says it did not run its course */
@@ -678,6 +705,227 @@ static bool repeated(int c, const char *lname, const char *seen[TEST_SEEN_MAX])
 	return true;
 }
 
+/* Take one of the main options (-c -p -P -t -i -R -l -w -b -u -J --bidir
+ * --connect-timeout) into o: 0 taken, 1 refused (said on stderr), -1 not
+ * one of these. */
+static int cmd_test_opt_main(int c, struct test_opts *o, int *json,
+			     bool *b_given)
+{
+	double v;
+
+	switch (c) {
+	case 'c':
+		if (!optarg[0] || strlen(optarg) >= sizeof(o->host))
+			return bad_opt("-c", optarg, "a host name or address");
+		snprintf(o->host, sizeof(o->host), "%s", optarg);
+		return 0;
+	case 'p':
+		if (parse_num(optarg, &v) || v < 1 || v > 65535 || v != floor(v))
+			return bad_opt("-p", optarg, "an integer 1..65535");
+		o->port = (int)v;
+		return 0;
+	case 'P':
+		if (parse_num(optarg, &v) || v < 1 || v > TEST_MAX_STREAMS ||
+		    v != floor(v))
+			return bad_opt("-P", optarg, "an integer 1..128");
+		o->streams = (int)v;
+		return 0;
+	case 't':
+		if (!parse_num(optarg, &v) && v == 0) {
+			/* iperf3 3.12: -t 0 runs until interrupted */
+			return bad_opt("-t", optarg,
+					"seconds, 1..86400 (iperf3's -t 0, run until "
+					"interrupted, is not supported: the engine and "
+					"linklab serve work to a fixed duration; use "
+					"-t 86400 and Ctrl-C, the summary covers the run "
+					"so far)");
+		}
+		if (parse_num(optarg, &v) || v < 1 || v > IPERF3_MAX_TIME)
+			return bad_opt("-t", optarg, "seconds, 1..86400");
+		o->duration = v;
+		return 0;
+	case 'i':
+		if (parse_num(optarg, &v) || (v != 0 && (v < 0.1 || v > 60)))
+			return bad_opt("-i", optarg,
+					"seconds, 0.1..60, or 0 (no periodic reports, as iperf3)");
+		o->interval = v;
+		return 0;
+	case 'R':
+		o->reverse = true;
+		return 0;
+	case 'l':
+		if (parse_suffixed(optarg, 1024, &v) || v < 1 ||
+		    v > IPERF3_MAX_BLOCKSIZE)
+			return bad_opt("-l", optarg,
+				       "bytes, 1..1M (K/M suffixes are 1024-based)");
+		o->blksize = (uint32_t)v;
+		return 0;
+	case 'w':
+		if (parse_suffixed(optarg, 1024, &v) || v < 1 ||
+		    v > IPERF3_MAX_WINDOW)
+			return bad_opt("-w", optarg,
+				       "bytes, 1..512M (K/M suffixes are 1024-based)");
+		o->window = (uint64_t)v;
+		return 0;
+	case 'b':
+		if (parse_suffixed(optarg, 1000, &v) || v > 1e15)
+			return bad_opt("-b", optarg,
+				       "bit/s, 0 (unlimited) .. 1000T (K/M/G are 1000-based)");
+		o->bitrate = (uint64_t)v;
+		*b_given = true;
+		return 0;
+	case 'u':
+		o->udp = true;
+		return 0;
+	case 'J':
+		*json = 1;
+		return 0;
+	case 'D':
+		o->bidir = true;
+		return 0;
+	case 'T':
+		if (parse_num(optarg, &v) || v <= 0 || v > 3600)
+			return bad_opt("--connect-timeout", optarg,
+				       "seconds, (0..3600]");
+		o->connect_timeout = v;
+		return 0;
+	}
+	return -1;
+}
+
+/* Take one of the other options (-O -n -k -M -N -C -Z and the long-only
+ * ones) into o or out_opts: 0 taken, 1 refused (said on stderr), -1 not
+ * one of these. */
+static int cmd_test_opt_more(int c, struct test_opts *o)
+{
+	double v;
+
+	switch (c) {
+	case 'O':
+		if (parse_num(optarg, &v) || v < 0 || v > 600)
+			return bad_opt("-O", optarg, "seconds, 0..600");
+		o->omit = v;
+		return 0;
+	case 'n':
+		if (parse_suffixed(optarg, 1024, &v) || v < 1 || v > 1e18) {
+			return bad_opt("-n", optarg,
+				       "1 byte .. 10^18 bytes; K/M/G/T suffixes, 1024-based");
+		}
+		o->bytes = (uint64_t)v;
+		return 0;
+	case 'k':
+		if (parse_suffixed(optarg, 1024, &v) || v < 1 || v > 1e15) {
+			return bad_opt("-k", optarg,
+				       "1 .. 10^15 blocks; K/M/G/T suffixes, 1024-based");
+		}
+		o->blocks = (uint64_t)v;
+		return 0;
+	case 'M':
+		if (parse_num(optarg, &v) || v < 1 || v > 65535 || v != floor(v))
+			return bad_opt("-M", optarg, "bytes, 1..65535");
+		o->mss = (uint32_t)v;
+		return 0;
+	case 'N':
+		o->nodelay = true;
+		return 0;
+	case 'C':
+		if (!optarg[0] || strlen(optarg) >= sizeof(o->congestion))
+			return bad_opt("-C", optarg,
+				       "a congestion control name (cubic, bbr, reno ...)");
+		snprintf(o->congestion, sizeof(o->congestion), "%s", optarg);
+		return 0;
+	case 'Z':
+		o->zerocopy = true;
+		return 0;
+	case 1001:
+		o->udp64 = true;
+		return 0;
+	case 1002:
+		out_opts.json_stream = true;
+		return 0;
+	case 1003:
+		out_opts.csv = optarg;
+		return 0;
+	case 1004:
+		out_opts.plot = optarg;
+		return 0;
+	case 1005:
+		if (!strcmp(optarg, "csv"))
+			out_opts.csv_stdout = true;
+		else if (strcmp(optarg, "text"))
+			return bad_opt("--format", optarg, "text or csv");
+		return 0;
+	case 1006:
+		o->live = o->interval;
+		return 0;
+	case 1007:
+		o->rtt = true;
+		return 0;
+	case 1009:
+		o->gso = true;
+		return 0;
+	case 1008:
+		if (parse_num(optarg, &v) || v < 1 || v > 1000 || v != floor(v))
+			return bad_opt("--repeat", optarg, "an integer 1..1000");
+		out_opts.repeat = (int)v;
+		return 0;
+	}
+	return -1;
+}
+
+/* The checks after parsing: a stray argument, -c missing, the defaults
+ * that follow from other options, the options that exclude each other, the
+ * engine's own rules, the congestion control and the output files. All
+ * are said on stderr; returns how many problems. */
+static int cmd_test_check_across(struct test_opts *o, int json, bool b_given,
+				 int argc, char **argv)
+{
+	int nbad = 0;
+
+	if (optind < argc) {
+		fprintf(stderr, "linklab test: unexpected argument '%s'\n", argv[optind]);
+		nbad++;
+	}
+	if (!o->host[0]) {
+		fprintf(stderr, "linklab test: -c ADDR is required (the server to test against)\n");
+		nbad++;
+	}
+	/* the checks across options run on what parsed (a value refused
+	 * above keeps its default), so every problem is listed at once */
+	if (o->udp && !b_given)
+		o->bitrate = IPERF3_UDP_DEFAULT_RATE;   /* iperf3's UDP default */
+	if (o->live > 0)
+		o->live = o->interval;   /* live samples at the report interval */
+	if ((json != 0) + out_opts.json_stream + out_opts.csv_stdout > 1) {
+		fprintf(stderr, "linklab test: -J, --json-stream and --format csv are mutually exclusive\n");
+		nbad++;
+	}
+	struct ll_diag d = { 0 };
+	if (test_opts_validate(o, &d) < 0) {
+		for (int i = 0; i < d.n; i++)
+			if (strcmp(d.e[i].field, "host"))   /* -c: said above */
+				fprintf(stderr, "linklab test: %s\n", d.e[i].text);
+		nbad += d.nerrors;
+	}
+	if (out_opts.repeat > 1 && (out_opts.json_stream || out_opts.csv_stdout ||
+				    out_opts.csv || out_opts.plot)) {
+		fprintf(stderr, "linklab test: --repeat prints a summary (text or -J) only\n");
+		nbad++;
+	}
+	if (o->congestion[0]) {   /* before connecting: this host's list */
+		struct ll_err ce = { 0 };
+		if (iperf3_cc_check(o->congestion, &ce) < 0) {
+			fprintf(stderr, "linklab test: %s\n", ce.msg);
+			nbad++;
+		}
+	}
+	if (out_opts.csv)
+		nbad += check_out_path("--csv", out_opts.csv);
+	if (out_opts.plot)
+		nbad += check_out_path("--plot", out_opts.plot);
+	return nbad;
+}
+
 /* Parse and check argv; every problem is printed before anything runs.
  * check_only: stop there (0 fine, 1 -h printed, 2 problems); nbad: problems
  * the caller already printed. */
@@ -720,7 +968,7 @@ static int test_cmd(int argc, char **argv, int nbad, bool check_only)
 	const char *seen[TEST_SEEN_MAX] = { 0 };   /* first value by option code */
 	int json = 0, c, li = -1;
 	bool b_given = false;
-	double v;
+	int r;
 
 	test_opts_init(&o);
 	memset(&out_opts, 0, sizeof(out_opts));
@@ -733,236 +981,27 @@ static int test_cmd(int argc, char **argv, int nbad, bool check_only)
 			continue;
 		}
 		li = -1;
-		switch (c) {
-		case 'c':
-			if (!optarg[0] || strlen(optarg) >= sizeof(o.host)) {
-				nbad += bad_opt("-c", optarg, "a host name or address");
-				break;
-			}
-			snprintf(o.host, sizeof(o.host), "%s", optarg);
-			break;
-		case 'p':
-			if (parse_num(optarg, &v) || v < 1 || v > 65535 || v != floor(v)) {
-				nbad += bad_opt("-p", optarg, "an integer 1..65535");
-				break;
-			}
-			o.port = (int)v;
-			break;
-		case 'P':
-			if (parse_num(optarg, &v) || v < 1 || v > TEST_MAX_STREAMS ||
-			    v != floor(v)) {
-				nbad += bad_opt("-P", optarg, "an integer 1..128");
-				break;
-			}
-			o.streams = (int)v;
-			break;
-		case 't':
-			if (!parse_num(optarg, &v) && v == 0) {
-				/* iperf3 3.12: -t 0 runs until interrupted */
-				nbad += bad_opt("-t", optarg,
-						"seconds, 1..86400 (iperf3's -t 0, run until "
-						"interrupted, is not supported: the engine and "
-						"linklab serve work to a fixed duration; use "
-						"-t 86400 and Ctrl-C, the summary covers the run "
-						"so far)");
-				break;
-			}
-			if (parse_num(optarg, &v) || v < 1 || v > IPERF3_MAX_TIME) {
-				nbad += bad_opt("-t", optarg, "seconds, 1..86400");
-				break;
-			}
-			o.duration = v;
-			break;
-		case 'i':
-			if (parse_num(optarg, &v) || (v != 0 && (v < 0.1 || v > 60))) {
-				nbad += bad_opt("-i", optarg,
-						"seconds, 0.1..60, or 0 (no periodic reports, as iperf3)");
-				break;
-			}
-			o.interval = v;
-			break;
-		case 'R':
-			o.reverse = true;
-			break;
-		case 'l':
-			if (parse_suffixed(optarg, 1024, &v) || v < 1 ||
-			    v > IPERF3_MAX_BLOCKSIZE) {
-				nbad += bad_opt("-l", optarg,
-					       "bytes, 1..1M (K/M suffixes are 1024-based)");
-				break;
-			}
-			o.blksize = (uint32_t)v;
-			break;
-		case 'w':
-			if (parse_suffixed(optarg, 1024, &v) || v < 1 ||
-			    v > IPERF3_MAX_WINDOW) {
-				nbad += bad_opt("-w", optarg,
-					       "bytes, 1..512M (K/M suffixes are 1024-based)");
-				break;
-			}
-			o.window = (uint64_t)v;
-			break;
-		case 'b':
-			if (parse_suffixed(optarg, 1000, &v) || v > 1e15) {
-				nbad += bad_opt("-b", optarg,
-					       "bit/s, 0 (unlimited) .. 1000T (K/M/G are 1000-based)");
-				break;
-			}
-			o.bitrate = (uint64_t)v;
-			b_given = true;
-			break;
-		case 'u':
-			o.udp = true;
-			break;
-		case 'J':
-			json = 1;
-			break;
-		case 'D':
-			o.bidir = true;
-			break;
-		case 'T':
-			if (parse_num(optarg, &v) || v <= 0 || v > 3600) {
-				nbad += bad_opt("--connect-timeout", optarg,
-					       "seconds, (0..3600]");
-				break;
-			}
-			o.connect_timeout = v;
-			break;
-		case 'O':
-			if (parse_num(optarg, &v) || v < 0 || v > 600) {
-				nbad += bad_opt("-O", optarg, "seconds, 0..600");
-				break;
-			}
-			o.omit = v;
-			break;
-		case 'n':
-			if (parse_suffixed(optarg, 1024, &v) || v < 1 || v > 1e18) {
-				nbad += bad_opt("-n", optarg,
-					       "1 byte .. 10^18 bytes; K/M/G/T suffixes, 1024-based");
-				break;
-			}
-			o.bytes = (uint64_t)v;
-			break;
-		case 'k':
-			if (parse_suffixed(optarg, 1024, &v) || v < 1 || v > 1e15) {
-				nbad += bad_opt("-k", optarg,
-					       "1 .. 10^15 blocks; K/M/G/T suffixes, 1024-based");
-				break;
-			}
-			o.blocks = (uint64_t)v;
-			break;
-		case 'M':
-			if (parse_num(optarg, &v) || v < 1 || v > 65535 || v != floor(v)) {
-				nbad += bad_opt("-M", optarg, "bytes, 1..65535");
-				break;
-			}
-			o.mss = (uint32_t)v;
-			break;
-		case 'N':
-			o.nodelay = true;
-			break;
-		case 'C':
-			if (!optarg[0] || strlen(optarg) >= sizeof(o.congestion)) {
-				nbad += bad_opt("-C", optarg,
-					       "a congestion control name (cubic, bbr, reno ...)");
-				break;
-			}
-			snprintf(o.congestion, sizeof(o.congestion), "%s", optarg);
-			break;
-		case 'Z':
-			o.zerocopy = true;
-			break;
-		case 1001:
-			o.udp64 = true;
-			break;
-		case 1002:
-			out_opts.json_stream = true;
-			break;
-		case 1003:
-			out_opts.csv = optarg;
-			break;
-		case 1004:
-			out_opts.plot = optarg;
-			break;
-		case 1005:
-			if (!strcmp(optarg, "csv"))
-				out_opts.csv_stdout = true;
-			else if (strcmp(optarg, "text")) {
-				nbad += bad_opt("--format", optarg, "text or csv");
-				break;
-			}
-			break;
-		case 1006:
-			o.live = o.interval;
-			break;
-		case 1007:
-			o.rtt = true;
-			break;
-		case 1009:
-			o.gso = true;
-			break;
-		case 1008:
-			if (parse_num(optarg, &v) || v < 1 || v > 1000 || v != floor(v)) {
-				nbad += bad_opt("--repeat", optarg, "an integer 1..1000");
-				break;
-			}
-			out_opts.repeat = (int)v;
-			break;
-		case 'h':
+		if (c == 'h') {
 			test_usage(stdout);
 			return check_only ? 1 : 0;
-		default:
-			if (optopt && strchr("cpPtilwbTOnkMC", optopt))
-				fprintf(stderr, "linklab test: option -%c needs a value\n",
-					optopt);
-			else
-				fprintf(stderr, "linklab test: unknown option '%s'\n",
-					argv[optind - 1]);
-			test_usage(stderr);
-			return 2;
 		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "linklab test: unexpected argument '%s'\n", argv[optind]);
-		nbad++;
-	}
-	if (!o.host[0]) {
-		fprintf(stderr, "linklab test: -c ADDR is required (the server to test against)\n");
-		nbad++;
-	}
-	/* the checks across options run on what parsed (a value refused
-	 * above keeps its default), so every problem is listed at once */
-	if (o.udp && !b_given)
-		o.bitrate = IPERF3_UDP_DEFAULT_RATE;   /* iperf3's UDP default */
-	if (o.live > 0)
-		o.live = o.interval;   /* live samples at the report interval */
-	if ((json != 0) + out_opts.json_stream + out_opts.csv_stdout > 1) {
-		fprintf(stderr, "linklab test: -J, --json-stream and --format csv are mutually exclusive\n");
-		nbad++;
-	}
-	struct ll_diag d = { 0 };
-	if (test_opts_validate(&o, &d) < 0) {
-		for (int i = 0; i < d.n; i++)
-			if (strcmp(d.e[i].field, "host"))   /* -c: said above */
-				fprintf(stderr, "linklab test: %s\n", d.e[i].text);
-		nbad += d.nerrors;
-	}
-	if (out_opts.repeat > 1 && (out_opts.json_stream || out_opts.csv_stdout ||
-				    out_opts.csv || out_opts.plot)) {
-		fprintf(stderr, "linklab test: --repeat prints a summary (text or -J) only\n");
-		nbad++;
-	}
-	if (o.congestion[0]) {   /* before connecting: this host's list */
-		struct ll_err ce = { 0 };
-		if (iperf3_cc_check(o.congestion, &ce) < 0) {
-			fprintf(stderr, "linklab test: %s\n", ce.msg);
-			nbad++;
+		r = cmd_test_opt_main(c, &o, &json, &b_given);
+		if (r < 0)
+			r = cmd_test_opt_more(c, &o);
+		if (r >= 0) {
+			nbad += r;
+			continue;
 		}
+		if (optopt && strchr("cpPtilwbTOnkMC", optopt))
+			fprintf(stderr, "linklab test: option -%c needs a value\n",
+				optopt);
+		else
+			fprintf(stderr, "linklab test: unknown option '%s'\n",
+				argv[optind - 1]);
+		test_usage(stderr);
+		return 2;
 	}
-	if (out_opts.csv)
-		nbad += check_out_path("--csv", out_opts.csv);
-	if (out_opts.plot)
-		nbad += check_out_path("--plot", out_opts.plot);
+	nbad += cmd_test_check_across(&o, json, b_given, argc, argv);
 	if (nbad)   /* every problem above was printed; nothing was run */
 		return 2;
 	if (check_only)

@@ -267,196 +267,238 @@ static int parse_s64(const char *value, int64_t lo, int64_t hi, int64_t *out)
 	return 0;
 }
 
-/* The kinds CHOICE, PLIST, FLAG, INT and U64 (the netem model fields). */
+/* Set direction or distribution from one of its names. */
+static int impair_set_choice(struct impair *d, const struct impair_field *f,
+			     const char *value, struct ll_diag *diag)
+{
+	int i;
+
+	if (f->bit == IMP_DIRECTION) {
+		for (i = 0; i < 2; i++)
+			if (strcmp(value, dir_names[i]) == 0) {
+				d->direction = (uint8_t)i;
+				return 0;
+			}
+	} else {
+		for (i = 0; i < (int)(sizeof(dist_names) / sizeof(dist_names[0])); i++)
+			if (strcmp(value, dist_names[i]) == 0) {
+				d->dist = (uint8_t)i;
+				return 0;
+			}
+	}
+	ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+		    "%s: '%s' is not one of %s", f->name, value, f->range);
+	return -EINVAL;
+}
+
+/* Set loss-state or loss-gemodel from a list of percentages. */
+static int impair_set_plist(struct impair *d, const struct impair_field *f,
+			    const char *value, struct ll_diag *diag)
+{
+	int max = f->bit == IMP_LOSS_STATE ? 5 : 4, n, i;
+	char w[6][64];
+	uint32_t v[5];
+	struct ll_err e = { 0 };
+
+	n = split_list(value, w, max);
+	if (n < 1) {
+		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+			    "%s: '%s' needs 1 to %d percentages (%s)",
+			    f->name, value, max, f->range);
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++)
+		if (units_parse_percent(w[i], &v[i], &e) < 0) {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: value %d: %s", f->name, i + 1, e.msg);
+			return -EINVAL;
+		}
+	if (f->bit == IMP_LOSS_STATE) {
+		memcpy(d->loss_state, v, sizeof(uint32_t) * (size_t)n);
+		d->loss_state_n = (uint8_t)n;
+	} else {
+		memcpy(d->loss_ge, v, sizeof(uint32_t) * (size_t)n);
+		d->loss_ge_n = (uint8_t)n;
+	}
+	return 0;
+}
+
+/* Set ecn from on/yes/true/1 or off/no/false/0. */
+static int impair_set_flag(struct impair *d, const struct impair_field *f,
+			   const char *value, struct ll_diag *diag)
+{
+	static const struct { const char *word; bool on; } words[] = {
+		{ "on", true }, { "yes", true }, { "true", true }, { "1", true },
+		{ "off", false }, { "no", false }, { "false", false }, { "0", false },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (!strcmp(value, words[i].word)) {
+			d->ecn = words[i].on;
+			return 0;
+		}
+	ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+		    "%s: '%s' is not on or off", f->name, value);
+	return -EINVAL;
+}
+
+/* Set packet-overhead, cell-overhead or slot-packets from a whole number. */
+static int impair_set_int(struct impair *d, const struct impair_field *f,
+			  const char *value, struct ll_diag *diag)
+{
+	int64_t lo = f->bit == IMP_SLOT_PACKETS ? 1 : INT32_MIN, v;
+
+	if (parse_s64(value, lo, INT32_MAX, &v) < 0) {
+		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+			    "%s: '%s' is not a whole number in range (%s)",
+			    f->name, value, f->range);
+		return -EINVAL;
+	}
+	if (f->bit == IMP_PKT_OVERHEAD)
+		d->packet_overhead = (int32_t)v;
+	else if (f->bit == IMP_CELL_OVERHEAD)
+		d->cell_overhead = (int32_t)v;
+	else
+		d->slot_packets = (int32_t)v;
+	return 0;
+}
+
+/* Set seed from an unsigned 64-bit number. */
+static int impair_set_u64(struct impair *d, const struct impair_field *f,
+			  const char *value, struct ll_diag *diag)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = (value[0] >= '0' && value[0] <= '9') ?
+	    strtoull(value, &end, 0) : 0;
+	if (!(value[0] >= '0' && value[0] <= '9') || *end || errno) {
+		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+			    "%s: '%s' is not a number in range (%s)",
+			    f->name, value, f->range);
+		return -EINVAL;
+	}
+	d->seed = v;
+	return 0;
+}
+
+/* Set dst from an IPv4 or IPv6 address or prefix (no host bits set). */
+static int impair_set_prefix(struct impair *d, const struct impair_field *f,
+			     const char *value, struct ll_diag *diag)
+{
+	char a[64], *slash;
+	unsigned char buf[16];
+	int fam = strchr(value, ':') ? AF_INET6 : AF_INET;
+	unsigned long max = fam == AF_INET6 ? 128 : 32, plen = max, k;
+
+	snprintf(a, sizeof(a), "%s", value);
+	slash = strchr(a, '/');
+	if (slash) {
+		char *end;
+
+		*slash = '\0';
+		errno = 0;
+		plen = strtoul(slash + 1, &end, 10);
+		if (!slash[1] || *end || errno || plen > max) {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: '%s' has a bad prefix length (%s)",
+				    f->name, value, f->range);
+			return -EINVAL;
+		}
+	}
+	if (inet_pton(fam, a, buf) != 1) {
+		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+			    "%s: '%s' is not an IPv4 or IPv6 address or prefix (%s)",
+			    f->name, value, f->range);
+		return -EINVAL;
+	}
+	for (k = plen; k < max; k++)
+		if (buf[k / 8] & (0x80 >> (k % 8))) {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: '%s' has host bits set past /%lu",
+				    f->name, value, plen);
+			return -EINVAL;
+		}
+	if (fam == AF_INET6) {
+		memcpy(d->dst6, buf, 16);
+		memset(d->dst_addr, 0, 4);
+	} else {
+		memcpy(d->dst_addr, buf, 4);
+		memset(d->dst6, 0, 16);
+	}
+	d->dst_family = (uint8_t)fam;
+	d->dst_plen = (uint8_t)plen;
+	return 0;
+}
+
+/* Set slot from one or two times (min, max). */
+static int impair_set_timepair(struct impair *d, const struct impair_field *f,
+			       const char *value, struct ll_diag *diag)
+{
+	int64_t t[2] = { 0, 0 };
+	char w[6][64];
+	int n, i;
+	struct ll_err e = { 0 };
+	char b1[32], b2[32];
+
+	n = split_list(value, w, 2);
+	if (n < 1) {
+		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+			    "%s: '%s' needs one or two times (%s)",
+			    f->name, value, f->range);
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		if (w[i][0] == '-') {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: '%s' must not be negative", f->name, w[i]);
+			return -EINVAL;
+		}
+		if (units_parse_time(w[i], &t[i], 0, &e) < 0) {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name, "%s: %s",
+				    f->name, e.msg);
+			return -EINVAL;
+		}
+		if (t[i] > DELAY_MAX_NS) {
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: %s is out of range (%s)", f->name,
+				    units_format_time(t[i], b1, sizeof(b1)), f->range);
+			return -EINVAL;
+		}
+	}
+	if (n == 1)
+		t[1] = t[0];
+	if (t[1] < t[0]) {
+		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+			    "%s: max %s is below min %s (tc-netem: slot MIN MAX)",
+			    f->name, units_format_time(t[1], b2, sizeof(b2)),
+			    units_format_time(t[0], b1, sizeof(b1)));
+		return -EINVAL;
+	}
+	d->slot_min = t[0];
+	d->slot_max = t[1];
+	return 0;
+}
+
+/* The kinds CHOICE, PLIST, FLAG, INT, U64, PREFIX and TIMEPAIR (the netem
+ * model fields and the scope): each kind's parser from a table. */
 static int set_more(struct impair *d, const struct impair_field *f,
 		    const char *value, struct ll_diag *diag)
 {
-	char w[6][64];
-	int n, i;
+	static int (*const setters[])(struct impair *, const struct impair_field *,
+				      const char *, struct ll_diag *) = {
+		[IMPK_CHOICE] = impair_set_choice, [IMPK_PLIST] = impair_set_plist,
+		[IMPK_FLAG] = impair_set_flag, [IMPK_INT] = impair_set_int,
+		[IMPK_U64] = impair_set_u64, [IMPK_PREFIX] = impair_set_prefix,
+		[IMPK_TIMEPAIR] = impair_set_timepair,
+	};
 
-	switch (f->kind) {
-	case IMPK_CHOICE:
-		if (f->bit == IMP_DIRECTION) {
-			for (i = 0; i < 2; i++)
-				if (strcmp(value, dir_names[i]) == 0) {
-					d->direction = (uint8_t)i;
-					return 0;
-				}
-		} else {
-			for (i = 0; i < (int)(sizeof(dist_names) / sizeof(dist_names[0])); i++)
-				if (strcmp(value, dist_names[i]) == 0) {
-					d->dist = (uint8_t)i;
-					return 0;
-				}
-		}
-		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-			    "%s: '%s' is not one of %s", f->name, value, f->range);
+	if ((size_t)f->kind >= sizeof(setters) / sizeof(setters[0]) ||
+	    !setters[f->kind])
 		return -EINVAL;
-	case IMPK_PLIST: {
-		int max = f->bit == IMP_LOSS_STATE ? 5 : 4;
-		uint32_t v[5];
-		struct ll_err e = { 0 };
-
-		n = split_list(value, w, max);
-		if (n < 1) {
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-				    "%s: '%s' needs 1 to %d percentages (%s)",
-				    f->name, value, max, f->range);
-			return -EINVAL;
-		}
-		for (i = 0; i < n; i++)
-			if (units_parse_percent(w[i], &v[i], &e) < 0) {
-				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-					    "%s: value %d: %s", f->name, i + 1, e.msg);
-				return -EINVAL;
-			}
-		if (f->bit == IMP_LOSS_STATE) {
-			memcpy(d->loss_state, v, sizeof(uint32_t) * (size_t)n);
-			d->loss_state_n = (uint8_t)n;
-		} else {
-			memcpy(d->loss_ge, v, sizeof(uint32_t) * (size_t)n);
-			d->loss_ge_n = (uint8_t)n;
-		}
-		return 0;
-	}
-	case IMPK_FLAG:
-		if (!strcmp(value, "on") || !strcmp(value, "yes") ||
-		    !strcmp(value, "true") || !strcmp(value, "1")) {
-			d->ecn = true;
-			return 0;
-		}
-		if (!strcmp(value, "off") || !strcmp(value, "no") ||
-		    !strcmp(value, "false") || !strcmp(value, "0")) {
-			d->ecn = false;
-			return 0;
-		}
-		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-			    "%s: '%s' is not on or off", f->name, value);
-		return -EINVAL;
-	case IMPK_INT: {
-		int64_t lo = f->bit == IMP_SLOT_PACKETS ? 1 : INT32_MIN, v;
-
-		if (parse_s64(value, lo, INT32_MAX, &v) < 0) {
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-				    "%s: '%s' is not a whole number in range (%s)",
-				    f->name, value, f->range);
-			return -EINVAL;
-		}
-		if (f->bit == IMP_PKT_OVERHEAD)
-			d->packet_overhead = (int32_t)v;
-		else if (f->bit == IMP_CELL_OVERHEAD)
-			d->cell_overhead = (int32_t)v;
-		else
-			d->slot_packets = (int32_t)v;
-		return 0;
-	}
-	case IMPK_U64: {
-		char *end;
-		unsigned long long v;
-
-		errno = 0;
-		v = (value[0] >= '0' && value[0] <= '9') ?
-		    strtoull(value, &end, 0) : 0;
-		if (!(value[0] >= '0' && value[0] <= '9') || *end || errno) {
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-				    "%s: '%s' is not a number in range (%s)",
-				    f->name, value, f->range);
-			return -EINVAL;
-		}
-		d->seed = v;
-		return 0;
-	}
-	case IMPK_PREFIX: {
-		char a[64], *slash;
-		unsigned char buf[16];
-		int fam = strchr(value, ':') ? AF_INET6 : AF_INET;
-		unsigned long max = fam == AF_INET6 ? 128 : 32, plen = max, k;
-
-		snprintf(a, sizeof(a), "%s", value);
-		slash = strchr(a, '/');
-		if (slash) {
-			char *end;
-
-			*slash = '\0';
-			errno = 0;
-			plen = strtoul(slash + 1, &end, 10);
-			if (!slash[1] || *end || errno || plen > max) {
-				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-					    "%s: '%s' has a bad prefix length (%s)",
-					    f->name, value, f->range);
-				return -EINVAL;
-			}
-		}
-		if (inet_pton(fam, a, buf) != 1) {
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-				    "%s: '%s' is not an IPv4 or IPv6 address or prefix (%s)",
-				    f->name, value, f->range);
-			return -EINVAL;
-		}
-		for (k = plen; k < max; k++)
-			if (buf[k / 8] & (0x80 >> (k % 8))) {
-				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-					    "%s: '%s' has host bits set past /%lu",
-					    f->name, value, plen);
-				return -EINVAL;
-			}
-		if (fam == AF_INET6) {
-			memcpy(d->dst6, buf, 16);
-			memset(d->dst_addr, 0, 4);
-		} else {
-			memcpy(d->dst_addr, buf, 4);
-			memset(d->dst6, 0, 16);
-		}
-		d->dst_family = (uint8_t)fam;
-		d->dst_plen = (uint8_t)plen;
-		return 0;
-	}
-	case IMPK_TIMEPAIR: {
-		int64_t t[2] = { 0, 0 };
-		struct ll_err e = { 0 };
-		char b1[32], b2[32];
-
-		n = split_list(value, w, 2);
-		if (n < 1) {
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-				    "%s: '%s' needs one or two times (%s)",
-				    f->name, value, f->range);
-			return -EINVAL;
-		}
-		for (i = 0; i < n; i++) {
-			if (w[i][0] == '-') {
-				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-					    "%s: '%s' must not be negative", f->name, w[i]);
-				return -EINVAL;
-			}
-			if (units_parse_time(w[i], &t[i], 0, &e) < 0) {
-				ll_diag_add(diag, LL_DIAG_ERROR, f->name, "%s: %s",
-					    f->name, e.msg);
-				return -EINVAL;
-			}
-			if (t[i] > DELAY_MAX_NS) {
-				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-					    "%s: %s is out of range (%s)", f->name,
-					    units_format_time(t[i], b1, sizeof(b1)), f->range);
-				return -EINVAL;
-			}
-		}
-		if (n == 1)
-			t[1] = t[0];
-		if (t[1] < t[0]) {
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-				    "%s: max %s is below min %s (tc-netem: slot MIN MAX)",
-				    f->name, units_format_time(t[1], b2, sizeof(b2)),
-				    units_format_time(t[0], b1, sizeof(b1)));
-			return -EINVAL;
-		}
-		d->slot_min = t[0];
-		d->slot_max = t[1];
-		return 0;
-	}
-	default:
-		return -EINVAL;
-	}
+	return setters[f->kind](d, f, value, diag);
 }
 
 int impair_set(struct impair *d, const char *name, const char *value,
@@ -738,119 +780,96 @@ static bool nz(const struct impair *d, uint32_t bit)
 	return p ? *p != 0 : true;
 }
 
-int impair_validate(const struct impair *d, struct ll_diag *diag)
+/* Check one given field's value against its range; problems go to diag. */
+static void impair_check_field(const struct impair *d,
+			       const struct impair_field *f, struct ll_diag *diag)
 {
-	static const struct { uint32_t corr, base; const char *msg; } needs[] = {
-		{ IMP_LOSS_CORR, IMP_LOSS, "loss-corr needs loss" },
-		{ IMP_DUP_CORR, IMP_DUP, "dup-corr needs duplicate" },
-		{ IMP_CORRUPT_CORR, IMP_CORRUPT, "corrupt-corr needs corrupt" },
-		{ IMP_REORDER_CORR, IMP_REORDER, "reorder-corr needs reorder" },
-		{ IMP_DELAY_CORR, IMP_JITTER, "delay-corr needs jitter" },
-		{ IMP_JITTER, IMP_DELAY, "jitter needs delay" },
-		{ IMP_REORDER, IMP_DELAY, "reorder needs delay" },
-		{ IMP_GAP, IMP_REORDER, "gap needs reorder" },
-		{ IMP_BURST, IMP_RATE, "burst needs rate" },
-		{ IMP_TBF_LIMIT, IMP_RATE, "tbf-limit needs rate" },
-		{ IMP_LATENCY, IMP_RATE, "latency needs rate" },
-	};
-	const struct impair_field *f;
-	int before = diag ? diag->nerrors : 0;
-	struct ll_diag local;
-	size_t i;
+	switch (f->kind) {
+	case IMPK_RATE:
+		check_rate_of(f->name, f->bit == IMP_NETEM_RATE ?
+			      d->netem_rate : d->rate, diag);
+		break;
+	case IMPK_TIME: {
+		int64_t v = f->bit == IMP_DELAY ? d->delay :
+			    f->bit == IMP_JITTER ? d->jitter : d->tbf_latency;
+		char b[32];
 
-	if (!diag) {
-		ll_diag_clear(&local);
-		diag = &local;
-		before = 0;
+		if (v < 0)
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: '%s' must not be negative", f->name,
+				    units_format_time(v, b, sizeof(b)));
+		else
+			check_time(f, v, diag);
+		break;
 	}
-	for (f = impair_fields; f->name; f++) {
-		if (!has(d, f->bit))
-			continue;
-		switch (f->kind) {
-		case IMPK_RATE:
-			check_rate_of(f->name, f->bit == IMP_NETEM_RATE ?
-				      d->netem_rate : d->rate, diag);
-			break;
-		case IMPK_TIME: {
-			int64_t v = f->bit == IMP_DELAY ? d->delay :
-				    f->bit == IMP_JITTER ? d->jitter : d->tbf_latency;
-			char b[32];
-
-			if (v < 0)
-				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-					    "%s: '%s' must not be negative", f->name,
-					    units_format_time(v, b, sizeof(b)));
-			else
-				check_time(f, v, diag);
-			break;
-		}
-		case IMPK_SIZE:
-			check_size(f, f->bit == IMP_BURST ? d->burst :
-				   f->bit == IMP_SLOT_BYTES ?
-				   (uint64_t)(d->slot_bytes < 0 ? 0 : d->slot_bytes) :
-				   d->tbf_limit, diag);
-			break;
-		case IMPK_COUNT:
-			if ((f->bit == IMP_GAP ? d->gap : f->bit == IMP_CELL_SIZE ?
-			     d->cell_size : f->bit == IMP_DPORT ? d->dport : d->limit) == 0)
-				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-					    "%s: 0 is out of range (%s)", f->name,
-					    f->range);
-			break;
-		case IMPK_CHOICE:
-			if (f->bit == IMP_DIRECTION) {
-				if (d->direction > IMP_INGRESS)
-					ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-						    "%s: %u is not one of %s", f->name,
-						    d->direction, f->range);
-			} else if (d->dist > IMP_DIST_PARETONORMAL)
+	case IMPK_SIZE:
+		check_size(f, f->bit == IMP_BURST ? d->burst :
+			   f->bit == IMP_SLOT_BYTES ?
+			   (uint64_t)(d->slot_bytes < 0 ? 0 : d->slot_bytes) :
+			   d->tbf_limit, diag);
+		break;
+	case IMPK_COUNT:
+		if ((f->bit == IMP_GAP ? d->gap : f->bit == IMP_CELL_SIZE ?
+		     d->cell_size : f->bit == IMP_DPORT ? d->dport : d->limit) == 0)
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: 0 is out of range (%s)", f->name,
+				    f->range);
+		break;
+	case IMPK_CHOICE:
+		if (f->bit == IMP_DIRECTION) {
+			if (d->direction > IMP_INGRESS)
 				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
 					    "%s: %u is not one of %s", f->name,
-					    d->dist, f->range);
-			break;
-		case IMPK_PLIST: {
-			int n = f->bit == IMP_LOSS_STATE ? d->loss_state_n : d->loss_ge_n;
+					    d->direction, f->range);
+		} else if (d->dist > IMP_DIST_PARETONORMAL)
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: %u is not one of %s", f->name,
+				    d->dist, f->range);
+		break;
+	case IMPK_PLIST: {
+		int n = f->bit == IMP_LOSS_STATE ? d->loss_state_n : d->loss_ge_n;
 
-			if (n < 1 || n > (f->bit == IMP_LOSS_STATE ? 5 : 4))
-				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-					    "%s: needs 1 to %d values (%s)", f->name,
-					    f->bit == IMP_LOSS_STATE ? 5 : 4, f->range);
-			break;
-		}
-		case IMPK_INT:
-			if (f->bit == IMP_SLOT_PACKETS && d->slot_packets < 1)
-				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-					    "%s: %d is out of range (%s)", f->name,
-					    d->slot_packets, f->range);
-			break;
-		case IMPK_TIMEPAIR: {
-			char b1[32], b2[32];
-
-			if (d->slot_min < 0 || d->slot_max > DELAY_MAX_NS ||
-			    d->slot_max < d->slot_min)
-				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-					    "%s: %s,%s is out of range (%s)", f->name,
-					    units_format_time(d->slot_min, b1, sizeof(b1)),
-					    units_format_time(d->slot_max, b2, sizeof(b2)),
-					    f->range);
-			break;
-		}
-		case IMPK_PREFIX:
-			if (d->dst_plen > (d->dst_family == AF_INET6 ? 128 : 32))
-				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-					    "%s: prefix length %u is out of range (%s)",
-					    f->name, d->dst_plen, f->range);
-			break;
-		case IMPK_PERCENT:
-		case IMPK_FLAG:
-		case IMPK_U64:
-			break;   /* every value is valid */
-		}
+		if (n < 1 || n > (f->bit == IMP_LOSS_STATE ? 5 : 4))
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: needs 1 to %d values (%s)", f->name,
+				    f->bit == IMP_LOSS_STATE ? 5 : 4, f->range);
+		break;
 	}
-	for (i = 0; i < sizeof(needs) / sizeof(needs[0]); i++)
-		if (nz(d, needs[i].corr) && !nz(d, needs[i].base))
-			ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s", needs[i].msg);
-	/* the model fields' rules (tc q_netem.c netem_parse_opt) */
+	case IMPK_INT:
+		if (f->bit == IMP_SLOT_PACKETS && d->slot_packets < 1)
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: %d is out of range (%s)", f->name,
+				    d->slot_packets, f->range);
+		break;
+	case IMPK_TIMEPAIR: {
+		char b1[32], b2[32];
+
+		if (d->slot_min < 0 || d->slot_max > DELAY_MAX_NS ||
+		    d->slot_max < d->slot_min)
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: %s,%s is out of range (%s)", f->name,
+				    units_format_time(d->slot_min, b1, sizeof(b1)),
+				    units_format_time(d->slot_max, b2, sizeof(b2)),
+				    f->range);
+		break;
+	}
+	case IMPK_PREFIX:
+		if (d->dst_plen > (d->dst_family == AF_INET6 ? 128 : 32))
+			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
+				    "%s: prefix length %u is out of range (%s)",
+				    f->name, d->dst_plen, f->range);
+		break;
+	case IMPK_PERCENT:
+	case IMPK_FLAG:
+	case IMPK_U64:
+		break;   /* every value is valid */
+	}
+}
+
+/* Check the rules between fields (the model fields': tc q_netem.c
+ * netem_parse_opt; tbf's: tc-tbf); problems and warnings go to diag. */
+static void impair_check_model(const struct impair *d, struct ll_diag *diag)
+{
 	if (has(d, IMP_DIST) && d->dist != IMP_DIST_UNIFORM && !nz(d, IMP_JITTER))
 		ll_diag_add(diag, LL_DIAG_ERROR, "distribution",
 			    "distribution needs jitter (tc-netem: distribution needs delay and jitter)");
@@ -892,6 +911,42 @@ int impair_validate(const struct impair *d, struct ll_diag *diag)
 	if (has(d, IMP_LOSS) && d->loss == UINT32_MAX)
 		ll_diag_add(diag, LL_DIAG_WARN, "loss",
 			    "loss 100%% drops everything, including an SSH session on this interface");
+}
+
+int impair_validate(const struct impair *d, struct ll_diag *diag)
+{
+	static const struct { uint32_t corr, base; const char *msg; } needs[] = {
+		{ IMP_LOSS_CORR, IMP_LOSS, "loss-corr needs loss" },
+		{ IMP_DUP_CORR, IMP_DUP, "dup-corr needs duplicate" },
+		{ IMP_CORRUPT_CORR, IMP_CORRUPT, "corrupt-corr needs corrupt" },
+		{ IMP_REORDER_CORR, IMP_REORDER, "reorder-corr needs reorder" },
+		{ IMP_DELAY_CORR, IMP_JITTER, "delay-corr needs jitter" },
+		{ IMP_JITTER, IMP_DELAY, "jitter needs delay" },
+		{ IMP_REORDER, IMP_DELAY, "reorder needs delay" },
+		{ IMP_GAP, IMP_REORDER, "gap needs reorder" },
+		{ IMP_BURST, IMP_RATE, "burst needs rate" },
+		{ IMP_TBF_LIMIT, IMP_RATE, "tbf-limit needs rate" },
+		{ IMP_LATENCY, IMP_RATE, "latency needs rate" },
+	};
+	const struct impair_field *f;
+	int before = diag ? diag->nerrors : 0;
+	struct ll_diag local;
+	size_t i;
+
+	if (!diag) {
+		ll_diag_clear(&local);
+		diag = &local;
+		before = 0;
+	}
+	for (f = impair_fields; f->name; f++) {
+		if (!has(d, f->bit))
+			continue;
+		impair_check_field(d, f, diag);
+	}
+	for (i = 0; i < sizeof(needs) / sizeof(needs[0]); i++)
+		if (nz(d, needs[i].corr) && !nz(d, needs[i].base))
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s", needs[i].msg);
+	impair_check_model(d, diag);
 	return diag->nerrors > before ? -EINVAL : 0;
 }
 
@@ -959,12 +1014,196 @@ static int tbf_buffer_fits(const struct impair *d, uint64_t rate_Bps,
 	return -EINVAL;
 }
 
+/* Plan the scope: the destination prefix and port a filter is to match,
+ * when either is given. */
+static void impair_plan_scope(const struct impair *d, struct impair_plan *p)
+{
+	if ((has(d, IMP_DST) && d->dst_plen > 0) || (has(d, IMP_DPORT) && d->dport)) {
+		p->scoped = true;
+		if (has(d, IMP_DST) && d->dst_plen) {
+			p->dst_plen = d->dst_plen;
+			p->dst_family = d->dst_family == AF_INET6 ? AF_INET6 : AF_INET;
+			memcpy(p->dst_addr, d->dst_addr, 4);
+			memcpy(p->dst6, d->dst6, 16);
+		}
+		p->dport = has(d, IMP_DPORT) ? d->dport : 0;
+	}
+}
+
+/* Plan tbf: the rate in bytes/s, the burst (at least MTU + 14, rate/HZ and
+ * 1 ms of rate; warned when short or long), the limit from latency unless
+ * given; -EINVAL with the problem in diag. */
+static int impair_plan_tbf(const struct impair *d, unsigned mtu, unsigned hz,
+			   struct impair_plan *p, struct ll_diag *diag)
+{
+	uint64_t min_burst, by_hz, by_ms, floor_mtu = (uint64_t)mtu + 14;
+	int64_t lat = has(d, IMP_LATENCY) ? d->tbf_latency :
+		      TBF_LATENCY_DEFAULT_NS;
+	char b1[32], b2[32];
+
+	p->rate_Bps = d->rate / 8;
+	if (!p->rate_Bps)
+		p->rate_Bps = 1;
+	by_hz = ceil_div(p->rate_Bps, hz);
+	by_ms = ceil_div(p->rate_Bps, 1000);
+	min_burst = floor_mtu;
+	if (by_hz > min_burst)
+		min_burst = by_hz;
+	if (by_ms > min_burst)
+		min_burst = by_ms;
+	if (has(d, IMP_BURST)) {
+		if (d->burst < floor_mtu) {
+			ll_diag_add(diag, LL_DIAG_ERROR, "burst",
+				    "burst: %s is smaller than MTU + 14 (%s): the kernel drops every full-size packet",
+				    units_format_size(d->burst, b1, sizeof(b1)),
+				    units_format_size(floor_mtu, b2, sizeof(b2)));
+			return -EINVAL;
+		}
+		if (d->burst < min_burst)
+			ll_diag_add(diag, LL_DIAG_WARN, "burst",
+				    "burst: %s is below max(rate/HZ, 1 ms of rate) = %s; throughput will fall short of the rate",
+				    units_format_size(d->burst, b1, sizeof(b1)),
+				    units_format_size(min_burst, b2, sizeof(b2)));
+		/* ~100 ms of rate: probes and slow start see line rate
+		 * for that long (tcconfig#193) */
+		if ((double)d->burst > (double)p->rate_Bps * 0.1 &&
+		    d->burst > floor_mtu)
+			ll_diag_add(diag, LL_DIAG_WARN, "burst",
+				    "burst: %s is more than 100 ms of rate (%s): bursts that long pass unshaped",
+				    units_format_size(d->burst, b1, sizeof(b1)),
+				    units_format_size((uint64_t)((double)p->rate_Bps * 0.1),
+						      b2, sizeof(b2)));
+		p->burst = clamp32(d->burst);
+	} else {
+		p->burst = clamp32(min_burst);
+	}
+	if (tbf_buffer_fits(d, p->rate_Bps, p->burst, diag) < 0)
+		return -EINVAL;
+	if (has(d, IMP_TBF_LIMIT)) {
+		p->tbf_limit = clamp32(d->tbf_limit);
+		if (p->tbf_limit < p->burst)
+			ll_diag_add(diag, LL_DIAG_WARN, "tbf-limit",
+				    "tbf-limit is smaller than burst");
+	} else {
+		double lim = (double)p->rate_Bps * (double)lat / 1e9 +
+			     (double)p->burst;
+		p->tbf_limit = lim >= (double)UINT32_MAX ? UINT32_MAX :
+			       (uint32_t)lim;
+	}
+	return 0;
+}
+
+/* Plan the loss model: loss-state's four-state or loss-gemodel's
+ * Gilbert-Elliott probabilities in the kernel's order and sense. */
+static void impair_plan_loss_model(const struct impair *d,
+				   struct impair_plan *p)
+{
+	if (has(d, IMP_LOSS_STATE)) {
+		const uint32_t *v = d->loss_state;
+		int n = d->loss_state_n;
+
+		/* tc q_netem.c defaults; kernel order p13 p31 p32 p14 p23 */
+		p->loss_model = IMP_LOSSM_STATE;
+		p->gi[0] = v[0];
+		p->gi[1] = n > 1 ? v[1] : UINT32_MAX - v[0];
+		p->gi[2] = n > 2 ? v[2] : 0;
+		p->gi[4] = n > 3 ? v[3] : UINT32_MAX;
+		p->gi[3] = n > 4 ? v[4] : 0;
+	} else if (has(d, IMP_LOSS_GE)) {
+		const uint32_t *v = d->loss_ge;
+		int n = d->loss_ge_n;
+
+		/* the CLI takes 1-h, the kernel wants h */
+		p->loss_model = IMP_LOSSM_GE;
+		p->ge[0] = v[0];
+		p->ge[1] = n > 1 ? v[1] : UINT32_MAX - v[0];
+		p->ge[2] = n > 2 ? UINT32_MAX - v[2] : 0;
+		p->ge[3] = n > 3 ? v[3] : 0;
+}
+}
+
+/* Plan netem: the limit from rate x delay of the slowest shaper (warned
+ * when a given one is short), the loss model and the other fields as the
+ * kernel takes them; warnings go to diag. */
+static void impair_plan_netem(const struct impair *d, unsigned mtu,
+			      struct impair_plan *p, struct ll_diag *diag)
+{
+	uint64_t rate = ASSUMED_LINK_BPS;
+	double t, bdp, strict;
+	uint64_t need;
+
+	/* the slowest shaper decides how many packets wait in netem */
+	if (has(d, IMP_RATE) && d->rate)
+		rate = d->rate;
+	if (has(d, IMP_NETEM_RATE) && d->netem_rate &&
+	    (!has(d, IMP_RATE) || d->netem_rate < rate))
+		rate = d->netem_rate;
+	t = (double)((has(d, IMP_DELAY) ? d->delay : 0) +
+		     (has(d, IMP_JITTER) ? d->jitter : 0) +
+		     (has(d, IMP_SLOT) ? d->slot_max : 0)) / 1e9;
+	strict = ceil((double)rate * t / (8.0 * mtu));
+	bdp = ceil(1.5 * (double)rate * t / (8.0 * mtu));
+	need = bdp > 1000 ? (uint64_t)bdp : 1000;
+	p->limit_need = strict >= (double)UINT32_MAX ? UINT32_MAX :
+			(uint32_t)strict;
+
+	p->latency_ns = has(d, IMP_DELAY) ? d->delay : 0;
+	p->jitter_ns = has(d, IMP_JITTER) ? d->jitter : 0;
+	if (has(d, IMP_LIMIT)) {
+		p->limit = d->limit;
+		if (d->limit < p->limit_need)
+			ll_diag_add(diag, LL_DIAG_WARN, "limit",
+				    "LIMIT TOO SMALL: limit %" PRIu32 " packets cannot hold rate x delay = %" PRIu32 " packets: netem WILL tail-drop (auto-size would use %llu)",
+				    d->limit, p->limit_need, (unsigned long long)need);
+		else if (d->limit < need)
+			ll_diag_add(diag, LL_DIAG_WARN, "limit",
+				    "limit: %" PRIu32 " packets is below 1.5 x rate x delay (%llu packets): expect tail drops on bursts",
+				    d->limit, (unsigned long long)need);
+	} else {
+		p->limit = clamp32(need);
+	}
+	if (has(d, IMP_DIST))
+		p->dist = d->dist;
+	impair_plan_loss_model(d, p);
+	p->ecn = has(d, IMP_ECN) && d->ecn;
+	if (has(d, IMP_NETEM_RATE)) {
+		p->netem_rate_Bps = d->netem_rate / 8;
+		if (!p->netem_rate_Bps)
+			p->netem_rate_Bps = 1;
+		p->packet_overhead = has(d, IMP_PKT_OVERHEAD) ? d->packet_overhead : 0;
+		p->cell_size = has(d, IMP_CELL_SIZE) ? d->cell_size : 0;
+		p->cell_overhead = has(d, IMP_CELL_OVERHEAD) ? d->cell_overhead : 0;
+	}
+	if (has(d, IMP_SLOT)) {
+		p->slot = true;
+		p->slot_min_ns = d->slot_min;
+		p->slot_max_ns = d->slot_max;
+		p->slot_packets = has(d, IMP_SLOT_PACKETS) ? d->slot_packets : 0;
+		p->slot_bytes = has(d, IMP_SLOT_BYTES) ? d->slot_bytes : 0;
+	}
+	if (has(d, IMP_SEED)) {
+		p->has_seed = true;
+		p->seed = d->seed;
+	}
+	p->loss = d->loss;
+	p->loss_corr = d->loss_corr;
+	p->delay_corr = d->delay_corr;
+	p->duplicate = d->duplicate;
+	p->dup_corr = d->dup_corr;
+	p->corrupt = d->corrupt;
+	p->corrupt_corr = d->corrupt_corr;
+	p->reorder = d->reorder;
+	p->reorder_corr = d->reorder_corr;
+	p->gap = d->gap;
+	/* tc q_netem.c: reorder without gap means gap 1 (otherwise the
+	 * kernel never reorders) */
+	if (p->reorder && !p->gap)
+		p->gap = 1;
+}
+
 int impair_plan(const struct impair *d, unsigned mtu, unsigned hz,
 		struct impair_plan *p, struct ll_diag *diag)
 {
-	uint64_t min_burst = 0;
-	char b1[32], b2[32];
-
 	memset(p, 0, sizeof(*p));
 	if (impair_validate(d, diag) < 0)
 		return -EINVAL;
@@ -976,165 +1215,11 @@ int impair_plan(const struct impair *d, unsigned mtu, unsigned hz,
 	p->tbf = impair_needs_tbf(d);
 	p->netem = impair_needs_netem(d);
 	p->ingress = has(d, IMP_DIRECTION) && d->direction == IMP_INGRESS;
-	if ((has(d, IMP_DST) && d->dst_plen > 0) || (has(d, IMP_DPORT) && d->dport)) {
-		p->scoped = true;
-		if (has(d, IMP_DST) && d->dst_plen) {
-			p->dst_plen = d->dst_plen;
-			p->dst_family = d->dst_family == AF_INET6 ? AF_INET6 : AF_INET;
-			memcpy(p->dst_addr, d->dst_addr, 4);
-			memcpy(p->dst6, d->dst6, 16);
-		}
-		p->dport = has(d, IMP_DPORT) ? d->dport : 0;
-	}
-	if (p->tbf) {
-		uint64_t by_hz, by_ms, floor_mtu = (uint64_t)mtu + 14;
-		int64_t lat = has(d, IMP_LATENCY) ? d->tbf_latency :
-			      TBF_LATENCY_DEFAULT_NS;
-
-		p->rate_Bps = d->rate / 8;
-		if (!p->rate_Bps)
-			p->rate_Bps = 1;
-		by_hz = ceil_div(p->rate_Bps, hz);
-		by_ms = ceil_div(p->rate_Bps, 1000);
-		min_burst = floor_mtu;
-		if (by_hz > min_burst)
-			min_burst = by_hz;
-		if (by_ms > min_burst)
-			min_burst = by_ms;
-		if (has(d, IMP_BURST)) {
-			if (d->burst < floor_mtu) {
-				ll_diag_add(diag, LL_DIAG_ERROR, "burst",
-					    "burst: %s is smaller than MTU + 14 (%s): the kernel drops every full-size packet",
-					    units_format_size(d->burst, b1, sizeof(b1)),
-					    units_format_size(floor_mtu, b2, sizeof(b2)));
-				return -EINVAL;
-			}
-			if (d->burst < min_burst)
-				ll_diag_add(diag, LL_DIAG_WARN, "burst",
-					    "burst: %s is below max(rate/HZ, 1 ms of rate) = %s; throughput will fall short of the rate",
-					    units_format_size(d->burst, b1, sizeof(b1)),
-					    units_format_size(min_burst, b2, sizeof(b2)));
-			/* ~100 ms of rate: probes and slow start see line rate
-			 * for that long (tcconfig#193) */
-			if ((double)d->burst > (double)p->rate_Bps * 0.1 &&
-			    d->burst > floor_mtu)
-				ll_diag_add(diag, LL_DIAG_WARN, "burst",
-					    "burst: %s is more than 100 ms of rate (%s): bursts that long pass unshaped",
-					    units_format_size(d->burst, b1, sizeof(b1)),
-					    units_format_size((uint64_t)((double)p->rate_Bps * 0.1),
-							      b2, sizeof(b2)));
-			p->burst = clamp32(d->burst);
-		} else {
-			p->burst = clamp32(min_burst);
-		}
-		if (tbf_buffer_fits(d, p->rate_Bps, p->burst, diag) < 0)
-			return -EINVAL;
-		if (has(d, IMP_TBF_LIMIT)) {
-			p->tbf_limit = clamp32(d->tbf_limit);
-			if (p->tbf_limit < p->burst)
-				ll_diag_add(diag, LL_DIAG_WARN, "tbf-limit",
-					    "tbf-limit is smaller than burst");
-		} else {
-			double lim = (double)p->rate_Bps * (double)lat / 1e9 +
-				     (double)p->burst;
-			p->tbf_limit = lim >= (double)UINT32_MAX ? UINT32_MAX :
-				       (uint32_t)lim;
-		}
-	}
-	if (p->netem) {
-		uint64_t rate = ASSUMED_LINK_BPS;
-		double t, bdp, strict;
-		uint64_t need;
-
-		/* the slowest shaper decides how many packets wait in netem */
-		if (has(d, IMP_RATE) && d->rate)
-			rate = d->rate;
-		if (has(d, IMP_NETEM_RATE) && d->netem_rate &&
-		    (!has(d, IMP_RATE) || d->netem_rate < rate))
-			rate = d->netem_rate;
-		t = (double)((has(d, IMP_DELAY) ? d->delay : 0) +
-			     (has(d, IMP_JITTER) ? d->jitter : 0) +
-			     (has(d, IMP_SLOT) ? d->slot_max : 0)) / 1e9;
-		strict = ceil((double)rate * t / (8.0 * mtu));
-		bdp = ceil(1.5 * (double)rate * t / (8.0 * mtu));
-		need = bdp > 1000 ? (uint64_t)bdp : 1000;
-		p->limit_need = strict >= (double)UINT32_MAX ? UINT32_MAX :
-				(uint32_t)strict;
-
-		p->latency_ns = has(d, IMP_DELAY) ? d->delay : 0;
-		p->jitter_ns = has(d, IMP_JITTER) ? d->jitter : 0;
-		if (has(d, IMP_LIMIT)) {
-			p->limit = d->limit;
-			if (d->limit < p->limit_need)
-				ll_diag_add(diag, LL_DIAG_WARN, "limit",
-					    "LIMIT TOO SMALL: limit %" PRIu32 " packets cannot hold rate x delay = %" PRIu32 " packets: netem WILL tail-drop (auto-size would use %llu)",
-					    d->limit, p->limit_need, (unsigned long long)need);
-			else if (d->limit < need)
-				ll_diag_add(diag, LL_DIAG_WARN, "limit",
-					    "limit: %" PRIu32 " packets is below 1.5 x rate x delay (%llu packets): expect tail drops on bursts",
-					    d->limit, (unsigned long long)need);
-		} else {
-			p->limit = clamp32(need);
-		}
-		if (has(d, IMP_DIST))
-			p->dist = d->dist;
-		if (has(d, IMP_LOSS_STATE)) {
-			const uint32_t *v = d->loss_state;
-			int n = d->loss_state_n;
-
-			/* tc q_netem.c defaults; kernel order p13 p31 p32 p14 p23 */
-			p->loss_model = IMP_LOSSM_STATE;
-			p->gi[0] = v[0];
-			p->gi[1] = n > 1 ? v[1] : UINT32_MAX - v[0];
-			p->gi[2] = n > 2 ? v[2] : 0;
-			p->gi[4] = n > 3 ? v[3] : UINT32_MAX;
-			p->gi[3] = n > 4 ? v[4] : 0;
-		} else if (has(d, IMP_LOSS_GE)) {
-			const uint32_t *v = d->loss_ge;
-			int n = d->loss_ge_n;
-
-			/* the CLI takes 1-h, the kernel wants h */
-			p->loss_model = IMP_LOSSM_GE;
-			p->ge[0] = v[0];
-			p->ge[1] = n > 1 ? v[1] : UINT32_MAX - v[0];
-			p->ge[2] = n > 2 ? UINT32_MAX - v[2] : 0;
-			p->ge[3] = n > 3 ? v[3] : 0;
-		}
-		p->ecn = has(d, IMP_ECN) && d->ecn;
-		if (has(d, IMP_NETEM_RATE)) {
-			p->netem_rate_Bps = d->netem_rate / 8;
-			if (!p->netem_rate_Bps)
-				p->netem_rate_Bps = 1;
-			p->packet_overhead = has(d, IMP_PKT_OVERHEAD) ? d->packet_overhead : 0;
-			p->cell_size = has(d, IMP_CELL_SIZE) ? d->cell_size : 0;
-			p->cell_overhead = has(d, IMP_CELL_OVERHEAD) ? d->cell_overhead : 0;
-		}
-		if (has(d, IMP_SLOT)) {
-			p->slot = true;
-			p->slot_min_ns = d->slot_min;
-			p->slot_max_ns = d->slot_max;
-			p->slot_packets = has(d, IMP_SLOT_PACKETS) ? d->slot_packets : 0;
-			p->slot_bytes = has(d, IMP_SLOT_BYTES) ? d->slot_bytes : 0;
-		}
-		if (has(d, IMP_SEED)) {
-			p->has_seed = true;
-			p->seed = d->seed;
-		}
-		p->loss = d->loss;
-		p->loss_corr = d->loss_corr;
-		p->delay_corr = d->delay_corr;
-		p->duplicate = d->duplicate;
-		p->dup_corr = d->dup_corr;
-		p->corrupt = d->corrupt;
-		p->corrupt_corr = d->corrupt_corr;
-		p->reorder = d->reorder;
-		p->reorder_corr = d->reorder_corr;
-		p->gap = d->gap;
-		/* tc q_netem.c: reorder without gap means gap 1 (otherwise the
-		 * kernel never reorders) */
-		if (p->reorder && !p->gap)
-			p->gap = 1;
-	}
+	impair_plan_scope(d, p);
+	if (p->tbf && impair_plan_tbf(d, mtu, hz, p, diag) < 0)
+		return -EINVAL;
+	if (p->netem)
+		impair_plan_netem(d, mtu, p, diag);
 	return 0;
 }
 

@@ -157,138 +157,102 @@ static void plot_hline(FILE *f, const struct plot_geo *g, double bps,
 		plot_xml_escape(label, esc, sizeof(esc)));
 }
 
-int plot_svg(char **out, const struct test_interval *iv, int n,
-	     const struct test_summary *sum, const struct plot_opts *o,
-	     struct ll_err *err)
+/* Scan the intervals for the highest rate of SUM or any stream (bit/s),
+ * the highest RTT (ms), the most streams and whether any RTT was seen. */
+static void plot_scan(const struct test_interval *iv, int n, double *ymax,
+		      double *rmax, int *nstreams, bool *have_rtt)
 {
-	struct plot_opts def = { 0 };
-	struct plot_geo g;
-	char *buf = NULL, esc[1024], a[32], b[32], label[160];
-	size_t blen = 0;
-	FILE *f;
-	double ymax = 0, rmax = 0, step, rstep, v, top;
-	int i, k, ncap = 0, W, H, maxs, nstreams = 0;
-	bool have_rtt = false;
-	const char *c;
+	double v;
+	int i, k;
 
-	*out = NULL;
-	if (n < 0 || (n > 0 && !iv))
-		return ll_err_set(err, -EINVAL, "plot: bad interval array (n = %d)", n);
-	if (!o)
-		o = &def;
-	maxs = o->max_streams > 0 ? o->max_streams : 32;
 	for (i = 0; i < n; i++) {
-		if (iv[i].sum.bps > ymax)
-			ymax = iv[i].sum.bps;
-		if (iv[i].nstreams > nstreams)
-			nstreams = iv[i].nstreams;
+		if (iv[i].sum.bps > *ymax)
+			*ymax = iv[i].sum.bps;
+		if (iv[i].nstreams > *nstreams)
+			*nstreams = iv[i].nstreams;
 		for (k = 0; k < iv[i].nstreams && k < TEST_MAX_STREAMS; k++)
-			if (iv[i].s[k].bps > ymax)
-				ymax = iv[i].s[k].bps;
+			if (iv[i].s[k].bps > *ymax)
+				*ymax = iv[i].s[k].bps;
 		v = plot_rtt_ms(&iv[i]);
 		if (v > 0) {
-			have_rtt = true;
-			if (v > rmax)
-				rmax = v;
+			*have_rtt = true;
+			if (v > *rmax)
+				*rmax = v;
 		}
 	}
-	if (o->dial_bps > ymax)
-		ymax = o->dial_bps;
-	if (o->ceiling_bps > ymax)
-		ymax = o->ceiling_bps;
-	plot_nice(ymax * 1.05, &top, &step);
-	g.ymax = top;
-	/* the time axis ends with the run (a 10.0003 s run is not drawn to
-	 * 15 s): only the tick step is a nice number */
-	g.tmax = n > 0 ? iv[n - 1].sum.end : 0;
-	if (!(g.tmax > 0))
-		g.tmax = 1;
-	plot_nice(g.tmax * 0.999, &v, &rstep);
-	{
-		double tstep = rstep;
+}
 
-		plot_nice(rmax * 1.05, &g.rmax, &rstep);
-		g.w = o->width > 0 ? o->width : 900;
-		g.h = o->height > 0 ? o->height : 420;
-		g.x0 = PLOT_ML;
-		g.y0 = PLOT_MT;
-		for (c = o->caption; c && *c; c++)
-			if (*c == '\n')
-				ncap++;
-		if (o->caption && *o->caption)
-			ncap++;
-		if (sum)
-			ncap++;
-		W = (int)g.w + PLOT_ML + PLOT_MR;
-		H = (int)g.h + PLOT_MT + PLOT_MB + ncap * PLOT_LINE + 10;
+/* Write the grid and axes: rate ticks every step (bit/s), time ticks every
+ * tstep (s), the frame, and the RTT ticks every rstep (ms) when drawn. */
+static void plot_axes(FILE *f, const struct plot_geo *g, double step,
+		      double tstep, double rstep, bool have_rtt)
+{
+	char a[32];
+	double v;
 
-		f = open_memstream(&buf, &blen);
-		if (!f)
-			return ll_err_set(err, -ENOMEM, "plot: out of memory");
-		fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-			"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-			"viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
-			"<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H, W, H);
-		fprintf(f, "<text x=\"%d\" y=\"20\" font-size=\"15\" font-weight=\"bold\">%s</text>\n",
-			PLOT_ML, plot_xml_escape(o->title ? o->title : "linklab test",
-						 esc, sizeof(esc)));
-		/* grid and axes */
-		for (v = 0; v <= g.ymax + step / 2; v += step) {
-			fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#dddddd\"/>\n",
-				g.x0, gy(&g, v), g.x0 + g.w, gy(&g, v));
-			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
-				g.x0 - 6, gy(&g, v) + 4, units_human_rate(v, a, sizeof(a)));
-		}
-		for (v = 0; v <= g.tmax * 1.001 + 1e-9; v += tstep) {
-			fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eeeeee\"/>\n",
-				gx(&g, v), g.y0, gx(&g, v), g.y0 + g.h);
-			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n",
-				gx(&g, v), g.y0 + g.h + 16, v);
-		}
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">time (s)</text>\n",
-			g.x0 + g.w / 2, g.y0 + g.h + 34);
-		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-			"fill=\"none\" stroke=\"#444444\"/>\n", g.x0, g.y0, g.w, g.h);
-		if (have_rtt)
-			for (v = 0; v <= g.rmax + rstep / 2; v += rstep)
-				fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#d62728\">%g ms</text>\n",
-					g.x0 + g.w + 6, gr(&g, v) + 4, v);
+	for (v = 0; v <= g->ymax + step / 2; v += step) {
+		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#dddddd\"/>\n",
+			g->x0, gy(g, v), g->x0 + g->w, gy(g, v));
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+			g->x0 - 6, gy(g, v) + 4, units_human_rate(v, a, sizeof(a)));
 	}
-	/* per-stream lines, then SUM on top */
-	if (nstreams > 1)
-		for (k = 0; k < nstreams && k < maxs; k++)
-			plot_series(f, &g, iv, n, k,
-				    plot_palette[k % (int)(sizeof(plot_palette) /
-							  sizeof(plot_palette[0]))],
-				    1.0, " stroke-opacity=\"0.8\" class=\"stream\"");
-	if (n > 0)
-		plot_series(f, &g, iv, n, -1, "#000000", 2.5, " class=\"sum\"");
-	if (have_rtt) {
-		int pts = 0;
-
-		fprintf(f, "<polyline fill=\"none\" stroke=\"#d62728\" stroke-width=\"1.5\" "
-			"stroke-dasharray=\"2,3\" class=\"rtt\" points=\"");
-		for (i = 0; i < n; i++) {
-			v = plot_rtt_ms(&iv[i]);
-			if (v > 0)
-				fprintf(f, "%s%.1f,%.1f", pts++ ? " " : "",
-					gx(&g, plot_mid(&iv[i].sum)), gr(&g, v));
-		}
-		fprintf(f, "\"/>\n");
+	for (v = 0; v <= g->tmax * 1.001 + 1e-9; v += tstep) {
+		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eeeeee\"/>\n",
+			gx(g, v), g->y0, gx(g, v), g->y0 + g->h);
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n",
+			gx(g, v), g->y0 + g->h + 16, v);
 	}
+	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">time (s)</text>\n",
+		g->x0 + g->w / 2, g->y0 + g->h + 34);
+	fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+		"fill=\"none\" stroke=\"#444444\"/>\n", g->x0, g->y0, g->w, g->h);
+	if (have_rtt)
+		for (v = 0; v <= g->rmax + rstep / 2; v += rstep)
+			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#d62728\">%g ms</text>\n",
+				g->x0 + g->w + 6, gr(g, v) + 4, v);
+}
+
+/* Write the dashed RTT line over the intervals that carry an RTT. */
+static void plot_rtt_line(FILE *f, const struct plot_geo *g,
+			  const struct test_interval *iv, int n)
+{
+	int i, pts = 0;
+	double v;
+
+	fprintf(f, "<polyline fill=\"none\" stroke=\"#d62728\" stroke-width=\"1.5\" "
+		"stroke-dasharray=\"2,3\" class=\"rtt\" points=\"");
+	for (i = 0; i < n; i++) {
+		v = plot_rtt_ms(&iv[i]);
+		if (v > 0)
+			fprintf(f, "%s%.1f,%.1f", pts++ ? " " : "",
+				gx(g, plot_mid(&iv[i].sum)), gr(g, v));
+	}
+	fprintf(f, "\"/>\n");
+}
+
+/* Write the dialled rate and the ceiling as labelled horizontal lines. */
+static void plot_marks(FILE *f, const struct plot_geo *g,
+		       const struct plot_opts *o)
+{
+	char a[32], b[32], label[160];
+
 	if (o->dial_bps > 0) {
 		snprintf(label, sizeof(label), "dialled %s",
 			 units_human_rate(o->dial_bps, a, sizeof(a)));
-		plot_hline(f, &g, o->dial_bps, "#ff7f0e", "8,4", label, false);
+		plot_hline(f, g, o->dial_bps, "#ff7f0e", "8,4", label, false);
 	}
 	if (o->ceiling_bps > 0) {
 		snprintf(label, sizeof(label), "%s %s",
 			 o->ceiling_label ? o->ceiling_label : "theory",
 			 units_human_rate(o->ceiling_bps, b, sizeof(b)));
-		plot_hline(f, &g, o->ceiling_bps, "#8c564b", "3,3", label,
+		plot_hline(f, g, o->ceiling_bps, "#8c564b", "3,3", label,
 			   o->dial_bps > o->ceiling_bps);
 	}
-	/* legend */
+}
+
+/* Write the legend: SUM, the streams (maxs of them drawn) and the RTT. */
+static void plot_legend(FILE *f, int nstreams, int maxs, bool have_rtt)
+{
 	fprintf(f, "<g font-size=\"11\">"
 		"<line x1=\"%d\" y1=\"38\" x2=\"%d\" y2=\"38\" stroke=\"#000000\" stroke-width=\"2.5\"/>"
 		"<text x=\"%d\" y=\"42\">SUM</text>", PLOT_ML, PLOT_ML + 20, PLOT_ML + 24);
@@ -302,32 +266,110 @@ int plot_svg(char **out, const struct test_interval *iv, int n,
 			"stroke-dasharray=\"2,3\"/><text x=\"%d\" y=\"42\">RTT (right axis)</text>",
 			PLOT_ML + 230, PLOT_ML + 250, PLOT_ML + 254);
 	fprintf(f, "</g>\n");
-	/* caption lines */
-	{
-		int y = (int)(g.y0 + g.h) + PLOT_MB + 4;
-		const char *p = o->caption;
-		char line[512];
+}
 
-		while (p && *p) {
-			size_t l = strcspn(p, "\n");
+/* Write the caption lines under the plot, then the summary line if any. */
+static void plot_caption(FILE *f, const struct plot_geo *g,
+			 const struct plot_opts *o, const struct test_summary *sum)
+{
+	int y = (int)(g->y0 + g->h) + PLOT_MB + 4;
+	const char *p = o->caption;
+	char line[512], esc[1024], a[32], b[32];
 
-			snprintf(line, sizeof(line), "%.*s", (int)l, p);
-			fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text>\n", PLOT_ML, y,
-				plot_xml_escape(line, esc, sizeof(esc)));
-			y += PLOT_LINE;
-			p += l;
-			if (*p == '\n')
-				p++;
-		}
-		if (sum) {
-			snprintf(line, sizeof(line), "%d stream%s, %.1f s: sender %s, receiver %s",
-				 sum->nstreams, sum->nstreams == 1 ? "" : "s", sum->duration,
-				 units_human_rate(sum->sum_sent.bps, a, sizeof(a)),
-				 units_human_rate(sum->sum_received.bps, b, sizeof(b)));
-			fprintf(f, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">%s</text>\n",
-				PLOT_ML, y, plot_xml_escape(line, esc, sizeof(esc)));
-		}
+	while (p && *p) {
+		size_t l = strcspn(p, "\n");
+
+		snprintf(line, sizeof(line), "%.*s", (int)l, p);
+		fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text>\n", PLOT_ML, y,
+			plot_xml_escape(line, esc, sizeof(esc)));
+		y += PLOT_LINE;
+		p += l;
+		if (*p == '\n')
+			p++;
 	}
+	if (sum) {
+		snprintf(line, sizeof(line), "%d stream%s, %.1f s: sender %s, receiver %s",
+			 sum->nstreams, sum->nstreams == 1 ? "" : "s", sum->duration,
+			 units_human_rate(sum->sum_sent.bps, a, sizeof(a)),
+			 units_human_rate(sum->sum_received.bps, b, sizeof(b)));
+		fprintf(f, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">%s</text>\n",
+			PLOT_ML, y, plot_xml_escape(line, esc, sizeof(esc)));
+	}
+}
+
+int plot_svg(char **out, const struct test_interval *iv, int n,
+	     const struct test_summary *sum, const struct plot_opts *o,
+	     struct ll_err *err)
+{
+	struct plot_opts def = { 0 };
+	struct plot_geo g;
+	char *buf = NULL, esc[1024];
+	size_t blen = 0;
+	FILE *f;
+	double ymax = 0, rmax = 0, step, rstep, tstep, v, top;
+	int k, ncap = 0, W, H, maxs, nstreams = 0;
+	bool have_rtt = false;
+	const char *c;
+
+	*out = NULL;
+	if (n < 0 || (n > 0 && !iv))
+		return ll_err_set(err, -EINVAL, "plot: bad interval array (n = %d)", n);
+	if (!o)
+		o = &def;
+	maxs = o->max_streams > 0 ? o->max_streams : 32;
+	plot_scan(iv, n, &ymax, &rmax, &nstreams, &have_rtt);
+	if (o->dial_bps > ymax)
+		ymax = o->dial_bps;
+	if (o->ceiling_bps > ymax)
+		ymax = o->ceiling_bps;
+	plot_nice(ymax * 1.05, &top, &step);
+	g.ymax = top;
+	/* the time axis ends with the run (a 10.0003 s run is not drawn to
+	 * 15 s): only the tick step is a nice number */
+	g.tmax = n > 0 ? iv[n - 1].sum.end : 0;
+	if (!(g.tmax > 0))
+		g.tmax = 1;
+	plot_nice(g.tmax * 0.999, &v, &tstep);
+	plot_nice(rmax * 1.05, &g.rmax, &rstep);
+	g.w = o->width > 0 ? o->width : 900;
+	g.h = o->height > 0 ? o->height : 420;
+	g.x0 = PLOT_ML;
+	g.y0 = PLOT_MT;
+	for (c = o->caption; c && *c; c++)
+		if (*c == '\n')
+			ncap++;
+	if (o->caption && *o->caption)
+		ncap++;
+	if (sum)
+		ncap++;
+	W = (int)g.w + PLOT_ML + PLOT_MR;
+	H = (int)g.h + PLOT_MT + PLOT_MB + ncap * PLOT_LINE + 10;
+
+	f = open_memstream(&buf, &blen);
+	if (!f)
+		return ll_err_set(err, -ENOMEM, "plot: out of memory");
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		"viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
+		"<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H, W, H);
+	fprintf(f, "<text x=\"%d\" y=\"20\" font-size=\"15\" font-weight=\"bold\">%s</text>\n",
+		PLOT_ML, plot_xml_escape(o->title ? o->title : "linklab test",
+					 esc, sizeof(esc)));
+	plot_axes(f, &g, step, tstep, rstep, have_rtt);
+	/* per-stream lines, then SUM on top */
+	if (nstreams > 1)
+		for (k = 0; k < nstreams && k < maxs; k++)
+			plot_series(f, &g, iv, n, k,
+				    plot_palette[k % (int)(sizeof(plot_palette) /
+							  sizeof(plot_palette[0]))],
+				    1.0, " stroke-opacity=\"0.8\" class=\"stream\"");
+	if (n > 0)
+		plot_series(f, &g, iv, n, -1, "#000000", 2.5, " class=\"sum\"");
+	if (have_rtt)
+		plot_rtt_line(f, &g, iv, n);
+	plot_marks(f, &g, o);
+	plot_legend(f, nstreams, maxs, have_rtt);
+	plot_caption(f, &g, o, sum);
 	fprintf(f, "</svg>\n");
 	if (fclose(f) != 0 || !buf) {
 		free(buf);

@@ -1252,10 +1252,12 @@ static int early_state(struct test *t, struct ll_err *err)
 	return bad_state(t, b, "PARAM_EXCHANGE", err);
 }
 
-static int client_run(struct test *t, struct ll_err *err)
+/* Connect the control connection, measure the idle RTT (--rtt), settle the
+ * block length and the -n/-k budget, and send our cookie (a busy server's
+ * early refusal taken first: -EBUSY). */
+static int test_client_hello(struct test *t, struct ll_err *err)
 {
-	int state, r;
-	int64_t *retr = t->retr;
+	int r;
 
 	r = connect_control(t, err);
 	if (r < 0)
@@ -1289,37 +1291,55 @@ static int client_run(struct test *t, struct ll_err *err)
 		ll_err_prefix(err, "sending cookie: ");
 		return r;
 	}
+	return 0;
+}
+
+/* PARAM_EXCHANGE: send the test's parameters as iperf3's JSON. */
+static int test_client_send_params(struct test *t, struct ll_err *err)
+{
+	struct iperf3_params p;
+	int r;
+
+	iperf3_params_init(&p);
+	p.time = t->o.duration;
+	p.omit = t->o.omit;
+	p.num = t->o.bytes;
+	p.blockcount = t->o.blocks;
+	p.parallel = t->o.streams;
+	p.reverse = t->o.reverse;
+	p.bidir = t->o.bidir;
+	p.window = t->o.window;
+	p.udp = t->o.udp;
+	p.len = blksize(t);
+	p.bandwidth = t->o.bitrate;
+	p.mss = t->o.mss;
+	p.nodelay = t->o.nodelay;
+	p.zerocopy = t->o.zerocopy;
+	p.udp_counters_64bit = t->o.udp64;
+	p.gso = t->o.gso && t->o.udp;
+	p.live_interval = t->o.live;
+	snprintf(p.congestion, sizeof(p.congestion), "%s",
+		 t->o.congestion);
+	cJSON *j = iperf3_params_build(&p);
+	if (!j)
+		return ll_err_set(err, -ENOMEM, "params: out of memory");
+	r = iperf3_json_write(t->ctrl_fd, j, timeout_ms(t), err);
+	cJSON_Delete(j);
+	return r < 0 ? r : 0;
+}
+
+/* Follow the server's states up to TEST_RUNNING: parameters sent,
+ * streams created; anything else is a protocol error. */
+static int test_client_setup(struct test *t, struct ll_err *err)
+{
+	int state, r;
+
 	for (;;) {
 		r = read_state(t, &state, timeout_ms(t), err);
 		if (r < 0)
 			return r;
 		if (state == IPERF3_PARAM_EXCHANGE) {
-			struct iperf3_params p;
-			iperf3_params_init(&p);
-			p.time = t->o.duration;
-			p.omit = t->o.omit;
-			p.num = t->o.bytes;
-			p.blockcount = t->o.blocks;
-			p.parallel = t->o.streams;
-			p.reverse = t->o.reverse;
-			p.bidir = t->o.bidir;
-			p.window = t->o.window;
-			p.udp = t->o.udp;
-			p.len = blksize(t);
-			p.bandwidth = t->o.bitrate;
-			p.mss = t->o.mss;
-			p.nodelay = t->o.nodelay;
-			p.zerocopy = t->o.zerocopy;
-			p.udp_counters_64bit = t->o.udp64;
-			p.gso = t->o.gso && t->o.udp;
-			p.live_interval = t->o.live;
-			snprintf(p.congestion, sizeof(p.congestion), "%s",
-				 t->o.congestion);
-			cJSON *j = iperf3_params_build(&p);
-			if (!j)
-				return ll_err_set(err, -ENOMEM, "params: out of memory");
-			r = iperf3_json_write(t->ctrl_fd, j, timeout_ms(t), err);
-			cJSON_Delete(j);
+			r = test_client_send_params(t, err);
 			if (r < 0)
 				return r;
 		} else if (state == IPERF3_CREATE_STREAMS) {
@@ -1337,6 +1357,14 @@ static int client_run(struct test *t, struct ll_err *err)
 	if (t->n != nstreams_total(t))
 		return ll_err_set(err, -EPROTO,
 				  "protocol error: TEST_RUNNING before CREATE_STREAMS");
+	return 0;
+}
+
+/* TEST_RUNNING: start the workers behind the gate, release them at t0,
+ * start the RTT prober and say TEV_CONNECTED. */
+static int test_client_start(struct test *t, struct ll_err *err)
+{
+	int r;
 
 	/* running: workers created behind the gate, then released at t0 */
 	for (int i = 0; i < t->n; i++) {
@@ -1366,8 +1394,15 @@ static int client_run(struct test *t, struct ll_err *err)
 			free(ev);
 		}
 	}
-	r = run_intervals(t, err);
-	double t_end = iperf3_now();
+	return 0;
+}
+
+/* After the intervals: stop the receivers and senders and the prober, wait
+ * for the -n/-k bytes to be acked, and take each sender's retransmits. */
+static void test_client_wind_down(struct test *t)
+{
+	int64_t *retr = t->retr;
+
 	/* the streams stopped in run_intervals before its last interval (here
 	 * again after an error); the RTT prober may sit in a reply wait of up
 	 * to 0.5 s, so it is joined after them */
@@ -1389,9 +1424,14 @@ static int client_run(struct test *t, struct ll_err *err)
 		    iperf3_tcp_info(t->st[i].fd, &ti) == 0)
 			retr[i] = ti.total_retrans - t->acc[i].omit_retr;
 	}
-	t->t_end = t_end;
-	if (r < 0)
-		return r;
+}
+
+/* TEST_END: say it, then wait for EXCHANGE_RESULTS (live samples in
+ * between taken; a second stop still finishes politely). */
+static int test_client_end(struct test *t, struct ll_err *err)
+{
+	int state, r;
+
 	r = iperf3_send_state(t->ctrl_fd, IPERF3_TEST_END, err);
 	if (r < 0)
 		return r;
@@ -1412,11 +1452,18 @@ static int client_run(struct test *t, struct ll_err *err)
 	}
 	if (state != IPERF3_EXCHANGE_RESULTS)
 		return bad_state(t, state, "EXCHANGE_RESULTS", err);
-	/* the peer stopped sending: read what is still in flight */
-	drain_receivers(t);
-	join_streams(t);
+	return 0;
+}
 
-	double dur = t_end - t->t_count, cu, cs;
+/* EXCHANGE_RESULTS: our CPU use and per-stream results over dur seconds
+ * sent as iperf3's JSON, the server's read back. */
+static int test_client_exchange(struct test *t, double t_end, double dur,
+				struct ll_err *err)
+{
+	int64_t *retr = t->retr;
+	double cu, cs;
+	int r;
+
 	iperf3_cpu_times(&cu, &cs);
 	double wall = t_end - t->t0;
 	t->cpu_user = wall > 0 ? (cu - t->cpu_u0) / wall * 100 : 0;
@@ -1461,13 +1508,48 @@ static int client_run(struct test *t, struct ll_err *err)
 	if (r < 0)
 		return r;
 	t->have_remote = true;
+	return 0;
+}
+
+/* The client's side of the iperf3 control protocol, from connect to
+ * IPERF_DONE; the summary is built on DISPLAY_RESULTS. */
+static int client_run(struct test *t, struct ll_err *err)
+{
+	int state, r;
+
+	r = test_client_hello(t, err);
+	if (r < 0)
+		return r;
+	r = test_client_setup(t, err);
+	if (r < 0)
+		return r;
+	r = test_client_start(t, err);
+	if (r < 0)
+		return r;
+	r = run_intervals(t, err);
+	double t_end = iperf3_now();
+	test_client_wind_down(t);
+	t->t_end = t_end;
+	if (r < 0)
+		return r;
+	r = test_client_end(t, err);
+	if (r < 0)
+		return r;
+	/* the peer stopped sending: read what is still in flight */
+	drain_receivers(t);
+	join_streams(t);
+
+	double dur = t_end - t->t_count;
+	r = test_client_exchange(t, t_end, dur, err);
+	if (r < 0)
+		return r;
 	r = iperf3_recv_state(t->ctrl_fd, &state, timeout_ms(t), err);
 	if (r < 0)
 		return r;
 	if (state != IPERF3_DISPLAY_RESULTS)
 		return bad_state(t, state, "DISPLAY_RESULTS", err);
 	pthread_mutex_lock(&t->mu);
-	build_summary(t, dur, retr);
+	build_summary(t, dur, t->retr);
 	pthread_mutex_unlock(&t->mu);
 	/* IPERF_DONE last; an old peer may already have closed (tolerated) */
 	iperf3_send_state(t->ctrl_fd, IPERF3_IPERF_DONE, NULL);

@@ -378,6 +378,73 @@ static int dial_errors(int y, int x, int w, int maxl, unsigned attr,
 	return used < maxl ? used : maxl;
 }
 
+/* Draw what the kernels hold now, read back, and what the bridge on the
+ * middle box holds per direction, from row y; returns the next row. */
+static int dial_draw_held(struct tui *t, const struct ctl_view *v, int y,
+			  int top, int rows, int cols)
+{
+	char line[512];
+	int k;
+
+	/* what the kernels hold now, read back */
+	for (k = 0; k < 2 && y < top + rows; k++) {
+		const struct ctl_side_view *s = &v->side[k];
+
+		if (!s->present)
+			continue;
+		snprintf(line, sizeof(line), "%s %s holds: %s", k ? "B" : "A",
+			 s->dev, s->qd_valid ? s->held_text : "(not read)");
+		tui_put(y++, 1, cols - 2, tui_attr(t, TUI_OK), line);
+		if (y < top + rows) {
+			dial_diff_line(t, v, k, line, sizeof(line));
+			tui_put(y++, 3, cols - 4, A_NORMAL, line);
+		}
+		if (s->err[0] && y < top + rows)
+			y += tui_wrap(y, 3, cols - 4, 1, tui_attr(t, TUI_ERROR), s->err);
+	}
+	/* the bridge on the middle box: what each direction holds */
+	if (v->middle.present) {
+		const struct ctl_middle_view *m = &v->middle;
+
+		if (!m->attached && y < top + rows) {
+			snprintf(line, sizeof(line), "bridge: %.480s", m->err[0] ? m->err : "not attached");
+			y += tui_wrap(y, 1, cols - 2, 2, tui_attr(t, TUI_ERROR), line);
+		}
+		for (k = 0; k < 2 && m->attached && y < top + rows; k++) {
+			unsigned bit = k == MIDDLE_AB ? CTL_M_AB : CTL_M_BA;
+			char want[200];
+
+			if (impair_is_empty(&t->dial))
+				snprintf(want, sizeof(want), "clear");
+			else
+				impair_summary(&t->dial, want, sizeof(want));
+			{
+				struct impair held = m->dir[k].fields;
+				char now[200];
+
+				impair_drop_derived(&held, 0, impair_kernel_hz());
+				impair_summary(&held, now, sizeof(now));
+				if (impair_is_empty(&held) && impair_is_empty(&t->dial))
+					snprintf(now, sizeof(now), "clear");
+				if ((t->dial_sides & bit) && !strcmp(now, want))
+					snprintf(want, sizeof(want), "same (no change)");
+			}
+			snprintf(line, sizeof(line), "bridge %s holds: %.200s%s%.200s",
+				 k ? "B->A" : "A->B",
+				 m->dir[k].dial[0] ? m->dir[k].dial : "none",
+				 (t->dial_sides & bit) ? " -> to apply " :
+				 " (not a target of this dial)",
+				 (t->dial_sides & bit) ? want : "");
+			tui_put(y++, 1, cols - 2, tui_attr(t, TUI_OK), line);
+		}
+		/* the bridge's own refusal, inline like a local error */
+		if (m->set_err[0] && (t->dial_sides & CTL_M_BOTH) && y < top + rows)
+			y += dial_errors(y, 1, cols - 2, top + rows - y,
+					 tui_attr(t, TUI_ERROR), m->set_err, true);
+	}
+	return y;
+}
+
 void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 		      int rows, int cols)
 {
@@ -475,62 +542,7 @@ void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 			      tui_attr(t, t->dial_msg_err ? TUI_ERROR : TUI_WARN),
 			      t->dial_msg);
 	y++;
-	/* what the kernels hold now, read back */
-	for (k = 0; k < 2 && y < top + rows; k++) {
-		const struct ctl_side_view *s = &v->side[k];
-
-		if (!s->present)
-			continue;
-		snprintf(line, sizeof(line), "%s %s holds: %s", k ? "B" : "A",
-			 s->dev, s->qd_valid ? s->held_text : "(not read)");
-		tui_put(y++, 1, cols - 2, tui_attr(t, TUI_OK), line);
-		if (y < top + rows) {
-			dial_diff_line(t, v, k, line, sizeof(line));
-			tui_put(y++, 3, cols - 4, A_NORMAL, line);
-		}
-		if (s->err[0] && y < top + rows)
-			y += tui_wrap(y, 3, cols - 4, 1, tui_attr(t, TUI_ERROR), s->err);
-	}
-	/* the bridge on the middle box: what each direction holds */
-	if (v->middle.present) {
-		const struct ctl_middle_view *m = &v->middle;
-
-		if (!m->attached && y < top + rows) {
-			snprintf(line, sizeof(line), "bridge: %.480s", m->err[0] ? m->err : "not attached");
-			y += tui_wrap(y, 1, cols - 2, 2, tui_attr(t, TUI_ERROR), line);
-		}
-		for (k = 0; k < 2 && m->attached && y < top + rows; k++) {
-			unsigned bit = k == MIDDLE_AB ? CTL_M_AB : CTL_M_BA;
-			char want[200];
-
-			if (impair_is_empty(&t->dial))
-				snprintf(want, sizeof(want), "clear");
-			else
-				impair_summary(&t->dial, want, sizeof(want));
-			{
-				struct impair held = m->dir[k].fields;
-				char now[200];
-
-				impair_drop_derived(&held, 0, impair_kernel_hz());
-				impair_summary(&held, now, sizeof(now));
-				if (impair_is_empty(&held) && impair_is_empty(&t->dial))
-					snprintf(now, sizeof(now), "clear");
-				if ((t->dial_sides & bit) && !strcmp(now, want))
-					snprintf(want, sizeof(want), "same (no change)");
-			}
-			snprintf(line, sizeof(line), "bridge %s holds: %.200s%s%.200s",
-				 k ? "B->A" : "A->B",
-				 m->dir[k].dial[0] ? m->dir[k].dial : "none",
-				 (t->dial_sides & bit) ? " -> to apply " :
-				 " (not a target of this dial)",
-				 (t->dial_sides & bit) ? want : "");
-			tui_put(y++, 1, cols - 2, tui_attr(t, TUI_OK), line);
-		}
-		/* the bridge's own refusal, inline like a local error */
-		if (m->set_err[0] && (t->dial_sides & CTL_M_BOTH) && y < top + rows)
-			y += dial_errors(y, 1, cols - 2, top + rows - y,
-					 tui_attr(t, TUI_ERROR), m->set_err, true);
-	}
+	y = dial_draw_held(t, v, y, top, rows, cols);
 	if (!t->editing)
 		curs_set(0);
 }

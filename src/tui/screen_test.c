@@ -267,15 +267,14 @@ static void test_theory_line(const struct ctl_view *v, char *buf, size_t len)
 			 v->theory_rtt_measured ? "measured" : "dialled", rtt);
 }
 
-void screen_test_draw(struct tui *t, const struct ctl_view *v, int top,
-		      int rows, int cols)
+/* Draw the form: the left and right columns of option rows, the row being
+ * edited as an underlined editor. */
+static void test_draw_form(struct tui *t, const struct ctl_view *v, int y,
+			   int cols)
 {
-	const struct ctl_test_view *tv = &v->test;
-	char line[512], val[64], id[8];
-	int k, y = top + 1, bottom = top + rows, n, x, w, chart_rows, room;
-	double full, sfull;
+	char line[512], val[64];
+	int k, x, w;
 
-	tui_put(y++, 1, cols - 2, A_BOLD, "Throughput test (iperf3 protocol)");
 	for (k = 0; k < TT_NROWS; k++) {
 		static const char *const names[] = { "streams", "duration",
 			"interval", "protocol", "bitrate -b", "window -w", "direction",
@@ -300,88 +299,84 @@ void screen_test_draw(struct tui *t, const struct ctl_view *v, int top,
 			 val);
 		tui_put(yy, x, w, attr, line);
 	}
-	y += TT_LEFT;
-	if (t->test_msg[0])
-		tui_put(y, 1, cols - 2, tui_attr(t, TUI_ERROR), t->test_msg);
-	y++;
-	test_theory_line(v, line, sizeof(line));
-	y += tui_wrap(y, 1, cols - 2, 2, tui_attr(t, TUI_WARN), line);
-	if (tv->state == CTL_TEST_IDLE) {
-		tui_put(y + 1, 1, cols - 2, tui_attr(t, TUI_DIM),
-			"Enter on [ Start ] (or s) runs the test; bars show each stream.");
-		return;
+}
+
+/* Draw a finished test from row y: the comparison with the expected rate,
+ * the iperf3-style summary table, the panel and RPM lines, the chart and
+ * where it was saved. */
+static void test_draw_done(struct tui *t, const struct ctl_view *v, int y,
+			   int bottom, int cols, double full)
+{
+	const struct ctl_test_view *tv = &v->test;
+	char line[512], id[8];
+	const struct test_summary *s = &tv->summary;
+	double got = s->sum_received.bps;
+	int k, n, room;
+
+	if (v->theory_comparable && v->theory.expect_bps > 0 && got > 0 &&
+	    !tv->opts.udp) {
+		char a[32], b[32];
+
+		snprintf(line, sizeof(line), "received %s = %.0f%% of the expected %s",
+			 units_human_rate(got, a, sizeof(a)),
+			 100.0 * got / v->theory.expect_bps,
+			 units_human_rate(v->theory.expect_bps, b, sizeof(b)));
+		tui_put(y++, 1, cols - 2, tui_attr(t, TUI_OK), line);
+	} else if (got > 0 && !tv->opts.udp) {
+		char a[32];
+
+		snprintf(line, sizeof(line),
+			 "received %s; no rate dialled: nothing to compare with",
+			 units_human_rate(got, a, sizeof(a)));
+		tui_put(y++, 1, cols - 2, tui_attr(t, TUI_DIM), line);
 	}
-	snprintf(line, sizeof(line), "%s%s: %d %s stream%s to %s:%d, %g s, -i %g%s  [%d intervals]",
-		 test_state_name(tv->state), tv->paused ? " (display paused)" : "",
-		 tv->opts.streams, tv->opts.udp ? "UDP" : "TCP",
-		 tv->opts.streams == 1 ? "" : "s", tv->opts.host, tv->opts.port,
-		 tv->opts.duration, tv->opts.interval,
-		 tv->opts.reverse ? ", reverse" : "", tv->nintervals);
-	tui_put(y++, 1, cols - 2,
-		tv->state == CTL_TEST_FAILED ? tui_attr(t, TUI_ERROR) : A_BOLD, line);
-	if (tv->state == CTL_TEST_FAILED && tv->err[0])
-		y += tui_wrap(y, 1, cols - 2, 2, tui_attr(t, TUI_ERROR), tv->err);
-	full = tv->scale_bps > 0 ? tv->scale_bps : tv->max_sum_bps;
-	if (tv->have_summary && tv->state == CTL_TEST_DONE) {
-		const struct test_summary *s = &tv->summary;
-		double got = s->sum_received.bps;
-
-		if (v->theory_comparable && v->theory.expect_bps > 0 && got > 0 &&
-		    !tv->opts.udp) {
-			char a[32], b[32];
-
-			snprintf(line, sizeof(line), "received %s = %.0f%% of the expected %s",
-				 units_human_rate(got, a, sizeof(a)),
-				 100.0 * got / v->theory.expect_bps,
-				 units_human_rate(v->theory.expect_bps, b, sizeof(b)));
-			tui_put(y++, 1, cols - 2, tui_attr(t, TUI_OK), line);
-		} else if (got > 0 && !tv->opts.udp) {
-			char a[32];
-
-			snprintf(line, sizeof(line),
-				 "received %s; no rate dialled: nothing to compare with",
-				 units_human_rate(got, a, sizeof(a)));
-			tui_put(y++, 1, cols - 2, tui_attr(t, TUI_DIM), line);
-		}
-		snprintf(line, sizeof(line), "[ ID]  Interval         %10s  %12s  %5s",
-			 "Transfer", "Bitrate", "Retr");
-		tui_put(y++, 1, cols - 2, A_BOLD, line);
-		n = s->nstreams;
-		/* per stream only if they fit with a 3-row chart below */
-		if (y + 2 * n + 2 + 4 > bottom)
-			n = 0;
-		for (k = 0; k < n; k++) {
-			snprintf(id, sizeof(id), "%d", s->sent[k].id);
-			test_summary_line(line, sizeof(line), id, &s->sent[k],
-					  s->duration, "sender");
-			tui_put(y++, 1, cols - 2, A_NORMAL, line);
-			test_summary_line(line, sizeof(line), id, &s->received[k],
-					  s->duration, "receiver");
-			tui_put(y++, 1, cols - 2, A_NORMAL, line);
-		}
-		test_summary_line(line, sizeof(line), "SUM", &s->sum_sent,
+	snprintf(line, sizeof(line), "[ ID]  Interval         %10s  %12s  %5s",
+		 "Transfer", "Bitrate", "Retr");
+	tui_put(y++, 1, cols - 2, A_BOLD, line);
+	n = s->nstreams;
+	/* per stream only if they fit with a 3-row chart below */
+	if (y + 2 * n + 2 + 4 > bottom)
+		n = 0;
+	for (k = 0; k < n; k++) {
+		snprintf(id, sizeof(id), "%d", s->sent[k].id);
+		test_summary_line(line, sizeof(line), id, &s->sent[k],
 				  s->duration, "sender");
-		tui_put(y++, 1, cols - 2, A_BOLD, line);
-		test_summary_line(line, sizeof(line), "SUM", &s->sum_received,
+		tui_put(y++, 1, cols - 2, A_NORMAL, line);
+		test_summary_line(line, sizeof(line), id, &s->received[k],
 				  s->duration, "receiver");
-		tui_put(y++, 1, cols - 2, A_BOLD, line);
-		test_panel_line(v, line, sizeof(line));
-		if (line[0] && bottom - y > 4)
-			tui_put(y++, 1, cols - 2, tui_attr(t, TUI_DIM), line);
-		test_rpm_line(v, line, sizeof(line));
-		if (line[0] && bottom - y > 4)
-			tui_put(y++, 1, cols - 2, A_BOLD, line);
-		room = bottom - y - (tv->saved_dir[0] ? 1 : 0);
-		y += test_chart(t, v, y, room, cols, full);
-		if (tv->saved_dir[0] && y < bottom) {
-			snprintf(line, sizeof(line), "saved: %.440s/{run.svg,intervals.csv,profile.ini}",
-				 tv->saved_dir);
-			tui_put(y, 1, cols - 2, tui_attr(t, TUI_DIM), line);
-		}
-		return;
+		tui_put(y++, 1, cols - 2, A_NORMAL, line);
 	}
-	if (tv->nintervals == 0)
-		return;
+	test_summary_line(line, sizeof(line), "SUM", &s->sum_sent,
+			  s->duration, "sender");
+	tui_put(y++, 1, cols - 2, A_BOLD, line);
+	test_summary_line(line, sizeof(line), "SUM", &s->sum_received,
+			  s->duration, "receiver");
+	tui_put(y++, 1, cols - 2, A_BOLD, line);
+	test_panel_line(v, line, sizeof(line));
+	if (line[0] && bottom - y > 4)
+		tui_put(y++, 1, cols - 2, tui_attr(t, TUI_DIM), line);
+	test_rpm_line(v, line, sizeof(line));
+	if (line[0] && bottom - y > 4)
+		tui_put(y++, 1, cols - 2, A_BOLD, line);
+	room = bottom - y - (tv->saved_dir[0] ? 1 : 0);
+	y += test_chart(t, v, y, room, cols, full);
+	if (tv->saved_dir[0] && y < bottom) {
+		snprintf(line, sizeof(line), "saved: %.440s/{run.svg,intervals.csv,profile.ini}",
+			 tv->saved_dir);
+		tui_put(y, 1, cols - 2, tui_attr(t, TUI_DIM), line);
+	}
+}
+
+/* Draw a running test from row y: the bars per stream and their SUM,
+ * the panel and RPM lines and the live chart. */
+static void test_draw_live(struct tui *t, const struct ctl_view *v, int y,
+			   int bottom, int cols, double full)
+{
+	const struct ctl_test_view *tv = &v->test;
+	char line[512], id[8];
+	int k, n, chart_rows, room;
+	double sfull;
+
 	/* live bars: streams scaled to their fair share of the full scale */
 	sfull = tv->last.nstreams > 0 ? full / tv->last.nstreams : full;
 	if (tv->max_stream_bps > sfull)
@@ -428,6 +423,47 @@ void screen_test_draw(struct tui *t, const struct ctl_view *v, int top,
 	if (line[0] && bottom - y > 3)
 		tui_put(y++, 1, cols - 2, tui_attr(t, TUI_DIM), line);
 	test_chart(t, v, y, bottom - y, cols, full);
+}
+
+void screen_test_draw(struct tui *t, const struct ctl_view *v, int top,
+		      int rows, int cols)
+{
+	const struct ctl_test_view *tv = &v->test;
+	char line[512];
+	int y = top + 1, bottom = top + rows;
+	double full;
+
+	tui_put(y++, 1, cols - 2, A_BOLD, "Throughput test (iperf3 protocol)");
+	test_draw_form(t, v, y, cols);
+	y += TT_LEFT;
+	if (t->test_msg[0])
+		tui_put(y, 1, cols - 2, tui_attr(t, TUI_ERROR), t->test_msg);
+	y++;
+	test_theory_line(v, line, sizeof(line));
+	y += tui_wrap(y, 1, cols - 2, 2, tui_attr(t, TUI_WARN), line);
+	if (tv->state == CTL_TEST_IDLE) {
+		tui_put(y + 1, 1, cols - 2, tui_attr(t, TUI_DIM),
+			"Enter on [ Start ] (or s) runs the test; bars show each stream.");
+		return;
+	}
+	snprintf(line, sizeof(line), "%s%s: %d %s stream%s to %s:%d, %g s, -i %g%s  [%d intervals]",
+		 test_state_name(tv->state), tv->paused ? " (display paused)" : "",
+		 tv->opts.streams, tv->opts.udp ? "UDP" : "TCP",
+		 tv->opts.streams == 1 ? "" : "s", tv->opts.host, tv->opts.port,
+		 tv->opts.duration, tv->opts.interval,
+		 tv->opts.reverse ? ", reverse" : "", tv->nintervals);
+	tui_put(y++, 1, cols - 2,
+		tv->state == CTL_TEST_FAILED ? tui_attr(t, TUI_ERROR) : A_BOLD, line);
+	if (tv->state == CTL_TEST_FAILED && tv->err[0])
+		y += tui_wrap(y, 1, cols - 2, 2, tui_attr(t, TUI_ERROR), tv->err);
+	full = tv->scale_bps > 0 ? tv->scale_bps : tv->max_sum_bps;
+	if (tv->have_summary && tv->state == CTL_TEST_DONE) {
+		test_draw_done(t, v, y, bottom, cols, full);
+		return;
+	}
+	if (tv->nintervals == 0)
+		return;
+	test_draw_live(t, v, y, bottom, cols, full);
 }
 
 /* Parse the editor's text into the form row; false with a message. */

@@ -329,11 +329,10 @@ bool tui_editing(const struct tui *t)
 	       (t->screen == TS_PROFILES && t->prof_mode != TP_BROWSE);
 }
 
-void tui_draw(struct tui *t, const struct ctl_view *v)
+/* Draw the title bar: name, the screens in F-key order, the session at the
+ * right when it fits; returns whether the session was shown there. */
+static bool tui_draw_title(struct tui *t, const struct ctl_view *v, int cols)
 {
-	int rows, cols, x;
-	bool session_in_title;
-	char line[512];
 	/* title order: the F-key order */
 	static const enum tui_screen order[] = { TS_PEERS, TS_DIAL, TS_TEST,
 						 TS_PROFILES, TS_HELP };
@@ -341,18 +340,10 @@ void tui_draw(struct tui *t, const struct ctl_view *v)
 		[TS_PEERS] = "Peers", [TS_DIAL] = "Dial", [TS_TEST] = "Test",
 		[TS_HELP] = "Help", [TS_PROFILES] = "Profiles",
 	};
-	int k;
+	bool session_in_title;
+	char line[512];
+	int k, x;
 
-	getmaxyx(stdscr, rows, cols);
-	erase();
-	if (cols < TUI_MIN_COLS || rows < TUI_MIN_ROWS) {
-		snprintf(line, sizeof(line), "terminal too small (%dx%d, need %dx%d)",
-			 cols, rows, TUI_MIN_COLS, TUI_MIN_ROWS);
-		tui_put(rows / 2, 0, cols, A_BOLD, line);
-		refresh();
-		return;
-	}
-	/* title bar */
 	attrset(tui_attr(t, TUI_TITLE));
 	mvhline(0, 0, ' ', cols);
 	x = tui_put(0, 1, cols - 2, tui_attr(t, TUI_TITLE), "linklab") + 2;
@@ -366,7 +357,13 @@ void tui_draw(struct tui *t, const struct ctl_view *v)
 	if (session_in_title)
 		tui_put(0, cols - 1 - (int)strlen(line), (int)strlen(line),
 			tui_attr(t, TUI_TITLE), line);
+	return session_in_title;
+}
 
+/* Draw the current screen's body between the title and the status line. */
+static void tui_draw_body(struct tui *t, const struct ctl_view *v, int rows,
+			  int cols)
+{
 	switch (t->screen) {
 	case TS_PEERS:
 		screen_peers_draw(t, v, 1, rows - 3, cols);
@@ -386,47 +383,56 @@ void tui_draw(struct tui *t, const struct ctl_view *v)
 	case TS_NSCREENS:
 		break;
 	}
+}
 
-	/* an apply waiting for y/n: a box over the body */
-	if (v->confirm.pending) {
-		int bw = cols - 8, by = rows / 2 - 4, ln = 0;
-		const char *p = v->confirm.text;
-		char part[512];
+/* Draw the box of an apply waiting for y/n over the body. */
+static void tui_draw_confirm(struct tui *t, const struct ctl_view *v, int rows,
+			     int cols)
+{
+	int bw = cols - 8, by = rows / 2 - 4, ln = 0, k;
+	const char *p = v->confirm.text;
+	char part[512], line[512];
 
-		/* the whole band, edge to edge and a row above and below, is
-		 * blanked first: nothing of the screen under it shows through
-		 * at the box's sides */
-		attrset(A_NORMAL);
-		for (k = -1; k < 9; k++)
-			if (by + k >= 1 && by + k < rows - 2)
-				mvhline(by + k, 0, ' ', cols);
-		for (k = 0; k < 8; k++) {
-			attrset(tui_attr(t, TUI_SELECT));
-			mvhline(by + k, 4, ' ', bw);
-		}
-		tui_put(by, 5, bw - 2, tui_attr(t, TUI_SELECT),
-			v->confirm.need_force ? "Refused without force:" : "Warning:");
-		while (*p && ln < 5) {
-			size_t l = strcspn(p, "\n");
-
-			snprintf(part, sizeof(part), "%.*s", (int)l, p);
-			ln += tui_wrap(by + 1 + ln, 5, bw - 2, 5 - ln,
-				       tui_attr(t, TUI_SELECT), part);
-			p += l;
-			if (*p == '\n')
-				p++;
-		}
-		if (v->confirm.need_force)
-			snprintf(line, sizeof(line),
-				 "y: force it (B's revert timer restores B in %d s if the session dies)   n: cancel",
-				 v->revert_s);
-		else
-			snprintf(line, sizeof(line), "y: apply anyway   n: cancel");
-		tui_put(by + 7, 5, bw - 2, tui_attr(t, TUI_SELECT) | A_BOLD, line);
-		attrset(A_NORMAL);
+	/* the whole band, edge to edge and a row above and below, is
+	 * blanked first: nothing of the screen under it shows through
+	 * at the box's sides */
+	attrset(A_NORMAL);
+	for (k = -1; k < 9; k++)
+		if (by + k >= 1 && by + k < rows - 2)
+			mvhline(by + k, 0, ' ', cols);
+	for (k = 0; k < 8; k++) {
+		attrset(tui_attr(t, TUI_SELECT));
+		mvhline(by + k, 4, ' ', bw);
 	}
+	tui_put(by, 5, bw - 2, tui_attr(t, TUI_SELECT),
+		v->confirm.need_force ? "Refused without force:" : "Warning:");
+	while (*p && ln < 5) {
+		size_t l = strcspn(p, "\n");
 
-	/* status line: a lost peer first, then error, then the last status */
+		snprintf(part, sizeof(part), "%.*s", (int)l, p);
+		ln += tui_wrap(by + 1 + ln, 5, bw - 2, 5 - ln,
+			       tui_attr(t, TUI_SELECT), part);
+		p += l;
+		if (*p == '\n')
+			p++;
+	}
+	if (v->confirm.need_force)
+		snprintf(line, sizeof(line),
+			 "y: force it (B's revert timer restores B in %d s if the session dies)   n: cancel",
+			 v->revert_s);
+	else
+		snprintf(line, sizeof(line), "y: apply anyway   n: cancel");
+	tui_put(by + 7, 5, bw - 2, tui_attr(t, TUI_SELECT) | A_BOLD, line);
+	attrset(A_NORMAL);
+}
+
+/* Draw the status line: a lost peer first, then error, then the last
+ * status (with the session when the title bar had no room for it). */
+static void tui_draw_status(struct tui *t, const struct ctl_view *v, int rows,
+			    int cols, bool session_in_title)
+{
+	char line[512];
+
 	if (v->b_lost) {
 		char cd[64] = "";
 
@@ -473,6 +479,28 @@ void tui_draw(struct tui *t, const struct ctl_view *v)
 			snprintf(line, sizeof(line), "%s%s", ts, v->status);
 		tui_put(rows - 2, 0, cols, tui_attr(t, TUI_OK), line);
 	}
+}
+
+void tui_draw(struct tui *t, const struct ctl_view *v)
+{
+	int rows, cols;
+	bool session_in_title;
+	char line[512];
+
+	getmaxyx(stdscr, rows, cols);
+	erase();
+	if (cols < TUI_MIN_COLS || rows < TUI_MIN_ROWS) {
+		snprintf(line, sizeof(line), "terminal too small (%dx%d, need %dx%d)",
+			 cols, rows, TUI_MIN_COLS, TUI_MIN_ROWS);
+		tui_put(rows / 2, 0, cols, A_BOLD, line);
+		refresh();
+		return;
+	}
+	session_in_title = tui_draw_title(t, v, cols);
+	tui_draw_body(t, v, rows, cols);
+	if (v->confirm.pending)
+		tui_draw_confirm(t, v, rows, cols);
+	tui_draw_status(t, v, rows, cols, session_in_title);
 	attrset(tui_attr(t, TUI_TITLE));
 	mvhline(rows - 1, 0, ' ', cols);
 	tui_footer_ctx(t->screen, (v->middle.present ? TF_MIDDLE : 0) |
