@@ -68,6 +68,9 @@ struct dir {
 	struct mmsghdr *rmsg, *smsg;
 	struct iovec *riov, *siov;
 	struct pkt **sp;
+	unsigned npass;                 /* frames on the pass-through send list */
+	uint64_t pass_pkts, pass_bytes; /* sent by pass-through (the model's
+					 * output, not dequeued from it) */
 };
 
 struct bridge {
@@ -340,7 +343,10 @@ static void queue_copy(struct dir *d, const unsigned char *buf, uint32_t n,
 	enqueue_pkt(d, p, now);
 }
 
-static void handle(struct dir *d, const unsigned char *buf, uint32_t n, int64_t now)
+/* A received frame: count it, draw its fate and queue what survives (a
+ * copy). pass: the model sends at once (pass_through): a surviving frame
+ * goes out of the receive buffer itself, added to the send list. */
+static void handle(struct dir *d, unsigned char *buf, uint32_t n, int64_t now, bool pass)
 {
 	const struct virtio_net_hdr *vh = (const void *)buf;
 	struct emu_fate f, g;
@@ -357,6 +363,17 @@ static void handle(struct dir *d, const unsigned char *buf, uint32_t n, int64_t 
 		d->st.gso_pkts++;
 	ect = emu_get_config(d->emu)->ecn && emu_frame_ecn(buf + VH, n - VH) > 0;
 	emu_fate_ect(d->emu, wire, false, ect, &f);
+	if (pass) {
+		if (f.lost)
+			return;
+		if (f.mark_ce)
+			emu_frame_set_ce(buf + VH, n - VH);
+		d->siov[d->npass].iov_base = buf;
+		d->siov[d->npass].iov_len = n;
+		d->npass++;
+		d->pass_bytes += wire;
+		return;
+	}
 	if (f.dup) {
 		/* netem re-enqueues the copy at the root: its own loss/corrupt */
 		emu_fate_ect(d->emu, wire, true, ect, &g);
@@ -367,46 +384,70 @@ static void handle(struct dir *d, const unsigned char *buf, uint32_t n, int64_t 
 		queue_copy(d, buf, n, wire, &f, now);
 }
 
+/* True when the model sends every frame it keeps at once, in arrival order
+ * and unchanged but for an ECN mark: no delay, jitter, serialisation rate,
+ * token bucket, reordering, duplication or corruption (none of these draws
+ * from the PRNG then, so the loss draws are the queued path's), a limit that
+ * holds a batch, and nothing queued from an earlier dial. Such frames need
+ * no copy and no queue: they leave from the receive buffers. */
+static bool pass_through(const struct dir *d)
+{
+	const struct emu_config *c = emu_get_config(d->emu);
+
+	return c->delay == 0 && c->jitter == 0 && c->rate == 0 && c->tbf_rate == 0 &&
+	       c->gap == 0 && c->duplicate == 0 && c->corrupt == 0 &&
+	       c->limit >= d->b->batch && emu_next_time(d->emu) == INT64_MAX;
+}
+
+/* sendmmsg of siov[0..k) (one frame each) on the egress socket, counting
+ * what went; a frame the kernel refuses is dropped (tx_errors). */
+static void xmit(struct dir *d, unsigned k)
+{
+	unsigned sent = 0, i;
+
+	for (i = 0; i < k; i++) {
+		memset(&d->smsg[i], 0, sizeof(d->smsg[i]));
+		d->smsg[i].msg_hdr.msg_iov = &d->siov[i];
+		d->smsg[i].msg_hdr.msg_iovlen = 1;
+	}
+	while (sent < k) {
+		int r = sendmmsg(d->tx, d->smsg + sent, k - sent, 0);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			d->st.tx_errors++;
+			sent++;
+			continue;
+		}
+		for (i = sent; i < sent + (unsigned)r; i++) {
+			d->st.tx_pkts++;
+			d->st.tx_bytes += d->siov[i].iov_len - VH;
+		}
+		sent += (unsigned)r;
+	}
+}
+
 /* Send what is due at now, in batches. */
 static void release(struct dir *d, int64_t now)
 {
 	unsigned batch = d->b->batch;
 
 	for (;;) {
-		unsigned k = 0, sent = 0, i;
+		unsigned k = 0, i;
 		struct pkt *p;
 
 		while (k < batch && (p = emu_dequeue(d->emu, now, NULL))) {
 			d->sp[k] = p;
 			d->siov[k].iov_base = p->data;
 			d->siov[k].iov_len = p->len;
-			memset(&d->smsg[k], 0, sizeof(d->smsg[k]));
-			d->smsg[k].msg_hdr.msg_iov = &d->siov[k];
-			d->smsg[k].msg_hdr.msg_iovlen = 1;
 			k++;
 		}
 		if (!k)
 			return;
-		while (sent < k) {
-			int r = sendmmsg(d->tx, d->smsg + sent, k - sent, 0);
-
-			if (r < 0) {
-				if (errno == EINTR)
-					continue;
-				d->st.tx_errors++;
-				d->sp[sent]->len = 0;   /* mark: not sent */
-				sent++;
-				continue;
-			}
-			sent += (unsigned)r;
-		}
-		for (i = 0; i < k; i++) {
-			if (d->sp[i]->len) {
-				d->st.tx_pkts++;
-				d->st.tx_bytes += d->sp[i]->len - VH;
-			}
+		xmit(d, k);
+		for (i = 0; i < k; i++)
 			free(d->sp[i]);
-		}
 		if (k < batch)
 			return;
 	}
@@ -434,6 +475,8 @@ static void publish(struct dir *d)
 	pthread_mutex_lock(&d->mu);
 	d->snap = d->st;
 	emu_get_stats(d->emu, &d->snap.emu);
+	d->snap.emu.out_pkts += d->pass_pkts;
+	d->snap.emu.out_bytes += d->pass_bytes;
 	pthread_mutex_unlock(&d->mu);
 }
 
@@ -469,6 +512,7 @@ static void *dir_thread(void *arg)
 		if (pfd[1].revents)
 			d->armed = INT64_MAX;   /* fired: the next rearm must set it */
 		for (rounds = 0; rounds < 8; rounds++) {
+			bool pass = pass_through(d);
 			int n, k;
 			int64_t now;
 
@@ -486,9 +530,15 @@ static void *dir_thread(void *arg)
 					d->st.rx_truncated++;
 					continue;
 				}
-				handle(d, d->riov[k].iov_base, d->rmsg[k].msg_len, now);
+				handle(d, d->riov[k].iov_base, d->rmsg[k].msg_len, now, pass);
 			}
-			release(d, now);
+			if (pass) {
+				d->pass_pkts += d->npass;
+				xmit(d, d->npass);
+				d->npass = 0;
+			} else {
+				release(d, now);
+			}
 			if ((unsigned)n < batch)
 				break;
 		}
