@@ -624,6 +624,18 @@ fail:
 	return rc;
 }
 
+uint64_t bridge_mem_bound(const struct bridge_opts *o)
+{
+	uint64_t frame = sizeof(struct pkt) + RXBUF, sum = 0;
+	unsigned batch = o->batch ? o->batch : 64;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		sum += (uint64_t)(o->dir[i].limit ? o->dir[i].limit : 1000) * frame +
+		       (uint64_t)batch * RXBUF;
+	return sum;
+}
+
 int bridge_start(struct bridge *b, struct ll_err *err)
 {
 	int i, rc;
