@@ -44,8 +44,12 @@
 struct pkt {
 	uint32_t len;           /* bytes in data (vnet hdr + frame) */
 	uint32_t wire;          /* bytes on the wire (GSO expanded) */
+	bool big;               /* data holds RXBUF bytes (pool_get) */
 	unsigned char data[];
 };
+
+#define POOL_MIN 4096u  /* frames from this size on take a full-size buffer */
+#define POOL_MAX 128u   /* full-size buffers kept for reuse per direction */
 
 struct dir {
 	struct bridge *b;
@@ -69,6 +73,8 @@ struct dir {
 	struct iovec *riov, *siov;
 	struct pkt **sp;
 	unsigned npass;                 /* frames on the pass-through send list */
+	struct pkt *pool[POOL_MAX];     /* free full-size queue buffers */
+	unsigned npool;
 	uint64_t pass_pkts, pass_bytes; /* sent by pass-through (the model's
 					 * output, not dequeued from it) */
 };
@@ -227,10 +233,33 @@ static void corrupt_bit(unsigned char *frame, uint32_t flen, uint32_t rnd)
 	frame[bit / 8] ^= (unsigned char)(1u << (bit % 8));
 }
 
+/* A queue buffer for n bytes of data: a large frame (a GSO super-packet)
+ * reuses a full-size buffer a released frame gave back, so a steady flow
+ * touches no fresh pages; a small one is its own malloc. NULL: no memory. */
+static struct pkt *pkt_get(struct dir *d, uint32_t n)
+{
+	struct pkt *p;
+
+	if (n >= POOL_MIN && n <= RXBUF && d->npool)
+		return d->pool[--d->npool];
+	p = malloc(sizeof(*p) + (n >= POOL_MIN && n <= RXBUF ? RXBUF : n));
+	if (p)
+		p->big = n >= POOL_MIN && n <= RXBUF;
+	return p;
+}
+
+static void pkt_put(struct dir *d, struct pkt *p)
+{
+	if (p->big && d->npool < POOL_MAX)
+		d->pool[d->npool++] = p;
+	else
+		free(p);
+}
+
 static void enqueue_pkt(struct dir *d, struct pkt *p, int64_t now)
 {
 	if (emu_enqueue(d->emu, now, p->wire, p, NULL) < 0)
-		free(p);
+		pkt_put(d, p);
 }
 
 /* A TCP GSO super-packet (IPv4 or IPv6 without extension headers) chosen for
@@ -267,7 +296,7 @@ static bool corrupt_gso_tcp(struct dir *d, const unsigned char *buf, uint32_t n,
 	mss = vh->gso_size;
 	for (off = 0; off < pay; off += mss, i++) {
 		uint32_t seg = pay - off < mss ? pay - off : mss, tl = hdr - l4 + seg, sq;
-		struct pkt *p = malloc(sizeof(*p) + VH + hdr + seg);
+		struct pkt *p = pkt_get(d, VH + hdr + seg);
 		unsigned char *g;
 		uint32_t ps;
 
@@ -326,7 +355,7 @@ static void queue_copy(struct dir *d, const unsigned char *buf, uint32_t n,
 		corrupt_gso_tcp(d, buf, n, f->corrupt_bit, now);
 		return;
 	}
-	p = malloc(sizeof(*p) + n);
+	p = pkt_get(d, n);
 	if (!p) {
 		d->st.tx_errors++;
 		return;
@@ -447,7 +476,7 @@ static void release(struct dir *d, int64_t now)
 			return;
 		xmit(d, k);
 		for (i = 0; i < k; i++)
-			free(d->sp[i]);
+			pkt_put(d, d->sp[i]);
 		if (k < batch)
 			return;
 	}
@@ -554,7 +583,7 @@ static void *dir_thread(void *arg)
 			release(d, INT64_MAX - 1);
 	}
 	while ((p = emu_drain(d->emu, NULL)))
-		free(p);
+		pkt_put(d, p);
 	publish(d);
 	pthread_mutex_unlock(&d->emu_mu);
 	return NULL;
@@ -632,7 +661,7 @@ uint64_t bridge_mem_bound(const struct bridge_opts *o)
 
 	for (i = 0; i < 2; i++)
 		sum += (uint64_t)(o->dir[i].limit ? o->dir[i].limit : 1000) * frame +
-		       (uint64_t)batch * RXBUF;
+		       (uint64_t)batch * RXBUF + (uint64_t)POOL_MAX * frame;
 	return sum;
 }
 
@@ -718,6 +747,8 @@ void bridge_close(struct bridge *b)
 				free(p);
 			emu_free(d->emu);
 		}
+		while (d->npool)
+			free(d->pool[--d->npool]);
 		if (d->tfd >= 0)
 			close(d->tfd);
 		free(d->rxbuf);
