@@ -44,7 +44,8 @@
 struct pkt {
 	uint32_t len;           /* bytes in data (vnet hdr + frame) */
 	uint32_t wire;          /* bytes on the wire (GSO expanded) */
-	bool big;               /* data holds RXBUF bytes (pool_get) */
+	uint32_t big;           /* 1: data holds RXBUF bytes (pkt_get); a u32
+				 * keeps data[] aligned for the vnet hdr */
 	unsigned char data[];
 };
 
