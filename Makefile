@@ -193,8 +193,13 @@ demo: $(BUILD)/.deps
 demo-down:
 	@sh lab/lab.sh down; sh lab/lab-bridge.sh down
 
-# build/linklab-bench: bench-apply and bench-ssh (scripts/bench.sh)
-bench-bin: $(BUILD)/linklab-bench
+# build/linklab-bench: bench-apply and bench-ssh (scripts/bench.sh);
+# build/udpblast: the small-packet generator of scripts/bench-bridge.sh
+bench-bin: $(BUILD)/linklab-bench $(BUILD)/udpblast
+
+$(BUILD)/udpblast: scripts/udpblast.c $(BUILD)/.cflags
+	@mkdir -p $(BUILD)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< -lpthread
 
 bench: $(BUILD)/.deps
 	@$(MAKE) --no-print-directory all bench-bin

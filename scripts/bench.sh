@@ -203,6 +203,9 @@ EOT
 	$LBB down > /dev/null 2>&1
 }
 bridge_bench
+# the user engine against the Linux bridge: TCP ratio and CPU s/Gbit, a
+# delay + loss dial, 64-byte frames in Mpps, the engine's memory bound
+LINKLAB="$LINKLAB" UDPBLAST="$(dirname "$LINKLAB_BENCH")/udpblast" sh scripts/bench-bridge.sh
 
 # --- impairment engine: apply + read back, goodput vs ceiling ------
 # Same run: N rounds of "apply tbf, read the tree back" through linklab's

@@ -44,8 +44,13 @@
 struct pkt {
 	uint32_t len;           /* bytes in data (vnet hdr + frame) */
 	uint32_t wire;          /* bytes on the wire (GSO expanded) */
+	uint32_t big;           /* 1: data holds RXBUF bytes (pkt_get); a u32
+				 * keeps data[] aligned for the vnet hdr */
 	unsigned char data[];
 };
+
+#define POOL_MIN 4096u  /* frames from this size on take a full-size buffer */
+#define POOL_MAX 128u   /* full-size buffers kept for reuse per direction */
 
 struct dir {
 	struct bridge *b;
@@ -68,6 +73,11 @@ struct dir {
 	struct mmsghdr *rmsg, *smsg;
 	struct iovec *riov, *siov;
 	struct pkt **sp;
+	unsigned npass;                 /* frames on the pass-through send list */
+	struct pkt *pool[POOL_MAX];     /* free full-size queue buffers */
+	unsigned npool;
+	uint64_t pass_pkts, pass_bytes; /* sent by pass-through (the model's
+					 * output, not dequeued from it) */
 };
 
 struct bridge {
@@ -224,10 +234,33 @@ static void corrupt_bit(unsigned char *frame, uint32_t flen, uint32_t rnd)
 	frame[bit / 8] ^= (unsigned char)(1u << (bit % 8));
 }
 
+/* A queue buffer for n bytes of data: a large frame (a GSO super-packet)
+ * reuses a full-size buffer a released frame gave back, so a steady flow
+ * touches no fresh pages; a small one is its own malloc. NULL: no memory. */
+static struct pkt *pkt_get(struct dir *d, uint32_t n)
+{
+	struct pkt *p;
+
+	if (n >= POOL_MIN && n <= RXBUF && d->npool)
+		return d->pool[--d->npool];
+	p = malloc(sizeof(*p) + (n >= POOL_MIN && n <= RXBUF ? RXBUF : n));
+	if (p)
+		p->big = n >= POOL_MIN && n <= RXBUF;
+	return p;
+}
+
+static void pkt_put(struct dir *d, struct pkt *p)
+{
+	if (p->big && d->npool < POOL_MAX)
+		d->pool[d->npool++] = p;
+	else
+		free(p);
+}
+
 static void enqueue_pkt(struct dir *d, struct pkt *p, int64_t now)
 {
 	if (emu_enqueue(d->emu, now, p->wire, p, NULL) < 0)
-		free(p);
+		pkt_put(d, p);
 }
 
 /* A TCP GSO super-packet (IPv4 or IPv6 without extension headers) chosen for
@@ -264,7 +297,7 @@ static bool corrupt_gso_tcp(struct dir *d, const unsigned char *buf, uint32_t n,
 	mss = vh->gso_size;
 	for (off = 0; off < pay; off += mss, i++) {
 		uint32_t seg = pay - off < mss ? pay - off : mss, tl = hdr - l4 + seg, sq;
-		struct pkt *p = malloc(sizeof(*p) + VH + hdr + seg);
+		struct pkt *p = pkt_get(d, VH + hdr + seg);
 		unsigned char *g;
 		uint32_t ps;
 
@@ -323,7 +356,7 @@ static void queue_copy(struct dir *d, const unsigned char *buf, uint32_t n,
 		corrupt_gso_tcp(d, buf, n, f->corrupt_bit, now);
 		return;
 	}
-	p = malloc(sizeof(*p) + n);
+	p = pkt_get(d, n);
 	if (!p) {
 		d->st.tx_errors++;
 		return;
@@ -340,7 +373,10 @@ static void queue_copy(struct dir *d, const unsigned char *buf, uint32_t n,
 	enqueue_pkt(d, p, now);
 }
 
-static void handle(struct dir *d, const unsigned char *buf, uint32_t n, int64_t now)
+/* A received frame: count it, draw its fate and queue what survives (a
+ * copy). pass: the model sends at once (pass_through): a surviving frame
+ * goes out of the receive buffer itself, added to the send list. */
+static void handle(struct dir *d, unsigned char *buf, uint32_t n, int64_t now, bool pass)
 {
 	const struct virtio_net_hdr *vh = (const void *)buf;
 	struct emu_fate f, g;
@@ -357,6 +393,17 @@ static void handle(struct dir *d, const unsigned char *buf, uint32_t n, int64_t 
 		d->st.gso_pkts++;
 	ect = emu_get_config(d->emu)->ecn && emu_frame_ecn(buf + VH, n - VH) > 0;
 	emu_fate_ect(d->emu, wire, false, ect, &f);
+	if (pass) {
+		if (f.lost)
+			return;
+		if (f.mark_ce)
+			emu_frame_set_ce(buf + VH, n - VH);
+		d->siov[d->npass].iov_base = buf;
+		d->siov[d->npass].iov_len = n;
+		d->npass++;
+		d->pass_bytes += wire;
+		return;
+	}
 	if (f.dup) {
 		/* netem re-enqueues the copy at the root: its own loss/corrupt */
 		emu_fate_ect(d->emu, wire, true, ect, &g);
@@ -367,46 +414,70 @@ static void handle(struct dir *d, const unsigned char *buf, uint32_t n, int64_t 
 		queue_copy(d, buf, n, wire, &f, now);
 }
 
+/* True when the model sends every frame it keeps at once, in arrival order
+ * and unchanged but for an ECN mark: no delay, jitter, serialisation rate,
+ * token bucket, reordering, duplication or corruption (none of these draws
+ * from the PRNG then, so the loss draws are the queued path's), a limit that
+ * holds a batch, and nothing queued from an earlier dial. Such frames need
+ * no copy and no queue: they leave from the receive buffers. */
+static bool pass_through(const struct dir *d)
+{
+	const struct emu_config *c = emu_get_config(d->emu);
+
+	return c->delay == 0 && c->jitter == 0 && c->rate == 0 && c->tbf_rate == 0 &&
+	       c->gap == 0 && c->duplicate == 0 && c->corrupt == 0 &&
+	       c->limit >= d->b->batch && emu_next_time(d->emu) == INT64_MAX;
+}
+
+/* sendmmsg of siov[0..k) (one frame each) on the egress socket, counting
+ * what went; a frame the kernel refuses is dropped (tx_errors). */
+static void xmit(struct dir *d, unsigned k)
+{
+	unsigned sent = 0, i;
+
+	for (i = 0; i < k; i++) {
+		memset(&d->smsg[i], 0, sizeof(d->smsg[i]));
+		d->smsg[i].msg_hdr.msg_iov = &d->siov[i];
+		d->smsg[i].msg_hdr.msg_iovlen = 1;
+	}
+	while (sent < k) {
+		int r = sendmmsg(d->tx, d->smsg + sent, k - sent, 0);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			d->st.tx_errors++;
+			sent++;
+			continue;
+		}
+		for (i = sent; i < sent + (unsigned)r; i++) {
+			d->st.tx_pkts++;
+			d->st.tx_bytes += d->siov[i].iov_len - VH;
+		}
+		sent += (unsigned)r;
+	}
+}
+
 /* Send what is due at now, in batches. */
 static void release(struct dir *d, int64_t now)
 {
 	unsigned batch = d->b->batch;
 
 	for (;;) {
-		unsigned k = 0, sent = 0, i;
+		unsigned k = 0, i;
 		struct pkt *p;
 
 		while (k < batch && (p = emu_dequeue(d->emu, now, NULL))) {
 			d->sp[k] = p;
 			d->siov[k].iov_base = p->data;
 			d->siov[k].iov_len = p->len;
-			memset(&d->smsg[k], 0, sizeof(d->smsg[k]));
-			d->smsg[k].msg_hdr.msg_iov = &d->siov[k];
-			d->smsg[k].msg_hdr.msg_iovlen = 1;
 			k++;
 		}
 		if (!k)
 			return;
-		while (sent < k) {
-			int r = sendmmsg(d->tx, d->smsg + sent, k - sent, 0);
-
-			if (r < 0) {
-				if (errno == EINTR)
-					continue;
-				d->st.tx_errors++;
-				d->sp[sent]->len = 0;   /* mark: not sent */
-				sent++;
-				continue;
-			}
-			sent += (unsigned)r;
-		}
-		for (i = 0; i < k; i++) {
-			if (d->sp[i]->len) {
-				d->st.tx_pkts++;
-				d->st.tx_bytes += d->sp[i]->len - VH;
-			}
-			free(d->sp[i]);
-		}
+		xmit(d, k);
+		for (i = 0; i < k; i++)
+			pkt_put(d, d->sp[i]);
 		if (k < batch)
 			return;
 	}
@@ -434,6 +505,8 @@ static void publish(struct dir *d)
 	pthread_mutex_lock(&d->mu);
 	d->snap = d->st;
 	emu_get_stats(d->emu, &d->snap.emu);
+	d->snap.emu.out_pkts += d->pass_pkts;
+	d->snap.emu.out_bytes += d->pass_bytes;
 	pthread_mutex_unlock(&d->mu);
 }
 
@@ -469,6 +542,7 @@ static void *dir_thread(void *arg)
 		if (pfd[1].revents)
 			d->armed = INT64_MAX;   /* fired: the next rearm must set it */
 		for (rounds = 0; rounds < 8; rounds++) {
+			bool pass = pass_through(d);
 			int n, k;
 			int64_t now;
 
@@ -486,9 +560,15 @@ static void *dir_thread(void *arg)
 					d->st.rx_truncated++;
 					continue;
 				}
-				handle(d, d->riov[k].iov_base, d->rmsg[k].msg_len, now);
+				handle(d, d->riov[k].iov_base, d->rmsg[k].msg_len, now, pass);
 			}
-			release(d, now);
+			if (pass) {
+				d->pass_pkts += d->npass;
+				xmit(d, d->npass);
+				d->npass = 0;
+			} else {
+				release(d, now);
+			}
 			if ((unsigned)n < batch)
 				break;
 		}
@@ -504,7 +584,7 @@ static void *dir_thread(void *arg)
 			release(d, INT64_MAX - 1);
 	}
 	while ((p = emu_drain(d->emu, NULL)))
-		free(p);
+		pkt_put(d, p);
 	publish(d);
 	pthread_mutex_unlock(&d->emu_mu);
 	return NULL;
@@ -572,6 +652,18 @@ int bridge_open(const struct bridge_opts *o, struct bridge **out, struct ll_err 
 fail:
 	bridge_close(b);
 	return rc;
+}
+
+uint64_t bridge_mem_bound(const struct bridge_opts *o)
+{
+	uint64_t frame = sizeof(struct pkt) + RXBUF, sum = 0;
+	unsigned batch = o->batch ? o->batch : 64;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		sum += (uint64_t)(o->dir[i].limit ? o->dir[i].limit : 1000) * frame +
+		       (uint64_t)batch * RXBUF + (uint64_t)POOL_MAX * frame;
+	return sum;
 }
 
 int bridge_start(struct bridge *b, struct ll_err *err)
@@ -656,6 +748,8 @@ void bridge_close(struct bridge *b)
 				free(p);
 			emu_free(d->emu);
 		}
+		while (d->npool)
+			free(d->pool[--d->npool]);
 		if (d->tfd >= 0)
 			close(d->tfd);
 		free(d->rxbuf);

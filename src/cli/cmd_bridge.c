@@ -659,6 +659,10 @@ static int run_user(struct bopts *b, const struct impair dial[DIRS],
 		fprintf(stderr, "linklab bridge: user engine %s (in %s, out %s): %s\n",
 			dir_text[d], d == 0 ? b->if_a : b->if_b, d == 0 ? b->if_b : b->if_a,
 			dial_text(b, dial, d, sum, sizeof(sum)));
+	if (!b->lease)
+		fprintf(stderr, "linklab bridge: memory bound %.1f MB (queue limit A->B %u, "
+			"B->A %u frames, + receive buffers)\n", (double)bridge_mem_bound(&o) / 1e6,
+			o.dir[0].limit ? o.dir[0].limit : 1000, o.dir[1].limit ? o.dir[1].limit : 1000);
 	ctl_info(&info, b, "user");
 	if (bridgectl_serve_user(br, &info, dial, o.dir, &ctl, &err) < 0 && !b->lease)
 		fprintf(stderr, "linklab bridge: warning: no live control: %s\n", err.msg);

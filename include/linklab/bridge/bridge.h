@@ -62,6 +62,12 @@ struct bridge;
 int bridge_open(const struct bridge_opts *o, struct bridge **out,
 		struct ll_err *err);
 
+/* Bytes the user engine of o holds at most: per direction its queue (limit
+ * frames, 1000 when 0, each at most a 64 KiB GSO frame with its headers),
+ * its receive buffers (batch frames of the same size) and the free
+ * full-size buffers it keeps for reuse (128). */
+uint64_t bridge_mem_bound(const struct bridge_opts *o);
+
 /* Start the two forwarding threads. With rt_priority, -EPERM/-EINVAL when
  * SCHED_FIFO is refused (err says so; nothing started). */
 int bridge_start(struct bridge *b, struct ll_err *err);
