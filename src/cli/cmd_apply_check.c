@@ -15,6 +15,7 @@
 
 #include "linklab/cli/cmd.h"
 #include "linklab/cli/cmd_apply_check.h"
+#include "linklab/peer/enghook.h"
 #include "linklab/model/qdisc.h"
 #include "linklab/peer/journal.h"
 
@@ -279,6 +280,15 @@ static int check_side(struct peer *p, const char *dev, const struct impair *want
 		return rc;
 	}
 	qdisc_state_to_impair(&qs[0], &held);
+	{
+		/* linklab's endpoint engine holds the netem fields (and, with
+		 * them, the rate) where the kernel has no netem */
+		struct enghook_info h;
+
+		if (p->ops->engine_get && p->ops->engine_get(p, dev, &h, NULL) == 0 &&
+		    h.alive)
+			enghook_dial(&h, &held);
+	}
 	if (pw.ingress) {
 		held.direction = IMP_INGRESS;
 		held.set |= IMP_DIRECTION;

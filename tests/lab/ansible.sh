@@ -329,33 +329,34 @@ if ip netns exec "${P}a1" tc qdisc add dev lo root netem delay 1ms 2>/dev/null; 
 		fail "delay 10ms with netem present: $(aj delay 'res("a1").get("msg")')"
 	fi
 else
+	# no sch_netem here: auto puts delay on linklab's endpoint engine
 	ap delay "$PB/impair.yml" -e target=a1 -e delay=10ms
-	msg=$(aj delay 'res("a1").get("msg", "")')
+	ap delay2 "$PB/impair.yml" -e target=a1 -e delay=10ms
+	eng=$(ip netns exec "${P}a1" env LINKLAB_RUN_DIR="$S/run" "$LINKLAB" show --dev d0 2>&1 | grep -c "user engine\|engine: user")
+	if [ "$(aj delay 'stats("a1").get("changed") == 1 and stats("a1").get("failures") == 0')" = true ] &&
+	   [ "$(aj delay2 'stats("a1").get("changed") == 0 and stats("a1").get("failures") == 0')" = true ] && [ "$eng" -ge 1 ]; then
+		pass "delay 10ms without sch_netem: held by the endpoint engine (engine=auto), changed, then changed=0"
+	else
+		fail "delay with the endpoint engine: $(aj delay 'res("a1").get("msg")') / $(aj delay2 'stats("a1")') / show: $eng"
+	fi
+	held_a1=$(tcj a1)
+	ap engine "$PB/impair.yml" -e target=a1 -e delay=20ms -e engine=kernel
+	msg=$(aj engine 'res("a1").get("msg", "")')
 	case "$msg" in
 	*netem*"modprobe sch_netem"*)
 		if [ "$(tcj a1)" = "$held_a1" ]; then
-			pass "delay refused on this kernel (no sch_netem): '$msg'; a1 unchanged"
+			pass "engine=kernel: delay refused on this kernel (no sch_netem): '$msg'; a1 unchanged"
 		else
-			fail "delay refused but a1 changed: $(tcj a1)"
+			fail "engine=kernel refused but a1 changed: $(tcj a1)"
 		fi ;;
-	*) fail "delay without netem: '$msg'" ;;
+	*) fail "engine=kernel without netem: '$msg' ($(aj engine '" ".join(res("a1").get("cmd") or [])'))" ;;
 	esac
-	ap engine "$PB/impair.yml" -e target=a1 -e delay=10ms -e engine=user
-	msg=$(aj engine 'res("a1").get("msg", "")')
-	cmd=$(aj engine '" ".join(res("a1").get("cmd") or [])')
-	case "$msg" in
-	*"unknown option '--engine'"*)
-		skip "delay with engine=user: this linklab's apply has no --engine yet (the endpoint engine is not merged); the module passed it (linklab: '$msg')" ;;
-	*)
-		if [ "$(aj engine 'stats("a1").get("failures") == 0')" = true ]; then
-			case "$cmd" in
-			*"--engine user"*) pass "delay 10ms with engine=user: $(aj engine 'res("a1").get("after")') ($cmd)" ;;
-			*) fail "engine=user: not passed to linklab: $cmd" ;;
-			esac
-		else
-			fail "delay with engine=user: '$msg'"
-		fi ;;
-	esac
+	ap re30 "$PB/impair.yml" -e target=a1 -e rate=30mbit
+	if [ "$(rate_of a1)" = 30000000 ] && [ "$(aj re30 'stats("a1").get("changed") == 1')" = true ]; then
+		pass "back to rate 30mbit on a1 (the engine's dial replaced by tbf)"
+	else
+		fail "re30: $(rate_of a1) $(aj re30 'res("a1").get("msg")')"
+	fi
 fi
 
 # --- an ingress dial (through the IFB device linklab creates) ---------------------------
@@ -455,8 +456,8 @@ fi
 
 # --- linklab_test with peer: linklab starts the server over SSH ----------------------------
 ap peer "$PB/test.yml" -e key="$S/id" -e known="$S/known_hosts"
-r=$(aj peer 'res("a1").get("sum_received_bps", 0)')
-if [ "$(aj peer 'stats("a1").get("failures") == 0 and len(res("a1")["result"]["end"]["streams"]) == 2 and res("a1")["ansible_facts"]["linklab_test"]["end"]["sum_received"]["bits_per_second"] == res("a1")["sum_received_bps"] > 0')" = true ]; then
+r=$(aj peer 'res("a1", "linklab_test").get("sum_received_bps", 0)')
+if [ "$(aj peer 'stats("a1").get("failures") == 0 and len(res("a1", "linklab_test")["result"]["end"]["streams"]) == 2 and res("a1", "linklab_test")["ansible_facts"]["linklab_test"]["end"]["sum_received"]["bits_per_second"] == res("a1", "linklab_test")["sum_received_bps"] > 0')" = true ]; then
 	pass "linklab_test peer=root@10.232.1.2: linklab started the server over SSH, 2 streams, SUM $(echo "$r" | awk '{printf "%.0f", $1/1e6}') Mbit/s, the document also as fact linklab_test"
 else
 	fail "linklab_test peer: $(aj peer 'res("a1").get("msg")') $(tail -3 "$S/peer.err")"
