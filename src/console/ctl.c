@@ -94,6 +94,10 @@ struct ctl {
 	bool mid_prev_valid;
 	/* linklab verify, run as a child process */
 	struct verify_job *vjob;
+	/* B's engine, as the last read-back job found it (eng_rc 0: it holds
+	 * B's dial) */
+	int b_eng_rc;
+	struct enghook_info b_eng;
 	char **verify_argv;           /* NULL-terminated copy, NULL = none */
 	char *verify_json;            /* the last finished run's document */
 	/* peer B: every operation on it is a job on its queue (peerq.h);
@@ -272,6 +276,8 @@ static void ctl_b_handle(struct ctl *c, struct peerq_job *j)
 	case PQ_READ:
 		if (c->v.b_lost || strcmp(j->dev, s->dev))
 			break;
+		c->b_eng_rc = j->eng_rc;
+		c->b_eng = j->eng;
 		c->b_last_rc = ctl_read_done(c, CTL_IDX_B, j->rc, &j->qd, &j->err, &e);
 		if (c->b_last_rc == 0)
 			ctl_sync_link_qdisc(s);
@@ -640,22 +646,20 @@ static void ctl_derive(struct ctl *c)
 	}
 }
 
-/* linklab's endpoint engine on the side's interface: its dial is held too,
- * and the summary says which engine holds it. */
-static void ctl_engine_held(struct peer *p, struct ctl_side_view *s)
+/* linklab's endpoint engine on the side's interface (h): its dial is held
+ * too, and the summary says which engine holds it. */
+static void ctl_engine_show(const struct enghook_info *h, struct ctl_side_view *s)
 {
-	struct enghook_info h;
+	bool kern = strcmp(s->held_text, "noqueue") && strcmp(s->held_text, "none") &&
+		    s->held_text[0];
 	char t[1024];
 	size_t n;
 
-	if (!p->ops->engine_get || p->ops->engine_get(p, s->dev, &h, NULL) < 0)
-		return;
-	if (h.alive)
-		enghook_dial(&h, &s->held);
+	if (h->alive)
+		enghook_dial(h, &s->held);
 	snprintf(t, sizeof(t), "%s%suser engine (pid %ld%s): %s",
-		 strcmp(s->held_text, "noqueue") && strcmp(s->held_text, "none") ? s->held_text : "",
-		 strcmp(s->held_text, "noqueue") && strcmp(s->held_text, "none") && s->held_text[0] ? " + " : "", h.pid,
-		 h.alive ? "" : ", gone: passing", h.dial);
+		 kern ? s->held_text : "", kern ? " + " : "", h->pid,
+		 h->alive ? "" : ", gone: passing", h->dial);
 	n = strlen(t) < sizeof(s->held_text) - 1 ? strlen(t) : sizeof(s->held_text) - 1;
 	memcpy(s->held_text, t, n);
 	s->held_text[n] = '\0';
@@ -682,10 +686,15 @@ static int ctl_read_done(struct ctl *c, int i, int rc, const struct qdisc_state 
 	s->qd_valid = true;
 	qdisc_state_to_impair(&s->qd, &s->held);
 	qdisc_state_summary(&s->qd, s->held_text, sizeof(s->held_text));
-	/* A's engine is a local file; B's would be a command on the session
-	 * the worker owns, so its label waits for that read to carry it */
-	if (i == CTL_IDX_A && ctl_peer(c, i))
-		ctl_engine_held(ctl_peer(c, i), s);
+	/* A's engine is a local file; B's comes with the worker's read-back */
+	if (i == CTL_IDX_A && ctl_peer(c, i) && ctl_peer(c, i)->ops->engine_get) {
+		struct enghook_info h;
+
+		if (ctl_peer(c, i)->ops->engine_get(ctl_peer(c, i), s->dev, &h, NULL) == 0)
+			ctl_engine_show(&h, s);
+	} else if (i == CTL_IDX_B && c->b_eng_rc == 0) {
+		ctl_engine_show(&c->b_eng, s);
+	}
 	{
 		double now = ctl_now();
 		uint64_t bytes = s->qd.n > 0 ? s->qd.q[0].bytes : 0;
@@ -885,6 +894,7 @@ int ctl_new(struct ctl **out, const struct peerset *ps, const char *target,
 	test_opts_init(&c->v.test.opts);
 	c->local_window = theory_local_window();
 	c->rtt_base_s = -1;
+	c->b_eng_rc = -ENOENT;
 	c->v.window = c->local_window;
 	c->v.side[0].tx_bps = c->v.side[1].tx_bps = -1;
 	c->v.revert_s = 30;
@@ -1015,6 +1025,8 @@ static int ctl_side_readback(struct ctl *c, int i, struct peerq_job *j)
 		return ctl_read_back(c, i, NULL);
 	if (strcmp(j->dev, c->v.side[i].dev))
 		return 0;
+	c->b_eng_rc = j->eng_rc;
+	c->b_eng = j->eng;
 	return ctl_read_done(c, i, j->rb_rc, &j->qd, &j->rb_err, NULL);
 }
 

@@ -63,8 +63,10 @@ struct peerq_job *peerq_job_new(enum peerq_kind kind)
 {
 	struct peerq_job *j = calloc(1, sizeof(*j));
 
-	if (j)
+	if (j) {
 		j->kind = kind;
+		j->eng_rc = -ENOENT;
+	}
 	return j;
 }
 
@@ -88,6 +90,9 @@ static void pq_readback(struct peerq *q, struct peerq_job *j)
 	j->rb_rc = q->p.ops->read_qdiscs(&q->p, j->dev, &j->qd, &j->rb_err);
 	if (j->rb_rc < 0 && !j->rb_err.msg[0])
 		ll_err_set(&j->rb_err, j->rb_rc, "%s", strerror(-j->rb_rc));
+	/* the engine's dial is part of what dev holds */
+	j->eng_rc = j->rb_rc == 0 && q->p.ops->engine_get ?
+		    q->p.ops->engine_get(&q->p, j->dev, &j->eng, NULL) : -ENOENT;
 }
 
 /* Run one job on the peer (the worker, or the caller inline). */

@@ -83,7 +83,7 @@ else
 		keys Enter
 		wait_for "y: apply anyway" 150 && keys y
 		if wait_for "A veth-a holds: user engine \(pid [0-9]+\): --delay 30ms" 150 &&
-		   capture | grep -Eq "B veth-b holds: user engine \(pid [0-9]+\): --delay 30ms"; then
+		   wait_for "B veth-b holds: user engine \(pid [0-9]+\): --delay 30ms" 150; then
 			ok "endpoint engine: delay 30ms from the console, both sides held by the user engine (label shown)"
 		else
 			bad "endpoint engine: no user-engine read-back"; capture | grep -E "holds|applied|error" | head -5

@@ -190,7 +190,7 @@ S=tui
 if ! only 3; then :
 elif start_console && apply_rate 10mbit; then
 	kill -KILL "$(console_pid)"
-	wait_for "console-exit=137" 50 || bad "kill -9: no exit 137"
+	wait_for "-exit=137" 150 || bad "kill -9: no exit 137 ($(capture | tail -3 | tr "\n" "|"))"
 	case "$(tcj "$NS_A" veth-a)" in
 	*'"kind":"tbf"'*) ok "kill -9: A left impaired (tbf on veth-a), as expected of a killed process" ;;
 	*) bad "kill -9: veth-a: $(tcj "$NS_A" veth-a)" ;;

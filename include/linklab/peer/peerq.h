@@ -19,6 +19,7 @@
 #include "linklab/model/impair.h"
 #include "linklab/model/link.h"
 #include "linklab/model/qdisc.h"
+#include "linklab/peer/enghook.h"
 #include "linklab/peer/hosttune.h"
 #include "linklab/peer/peer.h"
 
@@ -62,6 +63,9 @@ struct peerq_job {
 	int rb_rc;                    /* read-back (PQ_APPLY/CLEAR/READ) */
 	struct ll_err rb_err;
 	struct qdisc_state qd;        /* PQ_READ, read-back */
+	int eng_rc;                   /* with the read-back: 0 when linklab's
+	                               * endpoint engine holds dev's dial */
+	struct enghook_info eng;
 	struct link_list links;       /* PQ_LIST */
 	bool have_sys;                /* PQ_LIST: sys read */
 	struct sysctl_state sys;
