@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "linklab/model/impair.h"
+#include "linklab/console/console_dial.h"
 #include "tui.h"
 
 /* The user's own profile called name, if any (a save would replace it). */

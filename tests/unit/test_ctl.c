@@ -22,6 +22,11 @@
 
 /* before cmocka.h: it defines a test_free() macro that clashes with test.h */
 #include "linklab/console/ctl.h"
+#include "linklab/console/console_dial.h"
+#include "linklab/console/console_peer.h"
+#include "linklab/console/console_profile.h"
+#include "linklab/console/console_safety.h"
+#include "linklab/console/console_test.h"
 #include "linklab/peer/hosttune.h"
 #include "linklab/traffic/serve.h"
 #include "linklab/base/units.h"

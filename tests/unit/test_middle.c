@@ -14,6 +14,7 @@
 
 /* the project's headers first: cmocka.h defines test_free as a macro */
 #include "linklab/console/ctl.h"
+#include "linklab/console/console_dial.h"
 #include "linklab/console/middle.h"
 #include "linklab/base/units.h"
 

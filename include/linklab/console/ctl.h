@@ -86,21 +86,6 @@ struct ctl_path {
 				       * 1.99%" */
 };
 
-/* Fold two egress dials (a: A's, b: B's; either may be NULL = nothing)
- * into a path. Pure; for the screens and tests. */
-void ctl_path_compute(const struct impair *a, const struct impair *b,
-		      struct ctl_path *out);
-
-/* The same with the middle box's dials in the path: mab is what the bridge
- * does to A->B, mba to B->A (NULL = no bridge). Per direction the rates
- * give the lowest, the delays add up and the losses combine as
- * 1 - (1 - p1)(1 - p2); the line ends in " (bridge included)" when a
- * bridge dial was given. With mab = mba = NULL it is ctl_path_compute. */
-void ctl_path_compute_mid(const struct impair *a, const struct impair *b,
-			  const struct impair *mab, const struct impair *mba,
-			  struct ctl_path *out);
-
-/* One bridge direction as the middle section shows it. */
 struct ctl_middle_dir {
 	char dial[256];               /* the bridge's dial text ("" = none) */
 	struct impair fields;         /* its fields (seed for the editor) */
@@ -342,48 +327,6 @@ const struct ctl_view *ctl_view(const struct ctl *c);
  * err and in the view's error line. CI_QUIT behaves as ctl_quit(). */
 int ctl_do(struct ctl *c, const struct ctl_intent *in, struct ll_err *err);
 
-/* Apply dial d on the selected interface of each side in sides (a mask of
- * enum ctl_side), then read back. Validates first (impair_validate: every
- * problem joined in err, -EINVAL). Side A without root: -EPERM "needs
- * root". Sides not open are skipped. An empty dial means clear. A dial
- * to both A and B is all or nothing: A first; A failing leaves B
- * untouched ("B: not applied (A failed: all or nothing)"); B failing -
- * when its result comes back, later when threaded - puts A back as it
- * was ("nothing applied: B failed, A rolled back (veth-a: ...)"). */
-int ctl_apply(struct ctl *c, const struct impair *d, unsigned sides,
-	      struct ll_err *err);
-
-/* Restore the original qdisc (peer ops clear) on the selected interface of
- * each side in sides, then read back. */
-int ctl_clear(struct ctl *c, unsigned sides, struct ll_err *err);
-
-/* Re-list both peers' links and re-read the selected interfaces' qdiscs. */
-int ctl_refresh(struct ctl *c, struct ll_err *err);
-
-/* Select interface index idx (into view side[side].links) on side
- * CTL_IDX_A or CTL_IDX_B and read its qdiscs back. -EINVAL if out of
- * range. */
-int ctl_select(struct ctl *c, int side, int idx, struct ll_err *err);
-
-/* Start a test: with peer B, start its server (b.ops->server_start) and
- * connect to peerset.addr_b:port; without, connect to the -c target.
- * TCP with more than 16 streams writes 2 MiB / streams (>= 16 KiB) per
- * send (-l) instead of iperf3's 128 KiB, to bound the console's memory.
- * -EBUSY if one runs, -EINVAL on bad request (test_opts_validate text),
- * -EDESTADDRREQ if there is no peer and no target. */
-int ctl_test_start(struct ctl *c, const struct ctl_test_req *r,
-		   struct ll_err *err);
-
-/* The running test's event fd, -1 when none (poll it for POLLIN). */
-int ctl_test_fd(const struct ctl *c);
-
-/* Drain the test's queued events into the view. Returns 1 if the view
- * changed, 0 if not. Stops B's server when the test ends or fails. */
-int ctl_test_pump(struct ctl *c);
-
-/* Ask the running test to end now (results so far are kept). */
-void ctl_test_stop(struct ctl *c);
-
 /* Quit: stop the test, restore (ops->clear) every interface linklab changed
  * on both sides, stop B's server. A first (at once); B's restores go through
  * its queue and are waited for at most the command bound + 2 s (less after
@@ -405,182 +348,13 @@ void ctl_note(struct ctl *c, const char *msg);
  * if the view changed. */
 int ctl_tick(struct ctl *c, bool remote);
 
-/* Save the last run under the results directory (csvout_new_run_dir):
- * run.svg (plot.h), intervals.csv (csvout.h), profile.ini (the dials each
- * side held, profile_write). view test.saved_dir gets the directory.
- * -ENODATA if no interval was received. Done automatically when a test
- * ends. */
-int ctl_test_save(struct ctl *c, struct ll_err *err);
-
-/* The intervals of the current/last run kept for saving (at most
- * CTL_HISTORY, oldest first); *n gets the count. */
-const struct test_interval *ctl_test_intervals(const struct ctl *c, int *n);
-
-/* The caption of the last run: dial per side, peers, test options and the
- * theory line, '\n'-separated. */
-void ctl_test_caption(const struct ctl *c, char *buf, size_t len);
-
-/* (Re)list every profile (profile_list) and load each one for preview;
- * load problems are kept per profile with file:line. */
-int ctl_profiles_reload(struct ctl *c, struct ll_err *err);
-
-/* Apply profile idx: its [a] dial to A and [b] dial to B (sides limits
- * which). An invalid profile is refused with its first problem (-EINVAL). */
-int ctl_profile_apply(struct ctl *c, int idx, unsigned sides,
-		      struct ll_err *err);
-
-/* Save what both sides hold now (else the dial) as user profile NAME. */
-int ctl_profile_save(struct ctl *c, const char *name, struct ll_err *err);
-
-/* Rename / delete user profile idx (-EPERM for shipped ones). */
-int ctl_profile_rename(struct ctl *c, int idx, const char *name,
-		       struct ll_err *err);
-int ctl_profile_delete(struct ctl *c, int idx, struct ll_err *err);
-
-/* --- the SSH safety ops in the console --- */
-
-/* Baseline safety of B (peer_safety: --force, --exclude-ssh,
- * --revert-after, hold) as peerset_open set it; ctl re-sets it around a
- * forced apply and puts this back after. revert_s 0 means 30 s. */
-void ctl_set_safety(struct ctl *c, const struct peer_safety *s);
-
-/* Check an apply of d to sides before doing it (peerset_ctl_check per
- * side on its selected interface). warn gets the warning lines ("" if
- * none, '\n'-separated). Returns 0, or -EPERM when 100 % loss would go on
- * the interface carrying the SSH session and force is false (err names
- * --force). Sides not open, and B when lost, are skipped. */
-int ctl_apply_check(struct ctl *c, const struct impair *d, unsigned sides,
-		    bool force, char *warn, size_t len, struct ll_err *err);
-
-/* Apply as ctl_apply, first checking (ctl_apply_check) unless confirmed:
- * a warning or a refusal puts the request in view.confirm (pending) and
- * returns -EAGAIN without applying; confirmed applies it, with force
- * passed to B's safety for this apply only. After B's apply, view
- * b_warning gets ops->warning. While B's apply runs, view revert_deadline
- * is now + revert_s. When B could not arm its revert timer (-ENOLCK from
- * B's apply, also when that result comes back later) view.confirm asks;
- * confirmed after that question, B's job carries peer_safety.unarmed_ok
- * for that apply only. Inline, that question returns -EAGAIN. */
-int ctl_apply_safe(struct ctl *c, const struct impair *d, unsigned sides,
-		   bool confirmed, bool force, struct ll_err *err);
-
-/* B's session socket for poll(), -1 when there is no B, it is lost, or
- * the backend has none. After ctl_set_async: the eventfd of B's finished
- * requests instead (POLLIN: call ctl_peer_pump; keepalives are the
- * worker's). */
-int ctl_peer_fd(const struct ctl *c);
-
-/* Keep B's session alive (ops->keepalive): call on POLLIN of ctl_peer_fd
- * or when *next_s seconds have passed; hup true when poll reported
- * POLLHUP/POLLRDHUP/POLLERR on it (the peer closed the connection: lost
- * without asking). *next_s gets the seconds until the next call is due
- * (0 = none needed). A failing keepalive marks B lost (view b_lost,
- * b_lost_msg, status) and returns 1 (view changed); 0 otherwise. After
- * that B is skipped by apply, clear, tick and quit. */
-int ctl_keepalive(struct ctl *c, bool hup, int *next_s);
-
-/* --- B without waiting (the console's loop) --- */
-
-/* From now on every operation on B runs on a worker thread that owns B's
- * session (peerq.h): ctl_apply, ctl_clear, ctl_refresh, ctl_select,
- * ctl_tick, ctl_test_start, ctl_sysctl_set return at once for B (0; B's
- * result lands later: poll ctl_peer_fd and call ctl_peer_pump), and the
- * status line says "waiting for B (N s): WHAT" (view b_wait, updated by
- * ctl_peer_tick) while a request runs for more than a second. Every
- * command on B is bounded by peer_safety.timeout_s (ctl_set_safety); a
- * request that finds no answer marks B gone (view b_lost, "peer B gone: no
- * answer within N s ..."), the session is closed, and nothing more waits on
- * B: ctl_quit then restores A at once. Before this call (the default, and
- * the unit tests) B's operations run inline, their results known on
- * return. Fetches B's control-session route first (one round trip) so that
- * ctl_apply_check asks nothing of B later. 0 or -errno (thread). */
-int ctl_set_async(struct ctl *c, struct ll_err *err);
-
-/* Take B's finished requests into the view (never waits). 1 if the view
- * changed. */
-int ctl_peer_pump(struct ctl *c);
-
-/* Once a second: view b_wait for a request running longer than 1 s (and,
- * far past the bound, B marked gone). 1 if the view changed. */
-int ctl_peer_tick(struct ctl *c);
-
-/* B's requests queued or running (0 without B, or when B is gone). */
-int ctl_peer_busy(const struct ctl *c);
-
 /* ctl_quit waits for a B that has not answered yet at most the command
  * bound (+2 s); it stops waiting as soon as one of fds (up to 2, e.g. the
  * terminal and a signal pipe) is readable: B is then left to restore
  * itself ("B not answering (restores itself)"). */
 void ctl_set_quit_cancel(struct ctl *c, const int *fds, int n);
 
-/* Set sysctl name to value on side (CTL_IDX_A/B) through ops->sysctl_set
- * (journalled on that peer); ctl_quit then calls ops->tune_restore on
- * that side. -ENOTSUP when the backend has no sysctl_set, -ENOTCONN when B
- * is lost. */
-int ctl_sysctl_set(struct ctl *c, int side, const char *name,
-		   const char *value, struct ll_err *err);
-
-/* --- added for the middle box (--middle HOST) --- */
-
-/* Give the controller the middle box's session m (ctl takes ownership;
- * ctl_free closes it) and attach to its bridge (middle_attach; after
- * middle_set_start that STARTS the bridge, view middle.engine_asked set,
- * and quit stops it). A failure
- * to attach is kept in view middle.err (retried by ctl_middle_tick every
- * 3 s), not returned. label: "M (HOST)". */
-void ctl_set_middle(struct ctl *c, struct middle *m, const char *label);
-
-/* Periodic work for the middle (call about once a second, on every
- * screen: it also keeps the session in use): at most once a second a get
- * is sent (counters, rates) without waiting for its reply (middle_get_send;
- * the reply is taken by ctl_middle_pump), or an attach retry every 3 s when
- * no bridge runs. While a get waits, the tick pumps instead: after
- * MIDDLE_SLOW_MS without a reply view middle.stall_s counts the seconds
- * ("not answering"); after MIDDLE_LOST_MS, or when the session fails, it is
- * marked lost (view middle.lost, "middle lost: ...") and the console goes on
- * with A and B. Returns 1 if the view changed. Does not wait for a stalled
- * middle host; what still waits: an attach retry (up to 10 s, as before)
- * and, once, closing the attach channel when the middle is declared lost
- * (ssh_spawn_close, up to 2 s when the middle's sshd itself is stalled).
- * Declared lost, the session is closed as well (middle_close: its
- * disconnect is bounded by 1 s and does not wait for a reply), so a middle
- * host that only stalled ends the attach process, and the lease, as soon as
- * it answers again; "middle lost: ... (session closed; the bridge restores
- * its dials when its lease ends (now, or when the middle host answers
- * again))". */
-int ctl_middle_tick(struct ctl *c);
-
-/* The middle session's socket while a get waits for its reply (put it in
- * the poll set, POLLIN, and call ctl_middle_pump when it is readable), -1
- * otherwise. */
-int ctl_middle_fd(const struct ctl *c);
-
-/* Take the waiting get's reply if it has come (never waits; see
- * ctl_middle_tick for the stall and lost rules). 1 if the view changed. */
-int ctl_middle_pump(struct ctl *c);
-
-/* Apply dial d to the bridge directions in sides (CTL_M_AB, CTL_M_BA; an
- * empty dial clears them). Validates first (impair_validate: -EINVAL, all
- * problems); the bridge's own refusal is -EINVAL with every one of its
- * errors in err and in view middle.set_err (nothing applied). -ENOTCONN
- * when not attached. ctl_apply/ctl_apply_safe/ctl_clear pass the M bits
- * here. */
-int ctl_middle_apply(struct ctl *c, const struct impair *d, unsigned sides,
-		     struct ll_err *err);
-
 /* Free everything and close the peers (call ctl_quit first to restore). */
-/* The command line of the `linklab verify -J` child (argv[0] an absolute
- * path; NULL-terminated; copied). Without it V says verify is not
- * available. */
-int ctl_set_verify_argv(struct ctl *c, char *const argv[]);
-/* Start verify in a child process; -EBUSY while one runs or a test runs
- * (both would load the path). */
-int ctl_verify_start(struct ctl *c, struct ll_err *err);
-/* The fd to poll while verify runs, -1 otherwise. */
-int ctl_verify_fd(const struct ctl *c);
-/* Read the child's output; 1 when it finished (the view has the table). */
-int ctl_verify_pump(struct ctl *c);
-
 void ctl_free(struct ctl *c);
 
 #endif
