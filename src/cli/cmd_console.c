@@ -26,7 +26,7 @@
 #include "linklab/cli/cli.h"
 #include "linklab/peer/enghook.h"
 #include "linklab/cli/safeout.h"
-#include "linklab/console/ctl.h"
+#include "linklab/console/console.h"
 #include "linklab/console/console_middle.h"
 #include "linklab/console/console_peer.h"
 #include "linklab/console/console_safety.h"
@@ -48,7 +48,7 @@
 static int console_sigpipe[2] = { -1, -1 };
 
 /* Signal handlers only write one byte (the signal number). */
-static void console_on_signal(int sig)
+static void cmd_console_on_signal(int sig)
 {
 	int saved = errno;
 	unsigned char b = (unsigned char)sig;
@@ -59,7 +59,7 @@ static void console_on_signal(int sig)
 	errno = saved;
 }
 
-static long long console_now_ms(void)
+static long long cmd_console_now_ms(void)
 {
 	struct timespec ts;
 
@@ -67,7 +67,7 @@ static long long console_now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void console_usage(FILE *f)
+static void cmd_console_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: linklab [console] [--peer HOST] [--dev IF] [--peer-dev IF] [-F FILE]\n"
@@ -91,14 +91,14 @@ static void console_usage(FILE *f)
 		"            kernel has netem, else user; needs --bridge)\n");
 }
 
-static int console_signals(void)
+static int cmd_console_signals(void)
 {
 	struct sigaction sa;
 
 	if (pipe2(console_sigpipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		return -errno;
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = console_on_signal;
+	sa.sa_handler = cmd_console_on_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -111,9 +111,9 @@ static int console_signals(void)
 
 /* The `linklab verify -J` command line the console's v key runs: this
  * binary, the same peer and SSH options, the interfaces selected now. */
-static void console_verify_argv(struct ctl *c, const struct peerset_opts *po,
-				const struct peerset *ps, const char *target,
-				int port)
+static void cmd_console_verify_argv(struct console *c, const struct peerset_opts *po,
+				    const struct peerset *ps, const char *target,
+				    int port)
 {
 	char exe[PATH_MAX], portbuf[16];
 	const char *av[24];
@@ -157,57 +157,57 @@ static void console_verify_argv(struct ctl *c, const struct peerset_opts *po,
 		av[k++] = po->ssh.known_hosts;
 	}
 	av[k] = NULL;
-	ctl_set_verify_argv(c, (char *const *)av);
+	console_set_verify_argv(c, (char *const *)av);
 }
 
 /* Run the loop until quit; returns the signal that ended it (0 = key). */
-static int console_loop(struct tui *t, struct ctl *c, bool async)
+static int cmd_console_loop(struct tui *t, struct console *c, bool async)
 {
-	struct ctl_intent in;
+	struct console_intent in;
 	struct ll_err e;
 	struct pollfd pfd[6];
-	long long last_draw = 0, now, next_tick = console_now_ms() + CONSOLE_TICK_MS;
-	long long next_ka = console_now_ms() + 1000, peer_quiet = 0, mid_quiet = 0;
+	long long last_draw = 0, now, next_tick = cmd_console_now_ms() + CONSOLE_TICK_MS;
+	long long next_ka = cmd_console_now_ms() + 1000, peer_quiet = 0, mid_quiet = 0;
 	unsigned ticks = 0;
 	bool dirty = true, countdown = false;
 	int nfd, timeout, k, key, res, tfd, pfdi, mfdi, vfdi, next_s;
-	const struct ctl_view *v;
+	const struct console_view *v;
 	unsigned char sb[16];
 	ssize_t n;
 
 	for (;;) {
-		now = console_now_ms();
+		now = cmd_console_now_ms();
 		if (now >= next_tick) {
 			/* the middle box: counters once a second on every
 			 * screen (keeps its session in use), attach retries;
 			 * before B's read: with --bridge, B may be reachable
 			 * only through the bridge a retry starts again */
-			if (ctl_middle_tick(c))
+			if (console_middle_tick(c))
 				dirty = true;
 			/* counters only matter on the peers screen; B's read is
 			 * one SSH round trip, so only every few ticks */
 			if (t->screen == TS_PEERS &&
-			    ctl_tick(c, ++ticks % CONSOLE_REMOTE_TICKS == 0))
+			    console_tick(c, ++ticks % CONSOLE_REMOTE_TICKS == 0))
 				dirty = true;
 			if (countdown)
 				dirty = true;
 			/* "waiting for B (N s)" while a request to B runs */
-			if (ctl_peer_tick(c))
+			if (console_peer_tick(c))
 				dirty = true;
 			next_tick = now + CONSOLE_TICK_MS;
 		}
 		/* B's session: keepalive when due (threaded: the worker's) */
-		if (!async && ctl_peer_fd(c) >= 0 && now >= next_ka) {
-			if (ctl_keepalive(c, false, &next_s))
+		if (!async && console_peer_fd(c) >= 0 && now >= next_ka) {
+			if (console_keepalive(c, false, &next_s))
 				dirty = true;
 			next_ka = now + 1000LL * (next_s > 0 ? next_s : 5);
 		}
-		v = ctl_view(c);
+		v = console_view(c);
 		/* B's revert countdown on the status line ticks each second */
 		countdown = v->revert_deadline > 0 &&
 			    now < (long long)(v->revert_deadline * 1000) + 1000;
 		if (dirty && now - last_draw >= CONSOLE_REDRAW_MS) {
-			tui_draw(t, ctl_view(c));
+			tui_draw(t, console_view(c));
 			dirty = false;
 			last_draw = now;
 		}
@@ -215,52 +215,52 @@ static int console_loop(struct tui *t, struct ctl *c, bool async)
 		if (dirty && timeout < 0)
 			timeout = 0;
 		if ((t->screen == TS_PEERS || countdown || v->middle.present ||
-		     ctl_peer_busy(c) || v->b_wait[0]) &&
+		     console_peer_busy(c) || v->b_wait[0]) &&
 		    (timeout < 0 || timeout > next_tick - now))
 			timeout = (int)(next_tick - now);
-		if (!async && ctl_peer_fd(c) >= 0 && (timeout < 0 || timeout > next_ka - now))
+		if (!async && console_peer_fd(c) >= 0 && (timeout < 0 || timeout > next_ka - now))
 			timeout = next_ka > now ? (int)(next_ka - now) : 0;
 		nfd = 0;
 		pfd[nfd++] = (struct pollfd){ .fd = 0, .events = POLLIN };
 		pfd[nfd++] = (struct pollfd){ .fd = console_sigpipe[0], .events = POLLIN };
-		tfd = ctl_test_fd(c);
+		tfd = console_test_fd(c);
 		if (tfd >= 0)
 			pfd[nfd++] = (struct pollfd){ .fd = tfd, .events = POLLIN };
 		pfdi = -1;
-		if (async && ctl_peer_fd(c) >= 0) {
+		if (async && console_peer_fd(c) >= 0) {
 			/* B's finished requests */
 			pfdi = nfd;
-			pfd[nfd++] = (struct pollfd){ .fd = ctl_peer_fd(c), .events = POLLIN };
-		} else if (ctl_peer_fd(c) >= 0 && now >= peer_quiet) {
+			pfd[nfd++] = (struct pollfd){ .fd = console_peer_fd(c), .events = POLLIN };
+		} else if (console_peer_fd(c) >= 0 && now >= peer_quiet) {
 			pfdi = nfd;
-			pfd[nfd++] = (struct pollfd){ .fd = ctl_peer_fd(c),
+			pfd[nfd++] = (struct pollfd){ .fd = console_peer_fd(c),
 						      .events = POLLIN | POLLRDHUP };
-		} else if (ctl_peer_fd(c) >= 0 &&
+		} else if (console_peer_fd(c) >= 0 &&
 			   (timeout < 0 || timeout > peer_quiet - now)) {
 			timeout = (int)(peer_quiet - now);
 		}
 		/* the middle: its socket while a get waits for the reply */
 		mfdi = -1;
-		if (ctl_middle_fd(c) >= 0 && now >= mid_quiet) {
+		if (console_middle_fd(c) >= 0 && now >= mid_quiet) {
 			mfdi = nfd;
-			pfd[nfd++] = (struct pollfd){ .fd = ctl_middle_fd(c),
+			pfd[nfd++] = (struct pollfd){ .fd = console_middle_fd(c),
 						      .events = POLLIN };
-		} else if (ctl_middle_fd(c) >= 0 &&
+		} else if (console_middle_fd(c) >= 0 &&
 			   (timeout < 0 || timeout > mid_quiet - now)) {
 			timeout = (int)(mid_quiet - now);
 		}
 		/* a verify child's output; its clock on the table each tick */
 		vfdi = -1;
-		if (ctl_verify_fd(c) >= 0) {
+		if (console_verify_fd(c) >= 0) {
 			vfdi = nfd;
-			pfd[nfd++] = (struct pollfd){ .fd = ctl_verify_fd(c),
+			pfd[nfd++] = (struct pollfd){ .fd = console_verify_fd(c),
 						      .events = POLLIN };
 			if (timeout < 0 || timeout > next_tick - now)
 				timeout = next_tick > now ? (int)(next_tick - now) : 0;
 		}
 		if (poll(pfd, (nfds_t)nfd, timeout) < 0 && errno != EINTR)
 			return 0;
-		if (vfdi >= 0 && (ctl_verify_pump(c) || pfd[vfdi].revents || v->verify.running))
+		if (vfdi >= 0 && (console_verify_pump(c) || pfd[vfdi].revents || v->verify.running))
 			dirty = true;
 		if (pfd[1].revents & POLLIN) {
 			n = read(console_sigpipe[0], sb, sizeof(sb));
@@ -268,31 +268,31 @@ static int console_loop(struct tui *t, struct ctl *c, bool async)
 				return sb[0];
 		}
 		if (tfd >= 0 && (pfd[2].revents & (POLLIN | POLLHUP | POLLERR)))
-			if (ctl_test_pump(c))
+			if (console_test_pump(c))
 				dirty = true;
 		if (async && pfdi >= 0 && pfd[pfdi].revents) {
-			if (ctl_peer_pump(c))
+			if (console_peer_pump(c))
 				dirty = true;
 		} else if (pfdi >= 0 && pfd[pfdi].revents) {
 			bool hup = pfd[pfdi].revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL);
 
-			if (ctl_keepalive(c, hup, &next_s))
+			if (console_keepalive(c, hup, &next_s))
 				dirty = true;
-			peer_quiet = console_now_ms() + CONSOLE_PEER_QUIET_MS;
+			peer_quiet = cmd_console_now_ms() + CONSOLE_PEER_QUIET_MS;
 		}
 		if (mfdi >= 0 && pfd[mfdi].revents) {
-			if (ctl_middle_pump(c))
+			if (console_middle_pump(c))
 				dirty = true;
 			/* part of it, or other traffic: look again a bit later */
-			if (ctl_middle_fd(c) >= 0)
-				mid_quiet = console_now_ms() + CONSOLE_MID_QUIET_MS;
+			if (console_middle_fd(c) >= 0)
+				mid_quiet = cmd_console_now_ms() + CONSOLE_MID_QUIET_MS;
 		}
 		/* Drain keys (also after EINTR: SIGWINCH becomes KEY_RESIZE). */
 		for (k = 0; k < CONSOLE_KEY_BURST; k++) {
 			key = tui_getkey();
 			if (key == TUI_NOKEY)
 				break;
-			res = tui_key(t, key, ctl_view(c), &in);
+			res = tui_key(t, key, console_view(c), &in);
 			if (res & TR_QUIT)
 				return 0;
 			if (res & TR_INTENT) {
@@ -305,13 +305,13 @@ static int console_loop(struct tui *t, struct ctl *c, bool async)
 					[CI_TEST_SAVE] = "saving the run ...",
 				};
 
-				/* B's part runs on its worker: ctl_do returns
+				/* B's part runs on its worker: console_do returns
 				 * at once, the status line follows it */
 				if ((size_t)in.kind < sizeof(busy) / sizeof(busy[0]) &&
 				    busy[in.kind])
 					tui_flash(t, busy[in.kind]);
 				ll_err_clear(&e);
-				ctl_do(c, &in, &e);
+				console_do(c, &in, &e);
 			}
 			if (res)
 				dirty = true;
@@ -323,7 +323,7 @@ static int console_loop(struct tui *t, struct ctl *c, bool async)
 
 /* B's safety settings, then its worker: from here on nothing waits on B.
  * false when B's requests stay inline (no thread could be started). */
-static bool console_start_b(struct ctl *c, const struct peerset_opts *po)
+static bool cmd_console_start_b(struct console *c, const struct peerset_opts *po)
 {
 	struct peer_safety sf = { .force = po->force,
 				  .exclude_ctl = po->exclude_ssh,
@@ -332,25 +332,25 @@ static bool console_start_b(struct ctl *c, const struct peerset_opts *po)
 				  .hold = true, .ask_unarmed = true };
 	struct ll_err e = { 0 };
 
-	ctl_set_safety(c, &sf);
-	if (ctl_set_async(c, &e) == 0)
+	console_set_safety(c, &sf);
+	if (console_set_async(c, &e) == 0)
 		return true;
-	ctl_note(c, e.msg);
+	console_note(c, e.msg);
 	return false;
 }
 
 /* No usable terminal: print what the peers screen would show, as lines
  * (what each side holds, the path, the theory line), and return 2 so that
  * scripts still see that no console ran. */
-static int console_plain(const struct peerset_opts *po, const char *target,
-			 int port, const char *middle_host, const char *const bridge[3])
+static int cmd_console_plain(const struct peerset_opts *po, const char *target,
+			     int port, const char *middle_host, const char *const bridge[3])
 {
 	struct peerset ps;
 	struct ll_err err = { 0 }, merr = { 0 };
-	struct ctl *c = NULL;
+	struct console *c = NULL;
 	struct middle *m = NULL;
 	struct middle_state mst;
-	const struct ctl_view *v;
+	const struct console_view *v;
 	int i;
 
 	/* the middle first: B may be reachable only through a bridge that
@@ -374,16 +374,16 @@ static int console_plain(const struct peerset_opts *po, const char *target,
 		fprintf(stderr, "linklab console: %s\n", err.msg);
 		return 2;
 	}
-	if (ctl_new(&c, &ps, target, port, &err) < 0) {
+	if (console_new(&c, &ps, target, port, &err) < 0) {
 		peerset_close(&ps);
 		middle_close(m);
 		fprintf(stderr, "linklab console: %s\n", err.msg);
 		return 2;
 	}
-	v = ctl_view(c);
+	v = console_view(c);
 	printf("session: %s\n", v->session);
 	for (i = 0; i < 2; i++) {
-		const struct ctl_side_view *sv = &v->side[i];
+		const struct console_side_view *sv = &v->side[i];
 
 		if (!sv->present)
 			continue;
@@ -393,8 +393,8 @@ static int console_plain(const struct peerset_opts *po, const char *target,
 	}
 	if (middle_host) {
 		if (m) {
-			ctl_set_middle(c, m, "M");      /* ctl owns m now */
-			v = ctl_view(c);
+			console_set_middle(c, m, "M");      /* the controller owns m now */
+			v = console_view(c);
 		}
 		if (v->middle.attached)
 			printf("middle %s: bridge %s engine%s%s%s, %s <-> %s; A->B: %s; B->A: %s\n",
@@ -410,7 +410,7 @@ static int console_plain(const struct peerset_opts *po, const char *target,
 	}
 	printf("path: %s\n", v->path.line);
 	printf("theory (1 stream, A->B): %s\n", v->theory.line);
-	ctl_free(c);
+	console_free(c);
 	return 2;
 }
 
@@ -419,7 +419,7 @@ int cmd_console(int argc, char **argv)
 	struct peerset_opts po;
 	struct peerset ps;
 	struct ll_err err = { 0 };
-	struct ctl *c = NULL;
+	struct console *c = NULL;
 	struct tui t;
 	const char *target = NULL, *term, *middle_host = NULL;
 	const char *bridge_opt = NULL, *engine = NULL;
@@ -476,7 +476,7 @@ int cmd_console(int argc, char **argv)
 			}
 			port = (int)p;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			console_usage(stdout);
+			cmd_console_usage(stdout);
 			return 0;
 		} else {
 			fprintf(stderr, "linklab console: unknown option '%s'\n", argv[i]);
@@ -520,7 +520,7 @@ int cmd_console(int argc, char **argv)
 	bridge[2] = engine ? engine : "auto";
 	if (bad) {
 		if (unknown)
-			console_usage(stderr);
+			cmd_console_usage(stderr);
 		else
 			fprintf(stderr, "linklab console: see `linklab console -h`\n");
 		return 2;
@@ -534,9 +534,9 @@ int cmd_console(int argc, char **argv)
 			"  plain commands: linklab links | apply | show | clear | test   (see linklab help)\n",
 			!isatty(1) || !isatty(0) ? "stdin/stdout is not a tty" : "TERM is dumb or unset");
 		safeout_install(1);   /* no curses: peer text made visible (safeout.h) */
-		return console_plain(&po, target, port, middle_host, bridge);
+		return cmd_console_plain(&po, target, port, middle_host, bridge);
 	}
-	if (console_signals() < 0) {
+	if (cmd_console_signals() < 0) {
 		fprintf(stderr, "linklab console: signal pipe: %s\n", strerror(errno));
 		return 1;
 	}
@@ -564,7 +564,7 @@ int cmd_console(int argc, char **argv)
 		if (rc == 0)
 			rc = middle_open(&mid, &mt, 10000, &err);
 		/* --bridge: start it now (a failure is shown in the middle
-		 * section, where ctl_set_middle tries again) */
+		 * section, where console_set_middle tries again) */
 		if (rc == 0 && bridge[0])
 			rc = middle_set_start(mid, bridge[0], bridge[1], bridge[2], &err);
 		if (rc < 0) {
@@ -602,7 +602,7 @@ int cmd_console(int argc, char **argv)
 		ps.a.ops->set_engine(&ps.a, ENGHOOK_AUTO, po.exclude_ssh ? 22 : 0);
 	if (ps.has_b && ps.b.ops->set_engine)
 		ps.b.ops->set_engine(&ps.b, ENGHOOK_AUTO, po.exclude_ssh ? 22 : 0);
-	rc = ctl_new(&c, &ps, target, port, &err);
+	rc = console_new(&c, &ps, target, port, &err);
 	if (rc < 0) {
 		tui_done();
 		peerset_close(&ps);
@@ -614,25 +614,25 @@ int cmd_console(int argc, char **argv)
 		char label[64];
 
 		snprintf(label, sizeof(label), "M (%.55s)", middle_host);
-		ctl_set_middle(c, mid, label);
+		console_set_middle(c, mid, label);
 	}
-	async = console_start_b(c, &po);
-	console_verify_argv(c, &po, &ps, target, port);
+	async = cmd_console_start_b(c, &po);
+	cmd_console_verify_argv(c, &po, &ps, target, port);
 	if (t.term_fallback)
-		ctl_note(c, "terminal type unknown: running as vt100");
-	sig = console_loop(&t, c, async);
+		console_note(c, "terminal type unknown: running as vt100");
+	sig = cmd_console_loop(&t, c, async);
 	/* restore while the screen is still ours, then end curses; a key or
 	 * a second signal stops waiting for a B that has not answered */
 	{
 		int fds[2] = { 0, console_sigpipe[0] };
 
-		ctl_set_quit_cancel(c, fds, 2);
+		console_set_quit_cancel(c, fds, 2);
 	}
-	tui_flash(&t, ctl_peer_busy(c) ?
+	tui_flash(&t, console_peer_busy(c) ?
 		  "restoring both peers ... A done; B has not answered yet: waiting (any key: stop waiting, B restores itself)" :
 		  "restoring both peers ...");
 	ll_err_clear(&err);
-	rc = ctl_quit(c, summary, sizeof(summary), &err);
+	rc = console_quit(c, summary, sizeof(summary), &err);
 	tui_done();
 	if (sig)
 		printf("linklab: %s: %s\n", strsignal(sig), summary);
@@ -640,7 +640,7 @@ int cmd_console(int argc, char **argv)
 		printf("linklab: %s\n", summary);
 	if (rc < 0)
 		fprintf(stderr, "linklab: restore failed: %s\n", err.msg);
-	ctl_free(c);
+	console_free(c);
 	if (rc < 0)
 		return 1;
 	/* after restoring, a signal's exit status as shells expect:

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* console.c - the console controller's life cycle: new, the intents, tick, quit, free.
- * No curses here; the screens only see struct ctl_view. */
+ * No curses here; the screens only see struct console_view. */
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -13,7 +13,7 @@
 
 #include "console_int.h"
 
-void ctl_fmt(char *dst, size_t len, const char *fmt, ...)
+void console_fmt(char *dst, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -22,7 +22,7 @@ void ctl_fmt(char *dst, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-double ctl_now(void)
+double console_now(void)
 {
 	struct timespec ts;
 
@@ -31,52 +31,52 @@ double ctl_now(void)
 }
 
 /* The peer of side i, or NULL when that side is not open. */
-struct peer *ctl_peer(struct ctl *c, int i)
+struct peer *console_peer(struct console *c, int i)
 {
-	if (i == CTL_IDX_A)
+	if (i == CONSOLE_IDX_A)
 		return &c->ps.a;
 	return c->ps.has_b && !c->v.b_lost ? &c->ps.b : NULL;
 }
 
-int ctl_revert_s(const struct ctl *c)
+int console_revert_s(const struct console *c)
 {
 	return c->safety.revert_s > 0 ? c->safety.revert_s : 30;
 }
 
 /* B's session is gone: stop driving B and say how it comes back. */
-void ctl_mark_lost(struct ctl *c, const char *why)
+void console_mark_lost(struct console *c, const char *why)
 {
-	int left = ctl_revert_s(c);
+	int left = console_revert_s(c);
 
 	if (c->v.b_lost)
 		return;
 	c->v.b_lost = true;
 	if (c->v.revert_deadline > 0) {
-		double l = c->v.revert_deadline - ctl_now();
+		double l = c->v.revert_deadline - console_now();
 
 		left = l > 0 ? (int)ceil(l) : 0;
 	}
-	ctl_fmt(c->v.b_lost_msg, sizeof(c->v.b_lost_msg),
-		"peer B lost: it restores itself within %d s (%.180s)", left,
-		why && *why ? why : "session closed");
-	ctl_fmt(c->v.status, sizeof(c->v.status), "%s", c->v.b_lost_msg);
-	ctl_fmt(c->v.side[CTL_IDX_B].err, sizeof(c->v.side[CTL_IDX_B].err),
-		"%s", c->v.b_lost_msg);
+	console_fmt(c->v.b_lost_msg, sizeof(c->v.b_lost_msg),
+		    "peer B lost: it restores itself within %d s (%.180s)", left,
+		    why && *why ? why : "session closed");
+	console_fmt(c->v.status, sizeof(c->v.status), "%s", c->v.b_lost_msg);
+	console_fmt(c->v.side[CONSOLE_IDX_B].err, sizeof(c->v.side[CONSOLE_IDX_B].err),
+		    "%s", c->v.b_lost_msg);
 	/* B restores itself; quitting must not try to, and what B held
 	 * can no longer be read */
-	c->changed[CTL_IDX_B].n = 0;
-	c->v.side[CTL_IDX_B].qd_valid = false;
-	c->v.side[CTL_IDX_B].tx_bps = -1;
-	ctl_derive(c);
-	if (c->v.dial_sides & CTL_B)
-		c->v.dial_sides = CTL_A;
+	c->changed[CONSOLE_IDX_B].n = 0;
+	c->v.side[CONSOLE_IDX_B].qd_valid = false;
+	c->v.side[CONSOLE_IDX_B].tx_bps = -1;
+	console_derive(c);
+	if (c->v.dial_sides & CONSOLE_B)
+		c->v.dial_sides = CONSOLE_A;
 }
 
-int ctl_new(struct ctl **out, const struct peerset *ps, const char *target,
-	    int port, struct ll_err *err)
+int console_new(struct console **out, const struct peerset *ps, const char *target,
+		int port, struct ll_err *err)
 {
-	struct ctl *c;
-	struct ctl_side_view *a, *b;
+	struct console *c;
+	struct console_side_view *a, *b;
 
 	*out = NULL;
 	c = calloc(1, sizeof(*c));
@@ -94,18 +94,18 @@ int ctl_new(struct ctl **out, const struct peerset *ps, const char *target,
 			return rc;
 		}
 		for (k = 0; k < c->own.nleft; k++)
-			ctl_mark_changed(c, c->own.left[k].side, c->own.left[k].dev, &none);
+			console_mark_changed(c, c->own.left[k].side, c->own.left[k].dev, &none);
 	}
 	if (c->ps.has_b && peerq_new(&c->bq, &c->ps.b, NULL, false, err) < 0) {
 		owner_release(&c->own, false);
 		free(c);
 		return -ENOMEM;
 	}
-	ctl_fmt(c->target, sizeof(c->target), "%s", target ? target : "");
+	console_fmt(c->target, sizeof(c->target), "%s", target ? target : "");
 	c->port = port > 0 ? port : 5201;
 	c->v.is_root = geteuid() == 0;
-	c->v.dial_sides = ps->has_b ? CTL_BOTH : CTL_A;
-	c->v.test.state = CTL_TEST_IDLE;
+	c->v.dial_sides = ps->has_b ? CONSOLE_BOTH : CONSOLE_A;
+	c->v.test.state = CONSOLE_TEST_IDLE;
 	test_opts_init(&c->v.test.opts);
 	c->local_window = theory_local_window();
 	c->rtt_base_s = -1;
@@ -114,65 +114,65 @@ int ctl_new(struct ctl **out, const struct peerset *ps, const char *target,
 	c->v.side[0].tx_bps = c->v.side[1].tx_bps = -1;
 	c->v.revert_s = 30;
 
-	a = &c->v.side[CTL_IDX_A];
-	b = &c->v.side[CTL_IDX_B];
+	a = &c->v.side[CONSOLE_IDX_A];
+	b = &c->v.side[CONSOLE_IDX_B];
 	a->present = true;
-	ctl_fmt(a->label, sizeof(a->label), "%s",
+	console_fmt(a->label, sizeof(a->label), "%s",
 		 c->ps.a.label[0] ? c->ps.a.label : "A (this host)");
-	ctl_fmt(a->route_dev, sizeof(a->route_dev), "%s", c->ps.dev_a);
-	ctl_fmt(a->dev, sizeof(a->dev), "%s", c->ps.dev_a);
+	console_fmt(a->route_dev, sizeof(a->route_dev), "%s", c->ps.dev_a);
+	console_fmt(a->dev, sizeof(a->dev), "%s", c->ps.dev_a);
 	b->present = c->ps.has_b;
 	b->sel = -1;
 	a->sel = -1;
 	if (c->ps.has_b) {
-		ctl_fmt(b->label, sizeof(b->label), "%s",
+		console_fmt(b->label, sizeof(b->label), "%s",
 			 c->ps.b.label[0] ? c->ps.b.label : "B (peer)");
-		ctl_fmt(b->route_dev, sizeof(b->route_dev), "%s", c->ps.dev_b);
-		ctl_fmt(b->dev, sizeof(b->dev), "%s", c->ps.dev_b);
-		ctl_fmt(c->v.session, sizeof(c->v.session), "%s via %s, test to %s",
+		console_fmt(b->route_dev, sizeof(b->route_dev), "%s", c->ps.dev_b);
+		console_fmt(b->dev, sizeof(b->dev), "%s", c->ps.dev_b);
+		console_fmt(c->v.session, sizeof(c->v.session), "%s via %s, test to %s",
 			 c->ps.target.alias[0] ? c->ps.target.alias : "peer",
 			 c->ps.b.ops && c->ps.b.ops->name ? c->ps.b.ops->name : "ssh",
 			 c->ps.addr_b[0] ? c->ps.addr_b : "?");
 	} else {
-		ctl_fmt(b->label, sizeof(b->label), "B (no peer)");
+		console_fmt(b->label, sizeof(b->label), "B (no peer)");
 		if (c->target[0])
-			ctl_fmt(c->v.session, sizeof(c->v.session),
+			console_fmt(c->v.session, sizeof(c->v.session),
 				 "no peer; test target %s:%d", c->target, c->port);
 		else
-			ctl_fmt(c->v.session, sizeof(c->v.session),
+			console_fmt(c->v.session, sizeof(c->v.session),
 				 "no peer (use --peer HOST or -c ADDR for tests)");
 	}
-	ctl_refresh(c, NULL);
-	ctl_derive(c);
+	console_refresh(c, NULL);
+	console_derive(c);
 	if (c->own.note[0])
-		ctl_fmt(c->v.status, sizeof(c->v.status), "%s", c->own.note);
+		console_fmt(c->v.status, sizeof(c->v.status), "%s", c->own.note);
 	else if (!c->v.error[0])
-		ctl_fmt(c->v.status, sizeof(c->v.status), "ready%s",
+		console_fmt(c->v.status, sizeof(c->v.status), "ready%s",
 			 c->v.is_root ? "" : " (not root: apply on A needs root)");
 	*out = c;
 	return 0;
 }
 
-const struct ctl_view *ctl_view(const struct ctl *c)
+const struct console_view *console_view(const struct console *c)
 {
 	return &c->v;
 }
 
 /* Wait for B's queue to empty: at most the command bound (plus 2 s), and
- * not after one of the cancel fds (ctl_set_quit_cancel) became readable.
+ * not after one of the cancel fds (console_set_quit_cancel) became readable.
  * true when B finished everything. */
-static bool ctl_quit_wait_b(struct ctl *c)
+static bool console_quit_wait_b(struct console *c)
 {
-	double end = ctl_now() + ctl_timeout_s(c) + 2;
+	double end = console_now() + console_timeout_s(c) + 2;
 	struct pollfd pf[2];
 	int k;
 
 	if (c->ncancel == 0 || !c->b_async)
-		return peerq_wait_idle(c->bq, (ctl_timeout_s(c) + 2) * 1000);
+		return peerq_wait_idle(c->bq, (console_timeout_s(c) + 2) * 1000);
 	for (k = 0; k < c->ncancel; k++)
 		pf[k] = (struct pollfd){ .fd = c->cancel_fd[k], .events = POLLIN };
 	while (!peerq_wait_idle(c->bq, 0)) {
-		if (ctl_now() >= end)
+		if (console_now() >= end)
 			return false;
 		if (poll(pf, (nfds_t)c->ncancel, 50) > 0)
 			for (k = 0; k < c->ncancel; k++)
@@ -182,7 +182,7 @@ static bool ctl_quit_wait_b(struct ctl *c)
 	return true;
 }
 
-void ctl_set_quit_cancel(struct ctl *c, const int *fds, int n)
+void console_set_quit_cancel(struct console *c, const int *fds, int n)
 {
 	int k;
 
@@ -195,34 +195,34 @@ void ctl_set_quit_cancel(struct ctl *c, const int *fds, int n)
 /* Quit, side B: restore its changed interfaces (and tunings) through its
  * queue, waiting at most the command bound (plus 2 s) for all of it; a B
  * that does not answer by then is left to restore itself. */
-static int ctl_quit_b(struct ctl *c, char *summary, size_t len, int *nrest,
-		      struct ll_err *err)
+static int console_quit_b(struct console *c, char *summary, size_t len, int *nrest,
+			  struct ll_err *err)
 {
-	struct ctl_changed *ch = &c->changed[CTL_IDX_B];
+	struct console_changed *ch = &c->changed[CONSOLE_IDX_B];
 	struct peerq_job *j;
 	char part[128];
 	int k, rc, first = 0, nq = 0;
 	bool gone = false;
 
-	if (c->tuned[CTL_IDX_B] && (j = peerq_job_new(PQ_TUNE_RESTORE))) {
-		j->tag = CTL_TAG_QUIT;
+	if (c->tuned[CONSOLE_IDX_B] && (j = peerq_job_new(PQ_TUNE_RESTORE))) {
+		j->tag = CONSOLE_TAG_QUIT;
 		nq += peerq_submit(c->bq, j) != 0;
 	}
 	for (k = 0; k < ch->n; k++) {
 		j = peerq_job_new(impair_is_empty(&ch->before[k]) ? PQ_CLEAR : PQ_APPLY);
 		if (!j)
 			continue;
-		j->tag = CTL_TAG_QUIT;
+		j->tag = CONSOLE_TAG_QUIT;
 		j->dial = ch->before[k];
-		ctl_fmt(j->dev, sizeof(j->dev), "%s", ch->dev[k]);
+		console_fmt(j->dev, sizeof(j->dev), "%s", ch->dev[k]);
 		nq += peerq_submit(c->bq, j) != 0;
 	}
 	ch->n = 0;
-	if (!ctl_quit_wait_b(c))
+	if (!console_quit_wait_b(c))
 		gone = true;
 	while ((j = peerq_take(c->bq))) {
-		if (j->tag != CTL_TAG_QUIT) {
-			ctl_b_handle(c, j);
+		if (j->tag != CONSOLE_TAG_QUIT) {
+			console_b_handle(c, j);
 			free(j);
 			continue;
 		}
@@ -232,27 +232,27 @@ static int ctl_quit_b(struct ctl *c, char *summary, size_t len, int *nrest,
 		rc = j->rc;
 		if (j->kind == PQ_TUNE_RESTORE) {
 			if (rc == 0)
-				c->tuned[CTL_IDX_B] = false;
+				c->tuned[CONSOLE_IDX_B] = false;
 		} else if (!j->lost) {
-			ctl_fmt(part, sizeof(part), "%s%sB %s", *nrest ? ", " : "",
-				rc < 0 ? "FAILED " : "", j->dev);
+			console_fmt(part, sizeof(part), "%s%sB %s", *nrest ? ", " : "",
+				    rc < 0 ? "FAILED " : "", j->dev);
 			(*nrest)++;
 			if (summary && len)
 				strncat(summary, part, len - strlen(summary) - 1);
 		}
 		if (rc < 0 && !j->lost) {
-			ctl_join_err(err, rc, "B", j->err.msg);
+			console_join_err(err, rc, "B", j->err.msg);
 			if (!first)
 				first = rc;
 		}
 		if (j->lost)
-			ctl_b_lost(c, j);
+			console_b_lost(c, j);
 		free(j);
 	}
 	if (gone || nq > 0) {
 		/* B did not answer: what it holds is its own to restore */
-		ctl_fmt(part, sizeof(part), "%sB not answering (restores itself)",
-			*nrest ? ", " : "");
+		console_fmt(part, sizeof(part), "%sB not answering (restores itself)",
+			    *nrest ? ", " : "");
 		(*nrest)++;
 		if (summary && len)
 			strncat(summary, part, len - strlen(summary) - 1);
@@ -260,7 +260,7 @@ static int ctl_quit_b(struct ctl *c, char *summary, size_t len, int *nrest,
 	return first;
 }
 
-int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err)
+int console_quit(struct console *c, char *summary, size_t len, struct ll_err *err)
 {
 	int i, k, rc, first = 0, nrest = 0;
 	bool mlost = false;
@@ -273,25 +273,25 @@ int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err)
 	c->v.verify.running = false;
 	if (c->test) {
 		test_stop(c->test);
-		ctl_test_end(c);
+		console_test_end(c);
 	}
-	ctl_server_stop(c);
+	console_server_stop(c);
 	for (i = 0; i < 2; i++) {
-		struct peer *p = ctl_peer(c, i);
-		struct ctl_changed *ch = &c->changed[i];
+		struct peer *p = console_peer(c, i);
+		struct console_changed *ch = &c->changed[i];
 
-		if (p && i == CTL_IDX_B) {
-			rc = ctl_quit_b(c, summary, len, &nrest, err);
+		if (p && i == CONSOLE_IDX_B) {
+			rc = console_quit_b(c, summary, len, &nrest, err);
 			if (rc < 0 && !first)
 				first = rc;
 			continue;
 		}
 		if (!p) {
 			ch->n = 0;
-			if (i == CTL_IDX_B && c->v.b_lost) {
-				ctl_fmt(part, sizeof(part),
-					"%sB lost (restores itself)",
-					nrest ? ", " : "");
+			if (i == CONSOLE_IDX_B && c->v.b_lost) {
+				console_fmt(part, sizeof(part),
+					    "%sB lost (restores itself)",
+					    nrest ? ", " : "");
 				nrest++;
 				if (summary && len)
 					strncat(summary, part,
@@ -304,7 +304,7 @@ int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err)
 
 			rc = p->ops->tune_restore(p, &e);
 			if (rc < 0) {
-				ctl_join_err(err, rc, ctl_side_name(i), e.msg);
+				console_join_err(err, rc, console_side_name(i), e.msg);
 				if (!first)
 					first = rc;
 			} else {
@@ -319,15 +319,15 @@ int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err)
 			else
 				rc = p->ops->apply(p, ch->dev[k], &ch->before[k], &e);
 			if (rc < 0) {
-				ctl_join_err(err, rc, ctl_side_name(i), e.msg);
+				console_join_err(err, rc, console_side_name(i), e.msg);
 				if (!first)
 					first = rc;
-				ctl_fmt(part, sizeof(part), "%sFAILED %s %s",
-					 nrest ? ", " : "", ctl_side_name(i),
+				console_fmt(part, sizeof(part), "%sFAILED %s %s",
+					 nrest ? ", " : "", console_side_name(i),
 					 ch->dev[k]);
 			} else {
-				ctl_fmt(part, sizeof(part), "%s%s %s",
-					 nrest ? ", " : "", ctl_side_name(i),
+				console_fmt(part, sizeof(part), "%s%s %s",
+					 nrest ? ", " : "", console_side_name(i),
 					 ch->dev[k]);
 			}
 			nrest++;
@@ -336,7 +336,7 @@ int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err)
 		}
 		ch->n = 0;
 	}
-	ctl_middle_quit(c, part, sizeof(part), &mlost);
+	console_middle_quit(c, part, sizeof(part), &mlost);
 	if (part[0]) {
 		if (summary && len) {
 			if (nrest)
@@ -347,23 +347,23 @@ int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err)
 	}
 	if (summary && len) {
 		if (!nrest) {
-			ctl_fmt(summary, len, "nothing to restore");
+			console_fmt(summary, len, "nothing to restore");
 		} else {
 			char tmp[512];
 
-			ctl_fmt(tmp, sizeof(tmp), "restored %s", summary);
-			ctl_fmt(summary, len, "%s", tmp);
+			console_fmt(tmp, sizeof(tmp), "restored %s", summary);
+			console_fmt(summary, len, "%s", tmp);
 		}
 		/* its own sentence: nothing of the bridge was restored here */
 		if (mlost) {
 			const char *sent = c->v.middle.engine_asked[0] ?
-				CTL_MIDDLE_LOST_QUIT_STARTED : CTL_MIDDLE_LOST_QUIT;
+				CONSOLE_MIDDLE_LOST_QUIT_STARTED : CONSOLE_MIDDLE_LOST_QUIT;
 
 			if (!nrest)
-				ctl_fmt(summary, len, "%s", sent);
+				console_fmt(summary, len, "%s", sent);
 			else
-				ctl_fmt(summary + strlen(summary), len - strlen(summary),
-					"; %s", sent);
+				console_fmt(summary + strlen(summary), len - strlen(summary),
+					    "; %s", sent);
 		}
 	}
 	c->quit_done = true;
@@ -371,7 +371,7 @@ int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err)
 	return first;
 }
 
-void ctl_free(struct ctl *c)
+void console_free(struct console *c)
 {
 	if (!c)
 		return;
@@ -382,8 +382,8 @@ void ctl_free(struct ctl *c)
 	/* the hold's records go when everything was restored (or nothing
 	 * changed); else the next run finds them. B's keeper is a channel of
 	 * B's session: its release runs on B's worker, before the queue ends */
-	ctl_owner_release(c, c->quit_done ? c->quit_ok :
-			  c->changed[CTL_IDX_A].n == 0 && c->changed[CTL_IDX_B].n == 0);
+	console_owner_release(c, c->quit_done ? c->quit_ok :
+			      c->changed[CONSOLE_IDX_A].n == 0 && c->changed[CONSOLE_IDX_B].n == 0);
 	/* B is the queue's: it closes it (a worker still inside a bounded
 	 * command is left to end alone) */
 	if (c->bq) {
@@ -403,92 +403,92 @@ void ctl_free(struct ctl *c)
 	free(c);
 }
 
-int ctl_do(struct ctl *c, const struct ctl_intent *in, struct ll_err *err)
+int console_do(struct console *c, const struct console_intent *in, struct ll_err *err)
 {
 	switch (in->kind) {
 	case CI_NONE:
 		return 0;
 	case CI_APPLY:
-		return ctl_apply_safe(c, &in->dial, in->sides, in->confirmed,
-				      in->force, err);
+		return console_apply_safe(c, &in->dial, in->sides, in->confirmed,
+					  in->force, err);
 	case CI_CONFIRM_CANCEL:
 		if (c->v.confirm.pending)
-			ctl_fmt(c->v.status, sizeof(c->v.status),
-				"apply cancelled: nothing changed");
+			console_fmt(c->v.status, sizeof(c->v.status),
+				    "apply cancelled: nothing changed");
 		memset(&c->v.confirm, 0, sizeof(c->v.confirm));
 		c->unarmed_asked = false;
 		return 0;
 	case CI_VERIFY:
-		return ctl_verify_start(c, err);
+		return console_verify_start(c, err);
 	case CI_VERIFY_HIDE:
 		c->v.verify.shown = false;
 		return 0;
 	case CI_CLEAR:
-		return ctl_clear(c, in->sides, err);
+		return console_clear(c, in->sides, err);
 	case CI_REFRESH:
-		return ctl_refresh(c, err);
+		return console_refresh(c, err);
 	case CI_SELECT:
-		return ctl_select(c, in->side, in->index, err);
+		return console_select(c, in->side, in->index, err);
 	case CI_SET_DIAL:
 		c->v.dial = in->dial;
 		c->v.dial_sides = in->sides;
 		return 0;
 	case CI_TEST_START:
-		return ctl_test_start(c, &in->test, err);
+		return console_test_start(c, &in->test, err);
 	case CI_TEST_STOP:
-		ctl_test_stop(c);
+		console_test_stop(c);
 		return 0;
 	case CI_QUIT:
-		return ctl_quit(c, NULL, 0, err);
+		return console_quit(c, NULL, 0, err);
 	case CI_TEST_PAUSE:
-		if (c->v.test.state == CTL_TEST_RUNNING ||
-		    c->v.test.state == CTL_TEST_STARTING) {
+		if (c->v.test.state == CONSOLE_TEST_RUNNING ||
+		    c->v.test.state == CONSOLE_TEST_STARTING) {
 			c->v.test.paused = !c->v.test.paused;
-			ctl_fmt(c->v.status, sizeof(c->v.status), "test: display %s",
-				c->v.test.paused ? "paused (intervals still recorded)"
+			console_fmt(c->v.status, sizeof(c->v.status), "test: display %s",
+				    c->v.test.paused ? "paused (intervals still recorded)"
 						 : "resumed");
 		}
 		return 0;
 	case CI_TEST_SAVE:
-		return ctl_test_save(c, err);
+		return console_test_save(c, err);
 	case CI_PROFILES_RELOAD:
-		return ctl_profiles_reload(c, err);
+		return console_profiles_reload(c, err);
 	case CI_PROFILE_APPLY:
-		return ctl_profile_apply(c, in->index, in->sides, err);
+		return console_profile_apply(c, in->index, in->sides, err);
 	case CI_PROFILE_SAVE:
-		return ctl_profile_save(c, in->name, err);
+		return console_profile_save(c, in->name, err);
 	case CI_PROFILE_RENAME:
-		return ctl_profile_rename(c, in->index, in->name, err);
+		return console_profile_rename(c, in->index, in->name, err);
 	case CI_PROFILE_DELETE:
-		return ctl_profile_delete(c, in->index, err);
+		return console_profile_delete(c, in->index, err);
 	}
 	return ll_err_set(err, -EINVAL, "controller: unknown intent %d",
 			  (int)in->kind);
 }
 
-int ctl_tick(struct ctl *c, bool remote)
+int console_tick(struct console *c, bool remote)
 {
 	int i, rc, changed = 0;
 
-	c->tick_t = ctl_now();
+	c->tick_t = console_now();
 	for (i = 0; i < 2; i++) {
-		if (i == CTL_IDX_B && !remote)
+		if (i == CONSOLE_IDX_B && !remote)
 			continue;
-		if (!ctl_peer(c, i) || !c->v.side[i].dev[0])
+		if (!console_peer(c, i) || !c->v.side[i].dev[0])
 			continue;
 		/* B: not while its earlier requests still wait */
-		if (i == CTL_IDX_B && c->b_async && peerq_pending(c->bq) > 0)
+		if (i == CONSOLE_IDX_B && c->b_async && peerq_pending(c->bq) > 0)
 			continue;
-		rc = ctl_read_back_tag(c, i, CTL_TAG_TICK, NULL);
-		if (rc == 0 && i == CTL_IDX_A)
-			ctl_sync_link_qdisc(&c->v.side[i]);
-		if (i == CTL_IDX_A || !c->b_async)
+		rc = console_read_back_tag(c, i, CONSOLE_TAG_TICK, NULL);
+		if (rc == 0 && i == CONSOLE_IDX_A)
+			console_sync_link_qdisc(&c->v.side[i]);
+		if (i == CONSOLE_IDX_A || !c->b_async)
 			changed = 1;
 	}
 	return changed;
 }
 
-void ctl_note(struct ctl *c, const char *msg)
+void console_note(struct console *c, const char *msg)
 {
-	ctl_fmt(c->v.status, sizeof(c->v.status), "%s", msg);
+	console_fmt(c->v.status, sizeof(c->v.status), "%s", msg);
 }

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "linklab/base/units.h"
-#include "linklab/console/ctl.h"
+#include "linklab/console/console.h"
 #include "linklab/console/console_dial.h"
 #include "linklab/console/console_middle.h"
 #include "linklab/console/console_peer.h"
@@ -31,46 +31,46 @@
 #include "linklab/traffic/csvout.h"
 #include "linklab/traffic/plot.h"
 
-#define CTL_MAX_CHANGED 16
+#define CONSOLE_MAX_CHANGED 16
 
-struct ctl_changed {
+struct console_changed {
 	int n;
-	char dev[CTL_MAX_CHANGED][IF_NAMESIZE];
+	char dev[CONSOLE_MAX_CHANGED][IF_NAMESIZE];
 	/* what the interface held (read back) before the console first
 	 * changed it; empty = a kernel default, restored by clear */
-	struct impair before[CTL_MAX_CHANGED];
+	struct impair before[CONSOLE_MAX_CHANGED];
 };
 
 /* What side i held before a change of both sides, to put it back when the
  * other side fails (all or nothing). */
-struct ctl_prior {
+struct console_prior {
 	bool valid;                   /* held is a read-back */
 	struct impair held;           /* what the kernel held, in dial terms */
 	char dev[IF_NAMESIZE];
 };
 
-struct ctl {
+struct console {
 	struct peerset ps;
 	char target[256];             /* -c ADDR ("" = none) */
 	int port;                     /* port for -c targets */
 	struct test *test;            /* running test or NULL */
 	bool server_up;               /* B's server started by us */
 	bool quit_done;
-	struct ctl_changed changed[2];
+	struct console_changed changed[2];
 	struct owner own;             /* the hold on A's interfaces and B */
-	bool quit_ok;                 /* ctl_quit restored everything */
+	bool quit_ok;                 /* console_quit restored everything */
 	bool unarmed_asked;           /* view.confirm asks about an apply
 				       * without B's revert timer */
-	struct ctl_view v;
+	struct console_view v;
 	/* the test run and the profiles */
-	struct test_interval *ivs;    /* the run's intervals (<= CTL_HISTORY) */
+	struct test_interval *ivs;    /* the run's intervals (<= CONSOLE_HISTORY) */
 	int nivs, capivs;
-	struct ctl_profile *prof;
+	struct console_profile *prof;
 	uint64_t prev_bytes[2];       /* root qdisc bytes at prev_t[] */
 	double prev_t[2];             /* monotonic seconds, 0 = none */
-	double tick_t;                /* last ctl_tick */
+	double tick_t;                /* last console_tick */
 	uint64_t local_window;        /* theory_local_window() at start */
-	struct ctl_path rtt_path;     /* the path dialled when v.test.rtt_s
+	struct console_path rtt_path;     /* the path dialled when v.test.rtt_s
 				       * was measured */
 	double rtt_base_s;            /* smallest measured RTT less what was
 				       * dialled then, seconds; < 0 = none */
@@ -99,8 +99,8 @@ struct ctl {
 	char **verify_argv;           /* NULL-terminated copy, NULL = none */
 	char *verify_json;            /* the last finished run's document */
 	/* peer B: every operation on it is a job on its queue (peerq.h);
-	 * threaded (ctl_set_async) the results come back later through
-	 * ctl_peer_pump, inline they are handled before the call returns */
+	 * threaded (console_set_async) the results come back later through
+	 * console_peer_pump, inline they are handled before the call returns */
 	struct peerq *bq;             /* NULL without B */
 	bool b_async;
 	struct peer_ctl bflow;        /* B's control session (ctl_flow) */
@@ -111,9 +111,9 @@ struct ctl {
 	bool b_ask_next;              /* the next B apply asks on -ENOLCK */
 	bool b_roll_next;             /* the next B apply rolls A back to
 				       * b_prior_next if it fails */
-	struct ctl_prior b_prior_next;
+	struct console_prior b_prior_next;
 	char b_prof_next[64];
-	struct ctl_bchg {             /* B changes waiting for their result */
+	struct console_bchg {             /* B changes waiting for their result */
 		unsigned id;          /* job id, 0 = free slot */
 		bool apply;
 		unsigned sides;       /* the change's sides (status line) */
@@ -124,7 +124,7 @@ struct ctl {
 				       * result replaces only that */
 		struct impair before; /* what B's interface held before */
 		bool rollback;        /* B failing puts A back as prior held */
-		struct ctl_prior prior;
+		struct console_prior prior;
 		char prof[64];        /* the profile applied ("" = a dial) */
 		bool ask_unarmed;     /* -ENOLCK from B: ask y/n (view.confirm) */
 	} chg[8];
@@ -138,66 +138,66 @@ struct ctl {
 	int ncancel;
 };
 
-#define CTL_CHG_SUBMITTING 0xffffffffu
+#define CONSOLE_CHG_SUBMITTING 0xffffffffu
 
 /* job tags (peerq_job.tag) */
-enum { CTL_TAG_NONE, CTL_TAG_TICK, CTL_TAG_QUIT };
+enum { CONSOLE_TAG_NONE, CONSOLE_TAG_TICK, CONSOLE_TAG_QUIT };
 
-#define CTL_MIDDLE_RETRY_S 3.0
-#define CTL_MIDDLE_PERIOD_S 1.0
+#define CONSOLE_MIDDLE_RETRY_S 3.0
+#define CONSOLE_MIDDLE_PERIOD_S 1.0
 /* the quit summary's sentence for a middle box whose session was lost */
-#define CTL_MIDDLE_LOST_QUIT "middle box lost: the bridge's lease restores its dials (now, or when the middle host answers again)"
+#define CONSOLE_MIDDLE_LOST_QUIT "middle box lost: the bridge's lease restores its dials (now, or when the middle host answers again)"
 /* ... and for a bridge the console started (--bridge) */
-#define CTL_MIDDLE_LOST_QUIT_STARTED "middle box lost: the bridge it started stops when its lease ends (now, or when the middle host answers again)"
+#define CONSOLE_MIDDLE_LOST_QUIT_STARTED "middle box lost: the bridge it started stops when its lease ends (now, or when the middle host answers again)"
 
 /* shared between the controller's files */
 /* console.c */
 /* snprintf into a fixed field; truncation of long texts is intended. */
-void ctl_fmt(char *dst, size_t len, const char *fmt, ...)
+void console_fmt(char *dst, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-void ctl_mark_lost(struct ctl *c, const char *why);
-double ctl_now(void);
-struct peer *ctl_peer(struct ctl *c, int i);
-int ctl_revert_s(const struct ctl *c);
+void console_mark_lost(struct console *c, const char *why);
+double console_now(void);
+struct peer *console_peer(struct console *c, int i);
+int console_revert_s(const struct console *c);
 
 /* console_dial.c */
-void ctl_change_b_done(struct ctl *c, struct peerq_job *j);
-void ctl_derive(struct ctl *c);
-double ctl_interval_rtt(const struct test_interval *iv);
-void ctl_join_err(struct ll_err *err, int code, const char *side,
-		  const char *msg);
-void ctl_mark_changed(struct ctl *c, int i, const char *dev,
-		      const struct impair *before);
-void ctl_prior_take(const struct ctl *c, int i, struct ctl_prior *pr);
-int ctl_rollback(struct ctl *c, int i, const struct ctl_prior *pr,
-		 char *note, size_t len);
-int ctl_side_fail(struct ctl *c, int i, const struct ll_err *e);
-const char *ctl_side_name(int i);
-void ctl_sync_link_qdisc(struct ctl_side_view *s);
+void console_change_b_done(struct console *c, struct peerq_job *j);
+void console_derive(struct console *c);
+double console_interval_rtt(const struct test_interval *iv);
+void console_join_err(struct ll_err *err, int code, const char *side,
+		      const char *msg);
+void console_mark_changed(struct console *c, int i, const char *dev,
+			  const struct impair *before);
+void console_prior_take(const struct console *c, int i, struct console_prior *pr);
+int console_rollback(struct console *c, int i, const struct console_prior *pr,
+		     char *note, size_t len);
+int console_side_fail(struct console *c, int i, const struct ll_err *e);
+const char *console_side_name(int i);
+void console_sync_link_qdisc(struct console_side_view *s);
 
 /* console_middle.c */
-void ctl_middle_quit(struct ctl *c, char *part, size_t len, bool *lost);
-int ctl_middle_set2(struct ctl *c, const struct impair *ab,
-		    const struct impair *ba, struct ll_err *err);
+void console_middle_quit(struct console *c, char *part, size_t len, bool *lost);
+int console_middle_set2(struct console *c, const struct impair *ab,
+			const struct impair *ba, struct ll_err *err);
 
 /* console_peer.c */
-void ctl_b_handle(struct ctl *c, struct peerq_job *j);
-void ctl_b_lost(struct ctl *c, const struct peerq_job *j);
-int ctl_b_result(struct ctl *c, struct ll_err *err);
-unsigned ctl_b_submit(struct ctl *c, struct peerq_job *j);
-int ctl_read_back(struct ctl *c, int i, struct ll_err *err);
-int ctl_read_back_tag(struct ctl *c, int i, int tag, struct ll_err *err);
-int ctl_read_done(struct ctl *c, int i, int rc, const struct qdisc_state *qd,
-		  struct ll_err *e, struct ll_err *err);
-int ctl_timeout_s(const struct ctl *c);
+void console_b_handle(struct console *c, struct peerq_job *j);
+void console_b_lost(struct console *c, const struct peerq_job *j);
+int console_b_result(struct console *c, struct ll_err *err);
+unsigned console_b_submit(struct console *c, struct peerq_job *j);
+int console_read_back(struct console *c, int i, struct ll_err *err);
+int console_read_back_tag(struct console *c, int i, int tag, struct ll_err *err);
+int console_read_done(struct console *c, int i, int rc, const struct qdisc_state *qd,
+		      struct ll_err *e, struct ll_err *err);
+int console_timeout_s(const struct console *c);
 
 /* console_safety.c */
-void ctl_owner_release(struct ctl *c, bool clean);
-void ctl_sysctl_done(struct ctl *c, struct peerq_job *j);
+void console_owner_release(struct console *c, bool clean);
+void console_sysctl_done(struct console *c, struct peerq_job *j);
 
 /* console_test.c */
-void ctl_server_stop(struct ctl *c);
-void ctl_test_end(struct ctl *c);
-void ctl_test_server_done(struct ctl *c, struct peerq_job *j);
+void console_server_stop(struct console *c);
+void console_test_end(struct console *c);
+void console_test_server_done(struct console *c, struct peerq_job *j);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* console_peer.c - the controller's peers: B's job queue, read-back, refresh and selection.
- * No curses here; the screens only see struct ctl_view. */
+ * No curses here; the screens only see struct console_view. */
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -13,20 +13,20 @@
 
 #include "console_int.h"
 
-static int ctl_list_done(struct ctl *c, int i, int rc, const struct link_list *ll,
-			 const struct sysctl_state *ss, struct ll_err *e,
-			 struct ll_err *err);
+static int console_list_done(struct console *c, int i, int rc, const struct link_list *ll,
+			     const struct sysctl_state *ss, struct ll_err *e,
+			     struct ll_err *err);
 
 /* --- peer B's queue --- */
 
-int ctl_timeout_s(const struct ctl *c)
+int console_timeout_s(const struct console *c)
 {
 	return c->safety.timeout_s > 0 ? c->safety.timeout_s : PEER_TIMEOUT_S;
 }
 
 /* A job came back lost: B no longer answers (timeout) or its session
  * died. */
-void ctl_b_lost(struct ctl *c, const struct peerq_job *j)
+void console_b_lost(struct console *c, const struct peerq_job *j)
 {
 	char why[300];
 
@@ -36,38 +36,38 @@ void ctl_b_lost(struct ctl *c, const struct peerq_job *j)
 		/* whether B's revert timer was armed is not known here: no
 		 * countdown is promised */
 		c->v.revert_deadline = 0;
-		ctl_fmt(why, sizeof(why), "%.250s",
-			j->rc == -ETIMEDOUT ? j->err.msg : j->rb_err.msg);
-		ctl_mark_lost(c, why);
-		ctl_fmt(c->v.b_lost_msg, sizeof(c->v.b_lost_msg),
-			"peer B gone: no answer within %d s (%s); B restores what linklab changed there by itself (revert timer, or hold guard once it runs again)",
-			ctl_timeout_s(c), j->kind == PQ_APPLY ? "apply" : j->kind == PQ_CLEAR ? "clear" :
-			j->kind == PQ_LIST ? "list links" : j->kind == PQ_SERVER_START ?
-			"start test server" : "read qdiscs");
-		ctl_fmt(c->v.status, sizeof(c->v.status), "%s", c->v.b_lost_msg);
-		ctl_fmt(c->v.side[CTL_IDX_B].err, sizeof(c->v.side[CTL_IDX_B].err), "%s",
-			c->v.b_lost_msg);
+		console_fmt(why, sizeof(why), "%.250s",
+			    j->rc == -ETIMEDOUT ? j->err.msg : j->rb_err.msg);
+		console_mark_lost(c, why);
+		console_fmt(c->v.b_lost_msg, sizeof(c->v.b_lost_msg),
+			    "peer B gone: no answer within %d s (%s); B restores what linklab changed there by itself (revert timer, or hold guard once it runs again)",
+			    console_timeout_s(c), j->kind == PQ_APPLY ? "apply" : j->kind == PQ_CLEAR ? "clear" :
+			    j->kind == PQ_LIST ? "list links" : j->kind == PQ_SERVER_START ?
+			    "start test server" : "read qdiscs");
+		console_fmt(c->v.status, sizeof(c->v.status), "%s", c->v.b_lost_msg);
+		console_fmt(c->v.side[CONSOLE_IDX_B].err, sizeof(c->v.side[CONSOLE_IDX_B].err), "%s",
+			    c->v.b_lost_msg);
 		return;
 	}
-	ctl_mark_lost(c, j->err.msg[0] ? j->err.msg : "session closed");
+	console_mark_lost(c, j->err.msg[0] ? j->err.msg : "session closed");
 }
 
 /* What one finished B job changes in the view. */
-void ctl_b_handle(struct ctl *c, struct peerq_job *j)
+void console_b_handle(struct console *c, struct peerq_job *j)
 {
-	struct ctl_side_view *s = &c->v.side[CTL_IDX_B];
+	struct console_side_view *s = &c->v.side[CONSOLE_IDX_B];
 	struct ll_err e = { 0 };
 
 	c->b_last_rc = j->rc;
 	c->b_last_err = j->err;
 	if (j->lost)
-		ctl_b_lost(c, j);
+		console_b_lost(c, j);
 	switch (j->kind) {
 	case PQ_LIST:
 		if (c->v.b_lost)
 			break;
-		c->b_last_rc = ctl_list_done(c, CTL_IDX_B, j->rc, &j->links,
-					     j->have_sys ? &j->sys : NULL, &j->err, &e);
+		c->b_last_rc = console_list_done(c, CONSOLE_IDX_B, j->rc, &j->links,
+						 j->have_sys ? &j->sys : NULL, &j->err, &e);
 		if (c->b_last_rc < 0)
 			c->b_last_err = e;
 		break;
@@ -76,15 +76,15 @@ void ctl_b_handle(struct ctl *c, struct peerq_job *j)
 			break;
 		c->b_eng_rc = j->eng_rc;
 		c->b_eng = j->eng;
-		c->b_last_rc = ctl_read_done(c, CTL_IDX_B, j->rc, &j->qd, &j->err, &e);
+		c->b_last_rc = console_read_done(c, CONSOLE_IDX_B, j->rc, &j->qd, &j->err, &e);
 		if (c->b_last_rc == 0)
-			ctl_sync_link_qdisc(s);
+			console_sync_link_qdisc(s);
 		else
 			c->b_last_err = e;
 		break;
 	case PQ_APPLY:
 	case PQ_CLEAR:
-		ctl_change_b_done(c, j);
+		console_change_b_done(c, j);
 		break;
 	case PQ_CTL_FLOW:
 		if (j->rc == 0) {
@@ -93,15 +93,15 @@ void ctl_b_handle(struct ctl *c, struct peerq_job *j)
 		}
 		break;
 	case PQ_SERVER_START:
-		ctl_test_server_done(c, j);
+		console_test_server_done(c, j);
 		break;
 	case PQ_SERVER_STOP:
 		if (j->rc < 0 && !c->v.b_lost)
-			ctl_fmt(c->v.error, sizeof(c->v.error),
-				"B: stop test server: %s", j->err.msg);
+			console_fmt(c->v.error, sizeof(c->v.error),
+				    "B: stop test server: %s", j->err.msg);
 		break;
 	case PQ_SYSCTL_SET:
-		ctl_sysctl_done(c, j);
+		console_sysctl_done(c, j);
 		break;
 	case PQ_TUNE_RESTORE:
 	case PQ_KEEPALIVE:
@@ -110,7 +110,7 @@ void ctl_b_handle(struct ctl *c, struct peerq_job *j)
 	}
 }
 
-int ctl_peer_pump(struct ctl *c)
+int console_peer_pump(struct console *c)
 {
 	struct peerq_job *j;
 	int n = 0;
@@ -118,7 +118,7 @@ int ctl_peer_pump(struct ctl *c)
 	if (!c->bq)
 		return 0;
 	while ((j = peerq_take(c->bq))) {
-		ctl_b_handle(c, j);
+		console_b_handle(c, j);
 		free(j);
 		n++;
 	}
@@ -131,7 +131,7 @@ int ctl_peer_pump(struct ctl *c)
 
 /* Queue j for B (inline: handled before this returns). A B that is gone
  * gets j back failed at once (-ENOTCONN), through the same handler. */
-unsigned ctl_b_submit(struct ctl *c, struct peerq_job *j)
+unsigned console_b_submit(struct console *c, struct peerq_job *j)
 {
 	unsigned id = 0;
 
@@ -141,27 +141,27 @@ unsigned ctl_b_submit(struct ctl *c, struct peerq_job *j)
 		enum peerq_kind kind = j->kind;
 		char dev[IF_NAMESIZE];
 
-		ctl_fmt(dev, sizeof(dev), "%s", j->dev);
+		console_fmt(dev, sizeof(dev), "%s", j->dev);
 		id = peerq_submit(c->bq, j);
 		if (id) {
 			if (!c->b_async)
-				ctl_peer_pump(c);
+				console_peer_pump(c);
 			return id;
 		}
 		j = peerq_job_new(kind);   /* the refused one was freed */
 		if (!j)
 			return 0;
-		ctl_fmt(j->dev, sizeof(j->dev), "%s", dev);
+		console_fmt(j->dev, sizeof(j->dev), "%s", dev);
 	}
 	j->rc = ll_err_set(&j->err, -ENOTCONN, "%s", c->v.b_lost ? c->v.b_lost_msg :
 			   "peer B is not open");
-	ctl_b_handle(c, j);
+	console_b_handle(c, j);
 	free(j);
 	return 0;
 }
 
 /* The result of the B job just handled (inline), or 0 while it runs. */
-int ctl_b_result(struct ctl *c, struct ll_err *err)
+int console_b_result(struct console *c, struct ll_err *err)
 {
 	if (c->b_async)
 		return 0;
@@ -170,7 +170,7 @@ int ctl_b_result(struct ctl *c, struct ll_err *err)
 	return c->b_last_rc;
 }
 
-int ctl_peer_tick(struct ctl *c)
+int console_peer_tick(struct console *c)
 {
 	char what[48] = "", old[sizeof(c->v.b_wait)];
 	long ms;
@@ -183,21 +183,21 @@ int ctl_peer_tick(struct ctl *c)
 		return 1;
 	}
 	ms = peerq_busy_ms(c->bq, what, sizeof(what));
-	ctl_fmt(old, sizeof(old), "%s", c->v.b_wait);
+	console_fmt(old, sizeof(old), "%s", c->v.b_wait);
 	if (ms < 1000) {
 		c->v.b_wait[0] = '\0';
 		c->v.b_wait_s = 0;
 	} else {
 		c->v.b_wait_s = (int)(ms / 1000);
-		ctl_fmt(c->v.b_wait, sizeof(c->v.b_wait), "waiting for B (%d s): %s",
-			c->v.b_wait_s, what);
+		console_fmt(c->v.b_wait, sizeof(c->v.b_wait), "waiting for B (%d s): %s",
+			    c->v.b_wait_s, what);
 		/* every command is bounded by the timeout; a job far past it
 		 * is stuck in something else: B is gone all the same */
-		if (ms > (ctl_timeout_s(c) + 10) * 1000L) {
+		if (ms > (console_timeout_s(c) + 10) * 1000L) {
 			struct peerq_job j = { .kind = PQ_READ, .rc = -ETIMEDOUT };
 
 			ll_err_set(&j.err, -ETIMEDOUT, "no answer for %ld s", ms / 1000);
-			ctl_b_lost(c, &j);
+			console_b_lost(c, &j);
 			c->v.b_wait[0] = '\0';
 			c->v.b_wait_s = 0;
 		}
@@ -205,7 +205,7 @@ int ctl_peer_tick(struct ctl *c)
 	return strcmp(old, c->v.b_wait) != 0;
 }
 
-int ctl_set_async(struct ctl *c, struct ll_err *err)
+int console_set_async(struct console *c, struct ll_err *err)
 {
 	int rc;
 
@@ -216,7 +216,7 @@ int ctl_set_async(struct ctl *c, struct ll_err *err)
 	if (peerq_ops(c->bq)->ctl_flow && !c->v.b_lost) {
 		struct peerq_job *j = peerq_job_new(PQ_CTL_FLOW);
 
-		ctl_b_submit(c, j);
+		console_b_submit(c, j);
 	}
 	rc = peerq_start(c->bq, err);
 	if (rc < 0)
@@ -225,14 +225,14 @@ int ctl_set_async(struct ctl *c, struct ll_err *err)
 	return 0;
 }
 
-int ctl_peer_busy(const struct ctl *c)
+int console_peer_busy(const struct console *c)
 {
 	return c->bq && !c->v.b_lost ? peerq_pending(c->bq) : 0;
 }
 
 /* linklab's endpoint engine on the side's interface (h): its dial is held
  * too, and the summary says which engine holds it. */
-static void ctl_engine_show(const struct enghook_info *h, struct ctl_side_view *s)
+static void console_engine_show(const struct enghook_info *h, struct console_side_view *s)
 {
 	bool kern = strcmp(s->held_text, "noqueue") && strcmp(s->held_text, "none") &&
 		    s->held_text[0];
@@ -250,37 +250,37 @@ static void ctl_engine_show(const struct enghook_info *h, struct ctl_side_view *
 }
 
 /* Side i's read-back came: rc, and the state qd read (for the view). */
-int ctl_read_done(struct ctl *c, int i, int rc, const struct qdisc_state *qd,
-		  struct ll_err *e, struct ll_err *err)
+int console_read_done(struct console *c, int i, int rc, const struct qdisc_state *qd,
+		      struct ll_err *e, struct ll_err *err)
 {
-	struct ctl_side_view *s = &c->v.side[i];
+	struct console_side_view *s = &c->v.side[i];
 
 	s->qd_valid = false;
 	memset(&s->held, 0, sizeof(s->held));
 	s->held_text[0] = '\0';
 	if (rc < 0) {
 		memset(&s->qd, 0, sizeof(s->qd));
-		ctl_derive(c);
+		console_derive(c);
 		ll_err_prefix(e, "read qdiscs of %s: ", s->dev);
 		if (err)
 			*err = *e;
-		return ctl_side_fail(c, i, e);
+		return console_side_fail(c, i, e);
 	}
 	s->qd = *qd;
 	s->qd_valid = true;
 	qdisc_state_to_impair(&s->qd, &s->held);
 	qdisc_state_summary(&s->qd, s->held_text, sizeof(s->held_text));
 	/* A's engine is a local file; B's comes with the worker's read-back */
-	if (i == CTL_IDX_A && ctl_peer(c, i) && ctl_peer(c, i)->ops->engine_get) {
+	if (i == CONSOLE_IDX_A && console_peer(c, i) && console_peer(c, i)->ops->engine_get) {
 		struct enghook_info h;
 
-		if (ctl_peer(c, i)->ops->engine_get(ctl_peer(c, i), s->dev, &h, NULL) == 0)
-			ctl_engine_show(&h, s);
-	} else if (i == CTL_IDX_B && c->b_eng_rc == 0) {
-		ctl_engine_show(&c->b_eng, s);
+		if (console_peer(c, i)->ops->engine_get(console_peer(c, i), s->dev, &h, NULL) == 0)
+			console_engine_show(&h, s);
+	} else if (i == CONSOLE_IDX_B && c->b_eng_rc == 0) {
+		console_engine_show(&c->b_eng, s);
 	}
 	{
-		double now = ctl_now();
+		double now = console_now();
 		uint64_t bytes = s->qd.n > 0 ? s->qd.q[0].bytes : 0;
 
 		if (c->prev_t[i] > 0 && now - c->prev_t[i] >= 0.2 &&
@@ -294,16 +294,16 @@ int ctl_read_done(struct ctl *c, int i, int rc, const struct qdisc_state *qd,
 			c->prev_bytes[i] = bytes;
 		}
 	}
-	ctl_derive(c);
+	console_derive(c);
 	return 0;
 }
 
 /* Read back what the kernel holds on side i's selected interface (B: a
- * job; its result lands through ctl_read_done). */
-int ctl_read_back_tag(struct ctl *c, int i, int tag, struct ll_err *err)
+ * job; its result lands through console_read_done). */
+int console_read_back_tag(struct console *c, int i, int tag, struct ll_err *err)
 {
-	struct ctl_side_view *s = &c->v.side[i];
-	struct peer *p = ctl_peer(c, i);
+	struct console_side_view *s = &c->v.side[i];
+	struct peer *p = console_peer(c, i);
 	struct ll_err e = { 0 };
 	struct qdisc_state *qd;
 	int rc;
@@ -314,32 +314,32 @@ int ctl_read_back_tag(struct ctl *c, int i, int tag, struct ll_err *err)
 		s->held_text[0] = '\0';
 		return 0;
 	}
-	if (i == CTL_IDX_B) {
+	if (i == CONSOLE_IDX_B) {
 		struct peerq_job *j = peerq_job_new(PQ_READ);
 
 		if (!j)
 			return ll_err_set(err, -ENOMEM, "out of memory");
-		ctl_fmt(j->dev, sizeof(j->dev), "%s", s->dev);
+		console_fmt(j->dev, sizeof(j->dev), "%s", s->dev);
 		j->tag = tag;
-		ctl_b_submit(c, j);
-		return ctl_b_result(c, err);
+		console_b_submit(c, j);
+		return console_b_result(c, err);
 	}
 	qd = calloc(1, sizeof(*qd));
 	if (!qd)
 		return ll_err_set(err, -ENOMEM, "out of memory");
 	rc = p->ops->read_qdiscs(p, s->dev, qd, &e);
-	rc = ctl_read_done(c, i, rc, qd, &e, err);
+	rc = console_read_done(c, i, rc, qd, &e, err);
 	free(qd);
 	return rc;
 }
 
-int ctl_read_back(struct ctl *c, int i, struct ll_err *err)
+int console_read_back(struct console *c, int i, struct ll_err *err)
 {
-	return ctl_read_back_tag(c, i, CTL_TAG_NONE, err);
+	return console_read_back_tag(c, i, CONSOLE_TAG_NONE, err);
 }
 
 /* Keep the selection by name after a re-list; else pick route_dev. */
-static void ctl_reselect(struct ctl_side_view *s)
+static void console_reselect(struct console_side_view *s)
 {
 	int k;
 
@@ -360,11 +360,11 @@ static void ctl_reselect(struct ctl_side_view *s)
 			}
 	}
 	if (s->sel >= 0)
-		ctl_fmt(s->dev, sizeof(s->dev), "%s", s->links.l[s->sel].name);
+		console_fmt(s->dev, sizeof(s->dev), "%s", s->links.l[s->sel].name);
 }
 
 /* The receive window of one TCP socket from tcp_rmem / tcp_adv_win_scale. */
-static void ctl_rcv_window(struct ctl_side_view *s, const struct sysctl_state *ss)
+static void console_rcv_window(struct console_side_view *s, const struct sysctl_state *ss)
 {
 	int ir = tune_sysctl_index("tcp_rmem");
 	int iw = tune_sysctl_index("tcp_adv_win_scale");
@@ -381,31 +381,31 @@ static void ctl_rcv_window(struct ctl_side_view *s, const struct sysctl_state *s
 }
 
 /* Side i's links came (rc, the list): select, then read back. */
-static int ctl_list_done(struct ctl *c, int i, int rc, const struct link_list *ll,
-			 const struct sysctl_state *ss, struct ll_err *e,
-			 struct ll_err *err)
+static int console_list_done(struct console *c, int i, int rc, const struct link_list *ll,
+			     const struct sysctl_state *ss, struct ll_err *e,
+			     struct ll_err *err)
 {
-	struct ctl_side_view *s = &c->v.side[i];
+	struct console_side_view *s = &c->v.side[i];
 
 	if (rc < 0) {
 		s->links.n = 0;
 		ll_err_prefix(e, "list links: ");
 		if (err)
 			*err = *e;
-		return ctl_side_fail(c, i, e);
+		return console_side_fail(c, i, e);
 	}
 	s->links = *ll;
-	ctl_reselect(s);
+	console_reselect(s);
 	if (ss)
-		ctl_rcv_window(s, ss);
-	return ctl_read_back(c, i, err);
+		console_rcv_window(s, ss);
+	return console_read_back(c, i, err);
 }
 
 /* List links of side i and read back its selected interface. */
-static int ctl_refresh_side(struct ctl *c, int i, struct ll_err *err)
+static int console_refresh_side(struct console *c, int i, struct ll_err *err)
 {
-	struct ctl_side_view *s = &c->v.side[i];
-	struct peer *p = ctl_peer(c, i);
+	struct console_side_view *s = &c->v.side[i];
+	struct peer *p = console_peer(c, i);
 	struct ll_err e = { 0 };
 	struct link_list *ll;
 	struct sysctl_state *ss = NULL;
@@ -414,13 +414,13 @@ static int ctl_refresh_side(struct ctl *c, int i, struct ll_err *err)
 	if (!p)
 		return 0;
 	s->err[0] = '\0';
-	if (i == CTL_IDX_B) {
+	if (i == CONSOLE_IDX_B) {
 		struct peerq_job *j = peerq_job_new(PQ_LIST);
 
 		if (!j)
 			return ll_err_set(err, -ENOMEM, "out of memory");
-		ctl_b_submit(c, j);
-		return ctl_b_result(c, err);
+		console_b_submit(c, j);
+		return console_b_result(c, err);
 	}
 	ll = calloc(1, sizeof(*ll));
 	if (!ll)
@@ -435,43 +435,43 @@ static int ctl_refresh_side(struct ctl *c, int i, struct ll_err *err)
 			ss = NULL;
 		}
 	}
-	rc = ctl_list_done(c, i, rc, ll, ss, &e, err);
+	rc = console_list_done(c, i, rc, ll, ss, &e, err);
 	free(ss);
 	free(ll);
 	return rc;
 }
 
-int ctl_refresh(struct ctl *c, struct ll_err *err)
+int console_refresh(struct console *c, struct ll_err *err)
 {
 	struct ll_err e = { 0 };
 	int rc, first = 0, i;
 
 	c->v.error[0] = '\0';
 	for (i = 0; i < 2; i++) {
-		rc = ctl_refresh_side(c, i, &e);
+		rc = console_refresh_side(c, i, &e);
 		if (rc < 0 && !first) {
 			first = rc;
 			if (err) {
 				*err = e;
-				ll_err_prefix(err, "%s: ", ctl_side_name(i));
+				ll_err_prefix(err, "%s: ", console_side_name(i));
 			}
 		}
 	}
 	if (!first)
-		ctl_fmt(c->v.status, sizeof(c->v.status), "refreshed");
+		console_fmt(c->v.status, sizeof(c->v.status), "refreshed");
 	return first;
 }
 
-int ctl_select(struct ctl *c, int side, int idx, struct ll_err *err)
+int console_select(struct console *c, int side, int idx, struct ll_err *err)
 {
-	struct ctl_side_view *s;
+	struct console_side_view *s;
 
-	if (side != CTL_IDX_A && side != CTL_IDX_B)
+	if (side != CONSOLE_IDX_A && side != CONSOLE_IDX_B)
 		return ll_err_set(err, -EINVAL, "select: no side %d", side);
 	s = &c->v.side[side];
 	if (!s->present)
 		return ll_err_set(err, -ENODEV, "select: peer %s is not open",
-				  ctl_side_name(side));
+				  console_side_name(side));
 	if (idx < 0 || idx >= s->links.n)
 		return ll_err_set(err, -EINVAL,
 				  "select: interface %d out of range 0..%d", idx,
@@ -485,12 +485,12 @@ int ctl_select(struct ctl *c, int side, int idx, struct ll_err *err)
 		s->held_text[0] = '\0';
 	}
 	s->sel = idx;
-	ctl_fmt(s->dev, sizeof(s->dev), "%s", s->links.l[idx].name);
+	console_fmt(s->dev, sizeof(s->dev), "%s", s->links.l[idx].name);
 	s->err[0] = '\0';
-	return ctl_read_back(c, side, err);
+	return console_read_back(c, side, err);
 }
 
-int ctl_peer_fd(const struct ctl *c)
+int console_peer_fd(const struct console *c)
 {
 	if (!c->ps.has_b || c->v.b_lost)
 		return -1;

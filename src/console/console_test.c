@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* console_test.c - the controller's traffic test: B's server, the client, its intervals, save.
- * No curses here; the screens only see struct ctl_view. */
+ * No curses here; the screens only see struct console_view. */
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -13,11 +13,11 @@
 
 #include "console_int.h"
 
-static int ctl_test_launch(struct ctl *c, const struct test_opts *oin, int port,
-			   struct ll_err *err);
+static int console_test_launch(struct console *c, const struct test_opts *oin, int port,
+			       struct ll_err *err);
 
 /* Stop the server on B if we started it. */
-void ctl_server_stop(struct ctl *c)
+void console_server_stop(struct console *c)
 {
 	struct ll_err e = { 0 };
 
@@ -25,26 +25,26 @@ void ctl_server_stop(struct ctl *c)
 		return;
 	c->server_up = false;
 	if (c->ps.has_b && !c->v.b_lost)
-		ctl_b_submit(c, peerq_job_new(PQ_SERVER_STOP));
+		console_b_submit(c, peerq_job_new(PQ_SERVER_STOP));
 	(void)e;
 }
 
 /* Free the finished test object and its server. */
-void ctl_test_end(struct ctl *c)
+void console_test_end(struct console *c)
 {
 	if (c->test) {
 		test_free(c->test);
 		c->test = NULL;
 	}
-	ctl_server_stop(c);
+	console_server_stop(c);
 }
 
 /* Responsiveness of the run so far: self = the intervals' mean sender RTT;
  * at the end, foreign = the loaded echo probes' mean and idle = the idle
  * probes' mean (when linklab serve answered them). */
-static void ctl_rpm_update(struct ctl_test_view *t)
+static void console_rpm_update(struct console_test_view *t)
 {
-	struct ctl_rpm *r = &t->rpm;
+	struct console_rpm *r = &t->rpm;
 	double self = t->rtt_n ? t->rtt_sum_s / t->rtt_n * 1000 : 0;
 	const struct rtt_stats *ld = &t->summary.rtt_load, *id = &t->summary.rtt_idle;
 
@@ -58,10 +58,10 @@ static void ctl_rpm_update(struct ctl_test_view *t)
 	r->rpm = r->valid ? 60000.0 / r->working_ms : 0;
 }
 
-int ctl_test_start(struct ctl *c, const struct ctl_test_req *r,
-		   struct ll_err *err)
+int console_test_start(struct console *c, const struct console_test_req *r,
+		       struct ll_err *err)
 {
-	struct ctl_test_view *t = &c->v.test;
+	struct console_test_view *t = &c->v.test;
 	struct test_opts o;
 	struct ll_diag diag;
 	struct ll_err e = { 0 };
@@ -70,7 +70,7 @@ int ctl_test_start(struct ctl *c, const struct ctl_test_req *r,
 	if (c->vjob) {
 		rc = ll_err_set(err, -EBUSY, "test: verify is measuring the path "
 				"(%.0f s); wait for its table", verify_job_age(c->vjob));
-		ctl_fmt(c->v.error, sizeof(c->v.error), "%s", err ? err->msg : "test: busy");
+		console_fmt(c->v.error, sizeof(c->v.error), "%s", err ? err->msg : "test: busy");
 		return rc;
 	}
 
@@ -106,8 +106,8 @@ int ctl_test_start(struct ctl *c, const struct ctl_test_req *r,
 				"test: no address for B's test traffic (use --peer-data ADDR)");
 		goto fail;
 	}
-	ctl_fmt(o.host, sizeof(o.host), "%s",
-		c->ps.has_b ? c->ps.addr_b : c->target);
+	console_fmt(o.host, sizeof(o.host), "%s",
+		    c->ps.has_b ? c->ps.addr_b : c->target);
 	o.port = port;
 	ll_diag_clear(&diag);
 	if (test_opts_validate(&o, &diag) < 0) {
@@ -122,23 +122,23 @@ int ctl_test_start(struct ctl *c, const struct ctl_test_req *r,
 			return ll_err_set(err, -EBUSY, "test: waiting for B's test server already");
 		c->test_wait = o;
 		c->test_waiting = true;
-		ctl_fmt(c->v.status, sizeof(c->v.status), "test: starting B's test server ...");
-		ctl_b_submit(c, peerq_job_new(PQ_SERVER_START));
-		return ctl_b_result(c, err);
+		console_fmt(c->v.status, sizeof(c->v.status), "test: starting B's test server ...");
+		console_b_submit(c, peerq_job_new(PQ_SERVER_START));
+		return console_b_result(c, err);
 	}
-	return ctl_test_launch(c, &o, port, err);
+	return console_test_launch(c, &o, port, err);
 fail:
-	ctl_fmt(t->err, sizeof(t->err), "%s", e.msg);
-	ctl_fmt(c->v.error, sizeof(c->v.error), "%s", e.msg);
+	console_fmt(t->err, sizeof(t->err), "%s", e.msg);
+	console_fmt(c->v.error, sizeof(c->v.error), "%s", e.msg);
 	if (err)
 		*err = e;
 	return rc;
 }
 
 /* B's server answered (or not): start the client, or say why not. */
-void ctl_test_server_done(struct ctl *c, struct peerq_job *j)
+void console_test_server_done(struct console *c, struct peerq_job *j)
 {
-	struct ctl_test_view *t = &c->v.test;
+	struct console_test_view *t = &c->v.test;
 	struct ll_err e = j->err;
 
 	if (!c->test_waiting)
@@ -146,21 +146,21 @@ void ctl_test_server_done(struct ctl *c, struct peerq_job *j)
 	c->test_waiting = false;
 	if (j->rc < 0) {
 		ll_err_prefix(&e, "B: start test server: ");
-		ctl_fmt(t->err, sizeof(t->err), "%s", e.msg);
-		ctl_fmt(c->v.error, sizeof(c->v.error), "%s", e.msg);
+		console_fmt(t->err, sizeof(t->err), "%s", e.msg);
+		console_fmt(c->v.error, sizeof(c->v.error), "%s", e.msg);
 		c->b_last_rc = j->rc;
 		c->b_last_err = e;
 		return;
 	}
 	c->server_up = true;
-	c->b_last_rc = ctl_test_launch(c, &c->test_wait, j->port, &c->b_last_err);
+	c->b_last_rc = console_test_launch(c, &c->test_wait, j->port, &c->b_last_err);
 }
 
 /* Connect the test client (B's server, if any, listens on port). */
-static int ctl_test_launch(struct ctl *c, const struct test_opts *oin, int port,
-			   struct ll_err *err)
+static int console_test_launch(struct console *c, const struct test_opts *oin, int port,
+			       struct ll_err *err)
 {
-	struct ctl_test_view *t = &c->v.test;
+	struct console_test_view *t = &c->v.test;
 	struct test_opts o = *oin;
 	struct ll_err e = { 0 };
 	int rc;
@@ -169,38 +169,38 @@ static int ctl_test_launch(struct ctl *c, const struct test_opts *oin, int port,
 	rc = test_start(&o, &c->test, &e);
 	if (rc < 0) {
 		c->test = NULL;
-		ctl_server_stop(c);
+		console_server_stop(c);
 		goto fail;
 	}
 	memset(t, 0, sizeof(*t));
-	t->state = CTL_TEST_STARTING;
+	t->state = CONSOLE_TEST_STARTING;
 	t->opts = o;
 	c->nivs = 0;
-	ctl_derive(c);
-	ctl_fmt(c->v.status, sizeof(c->v.status),
+	console_derive(c);
+	console_fmt(c->v.status, sizeof(c->v.status),
 		 "test: %d %s stream%s, %g s to %s:%d%s", o.streams,
 		 o.udp ? "UDP" : "TCP", o.streams > 1 ? "s" : "", o.duration,
 		 o.host, o.port, o.reverse ? " (reverse)" : "");
 	c->v.error[0] = '\0';
 	return 0;
 fail:
-	ctl_fmt(t->err, sizeof(t->err), "%s", e.msg);
-	ctl_fmt(c->v.error, sizeof(c->v.error), "%s", e.msg);
+	console_fmt(t->err, sizeof(t->err), "%s", e.msg);
+	console_fmt(c->v.error, sizeof(c->v.error), "%s", e.msg);
 	if (err)
 		*err = e;
 	return rc;
 }
 
-int ctl_test_fd(const struct ctl *c)
+int console_test_fd(const struct console *c)
 {
 	return c->test ? test_event_fd(c->test) : -1;
 }
 
 /* Full scale for the bars: the bottleneck rate of the sending direction
  * (the sending side's tbf or the bridge's, whichever is smaller). */
-static void ctl_test_scale(struct ctl *c)
+static void console_test_scale(struct console *c)
 {
-	struct ctl_test_view *t = &c->v.test;
+	struct console_test_view *t = &c->v.test;
 	uint64_t rate = t->opts.reverse ? c->v.path.rate_ba : c->v.path.rate_ab;
 
 	t->scale_dialled = rate > 0;
@@ -208,20 +208,20 @@ static void ctl_test_scale(struct ctl *c)
 }
 
 /* Fold one interval into the view. */
-static void ctl_test_interval(struct ctl *c, const struct test_interval *iv)
+static void console_test_interval(struct console *c, const struct test_interval *iv)
 {
-	struct ctl_test_view *t = &c->v.test;
+	struct console_test_view *t = &c->v.test;
 	int k;
 
-	t->state = CTL_TEST_RUNNING;
+	t->state = CONSOLE_TEST_RUNNING;
 	t->nintervals++;
 	/* keep every interval for the saved chart/CSV */
-	if (c->nivs == c->capivs && c->capivs < CTL_HISTORY) {
+	if (c->nivs == c->capivs && c->capivs < CONSOLE_HISTORY) {
 		int ncap = c->capivs ? c->capivs * 2 : 16;
 		struct test_interval *nv;
 
-		if (ncap > CTL_HISTORY)
-			ncap = CTL_HISTORY;
+		if (ncap > CONSOLE_HISTORY)
+			ncap = CONSOLE_HISTORY;
 		nv = realloc(c->ivs, (size_t)ncap * sizeof(*nv));
 		if (nv) {
 			c->ivs = nv;
@@ -238,7 +238,7 @@ static void ctl_test_interval(struct ctl *c, const struct test_interval *iv)
 		return;
 	t->last = *iv;
 	{
-		double rtt = ctl_interval_rtt(iv);
+		double rtt = console_interval_rtt(iv);
 
 		if (rtt > 0) {
 			double base = rtt - (double)c->v.path.rtt_added / 1e9;
@@ -251,16 +251,16 @@ static void ctl_test_interval(struct ctl *c, const struct test_interval *iv)
 			t->rtt_s = rtt;
 			t->rtt_sum_s += rtt;
 			t->rtt_n++;
-			ctl_rpm_update(t);
+			console_rpm_update(t);
 			if (!(t->rtt_min_s > 0) || rtt < t->rtt_min_s)
 				t->rtt_min_s = rtt;
 			if (rtt > t->rtt_max_s)
 				t->rtt_max_s = rtt;
 		}
 	}
-	if (t->nhist == CTL_HISTORY) {
+	if (t->nhist == CONSOLE_HISTORY) {
 		memmove(&t->hist[0], &t->hist[1],
-			(CTL_HISTORY - 1) * sizeof(t->hist[0]));
+			(CONSOLE_HISTORY - 1) * sizeof(t->hist[0]));
 		t->nhist--;
 	}
 	t->hist[t->nhist++] = iv->sum;
@@ -269,12 +269,12 @@ static void ctl_test_interval(struct ctl *c, const struct test_interval *iv)
 	for (k = 0; k < iv->nstreams && k < TEST_MAX_STREAMS; k++)
 		if (iv->s[k].bps > t->max_stream_bps)
 			t->max_stream_bps = iv->s[k].bps;
-	ctl_test_scale(c);
+	console_test_scale(c);
 }
 
-int ctl_test_pump(struct ctl *c)
+int console_test_pump(struct console *c)
 {
-	struct ctl_test_view *t = &c->v.test;
+	struct console_test_view *t = &c->v.test;
 	struct test_event *ev;
 	const struct test_summary *sum;
 	int changed = 0, ended = 0;
@@ -288,41 +288,41 @@ int ctl_test_pump(struct ctl *c)
 		changed = 1;
 		switch (ev->kind) {
 		case TEV_CONNECTED:
-			t->state = CTL_TEST_RUNNING;
-			ctl_fmt(c->v.status, sizeof(c->v.status),
+			t->state = CONSOLE_TEST_RUNNING;
+			console_fmt(c->v.status, sizeof(c->v.status),
 				 "test: connected to %s:%d", t->opts.host,
 				 t->opts.port);
 			break;
 		case TEV_INTERVAL:
-			ctl_test_interval(c, &ev->interval);
-			ctl_derive(c);
+			console_test_interval(c, &ev->interval);
+			console_derive(c);
 			break;
 		case TEV_DONE:
 			sum = test_summary(c->test);
 			if (sum) {
 				t->summary = *sum;
 				t->have_summary = true;
-				ctl_rpm_update(t);
+				console_rpm_update(t);
 			}
-			t->state = CTL_TEST_DONE;
+			t->state = CONSOLE_TEST_DONE;
 			t->paused = false;
-			ctl_fmt(c->v.status, sizeof(c->v.status),
+			console_fmt(c->v.status, sizeof(c->v.status),
 				 "test: done, %d interval%s", t->nintervals,
 				 t->nintervals == 1 ? "" : "s");
 			if (c->nivs > 0) {
 				struct ll_err se = { 0 };
 
-				if (ctl_test_save(c, &se) < 0)
-					ctl_fmt(c->v.error, sizeof(c->v.error),
-						"test: save results: %s", se.msg);
+				if (console_test_save(c, &se) < 0)
+					console_fmt(c->v.error, sizeof(c->v.error),
+						    "test: save results: %s", se.msg);
 			}
 			ended = 1;
 			break;
 		case TEV_ERROR:
-			t->state = CTL_TEST_FAILED;
+			t->state = CONSOLE_TEST_FAILED;
 			t->paused = false;
-			ctl_fmt(t->err, sizeof(t->err), "%s", ev->err.msg);
-			ctl_fmt(c->v.error, sizeof(c->v.error), "test: %s",
+			console_fmt(t->err, sizeof(t->err), "%s", ev->err.msg);
+			console_fmt(c->v.error, sizeof(c->v.error), "test: %s",
 				 ev->err.msg);
 			ended = 1;
 			break;
@@ -332,63 +332,63 @@ int ctl_test_pump(struct ctl *c)
 	}
 	free(ev);
 	if (ended)
-		ctl_test_end(c);
+		console_test_end(c);
 	return changed;
 }
 
-void ctl_test_stop(struct ctl *c)
+void console_test_stop(struct console *c)
 {
 	if (c->test) {
 		test_stop(c->test);
-		ctl_fmt(c->v.status, sizeof(c->v.status), "test: stopping");
+		console_fmt(c->v.status, sizeof(c->v.status), "test: stopping");
 	}
 }
 
-const struct test_interval *ctl_test_intervals(const struct ctl *c, int *n)
+const struct test_interval *console_test_intervals(const struct console *c, int *n)
 {
 	*n = c->nivs;
 	return c->ivs;
 }
 
-void ctl_test_caption(const struct ctl *c, char *buf, size_t len)
+void console_test_caption(const struct console *c, char *buf, size_t len)
 {
-	const struct ctl_view *v = &c->v;
+	const struct console_view *v = &c->v;
 	const struct test_opts *o = &v->test.opts;
 	char a[128] = "-", b[128] = "-", br[32] = "", prof[96], rpm[160] = "";
-	const struct ctl_rpm *r = &v->test.rpm;
+	const struct console_rpm *r = &v->test.rpm;
 
 	if (r->valid && r->idle_ms > 0)
-		ctl_fmt(rpm, sizeof(rpm), "\nresponsiveness: idle RTT %.3g ms, "
-			"working RTT %.3g ms, RPM %.0f", r->idle_ms, r->working_ms,
-			r->rpm);
+		console_fmt(rpm, sizeof(rpm), "\nresponsiveness: idle RTT %.3g ms, "
+			    "working RTT %.3g ms, RPM %.0f", r->idle_ms, r->working_ms,
+			    r->rpm);
 	else if (r->valid)
-		ctl_fmt(rpm, sizeof(rpm), "\nresponsiveness: working RTT %.3g ms "
-			"(the streams' TCP RTT), RPM %.0f", r->working_ms, r->rpm);
+		console_fmt(rpm, sizeof(rpm), "\nresponsiveness: working RTT %.3g ms "
+			    "(the streams' TCP RTT), RPM %.0f", r->working_ms, r->rpm);
 	if (v->side[0].qd_valid)
 		impair_summary(&v->side[0].held, a, sizeof(a));
 	if (v->side[1].present && v->side[1].qd_valid)
 		impair_summary(&v->side[1].held, b, sizeof(b));
 	if (o->bitrate)
 		units_format_rate(o->bitrate, br, sizeof(br));
-	ctl_fmt(prof, sizeof(prof), v->profile_name[0] ? " (profile %s)" : "%s",
-		v->profile_name);
-	ctl_fmt(buf, len,
-		"dial%s: A %s egress: %s; B %s egress: %s\n"
-		"peers: %s, %s; %s\n"
-		"test: %d %s stream%s, %g s, %s%s%s\n"
-		"theory (RTT %s %.3g ms): %s%s",
-		prof, v->side[0].dev, a,
-		v->side[1].present ? v->side[1].dev : "-", b,
-		v->side[0].label, v->side[1].label, v->session,
-		o->streams, o->udp ? "UDP" : "TCP", o->streams == 1 ? "" : "s",
-		o->duration, o->reverse ? "B -> A (-R)" : "A -> B",
-		br[0] ? ", -b " : "", br,
-		v->theory_rtt_measured ? "measured" : "dialled",
-		v->theory_rtt * 1000, v->theory.line, rpm);
+	console_fmt(prof, sizeof(prof), v->profile_name[0] ? " (profile %s)" : "%s",
+		    v->profile_name);
+	console_fmt(buf, len,
+		    "dial%s: A %s egress: %s; B %s egress: %s\n"
+		    "peers: %s, %s; %s\n"
+		    "test: %d %s stream%s, %g s, %s%s%s\n"
+		    "theory (RTT %s %.3g ms): %s%s",
+		    prof, v->side[0].dev, a,
+		    v->side[1].present ? v->side[1].dev : "-", b,
+		    v->side[0].label, v->side[1].label, v->session,
+		    o->streams, o->udp ? "UDP" : "TCP", o->streams == 1 ? "" : "s",
+		    o->duration, o->reverse ? "B -> A (-R)" : "A -> B",
+		    br[0] ? ", -b " : "", br,
+		    v->theory_rtt_measured ? "measured" : "dialled",
+		    v->theory_rtt * 1000, v->theory.line, rpm);
 }
 
 /* Write text to a new file at path (O_EXCL: never over another file). */
-static int ctl_write_text(const char *path, const char *text, struct ll_err *err)
+static int console_write_text(const char *path, const char *text, struct ll_err *err)
 {
 	FILE *f = fopen(path, "wx");
 	int ok;
@@ -401,17 +401,17 @@ static int ctl_write_text(const char *path, const char *text, struct ll_err *err
 	return ok ? 0 : ll_err_set(err, -EIO, "cannot write %s", path);
 }
 
-int ctl_test_save(struct ctl *c, struct ll_err *err)
+int console_test_save(struct console *c, struct ll_err *err)
 {
-	struct ctl_test_view *t = &c->v.test;
+	struct console_test_view *t = &c->v.test;
 	char dir[PATH_MAX - 32], path[PATH_MAX], cap[1024];
 	struct plot_opts po = { 0 };
 	static const char *const bound[] = {
 		[THEORY_NONE] = "theory", [THEORY_RATE] = "rate-limited",
 		[THEORY_WINDOW] = "window-limited", [THEORY_LOSS] = "loss-limited",
 	};
-	const struct ctl_side_view *snd =
-		&c->v.side[t->opts.reverse ? CTL_IDX_B : CTL_IDX_A];
+	const struct console_side_view *snd =
+		&c->v.side[t->opts.reverse ? CONSOLE_IDX_B : CONSOLE_IDX_A];
 	struct impair none = { 0 };
 	int rc;
 
@@ -420,24 +420,24 @@ int ctl_test_save(struct ctl *c, struct ll_err *err)
 	rc = csvout_new_run_dir(dir, sizeof(dir), err);
 	if (rc < 0)
 		goto fail;
-	ctl_test_caption(c, cap, sizeof(cap));
+	console_test_caption(c, cap, sizeof(cap));
 	po.title = t->opts.udp ? "linklab test (UDP)" : "linklab test (TCP)";
 	po.caption = cap;
 	po.dial_bps = snd->qd_valid && (snd->held.set & IMP_RATE) ?
 		      (double)snd->held.rate : 0;
 	po.ceiling_bps = c->v.theory_comparable ? c->v.theory.expect_bps : 0;
 	po.ceiling_label = bound[c->v.theory.bound];
-	ctl_fmt(path, sizeof(path), "%s/run.svg", dir);
+	console_fmt(path, sizeof(path), "%s/run.svg", dir);
 	rc = plot_svg_write_opts(path, c->ivs, c->nivs,
 				 t->have_summary ? &t->summary : NULL, &po, err);
 	if (rc < 0)
 		goto fail;
-	ctl_fmt(path, sizeof(path), "%s/intervals.csv", dir);
+	console_fmt(path, sizeof(path), "%s/intervals.csv", dir);
 	rc = csvout_write_file(path, c->ivs, c->nivs,
 			       t->have_summary ? &t->summary : NULL, cap, err);
 	if (rc < 0)
 		goto fail;
-	ctl_fmt(path, sizeof(path), "%s/profile.ini", dir);
+	console_fmt(path, sizeof(path), "%s/profile.ini", dir);
 	rc = profile_write(path, c->v.profile_name[0] ? c->v.profile_name : "run",
 			   "the dials both peers held during this run",
 			   c->v.side[0].qd_valid ? &c->v.side[0].held : &none,
@@ -446,18 +446,18 @@ int ctl_test_save(struct ctl *c, struct ll_err *err)
 	if (rc < 0)
 		goto fail;
 	if (c->verify_json && c->verify_json[0]) {
-		ctl_fmt(path, sizeof(path), "%s/verify.json", dir);
-		rc = ctl_write_text(path, c->verify_json, err);
+		console_fmt(path, sizeof(path), "%s/verify.json", dir);
+		rc = console_write_text(path, c->verify_json, err);
 		if (rc < 0)
 			goto fail;
 	}
-	ctl_fmt(t->saved_dir, sizeof(t->saved_dir), "%s", dir);
-	ctl_fmt(c->v.status, sizeof(c->v.status), "test: %d intervals saved to %s%s",
-		c->nivs, dir, c->verify_json && c->verify_json[0] ?
-		" (with the last verify table)" : "");
+	console_fmt(t->saved_dir, sizeof(t->saved_dir), "%s", dir);
+	console_fmt(c->v.status, sizeof(c->v.status), "test: %d intervals saved to %s%s",
+		    c->nivs, dir, c->verify_json && c->verify_json[0] ?
+		    " (with the last verify table)" : "");
 	return 0;
 fail:
 	if (err)
-		ctl_fmt(c->v.error, sizeof(c->v.error), "save: %s", err->msg);
+		console_fmt(c->v.error, sizeof(c->v.error), "save: %s", err->msg);
 	return rc;
 }

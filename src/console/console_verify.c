@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* console_verify.c - the controller's linklab verify job, run as a child process.
- * No curses here; the screens only see struct ctl_view. */
+ * No curses here; the screens only see struct console_view. */
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -15,7 +15,7 @@
 
 /* --- linklab verify from the console -------------------------------------- */
 
-int ctl_set_verify_argv(struct ctl *c, char *const argv[])
+int console_set_verify_argv(struct console *c, char *const argv[])
 {
 	int n = 0;
 
@@ -30,7 +30,7 @@ int ctl_set_verify_argv(struct ctl *c, char *const argv[])
 	return 0;
 }
 
-int ctl_verify_start(struct ctl *c, struct ll_err *err)
+int console_verify_start(struct console *c, struct ll_err *err)
 {
 	int rc;
 
@@ -40,31 +40,31 @@ int ctl_verify_start(struct ctl *c, struct ll_err *err)
 	else if (c->vjob)
 		rc = ll_err_set(err, -EBUSY, "verify: already running (%.0f s)",
 				verify_job_age(c->vjob));
-	else if (c->test || c->v.test.state == CTL_TEST_RUNNING)
+	else if (c->test || c->v.test.state == CONSOLE_TEST_RUNNING)
 		rc = ll_err_set(err, -EBUSY, "verify: a test is running; stop it "
 				"first (both would load the path)");
 	else
 		rc = verify_job_start(&c->vjob, c->verify_argv, err);
 	if (rc < 0) {
-		ctl_fmt(c->v.error, sizeof(c->v.error), "%s", err ? err->msg : "verify");
+		console_fmt(c->v.error, sizeof(c->v.error), "%s", err ? err->msg : "verify");
 		return rc;
 	}
 	memset(&c->v.verify, 0, sizeof(c->v.verify));
 	c->v.verify.running = true;
 	c->v.verify.shown = true;
-	ctl_fmt(c->v.status, sizeof(c->v.status), "verify: measuring the path "
-		"against the dials both peers hold (about 30 s)");
+	console_fmt(c->v.status, sizeof(c->v.status), "verify: measuring the path "
+		    "against the dials both peers hold (about 30 s)");
 	return 0;
 }
 
-int ctl_verify_fd(const struct ctl *c)
+int console_verify_fd(const struct console *c)
 {
 	return c->vjob ? verify_job_fd(c->vjob) : -1;
 }
 
-int ctl_verify_pump(struct ctl *c)
+int console_verify_pump(struct console *c)
 {
-	struct ctl_verify_view *vv = &c->v.verify;
+	struct console_verify_view *vv = &c->v.verify;
 	int bad = 0;
 
 	if (!c->vjob)
@@ -82,10 +82,10 @@ int ctl_verify_pump(struct ctl *c)
 	for (int i = 0; i < vv->res.rep.n; i++)
 		bad += !vv->res.rep.r[i].ok;
 	if (vv->res.error[0])
-		ctl_fmt(c->v.error, sizeof(c->v.error), "verify: %s", vv->res.error);
+		console_fmt(c->v.error, sizeof(c->v.error), "verify: %s", vv->res.error);
 	else
-		ctl_fmt(c->v.status, sizeof(c->v.status), "verify: %s (%d of %d rows ok)",
-			vv->res.ok ? "the path holds the dial" : "the path does NOT hold the dial",
-			vv->res.rep.n - bad, vv->res.rep.n);
+		console_fmt(c->v.status, sizeof(c->v.status), "verify: %s (%d of %d rows ok)",
+			    vv->res.ok ? "the path holds the dial" : "the path does NOT hold the dial",
+			    vv->res.rep.n - bad, vv->res.rep.n);
 	return 1;
 }

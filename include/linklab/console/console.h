@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* ctl.h - the console's controller: owns the two peers (struct peerset), the
+/* console.h - the console's controller: owns the two peers (struct peerset), the
  * dial being edited, what each kernel holds now (read back after every
  * change, never what was asked), the link lists, the running test with its
  * interval history, and the status/error text. The screens read a snapshot
- * (struct ctl_view) and hand back intents (struct ctl_intent); the main loop
- * passes those to ctl_do(). Never includes curses, never prints, never exits.
+ * (struct console_view) and hand back intents (struct console_intent); the main loop
+ * passes those to console_do(). Never includes curses, never prints, never exits.
  */
-#ifndef LINKLAB_CTL_H
-#define LINKLAB_CTL_H
+#ifndef LINKLAB_CONSOLE_H
+#define LINKLAB_CONSOLE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,33 +24,33 @@
 #include "linklab/model/theory.h"
 
 /* Sides, as a bit mask for apply/clear. */
-enum ctl_side {
-	CTL_A = 1u << 0,        /* this host (netlink) */
-	CTL_B = 1u << 1,        /* the peer (SSH) */
-	CTL_BOTH = CTL_A | CTL_B,
+enum console_side {
+	CONSOLE_A = 1u << 0,        /* this host (netlink) */
+	CONSOLE_B = 1u << 1,        /* the peer (SSH) */
+	CONSOLE_BOTH = CONSOLE_A | CONSOLE_B,
 	/* added for the middle box (--middle): the bridge's directions */
-	CTL_M_AB = 1u << 2,     /* bridge A->B (enters IF_A, leaves IF_B) */
-	CTL_M_BA = 1u << 3,     /* bridge B->A */
-	CTL_M_BOTH = CTL_M_AB | CTL_M_BA,
+	CONSOLE_M_AB = 1u << 2,     /* bridge A->B (enters IF_A, leaves IF_B) */
+	CONSOLE_M_BA = 1u << 3,     /* bridge B->A */
+	CONSOLE_M_BOTH = CONSOLE_M_AB | CONSOLE_M_BA,
 };
 
-/* Index of a side in ctl_view.side[]: 0 = A, 1 = B. */
-#define CTL_IDX_A 0
-#define CTL_IDX_B 1
+/* Index of a side in console_view.side[]: 0 = A, 1 = B. */
+#define CONSOLE_IDX_A 0
+#define CONSOLE_IDX_B 1
 
-enum ctl_test_state {
-	CTL_TEST_IDLE,          /* never started */
-	CTL_TEST_STARTING,      /* server asked, client connecting */
-	CTL_TEST_RUNNING,       /* connected, intervals arriving */
-	CTL_TEST_DONE,          /* summary valid */
-	CTL_TEST_FAILED,        /* test.err says why; partial results kept */
+enum console_test_state {
+	CONSOLE_TEST_IDLE,          /* never started */
+	CONSOLE_TEST_STARTING,      /* server asked, client connecting */
+	CONSOLE_TEST_RUNNING,       /* connected, intervals arriving */
+	CONSOLE_TEST_DONE,          /* summary valid */
+	CONSOLE_TEST_FAILED,        /* test.err says why; partial results kept */
 };
 
 /* Number of SUM samples kept (one per interval; older ones are dropped). */
-#define CTL_HISTORY 512
+#define CONSOLE_HISTORY 512
 
 /* What one side looks like now. */
-struct ctl_side_view {
+struct console_side_view {
 	bool present;                 /* peer open (B only with --peer) */
 	char label[64];               /* "A (this host)", "B (peer-b)" */
 	struct link_list links;       /* last list_links result */
@@ -62,7 +62,7 @@ struct ctl_side_view {
 	struct impair held;           /* qd folded into dial terms */
 	char held_text[256];          /* qdisc_state_summary(qd) */
 	char err[LL_ERR_MAX];         /* last error on this side, "" if none */
-	/* live counters (ctl_tick): root qdisc bytes sent per second x 8
+	/* live counters (console_tick): root qdisc bytes sent per second x 8
 	 * between the last two reads, bit/s; < 0 = unknown yet */
 	double tx_bps;
 	/* the receive window one TCP socket can get on this side, bytes:
@@ -73,7 +73,7 @@ struct ctl_side_view {
 
 /* The path A -> B as dialled: each side's egress read back (A's egress
  * carries A->B data, B's egress B->A data and A's ACKs). */
-struct ctl_path {
+struct console_path {
 	bool valid;                   /* at least one side read back */
 	uint64_t rate_ab, rate_ba;    /* bit/s, 0 = not shaped */
 	int64_t delay_ab, delay_ba;   /* ns one-way (netem delay) */
@@ -86,7 +86,7 @@ struct ctl_path {
 				       * 1.99%" */
 };
 
-struct ctl_middle_dir {
+struct console_middle_dir {
 	char dial[256];               /* the bridge's dial text ("" = none) */
 	struct impair fields;         /* its fields (seed for the editor) */
 	double rx_bps, tx_bps;        /* bit/s from the rx/tx byte counters
@@ -97,7 +97,7 @@ struct ctl_middle_dir {
 };
 
 /* The middle box (--middle HOST running `linklab bridge`). */
-struct ctl_middle_view {
+struct console_middle_view {
 	bool present;                 /* --middle given */
 	bool attached;                /* the lease is held, the rest valid */
 	bool lost;                    /* the SSH session to it is gone */
@@ -113,7 +113,7 @@ struct ctl_middle_view {
 				       * stops it at quit); "" = attached */
 	char if_a[IF_NAMESIZE], if_b[IF_NAMESIZE];
 	long pid;                     /* the bridge process on the middle */
-	struct ctl_middle_dir dir[2]; /* [MIDDLE_AB], [MIDDLE_BA] */
+	struct console_middle_dir dir[2]; /* [MIDDLE_AB], [MIDDLE_BA] */
 	char err[LL_ERR_MAX];         /* why not attached / last failure
 				       * ("no linklab bridge runs ...; retry
 				       * in 3 s", "middle lost: ...") */
@@ -124,7 +124,7 @@ struct ctl_middle_view {
 };
 
 /* One profile as the profiles screen lists it. */
-struct ctl_profile {
+struct console_profile {
 	char name[64];                /* file name without .ini */
 	char path[PATH_MAX];
 	bool user;                    /* from a user directory (writable) */
@@ -138,13 +138,13 @@ struct ctl_profile {
 };
 
 /* The test as the screens see it. */
-struct ctl_test_view {
-	enum ctl_test_state state;
+struct console_test_view {
+	enum console_test_state state;
 	struct test_opts opts;        /* what was started */
 	int nintervals;               /* intervals received so far */
 	struct test_interval last;    /* the latest interval (valid if > 0) */
-	int nhist;                    /* SUM samples in hist[] (<= CTL_HISTORY) */
-	struct test_stream_sample hist[CTL_HISTORY];  /* oldest first */
+	int nhist;                    /* SUM samples in hist[] (<= CONSOLE_HISTORY) */
+	struct test_stream_sample hist[CONSOLE_HISTORY];  /* oldest first */
 	double max_stream_bps;        /* max per-stream bit/s seen */
 	double max_sum_bps;           /* max SUM bit/s seen */
 	double scale_bps;             /* bar full scale: held tbf rate on the
@@ -167,7 +167,7 @@ struct ctl_test_view {
 	 * responsiveness-09: working RTT = (foreign + self) / 2 with foreign
 	 * the UDP echo probes under load (linklab serve, at the end) and
 	 * self the streams' TCP_INFO RTT; RPM = 60000 / working RTT (ms) */
-	struct ctl_rpm {
+	struct console_rpm {
 		bool valid;
 		bool foreign;             /* the echo probes answered */
 		double idle_ms;           /* 0 = not measured (no echo) */
@@ -178,7 +178,7 @@ struct ctl_test_view {
 
 /* The last `linklab verify` run from the console (V on the peers screen):
  * the dial read back on both peers against what the wire did. */
-struct ctl_verify_view {
+struct console_verify_view {
 	bool running;                 /* the verify child is measuring */
 	double age_s;                 /* seconds since it started */
 	bool have;                    /* res holds a finished run */
@@ -186,18 +186,18 @@ struct ctl_verify_view {
 	struct verify_job_result res;
 };
 
-struct ctl_view {
-	struct ctl_side_view side[2]; /* [CTL_IDX_A], [CTL_IDX_B] */
+struct console_view {
+	struct console_side_view side[2]; /* [CONSOLE_IDX_A], [CONSOLE_IDX_B] */
 	struct impair dial;           /* the dial being edited */
-	unsigned dial_sides;          /* enum ctl_side target of the dial */
-	struct ctl_test_view test;
+	unsigned dial_sides;          /* enum console_side target of the dial */
+	struct console_test_view test;
 	bool is_root;                 /* euid 0: apply possible on A */
 	char session[160];            /* "peer-b via ssh (10.0.0.2)" or
 					 "no peer, test target ADDR" */
 	char status[256];             /* last thing that happened */
 	char error[LL_ERR_MAX];       /* last error, "" if none */
 	/* the path and its ceilings */
-	struct ctl_path path;         /* A->B as held now */
+	struct console_path path;         /* A->B as held now */
 	struct theory_out theory;     /* ceilings for the held dial on the
 				       * sending side, the measured RTT and
 				       * the window; a -b run whose streams x
@@ -219,8 +219,8 @@ struct ctl_view {
 	uint64_t window;              /* bytes per stream used by theory: -w,
 				       * else the receiving side's rcv_window,
 				       * else theory_local_window() */
-	int nprofiles;                /* profiles[] (ctl_profiles_reload) */
-	const struct ctl_profile *profiles;
+	int nprofiles;                /* profiles[] (console_profiles_reload) */
+	const struct console_profile *profiles;
 	char profile_name[64];        /* profile last applied, "" = hand dial */
 	/* peer B's session and its safety */
 	bool b_lost;                  /* B's SSH session is gone: B is no
@@ -235,7 +235,7 @@ struct ctl_view {
 				       * when the session dies during it) */
 	int revert_s;                 /* B's revert timer, seconds (30 when
 				       * --revert-after is not given) */
-	struct ctl_confirm {
+	struct console_confirm {
 		bool pending;         /* an apply waits for the user's y/n */
 		bool need_force;      /* 100 % loss on the session's own
 				       * interface: y forces it */
@@ -246,9 +246,9 @@ struct ctl_view {
 	char b_warning[256];          /* B's ops->warning after its last
 				       * apply, "" if none */
 	/* added for the middle box */
-	struct ctl_middle_view middle;
-	struct ctl_verify_view verify;
-	/* B's requests run asynchronously (ctl_set_async) */
+	struct console_middle_view middle;
+	struct console_verify_view verify;
+	/* B's requests run asynchronously (console_set_async) */
 	int b_wait_s;                 /* > 0: B's running request has waited
 				       * this many seconds */
 	char b_wait[96];              /* "waiting for B (3 s): apply", "" when
@@ -256,7 +256,7 @@ struct ctl_view {
 };
 
 /* A test request from the test screen. */
-struct ctl_test_req {
+struct console_test_req {
 	int streams;                  /* 1..128 (iperf3 -P) */
 	double duration;              /* seconds, 1..86400 (-t) */
 	double interval;              /* seconds, 0.1..60 (-i) */
@@ -268,12 +268,12 @@ struct ctl_test_req {
 	uint64_t window;              /* -w bytes (socket buffer); 0 = default */
 };
 
-enum ctl_intent_kind {
+enum console_intent_kind {
 	CI_NONE,
 	CI_APPLY,       /* dial + sides */
 	CI_CLEAR,       /* sides */
 	CI_REFRESH,     /* re-list links, re-read qdiscs */
-	CI_SELECT,      /* side (CTL_IDX_*) + index into its links */
+	CI_SELECT,      /* side (CONSOLE_IDX_*) + index into its links */
 	CI_SET_DIAL,    /* dial + sides: keep the edited dial, no apply */
 	CI_TEST_START,  /* test */
 	CI_TEST_STOP,
@@ -290,17 +290,17 @@ enum ctl_intent_kind {
 	CI_CONFIRM_CANCEL,  /* drop the apply waiting for y/n */
 	CI_VERIFY,          /* run linklab verify on both peers (a child) */
 	CI_VERIFY_HIDE,     /* close the verify table */
-	/* CI_APPLY, CI_CLEAR and CI_PROFILE_APPLY also take CTL_M_AB /
-	 * CTL_M_BA in sides: the bridge on the middle box */
+	/* CI_APPLY, CI_CLEAR and CI_PROFILE_APPLY also take CONSOLE_M_AB /
+	 * CONSOLE_M_BA in sides: the bridge on the middle box */
 };
 
-struct ctl_intent {
-	enum ctl_intent_kind kind;
-	unsigned sides;               /* enum ctl_side mask */
-	int side;                     /* CTL_IDX_A / CTL_IDX_B (CI_SELECT) */
+struct console_intent {
+	enum console_intent_kind kind;
+	unsigned sides;               /* enum console_side mask */
+	int side;                     /* CONSOLE_IDX_A / CONSOLE_IDX_B (CI_SELECT) */
 	int index;                    /* link index (CI_SELECT) */
 	struct impair dial;
-	struct ctl_test_req test;
+	struct console_test_req test;
 	char name[64];                /* profile name (save, rename) */
 	/* CI_APPLY: the y/n answer and the safety overrides */
 	bool confirmed;               /* the user said y to view.confirm:
@@ -309,7 +309,7 @@ struct ctl_intent {
 				       * carrying the SSH session */
 };
 
-struct ctl;
+struct console;
 
 /* Create the controller on an opened peerset. Takes ownership of ps's
  * contents (copied; the caller's struct must not be closed afterwards).
@@ -317,44 +317,44 @@ struct ctl;
  * port: server port for -c targets (0 = 5201). Lists links and reads back
  * both sides once; failures there are kept as side errors, not returned.
  * Returns 0, or -ENOMEM. */
-int ctl_new(struct ctl **out, const struct peerset *ps, const char *target,
-	    int port, struct ll_err *err);
+int console_new(struct console **out, const struct peerset *ps, const char *target,
+		int port, struct ll_err *err);
 
-/* The snapshot the screens draw from; valid until the next ctl_* call. */
-const struct ctl_view *ctl_view(const struct ctl *c);
+/* The snapshot the screens draw from; valid until the next console_* call. */
+const struct console_view *console_view(const struct console *c);
 
 /* Carry out one intent. Returns 0 or a negative code; the error text is in
- * err and in the view's error line. CI_QUIT behaves as ctl_quit(). */
-int ctl_do(struct ctl *c, const struct ctl_intent *in, struct ll_err *err);
+ * err and in the view's error line. CI_QUIT behaves as console_quit(). */
+int console_do(struct console *c, const struct console_intent *in, struct ll_err *err);
 
 /* Quit: stop the test, restore (ops->clear) every interface linklab changed
  * on both sides, stop B's server. A first (at once); B's restores go through
  * its queue and are waited for at most the command bound + 2 s (less after
- * ctl_set_quit_cancel): a B gone, or not answering by then, is left to
+ * console_set_quit_cancel): a B gone, or not answering by then, is left to
  * restore itself ("B lost (restores itself)" / "B not answering (restores
  * itself)"), which is not an error. summary gets one line ("restored A
  * veth-a, B veth-b" / "nothing to restore"; a lost middle box adds its own
  * sentence "middle box lost: the bridge's lease restores its dials (now,
  * or when the middle host answers again)"). Returns 0 or the first error
  * (every restore is still attempted). Idempotent. */
-int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err);
+int console_quit(struct console *c, char *summary, size_t len, struct ll_err *err);
 
 /* Put msg on the view's status line (a console-side note). */
-void ctl_note(struct ctl *c, const char *msg);
+void console_note(struct console *c, const char *msg);
 
 /* Periodic work from the loop (call about once a second): re-read side
  * A's qdiscs (netlink, no blocking I/O) for the live counters, and side B's
  * too when remote is true (one SSH round trip: call it rarely). Returns 1
  * if the view changed. */
-int ctl_tick(struct ctl *c, bool remote);
+int console_tick(struct console *c, bool remote);
 
-/* ctl_quit waits for a B that has not answered yet at most the command
+/* console_quit waits for a B that has not answered yet at most the command
  * bound (+2 s); it stops waiting as soon as one of fds (up to 2, e.g. the
  * terminal and a signal pipe) is readable: B is then left to restore
  * itself ("B not answering (restores itself)"). */
-void ctl_set_quit_cancel(struct ctl *c, const int *fds, int n);
+void console_set_quit_cancel(struct console *c, const int *fds, int n);
 
-/* Free everything and close the peers (call ctl_quit first to restore). */
-void ctl_free(struct ctl *c);
+/* Free everything and close the peers (call console_quit first to restore). */
+void console_free(struct console *c);
 
 #endif
