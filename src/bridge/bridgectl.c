@@ -756,7 +756,7 @@ int bridgectl_kstats_open(struct peer *p, const char *if_a, const char *if_b,
 	int rc = 0, i;
 
 	*out = NULL;
-	if (!p->ops->link_stats)
+	if (!p->ops->counters)
 		return ll_err_set(err, -ENOTSUP, "bridge counters: the %s peer cannot read "
 				  "link counters", p->ops->name);
 	k = calloc(1, sizeof(*k));
@@ -766,7 +766,7 @@ int bridgectl_kstats_open(struct peer *p, const char *if_a, const char *if_b,
 	snprintf(k->port[0], sizeof(k->port[0]), "%s", if_a);
 	snprintf(k->port[1], sizeof(k->port[1]), "%s", if_b);
 	for (i = 0; i < 2 && rc == 0; i++) {
-		rc = p->ops->link_stats(p, k->port[i], &k->base[i], err);
+		rc = p->ops->counters->link_stats(p, k->port[i], &k->base[i], err);
 		k->last[i] = k->base[i];
 	}
 	for (i = 0; i < 2 && rc == 0; i++)
@@ -788,10 +788,10 @@ int bridgectl_kstats_read(struct bridgectl_kstats *k, enum bridge_dir dir,
 
 	memset(c, 0, sizeof(*c));
 	pthread_mutex_lock(&k->mu);
-	rc = k->p->ops->link_stats(k->p, k->port[in], &ls, err);
+	rc = k->p->ops->counters->link_stats(k->p, k->port[in], &ls, err);
 	if (rc == 0)
 		k->last[in] = ls;
-	r2 = k->p->ops->link_stats(k->p, k->port[eg], &ls, rc < 0 ? NULL : err);
+	r2 = k->p->ops->counters->link_stats(k->p, k->port[eg], &ls, rc < 0 ? NULL : err);
 	if (r2 == 0)
 		k->last[eg] = ls;
 	else if (rc == 0)

@@ -593,10 +593,10 @@ int cmd_console(int argc, char **argv)
 	}
 	/* the endpoints' dials: netem where the kernel has it, else linklab's
 	 * endpoint engine */
-	if (ps.a.ops->set_engine)
-		ps.a.ops->set_engine(&ps.a, ENGHOOK_AUTO, po.exclude_ssh ? 22 : 0);
-	if (ps.has_b && ps.b.ops->set_engine)
-		ps.b.ops->set_engine(&ps.b, ENGHOOK_AUTO, po.exclude_ssh ? 22 : 0);
+	if (ps.a.ops->engine)
+		ps.a.ops->engine->set_engine(&ps.a, ENGHOOK_AUTO, po.exclude_ssh ? 22 : 0);
+	if (ps.has_b && ps.b.ops->engine)
+		ps.b.ops->engine->set_engine(&ps.b, ENGHOOK_AUTO, po.exclude_ssh ? 22 : 0);
 	rc = ctl_new(&c, &ps, target, port, &err);
 	if (rc < 0) {
 		tui_done();

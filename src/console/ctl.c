@@ -415,7 +415,7 @@ int ctl_set_async(struct ctl *c, struct ll_err *err)
 		return 0;
 	/* the control session's route, once, before the worker owns B: the
 	 * apply checks then ask nothing of B */
-	if (peerq_ops(c->bq)->ctl_flow && !c->v.b_lost) {
+	if (peerq_ops(c->bq)->session && !c->v.b_lost) {
 		struct peerq_job *j = peerq_job_new(PQ_CTL_FLOW);
 
 		ctl_b_submit(c, j);
@@ -687,10 +687,10 @@ static int ctl_read_done(struct ctl *c, int i, int rc, const struct qdisc_state 
 	qdisc_state_to_impair(&s->qd, &s->held);
 	qdisc_state_summary(&s->qd, s->held_text, sizeof(s->held_text));
 	/* A's engine is a local file; B's comes with the worker's read-back */
-	if (i == CTL_IDX_A && ctl_peer(c, i) && ctl_peer(c, i)->ops->engine_get) {
+	if (i == CTL_IDX_A && ctl_peer(c, i) && ctl_peer(c, i)->ops->engine) {
 		struct enghook_info h;
 
-		if (ctl_peer(c, i)->ops->engine_get(ctl_peer(c, i), s->dev, &h, NULL) == 0)
+		if (ctl_peer(c, i)->ops->engine->engine_get(ctl_peer(c, i), s->dev, &h, NULL) == 0)
 			ctl_engine_show(&h, s);
 	} else if (i == CTL_IDX_B && c->b_eng_rc == 0) {
 		ctl_engine_show(&c->b_eng, s);
@@ -842,11 +842,11 @@ static int ctl_refresh_side(struct ctl *c, int i, struct ll_err *err)
 	if (!ll)
 		return ll_err_set(err, -ENOMEM, "out of memory");
 	rc = p->ops->list_links(p, ll, &e);
-	if (rc == 0 && p->ops->sysctl_get) {
+	if (rc == 0 && p->ops->tune) {
 		struct ll_err se = { 0 };
 
 		ss = calloc(1, sizeof(*ss));
-		if (ss && p->ops->sysctl_get(p, ss, &se) < 0) {
+		if (ss && p->ops->tune->sysctl_get(p, ss, &se) < 0) {
 			free(ss);
 			ss = NULL;
 		}
@@ -1905,10 +1905,10 @@ int ctl_quit(struct ctl *c, char *summary, size_t len, struct ll_err *err)
 			}
 			continue;
 		}
-		if (c->tuned[i] && p->ops->tune_restore) {
+		if (c->tuned[i] && p->ops->tune) {
 			struct ll_err e = { 0 };
 
-			rc = p->ops->tune_restore(p, &e);
+			rc = p->ops->tune->tune_restore(p, &e);
 			if (rc < 0) {
 				ctl_join_err(err, rc, ctl_side_name(i), e.msg);
 				if (!first)
@@ -2861,7 +2861,7 @@ int ctl_apply_check(struct ctl *c, const struct impair *d, unsigned sides,
 	/* inline: B's route asked now (it may change); threaded: the one
 	 * fetched by ctl_set_async (unknown: nothing to check, as when B
 	 * cannot tell; B's own apply checks again) */
-	if (!c->b_async && peerq_ops(c->bq)->ctl_flow) {
+	if (!c->b_async && peerq_ops(c->bq)->session) {
 		c->bflow_known = false;
 		ctl_b_submit(c, peerq_job_new(PQ_CTL_FLOW));
 	}
@@ -2959,9 +2959,9 @@ int ctl_peer_fd(const struct ctl *c)
 		return -1;
 	if (c->b_async)
 		return peerq_fd(c->bq);
-	if (!c->ps.b.ops->poll_fd)
+	if (!c->ps.b.ops->session)
 		return -1;
-	return c->ps.b.ops->poll_fd((struct peer *)&c->ps.b);
+	return c->ps.b.ops->session->poll_fd((struct peer *)&c->ps.b);
 }
 
 int ctl_keepalive(struct ctl *c, bool hup, int *next_s)
@@ -2979,9 +2979,9 @@ int ctl_keepalive(struct ctl *c, bool hup, int *next_s)
 		ctl_mark_lost(c, "the connection to B's sshd was closed");
 		return 1;
 	}
-	if (!c->ps.b.ops->keepalive)
+	if (!c->ps.b.ops->session)
 		return 0;
-	rc = c->ps.b.ops->keepalive(&c->ps.b, &next, &e);
+	rc = c->ps.b.ops->session->keepalive(&c->ps.b, &next, &e);
 	if (rc < 0) {
 		if (!e.msg[0])
 			ll_err_set(&e, rc, "keepalive: %s", strerror(-rc));
@@ -3034,7 +3034,7 @@ int ctl_sysctl_set(struct ctl *c, int side, const char *name,
 		return ll_err_set(err, c->v.b_lost ? -ENOTCONN : -ENODEV,
 				  "B: %s", c->v.b_lost ? c->v.b_lost_msg : "no peer");
 	ops = side == CTL_IDX_B ? peerq_ops(c->bq) : p->ops;
-	if (!ops->sysctl_set)
+	if (!ops->tune)
 		return ll_err_set(err, -ENOTSUP, "%s: sysctls not supported by the %s backend",
 				  ctl_side_name(side), ops->name);
 	if (side == CTL_IDX_B) {
@@ -3047,7 +3047,7 @@ int ctl_sysctl_set(struct ctl *c, int side, const char *name,
 		ctl_b_submit(c, j);
 		return ctl_b_result(c, err);
 	}
-	rc = p->ops->sysctl_set(p, name, value, &e);
+	rc = p->ops->tune->sysctl_set(p, name, value, &e);
 	return ctl_sysctl_fold(c, side, name, value, rc, &e, err);
 }
 

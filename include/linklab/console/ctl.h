@@ -67,7 +67,7 @@ struct ctl_side_view {
 	double tx_bps;
 	/* the receive window one TCP socket can get on this side, bytes:
 	 * tcp_rmem max less its 1/2^tcp_adv_win_scale share (the kernel's
-	 * tcp_win_from_space), read with ops->sysctl_get; 0 = unknown */
+	 * tcp_win_from_space), read with ops->tune->sysctl_get; 0 = unknown */
 	uint64_t rcv_window;
 };
 
@@ -258,7 +258,7 @@ struct ctl_view {
 		struct impair dial;   /* what y applies */
 		unsigned sides;
 	} confirm;
-	char b_warning[256];          /* B's ops->warning after its last
+	char b_warning[256];          /* B's ops->session->warning after its last
 				       * apply, "" if none */
 	/* added for the middle box */
 	struct ctl_middle_view middle;
@@ -456,7 +456,7 @@ int ctl_apply_check(struct ctl *c, const struct impair *d, unsigned sides,
  * a warning or a refusal puts the request in view.confirm (pending) and
  * returns -EAGAIN without applying; confirmed applies it, with force
  * passed to B's safety for this apply only. After B's apply, view
- * b_warning gets ops->warning. While B's apply runs, view revert_deadline
+ * b_warning gets ops->session->warning. While B's apply runs, view revert_deadline
  * is now + revert_s. When B could not arm its revert timer (-ENOLCK from
  * B's apply, also when that result comes back later) view.confirm asks;
  * confirmed after that question, B's job carries peer_safety.unarmed_ok
@@ -470,7 +470,7 @@ int ctl_apply_safe(struct ctl *c, const struct impair *d, unsigned sides,
  * worker's). */
 int ctl_peer_fd(const struct ctl *c);
 
-/* Keep B's session alive (ops->keepalive): call on POLLIN of ctl_peer_fd
+/* Keep B's session alive (ops->session->keepalive): call on POLLIN of ctl_peer_fd
  * or when *next_s seconds have passed; hup true when poll reported
  * POLLHUP/POLLRDHUP/POLLERR on it (the peer closed the connection: lost
  * without asking). *next_s gets the seconds until the next call is due
@@ -513,8 +513,8 @@ int ctl_peer_busy(const struct ctl *c);
  * itself ("B not answering (restores itself)"). */
 void ctl_set_quit_cancel(struct ctl *c, const int *fds, int n);
 
-/* Set sysctl name to value on side (CTL_IDX_A/B) through ops->sysctl_set
- * (journalled on that peer); ctl_quit then calls ops->tune_restore on
+/* Set sysctl name to value on side (CTL_IDX_A/B) through ops->tune->sysctl_set
+ * (journalled on that peer); ctl_quit then calls ops->tune->tune_restore on
  * that side. -ENOTSUP when the backend has no sysctl_set, -ENOTCONN when B
  * is lost. */
 int ctl_sysctl_set(struct ctl *c, int side, const char *name,
