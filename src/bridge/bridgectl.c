@@ -20,6 +20,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "linklab/base/fdio.h"
 #include "linklab/bridge/bridgectl.h"
 #include "linklab/bridge/emu.h"
 #include "linklab/peer/journal.h"
@@ -369,30 +370,15 @@ static char *handle_line(struct bridgectl *s, int ci, const char *line)
 	return r;
 }
 
-static int send_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static int send_line(int fd, char *txt)
 {
 	int rc;
 
 	if (!txt)
 		return -1;
-	rc = send_all(fd, txt, strlen(txt));
+	rc = fdio_write_all(fd, txt, strlen(txt), true);
 	if (rc == 0)
-		rc = send_all(fd, "\n", 1);
+		rc = fdio_write_all(fd, "\n", 1, true);
 	free(txt);
 	return rc;
 }
@@ -1089,7 +1075,8 @@ int bridgectl_client_fd(const struct bridgectl_client *c)
 
 int bridgectl_client_send(struct bridgectl_client *c, const char *line, struct ll_err *err)
 {
-	if (send_all(c->fd, line, strlen(line)) < 0 || send_all(c->fd, "\n", 1) < 0)
+	if (fdio_write_all(c->fd, line, strlen(line), true) < 0 ||
+	    fdio_write_all(c->fd, "\n", 1, true) < 0)
 		return ll_err_set(err, -errno ? -errno : -EPIPE, "control socket: send: %s",
 				  strerror(errno ? errno : EPIPE));
 	return 0;
