@@ -767,6 +767,27 @@ static int get_params(struct srv *s, struct iperf3_params *p, struct ll_err *err
 	return 0;
 }
 
+/* The test's -w and -M on the listener, so that the accepted streams
+ * inherit them before the handshake (window scale; iperf3 uses a fresh
+ * listener and sets the MSS on it too). reset_listener undoes them. */
+static void tune_listener(struct srv *s, const struct iperf3_params *p)
+{
+	if (p->window) {
+		int w = (int)p->window;
+
+		setsockopt(s->lfd, SOL_SOCKET, SO_SNDBUF, &w, sizeof(w));
+		setsockopt(s->lfd, SOL_SOCKET, SO_RCVBUF, &w, sizeof(w));
+		s->lfd_tuned = true;
+	}
+	if (p->mss && !p->udp) {
+		int m = (int)p->mss;
+
+		if (setsockopt(s->lfd, IPPROTO_TCP, TCP_MAXSEG, &m, sizeof(m)) < 0)
+			logf_(s, "warning: TCP_MAXSEG %d: %s", m, strerror(errno));
+		s->lfd_mss = true;
+	}
+}
+
 static int serve_one(struct srv *s, struct ll_err *err)
 {
 	char peer[INET6_ADDRSTRLEN];
@@ -800,22 +821,7 @@ static int serve_one(struct srv *s, struct ll_err *err)
 		r = ll_err_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
-	if (p.window) {
-		/* set on the listener so that accepted streams inherit it before
-		 * the handshake (window scale), as iperf3 uses a fresh listener */
-		int w = (int)p.window;
-		setsockopt(s->lfd, SOL_SOCKET, SO_SNDBUF, &w, sizeof(w));
-		setsockopt(s->lfd, SOL_SOCKET, SO_RCVBUF, &w, sizeof(w));
-		s->lfd_tuned = true;
-	}
-	if (p.mss && !p.udp) {
-		/* inherited by the accepted streams (iperf3 sets it on the
-		 * listener too) */
-		int m = (int)p.mss;
-		if (setsockopt(s->lfd, IPPROTO_TCP, TCP_MAXSEG, &m, sizeof(m)) < 0)
-			logf_(s, "warning: TCP_MAXSEG %d: %s", m, strerror(errno));
-		s->lfd_mss = true;
-	}
+	tune_listener(s, &p);
 	if (p.udp) {
 		/* the stream hellos must reach the stream listener */
 		rtt_echo_pause(s->echo, true);
