@@ -55,10 +55,10 @@ lib 'n\?curses' tui
 lib libssh2 remote
 lib iniparser model
 lib libnetfilter_queue engine
-# libnl and rtnetlink: the netlink layer, and the two backends that still
-# speak it directly (the local peer's qdisc/link dumps, the bridge's ports).
-lib netlink/ netlink src/peer/peer_local.c src/bridge/nlbridge.c
-lib linux/rtnetlink.h netlink src/peer/peer_local.c src/bridge/bridge.c src/bridge/nlbridge.c
+# libnl and rtnetlink: the netlink layer, and the local peer, which still
+# holds libnl sockets of its own to hand to the netlink layer's calls.
+lib netlink/ netlink src/peer/peer_local.c
+lib linux/rtnetlink.h netlink src/peer/peer_local.c
 for f in $(find src -name '*.c' | sort); do
 	case "$f" in src/cli/*|src/tui/*|src/main.c) continue;; esac
 	if grep -nE '\b(printf|puts|perror)\(|fprintf\((stdout|stderr)' "$f" | grep -v snprintf | grep -q .; then

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* bridge.c - middle-box forwarder: AF_PACKET user engine over emu.c, and the
- * kernel engine's bridge plumbing over raw rtnetlink (see bridge.h). */
+ * kernel engine's Linux bridge over the netlink layer (nllink.h; see bridge.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -16,9 +16,7 @@
 #include <netinet/in.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
-#include <linux/netlink.h>
 #include <linux/pkt_sched.h>
-#include <linux/rtnetlink.h>
 #include <linux/virtio_net.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
@@ -32,6 +30,8 @@
 #include <signal.h>
 
 #include "linklab/bridge/bridge.h"
+#include "linklab/netlink/nllink.h"
+#include "linklab/netlink/nlqdisc.h"
 #include "linklab/peer/journal.h"
 #include "linklab/peer/peer.h"
 
@@ -784,161 +784,11 @@ int bridge_reconfigure(struct bridge *b, enum bridge_dir dir, const struct emu_c
 	return rc;
 }
 
-/* --- raw rtnetlink for the kernel engine ------------------------------------ */
-
-struct nlreq {
-	struct nlmsghdr h;
-	union {
-		struct ifinfomsg i;
-		struct tcmsg t;
-	} u;
-	char buf[1024];
-};
-
-static void add_attr(struct nlmsghdr *h, unsigned short type, const void *data,
-		     size_t len)
-{
-	struct rtattr *a = (struct rtattr *)((char *)h + NLMSG_ALIGN(h->nlmsg_len));
-
-	a->rta_type = type;
-	a->rta_len = (unsigned short)RTA_LENGTH(len);
-	if (len)
-		memcpy(RTA_DATA(a), data, len);
-	h->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len) + RTA_ALIGN(a->rta_len);
-}
-
-static struct rtattr *nest_start(struct nlmsghdr *h, unsigned short type)
-{
-	struct rtattr *a = (struct rtattr *)((char *)h + NLMSG_ALIGN(h->nlmsg_len));
-
-	add_attr(h, type, NULL, 0);
-	return a;
-}
-
-static void nest_end(struct nlmsghdr *h, struct rtattr *a)
-{
-	a->rta_len = (unsigned short)((char *)h + h->nlmsg_len - (char *)a);
-}
-
-/* Send one request and read its ack; the kernel's extack text goes into err. */
-static int rtnl_talk(struct nlmsghdr *h, const char *what, struct ll_err *err)
-{
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	char rbuf[8192];
-	int fd, one = 1, rc;
-	ssize_t n;
-
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (fd < 0)
-		return ll_err_set(err, -errno, "%s: netlink socket: %s", what, strerror(errno));
-	setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
-	h->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
-	h->nlmsg_seq = 1;
-	if (sendto(fd, h, h->nlmsg_len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		rc = ll_err_set(err, -errno, "%s: netlink send: %s", what, strerror(errno));
-		close(fd);
-		return rc;
-	}
-	n = recv(fd, rbuf, sizeof(rbuf), 0);
-	close(fd);
-	if (n < (ssize_t)NLMSG_LENGTH(sizeof(struct nlmsgerr)))
-		return ll_err_set(err, -EIO, "%s: short netlink reply", what);
-	{
-		struct nlmsghdr *r = (struct nlmsghdr *)rbuf;
-		struct nlmsgerr *e = NLMSG_DATA(r);
-		const char *ext = NULL;
-
-		if (r->nlmsg_type != NLMSG_ERROR)
-			return ll_err_set(err, -EIO, "%s: unexpected netlink reply", what);
-		if (e->error == 0)
-			return 0;
-		if (r->nlmsg_flags & NLM_F_ACK_TLVS) {
-			size_t off = NLMSG_LENGTH(sizeof(*e)) + (r->nlmsg_flags & NLM_F_CAPPED ?
-				     0 : NLMSG_ALIGN(e->msg.nlmsg_len - NLMSG_HDRLEN));
-			struct rtattr *a = (struct rtattr *)((char *)r + NLMSG_ALIGN(off));
-			int left = (int)r->nlmsg_len - (int)NLMSG_ALIGN(off);
-
-			for (; RTA_OK(a, left); a = RTA_NEXT(a, left))
-				if (a->rta_type == NLMSGERR_ATTR_MSG)
-					ext = RTA_DATA(a);
-		}
-		return ll_err_set(err, e->error, "%s: %s%s%s%s", what, strerror(-e->error),
-				  ext ? " (" : "", ext ? ext : "", ext ? ")" : "");
-	}
-}
-
-static void *probe_thread(void *arg)
-{
-	int *res = arg;
-	struct nlreq r;
-	struct tc_netem_qopt q = { .limit = 1000 };
-	struct ll_err err = { 0 };
-	struct rtattr *o;
-	int rc;
-
-	*res = -EPERM;
-	if (unshare(CLONE_NEWNET) < 0) {
-		*res = -errno;
-		return NULL;
-	}
-	memset(&r, 0, sizeof(r));
-	r.h.nlmsg_len = NLMSG_LENGTH(sizeof(struct tcmsg));
-	r.h.nlmsg_type = RTM_NEWQDISC;
-	r.h.nlmsg_flags = NLM_F_CREATE | NLM_F_REPLACE;
-	r.u.t.tcm_family = AF_UNSPEC;
-	r.u.t.tcm_ifindex = 1;          /* lo of the private namespace */
-	r.u.t.tcm_parent = TC_H_ROOT;
-	r.u.t.tcm_handle = 0x10000;
-	add_attr(&r.h, TCA_KIND, "netem", 6);
-	o = nest_start(&r.h, TCA_OPTIONS);
-	memcpy(RTA_DATA(o), &q, sizeof(q));
-	r.h.nlmsg_len += RTA_ALIGN(sizeof(q));
-	nest_end(&r.h, o);
-	rc = rtnl_talk(&r.h, "netem probe", &err);
-	*res = rc == 0 ? 1 : rc == -ENOENT ? 0 : rc;
-	return NULL;
-}
+/* --- the kernel engine's Linux bridge (over the netlink layer) ----------- */
 
 int bridge_kernel_has_netem(void)
 {
-	pthread_t th;
-	int res = -EIO;
-
-	if (pthread_create(&th, NULL, probe_thread, &res) != 0)
-		return -EAGAIN;
-	pthread_join(th, NULL);
-	return res;
-}
-
-static int link_req(int type, int flags, int ifindex, const char *name,
-		    const char *kind, int master, bool up, const char *alias,
-		    const char *what, struct ll_err *err)
-{
-	struct nlreq r;
-
-	memset(&r, 0, sizeof(r));
-	r.h.nlmsg_len = NLMSG_LENGTH(sizeof(struct ifinfomsg));
-	r.h.nlmsg_type = (unsigned short)type;
-	r.h.nlmsg_flags = (unsigned short)flags;
-	r.u.i.ifi_family = AF_UNSPEC;
-	r.u.i.ifi_index = ifindex;
-	if (up) {
-		r.u.i.ifi_flags = IFF_UP;
-		r.u.i.ifi_change = IFF_UP;
-	}
-	if (name)
-		add_attr(&r.h, IFLA_IFNAME, name, strlen(name) + 1);
-	if (kind) {
-		struct rtattr *li = nest_start(&r.h, IFLA_LINKINFO);
-
-		add_attr(&r.h, IFLA_INFO_KIND, kind, strlen(kind) + 1);
-		nest_end(&r.h, li);
-	}
-	if (master >= 0)
-		add_attr(&r.h, IFLA_MASTER, &master, sizeof(master));
-	if (alias)
-		add_attr(&r.h, IFLA_IFALIAS, alias, strlen(alias) + 1);
-	return rtnl_talk(&r.h, what, err);
+	return nlqdisc_has_netem();
 }
 
 int bridge_kernel_up(const char *br, const char *if_a, const char *if_b,
@@ -952,9 +802,7 @@ int bridge_kernel_up(const char *br, const char *if_a, const char *if_b,
 		if (!if_nametoindex(ports[i]))
 			return ll_err_set(err, -ENODEV, "bridge: interface %s: %s", ports[i],
 					  strerror(errno));
-	snprintf(what, sizeof(what), "create bridge %s", br);
-	rc = link_req(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, 0, br, "bridge", -1,
-		      false, NULL, what, err);
+	rc = nllink_bridge_add(br, err);
 	if (rc == -EEXIST && err)
 		ll_err_set(err, rc, "create bridge %s: it exists (left by a killed linklab "
 			   "bridge? `ip link del %s` and `linklab clear --all` put things back; "
@@ -965,15 +813,14 @@ int bridge_kernel_up(const char *br, const char *if_a, const char *if_b,
 	/* the mark bridge_kernel_stale() knows a killed bridge's device by */
 	snprintf(alias, sizeof(alias), "%s%d", BRIDGE_KERNEL_ALIAS, (int)getpid());
 	snprintf(what, sizeof(what), "mark bridge %s", br);
-	rc = link_req(RTM_NEWLINK, 0, bi, NULL, NULL, -1, false, alias, what, err);
+	rc = nllink_change(bi, alias, -1, false, what, err);
 	for (i = 0; i < 2 && rc == 0; i++) {
 		snprintf(what, sizeof(what), "add %s to bridge %s", ports[i], br);
-		rc = link_req(RTM_NEWLINK, 0, (int)if_nametoindex(ports[i]), NULL, NULL, bi,
-			      true, NULL, what, err);
+		rc = nllink_change((int)if_nametoindex(ports[i]), NULL, bi, true, what, err);
 	}
 	if (rc == 0) {
 		snprintf(what, sizeof(what), "set bridge %s up", br);
-		rc = link_req(RTM_NEWLINK, 0, bi, NULL, NULL, -1, true, NULL, what, err);
+		rc = nllink_change(bi, NULL, -1, true, what, err);
 	}
 	if (rc < 0)
 		bridge_kernel_down(br, NULL);
@@ -988,7 +835,94 @@ int bridge_kernel_down(const char *br, struct ll_err *err)
 	if (!idx)
 		return 0;
 	snprintf(what, sizeof(what), "delete bridge %s", br);
-	return link_req(RTM_DELLINK, 0, idx, NULL, NULL, -1, false, NULL, what, err);
+	return nllink_delete(idx, what, err);
+}
+
+/* Every link of this namespace (nllink_list) in a fresh array; *n the
+ * count. NULL with err on failure. */
+static struct nllink *links_all(int *n, const char *what, struct ll_err *err)
+{
+	enum { MAXL = 1024 };
+	struct nllink *l = calloc(MAXL, sizeof(*l));
+
+	*n = 0;
+	if (!l) {
+		ll_err_set(err, -ENOMEM, "%s: out of memory", what);
+		return NULL;
+	}
+	if (nllink_list(l, MAXL, n, err) < 0) {
+		ll_err_prefix(err, "%s: ", what);
+		free(l);
+		return NULL;
+	}
+	return l;
+}
+
+int bridge_kernel_stale(struct bridge_stale *out, int max, int *n, struct ll_err *err)
+{
+	size_t al = strlen(BRIDGE_KERNEL_ALIAS);
+	int nl, i, k;
+	struct nllink *l = links_all(&nl, "stale bridges", err);
+
+	*n = 0;
+	if (!l)
+		return err ? err->code : -EIO;
+	for (i = 0; i < nl && *n < max; i++) {
+		struct bridge_stale *st = &out[*n];
+		const char *alias = l[i].alias;
+		char *end;
+		long pid;
+
+		if (strcmp(l[i].kind, "bridge") || strncmp(alias, BRIDGE_KERNEL_ALIAS, al))
+			continue;
+		pid = strtol(alias + al, &end, 10);
+		if (end == alias + al || *end || pid <= 0 || pid > INT32_MAX ||
+		    !bridge_pid_dead((int)pid))
+			continue;               /* not our mark, or its bridge runs */
+		memset(st, 0, sizeof(*st));
+		snprintf(st->name, sizeof(st->name), "%s", l[i].name);
+		st->pid = (int)pid;
+		for (k = 0; k < nl && st->nports < 2; k++)
+			if (l[k].master == l[i].ifindex)
+				snprintf(st->ports[st->nports++], IF_NAMESIZE, "%s", l[k].name);
+		(*n)++;
+	}
+	free(l);
+	return 0;
+}
+
+int bridge_port_info(const char *ifname, struct bridge_port_info *pi, struct ll_err *err)
+{
+	struct nllink me;
+	char what[IF_NAMESIZE + 8];
+	int rc, nl, i;
+	struct nllink *l;
+
+	memset(pi, 0, sizeof(*pi));
+	snprintf(what, sizeof(what), "port %s", ifname);
+	rc = nllink_get(ifname, &me, err);
+	if (rc == -ENODEV)
+		return ll_err_set(err, -ENODEV, "port %s: no such interface", ifname);
+	if (rc < 0) {
+		ll_err_prefix(err, "%s: ", what);
+		return rc;
+	}
+	pi->loopback = (me.flags & IFF_LOOPBACK) != 0;
+	pi->is_bridge = strcmp(me.kind, "bridge") == 0;
+	if (me.master > 0) {
+		l = links_all(&nl, what, err);
+		if (!l)
+			return err ? err->code : -EIO;
+		snprintf(pi->master, sizeof(pi->master), "?");
+		for (i = 0; i < nl; i++)
+			if (l[i].ifindex == me.master)
+				snprintf(pi->master, sizeof(pi->master), "%s", l[i].name);
+		free(l);
+	}
+	rc = nllink_addr(me.ifindex, pi->addr, sizeof(pi->addr), err);
+	if (rc < 0)
+		ll_err_prefix(err, "%s: ", what);
+	return rc;
 }
 
 int bridge_kernel_reap(struct peer *p, const struct bridge_stale *st, struct ll_err *err)

@@ -20,6 +20,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "linklab/base/fdio.h"
 #include "linklab/bridge/bridgectl.h"
 #include "linklab/bridge/emu.h"
 #include "linklab/peer/journal.h"
@@ -369,30 +370,15 @@ static char *handle_line(struct bridgectl *s, int ci, const char *line)
 	return r;
 }
 
-static int send_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static int send_line(int fd, char *txt)
 {
 	int rc;
 
 	if (!txt)
 		return -1;
-	rc = send_all(fd, txt, strlen(txt));
+	rc = fdio_write_all(fd, txt, strlen(txt), true);
 	if (rc == 0)
-		rc = send_all(fd, "\n", 1);
+		rc = fdio_write_all(fd, "\n", 1, true);
 	free(txt);
 	return rc;
 }
@@ -756,7 +742,7 @@ int bridgectl_kstats_open(struct peer *p, const char *if_a, const char *if_b,
 	int rc = 0, i;
 
 	*out = NULL;
-	if (!p->ops->link_stats)
+	if (!p->ops->counters)
 		return ll_err_set(err, -ENOTSUP, "bridge counters: the %s peer cannot read "
 				  "link counters", p->ops->name);
 	k = calloc(1, sizeof(*k));
@@ -766,7 +752,7 @@ int bridgectl_kstats_open(struct peer *p, const char *if_a, const char *if_b,
 	snprintf(k->port[0], sizeof(k->port[0]), "%s", if_a);
 	snprintf(k->port[1], sizeof(k->port[1]), "%s", if_b);
 	for (i = 0; i < 2 && rc == 0; i++) {
-		rc = p->ops->link_stats(p, k->port[i], &k->base[i], err);
+		rc = p->ops->counters->link_stats(p, k->port[i], &k->base[i], err);
 		k->last[i] = k->base[i];
 	}
 	for (i = 0; i < 2 && rc == 0; i++)
@@ -788,10 +774,10 @@ int bridgectl_kstats_read(struct bridgectl_kstats *k, enum bridge_dir dir,
 
 	memset(c, 0, sizeof(*c));
 	pthread_mutex_lock(&k->mu);
-	rc = k->p->ops->link_stats(k->p, k->port[in], &ls, err);
+	rc = k->p->ops->counters->link_stats(k->p, k->port[in], &ls, err);
 	if (rc == 0)
 		k->last[in] = ls;
-	r2 = k->p->ops->link_stats(k->p, k->port[eg], &ls, rc < 0 ? NULL : err);
+	r2 = k->p->ops->counters->link_stats(k->p, k->port[eg], &ls, rc < 0 ? NULL : err);
 	if (r2 == 0)
 		k->last[eg] = ls;
 	else if (rc == 0)
@@ -1089,7 +1075,8 @@ int bridgectl_client_fd(const struct bridgectl_client *c)
 
 int bridgectl_client_send(struct bridgectl_client *c, const char *line, struct ll_err *err)
 {
-	if (send_all(c->fd, line, strlen(line)) < 0 || send_all(c->fd, "\n", 1) < 0)
+	if (fdio_write_all(c->fd, line, strlen(line), true) < 0 ||
+	    fdio_write_all(c->fd, "\n", 1, true) < 0)
 		return ll_err_set(err, -errno ? -errno : -EPIPE, "control socket: send: %s",
 				  strerror(errno ? errno : EPIPE));
 	return 0;

@@ -290,10 +290,10 @@ static void set_engines(const struct apply_args *a, struct peerset *ps, unsigned
 {
 	int port = a->c.po.exclude_ssh ? 22 : 0;
 
-	if ((sides & CMD_SIDE_A) && ps->a.ops->set_engine)
-		ps->a.ops->set_engine(&ps->a, a->engine, port);
-	if ((sides & CMD_SIDE_B) && ps->has_b && ps->b.ops->set_engine)
-		ps->b.ops->set_engine(&ps->b, a->engine, port);
+	if ((sides & CMD_SIDE_A) && ps->a.ops->engine)
+		ps->a.ops->engine->set_engine(&ps->a, a->engine, port);
+	if ((sides & CMD_SIDE_B) && ps->has_b && ps->b.ops->engine)
+		ps->b.ops->engine->set_engine(&ps->b, a->engine, port);
 }
 
 /* Print what the kernels hold now on the sides in done (and, for an
@@ -431,8 +431,8 @@ static int cmd_apply_dry_side(struct peer *p, const char *dev, int i,
 static void cmd_apply_print_notes(struct peer *p)
 {
 	/* records dropped on the way (another device's numbers) */
-	if (p->ops->notes && p->ops->notes(p)[0]) {
-		const char *s = p->ops->notes(p);
+	if (p->ops->journal && p->ops->journal->notes(p)[0]) {
+		const char *s = p->ops->journal->notes(p);
 
 		while (*s) {
 			size_t n = strcspn(s, "\n"), k;

@@ -285,7 +285,7 @@ static int check_side(struct peer *p, const char *dev, const struct impair *want
 		 * them, the rate) where the kernel has no netem */
 		struct enghook_info h;
 
-		if (p->ops->engine_get && p->ops->engine_get(p, dev, &h, NULL) == 0 &&
+		if (p->ops->engine && p->ops->engine->engine_get(p, dev, &h, NULL) == 0 &&
 		    h.alive)
 			enghook_dial(&h, &held);
 	}

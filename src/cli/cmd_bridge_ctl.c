@@ -28,6 +28,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "linklab/base/fdio.h"
 #include "linklab/bridge/bridgectl.h"
 #include "linklab/cli/cli.h"
 #include "linklab/cli/cmd.h"
@@ -317,22 +318,6 @@ static int reply_fail(const cJSON *r)
 	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "invalid")) ? 2 : 1;
 }
 
-/* Write all n bytes (send on a socket without SIGPIPE); 0 or -1. */
-static int put_all(int fd, const char *p, size_t n, bool sock)
-{
-	while (n) {
-		ssize_t w = sock ? send(fd, p, n, MSG_NOSIGNAL) : write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* --attach: relay stdin -> socket, socket -> stdout, until either ends;
  * 1 with "the bridge (pid N) stopped" when the bridge closes first. */
 static int relay(struct bridgectl_client *c, int pid)
@@ -361,7 +346,7 @@ static int relay(struct bridgectl_client *c, int pid)
 				say("the bridge (pid %d) stopped", pid);
 				return 1;
 			}
-			if (put_all(1, buf, (size_t)n, false) < 0)
+			if (fdio_write_all(1, buf, (size_t)n, false) < 0)
 				return 1;       /* stdout gone: closing ends the lease */
 		}
 		if (p[1].revents) {
@@ -375,7 +360,7 @@ static int relay(struct bridgectl_client *c, int pid)
 				in_open = false;
 				continue;
 			}
-			if (put_all(fd, buf, (size_t)n, true) < 0)
+			if (fdio_write_all(fd, buf, (size_t)n, true) < 0)
 				return 1;
 		}
 	}

@@ -34,7 +34,7 @@ static void reap_bridges(struct peer *p, FILE *out)
  * one "LABEL: line" each, sanitized. */
 static void print_notes(struct peer *p, FILE *out)
 {
-	const char *s = p->ops->notes ? p->ops->notes(p) : "";
+	const char *s = p->ops->journal ? p->ops->journal->notes(p) : "";
 
 	while (s && *s) {
 		size_t n = strcspn(s, "\n"), k;
@@ -97,7 +97,7 @@ int cmd_clear(int argc, char **argv)
 		if (!(sides & (i == 0 ? CMD_SIDE_A : CMD_SIDE_B)))
 			continue;
 		if (forget) {
-			if (!p->ops->forget) {
+			if (!p->ops->journal) {
 				fprintf(stderr, "linklab clear: %s: --forget is not supported here\n",
 					p->label);
 				status = 2;
@@ -109,7 +109,7 @@ int cmd_clear(int argc, char **argv)
 				status = 2;
 				continue;
 			}
-			rc = p->ops->forget(p, all ? NULL : dev, &err);
+			rc = p->ops->journal->forget(p, all ? NULL : dev, &err);
 			print_notes(p, doc ? stderr : stdout);
 			if (rc < 0) {
 				fprintf(stderr, "linklab clear: %s: %s\n", p->label, err.msg);
@@ -130,10 +130,10 @@ int cmd_clear(int argc, char **argv)
 			rc = p->ops->clear(p, dev, &err);
 		}
 		/* offloads and sysctls linklab changed (linklab offload/sysctl) */
-		if (rc >= 0 && p->ops->tune_restore) {
+		if (rc >= 0 && p->ops->tune) {
 			struct ll_err terr = { 0 };
 
-			if (p->ops->tune_restore(p, &terr) < 0) {
+			if (p->ops->tune->tune_restore(p, &terr) < 0) {
 				fprintf(stderr, "linklab clear: %s: offloads/sysctls: %s\n",
 					p->label, terr.msg);
 				status = 1;

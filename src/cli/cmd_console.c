@@ -643,10 +643,10 @@ static int cmd_console_open_peers(struct tui *t, struct cmd_console_args *a,
 	}
 	/* the endpoints' dials: netem where the kernel has it, else linklab's
 	 * endpoint engine */
-	if (ps->a.ops->set_engine)
-		ps->a.ops->set_engine(&ps->a, ENGHOOK_AUTO, a->po.exclude_ssh ? 22 : 0);
-	if (ps->has_b && ps->b.ops->set_engine)
-		ps->b.ops->set_engine(&ps->b, ENGHOOK_AUTO, a->po.exclude_ssh ? 22 : 0);
+	if (ps->a.ops->engine)
+		ps->a.ops->engine->set_engine(&ps->a, ENGHOOK_AUTO, a->po.exclude_ssh ? 22 : 0);
+	if (ps->has_b && ps->b.ops->engine)
+		ps->b.ops->engine->set_engine(&ps->b, ENGHOOK_AUTO, a->po.exclude_ssh ? 22 : 0);
 	rc = console_new(c, ps, a->target, a->port, &err);
 	if (rc < 0) {
 		tui_done();

@@ -157,7 +157,7 @@ void cmd_engine_report(FILE *f, cJSON *side, struct peer *p, const char *dev)
 	struct ll_err err = { 0 };
 	cJSON *o;
 
-	if (!p->ops->engine_get || p->ops->engine_get(p, dev, &h, &err) < 0) {
+	if (!p->ops->engine || p->ops->engine->engine_get(p, dev, &h, &err) < 0) {
 		if (side)
 			cJSON_AddStringToObject(side, "engine", "kernel");
 		return;

@@ -159,13 +159,13 @@ static int show_journal(struct peerset *ps, unsigned sides, cJSON *doc)
 
 		if (!(sides & (i == 0 ? CMD_SIDE_A : CMD_SIDE_B)))
 			continue;
-		if (!p->ops->records) {
+		if (!p->ops->journal) {
 			fprintf(stderr, "linklab show: %s: records not supported\n", p->label);
 			status = 1;
 			continue;
 		}
 		n = 0;
-		if (p->ops->records(p, r, 64, &n, &err) < 0) {
+		if (p->ops->journal->records(p, r, 64, &n, &err) < 0) {
 			fprintf(stderr, "linklab show: %s: %s\n", p->label, err.msg);
 			status = 1;
 			continue;

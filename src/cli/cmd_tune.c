@@ -78,14 +78,14 @@ int cmd_offload(int argc, char **argv)
 
 		if (!(sides & (i ? CMD_SIDE_B : CMD_SIDE_A)))
 			continue;
-		if (!p->ops->offload_get) {
+		if (!p->ops->tune) {
 			fprintf(stderr, "linklab offload: %s: not supported\n", p->label);
 			ret = 1;
 			continue;
 		}
 		rc = 0;
 		if (restore)
-			rc = p->ops->tune_restore(p, &err);
+			rc = p->ops->tune->tune_restore(p, &err);
 		if (!dev[0]) {
 			if (rc == 0 && !restore) {
 				fprintf(stderr, "linklab offload: %s: which interface? (--dev / --peer-dev)\n",
@@ -94,9 +94,9 @@ int cmd_offload(int argc, char **argv)
 			}
 		} else {
 			if (rc == 0 && set)
-				rc = p->ops->offload_set(p, dev, &want, &err);
+				rc = p->ops->tune->offload_set(p, dev, &want, &err);
 			if (rc == 0)
-				rc = p->ops->offload_get(p, dev, &o, &err);
+				rc = p->ops->tune->offload_get(p, dev, &o, &err);
 			if (rc == 0)
 				print_offloads(p, dev, &o);
 		}
@@ -164,21 +164,21 @@ int cmd_sysctl(int argc, char **argv)
 
 		if (!(sides & (i ? CMD_SIDE_B : CMD_SIDE_A)))
 			continue;
-		if (!p->ops->sysctl_get) {
+		if (!p->ops->tune) {
 			fprintf(stderr, "linklab sysctl: %s: not supported\n", p->label);
 			ret = 1;
 			continue;
 		}
-		rc = restore ? p->ops->tune_restore(p, &err) : 0;
+		rc = restore ? p->ops->tune->tune_restore(p, &err) : 0;
 		for (k = 0; rc == 0 && k < nsets; k++) {
 			char name[64];
 			const char *eq = strchr(sets[k], '=');
 
 			snprintf(name, sizeof(name), "%.*s", (int)(eq - sets[k]), sets[k]);
-			rc = p->ops->sysctl_set(p, name, eq + 1, &err);
+			rc = p->ops->tune->sysctl_set(p, name, eq + 1, &err);
 		}
 		if (rc == 0)
-			rc = p->ops->sysctl_get(p, &s, &err);
+			rc = p->ops->tune->sysctl_get(p, &s, &err);
 		if (rc < 0) {
 			fprintf(stderr, "linklab sysctl: %s: %s\n", p->label, err.msg);
 			ret = cmd_status(&err);

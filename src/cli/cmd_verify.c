@@ -113,7 +113,7 @@ static int read_side(struct peer *p, const char *dev, struct side_dial *s,
 				s->burst = qs->q[i].burst;
 		/* linklab's endpoint engine holds the netem fields (and the
 		 * rate, in its token bucket) where the kernel has no netem */
-		if (p->ops->engine_get && p->ops->engine_get(p, dev, &h, NULL) == 0 &&
+		if (p->ops->engine && p->ops->engine->engine_get(p, dev, &h, NULL) == 0 &&
 		    h.alive) {
 			enghook_dial(&h, &s->d);
 			s->engine = true;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "linklab/base/fdio.h"
 #include "linklab/base/text.h"
 #include "linklab/cli/safeout.h"
 
@@ -18,21 +19,6 @@ struct safeout {
 };
 
 static struct safeout safeout_fd[2] = { { .fd = 1 }, { .fd = 2 } };
-
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
 
 /* Sanitize n bytes of s (after the pending ones) onto fd. */
 static ssize_t safeout_write(void *cookie, const char *s, size_t n)
@@ -51,7 +37,7 @@ static ssize_t safeout_write(void *cookie, const char *s, size_t n)
 		m = so->npend + take;
 		used = text_sanitize_n(in, m, out, sizeof(out),
 				       TEXT_KEEP_NL | TEXT_PARTIAL);
-		if (write_all(so->fd, out, strlen(out)) < 0)
+		if (fdio_write_all(so->fd, out, strlen(out), false) < 0)
 			return done ? (ssize_t)done : -1;
 		so->npend = m - used;           /* <= 3: a cut sequence */
 		memcpy(so->pend, in + used, so->npend);
@@ -68,7 +54,7 @@ static int safeout_close(void *cookie)
 	if (so->npend) {
 		text_sanitize_n(so->pend, so->npend, out, sizeof(out), TEXT_KEEP_NL);
 		so->npend = 0;
-		return write_all(so->fd, out, strlen(out));
+		return fdio_write_all(so->fd, out, strlen(out), false);
 	}
 	return 0;
 }

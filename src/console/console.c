@@ -299,10 +299,10 @@ int console_quit(struct console *c, char *summary, size_t len, struct ll_err *er
 			}
 			continue;
 		}
-		if (c->tuned[i] && p->ops->tune_restore) {
+		if (c->tuned[i] && p->ops->tune) {
 			struct ll_err e = { 0 };
 
-			rc = p->ops->tune_restore(p, &e);
+			rc = p->ops->tune->tune_restore(p, &e);
 			if (rc < 0) {
 				console_join_err(err, rc, console_side_name(i), e.msg);
 				if (!first)

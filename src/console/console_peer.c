@@ -213,7 +213,7 @@ int console_set_async(struct console *c, struct ll_err *err)
 		return 0;
 	/* the control session's route, once, before the worker owns B: the
 	 * apply checks then ask nothing of B */
-	if (peerq_ops(c->bq)->ctl_flow && !c->v.b_lost) {
+	if (peerq_ops(c->bq)->session && !c->v.b_lost) {
 		struct peerq_job *j = peerq_job_new(PQ_CTL_FLOW);
 
 		console_b_submit(c, j);
@@ -271,10 +271,10 @@ int console_read_done(struct console *c, int i, int rc, const struct qdisc_state
 	qdisc_state_to_impair(&s->qd, &s->held);
 	qdisc_state_summary(&s->qd, s->held_text, sizeof(s->held_text));
 	/* A's engine is a local file; B's comes with the worker's read-back */
-	if (i == CONSOLE_IDX_A && console_peer(c, i) && console_peer(c, i)->ops->engine_get) {
+	if (i == CONSOLE_IDX_A && console_peer(c, i) && console_peer(c, i)->ops->engine) {
 		struct enghook_info h;
 
-		if (console_peer(c, i)->ops->engine_get(console_peer(c, i), s->dev, &h, NULL) == 0)
+		if (console_peer(c, i)->ops->engine->engine_get(console_peer(c, i), s->dev, &h, NULL) == 0)
 			console_engine_show(&h, s);
 	} else if (i == CONSOLE_IDX_B && c->b_eng_rc == 0) {
 		console_engine_show(&c->b_eng, s);
@@ -426,11 +426,11 @@ static int console_refresh_side(struct console *c, int i, struct ll_err *err)
 	if (!ll)
 		return ll_err_set(err, -ENOMEM, "out of memory");
 	rc = p->ops->list_links(p, ll, &e);
-	if (rc == 0 && p->ops->sysctl_get) {
+	if (rc == 0 && p->ops->tune) {
 		struct ll_err se = { 0 };
 
 		ss = calloc(1, sizeof(*ss));
-		if (ss && p->ops->sysctl_get(p, ss, &se) < 0) {
+		if (ss && p->ops->tune->sysctl_get(p, ss, &se) < 0) {
 			free(ss);
 			ss = NULL;
 		}
@@ -496,7 +496,7 @@ int console_peer_fd(const struct console *c)
 		return -1;
 	if (c->b_async)
 		return peerq_fd(c->bq);
-	if (!c->ps.b.ops->poll_fd)
+	if (!c->ps.b.ops->session)
 		return -1;
-	return c->ps.b.ops->poll_fd((struct peer *)&c->ps.b);
+	return c->ps.b.ops->session->poll_fd((struct peer *)&c->ps.b);
 }

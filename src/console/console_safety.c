@@ -60,7 +60,7 @@ int console_apply_check(struct console *c, const struct impair *d, unsigned side
 	/* inline: B's route asked now (it may change); threaded: the one
 	 * fetched by console_set_async (unknown: nothing to check, as when B
 	 * cannot tell; B's own apply checks again) */
-	if (!c->b_async && peerq_ops(c->bq)->ctl_flow) {
+	if (!c->b_async && peerq_ops(c->bq)->session) {
 		c->bflow_known = false;
 		console_b_submit(c, peerq_job_new(PQ_CTL_FLOW));
 	}
@@ -167,9 +167,9 @@ int console_keepalive(struct console *c, bool hup, int *next_s)
 		console_mark_lost(c, "the connection to B's sshd was closed");
 		return 1;
 	}
-	if (!c->ps.b.ops->keepalive)
+	if (!c->ps.b.ops->session)
 		return 0;
-	rc = c->ps.b.ops->keepalive(&c->ps.b, &next, &e);
+	rc = c->ps.b.ops->session->keepalive(&c->ps.b, &next, &e);
 	if (rc < 0) {
 		if (!e.msg[0])
 			ll_err_set(&e, rc, "keepalive: %s", strerror(-rc));
@@ -222,7 +222,7 @@ int console_sysctl_set(struct console *c, int side, const char *name,
 		return ll_err_set(err, c->v.b_lost ? -ENOTCONN : -ENODEV,
 				  "B: %s", c->v.b_lost ? c->v.b_lost_msg : "no peer");
 	ops = side == CONSOLE_IDX_B ? peerq_ops(c->bq) : p->ops;
-	if (!ops->sysctl_set)
+	if (!ops->tune)
 		return ll_err_set(err, -ENOTSUP, "%s: sysctls not supported by the %s backend",
 				  console_side_name(side), ops->name);
 	if (side == CONSOLE_IDX_B) {
@@ -235,6 +235,6 @@ int console_sysctl_set(struct console *c, int side, const char *name,
 		console_b_submit(c, j);
 		return console_b_result(c, err);
 	}
-	rc = p->ops->sysctl_set(p, name, value, &e);
+	rc = p->ops->tune->sysctl_set(p, name, value, &e);
 	return console_sysctl_fold(c, side, name, value, rc, &e, err);
 }

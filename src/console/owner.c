@@ -112,10 +112,10 @@ int owner_take(struct owner *o, struct peerset *ps, struct ll_err *err)
 	rc = owner_local(o, ps->dev_a, err);
 	if (rc < 0)
 		goto fail;
-	if (ps->has_b && ps->b.ops->lock_take) {
+	if (ps->has_b && ps->b.ops->lock) {
 		struct ll_err e = { 0 };
 
-		rc = ps->b.ops->lock_take(&ps->b, &prev, &stale, &e);
+		rc = ps->b.ops->lock->lock_take(&ps->b, &prev, &stale, &e);
 		if (rc == -EBUSY) {
 			if (err)
 				*err = e;
@@ -174,8 +174,8 @@ fail:
 
 void owner_changed(struct owner *o, int side, const char *dev)
 {
-	if (side == 1 && o->b && o->b->ops->lock_note)
-		o->b->ops->lock_note(o->b, dev);
+	if (side == 1 && o->b && o->b->ops->lock)
+		o->b->ops->lock->lock_note(o->b, dev);
 }
 
 void owner_release(struct owner *o, bool clean)
@@ -185,7 +185,7 @@ void owner_release(struct owner *o, bool clean)
 	for (i = 0; i < o->nl; i++)
 		peer_lock_release(o->l[i], clean);
 	o->nl = 0;
-	if (o->b && o->b->ops->lock_release)
-		o->b->ops->lock_release(o->b, clean);
+	if (o->b && o->b->ops->lock)
+		o->b->ops->lock->lock_release(o->b, clean);
 	o->b = NULL;
 }

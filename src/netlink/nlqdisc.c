@@ -6,6 +6,8 @@
  * tests/data/tc-*.hex). */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -940,4 +942,48 @@ int nlqdisc_dump(struct nl_sock *sk, int ifindex, struct qdisc_state *st,
 	    strcmp(st->q[0].kind, "htb") == 0)
 		dump_scope(sk, ifindex, st);
 	return 0;
+}
+
+/* --- does this kernel have netem? ----------------------------------------- */
+
+static void *netem_probe(void *arg)
+{
+	int *res = arg;
+	struct tc_netem_qopt q = { .limit = 1000 };
+	struct nlqdisc_target t = { .ifindex = 1, .parent = TC_H_ROOT,
+				    .handle = 0x10000, .verb = NLQ_REPLACE };
+	struct ll_err err = { 0 };
+	struct nl_sock *sk;
+	struct nl_msg *m = NULL;
+	int rc;
+
+	if (unshare(CLONE_NEWNET) < 0) {
+		*res = -errno;
+		return NULL;
+	}
+	sk = nl_socket_alloc();
+	if (!sk) {
+		*res = -ENOMEM;
+		return NULL;
+	}
+	rc = nl_connect(sk, NETLINK_ROUTE) < 0 ? -EIO : 0;
+	if (rc == 0)
+		rc = nlqdisc_build_raw(&t, "netem", &q, sizeof(q), &m, &err);
+	if (rc == 0)
+		rc = nlqdisc_talk(sk, m, "netem probe", NULL, &err);
+	nlmsg_free(m);
+	nl_socket_free(sk);
+	*res = rc == 0 ? 1 : rc == -ENOENT ? 0 : rc;
+	return NULL;
+}
+
+int nlqdisc_has_netem(void)
+{
+	pthread_t th;
+	int res = -EIO;
+
+	if (pthread_create(&th, NULL, netem_probe, &res) != 0)
+		return -EAGAIN;
+	pthread_join(th, NULL);
+	return res;
 }

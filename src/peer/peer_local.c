@@ -1270,6 +1270,30 @@ static void local_close(struct peer *p)
 	p->priv = NULL;
 }
 
+/* offloads and TCP sysctls, src/peer/hosttune.c */
+static const struct peer_tune_ops local_tune_ops = {
+	.offload_get = tune_op_offload_get,
+	.offload_set = tune_op_offload_set,
+	.sysctl_get = tune_op_sysctl_get,
+	.sysctl_set = tune_op_sysctl_set,
+	.tune_restore = tune_op_restore,
+};
+
+static const struct peer_counter_ops local_counter_ops = {
+	.link_stats = local_link_stats,
+};
+
+static const struct peer_engine_ops local_engine_ops = {
+	.set_engine = local_set_engine,
+	.engine_get = local_engine_get,
+};
+
+static const struct peer_journal_ops local_journal_ops = {
+	.records = local_records,
+	.forget = local_forget,
+	.notes = local_notes,
+};
+
 static const struct peer_ops local_ops = {
 	.name = "local",
 	.list_links = local_list_links,
@@ -1282,19 +1306,11 @@ static const struct peer_ops local_ops = {
 	.server_start = local_server_start,
 	.server_stop = local_server_stop,
 	.close = local_close,
-	/* offloads and TCP sysctls, src/peer/hosttune.c */
-	.offload_get = tune_op_offload_get,
-	.offload_set = tune_op_offload_set,
-	.sysctl_get = tune_op_sysctl_get,
-	.sysctl_set = tune_op_sysctl_set,
-	.tune_restore = tune_op_restore,
-	.link_stats = local_link_stats,
 	.set_safety = local_set_safety,
-	.records = local_records,
-	.forget = local_forget,
-	.notes = local_notes,
-	.set_engine = local_set_engine,
-	.engine_get = local_engine_get,
+	.tune = &local_tune_ops,
+	.counters = &local_counter_ops,
+	.engine = &local_engine_ops,
+	.journal = &local_journal_ops,
 };
 
 int peer_local_open(struct peer *p, struct ll_err *err)

@@ -2425,6 +2425,38 @@ static void remote_lock_release(struct peer *p, bool remove)
 	r->keeper = NULL;
 }
 
+static const struct peer_session_ops remote_session_ops = {
+	.ctl_flow = remote_ctl_flow,
+	.warning = remote_warning,
+	.keepalive = remote_keepalive,
+	.poll_fd = remote_poll_fd,
+};
+
+static const struct peer_tune_ops remote_tune_ops = {
+	.offload_get = remote_offload_get,
+	.offload_set = remote_offload_set,
+	.sysctl_get = remote_sysctl_get,
+	.sysctl_set = remote_sysctl_set,
+	.tune_restore = remote_tune_restore,
+};
+
+static const struct peer_engine_ops remote_engine_ops = {
+	.set_engine = remote_set_engine,
+	.engine_get = remote_engine_get,
+};
+
+static const struct peer_journal_ops remote_journal_ops = {
+	.records = remote_records,
+	.forget = remote_forget,
+	.notes = remote_notes,
+};
+
+static const struct peer_lock_ops remote_lock_ops = {
+	.lock_take = remote_lock_take,
+	.lock_note = remote_lock_note,
+	.lock_release = remote_lock_release,
+};
+
 static const struct peer_ops remote_ops = {
 	.name = "ssh",
 	.list_links = remote_list_links,
@@ -2437,24 +2469,12 @@ static const struct peer_ops remote_ops = {
 	.server_start = remote_server_start,
 	.server_stop = remote_server_stop,
 	.close = remote_close,
-	.ctl_flow = remote_ctl_flow,
 	.set_safety = remote_set_safety,
-	.warning = remote_warning,
-	.keepalive = remote_keepalive,
-	.poll_fd = remote_poll_fd,
-	.offload_get = remote_offload_get,
-	.offload_set = remote_offload_set,
-	.sysctl_get = remote_sysctl_get,
-	.sysctl_set = remote_sysctl_set,
-	.tune_restore = remote_tune_restore,
-	.records = remote_records,
-	.forget = remote_forget,
-	.notes = remote_notes,
-	.set_engine = remote_set_engine,
-	.engine_get = remote_engine_get,
-	.lock_take = remote_lock_take,
-	.lock_note = remote_lock_note,
-	.lock_release = remote_lock_release,
+	.session = &remote_session_ops,
+	.tune = &remote_tune_ops,
+	.engine = &remote_engine_ops,
+	.journal = &remote_journal_ops,
+	.lock = &remote_lock_ops,
 };
 
 int peer_remote_open(struct peer *p, const struct ssh_target *t,

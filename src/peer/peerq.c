@@ -82,7 +82,7 @@ static bool pq_session_gone(struct peerq *q, int rc)
 	if (rc != -EIO && rc != -ENOTCONN && rc != -ECONNRESET &&
 	    rc != -EPIPE && rc != -ESHUTDOWN && rc != -EPROTO)
 		return false;
-	return !q->p.ops->keepalive || q->p.ops->keepalive(&q->p, &next, &e) < 0;
+	return !q->p.ops->session || q->p.ops->session->keepalive(&q->p, &next, &e) < 0;
 }
 
 static void pq_readback(struct peerq *q, struct peerq_job *j)
@@ -91,8 +91,8 @@ static void pq_readback(struct peerq *q, struct peerq_job *j)
 	if (j->rb_rc < 0 && !j->rb_err.msg[0])
 		ll_err_set(&j->rb_err, j->rb_rc, "%s", strerror(-j->rb_rc));
 	/* the engine's dial is part of what dev holds */
-	j->eng_rc = j->rb_rc == 0 && q->p.ops->engine_get ?
-		    q->p.ops->engine_get(&q->p, j->dev, &j->eng, NULL) : -ENOENT;
+	j->eng_rc = j->rb_rc == 0 && q->p.ops->engine ?
+		    q->p.ops->engine->engine_get(&q->p, j->dev, &j->eng, NULL) : -ENOENT;
 }
 
 /* Run one job on the peer (the worker, or the caller inline). */
@@ -106,10 +106,10 @@ static void pq_run(struct peerq *q, struct peerq_job *j)
 	switch (j->kind) {
 	case PQ_LIST:
 		rc = o->list_links(&q->p, &j->links, &j->err);
-		if (rc == 0 && o->sysctl_get) {
+		if (rc == 0 && o->tune) {
 			struct ll_err se = { 0 };
 
-			j->have_sys = o->sysctl_get(&q->p, &j->sys, &se) == 0;
+			j->have_sys = o->tune->sysctl_get(&q->p, &j->sys, &se) == 0;
 		}
 		break;
 	case PQ_READ:
@@ -133,17 +133,17 @@ static void pq_run(struct peerq *q, struct peerq_job *j)
 					 : o->clear(&q->p, j->dev, &j->err);
 		if (once)
 			o->set_safety(&q->p, &q->safety);
-		if (rc == 0 && j->kind == PQ_APPLY && j->lock_note && o->lock_note)
-			o->lock_note(&q->p, j->dev);
-		if (rc == 0 && j->kind == PQ_APPLY && o->warning && o->warning(&q->p))
-			snprintf(j->warning, sizeof(j->warning), "%s", o->warning(&q->p));
+		if (rc == 0 && j->kind == PQ_APPLY && j->lock_note && o->lock)
+			o->lock->lock_note(&q->p, j->dev);
+		if (rc == 0 && j->kind == PQ_APPLY && o->session && o->session->warning(&q->p))
+			snprintf(j->warning, sizeof(j->warning), "%s", o->session->warning(&q->p));
 		if (rc < 0 && pq_session_gone(q, rc))
 			j->lost = true;
 		else if (j->readback)
 			pq_readback(q, j);
 		break;
 	case PQ_CTL_FLOW:
-		rc = o->ctl_flow ? o->ctl_flow(&q->p, &j->ctl, &j->err)
+		rc = o->session ? o->session->ctl_flow(&q->p, &j->ctl, &j->err)
 				 : ll_err_set(&j->err, -ENOTSUP, "no control session");
 		break;
 	case PQ_SERVER_START:
@@ -153,21 +153,21 @@ static void pq_run(struct peerq *q, struct peerq_job *j)
 		rc = o->server_stop ? o->server_stop(&q->p, &j->err) : 0;
 		break;
 	case PQ_SYSCTL_SET:
-		rc = o->sysctl_set ? o->sysctl_set(&q->p, j->name, j->value, &j->err)
+		rc = o->tune ? o->tune->sysctl_set(&q->p, j->name, j->value, &j->err)
 				   : ll_err_set(&j->err, -ENOTSUP, "sysctls not supported");
 		break;
 	case PQ_TUNE_RESTORE:
-		rc = o->tune_restore ? o->tune_restore(&q->p, &j->err) : 0;
+		rc = o->tune ? o->tune->tune_restore(&q->p, &j->err) : 0;
 		break;
 	case PQ_LOCK_RELEASE:
-		if (o->lock_release)
-			o->lock_release(&q->p, j->remove);
+		if (o->lock)
+			o->lock->lock_release(&q->p, j->remove);
 		rc = 0;
 		break;
 	case PQ_KEEPALIVE: {
 		int next = 0;
 
-		rc = o->keepalive ? o->keepalive(&q->p, &next, &j->err) : 0;
+		rc = o->session ? o->session->keepalive(&q->p, &next, &j->err) : 0;
 		break;
 	}
 	}
@@ -223,11 +223,11 @@ static void pq_idle_wait(struct peerq *q, double *next_ka, double *quiet)
 	double now = pq_now();
 
 	pf[0] = (struct pollfd){ .fd = q->wake[0], .events = POLLIN };
-	if (!q->lost && !q->closed && q->p.ops->poll_fd && q->p.ops->keepalive)
-		sfd = q->p.ops->poll_fd(&q->p);
+	if (!q->lost && !q->closed && q->p.ops->session)
+		sfd = q->p.ops->session->poll_fd(&q->p);
 	if (sfd >= 0 && now >= *quiet)
 		pf[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN | POLLRDHUP };
-	timeout = q->p.ops->keepalive && !q->lost ? (int)((*next_ka - now) * 1000) : -1;
+	timeout = q->p.ops->session && !q->lost ? (int)((*next_ka - now) * 1000) : -1;
 	if (sfd >= 0 && now < *quiet && (timeout < 0 || timeout > (*quiet - now) * 1000))
 		timeout = (int)((*quiet - now) * 1000) + 1;
 	if (timeout < -1)
@@ -241,7 +241,7 @@ static void pq_idle_wait(struct peerq *q, double *next_ka, double *quiet)
 			;
 	}
 	now = pq_now();
-	if (q->lost || !q->p.ops->keepalive)
+	if (q->lost || !q->p.ops->session)
 		return;
 	if ((n > 1 && pf[1].revents) || now >= *next_ka) {
 		struct peerq_job *j = peerq_job_new(PQ_KEEPALIVE);
@@ -256,7 +256,7 @@ static void pq_idle_wait(struct peerq *q, double *next_ka, double *quiet)
 			j->rc = ll_err_set(&j->err, -ECONNRESET,
 					   "the connection to the peer's sshd was closed");
 		} else {
-			j->rc = q->p.ops->keepalive(&q->p, &next, &j->err);
+			j->rc = q->p.ops->session->keepalive(&q->p, &next, &j->err);
 			if (j->rc < 0 && !j->err.msg[0])
 				ll_err_set(&j->err, j->rc, "keepalive: %s", strerror(-j->rc));
 		}

@@ -306,8 +306,8 @@ int peerset_ctl_check(struct peerset *ps, int side, const char *dev,
 
 	if (warn && len)
 		warn[0] = '\0';
-	if (!ps->has_b || !ps->b.ops->ctl_flow || !dev ||
-	    ps->b.ops->ctl_flow(&ps->b, &ctl, NULL) < 0)
+	if (!ps->has_b || !ps->b.ops->session || !dev ||
+	    ps->b.ops->session->ctl_flow(&ps->b, &ctl, NULL) < 0)
 		return 0;
 	return peerset_ctl_check_flow(ps, &ctl, side, dev, d, force, warn, len, err);
 }

@@ -1327,39 +1327,192 @@ static void shell_drop(struct ssh_session *s)
 	s->sh = NULL;
 }
 
-/* Find "\n" RC_MARK "N_SEQ\n" at the end of the kept text or tail.
- * Returns a pointer to its '\n' and the status, or NULL. */
-static const char *find_rc(const char *hay, size_t hn, const char *seqtag, int *st)
+/* Cut what b keeps back to the first at bytes of the stream (a tag at its
+ * end; at counts every byte seen, kept or not). */
+static void gb_cut(struct growbuf *b, size_t at)
 {
-	size_t ml = strlen("\n" RC_MARK), tl = strlen(seqtag);
-	const char *x;
-
-	if (!hay)
-		return NULL;
-	for (x = hay + (hn > 64 ? hn - 64 : 0); x + ml + tl <= hay + hn; x++)
-		if (memcmp(x, "\n" RC_MARK, ml) == 0) {
-			char *end;
-			long v = strtol(x + ml, &end, 10);
-
-			if (end > x + ml && (size_t)(hay + hn - end) >= tl &&
-			    memcmp(end, seqtag, tl) == 0 && end + tl == hay + hn) {
-				*st = (int)v;
-				return x;
-			}
-		}
-	return NULL;
+	if (at < b->n) {
+		b->n = at;
+		b->p[b->n] = '\0';
+	}
 }
 
-static bool ends_with(const struct growbuf *b, const char *tag)
+/* The stream ends in "\n" RC_MARK "N" TAG (TAG ends in '\n'): 0, *st = N
+ * and the marker cut off what is kept; -1 if it does not (yet). Looks at
+ * the last bytes (b->tail), so a marker after SSH_OUT_MAX is found too. */
+static int gb_rc_marker(struct growbuf *b, const char *tag, int *st)
+{
+	size_t ml = strlen("\n" RC_MARK), tl = strlen(tag);
+	const char *end = b->tail + b->ntail, *x;
+
+	for (x = b->tail; x + ml + 1 + tl <= end; x++) {
+		const char *d = x + ml;
+		long v = 0;
+		bool neg = false;
+
+		if (memcmp(x, "\n" RC_MARK, ml) != 0)
+			continue;
+		if (*d == '-') {
+			neg = true;
+			d++;
+		}
+		if (d >= end || *d < '0' || *d > '9')
+			continue;
+		while (d < end && *d >= '0' && *d <= '9' && v < 100000)
+			v = v * 10 + (*d++ - '0');
+		if (d + tl != end || memcmp(d, tag, tl) != 0)
+			continue;
+		*st = (int)(neg ? -v : v);
+		gb_cut(b, b->total - (size_t)(end - x));
+		return 0;
+	}
+	return -1;
+}
+
+/* The stream ends in tag: true, and the tag cut off what is kept. */
+static bool gb_end_tag(struct growbuf *b, const char *tag)
 {
 	size_t tl = strlen(tag);
 
-	return b->ntail >= tl && memcmp(b->tail + b->ntail - tl, tag, tl) == 0;
+	if (b->ntail < tl || memcmp(b->tail + b->ntail - tl, tag, tl) != 0)
+		return false;
+	gb_cut(b, b->total - tl);
+	return true;
+}
+
+/* How reading a command's output ends. otag set (the persistent shell):
+ * when stdout ends in the status marker with that tag and stderr in etag.
+ * otag NULL (a channel of its own): at EOF. */
+struct exec_end {
+	const char *otag, *etag;
+	int status;               /* the marker's exit status (otag set) */
+};
+
+/* Read ch's stdout into bo and its stderr into be until the end e says.
+ * 0: both tags seen; 1: EOF (with tags: the shell ended first); -EIO, or
+ * -ETIMEDOUT past deadline (the session then marked stalled), with err. */
+static int exec_read(struct ssh_session *s, LIBSSH2_CHANNEL *ch, struct growbuf *bo,
+		     struct growbuf *be, struct exec_end *e, int64_t deadline,
+		     int timeout_ms, const char *cmd, struct ll_err *err)
+{
+	bool got_o = false, got_e = false;
+	char buf[16384];
+
+	for (;;) {
+		if (e->otag && got_o && got_e)
+			return 0;
+		ssize_t n1 = libssh2_channel_read(ch, buf, sizeof(buf));
+
+		if (n1 > 0) {
+			if (gb_add(bo, buf, (size_t)n1) < 0)
+				return ll_err_set(err, -ENOMEM, "ssh: out of memory");
+			if (e->otag && !got_o)
+				got_o = gb_rc_marker(bo, e->otag, &e->status) == 0;
+			continue;
+		}
+		ssize_t n2 = libssh2_channel_read_stderr(ch, buf, sizeof(buf));
+
+		if (n2 > 0) {
+			if (gb_add(be, buf, (size_t)n2) < 0)
+				return ll_err_set(err, -ENOMEM, "ssh: out of memory");
+			if (e->etag && !got_e)
+				got_e = gb_end_tag(be, e->etag);
+			continue;
+		}
+		if (libssh2_channel_eof(ch))
+			return 1;
+		if ((n1 < 0 && n1 != LIBSSH2_ERROR_EAGAIN) ||
+		    (n2 < 0 && n2 != LIBSSH2_ERROR_EAGAIN))
+			return ll_err_set(err, -EIO, "ssh %s: reading command output: %s",
+					  s->name, last_err(s->ss));
+		if (n1 == 0 && n2 == 0)
+			return 1;
+		if (wait_io(s, deadline) < 0) {
+			ssh_mark_stalled(s, timeout_ms);
+			return ll_err_set(err, -ETIMEDOUT,
+					  "ssh %s: command did not finish within %d ms: %.80s",
+					  s->name, timeout_ms, cmd);
+		}
+	}
+}
+
+/* The channel reports the command killed by a signal: -EPROTO with err
+ * (*exit_status 128); 0 if not. */
+static int exec_killed(struct ssh_session *s, LIBSSH2_CHANNEL *ch, const char *cmd,
+		       int *exit_status, struct ll_err *err)
+{
+	char *sig = NULL;
+	size_t siglen = 0;
+	int rc = 0;
+
+	libssh2_channel_get_exit_signal(ch, &sig, &siglen, NULL, NULL, NULL, NULL);
+	if (sig && siglen) {
+		rc = ll_err_set(err, -EPROTO,
+				"ssh %s: command killed by signal %.*s, no exit status: %.80s",
+				s->name, (int)siglen, sig, cmd);
+		if (exit_status)
+			*exit_status = 128;
+	}
+	free(sig);
+	return rc;
+}
+
+/* The shell line that runs cmd under sh -c and then prints the status
+ * marker "\n" RC_MARK "N" TAG on stdout. shell (the persistent shell):
+ * stdin from /dev/null, etag printed on stderr after it, the shell stays;
+ * else the channel's shell exits with the command's status. NULL: out of
+ * memory. tag and etag without their '\n'. */
+static char *exec_line(const char *cmd, bool shell, const char *tag, const char *etag)
+{
+	size_t ql = strlen(cmd) * 4 + 3, ll = ql + 160;
+	char *q = malloc(ql), *line = malloc(ll);
+
+	if (!q || !line || quote_word(cmd, q, ql) < 0) {
+		free(q);
+		free(line);
+		return NULL;
+	}
+	if (shell)
+		snprintf(line, ll, "sh -c %s </dev/null; printf '\\n" RC_MARK "%%d%s\\n' $?; "
+			 "printf '%s\\n' >&2\n", q, tag, etag);
+	else
+		snprintf(line, ll, "sh -c %s; s=$?; printf '\\n" RC_MARK "%%d%s\\n' \"$s\"; "
+			 "exit \"$s\"", q, tag);
+	free(q);
+	return line;
+}
+
+/* Write all of line to the persistent shell. 0, or -ETIMEDOUT / -EIO with
+ * err (the shell dropped). */
+static int shell_send(struct ssh_session *s, const char *line, int64_t deadline,
+		      int timeout_ms, struct ll_err *err)
+{
+	size_t off = 0, len = strlen(line);
+
+	while (off < len) {
+		ssize_t n = libssh2_channel_write(s->sh, line + off, len - off);
+
+		if (n > 0) {
+			off += (size_t)n;
+		} else if (n == LIBSSH2_ERROR_EAGAIN) {
+			if (wait_io(s, deadline) < 0) {
+				ssh_mark_stalled(s, timeout_ms);
+				shell_drop(s);
+				return ll_err_set(err, -ETIMEDOUT, "ssh %s: cannot send the command within %d ms",
+						  s->name, timeout_ms);
+			}
+		} else {
+			shell_drop(s);
+			return ll_err_set(err, -EIO, "ssh %s: sending a command: %s", s->name,
+					  last_err(s->ss));
+		}
+	}
+	return 0;
 }
 
 /* Run cmd through the persistent shell: one round trip, no channel or
  * login-shell start-up per command. The shell gets
- *   sh -c 'CMD' </dev/null; printf '\n__linklab_rc=%d_SEQ\n' $?; printf '_SEQ_end\n' >&2
+ *   sh -c 'CMD' </dev/null; printf '\n__linklab_rc=%d_SEQ\n' $?; printf '_end_SEQ\n' >&2
  * and both streams are read until their end tag (the command's output
  * never hides a tag: SEQ changes every command). 1 = the shell is not
  * usable (caller falls back to a channel), 0 or negative errno. */
@@ -1367,10 +1520,9 @@ static int shell_exec(struct ssh_session *s, const char *cmd, struct growbuf *bo
 		      struct growbuf *be, int *exit_status, int64_t deadline,
 		      int timeout_ms, struct ll_err *err)
 {
-	char tag[40], etag[48], buf[16384], *line, *q;
-	size_t ql = strlen(cmd) * 4 + 3, ll, off = 0;
-	int rc = 0, st = -1;
-	bool got_o = false, got_e = false;
+	char tag[40], etag[48], *line;
+	struct exec_end e = { tag, etag, -1 };
+	int rc;
 
 	if (s->no_shell)
 		return 1;
@@ -1382,118 +1534,70 @@ static int shell_exec(struct ssh_session *s, const char *cmd, struct growbuf *bo
 		}
 	}
 	s->seq++;
-	snprintf(tag, sizeof(tag), "_%u_%lx\n", s->seq, (unsigned long)(uintptr_t)s & 0xffffff);
+	snprintf(tag, sizeof(tag), "_%u_%lx", s->seq, (unsigned long)(uintptr_t)s & 0xffffff);
 	snprintf(etag, sizeof(etag), "_end%s", tag);
-	q = malloc(ql);
-	ll = ql + 160;
-	line = malloc(ll);
-	if (!q || !line || quote_word(cmd, q, ql) < 0) {
-		free(q);
-		free(line);
+	line = exec_line(cmd, true, tag, etag);
+	if (!line)
 		return ll_err_set(err, -ENOMEM, "ssh: out of memory");
-	}
-	tag[strlen(tag) - 1] = '\0';
-	etag[strlen(etag) - 1] = '\0';
-	snprintf(line, ll, "sh -c %s </dev/null; printf '\\n" RC_MARK "%%d%s\\n' $?; printf '%s\\n' >&2\n",
-		 q, tag, etag);
 	strcat(tag, "\n");
 	strcat(etag, "\n");
-	free(q);
-	while (off < strlen(line)) {
-		ssize_t n = libssh2_channel_write(s->sh, line + off, strlen(line) - off);
-
-		if (n > 0) {
-			off += (size_t)n;
-		} else if (n == LIBSSH2_ERROR_EAGAIN) {
-			if (wait_io(s, deadline) < 0) {
-				free(line);
-				ssh_mark_stalled(s, timeout_ms);
-				shell_drop(s);
-				return ll_err_set(err, -ETIMEDOUT, "ssh %s: cannot send the command within %d ms",
-						  s->name, timeout_ms);
-			}
-		} else {
-			free(line);
-			shell_drop(s);
-			return ll_err_set(err, -EIO, "ssh %s: sending a command: %s", s->name,
-					  last_err(s->ss));
-		}
-	}
+	rc = shell_send(s, line, deadline, timeout_ms, err);
 	free(line);
-	while (!got_o || !got_e) {
-		ssize_t n1 = libssh2_channel_read(s->sh, buf, sizeof(buf));
-
-		if (n1 > 0) {
-			gb_add(bo, buf, (size_t)n1);
-			got_o = ends_with(bo, tag) &&
-				find_rc(bo->tail, bo->ntail, tag, &st) != NULL;
-			continue;
-		}
-		ssize_t n2 = libssh2_channel_read_stderr(s->sh, buf, sizeof(buf));
-
-		if (n2 > 0) {
-			gb_add(be, buf, (size_t)n2);
-			got_e = ends_with(be, etag);
-			continue;
-		}
-		if (libssh2_channel_eof(s->sh) || n1 == 0 || n2 == 0) {
-			char *sig = NULL;
-			size_t siglen = 0;
-
-			libssh2_channel_get_exit_signal(s->sh, &sig, &siglen, NULL, NULL, NULL, NULL);
-			if (sig && siglen) {
-				rc = ll_err_set(err, -EPROTO,
-						"ssh %s: command killed by signal %.*s, no exit status: %.80s",
-						s->name, (int)siglen, sig, cmd);
-				if (exit_status)
-					*exit_status = 128;
-			} else {
-				rc = ll_err_set(err, -EPROTO,
-						"ssh %s: the peer sent no exit status (shell ended): %.80s",
-						s->name, cmd);
-			}
-			free(sig);
-			shell_drop(s);
-			return rc;
-		}
-		if ((n1 < 0 && n1 != LIBSSH2_ERROR_EAGAIN) ||
-		    (n2 < 0 && n2 != LIBSSH2_ERROR_EAGAIN)) {
-			rc = ll_err_set(err, -EIO, "ssh %s: reading command output: %s",
-					s->name, last_err(s->ss));
-			shell_drop(s);
-			return rc;
-		}
-		if (wait_io(s, deadline) < 0) {
-			ssh_mark_stalled(s, timeout_ms);
-			shell_drop(s);
-			return ll_err_set(err, -ETIMEDOUT,
-					  "ssh %s: command did not finish within %d ms: %.80s",
-					  s->name, timeout_ms, cmd);
-		}
+	if (rc < 0)
+		return rc;
+	rc = exec_read(s, s->sh, bo, be, &e, deadline, timeout_ms, cmd, err);
+	if (rc == 1) {
+		rc = exec_killed(s, s->sh, cmd, exit_status, err);
+		if (rc == 0)
+			rc = ll_err_set(err, -EPROTO,
+					"ssh %s: the peer sent no exit status (shell ended): %.80s",
+					s->name, cmd);
+	}
+	if (rc < 0) {
+		shell_drop(s);
+		return rc;
 	}
 	if (exit_status)
-		*exit_status = st;
-	/* cut the tags off what is kept */
-	{
-		size_t cut = strlen("\n" RC_MARK) + strlen(tag);
-		char num[16];
-
-		cut += (size_t)snprintf(num, sizeof(num), "%d", st);
-		if (bo->total >= cut) {
-			size_t at = bo->total - cut;
-
-			if (at < bo->n) {
-				bo->n = at;
-				bo->p[bo->n] = '\0';
-			}
-		}
-		cut = strlen(etag);
-		if (be->total >= cut && be->total - cut < be->n) {
-			be->n = be->total - cut;
-			be->p[be->n] = '\0';
-		}
-	}
+		*exit_status = e.status;
 	return 0;
+}
+
+/* Run cmd on a channel of its own (when the persistent shell cannot be
+ * started): its login shell runs it under sh -c and prints the status
+ * marker, which tells a missing exit-status (libssh2 1.10 reports it as 0)
+ * from a real 0. 0 or negative errno with err. */
+static int channel_exec(struct ssh_session *s, const char *cmd, struct growbuf *bo,
+			struct growbuf *be, int *exit_status, int64_t deadline,
+			int timeout_ms, struct ll_err *err)
+{
+	struct exec_end e = { NULL, NULL, -1 };
+	LIBSSH2_CHANNEL *ch;
+	char *line = exec_line(cmd, false, "", "");
+	int rc, st;
+
+	if (!line)
+		return ll_err_set(err, -ENOMEM, "ssh: out of memory");
+	ch = open_exec(s, line, deadline, err);
+	free(line);
+	if (!ch)
+		return err ? err->code : -EIO;
+	rc = exec_read(s, ch, bo, be, &e, deadline, timeout_ms, cmd, err);
+	if (rc == 1) {
+		while (libssh2_channel_close(ch) == LIBSSH2_ERROR_EAGAIN)
+			if (wait_io(s, deadline) < 0)
+				break;
+		while (libssh2_channel_wait_closed(ch) == LIBSSH2_ERROR_EAGAIN)
+			if (wait_io(s, deadline) < 0)
+				break;
+		rc = exec_killed(s, ch, cmd, exit_status, err);
+		if (rc == 0 && gb_rc_marker(bo, "\n", &st) < 0)
+			rc = ll_err_set(err, -EPROTO, "ssh %s: the peer sent no exit status: %.80s",
+					s->name, cmd);
+		else if (rc == 0 && exit_status)
+			*exit_status = st;
+	}
+	libssh2_channel_free(ch);
+	return rc;
 }
 
 /* ssh_exec's outputs emptied; 0, or why no command can run on s. */
@@ -1516,12 +1620,8 @@ int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
 	     struct ll_err *err)
 {
 	struct growbuf bo = {0}, be = {0};
-	LIBSSH2_CHANNEL *ch;
 	int64_t deadline;
-	char buf[16384];
-	int rc = 0;
-	char *sig = NULL;
-	size_t siglen = 0;
+	int rc;
 
 	rc = exec_begin(s, out, err_text, exit_status, err);
 	if (rc < 0)
@@ -1529,122 +1629,17 @@ int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
 	if (timeout_ms <= 0)
 		timeout_ms = 30000;
 	deadline = now_ms() + timeout_ms;
-	gb_add(&bo, "", 0);
-	gb_add(&be, "", 0);
-	rc = shell_exec(s, cmd, &bo, &be, exit_status, deadline, timeout_ms, err);
-	if (rc <= 0) {
-		if (rc < 0) {
-			free(bo.p);
-			free(be.p);
-			return rc;
-		}
-		if (out)
-			*out = bo.p;
-		else
-			free(bo.p);
-		if (err_text)
-			*err_text = be.p;
-		else
-			free(be.p);
-		return 0;
+	if (gb_add(&bo, "", 0) < 0 || gb_add(&be, "", 0) < 0)
+		rc = ll_err_set(err, -ENOMEM, "ssh: out of memory");
+	else
+		rc = shell_exec(s, cmd, &bo, &be, exit_status, deadline, timeout_ms, err);
+	if (rc == 1)
+		rc = channel_exec(s, cmd, &bo, &be, exit_status, deadline, timeout_ms, err);
+	if (rc < 0) {
+		free(bo.p);
+		free(be.p);
+		return rc;
 	}
-	rc = 0;
-	/* The command runs under sh -c; the login shell then prints a marker
-	 * with its status on stdout. libssh2 1.10 reports a missing
-	 * exit-status as 0, the marker tells them apart: no marker = failure. */
-	{
-		size_t ql = strlen(cmd) * 4 + 3, wl = ql + 96;
-		char *q = malloc(ql), *w = malloc(wl);
-
-		if (!q || !w || quote_word(cmd, q, ql) < 0) {
-			free(q);
-			free(w);
-			return ll_err_set(err, -ENOMEM, "ssh: out of memory");
-		}
-		snprintf(w, wl, "sh -c %s; s=$?; printf '\\n" RC_MARK "%%d\\n' \"$s\"; exit \"$s\"", q);
-		ch = open_exec(s, w, deadline, err);
-		free(q);
-		free(w);
-	}
-	if (!ch)
-		return err ? err->code : -EIO;
-	gb_add(&bo, "", 0);
-	gb_add(&be, "", 0);
-	for (;;) {
-		ssize_t n1 = libssh2_channel_read(ch, buf, sizeof(buf));
-
-		if (n1 > 0) {
-			gb_add(&bo, buf, (size_t)n1);
-			continue;
-		}
-		ssize_t n2 = libssh2_channel_read_stderr(ch, buf, sizeof(buf));
-
-		if (n2 > 0) {
-			gb_add(&be, buf, (size_t)n2);
-			continue;
-		}
-		if (libssh2_channel_eof(ch))
-			break;
-		if ((n1 < 0 && n1 != LIBSSH2_ERROR_EAGAIN) ||
-		    (n2 < 0 && n2 != LIBSSH2_ERROR_EAGAIN)) {
-			rc = ll_err_set(err, -EIO, "ssh %s: reading command output: %s",
-					s->name, last_err(s->ss));
-			break;
-		}
-		if (n1 == 0 && n2 == 0)
-			break;
-		if (wait_io(s, deadline) < 0) {
-			ssh_mark_stalled(s, timeout_ms);
-			rc = ll_err_set(err, -ETIMEDOUT,
-					"ssh %s: command did not finish within %d ms: %.80s",
-					s->name, timeout_ms, cmd);
-			break;
-		}
-	}
-	if (rc == 0) {
-		while ((rc = libssh2_channel_close(ch)) == LIBSSH2_ERROR_EAGAIN)
-			if (wait_io(s, deadline) < 0)
-				break;
-		while ((rc = libssh2_channel_wait_closed(ch)) == LIBSSH2_ERROR_EAGAIN)
-			if (wait_io(s, deadline) < 0)
-				break;
-		rc = 0;
-		libssh2_channel_get_exit_signal(ch, &sig, &siglen, NULL, NULL, NULL, NULL);
-		if (sig && siglen) {
-			rc = ll_err_set(err, -EPROTO,
-					"ssh %s: command killed by signal %.*s, no exit status: %.80s",
-					s->name, (int)siglen, sig, cmd);
-			if (exit_status)
-				*exit_status = 128;
-		} else {
-			/* the marker ends stdout: "\n" RC_MARK "N\n" */
-			const char *hay = bo.over ? bo.tail : bo.p;
-			size_t hn = bo.over ? bo.ntail : bo.n, ml = strlen("\n" RC_MARK);
-			const char *m = NULL, *x;
-
-			for (x = hay + (hn > 64 ? hn - 64 : 0); hay && x + ml <= hay + hn; x++)
-				if (memcmp(x, "\n" RC_MARK, ml) == 0)
-					m = x;
-			if (!m) {
-				rc = ll_err_set(err, -EPROTO,
-						"ssh %s: the peer sent no exit status: %.80s",
-						s->name, cmd);
-			} else {
-				if (exit_status)
-					*exit_status = atoi(m + ml);
-				/* cut the marker off what is kept */
-				size_t at = bo.over ? bo.total - bo.ntail + (size_t)(m - bo.tail)
-						    : (size_t)(m - bo.p);
-
-				if (at < bo.n) {
-					bo.n = at;
-					bo.p[bo.n] = '\0';
-				}
-			}
-		}
-		free(sig);
-	}
-	libssh2_channel_free(ch);
 	if (out)
 		*out = bo.p;
 	else
@@ -1653,11 +1648,7 @@ int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
 		*err_text = be.p;
 	else
 		free(be.p);
-	if (rc < 0) {
-		if (out) { free(*out); *out = NULL; }
-		if (err_text) { free(*err_text); *err_text = NULL; }
-	}
-	return rc;
+	return 0;
 }
 
 int ssh_spawn(struct ssh_session *s, const char *cmd, struct ssh_proc **out,

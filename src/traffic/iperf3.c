@@ -728,6 +728,42 @@ void iperf3_stream_udp_result(const struct iperf3_stream *s,
 	r->ooo = oo > 0 ? (uint64_t)oo : 0;
 }
 
+void iperf3_results_fill(const struct iperf3_side *side, struct iperf3_results *res)
+{
+	double cu, cs, w = side->wall;
+
+	iperf3_cpu_times(&cu, &cs);
+	res->cpu_user = w > 0 ? (cu - side->cpu_user0) / w * 100 : 0;
+	res->cpu_system = w > 0 ? (cs - side->cpu_sys0) / w * 100 : 0;
+	res->cpu_total = res->cpu_user + res->cpu_system;
+	res->sender_has_retransmits = side->sends ? (side->udp ? 0 : 1) : -1;
+	iperf3_socket_cc(side->cc_fd, res->congestion_used, sizeof(res->congestion_used));
+	res->nstreams = side->n;
+	for (int i = 0; i < side->n; i++) {
+		const struct iperf3_stream *st = &side->st[i];
+		struct iperf3_stream_result *s = &res->s[i];
+
+		s->id = st->id;
+		s->bytes = atomic_load(&st->bytes) - st->omit_bytes;
+		s->retransmits = st->sender && side->retr ? side->retr[i] : -1;
+		s->omitted_errors = s->omitted_packets = 0;
+		if (side->udp)
+			iperf3_stream_udp_result(st, s);
+		s->has_times = true;
+		s->start_time = 0;
+		s->end_time = side->dur;
+	}
+}
+
+const struct iperf3_stream_result *iperf3_results_stream(const struct iperf3_results *r,
+							 int id)
+{
+	for (int k = 0; k < r->nstreams; k++)
+		if (r->s[k].id == id)
+			return &r->s[k];
+	return NULL;
+}
+
 double iperf3_stream_jitter(const struct iperf3_stream *s)
 {
 	uint64_t b = atomic_load_explicit(&s->jitter_bits, memory_order_relaxed);

@@ -462,10 +462,9 @@ static void log_summary(struct srv *s, const struct iperf3_stream *st, int n,
 	char b1[32], b2[64];
 
 	for (int i = 0; i < n; i++) {
-		uint64_t th = 0;
-		for (int k = 0; k < theirs->nstreams; k++)
-			if (theirs->s[k].id == st[i].id)
-				th = theirs->s[k].bytes;
+		const struct iperf3_stream_result *o = iperf3_results_stream(theirs, st[i].id);
+		uint64_t th = o ? o->bytes : 0;
+
 		sent += st[i].sender ? res->s[i].bytes : th;
 		rcvd += st[i].sender ? th : res->s[i].bytes;
 	}
@@ -480,13 +479,9 @@ static void log_summary(struct srv *s, const struct iperf3_stream *st, int n,
 	if (!p->udp)
 		return;
 	for (int i = 0; i < n; i++) {
-		const struct iperf3_stream_result *e = NULL;
-		if (!st[i].sender)
-			e = &res->s[i];
-		else
-			for (int k = 0; k < theirs->nstreams; k++)
-				if (theirs->s[k].id == st[i].id)
-					e = &theirs->s[k];
+		const struct iperf3_stream_result *e =
+			st[i].sender ? iperf3_results_stream(theirs, st[i].id) : &res->s[i];
+
 		if (!e)
 			continue;
 		int64_t pk, lo;
@@ -692,10 +687,10 @@ static int run_test(struct srv *s, const struct iperf3_params *p,
 
 /* TEST_END came: stop and join every stream, the receivers first by time
  * (-n/-k: after the bytes in flight); the senders' TCP retransmits into
- * res. */
+ * retr[] (-1: receiver, UDP or unknown). */
 static void stop_streams(const struct iperf3_params *p, struct iperf3_stream *st,
 			 int n, atomic_bool *sstop, atomic_bool *rstop,
-			 struct iperf3_gate *gate, struct iperf3_results *res)
+			 struct iperf3_gate *gate, int64_t *retr)
 {
 	/* by time: the receivers stop counting at TEST_END (as iperf3);
 	 * -n/-k: senders stop and send FIN after their last byte and the
@@ -716,13 +711,13 @@ static void stop_streams(const struct iperf3_params *p, struct iperf3_stream *st
 			else if (!atomic_load(&st[i].finished))
 				shutdown(st[i].fd, SHUT_WR);
 			iperf3_stream_join(&st[i]);
-			res->s[i].retransmits = -1;
+			retr[i] = -1;
 			if (!p->udp && iperf3_tcp_info(st[i].fd, &ti) == 0)
-				res->s[i].retransmits = ti.total_retrans;
+				retr[i] = ti.total_retrans;
 			if (!p->udp)
 				shutdown(st[i].fd, SHUT_WR);
 		} else {
-			res->s[i].retransmits = -1;
+			retr[i] = -1;
 		}
 	if (p->num || p->blockcount)
 		drain(st, n);   /* -n/-k: every byte sent is received */
@@ -772,31 +767,24 @@ static int get_params(struct srv *s, struct iperf3_params *p, struct ll_err *err
 	return 0;
 }
 
-/* Our results object after the test: CPU use since (cu0, cs0), and per
- * stream the bytes and, for UDP, the datagram figures over dur s. */
-static void fill_results(const struct srv *s, const struct iperf3_params *p,
-			 const struct iperf3_stream *st, int n, double dur,
-			 double cu0, double cs0, struct iperf3_results *res)
+/* The test's -w and -M on the listener, so that the accepted streams
+ * inherit them before the handshake (window scale; iperf3 uses a fresh
+ * listener and sets the MSS on it too). reset_listener undoes them. */
+static void tune_listener(struct srv *s, const struct iperf3_params *p)
 {
-	double cu, cs;
-	iperf3_cpu_times(&cu, &cs);
-	res->cpu_user = dur > 0 ? (cu - cu0) / dur * 100 : 0;
-	res->cpu_system = dur > 0 ? (cs - cs0) / dur * 100 : 0;
-	res->cpu_total = res->cpu_user + res->cpu_system;
-	res->sender_has_retransmits = (p->reverse || p->bidir) ? (p->udp ? 0 : 1) : -1;
-	{
-		iperf3_socket_cc(n && !p->udp ? st[0].fd : s->cfd,
-				 res->congestion_used, sizeof(res->congestion_used));
+	if (p->window) {
+		int w = (int)p->window;
+
+		setsockopt(s->lfd, SOL_SOCKET, SO_SNDBUF, &w, sizeof(w));
+		setsockopt(s->lfd, SOL_SOCKET, SO_RCVBUF, &w, sizeof(w));
+		s->lfd_tuned = true;
 	}
-	for (int i = 0; i < n; i++) {
-		res->s[i].id = st[i].id;
-		res->s[i].bytes = atomic_load(&st[i].bytes) - st[i].omit_bytes;
-		res->s[i].omitted_errors = res->s[i].omitted_packets = 0;
-		res->s[i].has_times = true;
-		res->s[i].start_time = 0;
-		res->s[i].end_time = dur;
-		if (p->udp)
-			iperf3_stream_udp_result(&st[i], &res->s[i]);
+	if (p->mss && !p->udp) {
+		int m = (int)p->mss;
+
+		if (setsockopt(s->lfd, IPPROTO_TCP, TCP_MAXSEG, &m, sizeof(m)) < 0)
+			logf_(s, "warning: TCP_MAXSEG %d: %s", m, strerror(errno));
+		s->lfd_mss = true;
 	}
 }
 
@@ -833,22 +821,7 @@ static int serve_one(struct srv *s, struct ll_err *err)
 		r = ll_err_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
-	if (p.window) {
-		/* set on the listener so that accepted streams inherit it before
-		 * the handshake (window scale), as iperf3 uses a fresh listener */
-		int w = (int)p.window;
-		setsockopt(s->lfd, SOL_SOCKET, SO_SNDBUF, &w, sizeof(w));
-		setsockopt(s->lfd, SOL_SOCKET, SO_RCVBUF, &w, sizeof(w));
-		s->lfd_tuned = true;
-	}
-	if (p.mss && !p.udp) {
-		/* inherited by the accepted streams (iperf3 sets it on the
-		 * listener too) */
-		int m = (int)p.mss;
-		if (setsockopt(s->lfd, IPPROTO_TCP, TCP_MAXSEG, &m, sizeof(m)) < 0)
-			logf_(s, "warning: TCP_MAXSEG %d: %s", m, strerror(errno));
-		s->lfd_mss = true;
-	}
+	tune_listener(s, &p);
 	if (p.udp) {
 		/* the stream hellos must reach the stream listener */
 		rtt_echo_pause(s->echo, true);
@@ -893,9 +866,14 @@ static int serve_one(struct srv *s, struct ll_err *err)
 	if (r < 0)
 		goto out;
 	double dur = iperf3_now() - t_count;
-	res->nstreams = n;
-	stop_streams(&p, st, n, &sstop, &rstop, &gate, res);
-	fill_results(s, &p, st, n, dur, cu0, cs0, res);
+	int64_t retr[IPERF3_MAX_STREAMS];
+	stop_streams(&p, st, n, &sstop, &rstop, &gate, retr);
+	struct iperf3_side side = {
+		.st = st, .n = n, .retr = retr, .sends = p.reverse || p.bidir,
+		.udp = p.udp, .cc_fd = n && !p.udp ? st[0].fd : s->cfd,
+		.wall = dur, .cpu_user0 = cu0, .cpu_sys0 = cs0, .dur = dur,
+	};
+	iperf3_results_fill(&side, res);
 	r = iperf3_send_state(s->cfd, IPERF3_EXCHANGE_RESULTS, err);
 	if (r < 0)
 		goto out;

@@ -1048,23 +1048,21 @@ static void build_summary(struct test *t, double dur, const int64_t *retr)
 		int64_t their_ooo = -1;
 		double their_jit = 0;
 		double their_dur = dur;
-		for (int k = 0; k < t->remote.nstreams; k++)
-			if (t->remote.s[k].id == t->st[i].id) {
-				theirs = t->remote.s[k].bytes;
-				their_retr = t->remote.s[k].retransmits;
-				iperf3_udp_counted(&t->remote.s[k],
-						   (int64_t)t->st[i].omit_packets,
-						   &their_pk, &their_err);
-				their_jit = t->remote.s[k].jitter;
-				if (t->remote.s[k].has_dups)
-					their_dups = (int64_t)t->remote.s[k].dups;
-				if (t->remote.s[k].has_ooo)
-					their_ooo = (int64_t)t->remote.s[k].ooo;
-				if (t->remote.s[k].has_times &&
-				    t->remote.s[k].end_time > t->remote.s[k].start_time)
-					their_dur = t->remote.s[k].end_time -
-						    t->remote.s[k].start_time;
-			}
+		const struct iperf3_stream_result *o = iperf3_results_stream(&t->remote,
+									    t->st[i].id);
+		if (o) {
+			theirs = o->bytes;
+			their_retr = o->retransmits;
+			iperf3_udp_counted(o, (int64_t)t->st[i].omit_packets,
+					   &their_pk, &their_err);
+			their_jit = o->jitter;
+			if (o->has_dups)
+				their_dups = (int64_t)o->dups;
+			if (o->has_ooo)
+				their_ooo = (int64_t)o->ooo;
+			if (o->has_times && o->end_time > o->start_time)
+				their_dur = o->end_time - o->start_time;
+		}
 		if (mine_sent) {
 			fill_sample(&S->sent[i], t->st[i].id, true, dur, mine, retr[i]);
 			fill_sample(&S->received[i], t->st[i].id, false, their_dur,
@@ -1460,38 +1458,22 @@ static int test_client_end(struct test *t, struct ll_err *err)
 static int test_client_exchange(struct test *t, double t_end, double dur,
 				struct ll_err *err)
 {
-	int64_t *retr = t->retr;
-	double cu, cs;
 	int r;
-
-	iperf3_cpu_times(&cu, &cs);
-	double wall = t_end - t->t0;
-	t->cpu_user = wall > 0 ? (cu - t->cpu_u0) / wall * 100 : 0;
-	t->cpu_system = wall > 0 ? (cs - t->cpu_s0) / wall * 100 : 0;
-	t->cpu_total = t->cpu_user + t->cpu_system;
 
 	struct iperf3_results *res = calloc(1, sizeof(*res));
 	if (!res)
 		return ll_err_set(err, -ENOMEM, "results: out of memory");
-	res->cpu_total = t->cpu_total;
-	res->cpu_user = t->cpu_user;
-	res->cpu_system = t->cpu_system;
-	res->sender_has_retransmits = t->o.reverse ? -1 : t->o.udp ? 0 : 1;
-	iperf3_socket_cc(t->n ? t->st[0].fd : -1, res->congestion_used,
-			 sizeof(res->congestion_used));
-	res->nstreams = t->n;
-	for (int i = 0; i < t->n; i++) {
-		struct iperf3_stream_result *s = &res->s[i];
-		s->id = t->st[i].id;
-		s->bytes = atomic_load(&t->st[i].bytes) - t->st[i].omit_bytes;
-		s->retransmits = t->st[i].sender ? retr[i] : -1;
-		s->omitted_errors = s->omitted_packets = 0;
-		if (t->o.udp)
-			iperf3_stream_udp_result(&t->st[i], s);
-		s->has_times = true;
-		s->start_time = 0;
-		s->end_time = dur;
-	}
+	struct iperf3_side side = {
+		.st = t->st, .n = t->n, .retr = t->retr,
+		.sends = !t->o.reverse, .udp = t->o.udp,
+		.cc_fd = t->n ? t->st[0].fd : -1,
+		.wall = t_end - t->t0, .cpu_user0 = t->cpu_u0, .cpu_sys0 = t->cpu_s0,
+		.dur = dur,
+	};
+	iperf3_results_fill(&side, res);
+	t->cpu_user = res->cpu_user;
+	t->cpu_system = res->cpu_system;
+	t->cpu_total = res->cpu_total;
 	cJSON *j = iperf3_results_build(res);
 	free(res);
 	if (!j)

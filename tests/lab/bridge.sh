@@ -33,11 +33,8 @@ if ! $LB up > "$T/up.log" 2>&1; then
 	summary bridge; exit 1
 fi
 eval "$($LB env)"
-# (background jobs call ip netns exec directly: $! of a function is a subshell,
-# killing it would leave the server behind)
-ina() { ip netns exec "$LL_NS_A" "$@"; }
-inb() { ip netns exec "$LL_NS_B" "$@"; }
-inm() { ip netns exec "$LL_NS_M" "$@"; }
+# ina/inb/inm: lib.sh (background jobs call ip netns exec directly: $! of a
+# function is a subshell, killing it would leave the server behind)
 engine() { $LB engine "$@" > "$T/engine.log" 2>&1 || { cat "$T/engine.log"; return 1; }; }
 stop_engine() { $LB stop-engine > "$T/stop.out" 2>&1; }
 

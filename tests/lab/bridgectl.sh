@@ -30,8 +30,6 @@ if ! $LB up > "$T/up.log" 2>&1; then
 	cat "$T/up.log"; fail "bridgectl: three-namespace lab up"; summary bridgectl; exit 1
 fi
 eval "$($LB env)"
-ina() { ip netns exec "$LL_NS_A" "$@"; }
-inm() { ip netns exec "$LL_NS_M" "$@"; }
 py() { python3 -c "$@"; }
 cp "$LL_REPO/tests/lab/rtt.py" "$T/rtt.py"
 PORT=7800

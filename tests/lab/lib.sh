@@ -23,6 +23,7 @@ lab_up() {
 lab_down() { sh "$LL_REPO/lab/lab.sh" down >/dev/null 2>&1; }
 ina() { ip netns exec "$LL_NS_A" "$@"; }
 inb() { ip netns exec "$LL_NS_B" "$@"; }
+inm() { ip netns exec "$LL_NS_M" "$@"; }   # the middle box (lab/lab-bridge.sh)
 # root qdisc kind of DEV in namespace NS
 root_kind() {
 	ip netns exec "$1" tc -j qdisc show dev "$2" | python3 -c '

@@ -199,7 +199,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(cmd, "ctl") == 0) {
 		struct peer_ctl c;
 
-		rc = p.ops->ctl_flow(&p, &c, &e);
+		rc = p.ops->session->ctl_flow(&p, &c, &e);
 		if (rc == 0)
 			printf("%s:%d -> %s:%d dev %s\n", c.client, c.client_port,
 			       c.server, c.server_port, c.dev);
@@ -233,7 +233,7 @@ int main(int argc, char **argv)
 			printf("second: applied\n");
 	} else if (strcmp(cmd, "sysctl-wait") == 0 && i + 2 < argc) {
 		/* set one sysctl, say so, stay connected SEC seconds */
-		rc = p.ops->sysctl_set(&p, argv[i], argv[i + 1], &e);
+		rc = p.ops->tune->sysctl_set(&p, argv[i], argv[i + 1], &e);
 		if (rc == 0) {
 			printf("set\n");
 			fflush(stdout);
@@ -298,8 +298,8 @@ int main(int argc, char **argv)
 			rc = p.ops->apply(&p, argv[i], &d, &e);
 			if (rc == 0)
 				printf("applied\n");
-			if (rc == 0 && p.ops->warning(&p)[0])
-				fprintf(stderr, "WARNING: %s\n", p.ops->warning(&p));
+			if (rc == 0 && p.ops->session->warning(&p)[0])
+				fprintf(stderr, "WARNING: %s\n", p.ops->session->warning(&p));
 		}
 	} else if (strcmp(cmd, "clear") == 0 && i < argc) {
 		rc = p.ops->clear(&p, argv[i], &e);

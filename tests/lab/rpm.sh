@@ -12,10 +12,6 @@ trap 'kill $SRV 2>/dev/null; lab_down' EXIT INT TERM
 if ! lab_up rpm; then fail "lab up"; summary rpm; exit 1; fi
 T=$(mktemp -d)
 inb "$LINKLAB" serve -p 5311 > "$T/serve.out" 2>&1 & SRV=$!
-wait_port() { # NS PORT: until something listens (bounded 5 s)
-	i=0; while [ $i -lt 50 ]; do
-		ip netns exec "$1" ss -Hltn "sport = :$2" | grep -q . && return 0
-		sleep 0.1; i=$((i+1)); done; return 1; }
 wait_port "$LL_NS_B" 5311 || fail "linklab serve did not listen"
 
 jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d.get(sys.argv[2]))' "$1" "$2"; }

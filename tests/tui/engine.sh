@@ -5,60 +5,12 @@
 # both peers goes to the user engine (netfilter queue + linklab engine), the
 # read-back names it, quit removes the rules and engines on both peers.
 #   LINKLAB=path/to/linklab sh tests/tui/engine.sh   (default build/linklab)
+# Helpers: tests/tui/lib.sh.
 # Prints PASS/FAIL/SKIP lines and "tui-engine: N passed, N failed, N skipped".
-set -u
-REPO=$(cd "$(dirname "$0")/../.." && pwd)
-BIN=${LINKLAB:-$REPO/build/linklab}
-case "$BIN" in /*) ;; *) BIN=$REPO/$BIN ;; esac
-pass=0; fail=0; skipped=0
-ok()   { pass=$((pass+1)); echo "PASS: $*"; }
-bad()  { fail=$((fail+1)); echo "FAIL: $*"; }
-skip() { skipped=$((skipped+1)); echo "SKIP: $*"; }
-finish() {
-	echo "tui-engine: $pass passed, $fail failed, $skipped skipped"
-	[ "$fail" = 0 ]
-	exit $?
-}
-[ -x "$BIN" ] || { bad "linklab binary not found at $BIN (run make)"; finish; }
-if [ "$(id -u)" != 0 ]; then
-	skip "not root: the console tests need network namespaces and an sshd (lab/lab.sh)"
-	finish
-fi
-command -v tmux >/dev/null 2>&1 || { skip "tmux not installed"; finish; }
-NS_A=llE4-a$$
-NS_B=llE4-b$$
-LAB_DIR=$(mktemp -d /tmp/llE4-lab.XXXXXX)
-SOCK=llE4-$$
-TMUX="tmux -L $SOCK -f /dev/null"
-LOG=$LAB_DIR.log
-XDG="XDG_DATA_HOME=$LAB_DIR/data XDG_CONFIG_HOME=$LAB_DIR/config"
+. "$(dirname "$0")/lib.sh"
+tui_need_root
 export LINKLAB_RUN_DIR="$LAB_DIR/run"
-labsh() { LL_NS_A=$NS_A LL_NS_B=$NS_B LL_LAB_DIR=$LAB_DIR sh "$REPO/lab/lab.sh" "$@"; }
-cleanup() {
-	$TMUX kill-server 2>/dev/null
-	rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"
-	labsh down >/dev/null 2>&1
-	rm -rf "$LAB_DIR" "$LOG"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
-capture() { $TMUX capture-pane -p -t tui 2>/dev/null; }
-wait_for() { # TEXT [TENTHS]: poll the pane until it contains TEXT (grep -E)
-	n=0
-	while [ $n -lt "${2:-100}" ]; do
-		capture | grep -Eq -- "$1" && return 0
-		sleep 0.1
-		n=$((n+1))
-	done
-	return 1
-}
-keys() { $TMUX send-keys -t tui "$@"; }
-dial_row() { # field name
-	n=0
-	while [ $n -lt 80 ] && ! capture | grep -Eq "^ > $1 "; do keys j; sleep 0.25; n=$((n+1)); done
-	capture | grep -Eq "^ > $1 "
-}
-$TMUX new-session -d -s keep "sleep 100000"
+tui_tmux_up
 
 # linklab's endpoint engine (a kernel without sch_netem): a delay dial on
 # both peers from the console; the summary names the engine; quit removes it

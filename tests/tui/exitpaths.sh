@@ -11,70 +11,16 @@
 #   a profile whose [b] part fails on B -> A rolled back, said so;
 #   B cannot arm its revert timer -> the console asks before applying.
 #   LINKLAB=path/to/linklab sh tests/tui/exitpaths.sh   (default build/linklab)
-set -u
+# Helpers (capture, wait_for, keys, console_pid on session $S): lib.sh.
+. "$(dirname "$0")/lib.sh"
+tui_need_root
+tui_lab_up
 
-REPO=$(cd "$(dirname "$0")/../.." && pwd)
-BIN=${LINKLAB:-$REPO/build/linklab}
-case "$BIN" in /*) ;; *) BIN=$REPO/$BIN ;; esac
-pass=0
-fail=0
-skipped=0
-ok()   { pass=$((pass+1)); echo "PASS: $*"; }
-bad()  { fail=$((fail+1)); echo "FAIL: $*"; }
-skip() { skipped=$((skipped+1)); echo "SKIP: $*"; }
-finish() {
-	echo "tui-exitpaths: $pass passed, $fail failed, $skipped skipped"
-	[ "$fail" = 0 ]
-	exit $?
-}
-if [ ! -x "$BIN" ]; then bad "linklab binary not found at $BIN (run make)"; finish; fi
-if [ "$(id -u)" != 0 ]; then skip "not root: needs network namespaces and an sshd (lab/lab.sh)"; finish; fi
-if ! command -v tmux >/dev/null 2>&1; then skip "tmux not installed"; finish; fi
-
-NS_A=llEP-a$$
-NS_B=llEP-b$$
-LAB_DIR=$(mktemp -d /tmp/llEP-lab.XXXXXX)
-SOCK=llep$$
-TMUX="tmux -L $SOCK -f /dev/null"
-XDG="XDG_DATA_HOME=$LAB_DIR/data XDG_CONFIG_HOME=$LAB_DIR/config"
-labsh() { LL_NS_A=$NS_A LL_NS_B=$NS_B LL_LAB_DIR=$LAB_DIR sh "$REPO/lab/lab.sh" "$@"; }
-cleanup() {
-	$TMUX kill-server 2>/dev/null
-	rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"
-	labsh down >/dev/null 2>&1
-	rm -rf "$LAB_DIR"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
-if ! labsh up > "$LAB_DIR.log" 2>&1; then
-	bad "lab.sh up failed: $(tail -3 "$LAB_DIR.log")"; rm -f "$LAB_DIR.log"; finish
-fi
-rm -f "$LAB_DIR.log"
-eval "$(labsh env)"
-
-# S = the tmux session the helpers act on
-S=tui
-capture() { $TMUX capture-pane -p -t "$S" 2>/dev/null; }
-wait_for() { # TEXT [TENTHS]
-	n=0
-	while [ $n -lt "${2:-100}" ]; do
-		capture | grep -Eq -- "$1" && return 0
-		sleep 0.1; n=$((n+1))
-	done
-	return 1
-}
-keys() { $TMUX send-keys -t "$S" "$@"; }
-tcj() { ip netns exec "$1" tc -j qdisc show dev "$2" 2>&1 | tr -d ' \n'; }
 noqueue_both() {
 	case "$(tcj "$NS_A" veth-a)$(tcj "$NS_B" veth-b)" in
 	*'"kind":"noqueue"'*'"kind":"noqueue"'*) return 0 ;;
 	esac
 	return 1
-}
-# the console: the child of the pane's shell (ip netns exec execs it)
-console_pid() {
-	ppid=$($TMUX display -p -t "$S" '#{pane_pid}')
-	ps -o pid= --ppid "$ppid" | head -1 | tr -d ' '
 }
 # after the console: its exit status, then the tty modes the shell sees
 SHELL_TAIL='echo console-exit=$?; printf "stty:"; stty -a | tr " ;" "\n\n" | grep -Ex -- "-?(echo|icanon)" | tr "\n" " "; echo; sleep 600'
@@ -100,7 +46,7 @@ term_sane() { # the pane is back on the shell: main screen, cursor shown, cooked
 		capture | grep "stty:" | grep -qw echo
 }
 
-$TMUX new-session -d -s keep "sleep 100000"
+tui_tmux_up
 # EP_ONLY="1 3": run only those sections (default: all)
 only() { [ -z "${EP_ONLY:-}" ] && return 0; case " $EP_ONLY " in *" $1 "*) return 0 ;; esac; return 1; }
 

@@ -10,71 +10,21 @@
 # FREEZE_PEER_TIMEOUT (default 6): the console's --peer-timeout; empty = the
 # option is not given (e.g. to measure a binary without it).
 # Prints PASS/FAIL/SKIP lines with the measured figures and
-# "freeze: N passed, N failed, N skipped".
-set -u
-
-REPO=$(cd "$(dirname "$0")/../.." && pwd)
-BIN=${LINKLAB:-$REPO/build/linklab}
-case "$BIN" in /*) ;; *) BIN=$REPO/$BIN ;; esac
+# "tui-freeze: N passed, N failed, N skipped" (helpers: tests/tui/lib.sh).
+. "$(dirname "$0")/lib.sh"
 PT=${FREEZE_PEER_TIMEOUT-6}
 PTOPT=${PT:+--peer-timeout $PT}
 BOUND=${PT:-10}
-pass=0
-fail=0
-skipped=0
-
-ok()   { pass=$((pass+1)); echo "PASS: $*"; }
-bad()  { fail=$((fail+1)); echo "FAIL: $*"; }
-skip() { skipped=$((skipped+1)); echo "SKIP: $*"; }
-finish() {
-	echo "freeze: $pass passed, $fail failed, $skipped skipped"
-	[ "$fail" = 0 ]
-	exit $?
-}
-
-if [ ! -x "$BIN" ]; then
-	bad "linklab binary not found at $BIN (run make)"
-	finish
-fi
-if [ "$(id -u)" != 0 ]; then
-	skip "not root: needs network namespaces and an sshd (lab/lab.sh)"
-	finish
-fi
-if ! command -v tmux >/dev/null 2>&1; then
-	skip "tmux not installed"
-	finish
-fi
-
-NS_A=llFz-a$$
-NS_B=llFz-b$$
-LAB_DIR=$(mktemp -d /tmp/llFz-lab.XXXXXX)
-SOCK=llfz$$
-TMUX="tmux -L $SOCK -f /dev/null"
-XDG="XDG_DATA_HOME=$LAB_DIR/data XDG_CONFIG_HOME=$LAB_DIR/config"
+tui_need_root
 HANG=$LAB_DIR/hang
 STOPPED=""
-
-labsh() { LL_NS_A=$NS_A LL_NS_B=$NS_B LL_LAB_DIR=$LAB_DIR sh "$REPO/lab/lab.sh" "$@"; }
-cleanup() {
-	# stopped sshd processes (ours: the lab's sshd forked them) go on, so
-	# that they end with their sessions
+# stopped sshd processes (ours: the lab's sshd forked them) go on, so that
+# they end with their sessions
+tui_cleanup_extra() {
 	[ -n "$STOPPED" ] && kill -CONT $STOPPED 2>/dev/null
 	rm -f "$HANG/on" "$HANG/slow"
-	$TMUX kill-server 2>/dev/null
-	rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"
-	labsh down >/dev/null 2>&1
-	rm -rf "$LAB_DIR"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
-
-if ! labsh up >"$LAB_DIR.log" 2>&1; then
-	bad "lab.sh up failed: $(tail -3 "$LAB_DIR.log")"
-	rm -f "$LAB_DIR.log"
-	finish
-fi
-rm -f "$LAB_DIR.log"
-eval "$(labsh env)"
+tui_lab_up
 
 # The tc of B's sessions: waits while $HANG/on exists (a tc that hangs),
 # sleeps 2 s first while $HANG/slow exists (time to stop sshd under a
@@ -105,22 +55,6 @@ else
 fi
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
-capture() { $TMUX capture-pane -p -t tui 2>/dev/null; }
-# wait_for TEXT [TENTHS]: poll the pane until it contains TEXT (grep -E).
-wait_for() {
-	n=0
-	lim=${2:-100}
-	while [ $n -lt "$lim" ]; do
-		if capture | grep -Eq -- "$1"; then
-			return 0
-		fi
-		sleep 0.1
-		n=$((n+1))
-	done
-	return 1
-}
-keys() { $TMUX send-keys -t tui "$@"; }
-tcj() { ip netns exec "$1" tc -j qdisc show dev "$2" 2>&1 | tr -d ' \n'; }
 # wait_kind NS DEV KIND TENTHS: until DEV's root qdisc is KIND
 wait_kind() {
 	n=0
@@ -145,7 +79,7 @@ sshd_of() {
 stop_pids() { STOPPED="$STOPPED $*"; kill -STOP "$@"; }
 cont_pids() { kill -CONT "$@" 2>/dev/null; }
 
-$TMUX new-session -d -s keep "sleep 100000"
+tui_tmux_up
 
 # start_console: the console on A with B = peer-b
 start_console() {
@@ -153,10 +87,6 @@ start_console() {
 	$TMUX new-session -d -s tui -x 160 -y 36 \
 		"TERM=screen $XDG ip netns exec $NS_A $BIN console -F $LL_SSH_CONFIG --peer $LL_PEER $PTOPT 2>&1; echo console-exit=\$?; sleep 600"
 	wait_for "veth-b" 150
-}
-console_pid() {
-	ppid=$($TMUX display -p -t tui '#{pane_pid}')
-	ps -o pid= --ppid "$ppid" | head -1 | tr -d ' '
 }
 # apply_rate: dial 10mbit on both peers and wait for the read-back.
 apply_rate() {

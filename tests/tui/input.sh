@@ -10,68 +10,15 @@
 #    leaves the file as it was, y overwrites
 #  - with a middle box: edits made for "both peers" survive a change of the
 #    target to the bridge, and Enter applies them there
-#   LINKLAB=path/to/linklab sh tests/tui/input.sh
+#   LINKLAB=path/to/linklab sh tests/tui/input.sh      (helpers: lib.sh)
 # Prints PASS/FAIL/SKIP lines and "tui-input: N passed, N failed, N skipped".
-set -u
-
-REPO=$(cd "$(dirname "$0")/../.." && pwd)
-BIN=${LINKLAB:-$REPO/build/linklab}
-case "$BIN" in /*) ;; *) BIN=$REPO/$BIN ;; esac
-pass=0; fail=0; skipped=0
-ok()   { pass=$((pass+1)); echo "PASS: $*"; }
-bad()  { fail=$((fail+1)); echo "FAIL: $*"; }
-skip() { skipped=$((skipped+1)); echo "SKIP: $*"; }
-finish() {
-	echo "tui-input: $pass passed, $fail failed, $skipped skipped"
-	[ "$fail" = 0 ]
-	exit $?
-}
-[ -x "$BIN" ] || { bad "linklab binary not found at $BIN (run make)"; finish; }
-if [ "$(id -u)" != 0 ]; then skip "not root: the console tests need network namespaces and an sshd"; finish; fi
-command -v tmux >/dev/null 2>&1 || { skip "tmux not installed"; finish; }
-
-NS_A=llIn-a$$; NS_B=llIn-b$$
-LAB_DIR=$(mktemp -d /tmp/llIn-lab.XXXXXX)
-SOCK=llin$$
+. "$(dirname "$0")/lib.sh"
+tui_need_root
+# UTF-8 in the pane (the non-ASCII key)
 TMUX="tmux -u -L $SOCK -f /dev/null"
-XDG="XDG_DATA_HOME=$LAB_DIR/data XDG_CONFIG_HOME=$LAB_DIR/config"
 LOC="LC_ALL=C.UTF-8"
-labsh() { LL_NS_A=$NS_A LL_NS_B=$NS_B LL_LAB_DIR=$LAB_DIR sh "$REPO/lab/lab.sh" "$@"; }
-NS_BA=llIm-a$$; NS_BM=llIm-m$$; NS_BB=llIm-b$$
-BLAB_DIR=$LAB_DIR-bridge
-blabsh() { LL_NS_A=$NS_BA LL_NS_M=$NS_BM LL_NS_B=$NS_BB LL_LAB_DIR=$BLAB_DIR LINKLAB=$BIN \
-	sh "$REPO/lab/lab-bridge.sh" "$@"; }
-cleanup() {
-	$TMUX kill-server 2>/dev/null
-	rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"
-	blabsh down >/dev/null 2>&1
-	labsh down >/dev/null 2>&1
-	rm -rf "$LAB_DIR" "$BLAB_DIR"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
-
-capture() { $TMUX capture-pane -p -t tui 2>/dev/null; }
-wait_for() {
-	n=0; lim=${2:-100}
-	while [ $n -lt "$lim" ]; do
-		capture | grep -Eq -- "$1" && return 0
-		sleep 0.1; n=$((n+1))
-	done
-	return 1
-}
-keys() { $TMUX send-keys -t tui "$@"; }
-# one key at a time where the screen has to follow (redraws every 100 ms)
-dial_row() { # field name
-	n=0
-	while [ $n -lt 80 ] && ! capture | grep -Eq "^ > $1 "; do keys j; sleep 0.2; n=$((n+1)); done
-	capture | grep -Eq "^ > $1 "
-}
-
-if ! labsh up > "$LAB_DIR.log" 2>&1; then bad "lab.sh up: $(tail -3 "$LAB_DIR.log")"; rm -f "$LAB_DIR.log"; finish; fi
-rm -f "$LAB_DIR.log"
-eval "$(labsh env)"
-$TMUX new-session -d -s keep "sleep 100000"
+tui_lab_up
+tui_tmux_up
 # a user profile that a save must not overwrite silently
 mkdir -p "$LAB_DIR/config/linklab/profiles"
 printf '[profile]\ndescription = mine, keep me\n[dial]\nrate = 7mbit\n' > "$LAB_DIR/config/linklab/profiles/mine.ini"

@@ -61,12 +61,16 @@ BLAB_DIR=$LAB_DIR-bridge
 blabsh() { LL_NS_A=$NS_BA LL_NS_M=$NS_BM LL_NS_B=$NS_BB LL_LAB_DIR=$BLAB_DIR LINKLAB=$BIN \
 	sh "$REPO/lab/lab-bridge.sh" "$@"; }
 
+# tui_cleanup_extra: a scenario's own clean-up, run first at exit (a
+# scenario redefines it after sourcing this file).
+tui_cleanup_extra() { :; }
 cleanup() {
+	tui_cleanup_extra
 	$TMUX kill-server 2>/dev/null
 	rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"
 	blabsh down >/dev/null 2>&1
 	labsh down >/dev/null 2>&1
-	rm -rf "$LAB_DIR" "$BLAB_DIR" "$LAB_DIR-blab.log"
+	rm -rf "$LAB_DIR" "$BLAB_DIR" "$LAB_DIR-blab.log" "$LOG"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
@@ -82,7 +86,9 @@ tui_lab_up() {
 	eval "$(labsh env)"
 }
 
-capture() { $TMUX capture-pane -p -t tui 2>/dev/null; }
+# S: the tmux session capture, wait_for, keys and console_pid act on.
+S=tui
+capture() { $TMUX capture-pane -p -t "$S" 2>/dev/null; }
 
 # wait_for TEXT [TENTHS]: poll the pane until it contains TEXT (grep -E).
 wait_for() {
@@ -98,7 +104,22 @@ wait_for() {
 	return 1
 }
 
-keys() { $TMUX send-keys -t tui "$@"; }
+keys() { $TMUX send-keys -t "$S" "$@"; }
+
+# console_pid: the console's pid in session S (the child of the pane's
+# shell: ip netns exec execs it).
+console_pid() {
+	ppid=$($TMUX display -p -t "$S" '#{pane_pid}')
+	ps -o pid= --ppid "$ppid" | head -1 | tr -d ' '
+}
+
+# dial_row NAME: j on the dial screen until its cursor is on field NAME, one
+# key at a time (the screen redraws at most every 100 ms); 1 if never.
+dial_row() {
+	n=0
+	while [ $n -lt 80 ] && ! capture | grep -Eq "^ > $1 "; do keys j; sleep 0.25; n=$((n+1)); done
+	capture | grep -Eq "^ > $1 "
+}
 
 # tc -j qdisc of DEV in namespace NS, as one line.
 tcj() { ip netns exec "$1" tc -j qdisc show dev "$2" 2>&1 | tr -d ' \n'; }

@@ -48,11 +48,7 @@ start_mid_console() { # console options
 		"TERM=screen $XDG ip netns exec $NS_BA $BIN console -F $BCFG $* 2>&1; echo console-exit=\$?; sleep 600" 3>&-
 	wait_for "veth-a" 150
 }
-console_pid() {
-	ppid=$($TMUX display -p -t tui '#{pane_pid}')
-	ps -o pid= --ppid "$ppid" | head -1 | tr -d ' '
-}
-# dial screen: target row, then h/l N times; field row by name afterwards
+# dial screen: target row, then h/l N times (field rows: dial_row, lib.sh)
 dial_target() { # presses of l from "both peers"
 	keys d
 	wait_for "Impairment dial" 30 || return 1
@@ -61,11 +57,6 @@ dial_target() { # presses of l from "both peers"
 	while [ $n -lt 80 ] && ! capture | grep -q "^ > target"; do keys k; sleep 0.25; n=$((n+1)); done
 	n=0
 	while [ $n -lt "$1" ]; do keys l; n=$((n+1)); done
-}
-dial_row() { # field name
-	n=0
-	while [ $n -lt 80 ] && ! capture | grep -Eq "^ > $1 "; do keys j; sleep 0.25; n=$((n+1)); done
-	capture | grep -Eq "^ > $1 "
 }
 
 probe=$(ip netns exec "$NS_BM" timeout 10 "$BIN" bridge --attach </dev/null 2>&1 | head -1)

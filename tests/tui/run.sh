@@ -8,7 +8,7 @@
 # the exit status is 1 when any scenario failed.
 cd "$(dirname "$0")" || exit 1
 rc=0
-for s in notty console signals lost passphrase middle verify freeze engine input exitpaths; do
+for s in notty golden console signals lost passphrase middle verify freeze engine input exitpaths; do
 	sh "./$s.sh" || rc=1
 done
 exit $rc

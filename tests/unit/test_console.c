@@ -194,6 +194,42 @@ static int fake_sysctl_get(struct peer *p, struct sysctl_state *out,
 	return 0;
 }
 
+/* The local fake reads sysctls only: the rest of its tuning refuses. */
+static int fake_offload_get(struct peer *p, const char *dev, struct offload_state *out,
+			    struct ll_err *err)
+{
+	(void)p; (void)dev; (void)out;
+	return ll_err_set(err, -ENOTSUP, "offloads not supported here");
+}
+
+static int fake_offload_set(struct peer *p, const char *dev,
+			    const struct offload_state *want, struct ll_err *err)
+{
+	(void)p; (void)dev; (void)want;
+	return ll_err_set(err, -ENOTSUP, "offloads not supported here");
+}
+
+static int fake_sysctl_refuse(struct peer *p, const char *name, const char *value,
+			      struct ll_err *err)
+{
+	(void)p; (void)name; (void)value;
+	return ll_err_set(err, -ENOTSUP, "setting sysctls not supported here");
+}
+
+static int fake_restore_none(struct peer *p, struct ll_err *err)
+{
+	(void)p; (void)err;
+	return 0;
+}
+
+static const struct peer_tune_ops fake_tune_ops = {
+	.offload_get = fake_offload_get,
+	.offload_set = fake_offload_set,
+	.sysctl_get = fake_sysctl_get,
+	.sysctl_set = fake_sysctl_refuse,
+	.tune_restore = fake_restore_none,
+};
+
 static const struct peer_ops fake_ops = {
 	.name = "fake",
 	.list_links = fake_list,
@@ -204,7 +240,7 @@ static const struct peer_ops fake_ops = {
 	.server_start = fake_server_start,
 	.server_stop = fake_server_stop,
 	.close = fake_close,
-	.sysctl_get = fake_sysctl_get,
+	.tune = &fake_tune_ops,
 };
 
 /* The SSH safety ops of a remote peer (peer.h). */
@@ -288,6 +324,21 @@ static int fake_tune_restore(struct peer *p, struct ll_err *err)
 	return 0;
 }
 
+static const struct peer_session_ops fake_session_ops = {
+	.ctl_flow = fake_ctl_flow,
+	.warning = fake_warning,
+	.keepalive = fake_keepalive,
+	.poll_fd = fake_poll_fd,
+};
+
+static const struct peer_tune_ops fake_ssh_tune_ops = {
+	.offload_get = fake_offload_get,
+	.offload_set = fake_offload_set,
+	.sysctl_get = fake_sysctl_get,
+	.sysctl_set = fake_sysctl_set,
+	.tune_restore = fake_tune_restore,
+};
+
 static const struct peer_ops fake_ssh_ops = {
 	.name = "ssh",
 	.list_links = fake_list,
@@ -298,14 +349,9 @@ static const struct peer_ops fake_ssh_ops = {
 	.server_start = fake_server_start,
 	.server_stop = fake_server_stop,
 	.close = fake_close,
-	.sysctl_get = fake_sysctl_get,
-	.ctl_flow = fake_ctl_flow,
 	.set_safety = fake_set_safety,
-	.warning = fake_warning,
-	.keepalive = fake_keepalive,
-	.poll_fd = fake_poll_fd,
-	.sysctl_set = fake_sysctl_set,
-	.tune_restore = fake_tune_restore,
+	.session = &fake_session_ops,
+	.tune = &fake_ssh_tune_ops,
 };
 
 static void fake_add(struct fake *f, const char *name, const char *addr)

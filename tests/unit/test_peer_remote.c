@@ -520,8 +520,8 @@ static void test_ctl_flow_and_ops(void **state)
 
 	(void)state;
 	ctl_dev = "eth1";
-	assert_non_null(P.ops->ctl_flow);
-	assert_int_equal(P.ops->ctl_flow(&P, &ctl, &err), 0);
+	assert_non_null(P.ops->session);
+	assert_int_equal(P.ops->session->ctl_flow(&P, &ctl, &err), 0);
 	assert_string_equal(ctl.client, "192.0.2.1");
 	assert_int_equal(ctl.client_port, 40123);
 	assert_int_equal(ctl.server_port, 22);
@@ -531,11 +531,11 @@ static void test_ctl_flow_and_ops(void **state)
 	for (int i = 0; i < ncmds; i++)
 		free(cmds[i]);
 	ncmds = 0;
-	assert_int_equal(P.ops->ctl_flow(&P, &ctl, &err), 0);
+	assert_int_equal(P.ops->session->ctl_flow(&P, &ctl, &err), 0);
 	assert_int_equal(ncmds, 0);
-	assert_int_equal(P.ops->keepalive(&P, &next, &err), 0);
+	assert_int_equal(P.ops->session->keepalive(&P, &next, &err), 0);
 	assert_int_equal(next, 15);
-	assert_int_equal(P.ops->poll_fd(&P), 7);
+	assert_int_equal(P.ops->session->poll_fd(&P), 7);
 }
 
 static void test_full_loss_on_session_dev_refused(void **state)
@@ -558,14 +558,14 @@ static void test_full_loss_on_session_dev_refused(void **state)
 	assert_null(find_cmd(ARM_HEAD));
 	/* another interface: allowed */
 	assert_int_equal(P.ops->apply(&P, "eth2", &d, &err), 0);
-	assert_string_equal(P.ops->warning(&P), "");
+	assert_string_equal(P.ops->session->warning(&P), "");
 	/* --force: allowed, with the timer armed first */
 	sf.force = true;
 	sf.revert_s = 7;
 	P.ops->set_safety(&P, &sf);
 	assert_int_equal(P.ops->apply(&P, "eth1", &d, &err), 0);
 	assert_non_null(find_cmd(ARM "'trap '\\''kill $s 2>/dev/null; exit 0'\\'' TERM; sleep 7 &"));
-	assert_non_null(strstr(P.ops->warning(&P), "carries this SSH session"));
+	assert_non_null(strstr(P.ops->session->warning(&P), "carries this SSH session"));
 }
 
 static void test_exclude_ssh_flow(void **state)

@@ -16,9 +16,8 @@
  *    armed at the earliest one (CLOCK_MONOTONIC, absolute): no polling loop.
  * Kernel engine (bridge_kernel_up/down): a Linux bridge holding both ports,
  * the dials then go on the egress ports (A->B on IF_B, B->A on IF_A) through
- * the local peer's apply (netem/tbf over netlink). Raw rtnetlink here for
- * the few link requests (libnl for the stale-bridge dump); the qdiscs through
- * peer.h.
+ * the local peer's apply (netem/tbf over netlink). The link requests and
+ * dumps go through the netlink layer (nllink.h); the qdiscs through peer.h.
  */
 #ifndef LINKLAB_BRIDGE_H
 #define LINKLAB_BRIDGE_H
@@ -121,7 +120,7 @@ struct bridge_stale {
 
 /* Bridge devices of this network namespace that carry the mark and whose
  * pid is dead (bridge_pid_dead), at most max into out; *n the count. Read
- * with libnl (a link dump, src/bridge/nlbridge.c); nothing is changed. 0 or -errno
+ * with one link dump (nllink_list); nothing is changed. 0 or -errno
  * (err filled). */
 int bridge_kernel_stale(struct bridge_stale *out, int max, int *n, struct ll_err *err);
 
@@ -136,7 +135,7 @@ struct bridge_port_info {
 					 * of its own (an SSH session perhaps) */
 };
 
-/* Read ifname's flags, master and addresses (libnl, src/bridge/nlbridge.c).
+/* Read ifname's flags, master and addresses (nllink_get/nllink_addr).
  * 0, -ENODEV naming it, or -errno. */
 int bridge_port_info(const char *ifname, struct bridge_port_info *pi, struct ll_err *err);
 

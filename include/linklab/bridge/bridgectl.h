@@ -127,7 +127,7 @@ void bridgectl_stop(struct bridgectl *s);
 struct bridgectl_kstats;
 
 /* Take the baseline of if_a/if_b (link counters, egress root qdisc drops)
- * through p (p->ops->link_stats required: -ENOTSUP otherwise). p must
+ * through p (p->ops->counters->link_stats required: -ENOTSUP otherwise). p must
  * outlive the object. -ENODEV, -EIO (netlink), -ENOMEM; err says which. */
 int bridgectl_kstats_open(struct peer *p, const char *if_a, const char *if_b,
 			  struct bridgectl_kstats **out, struct ll_err *err);

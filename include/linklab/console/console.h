@@ -67,7 +67,7 @@ struct console_side_view {
 	double tx_bps;
 	/* the receive window one TCP socket can get on this side, bytes:
 	 * tcp_rmem max less its 1/2^tcp_adv_win_scale share (the kernel's
-	 * tcp_win_from_space), read with ops->sysctl_get; 0 = unknown */
+	 * tcp_win_from_space), read with ops->tune->sysctl_get; 0 = unknown */
 	uint64_t rcv_window;
 };
 
@@ -243,7 +243,7 @@ struct console_view {
 		struct impair dial;   /* what y applies */
 		unsigned sides;
 	} confirm;
-	char b_warning[256];          /* B's ops->warning after its last
+	char b_warning[256];          /* B's ops->session->warning after its last
 				       * apply, "" if none */
 	/* added for the middle box */
 	struct console_middle_view middle;

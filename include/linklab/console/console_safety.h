@@ -23,7 +23,7 @@ int console_apply_check(struct console *c, const struct impair *d, unsigned side
  * a warning or a refusal puts the request in view.confirm (pending) and
  * returns -EAGAIN without applying; confirmed applies it, with force
  * passed to B's safety for this apply only. After B's apply, view
- * b_warning gets ops->warning. While B's apply runs, view revert_deadline
+ * b_warning gets ops->session->warning. While B's apply runs, view revert_deadline
  * is now + revert_s. When B could not arm its revert timer (-ENOLCK from
  * B's apply, also when that result comes back later) view.confirm asks;
  * confirmed after that question, B's job carries peer_safety.unarmed_ok
@@ -31,7 +31,7 @@ int console_apply_check(struct console *c, const struct impair *d, unsigned side
 int console_apply_safe(struct console *c, const struct impair *d, unsigned sides,
 		       bool confirmed, bool force, struct ll_err *err);
 
-/* Keep B's session alive (ops->keepalive): call on POLLIN of console_peer_fd
+/* Keep B's session alive (ops->session->keepalive): call on POLLIN of console_peer_fd
  * or when *next_s seconds have passed; hup true when poll reported
  * POLLHUP/POLLRDHUP/POLLERR on it (the peer closed the connection: lost
  * without asking). *next_s gets the seconds until the next call is due
@@ -40,8 +40,8 @@ int console_apply_safe(struct console *c, const struct impair *d, unsigned sides
  * that B is skipped by apply, clear, tick and quit. */
 int console_keepalive(struct console *c, bool hup, int *next_s);
 
-/* Set sysctl name to value on side (CONSOLE_IDX_A/B) through ops->sysctl_set
- * (journalled on that peer); console_quit then calls ops->tune_restore on
+/* Set sysctl name to value on side (CONSOLE_IDX_A/B) through ops->tune->sysctl_set
+ * (journalled on that peer); console_quit then calls ops->tune->tune_restore on
  * that side. -ENOTSUP when the backend has no sysctl_set, -ENOTCONN when B
  * is lost. */
 int console_sysctl_set(struct console *c, int side, const char *name,

@@ -139,4 +139,10 @@ int nlqdisc_request(struct nl_sock *sk, struct nl_msg *msg,
 int nlqdisc_dump(struct nl_sock *sk, int ifindex, struct qdisc_state *st,
 		 struct nlqdisc_root *root, struct ll_err *err);
 
+/* Does this kernel accept a netem qdisc? A netem root on lo in a private
+ * network namespace of a helper thread (unshare(CLONE_NEWNET): nothing real
+ * touched). 1 yes, 0 no ("unknown qdisc kind", ENOENT), negative errno when
+ * it cannot tell (no privilege). */
+int nlqdisc_has_netem(void);
+
 #endif

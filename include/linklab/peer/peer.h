@@ -64,6 +64,88 @@ struct enghook_info;      /* enghook.h */
 struct peer_lock_owner;   /* peer_lock.h */
 struct sysctl_state;
 
+/* The SSH session to a remote peer (peer_ops.session; NULL for the local
+ * peer, which has none). */
+struct peer_session_ops {
+	/* The control session and the peer's interface that carries it. */
+	int (*ctl_flow)(struct peer *p, struct peer_ctl *out, struct ll_err *err);
+	/* Warning of the last apply ("" if none), e.g. "veth-b carries this SSH
+	 * session: a heavy impairment may cut it". Valid until the next call. */
+	const char *(*warning)(struct peer *p);
+	/* For the console's loop: send an SSH keepalive if due; *next_s gets
+	 * the seconds until the next is due. 0, or -EIO/-ENOTCONN when the
+	 * session is gone (the peer's armed revert timers then restore it). */
+	int (*keepalive)(struct peer *p, int *next_s, struct ll_err *err);
+	/* The session's socket to add to poll() (POLLIN: call keepalive or
+	 * any op; POLLHUP/POLLERR: session lost), -1 if none. */
+	int (*poll_fd)(struct peer *p);
+};
+
+/* NIC offloads and TCP sysctls (hosttune.h; peer_ops.tune): read, set (the
+ * original journalled on that peer first, read back), restore every
+ * journalled original. Local: ethtool ioctls and /proc/sys; remote:
+ * ethtool -k/-K and /proc/sys over SSH. A member may return -ENOTSUP. */
+struct peer_tune_ops {
+	int (*offload_get)(struct peer *p, const char *dev,
+			   struct offload_state *out, struct ll_err *err);
+	int (*offload_set)(struct peer *p, const char *dev,
+			   const struct offload_state *want, struct ll_err *err);
+	int (*sysctl_get)(struct peer *p, struct sysctl_state *out,
+			  struct ll_err *err);
+	int (*sysctl_set)(struct peer *p, const char *name, const char *value,
+			  struct ll_err *err);
+	int (*tune_restore)(struct peer *p, struct ll_err *err);
+};
+
+/* Link counters (peer_ops.counters; NULL for the remote peer). */
+struct peer_counter_ops {
+	/* dev's link counters (struct link_stats). -ENODEV (no such
+	 * interface), -EIO (netlink). */
+	int (*link_stats)(struct peer *p, const char *dev, struct link_stats *out,
+			  struct ll_err *err);
+};
+
+/* The endpoint engine (enghook.h; peer_ops.engine; NULL = kernel only). */
+struct peer_engine_ops {
+	/* Engine choice for the following applies (enum enghook_mode) and the
+	 * TCP port whose packets skip the engine (0 = none; --exclude-ssh). */
+	void (*set_engine)(struct peer *p, int mode, int exclude_port);
+	/* The endpoint engine holding dev's dial: 0 and *out filled, -ENOENT
+	 * when the kernel holds it (or nothing). */
+	int (*engine_get)(struct peer *p, const char *dev, struct enghook_info *out,
+			  struct ll_err *err);
+};
+
+/* The journal's records (journal.h; peer_ops.journal). */
+struct peer_journal_ops {
+	/* Every record on this peer (damaged ones too), up to max. */
+	int (*records)(struct peer *p, struct peer_record *out, int max, int *n,
+		       struct ll_err *err);
+	/* Drop the record of dev (NULL: every record, damaged ones too)
+	 * without restoring anything. */
+	int (*forget)(struct peer *p, const char *dev, struct ll_err *err);
+	/* Lines the last clear/clear_all/apply left for the user (records
+	 * dropped, records not restored and why); "" if none. */
+	const char *(*notes)(struct peer *p);
+};
+
+/* The console's hold on a remote peer (peer_lock.h; peer_ops.lock; NULL for
+ * the local peer, which takes peer_lock_take per interface). */
+struct peer_lock_ops {
+	/* Take the peer for this process: 0 (*prev, *prev_stale: a dead
+	 * owner's record and what it left), -EBUSY (err names the live
+	 * holder), -ENOTSUP (cannot be locked), other -errno. */
+	int (*lock_take)(struct peer *p, struct peer_lock_owner *prev,
+			 bool *prev_stale, struct ll_err *err);
+	/* Record that dev was changed under the hold. */
+	void (*lock_note)(struct peer *p, const char *dev);
+	/* End the hold; remove: drop the record (all restored). */
+	void (*lock_release)(struct peer *p, bool remove);
+};
+
+/* What every peer does, then the optional parts as sub-tables: a NULL
+ * sub-table means "not supported by this backend"; a caller checks the
+ * sub-table, never a single member (every member of a sub-table is set). */
 struct peer_ops {
 	const char *name;   /* "local" or "ssh" */
 	/* Interfaces with addresses and root qdisc kind. */
@@ -98,68 +180,15 @@ struct peer_ops {
 	int (*server_stop)(struct peer *p, struct ll_err *err);
 	/* Release everything (not restoring: call clear first). */
 	void (*close)(struct peer *p);
-	/* --- the SSH session's safety; NULL = not supported (the local peer) --- */
-	/* The control session and the peer's interface that carries it. */
-	int (*ctl_flow)(struct peer *p, struct peer_ctl *out, struct ll_err *err);
-	/* Set force / exclude_ctl / revert_s for the following applies. */
+	/* Set force / exclude_ctl / revert_s for the following applies. May be
+	 * NULL. */
 	void (*set_safety)(struct peer *p, const struct peer_safety *s);
-	/* Warning of the last apply ("" if none), e.g. "veth-b carries this SSH
-	 * session: a heavy impairment may cut it". Valid until the next call. */
-	const char *(*warning)(struct peer *p);
-	/* For the console's loop: send an SSH keepalive if due; *next_s gets
-	 * the seconds until the next is due. 0, or -EIO/-ENOTCONN when the
-	 * session is gone (the peer's armed revert timers then restore it). */
-	int (*keepalive)(struct peer *p, int *next_s, struct ll_err *err);
-	/* The session's socket to add to poll() (POLLIN: call keepalive or
-	 * any op; POLLHUP/POLLERR: session lost), -1 if none. */
-	int (*poll_fd)(struct peer *p);
-	/* NIC offloads and TCP sysctls (hosttune.h): read,
-	 * set (the original journalled on that peer first, read back),
-	 * restore every journalled original. Local: ethtool ioctls and
-	 * /proc/sys; remote: ethtool -k/-K and /proc/sys over SSH. */
-	int (*offload_get)(struct peer *p, const char *dev,
-			   struct offload_state *out, struct ll_err *err);
-	int (*offload_set)(struct peer *p, const char *dev,
-			   const struct offload_state *want, struct ll_err *err);
-	int (*sysctl_get)(struct peer *p, struct sysctl_state *out,
-			  struct ll_err *err);
-	int (*sysctl_set)(struct peer *p, const char *name, const char *value,
-			  struct ll_err *err);
-	int (*tune_restore)(struct peer *p, struct ll_err *err);
-	/* --- link counters; NULL = not supported (the remote peer) --- */
-	/* dev's link counters (struct link_stats). -ENODEV (no such
-	 * interface), -EIO (netlink). */
-	int (*link_stats)(struct peer *p, const char *dev, struct link_stats *out,
-			  struct ll_err *err);
-	/* --- the endpoint engine (enghook.h); NULL = kernel only --- */
-	/* Engine choice for the following applies (enum enghook_mode) and the
-	 * TCP port whose packets skip the engine (0 = none; --exclude-ssh). */
-	void (*set_engine)(struct peer *p, int mode, int exclude_port);
-	/* The endpoint engine holding dev's dial: 0 and *out filled, -ENOENT
-	 * when the kernel holds it (or nothing). */
-	int (*engine_get)(struct peer *p, const char *dev, struct enghook_info *out,
-			  struct ll_err *err);
-	/* --- journal records (NULL = not supported) --- */
-	/* Every record on this peer (damaged ones too), up to max. */
-	int (*records)(struct peer *p, struct peer_record *out, int max, int *n,
-		       struct ll_err *err);
-	/* Drop the record of dev (NULL: every record, damaged ones too)
-	 * without restoring anything. */
-	int (*forget)(struct peer *p, const char *dev, struct ll_err *err);
-	/* Lines the last clear/clear_all/apply left for the user (records
-	 * dropped, records not restored and why); "" if none. */
-	const char *(*notes)(struct peer *p);
-	/* --- the console's hold on a remote peer (peer_lock.h); NULL = not
-	 * supported (the local peer: peer_lock_take per interface) --- */
-	/* Take the peer for this process: 0 (*prev, *prev_stale: a dead
-	 * owner's record and what it left), -EBUSY (err names the live
-	 * holder), -ENOTSUP (cannot be locked), other -errno. */
-	int (*lock_take)(struct peer *p, struct peer_lock_owner *prev,
-			 bool *prev_stale, struct ll_err *err);
-	/* Record that dev was changed under the hold. */
-	void (*lock_note)(struct peer *p, const char *dev);
-	/* End the hold; remove: drop the record (all restored). */
-	void (*lock_release)(struct peer *p, bool remove);
+	const struct peer_session_ops *session;
+	const struct peer_tune_ops *tune;
+	const struct peer_counter_ops *counters;
+	const struct peer_engine_ops *engine;
+	const struct peer_journal_ops *journal;
+	const struct peer_lock_ops *lock;
 };
 
 /* One journal record of a peer, as `linklab show --journal` lists it. */

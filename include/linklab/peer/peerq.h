@@ -4,7 +4,7 @@
  * Threaded, one worker thread owns the peer (a libssh2 session is used from
  * one thread only) and runs the queued jobs in order; each finished job is
  * posted back and an eventfd (peerq_fd) becomes readable. While idle the
- * worker keeps the session alive (ops->keepalive, on the session socket's
+ * worker keeps the session alive (ops->session->keepalive, on the session socket's
  * POLLIN and when due). Inline (threaded = false), peerq_submit runs the job
  * at once on the caller's thread: the same jobs and results, for tests and
  * for callers that may wait. Every remote command is bounded by the peer's
@@ -71,7 +71,7 @@ struct peerq_job {
 	struct sysctl_state sys;
 	struct peer_ctl ctl;          /* PQ_CTL_FLOW */
 	int port;                     /* PQ_SERVER_START */
-	char warning[256];            /* PQ_APPLY: ops->warning after it */
+	char warning[256];            /* PQ_APPLY: ops->session->warning after it */
 	double took_s;                /* how long it ran */
 };
 

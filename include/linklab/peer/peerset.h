@@ -73,7 +73,7 @@ int peerset_ctl_check(struct peerset *ps, int side, const char *dev,
 		      size_t len, struct ll_err *err);
 
 /* The same check with B's control session already known (flow, from
- * ops->ctl_flow earlier): asks nothing of B, for a caller that must not
+ * ops->session->ctl_flow earlier): asks nothing of B, for a caller that must not
  * wait on it (the console). */
 int peerset_ctl_check_flow(struct peerset *ps, const struct peer_ctl *flow,
 			   int side, const char *dev, const struct impair *d,

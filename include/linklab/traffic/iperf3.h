@@ -351,6 +351,32 @@ void iperf3_stream_end_omit(struct iperf3_stream *s);
 void iperf3_stream_udp_result(const struct iperf3_stream *s,
 			      struct iperf3_stream_result *r);
 
+/* What one side (client or server) knows at EXCHANGE_RESULTS. */
+struct iperf3_side {
+	const struct iperf3_stream *st;   /* its n streams */
+	int n;
+	const int64_t *retr;      /* per stream: the sender's TCP retransmits
+				   * (tcpi_total_retrans), -1 receiver/unknown */
+	bool sends;               /* this side sends on some stream */
+	bool udp;
+	int cc_fd;                /* socket whose TCP_CONGESTION is reported
+				   * (-1: none) */
+	double wall;              /* s of CPU accounting since cpu_user0/sys0 */
+	double cpu_user0, cpu_sys0;   /* iperf3_cpu_times at the start */
+	double dur;               /* s counted after -O: end_time */
+};
+
+/* This side's results object, as iperf3's send_results fills it: CPU use
+ * in percent of side->wall, sender_has_retransmits (1 TCP sender, 0 UDP
+ * sender, -1 receiver only), the congestion control, and per stream id,
+ * bytes after -O, retransmits, times [0, dur] and for UDP
+ * iperf3_stream_udp_result. Client and server both send this. */
+void iperf3_results_fill(const struct iperf3_side *side, struct iperf3_results *res);
+
+/* The entry of stream id in r (the other side's results), NULL if none. */
+const struct iperf3_stream_result *iperf3_results_stream(const struct iperf3_results *r,
+							 int id);
+
 /* Receiver jitter of a UDP stream in seconds. */
 double iperf3_stream_jitter(const struct iperf3_stream *s);
 

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+/* fdio.h - whole writes on a file descriptor. */
+#ifndef LINKLAB_FDIO_H
+#define LINKLAB_FDIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Write all n bytes of p to fd, again after a short write or EINTR. sock:
+ * send(2) with MSG_NOSIGNAL (a closed peer gives EPIPE, not SIGPIPE), else
+ * write(2). 0, or -1 with errno set (0 bytes written counts as failure). */
+int fdio_write_all(int fd, const void *p, size_t n, bool sock);
+
+#endif
