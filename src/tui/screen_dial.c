@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "linklab/model/impair.h"
+#include "linklab/peer/hostinfo.h"
 #include "tui.h"
 
 struct dial_row {
@@ -148,7 +149,7 @@ static void dial_seed_bridge(struct tui *t, const struct ctl_view *v)
 	if (!(t->dial_sides & CTL_M_BOTH) || !v->middle.attached)
 		return;
 	t->dial = v->middle.dir[t->dial_sides == CTL_M_BA ? MIDDLE_BA : MIDDLE_AB].fields;
-	impair_drop_derived(&t->dial, 0, impair_kernel_hz());
+	impair_drop_derived(&t->dial, 0, hostinfo_kernel_hz());
 	t->dial_edited = false;
 	snprintf(t->dial_msg, sizeof(t->dial_msg),
 		 "dial loaded from the bridge's %s (Enter applies; an empty dial clears)",
@@ -284,7 +285,7 @@ void screen_dial_enter(struct tui *t, const struct ctl_view *v)
 		/* what A holds, less the burst/limits derived from its rate:
 		 * they must follow a new rate, not pin the old one */
 		t->dial = v->side[CTL_IDX_A].held;
-		impair_drop_derived(&t->dial, 0, impair_kernel_hz());
+		impair_drop_derived(&t->dial, 0, hostinfo_kernel_hz());
 	}
 	t->dial_sides = v->dial_sides ? v->dial_sides : CTL_BOTH;
 	if (!v->side[CTL_IDX_B].present && !(t->dial_sides & CTL_M_BOTH))
@@ -312,7 +313,7 @@ static void dial_diff_line(const struct tui *t, const struct ctl_view *v,
 		return;
 	}
 	held = s->held;
-	impair_drop_derived(&held, 0, impair_kernel_hz());
+	impair_drop_derived(&held, 0, hostinfo_kernel_hz());
 	impair_summary(&held, now, sizeof(now));
 	if (!now[0] || impair_is_empty(&held))
 		snprintf(now, sizeof(now), "nothing (kernel default)");
@@ -422,7 +423,7 @@ static int dial_draw_held(struct tui *t, const struct ctl_view *v, int y,
 				struct impair held = m->dir[k].fields;
 				char now[200];
 
-				impair_drop_derived(&held, 0, impair_kernel_hz());
+				impair_drop_derived(&held, 0, hostinfo_kernel_hz());
 				impair_summary(&held, now, sizeof(now));
 				if (impair_is_empty(&held) && impair_is_empty(&t->dial))
 					snprintf(now, sizeof(now), "clear");
