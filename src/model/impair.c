@@ -307,6 +307,20 @@ static int refuse(struct ll_diag *diag, const struct impair_field *f, const char
 	return -EINVAL;
 }
 
+/* A parser's or a sign's refusal, with the accepted range when it does not
+ * say it already. */
+static int refuse_ranged(struct ll_diag *diag, const struct impair_field *f, const char *text)
+{
+	if (strstr(text, f->range))
+		return refuse(diag, f, "%s", text);
+	return refuse(diag, f, "%s; accepted: %s", text, f->range);
+}
+
+static int negative(struct ll_diag *diag, const struct impair_field *f, const char *value)
+{
+	return refuse(diag, f, "'%s' must not be negative (%s)", value, f->range);
+}
+
 static int out_of_range(struct ll_diag *diag, const struct impair_field *f,
 			const char *shown)
 {
@@ -321,7 +335,7 @@ static int set_rate(struct impair *d, const struct impair_field *f,
 	uint64_t v;
 
 	if (value[0] == '-')
-		return refuse(diag, f, "'%s' must not be negative", value);
+		return negative(diag, f, value);
 	if (units_parse_rate(value, &v, &e) < 0) {
 		/* "0bit" parses as a number but is out of range */
 		char *end;
@@ -329,7 +343,7 @@ static int set_rate(struct impair *d, const struct impair_field *f,
 
 		if (end != value && z == 0 && *end && strstr(e.msg, "out of range"))
 			return out_of_range(diag, f, units_format_rate(0, b, sizeof(b)));
-		return refuse(diag, f, "%s", e.msg);
+		return refuse_ranged(diag, f, e.msg);
 	}
 	if (!uval_ok(f, v))
 		return out_of_range(diag, f, units_format_rate(v, b, sizeof(b)));
@@ -345,11 +359,11 @@ static int parse_time_in(const struct impair_field *f, const char *value, int64_
 	char b[32];
 
 	if (value[0] == '-')
-		return refuse(diag, f, "'%s' must not be negative", value);
+		return negative(diag, f, value);
 	if (units_parse_time(value, v, 1, &e) < 0)
-		return refuse(diag, f, "%s", e.msg);
+		return refuse_ranged(diag, f, e.msg);
 	if (*v < 0)
-		return refuse(diag, f, "'%s' must not be negative", value);
+		return negative(diag, f, value);
 	if (!sval_ok(f, *v))
 		return out_of_range(diag, f, units_format_time(*v, b, sizeof(b)));
 	return 0;
@@ -374,9 +388,9 @@ static int set_size(struct impair *d, const struct impair_field *f,
 	uint64_t v;
 
 	if (value[0] == '-')
-		return refuse(diag, f, "'%s' must not be negative", value);
+		return negative(diag, f, value);
 	if (units_parse_size(value, &v, &e) < 0)
-		return refuse(diag, f, "%s", e.msg);
+		return refuse_ranged(diag, f, e.msg);
 	if (!uval_ok(f, v))
 		return out_of_range(diag, f, units_format_size(v, b, sizeof(b)));
 	store(d, f, 0, v);
@@ -395,8 +409,12 @@ static int parse_percent_in(const struct impair_field *f, const char *value,
 
 	if (pct && end == pct && pct[1] == '\0' && end != value && (x < 0 || x > 100))
 		return refuse(diag, f, "%s%s is out of range (0%% .. 100%%)", what, value);
-	if (units_parse_percent(value, v, &e) < 0)
-		return refuse(diag, f, "%s%s", what, e.msg);
+	if (units_parse_percent(value, v, &e) < 0) {
+		char text[sizeof(e.msg) + 32];
+
+		snprintf(text, sizeof(text), "%s%s", what, e.msg);
+		return refuse_ranged(diag, f, text);
+	}
 	return 0;
 }
 
@@ -764,7 +782,7 @@ static void impair_check_field(const struct impair *d,
 		if (elem_ok(d, f, k))
 			continue;
 		if (f->kind == IMPK_TIME && load_s(d, f, k) < 0)
-			refuse(diag, f, "'%s' must not be negative", elem_text(d, f, k, b, sizeof(b)));
+			negative(diag, f, elem_text(d, f, k, b, sizeof(b)));
 		else
 			out_of_range(diag, f, elem_text(d, f, k, b, sizeof(b)));
 		return;
