@@ -408,7 +408,7 @@ static int parse_percent_in(const struct impair_field *f, const char *value,
 	double x = strtod(value, &end);
 
 	if (pct && end == pct && pct[1] == '\0' && end != value && (x < 0 || x > 100))
-		return refuse(diag, f, "%s%s is out of range (0%% .. 100%%)", what, value);
+		return refuse(diag, f, "%s%s is out of range (%s)", what, value, f->range);
 	if (units_parse_percent(value, v, &e) < 0) {
 		char text[sizeof(e.msg) + 32];
 
@@ -504,7 +504,8 @@ static int set_flag(struct impair *d, const struct impair_field *f,
 			store(d, f, 0, words[i].on);
 			return 0;
 		}
-	return refuse(diag, f, "'%s' is not on or off", value);
+	return refuse(diag, f, "'%s' is not on or off (%s; also yes | no, true | false, 1 | 0)",
+		      value, f->range);
 }
 
 /* Split a list on commas and blanks: up to max words into w (each < 64). */
