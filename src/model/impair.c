@@ -39,6 +39,8 @@
 
 static const char *const dir_names[] = { "egress", "ingress", NULL };
 
+static const char *const flag_names[] = { "off", "on", NULL };
+
 static const char *const dist_names[] = { "uniform", "normal", "pareto",
 					  "paretonormal", NULL };
 
@@ -98,7 +100,8 @@ const struct impair_field impair_fields[] = {
 	  .n_off = offsetof(struct impair, loss_ge_n), NETEM,
 	  .lo = 0, .hi = UINT32_MAX, .range = "P[,R[,1-H[,1-K]]] each 0% .. 100%",
 	  .help = "Gilbert-Elliott loss (tc loss gemodel); defaults r=1-p 1-h=100% 1-k=0%" },
-	{ "ecn", IMP_ECN, IMPK_FLAG, AT(ecn), NETEM, .lo = 0, .hi = 1, .range = "on | off",
+	{ "ecn", IMP_ECN, IMPK_FLAG, AT(ecn), NETEM, .lo = 0, .hi = 1, .names = flag_names,
+	  .range = "on | off",
 	  .help = "mark ECN-capable packets CE instead of dropping them (needs a loss)" },
 	{ "netem-rate", IMP_NETEM_RATE, IMPK_RATE, AT(netem_rate), NETEM,
 	  .lo = 1, .hi = RATE_MAX_BPS, .range = "1bit .. 4tbit",
@@ -266,7 +269,7 @@ static char *elem_text(const struct impair *d, const struct impair_field *f, uns
 	case IMPK_SIZE: return units_format_size(u, buf, len);
 	case IMPK_PERCENT:
 	case IMPK_PLIST: return units_format_percent((uint32_t)u, buf, len);
-	case IMPK_FLAG: snprintf(buf, len, "%s", u ? "on" : "off"); return buf;
+	case IMPK_FLAG:
 	case IMPK_CHOICE:
 		snprintf(buf, len, "%s", u <= f->hi ? f->names[u] : "?");
 		return buf;

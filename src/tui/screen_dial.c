@@ -84,7 +84,7 @@ static int dial_name_width(void)
 #define DIAL_NROWS      (dial_nfields() + 2)
 
 /* Presets of a field row into out (max n, "off" first); choice and flag
- * fields offer the words of their range ("normal | pareto"). */
+ * fields offer their words from the field table ("normal", "pareto"). */
 static int dial_presets(int row, char out[][24], int max)
 {
 	const struct impair_field *f = impair_field_find(dial_name(row));
@@ -96,19 +96,9 @@ static int dial_presets(int row, char out[][24], int max)
 		return n;
 	}
 	snprintf(out[n++], 24, "off");
-	if (f && (f->kind == IMPK_CHOICE || f->kind == IMPK_FLAG)) {
-		const char *p = f->range;
-
-		while (*p && n < max) {
-			size_t l = strcspn(p, " |");
-
-			if (l && strncmp(p, "off", l))
-				snprintf(out[n++], 24, "%.*s", (int)l, p);
-			p += l;
-			while (*p == ' ' || *p == '|')
-				p++;
-		}
-	}
+	for (k = 0; f && f->names && f->names[k] && n < max; k++)
+		if (strcmp(f->names[k], "off"))
+			snprintf(out[n++], 24, "%s", f->names[k]);
 	return n;
 }
 

@@ -175,7 +175,8 @@ struct impair_field {
 	uint64_t hi;            /* storage's unit (bit/s, ns, bytes, u32
 				 * fraction, count); CHOICE: index; PREFIX:
 				 * unused */
-	const char *const *names;  /* CHOICE: the words, NULL-terminated */
+	const char *const *names;  /* CHOICE: the words by index; FLAG: "off",
+				    * "on"; NULL-terminated */
 	const char *range;      /* human text of the accepted range; its ends
 				 * are lo and hi (test_impair checks it) */
 	const char *help;       /* one line of help */
