@@ -3,7 +3,8 @@
 #  - a folder includes a header of a layer above it (the order below);
 #  - a library appears outside the one folder that owns it (or an exception
 #    listed for it is gone or no longer includes it);
-#  - an engine (anything but cli/, tui/ and main.c) prints or calls exit().
+#  - an engine (anything but cli/, tui/ and main.c) prints or calls exit();
+#  - the model (pure data and rules) runs a program (popen, system, exec).
 cd "$(dirname "$0")/.." || exit 1
 bad=0
 # Lowest first. A folder may include its own headers and those of the layers
@@ -66,6 +67,11 @@ for f in $(find src -name '*.c' | sort); do
 	fi
 	if grep -nE '\bexit\(' "$f" | grep -v '_exit(' | grep -q .; then
 		echo "layering: $f calls exit() (engines must return errors)"; bad=1
+	fi
+done
+for f in src/model/*.c; do
+	if grep -nE '\b(popen|system|execv?p?e?)\(' "$f" | grep -q .; then
+		echo "layering: $f runs a program (the model takes host facts as parameters)"; bad=1
 	fi
 done
 if [ $bad = 0 ]; then echo "layering: 1 passed, 0 failed"; else echo "layering: 0 passed, 1 failed"; fi

@@ -946,41 +946,6 @@ int bridge_kernel_reap(struct peer *p, const struct bridge_stale *st, struct ll_
 
 /* --- status files ------------------------------------------------------------ */
 
-unsigned bridge_dir_prefix(const char **name)
-{
-	if (!strncmp(*name, "a-to-b-", 7)) {
-		*name += 7;
-		return 1;
-	}
-	if (!strncmp(*name, "b-to-a-", 7)) {
-		*name += 7;
-		return 2;
-	}
-	return 3;
-}
-
-int bridge_alias_expand(const char *name, const char *val, struct bridge_alias out[2])
-{
-	const char *comma;
-
-	if (!strcmp(name, "overhead")) {
-		out[0].field = "packet-overhead";
-		snprintf(out[0].value, sizeof(out[0].value), "%s", val);
-		return 1;
-	}
-	if (strcmp(name, "cell"))
-		return 0;
-	comma = strchr(val, ',');
-	out[0].field = "cell-size";
-	snprintf(out[0].value, sizeof(out[0].value), "%.*s",
-		 (int)(comma ? (size_t)(comma - val) : strlen(val)), val);
-	if (!comma)
-		return 1;
-	out[1].field = "cell-overhead";
-	snprintf(out[1].value, sizeof(out[1].value), "%s", comma + 1);
-	return 2;
-}
-
 cJSON *bridge_fields_json(const struct impair *d)
 {
 	cJSON *o = cJSON_CreateObject();

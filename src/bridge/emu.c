@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "linklab/bridge/emu.h"
+#include "linklab/peer/hostinfo.h"
 
 struct crnd {                   /* correlated random state (get_crandom) */
 	uint32_t rho, last;
@@ -718,7 +719,7 @@ int emu_config_build(struct emu_config *c, const struct impair *d, uint64_t seed
 
 	memset(c, 0, sizeof(*c));
 	ll_diag_clear(&diag);
-	if (impair_plan(d, 1500, impair_kernel_hz(), &p, &diag) < 0) {
+	if (impair_plan(d, 1500, hostinfo_kernel_hz(), &p, &diag) < 0) {
 		for (i = 0; i < diag.n; i++)
 			if (diag.e[i].level == LL_DIAG_ERROR)
 				return ll_err_set(err, -EINVAL, "%s", diag.e[i].text);

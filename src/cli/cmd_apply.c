@@ -12,6 +12,7 @@
 #include "linklab/cli/cli.h"
 #include "linklab/cli/cmd.h"
 #include "linklab/cli/cmd_apply_check.h"
+#include "linklab/model/dialopt.h"
 #include "linklab/model/qdisc.h"
 #include "linklab/peer/enghook.h"
 #include "linklab/model/profile.h"
@@ -24,8 +25,6 @@ struct apply_args {
 	bool dry, split;
 	bool check;               /* --check: compare only (cmd_apply_check.c) */
 	int engine;               /* enum enghook_mode (--engine) */
-	uint64_t seen;            /* dial fields given (IMP_* bits) */
-	const char *seen_val[64]; /* their first values, by bit number */
 };
 
 /* Split an end-to-end one-way target between the two peers: delay and jitter
@@ -41,18 +40,6 @@ static void split_dial(struct impair *d)
 		p = units_prob_to_percent(d->loss) / 100.0;
 		d->loss = units_percent_to_prob(100.0 * (1.0 - sqrt(1.0 - p)));
 	}
-}
-
-/* Copy every field given in src onto dst (command line over profile). */
-static void overlay(struct impair *dst, const struct impair *src,
-		    struct ll_diag *diag)
-{
-	const struct impair_field *f;
-	char v[64];
-
-	for (f = impair_fields; f->name; f++)
-		if (src->set & f->bit)
-			impair_set(dst, f->name, impair_get(src, f, v, sizeof(v)), diag);
 }
 
 /* True if field name appears in text as a word ("reorder needs delay"). */
@@ -93,35 +80,21 @@ static void validate_into(const struct impair *d, struct ll_diag *diag)
 	}
 }
 
-/* A dial option given a second time: an error naming it and both values
- * (the last one would win silently otherwise). */
-static bool seen_twice(struct apply_args *a, const struct impair_field *f,
-		       const char *val, struct ll_diag *diag)
-{
-	int bit = __builtin_ctzll((unsigned long long)f->bit);
-
-	if (a->seen & f->bit) {
-		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-			    "option --%s given twice ('%s', then '%s'): give it once",
-			    f->name, a->seen_val[bit], val);
-		return true;
-	}
-	a->seen |= f->bit;
-	a->seen_val[bit] = val;
-	return false;
-}
-
 /* Parse argv into a; every problem goes to diag. */
 static void parse_args(struct apply_args *a, int argc, char **argv,
 		       struct ll_diag *diag)
 {
+	struct dialopt *dial = calloc(1, sizeof(*dial));
 	struct ll_err err = { 0 };
 	int i, rc;
 
+	if (!dial) {
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "out of memory");
+		return;
+	}
+	dialopt_init(dial, 0);
 	for (i = 1; i < argc; i++) {
-		const struct impair_field *f;
-		const char *name = argv[i], *val, *eq;
-		char fname[64];
+		const char *name = argv[i];
 
 		rc = cmd_common_opt(&a->c, argc, argv, &i, &err);
 		if (rc < 0) {
@@ -162,34 +135,17 @@ static void parse_args(struct apply_args *a, int argc, char **argv,
 				a->profile = argv[++i];
 			continue;
 		}
-		if (strncmp(name, "--", 2) != 0) {
+		if (dialopt_take(dial, argc, argv, &i, diag))
+			continue;
+		if (strncmp(name, "--", 2) != 0)
 			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
 				    "unexpected argument '%s'", name);
-			continue;
-		}
-		eq = strchr(name, '=');
-		snprintf(fname, sizeof(fname), "%.*s",
-			 (int)(eq ? (size_t)(eq - name - 2) : strlen(name + 2)),
-			 name + 2);
-		f = impair_field_find(fname);
-		if (!f) {
+		else
 			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
 				    "unknown option '%s' (see linklab apply -h)", name);
-			continue;
-		}
-		if (eq) {
-			val = eq + 1;
-		} else if (i + 1 < argc) {
-			val = argv[++i];
-		} else {
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-				    "%s: missing value (%s)", f->name, f->range);
-			continue;
-		}
-		if (seen_twice(a, f, val, diag))
-			continue;
-		impair_set(&a->d, f->name, val, diag);
 	}
+	a->d = dial->lvl[DIALOPT_BOTH];
+	free(dial);
 }
 
 /* The dial for each side: profile [a]/[b] overlaid by the command line. */
@@ -218,8 +174,8 @@ static void build_dials(struct apply_args *a, struct impair dial[2],
 	} else if (profile_load(path, prof, diag) == 0) {
 		dial[0] = prof->a;
 		dial[1] = prof->b;
-		overlay(&dial[0], &a->d, diag);
-		overlay(&dial[1], &a->d, diag);
+		impair_overlay(&dial[0], &a->d);
+		impair_overlay(&dial[1], &a->d);
 		validate_into(&dial[0], diag);
 		if (prof->per_side)
 			validate_into(&dial[1], diag);

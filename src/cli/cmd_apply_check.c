@@ -18,6 +18,7 @@
 #include "linklab/peer/enghook.h"
 #include "linklab/model/qdisc.h"
 #include "linklab/peer/journal.h"
+#include "linklab/peer/hostinfo.h"
 
 /* x and y within 1 % (or 2 units) of each other. */
 static bool near(uint64_t x, uint64_t y)
@@ -179,7 +180,7 @@ static cJSON *dial_json(const struct impair *d)
 static void held_dial(const struct qdisc_state *qs, unsigned mtu, struct impair *d)
 {
 	qdisc_state_to_impair(qs, d);
-	impair_drop_derived(d, mtu, impair_kernel_hz());
+	impair_drop_derived(d, mtu, hostinfo_kernel_hz());
 }
 
 cJSON *cmd_apply_check_dial_json(const struct qdisc_state *qs, unsigned mtu)
@@ -263,7 +264,7 @@ static int check_side(struct peer *p, const char *dev, const struct impair *want
 	struct impair held;
 	struct ll_diag dg;
 	char before[1024], after[1024], lines[4096];
-	unsigned mtu, hz = impair_kernel_hz();
+	unsigned mtu, hz = hostinfo_kernel_hz();
 	int rc;
 
 	if (!qs)

@@ -25,6 +25,7 @@
 #include "linklab/cli/cli.h"
 #include "linklab/cli/cmd.h"
 #include "linklab/bridge/emu.h"
+#include "linklab/model/dialopt.h"
 #include "linklab/model/profile.h"
 #include "linklab/base/units.h"
 
@@ -41,13 +42,10 @@ struct bopts {
 	double seconds;                  /* 0 = until a signal */
 	double interval;                 /* -i: counters every SEC, 0 = none */
 	int rt_priority;                 /* --rt-priority N (SCHED_FIFO) */
-	struct impair plain;             /* options without a prefix (both) */
-	struct impair dial[DIRS];        /* --a-to-b-/--b-to-a- options; after
-					  * parse_args: plain with these on top */
+	struct impair dial[DIRS];        /* the dial options of each direction:
+					  * plain ones with its own on top */
 	bool clear[DIRS];                /* --clear: no profile dial under it */
-	char dist_file[DIRS][PATH_MAX];  /* --distribution FILE (user engine); in
-					  * parse_args first a direction's own */
-	char plain_dist_file[PATH_MAX];  /* --distribution FILE without a prefix */
+	char dist_file[DIRS][PATH_MAX];  /* --distribution FILE (user engine) */
 };
 
 static void bridge_usage(FILE *f)
@@ -80,72 +78,12 @@ static void bridge_usage(FILE *f)
 		"  while it runs: linklab bridge --status | --set [dial options] | --attach [--pid N]\n");
 }
 
-/* Set dial field name to val: dirs 3 (no prefix) on the plain dial, else on
- * the one direction's own dial, which wins over the plain one whatever the
- * order on the line (parse_args merges them). */
-static void set_field(struct bopts *b, unsigned dirs, const char *name, const char *val,
-		      struct ll_diag *diag)
-{
-	int d;
-
-	if (dirs == 3) {
-		impair_set(&b->plain, name, val, diag);
-		return;
-	}
-	for (d = 0; d < DIRS; d++)
-		if (dirs & (1u << d))
-			impair_set(&b->dial[d], name, val, diag);
-}
-
-/* The old model-only spellings kept as aliases of dial fields, and a
- * distribution FILE; 1 consumed, 0 not ours. */
-static int alias_opt(struct bopts *b, unsigned dirs, const char *name, const char *val,
-		     struct ll_diag *diag)
-{
-	int d;
-
-	struct bridge_alias al[2];
-	int k, n = bridge_alias_expand(name, val, al);
-
-	for (k = 0; k < n; k++)
-		set_field(b, dirs, al[k].field, al[k].value, diag);
-	if (n)
-		return 1;
-	/* a FILE and a name replace each other on the same level (plain or one
-	 * direction's own); a direction's own wins over the plain one whatever
-	 * the order, as for the other fields (parse_args merges them) */
-	if (!strcmp(name, "distribution") && strchr(val, '/')) {
-		if (dirs == 3) {
-			snprintf(b->plain_dist_file, sizeof(b->plain_dist_file), "%s", val);
-			b->plain.set &= ~(uint32_t)IMP_DIST;
-			return 1;
-		}
-		for (d = 0; d < DIRS; d++)
-			if (dirs & (1u << d)) {
-				snprintf(b->dist_file[d], sizeof(b->dist_file[d]), "%s", val);
-				b->dial[d].set &= ~(uint32_t)IMP_DIST;
-			}
-		return 1;
-	}
-	if (!strcmp(name, "distribution")) {
-		if (dirs == 3)
-			b->plain_dist_file[0] = '\0';
-		for (d = 0; d < DIRS && dirs != 3; d++)
-			if (dirs & (1u << d))
-				b->dist_file[d][0] = '\0';
-	}
-	return 0;
-}
-
-static void overlay(struct impair *dst, const struct impair *src, struct ll_diag *diag);
-
-/* Does option a (its '=' at eq, or NULL) take a value here? */
+/* Is option a (its '=' at eq, or NULL) one of the bridge's own that take a
+ * value? */
 static bool known_opt(const char *a, const char *eq)
 {
 	static const char *const own[] = { "engine", "profile", "rt-priority", "bridge-name", NULL };
-	struct bridge_alias al[2];
 	char name[64];
-	const char *n = name;
 	int k;
 
 	if (!strcmp(a, "-i") || !strncmp(a, "-i=", 3) || !strcmp(a, "-t") || !strncmp(a, "-t=", 3))
@@ -157,19 +95,19 @@ static bool known_opt(const char *a, const char *eq)
 	for (k = 0; own[k]; k++)
 		if (!strcmp(name, own[k]))
 			return true;
-	(void)bridge_dir_prefix(&n);
-	return impair_field_find(n) || bridge_alias_expand(n, "", al) > 0;
+	return false;
 }
 
-static int parse_args(int argc, char **argv, struct bopts *b, struct ll_diag *diag)
+/* Every word of argv: the bridge's own options and interfaces into b, the
+ * dial options into dial; every problem to diag. 1 for -h. */
+static int parse_words(int argc, char **argv, struct bopts *b, struct dialopt *dial,
+		       struct ll_diag *diag)
 {
 	struct cmd_seen seen = { 0 };
-	int i, d, npos = 0;
+	int i, npos = 0;
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *val, *eq, *name;
-		const struct impair_field *f;
-		unsigned dirs = 3;
 		char fname[64];
 
 		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
@@ -206,6 +144,8 @@ static int parse_args(int argc, char **argv, struct bopts *b, struct ll_diag *di
 			npos++;
 			continue;
 		}
+		if (dialopt_take(dial, argc, argv, &i, diag))
+			continue;
 		eq = strchr(a, '=');
 		if (!known_opt(a, eq)) {
 			/* name it and go on; its value (a next word that is
@@ -272,26 +212,6 @@ static int parse_args(int argc, char **argv, struct bopts *b, struct ll_diag *di
 			b->brname = val;
 			continue;
 		}
-		dirs = bridge_dir_prefix(&name);
-		if (alias_opt(b, dirs, name, val, diag))
-			continue;
-		f = impair_field_find(name);
-		if (!f)
-			continue;               /* known_opt let it through: cannot be */
-		set_field(b, dirs, f->name, val, diag);
-	}
-	for (d = 0; d < DIRS; d++) {    /* a direction's own option wins */
-		struct impair own = b->dial[d];
-		struct ll_diag quiet;
-
-		ll_diag_clear(&quiet);
-		b->dial[d] = b->plain;
-		overlay(&b->dial[d], &own, &quiet);
-		if (b->dist_file[d][0])         /* its own FILE over a plain name */
-			b->dial[d].set &= ~(uint32_t)IMP_DIST;
-		else if (!(own.set & IMP_DIST)) /* nothing of its own: the plain FILE */
-			snprintf(b->dist_file[d], sizeof(b->dist_file[d]), "%s",
-				 b->plain_dist_file);
 	}
 	if (npos < 2)
 		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "need two interfaces: IF_A IF_B");
@@ -306,15 +226,25 @@ static int parse_args(int argc, char **argv, struct bopts *b, struct ll_diag *di
 	return 0;
 }
 
-/* Copy every field given in src onto dst (command line over profile). */
-static void overlay(struct impair *dst, const struct impair *src, struct ll_diag *diag)
+/* The command line into b; the dial options (dialopt: plain, --a-to-b-,
+ * --b-to-a-, the aliases, --distribution FILE) become b->dial and
+ * b->dist_file per direction. 1 for -h. */
+static int parse_args(int argc, char **argv, struct bopts *b, struct ll_diag *diag)
 {
-	const struct impair_field *f;
-	char v[64];
+	struct dialopt *dial = calloc(1, sizeof(*dial));
+	int rc = 0, d;
 
-	for (f = impair_fields; f->name; f++)
-		if (src->set & f->bit)
-			impair_set(dst, f->name, impair_get(src, f, v, sizeof(v)), diag);
+	if (!dial) {
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "out of memory");
+		return 0;
+	}
+	dialopt_init(dial, DIALOPT_DIRS | DIALOPT_ALIASES | DIALOPT_DIST_FILE);
+	rc = parse_words(argc, argv, b, dial, diag);
+	for (d = 0; d < DIRS; d++)
+		dialopt_dial(dial, d == 0 ? DIALOPT_A_TO_B : DIALOPT_B_TO_A, &b->dial[d],
+			     b->dist_file[d], sizeof(b->dist_file[d]));
+	free(dial);
+	return rc;
 }
 
 static int64_t mono_now(void)
@@ -997,8 +927,8 @@ int cmd_bridge(int argc, char **argv)
 				dial[0] = prof.a;
 			if (!b.clear[1])
 				dial[1] = prof.b;
-			overlay(&dial[0], &b.dial[0], &diag);
-			overlay(&dial[1], &b.dial[1], &diag);
+			impair_overlay(&dial[0], &b.dial[0]);
+			impair_overlay(&dial[1], &b.dial[1]);
 		}
 	}
 	for (d = 0; d < DIRS; d++) {

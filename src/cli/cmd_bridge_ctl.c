@@ -32,6 +32,7 @@
 #include "linklab/bridge/bridgectl.h"
 #include "linklab/cli/cli.h"
 #include "linklab/cli/cmd.h"
+#include "linklab/model/dialopt.h"
 #include "linklab/model/profile.h"
 
 #define CALL_TIMEOUT_MS 15000
@@ -75,19 +76,11 @@ struct copts {
 	bool json;
 	const char *profile;
 	bool clear[2];
-	cJSON *plain;           /* FIELD: VALUE of options without a prefix */
-	cJSON *dir[2];          /* FIELD: VALUE of --a-to-b-/--b-to-a- options:
-				 * they win over plain ones in any order */
+	struct dialopt *dial;   /* the dial options: plain, --a-to-b-, --b-to-a-
+				 * (a direction's own win over plain ones in
+				 * any order) */
+	struct ll_diag values;  /* their problems, said after the others */
 };
-
-/* FIELD = VAL: on the plain object (dirs 3) or the one direction's. */
-static void put_field(struct copts *o, unsigned dirs, const char *field, const char *val)
-{
-	cJSON *t = dirs == 3 ? o->plain : o->dir[dirs == 1 ? 0 : 1];
-
-	cJSON_DeleteItemFromObjectCaseSensitive(t, field);
-	cJSON_AddStringToObject(t, field, val);
-}
 
 static int parse(int argc, char **argv, struct copts *o, struct ll_diag *diag)
 {
@@ -95,10 +88,8 @@ static int parse(int argc, char **argv, struct copts *o, struct ll_diag *diag)
 	int i;
 
 	for (i = 1; i < argc; i++) {
-		const char *a = argv[i], *val, *name, *eq;
-		struct bridge_alias al[2];
+		const char *a = argv[i], *val, *eq;
 		char fname[64];
-		unsigned dirs = 3;
 
 		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
 			return 1;
@@ -125,13 +116,12 @@ static int parse(int argc, char **argv, struct copts *o, struct ll_diag *diag)
 			ll_diag_add(diag, LL_DIAG_ERROR, NULL, "unexpected argument '%s'", a);
 			continue;
 		}
+		if (dialopt_take(o->dial, argc, argv, &i, &o->values))
+			continue;
 		eq = strchr(a, '=');
 		snprintf(fname, sizeof(fname), "%.*s",
 			 (int)(eq ? (size_t)(eq - a - 2) : strlen(a + 2)), a + 2);
-		name = fname;
-		dirs = bridge_dir_prefix(&name);
-		if (!(dirs == 3 && (!strcmp(name, "pid") || !strcmp(name, "profile"))) &&
-		    !impair_field_find(name) && !bridge_alias_expand(name, "", al)) {
+		if (strcmp(fname, "pid") && strcmp(fname, "profile")) {
 			/* name it and go on; its value (a next word not an
 			 * option) goes with it */
 			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
@@ -151,7 +141,7 @@ static int parse(int argc, char **argv, struct copts *o, struct ll_diag *diag)
 		}
 		if (cmd_seen_twice(&seen, a, eq ? (size_t)(eq - a) : strlen(a), val, diag))
 			continue;
-		if (!strcmp(name, "pid")) {
+		if (!strcmp(fname, "pid")) {
 			char *end;
 			long v = strtol(val, &end, 10);
 
@@ -162,22 +152,10 @@ static int parse(int argc, char **argv, struct copts *o, struct ll_diag *diag)
 				o->pid = (int)v;
 			continue;
 		}
-		if (!strcmp(name, "profile")) {
-			o->profile = val;
-			continue;
-		}
-		{
-			int k, n = bridge_alias_expand(name, val, al);
-
-			for (k = 0; k < n; k++)
-				put_field(o, dirs, al[k].field, al[k].value);
-			if (n)
-				continue;
-		}
-		put_field(o, dirs, name, val);
+		o->profile = val;
 	}
 	if (o->mode != 'S' && (o->profile || o->clear[0] || o->clear[1] ||
-			       o->plain->child || o->dir[0]->child || o->dir[1]->child))
+			       o->dial->seen[0] || o->dial->seen[1] || o->dial->seen[2]))
 		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "dial options go with --set");
 	if (o->mode == 'a' && o->json)
 		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "--attach always speaks JSON lines (no -J)");
@@ -185,7 +163,8 @@ static int parse(int argc, char **argv, struct copts *o, struct ll_diag *diag)
 }
 
 /* The set request: per direction the profile's dial (if any), emptied by a
- * clear, then the options on top. Directions nothing names are left out. */
+ * clear, then the options on top, in tc units. Directions nothing names are
+ * left out. */
 static cJSON *build_set(const struct copts *o, struct ll_diag *diag)
 {
 	cJSON *req = cJSON_CreateObject();
@@ -205,51 +184,23 @@ static cJSON *build_set(const struct copts *o, struct ll_diag *diag)
 			have_prof = true;
 	}
 	for (d = 0; d < 2; d++) {
-		cJSON *dir, *it;
+		struct impair want;
 
-		if (!have_prof && !o->clear[d] && !o->plain->child && !o->dir[d]->child)
+		if (!have_prof && !o->clear[d] && !o->dial->seen[DIALOPT_BOTH] &&
+		    !o->dial->seen[d])
 			continue;
-		dir = have_prof && !o->clear[d] ? bridge_fields_json(d ? &prof.b : &prof.a) :
-			cJSON_CreateObject();
-		cJSON_ArrayForEach(it, o->plain) {
-			cJSON_DeleteItemFromObjectCaseSensitive(dir, it->string);
-			cJSON_AddStringToObject(dir, it->string, it->valuestring);
-		}
-		cJSON_ArrayForEach(it, o->dir[d]) {
-			cJSON_DeleteItemFromObjectCaseSensitive(dir, it->string);
-			cJSON_AddStringToObject(dir, it->string, it->valuestring);
-		}
-		cJSON_AddItemToObject(req, dir_key[d], dir);
+		memset(&want, 0, sizeof(want));
+		if (have_prof && !o->clear[d])
+			want = d ? prof.b : prof.a;
+		impair_overlay(&want, &o->dial->lvl[DIALOPT_BOTH]);
+		impair_overlay(&want, &o->dial->lvl[d]);
+		cJSON_AddItemToObject(req, dir_key[d], bridge_fields_json(&want));
 	}
 	if (!cJSON_GetObjectItem(req, "a_to_b") && !cJSON_GetObjectItem(req, "b_to_a") &&
 	    diag->nerrors == 0)
 		ll_diag_add(diag, LL_DIAG_ERROR, NULL,
 			    "--set: nothing to set (dial options, --profile or --clear)");
 	return req;
-}
-
-/* With other errors on the line (build_set not run): the values given,
- * each through impair_set, so a bad value is named too. */
-static void check_values(const struct copts *o, struct ll_diag *diag)
-{
-	const cJSON *const src[3] = { o->plain, o->dir[0], o->dir[1] };
-	const char *const pre[3] = { "", "a_to_b: ", "b_to_a: " };
-	int k;
-
-	for (k = 0; k < 3; k++) {
-		struct impair scratch;
-		struct ll_diag one;
-		const cJSON *it;
-		int i;
-
-		memset(&scratch, 0, sizeof(scratch));
-		ll_diag_clear(&one);
-		cJSON_ArrayForEach(it, src[k])
-			impair_set(&scratch, it->string, it->valuestring, &one);
-		for (i = 0; i < one.n; i++)
-			if (one.e[i].level == LL_DIAG_ERROR)
-				ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s%s", pre[k], one.e[i].text);
-	}
 }
 
 static double num(const cJSON *o, const char *k)
@@ -417,18 +368,24 @@ int cmd_bridge_ctl(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	ll_diag_clear(&diag);
 	said = cJSON_CreateArray();
-	o.plain = cJSON_CreateObject();
-	o.dir[0] = cJSON_CreateObject();
-	o.dir[1] = cJSON_CreateObject();
+	ll_diag_clear(&o.values);
+	o.dial = calloc(1, sizeof(*o.dial));
+	if (!o.dial) {
+		say("out of memory");
+		rc = 1;
+		goto out;
+	}
+	dialopt_init(o.dial, DIALOPT_DIRS | DIALOPT_ALIASES);
 	if (parse(argc, argv, &o, &diag) > 0) {
 		ctl_usage(stdout);
 		rc = 0;
 		goto out;
 	}
+	for (i = 0; i < o.values.n; i++)        /* the values' problems after the rest */
+		ll_diag_add(&diag, o.values.e[i].level, o.values.e[i].field, "%s",
+			    o.values.e[i].text);
 	if (o.mode == 'S' && diag.nerrors == 0)
 		req = build_set(&o, &diag);
-	else if (o.mode == 'S')
-		check_values(&o, &diag);        /* every problem, not only the first kind */
 	if (diag.nerrors) {
 		for (i = 0; i < diag.n; i++)
 			if (diag.e[i].level == LL_DIAG_ERROR)
@@ -487,8 +444,6 @@ out:
 	bridgectl_client_close(c);
 	cJSON_Delete(reply);
 	cJSON_Delete(req);
-	cJSON_Delete(o.plain);
-	cJSON_Delete(o.dir[0]);
-	cJSON_Delete(o.dir[1]);
+	free(o.dial);
 	return rc;
 }

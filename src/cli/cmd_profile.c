@@ -8,6 +8,7 @@
 
 #include "linklab/cli/cli.h"
 #include "linklab/cli/cmd.h"
+#include "linklab/model/dialopt.h"
 #include "linklab/model/profile.h"
 
 static void print_dial(const char *label, const struct impair *d)
@@ -55,16 +56,20 @@ static int profile_do_save(int argc, char **argv)
 	struct ll_err err = { 0 };
 	struct ll_diag diag;
 	struct impair d = { 0 };
+	struct dialopt *dial = calloc(1, sizeof(*dial));
 	const char *desc = NULL;
 	char path[PATH_MAX], old[PATH_MAX];
 	struct cmd_seen seen = { 0 };
 	bool force = false;
 	int i;
 
+	if (!dial) {
+		fprintf(stderr, "linklab profile save: out of memory\n");
+		return 1;
+	}
+	dialopt_init(dial, 0);
 	ll_diag_clear(&diag);
 	for (i = 2; i < argc; i++) {
-		const struct impair_field *f;
-
 		if (!strcmp(argv[i], "--description") && i + 1 < argc) {
 			if (!cmd_seen_twice(&seen, argv[i], strlen(argv[i]), argv[i + 1], &diag))
 				desc = argv[i + 1];
@@ -75,18 +80,11 @@ static int profile_do_save(int argc, char **argv)
 			force = true;
 			continue;
 		}
-		f = strncmp(argv[i], "--", 2) ? NULL : impair_field_find(argv[i] + 2);
-		if (!f || i + 1 >= argc) {
-			ll_diag_add(&diag, LL_DIAG_ERROR, NULL, "%s '%s'",
-				    f ? "missing value for" : "unknown option", argv[i]);
-			continue;
-		}
-		if (cmd_seen_twice(&seen, argv[i], strlen(argv[i]), argv[i + 1], &diag)) {
-			i++;
-			continue;
-		}
-		impair_set(&d, f->name, argv[++i], &diag);
+		if (!dialopt_take(dial, argc, argv, &i, &diag))
+			ll_diag_add(&diag, LL_DIAG_ERROR, NULL, "unknown option '%s'", argv[i]);
 	}
+	d = dial->lvl[DIALOPT_BOTH];
+	free(dial);
 	if (!diag.nerrors)
 		impair_validate(&d, &diag);
 	if (!diag.nerrors && impair_is_empty(&d))

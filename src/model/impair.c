@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /* impair.c - the impairment dial: field schema, parsing, validation (every
- * problem at once), derivation of the qdisc plan, kernel HZ, summary.
+ * problem at once), derivation of the qdisc plan, summary.
  * Rules: man tc-tbf ("burst ... at least rate/HZ"), man tc-netem, iproute2
  * tc/q_netem.c (reorder needs delay, gap defaults to 1 with reorder) and
- * tc/q_tbf.c (limit = rate * latency + burst). */
+ * tc/q_tbf.c (limit = rate * latency + burst).
+ * Each field of the table carries its storage, limits, unit kind and flags:
+ * setting, printing and checking a value are one routine per kind. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -27,87 +29,120 @@
 /* link rate assumed for the netem limit when no rate is dialled */
 #define ASSUMED_LINK_BPS 1000000000ULL
 
-const struct impair_field impair_fields[] = {
-	{ "rate", IMP_RATE, IMPK_RATE, "1bit .. 4tbit",
-	  "tbf shaping rate (bit/s units: kbit mbit gbit; bytes/s: kbps mbps)" },
-	{ "burst", IMP_BURST, IMPK_SIZE, "1b .. 4294967295b",
-	  "tbf bucket size; default max(MTU+14, rate/HZ, 1 ms of rate)" },
-	{ "tbf-limit", IMP_TBF_LIMIT, IMPK_SIZE, "1b .. 4294967295b",
-	  "tbf queue size in bytes; default rate * latency + burst" },
-	{ "latency", IMP_LATENCY, IMPK_TIME, "1us .. 274s",
-	  "tbf queueing latency target used to size its queue (default 50ms)" },
-	{ "delay", IMP_DELAY, IMPK_TIME, "0ns .. 274s",
-	  "netem one-way delay added on egress" },
-	{ "jitter", IMP_JITTER, IMPK_TIME, "0ns .. 2147483647ns",
-	  "netem delay variation (uniform +/- jitter)" },
-	{ "delay-corr", IMP_DELAY_CORR, IMPK_PERCENT, "0% .. 100%",
-	  "correlation of successive delays" },
-	{ "loss", IMP_LOSS, IMPK_PERCENT, "0% .. 100%",
-	  "netem random loss probability" },
-	{ "loss-corr", IMP_LOSS_CORR, IMPK_PERCENT, "0% .. 100%",
-	  "correlation of successive losses" },
-	{ "duplicate", IMP_DUP, IMPK_PERCENT, "0% .. 100%",
-	  "netem duplication probability" },
-	{ "dup-corr", IMP_DUP_CORR, IMPK_PERCENT, "0% .. 100%",
-	  "correlation of successive duplications" },
-	{ "corrupt", IMP_CORRUPT, IMPK_PERCENT, "0% .. 100%",
-	  "netem single-bit corruption probability" },
-	{ "corrupt-corr", IMP_CORRUPT_CORR, IMPK_PERCENT, "0% .. 100%",
-	  "correlation of successive corruptions" },
-	{ "reorder", IMP_REORDER, IMPK_PERCENT, "0% .. 100%",
-	  "probability a packet skips the delay (needs delay)" },
-	{ "reorder-corr", IMP_REORDER_CORR, IMPK_PERCENT, "0% .. 100%",
-	  "correlation of successive reorders" },
-	{ "gap", IMP_GAP, IMPK_COUNT, "1 .. 4294967295",
-	  "reorder every Nth packet (needs reorder)" },
-	{ "limit", IMP_LIMIT, IMPK_COUNT, "1 .. 4294967295",
-	  "netem queue in packets; default max(1000, 1.5 x BDP in packets)" },
-	{ "distribution", IMP_DIST, IMPK_CHOICE,
-	  "uniform | normal | pareto | paretonormal",
-	  "shape of the jitter (needs jitter; uniform = no table)" },
-	{ "loss-state", IMP_LOSS_STATE, IMPK_PLIST, "P13[,P31[,P32[,P23[,P14]]]] each 0% .. 100%",
-	  "4-state Markov loss (tc loss state); defaults p31=1-p13 p32=0 p23=1 p14=0" },
-	{ "loss-gemodel", IMP_LOSS_GE, IMPK_PLIST, "P[,R[,1-H[,1-K]]] each 0% .. 100%",
-	  "Gilbert-Elliott loss (tc loss gemodel); defaults r=1-p 1-h=100% 1-k=0%" },
-	{ "ecn", IMP_ECN, IMPK_FLAG, "on | off",
-	  "mark ECN-capable packets CE instead of dropping them (needs a loss)" },
-	{ "netem-rate", IMP_NETEM_RATE, IMPK_RATE, "1bit .. 4tbit",
-	  "netem's own rate limit (tc netem rate), counts packet/cell overheads" },
-	{ "packet-overhead", IMP_PKT_OVERHEAD, IMPK_INT, "-2147483648 .. 2147483647",
-	  "bytes added to each packet for netem-rate (e.g. -14 strips Ethernet)" },
-	{ "cell-size", IMP_CELL_SIZE, IMPK_COUNT, "1 .. 4294967295",
-	  "netem-rate counts whole cells of this many bytes (ATM: 48)" },
-	{ "cell-overhead", IMP_CELL_OVERHEAD, IMPK_INT, "-2147483648 .. 2147483647",
-	  "bytes added to each cell for netem-rate (ATM: 5)" },
-	{ "slot", IMP_SLOT, IMPK_TIMEPAIR, "MIN[,MAX] each 0ns .. 274s, MAX >= MIN",
-	  "release packets in slots every MIN..MAX (Wi-Fi/DOCSIS-like bursts)" },
-	{ "slot-packets", IMP_SLOT_PACKETS, IMPK_INT, "1 .. 2147483647",
-	  "at most this many packets per slot (needs slot)" },
-	{ "slot-bytes", IMP_SLOT_BYTES, IMPK_SIZE, "1b .. 2147483647b",
-	  "at most this many bytes per slot (needs slot)" },
-	{ "seed", IMP_SEED, IMPK_U64, "0 .. 18446744073709551615",
-	  "netem PRNG seed for repeatable loss/corruption (kernel >= 6.6)" },
-	{ "direction", IMP_DIRECTION, IMPK_CHOICE, "egress | ingress",
-	  "egress: packets leaving the interface; ingress: arriving ones (via an IFB device)" },
-	{ "dst", IMP_DST, IMPK_PREFIX, "A.B.C.D[/0..32] or IPv6[/0..128]",
-	  "impair only packets to this destination prefix (htb + u32; rest untouched)" },
-	{ "dport", IMP_DPORT, IMPK_COUNT, "1 .. 65535",
-	  "impair only TCP/UDP packets to this destination port (IPv4 and IPv6)" },
-	{ NULL, 0, IMPK_COUNT, NULL, NULL }
-};
+/* storage of member m of struct impair; of members a .. b as one span */
+#define AT(m) .off = offsetof(struct impair, m), .size = sizeof(((struct impair *)0)->m)
+#define SPAN(a, b) .off = offsetof(struct impair, a), \
+	.size = offsetof(struct impair, b) + sizeof(((struct impair *)0)->b) - \
+		offsetof(struct impair, a)
+#define PCT .lo = 0, .hi = UINT32_MAX, .range = "0% .. 100%"
+#define NETEM .flags = IMPF_NETEM
 
-static const char *const dir_names[] = { "egress", "ingress" };
+static const char *const dir_names[] = { "egress", "ingress", NULL };
+
+static const char *const flag_names[] = { "off", "on", NULL };
 
 static const char *const dist_names[] = { "uniform", "normal", "pareto",
-					  "paretonormal" };
+					  "paretonormal", NULL };
 
-#define NETEM_BITS (IMP_DELAY | IMP_JITTER | IMP_DELAY_CORR | IMP_LOSS | \
-		    IMP_LOSS_CORR | IMP_DUP | IMP_DUP_CORR | IMP_CORRUPT | \
-		    IMP_CORRUPT_CORR | IMP_REORDER | IMP_REORDER_CORR | \
-		    IMP_GAP | IMP_LIMIT | IMP_DIST | IMP_LOSS_STATE | \
-		    IMP_LOSS_GE | IMP_ECN | IMP_NETEM_RATE | IMP_PKT_OVERHEAD | \
-		    IMP_CELL_SIZE | IMP_CELL_OVERHEAD | IMP_SLOT | \
-		    IMP_SLOT_PACKETS | IMP_SLOT_BYTES | IMP_SEED)
+const struct impair_field impair_fields[] = {
+	{ "rate", IMP_RATE, IMPK_RATE, AT(rate), .flags = IMPF_TBF,
+	  .lo = 1, .hi = RATE_MAX_BPS, .range = "1bit .. 4tbit",
+	  .help = "tbf shaping rate (bit/s units: kbit mbit gbit; bytes/s: kbps mbps)" },
+	{ "burst", IMP_BURST, IMPK_SIZE, AT(burst), .flags = IMPF_TBF,
+	  .lo = 1, .hi = UINT32_MAX, .range = "1b .. 4294967295b",
+	  .help = "tbf bucket size; default max(MTU+14, rate/HZ, 1 ms of rate)" },
+	{ "tbf-limit", IMP_TBF_LIMIT, IMPK_SIZE, AT(tbf_limit), .flags = IMPF_TBF,
+	  .lo = 1, .hi = UINT32_MAX, .range = "1b .. 4294967295b",
+	  .help = "tbf queue size in bytes; default rate * latency + burst" },
+	{ "latency", IMP_LATENCY, IMPK_TIME, AT(tbf_latency),
+	  .flags = IMPF_TBF | IMPF_SIGNED, .lo = 1000, .hi = DELAY_MAX_NS,
+	  .range = "1us .. 274s",
+	  .help = "tbf queueing latency target used to size its queue (default 50ms)" },
+	{ "delay", IMP_DELAY, IMPK_TIME, AT(delay), .flags = IMPF_NETEM | IMPF_SIGNED,
+	  .lo = 0, .hi = DELAY_MAX_NS, .range = "0ns .. 274s",
+	  .help = "netem one-way delay added on egress" },
+	{ "jitter", IMP_JITTER, IMPK_TIME, AT(jitter), .flags = IMPF_NETEM | IMPF_SIGNED,
+	  .lo = 0, .hi = JITTER_MAX_NS, .range = "0ns .. 2147483647ns",
+	  .help = "netem delay variation (uniform +/- jitter)" },
+	{ "delay-corr", IMP_DELAY_CORR, IMPK_PERCENT, AT(delay_corr), NETEM, PCT,
+	  .help = "correlation of successive delays" },
+	{ "loss", IMP_LOSS, IMPK_PERCENT, AT(loss), NETEM, PCT,
+	  .help = "netem random loss probability" },
+	{ "loss-corr", IMP_LOSS_CORR, IMPK_PERCENT, AT(loss_corr), NETEM, PCT,
+	  .help = "correlation of successive losses" },
+	{ "duplicate", IMP_DUP, IMPK_PERCENT, AT(duplicate), NETEM, PCT,
+	  .help = "netem duplication probability" },
+	{ "dup-corr", IMP_DUP_CORR, IMPK_PERCENT, AT(dup_corr), NETEM, PCT,
+	  .help = "correlation of successive duplications" },
+	{ "corrupt", IMP_CORRUPT, IMPK_PERCENT, AT(corrupt), NETEM, PCT,
+	  .help = "netem single-bit corruption probability" },
+	{ "corrupt-corr", IMP_CORRUPT_CORR, IMPK_PERCENT, AT(corrupt_corr), NETEM, PCT,
+	  .help = "correlation of successive corruptions" },
+	{ "reorder", IMP_REORDER, IMPK_PERCENT, AT(reorder), NETEM, PCT,
+	  .help = "probability a packet skips the delay (needs delay)" },
+	{ "reorder-corr", IMP_REORDER_CORR, IMPK_PERCENT, AT(reorder_corr), NETEM, PCT,
+	  .help = "correlation of successive reorders" },
+	{ "gap", IMP_GAP, IMPK_COUNT, AT(gap), NETEM,
+	  .lo = 1, .hi = UINT32_MAX, .range = "1 .. 4294967295",
+	  .help = "reorder every Nth packet (needs reorder)" },
+	{ "limit", IMP_LIMIT, IMPK_COUNT, AT(limit), NETEM,
+	  .lo = 1, .hi = UINT32_MAX, .range = "1 .. 4294967295",
+	  .help = "netem queue in packets; default max(1000, 1.5 x BDP in packets)" },
+	{ "distribution", IMP_DIST, IMPK_CHOICE, AT(dist), NETEM,
+	  .lo = 0, .hi = IMP_DIST_PARETONORMAL, .names = dist_names,
+	  .range = "uniform | normal | pareto | paretonormal",
+	  .help = "shape of the jitter (needs jitter; uniform = no table)" },
+	{ "loss-state", IMP_LOSS_STATE, IMPK_PLIST, AT(loss_state), .count = 5,
+	  .n_off = offsetof(struct impair, loss_state_n), NETEM,
+	  .lo = 0, .hi = UINT32_MAX, .range = "P13[,P31[,P32[,P23[,P14]]]] each 0% .. 100%",
+	  .help = "4-state Markov loss (tc loss state); defaults p31=1-p13 p32=0 p23=1 p14=0" },
+	{ "loss-gemodel", IMP_LOSS_GE, IMPK_PLIST, AT(loss_ge), .count = 4,
+	  .n_off = offsetof(struct impair, loss_ge_n), NETEM,
+	  .lo = 0, .hi = UINT32_MAX, .range = "P[,R[,1-H[,1-K]]] each 0% .. 100%",
+	  .help = "Gilbert-Elliott loss (tc loss gemodel); defaults r=1-p 1-h=100% 1-k=0%" },
+	{ "ecn", IMP_ECN, IMPK_FLAG, AT(ecn), NETEM, .lo = 0, .hi = 1, .names = flag_names,
+	  .range = "on | off",
+	  .help = "mark ECN-capable packets CE instead of dropping them (needs a loss)" },
+	{ "netem-rate", IMP_NETEM_RATE, IMPK_RATE, AT(netem_rate), NETEM,
+	  .lo = 1, .hi = RATE_MAX_BPS, .range = "1bit .. 4tbit",
+	  .help = "netem's own rate limit (tc netem rate), counts packet/cell overheads" },
+	{ "packet-overhead", IMP_PKT_OVERHEAD, IMPK_INT, AT(packet_overhead),
+	  .flags = IMPF_NETEM | IMPF_SIGNED, .lo = INT32_MIN, .hi = INT32_MAX,
+	  .range = "-2147483648 .. 2147483647",
+	  .help = "bytes added to each packet for netem-rate (e.g. -14 strips Ethernet)" },
+	{ "cell-size", IMP_CELL_SIZE, IMPK_COUNT, AT(cell_size), NETEM,
+	  .lo = 1, .hi = UINT32_MAX, .range = "1 .. 4294967295",
+	  .help = "netem-rate counts whole cells of this many bytes (ATM: 48)" },
+	{ "cell-overhead", IMP_CELL_OVERHEAD, IMPK_INT, AT(cell_overhead),
+	  .flags = IMPF_NETEM | IMPF_SIGNED, .lo = INT32_MIN, .hi = INT32_MAX,
+	  .range = "-2147483648 .. 2147483647",
+	  .help = "bytes added to each cell for netem-rate (ATM: 5)" },
+	{ "slot", IMP_SLOT, IMPK_TIMEPAIR, SPAN(slot_min, slot_max), .count = 2,
+	  .flags = IMPF_NETEM | IMPF_SIGNED, .lo = 0, .hi = DELAY_MAX_NS,
+	  .range = "MIN[,MAX] each 0ns .. 274s, MAX >= MIN",
+	  .help = "release packets in slots every MIN..MAX (Wi-Fi/DOCSIS-like bursts)" },
+	{ "slot-packets", IMP_SLOT_PACKETS, IMPK_INT, AT(slot_packets),
+	  .flags = IMPF_NETEM | IMPF_SIGNED, .lo = 1, .hi = INT32_MAX,
+	  .range = "1 .. 2147483647",
+	  .help = "at most this many packets per slot (needs slot)" },
+	{ "slot-bytes", IMP_SLOT_BYTES, IMPK_SIZE, AT(slot_bytes),
+	  .flags = IMPF_NETEM | IMPF_SIGNED, .lo = 1, .hi = INT32_MAX,
+	  .range = "1b .. 2147483647b",
+	  .help = "at most this many bytes per slot (needs slot)" },
+	{ "seed", IMP_SEED, IMPK_U64, AT(seed), NETEM, .lo = 0, .hi = UINT64_MAX,
+	  .range = "0 .. 18446744073709551615",
+	  .help = "netem PRNG seed for repeatable loss/corruption (kernel >= 6.6)" },
+	{ "direction", IMP_DIRECTION, IMPK_CHOICE, AT(direction), .flags = IMPF_SCOPE,
+	  .lo = 0, .hi = IMP_INGRESS, .names = dir_names, .range = "egress | ingress",
+	  .help = "egress: packets leaving the interface; ingress: arriving ones (via an IFB device)" },
+	{ "dst", IMP_DST, IMPK_PREFIX, SPAN(dst_family, dst6), .flags = IMPF_SCOPE,
+	  .range = "A.B.C.D[/0..32] or IPv6[/0..128]",
+	  .help = "impair only packets to this destination prefix (htb + u32; rest untouched)" },
+	{ "dport", IMP_DPORT, IMPK_COUNT, AT(dport), .flags = IMPF_SCOPE,
+	  .lo = 1, .hi = 65535, .range = "1 .. 65535",
+	  .help = "impair only TCP/UDP packets to this destination port (IPv4 and IPv6)" },
+	{ NULL, 0, IMPK_COUNT, .range = NULL, .help = NULL }
+};
 
 const struct impair_field *impair_field_find(const char *name)
 {
@@ -121,71 +156,267 @@ const struct impair_field *impair_field_find(const char *name)
 	return NULL;
 }
 
-static uint32_t *prob_slot(struct impair *d, uint32_t bit)
+/* The field of one IMP_* bit (every bit has one). */
+static const struct impair_field *field_of(uint32_t bit)
 {
-	switch (bit) {
-	case IMP_DELAY_CORR: return &d->delay_corr;
-	case IMP_LOSS: return &d->loss;
-	case IMP_LOSS_CORR: return &d->loss_corr;
-	case IMP_DUP: return &d->duplicate;
-	case IMP_DUP_CORR: return &d->dup_corr;
-	case IMP_CORRUPT: return &d->corrupt;
-	case IMP_CORRUPT_CORR: return &d->corrupt_corr;
-	case IMP_REORDER: return &d->reorder;
-	case IMP_REORDER_CORR: return &d->reorder_corr;
-	default: return NULL;
+	const struct impair_field *f;
+
+	for (f = impair_fields; f->name; f++)
+		if (f->bit == bit)
+			return f;
+	return NULL;
+}
+
+uint32_t impair_bits_with(unsigned flags)
+{
+	const struct impair_field *f;
+	uint32_t m = 0;
+
+	for (f = impair_fields; f->name; f++)
+		if ((f->flags & flags) == flags)
+			m |= f->bit;
+	return m;
+}
+
+/* --- storage: element k of a field, by its size and signedness ---------- */
+
+static unsigned elems(const struct impair_field *f)
+{
+	return f->count ? f->count : 1;
+}
+
+static size_t elem_size(const struct impair_field *f)
+{
+	return f->size / elems(f);
+}
+
+static uint64_t load_u(const struct impair *d, const struct impair_field *f, unsigned k)
+{
+	const unsigned char *p = (const unsigned char *)d + f->off + k * elem_size(f);
+	uint8_t v8;
+	uint16_t v16;
+	uint32_t v32;
+	uint64_t v64;
+
+	switch (elem_size(f)) {
+	case 1: memcpy(&v8, p, 1); return v8;
+	case 2: memcpy(&v16, p, 2); return v16;
+	case 4: memcpy(&v32, p, 4); return v32;
+	default: memcpy(&v64, p, 8); return v64;
 	}
 }
 
-static const uint32_t *prob_cslot(const struct impair *d, uint32_t bit)
+static int64_t load_s(const struct impair *d, const struct impair_field *f, unsigned k)
 {
-	return prob_slot((struct impair *)d, bit);
+	uint64_t u = load_u(d, f, k);
+
+	switch (elem_size(f)) {
+	case 1: return (int8_t)(uint8_t)u;
+	case 2: return (int16_t)(uint16_t)u;
+	case 4: return (int32_t)(uint32_t)u;
+	default: return (int64_t)u;
+	}
 }
 
-/* Range checks shared by impair_set and impair_validate. Adds a message and
- * returns -EINVAL when out of range. */
-static int check_rate_of(const char *name, uint64_t v, struct ll_diag *diag)
+/* Store v (two's complement for a signed field) in element k. */
+static void store(struct impair *d, const struct impair_field *f, unsigned k, uint64_t v)
 {
+	unsigned char *p = (unsigned char *)d + f->off + k * elem_size(f);
+	uint8_t v8 = (uint8_t)v;
+	uint16_t v16 = (uint16_t)v;
+	uint32_t v32 = (uint32_t)v;
+
+	switch (elem_size(f)) {
+	case 1: memcpy(p, &v8, 1); break;
+	case 2: memcpy(p, &v16, 2); break;
+	case 4: memcpy(p, &v32, 4); break;
+	default: memcpy(p, &v, 8); break;
+	}
+}
+
+/* Element k within the field's limits? */
+static bool elem_ok(const struct impair *d, const struct impair_field *f, unsigned k)
+{
+	if (f->flags & IMPF_SIGNED) {
+		int64_t s = load_s(d, f, k);
+
+		return s >= f->lo && (s < 0 || (uint64_t)s <= f->hi);
+	}
+	return (f->lo <= 0 || load_u(d, f, k) >= (uint64_t)f->lo) && load_u(d, f, k) <= f->hi;
+}
+
+static bool sval_ok(const struct impair_field *f, int64_t s)
+{
+	return s >= f->lo && (s < 0 || (uint64_t)s <= f->hi);
+}
+
+static bool uval_ok(const struct impair_field *f, uint64_t u)
+{
+	return (f->lo <= 0 || u >= (uint64_t)f->lo) && u <= f->hi;
+}
+
+/* Element k in the field's unit, exactly as tc prints it. */
+static char *elem_text(const struct impair *d, const struct impair_field *f, unsigned k,
+		       char *buf, size_t len)
+{
+	int64_t s = load_s(d, f, k);
+	uint64_t u = (f->flags & IMPF_SIGNED) ? (s < 0 ? 0 : (uint64_t)s) : load_u(d, f, k);
+
+	switch (f->kind) {
+	case IMPK_RATE: return units_format_rate(u, buf, len);
+	case IMPK_TIME:
+	case IMPK_TIMEPAIR: return units_format_time(s, buf, len);
+	case IMPK_SIZE: return units_format_size(u, buf, len);
+	case IMPK_PERCENT:
+	case IMPK_PLIST: return units_format_percent((uint32_t)u, buf, len);
+	case IMPK_FLAG:
+	case IMPK_CHOICE:
+		snprintf(buf, len, "%s", u <= f->hi ? f->names[u] : "?");
+		return buf;
+	case IMPK_INT: snprintf(buf, len, "%" PRId64, s); return buf;
+	default: snprintf(buf, len, "%" PRIu64, u); return buf;
+	}
+}
+
+void impair_overlay(struct impair *dst, const struct impair *src)
+{
+	const struct impair_field *f;
+
+	for (f = impair_fields; f->name; f++) {
+		if (!(src->set & f->bit))
+			continue;
+		memcpy((char *)dst + f->off, (const char *)src + f->off, f->size);
+		if (f->kind == IMPK_PLIST)
+			memcpy((char *)dst + f->n_off, (const char *)src + f->n_off, 1);
+		dst->set |= f->bit;
+	}
+}
+
+/* --- parsing one value: a routine per kind, each range from the table --- */
+
+static int refuse(struct ll_diag *diag, const struct impair_field *f,
+		  const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Add "NAME: <text>" to diag; -EINVAL. */
+static int refuse(struct ll_diag *diag, const struct impair_field *f, const char *fmt, ...)
+{
+	char text[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	ll_diag_add(diag, LL_DIAG_ERROR, f->name, "%s: %s", f->name, text);
+	return -EINVAL;
+}
+
+/* A parser's or a sign's refusal, with the accepted range when it does not
+ * say it already. */
+static int refuse_ranged(struct ll_diag *diag, const struct impair_field *f, const char *text)
+{
+	if (strstr(text, f->range))
+		return refuse(diag, f, "%s", text);
+	return refuse(diag, f, "%s; accepted: %s", text, f->range);
+}
+
+static int negative(struct ll_diag *diag, const struct impair_field *f, const char *value)
+{
+	return refuse(diag, f, "'%s' must not be negative (%s)", value, f->range);
+}
+
+static int out_of_range(struct ll_diag *diag, const struct impair_field *f,
+			const char *shown)
+{
+	return refuse(diag, f, "%s is out of range (%s)", shown, f->range);
+}
+
+static int set_rate(struct impair *d, const struct impair_field *f,
+		    const char *value, struct ll_diag *diag)
+{
+	struct ll_err e = { 0 };
 	char b[32];
+	uint64_t v;
 
-	if (v < 1 || v > RATE_MAX_BPS) {
-		ll_diag_add(diag, LL_DIAG_ERROR, name,
-			    "%s: %s is out of range (1bit .. 4tbit)", name,
-			    units_format_rate(v, b, sizeof(b)));
-		return -EINVAL;
+	if (value[0] == '-')
+		return negative(diag, f, value);
+	if (units_parse_rate(value, &v, &e) < 0) {
+		/* "0bit" parses as a number but is out of range */
+		char *end;
+		double z = strtod(value, &end);
+
+		if (end != value && z == 0 && *end && strstr(e.msg, "out of range"))
+			return out_of_range(diag, f, units_format_rate(0, b, sizeof(b)));
+		return refuse_ranged(diag, f, e.msg);
 	}
+	if (!uval_ok(f, v))
+		return out_of_range(diag, f, units_format_rate(v, b, sizeof(b)));
+	store(d, f, 0, v);
 	return 0;
 }
 
-static int check_time(const struct impair_field *f, int64_t v,
-		      struct ll_diag *diag)
+/* One time (no sign) within the limits into *v. */
+static int parse_time_in(const struct impair_field *f, const char *value, int64_t *v,
+			 struct ll_diag *diag)
 {
+	struct ll_err e = { 0 };
 	char b[32];
-	int64_t lo = 0, hi = DELAY_MAX_NS;
 
-	if (f->bit == IMP_JITTER)
-		hi = JITTER_MAX_NS;
-	if (f->bit == IMP_LATENCY)
-		lo = 1000;
-	if (v < lo || v > hi) {
-		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-			    "%s: %s is out of range (%s)", f->name,
-			    units_format_time(v, b, sizeof(b)), f->range);
-		return -EINVAL;
-	}
+	if (value[0] == '-')
+		return negative(diag, f, value);
+	if (units_parse_time(value, v, 1, &e) < 0)
+		return refuse_ranged(diag, f, e.msg);
+	if (*v < 0)
+		return negative(diag, f, value);
+	if (!sval_ok(f, *v))
+		return out_of_range(diag, f, units_format_time(*v, b, sizeof(b)));
 	return 0;
 }
 
-static int check_size(const struct impair_field *f, uint64_t v,
-		      struct ll_diag *diag)
+static int set_time(struct impair *d, const struct impair_field *f,
+		    const char *value, struct ll_diag *diag)
 {
-	char b[32];
+	int64_t v;
 
-	if (v < 1 || v > (f->bit == IMP_SLOT_BYTES ? (uint64_t)INT32_MAX : UINT32_MAX)) {
-		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-			    "%s: %s is out of range (%s)", f->name,
-			    units_format_size(v, b, sizeof(b)), f->range);
+	if (parse_time_in(f, value, &v, diag) < 0)
 		return -EINVAL;
+	store(d, f, 0, (uint64_t)v);
+	return 0;
+}
+
+static int set_size(struct impair *d, const struct impair_field *f,
+		    const char *value, struct ll_diag *diag)
+{
+	struct ll_err e = { 0 };
+	char b[32];
+	uint64_t v;
+
+	if (value[0] == '-')
+		return negative(diag, f, value);
+	if (units_parse_size(value, &v, &e) < 0)
+		return refuse_ranged(diag, f, e.msg);
+	if (!uval_ok(f, v))
+		return out_of_range(diag, f, units_format_size(v, b, sizeof(b)));
+	store(d, f, 0, v);
+	return 0;
+}
+
+/* One percentage into *v: a well-formed number with a % sign but out of
+ * range gets the range message; anything else gets the parser's text. */
+static int parse_percent_in(const struct impair_field *f, const char *value,
+			    uint32_t *v, struct ll_diag *diag, const char *what)
+{
+	struct ll_err e = { 0 };
+	const char *pct = strchr(value, '%');
+	char *end;
+	double x = strtod(value, &end);
+
+	if (pct && end == pct && pct[1] == '\0' && end != value && (x < 0 || x > 100))
+		return refuse(diag, f, "%s%s is out of range (%s)", what, value, f->range);
+	if (units_parse_percent(value, v, &e) < 0) {
+		char text[sizeof(e.msg) + 32];
+
+		snprintf(text, sizeof(text), "%s%s", what, e.msg);
+		return refuse_ranged(diag, f, text);
 	}
 	return 0;
 }
@@ -193,40 +424,91 @@ static int check_size(const struct impair_field *f, uint64_t v,
 static int set_percent(struct impair *d, const struct impair_field *f,
 		       const char *value, struct ll_diag *diag)
 {
-	struct ll_err e = { 0 };
-	const char *pct = strchr(value, '%');
-	char *end;
-	double v;
+	uint32_t v;
 
-	/* a well-formed number with a % sign but out of range gets the range
-	 * message; anything else gets the parser's text */
-	v = strtod(value, &end);
-	if (pct && end == pct && pct[1] == '\0' && end != value &&
-	    (v < 0 || v > 100)) {
-		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-			    "%s: %s is out of range (0%% .. 100%%)", f->name, value);
+	if (parse_percent_in(f, value, &v, diag, "") < 0)
 		return -EINVAL;
-	}
-	if (units_parse_percent(value, prob_slot(d, f->bit), &e) < 0) {
-		ll_diag_add(diag, LL_DIAG_ERROR, f->name, "%s: %s", f->name, e.msg);
-		return -EINVAL;
-	}
+	store(d, f, 0, v);
 	return 0;
 }
 
-static int parse_count(const char *value, uint32_t *out)
+static int set_count(struct impair *d, const struct impair_field *f,
+		     const char *value, struct ll_diag *diag)
 {
 	char *end;
-	unsigned long long v;
+	unsigned long long v = 0;
 
-	if (!value || value[0] < '0' || value[0] > '9')
-		return -EINVAL;
 	errno = 0;
-	v = strtoull(value, &end, 10);
-	if (*end || errno || v > UINT32_MAX)
-		return -EINVAL;
-	*out = (uint32_t)v;
+	if (value[0] >= '0' && value[0] <= '9')
+		v = strtoull(value, &end, 10);
+	if (value[0] < '0' || value[0] > '9' || *end || errno || !uval_ok(f, v))
+		return refuse(diag, f, "'%s' is not a count in range (%s)", value, f->range);
+	store(d, f, 0, v);
 	return 0;
+}
+
+static int set_int(struct impair *d, const struct impair_field *f,
+		   const char *value, struct ll_diag *diag)
+{
+	char *end;
+	long long v = 0;
+	bool num = value[0] == '-' || (value[0] >= '0' && value[0] <= '9');
+
+	errno = 0;
+	if (num)
+		v = strtoll(value, &end, 10);
+	if (!num || *end || errno || end == value || !sval_ok(f, v))
+		return refuse(diag, f, "'%s' is not a whole number in range (%s)",
+			      value, f->range);
+	store(d, f, 0, (uint64_t)v);
+	return 0;
+}
+
+static int set_u64(struct impair *d, const struct impair_field *f,
+		   const char *value, struct ll_diag *diag)
+{
+	char *end;
+	unsigned long long v = 0;
+	bool num = value[0] >= '0' && value[0] <= '9';
+
+	errno = 0;
+	if (num)
+		v = strtoull(value, &end, 0);
+	if (!num || *end || errno || !uval_ok(f, v))
+		return refuse(diag, f, "'%s' is not a number in range (%s)", value, f->range);
+	store(d, f, 0, v);
+	return 0;
+}
+
+static int set_choice(struct impair *d, const struct impair_field *f,
+		      const char *value, struct ll_diag *diag)
+{
+	unsigned i;
+
+	for (i = 0; f->names[i]; i++)
+		if (strcmp(value, f->names[i]) == 0) {
+			store(d, f, 0, i);
+			return 0;
+		}
+	return refuse(diag, f, "'%s' is not one of %s", value, f->range);
+}
+
+static int set_flag(struct impair *d, const struct impair_field *f,
+		    const char *value, struct ll_diag *diag)
+{
+	static const struct { const char *word; bool on; } words[] = {
+		{ "on", true }, { "yes", true }, { "true", true }, { "1", true },
+		{ "off", false }, { "no", false }, { "false", false }, { "0", false },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (!strcmp(value, words[i].word)) {
+			store(d, f, 0, words[i].on);
+			return 0;
+		}
+	return refuse(diag, f, "'%s' is not on or off (%s; also yes | no, true | false, 1 | 0)",
+		      value, f->range);
 }
 
 /* Split a list on commas and blanks: up to max words into w (each < 64). */
@@ -252,141 +534,59 @@ static int split_list(const char *value, char w[][64], int max)
 	return n;
 }
 
-static int parse_s64(const char *value, int64_t lo, int64_t hi, int64_t *out)
+/* A list of 1..count percentages and how many were given. */
+static int set_plist(struct impair *d, const struct impair_field *f,
+		     const char *value, struct ll_diag *diag)
 {
-	char *end;
-	long long v;
-
-	if (!value || !(value[0] == '-' || (value[0] >= '0' && value[0] <= '9')))
-		return -EINVAL;
-	errno = 0;
-	v = strtoll(value, &end, 10);
-	if (*end || errno || end == value || v < lo || v > hi)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-/* Set direction or distribution from one of its names. */
-static int impair_set_choice(struct impair *d, const struct impair_field *f,
-			     const char *value, struct ll_diag *diag)
-{
-	int i;
-
-	if (f->bit == IMP_DIRECTION) {
-		for (i = 0; i < 2; i++)
-			if (strcmp(value, dir_names[i]) == 0) {
-				d->direction = (uint8_t)i;
-				return 0;
-			}
-	} else {
-		for (i = 0; i < (int)(sizeof(dist_names) / sizeof(dist_names[0])); i++)
-			if (strcmp(value, dist_names[i]) == 0) {
-				d->dist = (uint8_t)i;
-				return 0;
-			}
-	}
-	ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-		    "%s: '%s' is not one of %s", f->name, value, f->range);
-	return -EINVAL;
-}
-
-/* Set loss-state or loss-gemodel from a list of percentages. */
-static int impair_set_plist(struct impair *d, const struct impair_field *f,
-			    const char *value, struct ll_diag *diag)
-{
-	int max = f->bit == IMP_LOSS_STATE ? 5 : 4, n, i;
-	char w[6][64];
-	uint32_t v[5];
-	struct ll_err e = { 0 };
+	int max = (int)elems(f), n, i;
+	char w[8][64], what[32];
+	uint32_t v[8];
+	uint8_t given;
 
 	n = split_list(value, w, max);
-	if (n < 1) {
-		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-			    "%s: '%s' needs 1 to %d percentages (%s)",
-			    f->name, value, max, f->range);
-		return -EINVAL;
-	}
-	for (i = 0; i < n; i++)
-		if (units_parse_percent(w[i], &v[i], &e) < 0) {
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-				    "%s: value %d: %s", f->name, i + 1, e.msg);
+	if (n < 1)
+		return refuse(diag, f, "'%s' needs 1 to %d percentages (%s)", value, max,
+			      f->range);
+	for (i = 0; i < n; i++) {
+		snprintf(what, sizeof(what), "value %d: ", i + 1);
+		if (parse_percent_in(f, w[i], &v[i], diag, what) < 0)
 			return -EINVAL;
-		}
-	if (f->bit == IMP_LOSS_STATE) {
-		memcpy(d->loss_state, v, sizeof(uint32_t) * (size_t)n);
-		d->loss_state_n = (uint8_t)n;
-	} else {
-		memcpy(d->loss_ge, v, sizeof(uint32_t) * (size_t)n);
-		d->loss_ge_n = (uint8_t)n;
 	}
+	for (i = 0; i < max; i++)
+		store(d, f, (unsigned)i, i < n ? v[i] : 0);
+	given = (uint8_t)n;
+	memcpy((char *)d + f->n_off, &given, 1);
 	return 0;
 }
 
-/* Set ecn from on/yes/true/1 or off/no/false/0. */
-static int impair_set_flag(struct impair *d, const struct impair_field *f,
-			   const char *value, struct ll_diag *diag)
+/* One or two times (min, max = min when one). */
+static int set_timepair(struct impair *d, const struct impair_field *f,
+			const char *value, struct ll_diag *diag)
 {
-	static const struct { const char *word; bool on; } words[] = {
-		{ "on", true }, { "yes", true }, { "true", true }, { "1", true },
-		{ "off", false }, { "no", false }, { "false", false }, { "0", false },
-	};
-	size_t i;
+	int64_t t[2] = { 0, 0 };
+	char w[2][64], b1[32], b2[32];
+	int n, i;
 
-	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-		if (!strcmp(value, words[i].word)) {
-			d->ecn = words[i].on;
-			return 0;
-		}
-	ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-		    "%s: '%s' is not on or off", f->name, value);
-	return -EINVAL;
-}
-
-/* Set packet-overhead, cell-overhead or slot-packets from a whole number. */
-static int impair_set_int(struct impair *d, const struct impair_field *f,
-			  const char *value, struct ll_diag *diag)
-{
-	int64_t lo = f->bit == IMP_SLOT_PACKETS ? 1 : INT32_MIN, v;
-
-	if (parse_s64(value, lo, INT32_MAX, &v) < 0) {
-		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-			    "%s: '%s' is not a whole number in range (%s)",
-			    f->name, value, f->range);
-		return -EINVAL;
-	}
-	if (f->bit == IMP_PKT_OVERHEAD)
-		d->packet_overhead = (int32_t)v;
-	else if (f->bit == IMP_CELL_OVERHEAD)
-		d->cell_overhead = (int32_t)v;
-	else
-		d->slot_packets = (int32_t)v;
+	n = split_list(value, w, 2);
+	if (n < 1)
+		return refuse(diag, f, "'%s' needs one or two times (%s)", value, f->range);
+	for (i = 0; i < n; i++)
+		if (parse_time_in(f, w[i], &t[i], diag) < 0)
+			return -EINVAL;
+	if (n == 1)
+		t[1] = t[0];
+	if (t[1] < t[0])
+		return refuse(diag, f, "max %s is below min %s (tc-netem: slot MIN MAX)",
+			      units_format_time(t[1], b2, sizeof(b2)),
+			      units_format_time(t[0], b1, sizeof(b1)));
+	store(d, f, 0, (uint64_t)t[0]);
+	store(d, f, 1, (uint64_t)t[1]);
 	return 0;
 }
 
-/* Set seed from an unsigned 64-bit number. */
-static int impair_set_u64(struct impair *d, const struct impair_field *f,
-			  const char *value, struct ll_diag *diag)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = (value[0] >= '0' && value[0] <= '9') ?
-	    strtoull(value, &end, 0) : 0;
-	if (!(value[0] >= '0' && value[0] <= '9') || *end || errno) {
-		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-			    "%s: '%s' is not a number in range (%s)",
-			    f->name, value, f->range);
-		return -EINVAL;
-	}
-	d->seed = v;
-	return 0;
-}
-
-/* Set dst from an IPv4 or IPv6 address or prefix (no host bits set). */
-static int impair_set_prefix(struct impair *d, const struct impair_field *f,
-			     const char *value, struct ll_diag *diag)
+/* An IPv4 or IPv6 address or prefix (no host bits set). */
+static int set_prefix(struct impair *d, const struct impair_field *f,
+		      const char *value, struct ll_diag *diag)
 {
 	char a[64], *slash;
 	unsigned char buf[16];
@@ -401,111 +601,39 @@ static int impair_set_prefix(struct impair *d, const struct impair_field *f,
 		*slash = '\0';
 		errno = 0;
 		plen = strtoul(slash + 1, &end, 10);
-		if (!slash[1] || *end || errno || plen > max) {
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-				    "%s: '%s' has a bad prefix length (%s)",
-				    f->name, value, f->range);
-			return -EINVAL;
-		}
+		if (!slash[1] || *end || errno || plen > max)
+			return refuse(diag, f, "'%s' has a bad prefix length (%s)", value,
+				      f->range);
 	}
-	if (inet_pton(fam, a, buf) != 1) {
-		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-			    "%s: '%s' is not an IPv4 or IPv6 address or prefix (%s)",
-			    f->name, value, f->range);
-		return -EINVAL;
-	}
+	if (inet_pton(fam, a, buf) != 1)
+		return refuse(diag, f, "'%s' is not an IPv4 or IPv6 address or prefix (%s)",
+			      value, f->range);
 	for (k = plen; k < max; k++)
-		if (buf[k / 8] & (0x80 >> (k % 8))) {
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-				    "%s: '%s' has host bits set past /%lu",
-				    f->name, value, plen);
-			return -EINVAL;
-		}
-	if (fam == AF_INET6) {
-		memcpy(d->dst6, buf, 16);
-		memset(d->dst_addr, 0, 4);
-	} else {
-		memcpy(d->dst_addr, buf, 4);
-		memset(d->dst6, 0, 16);
-	}
+		if (buf[k / 8] & (0x80 >> (k % 8)))
+			return refuse(diag, f, "'%s' has host bits set past /%lu", value, plen);
+	memset(d->dst6, 0, 16);
+	memset(d->dst_addr, 0, 4);
+	memcpy(fam == AF_INET6 ? d->dst6 : d->dst_addr, buf, fam == AF_INET6 ? 16 : 4);
 	d->dst_family = (uint8_t)fam;
 	d->dst_plen = (uint8_t)plen;
 	return 0;
 }
 
-/* Set slot from one or two times (min, max). */
-static int impair_set_timepair(struct impair *d, const struct impair_field *f,
-			       const char *value, struct ll_diag *diag)
-{
-	int64_t t[2] = { 0, 0 };
-	char w[6][64];
-	int n, i;
-	struct ll_err e = { 0 };
-	char b1[32], b2[32];
+typedef int (*field_setter)(struct impair *, const struct impair_field *, const char *,
+			    struct ll_diag *);
 
-	n = split_list(value, w, 2);
-	if (n < 1) {
-		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-			    "%s: '%s' needs one or two times (%s)",
-			    f->name, value, f->range);
-		return -EINVAL;
-	}
-	for (i = 0; i < n; i++) {
-		if (w[i][0] == '-') {
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-				    "%s: '%s' must not be negative", f->name, w[i]);
-			return -EINVAL;
-		}
-		if (units_parse_time(w[i], &t[i], 0, &e) < 0) {
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name, "%s: %s",
-				    f->name, e.msg);
-			return -EINVAL;
-		}
-		if (t[i] > DELAY_MAX_NS) {
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-				    "%s: %s is out of range (%s)", f->name,
-				    units_format_time(t[i], b1, sizeof(b1)), f->range);
-			return -EINVAL;
-		}
-	}
-	if (n == 1)
-		t[1] = t[0];
-	if (t[1] < t[0]) {
-		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-			    "%s: max %s is below min %s (tc-netem: slot MIN MAX)",
-			    f->name, units_format_time(t[1], b2, sizeof(b2)),
-			    units_format_time(t[0], b1, sizeof(b1)));
-		return -EINVAL;
-	}
-	d->slot_min = t[0];
-	d->slot_max = t[1];
-	return 0;
-}
-
-/* The kinds CHOICE, PLIST, FLAG, INT, U64, PREFIX and TIMEPAIR (the netem
- * model fields and the scope): each kind's parser from a table. */
-static int set_more(struct impair *d, const struct impair_field *f,
-		    const char *value, struct ll_diag *diag)
-{
-	static int (*const setters[])(struct impair *, const struct impair_field *,
-				      const char *, struct ll_diag *) = {
-		[IMPK_CHOICE] = impair_set_choice, [IMPK_PLIST] = impair_set_plist,
-		[IMPK_FLAG] = impair_set_flag, [IMPK_INT] = impair_set_int,
-		[IMPK_U64] = impair_set_u64, [IMPK_PREFIX] = impair_set_prefix,
-		[IMPK_TIMEPAIR] = impair_set_timepair,
-	};
-
-	if ((size_t)f->kind >= sizeof(setters) / sizeof(setters[0]) ||
-	    !setters[f->kind])
-		return -EINVAL;
-	return setters[f->kind](d, f, value, diag);
-}
+static const field_setter setters[] = {
+	[IMPK_RATE] = set_rate, [IMPK_TIME] = set_time, [IMPK_SIZE] = set_size,
+	[IMPK_PERCENT] = set_percent, [IMPK_COUNT] = set_count,
+	[IMPK_CHOICE] = set_choice, [IMPK_PLIST] = set_plist, [IMPK_FLAG] = set_flag,
+	[IMPK_INT] = set_int, [IMPK_U64] = set_u64, [IMPK_TIMEPAIR] = set_timepair,
+	[IMPK_PREFIX] = set_prefix,
+};
 
 int impair_set(struct impair *d, const char *name, const char *value,
 	       struct ll_diag *diag)
 {
 	const struct impair_field *f = impair_field_find(name);
-	struct ll_err e = { 0 };
 
 	if (!f) {
 		ll_diag_add(diag, LL_DIAG_ERROR, name,
@@ -513,212 +641,54 @@ int impair_set(struct impair *d, const char *name, const char *value,
 			    name ? name : "");
 		return -EINVAL;
 	}
-	if (!value || !*value) {
-		ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-			    "%s: missing value (%s)", f->name, f->range);
+	if (!value || !*value)
+		return refuse(diag, f, "missing value (%s)", f->range);
+	if (setters[f->kind](d, f, value, diag) < 0)
 		return -EINVAL;
-	}
-	switch (f->kind) {
-	case IMPK_RATE: {
-		uint64_t v;
-
-		if (value[0] == '-') {
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-				    "%s: '%s' must not be negative", f->name, value);
-			return -EINVAL;
-		}
-		if (units_parse_rate(value, &v, &e) < 0) {
-			/* "0bit" parses as a number but is out of range */
-			char *end;
-			double z = strtod(value, &end);
-
-			if (end != value && z == 0 && *end &&
-			    strstr(e.msg, "out of range"))
-				return check_rate_of(f->name, 0, diag);
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name, "%s: %s",
-				    f->name, e.msg);
-			return -EINVAL;
-		}
-		if (check_rate_of(f->name, v, diag) < 0)
-			return -EINVAL;
-		if (f->bit == IMP_NETEM_RATE)
-			d->netem_rate = v;
-		else
-			d->rate = v;
-		break;
-	}
-	case IMPK_TIME: {
-		int64_t v;
-
-		if (units_parse_time(value, &v, 1, &e) < 0) {
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name, "%s: %s",
-				    f->name, e.msg);
-			return -EINVAL;
-		}
-		if (v < 0 || value[0] == '-') {
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-				    "%s: '%s' must not be negative", f->name, value);
-			return -EINVAL;
-		}
-		if (check_time(f, v, diag) < 0)
-			return -EINVAL;
-		if (f->bit == IMP_DELAY)
-			d->delay = v;
-		else if (f->bit == IMP_JITTER)
-			d->jitter = v;
-		else
-			d->tbf_latency = v;
-		break;
-	}
-	case IMPK_SIZE: {
-		uint64_t v;
-
-		if (value[0] == '-') {
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-				    "%s: '%s' must not be negative", f->name, value);
-			return -EINVAL;
-		}
-		if (units_parse_size(value, &v, &e) < 0) {
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name, "%s: %s",
-				    f->name, e.msg);
-			return -EINVAL;
-		}
-		if (check_size(f, v, diag) < 0)
-			return -EINVAL;
-		if (f->bit == IMP_BURST)
-			d->burst = v;
-		else if (f->bit == IMP_SLOT_BYTES)
-			d->slot_bytes = (int32_t)v;
-		else
-			d->tbf_limit = v;
-		break;
-	}
-	case IMPK_PERCENT: {
-		struct impair tmp = *d;
-
-		if (set_percent(&tmp, f, value, diag) < 0)
-			return -EINVAL;
-		*prob_slot(d, f->bit) = *prob_cslot(&tmp, f->bit);
-		break;
-	}
-	case IMPK_COUNT: {
-		uint32_t v;
-
-		if (parse_count(value, &v) < 0 || v == 0 ||
-		    (f->bit == IMP_DPORT && v > 65535)) {
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-				    "%s: '%s' is not a count in range (%s)",
-				    f->name, value, f->range);
-			return -EINVAL;
-		}
-		if (f->bit == IMP_GAP)
-			d->gap = v;
-		else if (f->bit == IMP_DPORT)
-			d->dport = (uint16_t)v;
-		else if (f->bit == IMP_CELL_SIZE)
-			d->cell_size = v;
-		else
-			d->limit = v;
-		break;
-	}
-	default:
-		if (set_more(d, f, value, diag) < 0)
-			return -EINVAL;
-		break;
-	}
 	d->set |= f->bit;
 	return 0;
+}
+
+/* dst as "ADDR" (a host) or "ADDR/N". */
+static char *prefix_text(const struct impair *d, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+	bool v6 = d->dst_family == AF_INET6;
+
+	inet_ntop(v6 ? AF_INET6 : AF_INET, v6 ? (const void *)d->dst6 :
+		  (const void *)d->dst_addr, a, sizeof(a));
+	if (d->dst_plen == (v6 ? 128 : 32))
+		snprintf(buf, len, "%s", a);
+	else
+		snprintf(buf, len, "%s/%u", a, d->dst_plen);
+	return buf;
 }
 
 char *impair_get(const struct impair *d, const struct impair_field *f,
 		 char *buf, size_t len)
 {
+	unsigned n = 1, i;
+	size_t off = 0;
+	char e[48];
+
 	if (!len)
 		return buf;
 	buf[0] = '\0';
 	if (!f || !(d->set & f->bit))
 		return buf;
-	switch (f->kind) {
-	case IMPK_RATE:
-		return units_format_rate(f->bit == IMP_NETEM_RATE ? d->netem_rate :
-					 d->rate, buf, len);
-	case IMPK_TIME:
-		return units_format_time(f->bit == IMP_DELAY ? d->delay :
-					 f->bit == IMP_JITTER ? d->jitter :
-					 d->tbf_latency, buf, len);
-	case IMPK_SIZE:
-		return units_format_size(f->bit == IMP_BURST ? d->burst :
-					 f->bit == IMP_SLOT_BYTES ? (uint64_t)d->slot_bytes :
-					 d->tbf_limit, buf, len);
-	case IMPK_PERCENT:
-		return units_format_percent(*prob_cslot(d, f->bit), buf, len);
-	case IMPK_COUNT:
-		snprintf(buf, len, "%" PRIu32,
-			 f->bit == IMP_GAP ? d->gap : f->bit == IMP_DPORT ? d->dport :
-			 f->bit == IMP_CELL_SIZE ? d->cell_size : d->limit);
-		return buf;
-	case IMPK_CHOICE:
-		if (f->bit == IMP_DIRECTION)
-			snprintf(buf, len, "%s", d->direction < 2 ?
-				 dir_names[d->direction] : "?");
-		else
-			snprintf(buf, len, "%s", d->dist < 4 ? dist_names[d->dist] : "?");
-		return buf;
-	case IMPK_PREFIX: {
-		char a[INET6_ADDRSTRLEN];
+	if (f->kind == IMPK_PREFIX)
+		return prefix_text(d, buf, len);
+	if (f->kind == IMPK_PLIST)
+		n = *((const uint8_t *)d + f->n_off);
+	else if (f->kind == IMPK_TIMEPAIR)
+		n = load_s(d, f, 1) != load_s(d, f, 0) ? 2 : 1;
+	for (i = 0; i < n && i < elems(f); i++) {
+		int k = snprintf(buf + off, len - off, "%s%s", i ? "," : "",
+				 elem_text(d, f, i, e, sizeof(e)));
 
-		if (d->dst_family == AF_INET6) {
-			inet_ntop(AF_INET6, d->dst6, a, sizeof(a));
-			if (d->dst_plen == 128)
-				snprintf(buf, len, "%s", a);
-			else
-				snprintf(buf, len, "%s/%u", a, d->dst_plen);
-			return buf;
-		}
-		inet_ntop(AF_INET, d->dst_addr, a, sizeof(a));
-		if (d->dst_plen == 32)
-			snprintf(buf, len, "%s", a);
-		else
-			snprintf(buf, len, "%s/%u", a, d->dst_plen);
-		return buf;
-	}
-	case IMPK_PLIST: {
-		const uint32_t *v = f->bit == IMP_LOSS_STATE ? d->loss_state : d->loss_ge;
-		int n = f->bit == IMP_LOSS_STATE ? d->loss_state_n : d->loss_ge_n, i;
-		size_t off = 0;
-		char p[32];
-
-		for (i = 0; i < n && i < 5; i++) {
-			int k = snprintf(buf + off, len - off, "%s%s", i ? "," : "",
-					 units_format_percent(v[i], p, sizeof(p)));
-			if (k < 0 || (size_t)k >= len - off)
-				break;
-			off += (size_t)k;
-		}
-		return buf;
-	}
-	case IMPK_FLAG:
-		snprintf(buf, len, "%s", d->ecn ? "on" : "off");
-		return buf;
-	case IMPK_INT:
-		snprintf(buf, len, "%" PRId32, f->bit == IMP_PKT_OVERHEAD ?
-			 d->packet_overhead : f->bit == IMP_CELL_OVERHEAD ?
-			 d->cell_overhead : d->slot_packets);
-		return buf;
-	case IMPK_U64:
-		snprintf(buf, len, "%" PRIu64, d->seed);
-		return buf;
-	case IMPK_TIMEPAIR: {
-		char a[32], b[32];
-
-		units_format_time(d->slot_min, a, sizeof(a));
-		if (d->slot_max != d->slot_min)
-			snprintf(buf, len, "%s,%s", a,
-				 units_format_time(d->slot_max, b, sizeof(b)));
-		else
-			snprintf(buf, len, "%s", a);
-		return buf;
-	}
+		if (k < 0 || (size_t)k >= len - off)
+			break;
+		off += (size_t)k;
 	}
 	return buf;
 }
@@ -765,104 +735,61 @@ static bool has(const struct impair *d, uint32_t bit)
 	return (d->set & bit) != 0;
 }
 
-/* value given and non-zero */
+/* value given and, for a time or a probability, non-zero */
 static bool nz(const struct impair *d, uint32_t bit)
 {
-	const uint32_t *p;
+	const struct impair_field *f = field_of(bit);
 
 	if (!has(d, bit))
 		return false;
-	if (bit == IMP_DELAY)
-		return d->delay > 0;
-	if (bit == IMP_JITTER)
-		return d->jitter > 0;
-	p = prob_cslot(d, bit);
-	return p ? *p != 0 : true;
+	if (f && f->kind == IMPK_TIME)
+		return load_s(d, f, 0) > 0;
+	if (f && f->kind == IMPK_PERCENT)
+		return load_u(d, f, 0) != 0;
+	return true;
 }
 
-/* Check one given field's value against its range; problems go to diag. */
+/* Check one given field's value against its limits; problems go to diag. */
 static void impair_check_field(const struct impair *d,
 			       const struct impair_field *f, struct ll_diag *diag)
 {
+	char b[48], b2[48];
+	unsigned k, n = elems(f);
+
 	switch (f->kind) {
-	case IMPK_RATE:
-		check_rate_of(f->name, f->bit == IMP_NETEM_RATE ?
-			      d->netem_rate : d->rate, diag);
-		break;
-	case IMPK_TIME: {
-		int64_t v = f->bit == IMP_DELAY ? d->delay :
-			    f->bit == IMP_JITTER ? d->jitter : d->tbf_latency;
-		char b[32];
-
-		if (v < 0)
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-				    "%s: '%s' must not be negative", f->name,
-				    units_format_time(v, b, sizeof(b)));
-		else
-			check_time(f, v, diag);
-		break;
-	}
-	case IMPK_SIZE:
-		check_size(f, f->bit == IMP_BURST ? d->burst :
-			   f->bit == IMP_SLOT_BYTES ?
-			   (uint64_t)(d->slot_bytes < 0 ? 0 : d->slot_bytes) :
-			   d->tbf_limit, diag);
-		break;
-	case IMPK_COUNT:
-		if ((f->bit == IMP_GAP ? d->gap : f->bit == IMP_CELL_SIZE ?
-		     d->cell_size : f->bit == IMP_DPORT ? d->dport : d->limit) == 0)
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-				    "%s: 0 is out of range (%s)", f->name,
-				    f->range);
-		break;
-	case IMPK_CHOICE:
-		if (f->bit == IMP_DIRECTION) {
-			if (d->direction > IMP_INGRESS)
-				ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-					    "%s: %u is not one of %s", f->name,
-					    d->direction, f->range);
-		} else if (d->dist > IMP_DIST_PARETONORMAL)
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-				    "%s: %u is not one of %s", f->name,
-				    d->dist, f->range);
-		break;
-	case IMPK_PLIST: {
-		int n = f->bit == IMP_LOSS_STATE ? d->loss_state_n : d->loss_ge_n;
-
-		if (n < 1 || n > (f->bit == IMP_LOSS_STATE ? 5 : 4))
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-				    "%s: needs 1 to %d values (%s)", f->name,
-				    f->bit == IMP_LOSS_STATE ? 5 : 4, f->range);
-		break;
-	}
-	case IMPK_INT:
-		if (f->bit == IMP_SLOT_PACKETS && d->slot_packets < 1)
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-				    "%s: %d is out of range (%s)", f->name,
-				    d->slot_packets, f->range);
-		break;
-	case IMPK_TIMEPAIR: {
-		char b1[32], b2[32];
-
-		if (d->slot_min < 0 || d->slot_max > DELAY_MAX_NS ||
-		    d->slot_max < d->slot_min)
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-				    "%s: %s,%s is out of range (%s)", f->name,
-				    units_format_time(d->slot_min, b1, sizeof(b1)),
-				    units_format_time(d->slot_max, b2, sizeof(b2)),
-				    f->range);
-		break;
-	}
 	case IMPK_PREFIX:
 		if (d->dst_plen > (d->dst_family == AF_INET6 ? 128 : 32))
-			ll_diag_add(diag, LL_DIAG_ERROR, f->name,
-				    "%s: prefix length %u is out of range (%s)",
-				    f->name, d->dst_plen, f->range);
+			refuse(diag, f, "prefix length %u is out of range (%s)",
+			       d->dst_plen, f->range);
+		return;
+	case IMPK_PLIST:
+		n = *((const uint8_t *)d + f->n_off);
+		if (n < 1 || n > elems(f)) {
+			refuse(diag, f, "needs 1 to %u values (%s)", elems(f), f->range);
+			return;
+		}
 		break;
-	case IMPK_PERCENT:
-	case IMPK_FLAG:
-	case IMPK_U64:
-		break;   /* every value is valid */
+	case IMPK_TIMEPAIR:
+		if (!elem_ok(d, f, 0) || !elem_ok(d, f, 1) || load_s(d, f, 1) < load_s(d, f, 0))
+			refuse(diag, f, "%s,%s is out of range (%s)",
+			       elem_text(d, f, 0, b, sizeof(b)),
+			       elem_text(d, f, 1, b2, sizeof(b2)), f->range);
+		return;
+	case IMPK_CHOICE:
+		if (!elem_ok(d, f, 0))
+			refuse(diag, f, "%" PRIu64 " is not one of %s", load_u(d, f, 0), f->range);
+		return;
+	default:
+		break;
+	}
+	for (k = 0; k < n; k++) {
+		if (elem_ok(d, f, k))
+			continue;
+		if (f->kind == IMPK_TIME && load_s(d, f, k) < 0)
+			negative(diag, f, elem_text(d, f, k, b, sizeof(b)));
+		else
+			out_of_range(diag, f, elem_text(d, f, k, b, sizeof(b)));
+		return;
 	}
 }
 
@@ -958,7 +885,7 @@ bool impair_needs_tbf(const struct impair *d)
 bool impair_needs_netem(const struct impair *d)
 {
 	/* "ecn off" alone asks for nothing */
-	return (d->set & NETEM_BITS & ~(uint32_t)IMP_ECN) != 0 ||
+	return (d->set & impair_bits_with(IMPF_NETEM) & ~(uint32_t)IMP_ECN) != 0 ||
 	       (has(d, IMP_ECN) && d->ecn);
 }
 
@@ -1230,54 +1157,6 @@ double impair_goodput_ceiling(uint64_t rate, unsigned mtu, unsigned mss)
 	if (!mss)
 		mss = mtu > 52 ? mtu - 52 : 1;
 	return (double)rate * (double)mss / ((double)mss + 66.0);
-}
-
-static unsigned hz_from_stream(FILE *f)
-{
-	char line[256];
-	unsigned hz = 0;
-
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, "CONFIG_HZ=", 10) == 0) {
-			hz = (unsigned)strtoul(line + 10, NULL, 10);
-			break;
-		}
-	return hz;
-}
-
-unsigned impair_kernel_hz(void)
-{
-	static unsigned cached;
-	struct utsname u;
-	char path[128 + sizeof(u.release)];
-	unsigned hz = 0;
-	FILE *f;
-
-	if (cached)
-		return cached;
-	if (uname(&u) == 0) {
-		snprintf(path, sizeof(path), "/boot/config-%s", u.release);
-		f = fopen(path, "re");
-		if (f) {
-			hz = hz_from_stream(f);
-			fclose(f);
-		}
-	}
-	if (!hz) {
-		f = fopen("/proc/config.gz", "re");
-		if (f) {
-			fclose(f);
-			f = popen("gzip -dc /proc/config.gz 2>/dev/null", "r");
-			if (f) {
-				hz = hz_from_stream(f);
-				pclose(f);
-			}
-		}
-	}
-	if (hz < 24 || hz > 10000)
-		hz = 250;
-	cached = hz;
-	return hz;
 }
 
 static void cat(char *buf, size_t len, size_t *off, const char *fmt, ...)

@@ -46,6 +46,7 @@
 #include "linklab/netlink/nltree.h"
 #include "linklab/peer/peer.h"
 #include "linklab/remote/tccmd.h"
+#include "linklab/peer/hostinfo.h"
 
 #define H_ROOT  0x00010000u     /* 1:   */
 #define H_CLASS 0x00010001u     /* 1:1  */
@@ -489,7 +490,7 @@ static int make_plan(struct local *l, const char *dev, const struct impair *d,
 				  "%s: empty dial, nothing to apply (use clear to restore)",
 				  dev);
 	ll_diag_clear(&dg);
-	if (impair_plan(d, mtu, impair_kernel_hz(), plan, &dg) < 0) {
+	if (impair_plan(d, mtu, hostinfo_kernel_hz(), plan, &dg) < 0) {
 		rc = ll_diag_to_err(&dg, err);
 		ll_err_prefix(err, "%s: ", dev);
 		return rc;
@@ -529,7 +530,7 @@ static int install_scoped(struct local *l, const char *dev, int ifindex,
 	}
 	snprintf(what, sizeof(what), "replace htb class 1:1 on %s", dev);
 	rc = send_built(l, m, ff_build_htb_class(ifindex, H_ROOT, H_CLASS, shaped,
-						 burst, impair_kernel_hz(), &m, err),
+						 burst, hostinfo_kernel_hz(), &m, err),
 			what, "htb", err);
 	if (rc < 0)
 		return rc;
@@ -537,7 +538,7 @@ static int install_scoped(struct local *l, const char *dev, int ifindex,
 	rc = send_built(l, m, ff_build_htb_class(ifindex, H_ROOT, H_CLASS2,
 						 FF_UNSHAPED_BPS / 8,
 						 tccmd_unshaped_burst(plan),
-						 impair_kernel_hz(), &m, err),
+						 hostinfo_kernel_hz(), &m, err),
 			what, "htb", err);
 	if (rc < 0)
 		return rc;

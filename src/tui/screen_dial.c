@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "linklab/model/impair.h"
+#include "linklab/peer/hostinfo.h"
 #include "tui.h"
 
 struct dial_row {
@@ -83,7 +84,7 @@ static int dial_name_width(void)
 #define DIAL_NROWS      (dial_nfields() + 2)
 
 /* Presets of a field row into out (max n, "off" first); choice and flag
- * fields offer the words of their range ("normal | pareto"). */
+ * fields offer their words from the field table ("normal", "pareto"). */
 static int dial_presets(int row, char out[][24], int max)
 {
 	const struct impair_field *f = impair_field_find(dial_name(row));
@@ -95,19 +96,9 @@ static int dial_presets(int row, char out[][24], int max)
 		return n;
 	}
 	snprintf(out[n++], 24, "off");
-	if (f && (f->kind == IMPK_CHOICE || f->kind == IMPK_FLAG)) {
-		const char *p = f->range;
-
-		while (*p && n < max) {
-			size_t l = strcspn(p, " |");
-
-			if (l && strncmp(p, "off", l))
-				snprintf(out[n++], 24, "%.*s", (int)l, p);
-			p += l;
-			while (*p == ' ' || *p == '|')
-				p++;
-		}
-	}
+	for (k = 0; f && f->names && f->names[k] && n < max; k++)
+		if (strcmp(f->names[k], "off"))
+			snprintf(out[n++], 24, "%s", f->names[k]);
 	return n;
 }
 
@@ -148,7 +139,7 @@ static void dial_seed_bridge(struct tui *t, const struct console_view *v)
 	if (!(t->dial_sides & CONSOLE_M_BOTH) || !v->middle.attached)
 		return;
 	t->dial = v->middle.dir[t->dial_sides == CONSOLE_M_BA ? MIDDLE_BA : MIDDLE_AB].fields;
-	impair_drop_derived(&t->dial, 0, impair_kernel_hz());
+	impair_drop_derived(&t->dial, 0, hostinfo_kernel_hz());
 	t->dial_edited = false;
 	snprintf(t->dial_msg, sizeof(t->dial_msg),
 		 "dial loaded from the bridge's %s (Enter applies; an empty dial clears)",
@@ -284,7 +275,7 @@ void screen_dial_enter(struct tui *t, const struct console_view *v)
 		/* what A holds, less the burst/limits derived from its rate:
 		 * they must follow a new rate, not pin the old one */
 		t->dial = v->side[CONSOLE_IDX_A].held;
-		impair_drop_derived(&t->dial, 0, impair_kernel_hz());
+		impair_drop_derived(&t->dial, 0, hostinfo_kernel_hz());
 	}
 	t->dial_sides = v->dial_sides ? v->dial_sides : CONSOLE_BOTH;
 	if (!v->side[CONSOLE_IDX_B].present && !(t->dial_sides & CONSOLE_M_BOTH))
@@ -312,7 +303,7 @@ static void dial_diff_line(const struct tui *t, const struct console_view *v,
 		return;
 	}
 	held = s->held;
-	impair_drop_derived(&held, 0, impair_kernel_hz());
+	impair_drop_derived(&held, 0, hostinfo_kernel_hz());
 	impair_summary(&held, now, sizeof(now));
 	if (!now[0] || impair_is_empty(&held))
 		snprintf(now, sizeof(now), "nothing (kernel default)");
@@ -422,7 +413,7 @@ static int dial_draw_held(struct tui *t, const struct console_view *v, int y,
 				struct impair held = m->dir[k].fields;
 				char now[200];
 
-				impair_drop_derived(&held, 0, impair_kernel_hz());
+				impair_drop_derived(&held, 0, hostinfo_kernel_hz());
 				impair_summary(&held, now, sizeof(now));
 				if (impair_is_empty(&held) && impair_is_empty(&t->dial))
 					snprintf(now, sizeof(now), "clear");

@@ -639,25 +639,6 @@ static void test_server_lease(void **state)
 	bridgectl_stop(s);
 }
 
-/* the aliases --overhead and --cell (start and --set share them) */
-static void test_alias(void **state)
-{
-	struct bridge_alias al[2];
-
-	(void)state;
-	assert_int_equal(bridge_alias_expand("overhead", "20", al), 1);
-	assert_string_equal(al[0].field, "packet-overhead");
-	assert_string_equal(al[0].value, "20");
-	assert_int_equal(bridge_alias_expand("cell", "64,4", al), 2);
-	assert_string_equal(al[0].field, "cell-size");
-	assert_string_equal(al[0].value, "64");
-	assert_string_equal(al[1].field, "cell-overhead");
-	assert_string_equal(al[1].value, "4");
-	assert_int_equal(bridge_alias_expand("cell", "53", al), 1);
-	assert_string_equal(al[0].value, "53");
-	assert_int_equal(bridge_alias_expand("delay", "5ms", al), 0);
-}
-
 /* which bridge: none, the only one, --pid */
 static void test_find(void **state)
 {
@@ -945,7 +926,6 @@ int main(void)
 		cmocka_unit_test(test_reconfigure_bucket),
 		cmocka_unit_test(test_server_get_set),
 		cmocka_unit_test(test_server_lease),
-		cmocka_unit_test(test_alias),
 		cmocka_unit_test(test_find),
 		NETNS_CASE(test_live_user_engine, NO_IPV6 "ip link add llCa0 type veth peer name llCa1 && "
 			   "ip link add llCb0 type veth peer name llCb1 && "

@@ -19,6 +19,7 @@
 
 #include "linklab/bridge/emu.h"
 #include "linklab/base/units.h"
+#include "linklab/peer/hostinfo.h"
 
 #define MS 1000000LL
 
@@ -617,7 +618,7 @@ static void test_config_build(void **state)
 	struct ll_err err = { 0 };
 	struct impair d;
 	struct emu *e;
-	unsigned hz = impair_kernel_hz();
+	unsigned hz = hostinfo_kernel_hz();
 	uint32_t burst50 = 6250000 / hz > 6250 ? 6250000 / hz : 6250;
 
 	(void)state;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* test_hosttune.c - offload/sysctl names, value rules, `ethtool -k` and
  * journal line parsing; the local sysctl path in a private network namespace
- * (root only: skipped otherwise) with its journal and restore. */
+ * (root only: skipped otherwise) with its journal and restore; the kernel's
+ * HZ read from a config text and from this host. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "linklab/peer/hostinfo.h"
 #include "linklab/peer/hosttune.h"
 
 static void test_names(void **state)
@@ -139,6 +141,29 @@ static void test_local_set_restore(void **state)
 	assert_int_equal(rmdir(path), 0);        /* journal removed: dir empty */
 }
 
+/* CONFIG_HZ from a config text; this host's HZ is one of the kernel's
+ * choices (kernel/Kconfig.hz) and cached. */
+static void test_kernel_hz(void **state)
+{
+	static char cfg[] = "# CONFIG_HZ_100 is not set\nCONFIG_HZ_1000=y\nCONFIG_HZ=1000\n";
+	static char none[] = "CONFIG_HZ_PERIODIC=y\n";
+	FILE *f;
+	unsigned hz;
+
+	(void)state;
+	f = fmemopen(cfg, strlen(cfg), "r");
+	assert_non_null(f);
+	assert_int_equal(hostinfo_hz_from_config(f), 1000);
+	fclose(f);
+	f = fmemopen(none, strlen(none), "r");
+	assert_non_null(f);
+	assert_int_equal(hostinfo_hz_from_config(f), 0);
+	fclose(f);
+	hz = hostinfo_kernel_hz();
+	assert_true(hz == 100 || hz == 250 || hz == 300 || hz == 1000);
+	assert_int_equal(hostinfo_kernel_hz(), hz);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -146,6 +171,7 @@ int main(void)
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_ethtool_k),
 		cmocka_unit_test(test_jline),
+		cmocka_unit_test(test_kernel_hz),
 		NETNS_CASE(test_local_set_restore, NULL),
 	};
 	return cmocka_run_group_tests_name("hosttune", tests, NULL, NULL);

@@ -511,15 +511,6 @@ static void test_get_summary(void **state)
 	}
 }
 
-static void test_kernel_hz(void **state)
-{
-	unsigned hz = impair_kernel_hz();
-
-	(void)state;
-	assert_true(hz == 100 || hz == 250 || hz == 300 || hz == 1000);
-	assert_int_equal(impair_kernel_hz(), hz);
-}
-
 /* jitter wider than a flow's packet spacing reorders it: the warning text */
 static void test_jitter_reorder_warning(void **state)
 {
@@ -561,7 +552,6 @@ int main(void)
 		cmocka_unit_test(test_plan_figures),
 		cmocka_unit_test(test_plan_netem),
 		cmocka_unit_test(test_get_summary),
-		cmocka_unit_test(test_kernel_hz),
 		cmocka_unit_test(test_jitter_reorder_warning),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

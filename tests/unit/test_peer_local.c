@@ -30,6 +30,7 @@
 #include "linklab/peer/journal.h"
 #include "linklab/netlink/nlqdisc.h"
 #include "linklab/peer/peer.h"
+#include "linklab/peer/hostinfo.h"
 
 static char rundir[] = "/tmp/linklab-A-test-XXXXXX";
 
@@ -129,7 +130,7 @@ static void test_apply_tbf_replace_clear(void **state)
 	uint64_t ns;
 	char kind[32];
 	double rate, burst;
-	unsigned hz = impair_kernel_hz();
+	unsigned hz = hostinfo_kernel_hz();
 
 	(void)state;
 	assert_int_equal(peer_local_open(&p, &e), 0);

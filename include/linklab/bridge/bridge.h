@@ -168,24 +168,6 @@ struct bridge_status {
 	int64_t updated;                /* unix time, s */
 };
 
-/* The command line's aliases of dial fields (`linklab bridge` at start and
- * --set share them): "overhead" N = packet-overhead N; "cell"
- * SIZE[,OVERHEAD] = cell-size SIZE [cell-overhead OVERHEAD]. name is the
- * option without "--" and without a direction prefix. out gets the
- * (impair_fields[] name, value text) pairs; returns their count (1 or 2),
- * 0 when name is not an alias. Values are not checked here (impair_set
- * does that, naming the real field). */
-struct bridge_alias {
-	const char *field;
-	char value[64];
-};
-int bridge_alias_expand(const char *name, const char *val, struct bridge_alias out[2]);
-
-/* A dial option's direction prefix (start and --set share it): "a-to-b-"
- * returns 1 (A->B), "b-to-a-" 2 (B->A), *name advanced past it; none: 3
- * (both), *name untouched. */
-unsigned bridge_dir_prefix(const char **name);
-
 /* A dial as a JSON object {FIELD: VALUE} of every set field, in
  * impair_fields[] order, values as impair_get prints them ("50ms", "1%").
  * NULL only when out of memory. */

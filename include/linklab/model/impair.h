@@ -2,7 +2,8 @@
 /* impair.h - the impairment dial: one struct in base units, its field schema,
  * validation (every problem at once, as tc reports them) and the derivation of
  * the qdisc plan (tbf burst/limit, netem limit) from the dial, the interface
- * MTU and the kernel's HZ.
+ * MTU and the kernel's HZ (both given by the caller: the model reads no
+ * host state; hostinfo_kernel_hz() in the peer layer reads HZ).
  *
  * Qdisc layout chosen by linklab (documented in doc/impairment.md):
  *   rate only        -> root tbf (handle 1:)
@@ -125,31 +126,59 @@ struct impair {
 	uint64_t seed;           /* netem PRNG seed (kernel >= 6.6) */
 	/* scope: "direction egress|ingress", "dst ADDR[/N]", "dport N" */
 	uint8_t direction;       /* enum impair_direction */
+	uint16_t dport;          /* TCP/UDP destination port, 1..65535 */
+	/* dst: these four members are one span of the field table */
+	uint8_t dst_family;      /* AF_INET6 for dst6; else IPv4 (dst_addr) */
 	uint8_t dst_plen;        /* 0..32 (IPv4) or 0..128 (IPv6) */
 	uint8_t dst_addr[4];     /* IPv4, network order */
-	uint16_t dport;          /* TCP/UDP destination port, 1..65535 */
-	uint8_t dst_family;      /* AF_INET6 for dst6; else IPv4 (dst_addr) */
 	uint8_t dst6[16];        /* IPv6 prefix, network order */
 };
 
-/* Field kinds for the schema table. */
-enum impair_kind { IMPK_RATE, IMPK_TIME, IMPK_SIZE, IMPK_PERCENT, IMPK_COUNT,
-	/* kinds parsed by the model fields */
+/* Field kinds for the schema table: the unit of the value and how it is
+ * written (tc's words, iproute2 tc/tc_util.c). */
+enum impair_kind {
+	IMPK_RATE,      /* bit/s: "50mbit", "1gbit", "125kbps" */
+	IMPK_TIME,      /* ns: "50ms", "1.5s", "250us" */
+	IMPK_SIZE,      /* bytes: "1514b", "64kb", "1mb" */
+	IMPK_PERCENT,   /* u32 probability fraction: "1%", "0.25%" */
+	IMPK_COUNT,     /* unsigned whole number: "5", "65535" */
 	IMPK_CHOICE,    /* one word of a fixed list ("normal") */
 	IMPK_PLIST,     /* 1..N percents, "1%,30%" (commas or blanks) */
 	IMPK_FLAG,      /* on/off (also yes/no, true/false, 1/0) */
-	IMPK_INT,       /* signed 32-bit count */
-	IMPK_U64,       /* unsigned 64-bit number */
+	IMPK_INT,       /* signed whole number: "-14" */
+	IMPK_U64,       /* unsigned 64-bit number (decimal, 0x hex) */
 	IMPK_TIMEPAIR,  /* "MIN" or "MIN,MAX" times */
 	IMPK_PREFIX,    /* IPv4 or IPv6 address with optional /N */
 };
 
-/* One dial field: name as on the command line (--NAME) and in profiles. */
+/* Field flags: how the value is stored and which qdisc it asks for. */
+enum impair_flag {
+	IMPF_SIGNED = 1u << 0,  /* storage is a signed integer */
+	IMPF_TBF    = 1u << 1,  /* a tbf parameter */
+	IMPF_NETEM  = 1u << 2,  /* a netem parameter */
+	IMPF_SCOPE  = 1u << 3,  /* where the dial applies, no impairment itself */
+};
+
+/* One dial field: name as on the command line (--NAME) and in profiles,
+ * where its value lives in struct impair and what it accepts. */
 struct impair_field {
 	const char *name;       /* "rate", "delay", "loss", ... */
 	uint32_t bit;           /* enum impair_bit */
 	enum impair_kind kind;
-	const char *range;      /* human text of the accepted range */
+	size_t off, size;       /* storage in struct impair: offset and bytes
+				 * (a list or pair: all its elements) */
+	unsigned count;         /* elements in the storage: PLIST at most this
+				 * many values, TIMEPAIR 2, else 1 (0 = 1) */
+	size_t n_off;           /* PLIST: offset of the uint8_t count given */
+	unsigned flags;         /* enum impair_flag */
+	int64_t lo;             /* accepted range of each element, in the  */
+	uint64_t hi;            /* storage's unit (bit/s, ns, bytes, u32
+				 * fraction, count); CHOICE: index; PREFIX:
+				 * unused */
+	const char *const *names;  /* CHOICE: the words by index; FLAG: "off",
+				    * "on"; NULL-terminated */
+	const char *range;      /* human text of the accepted range; its ends
+				 * are lo and hi (test_impair checks it) */
 	const char *help;       /* one line of help */
 };
 
@@ -164,6 +193,14 @@ const struct impair_field *impair_field_find(const char *name);
  * range and return -EINVAL; d is then unchanged for that field. */
 int impair_set(struct impair *d, const char *name, const char *value,
 	       struct ll_diag *diag);
+
+/* Copy every field given in src onto dst (its storage and its bit): the
+ * fields of src win, dst keeps the others. */
+void impair_overlay(struct impair *dst, const struct impair *src);
+
+/* The IMP_* bits of every field whose flags include all of flags
+ * (enum impair_flag), e.g. IMPF_NETEM: the fields netem takes. */
+uint32_t impair_bits_with(unsigned flags);
 
 /* Print one field of d in exact tc units into buf ("" if not set). */
 char *impair_get(const struct impair *d, const struct impair_field *f,
@@ -256,10 +293,6 @@ double impair_goodput_ceiling(uint64_t rate, unsigned mtu, unsigned mss);
  * back from the kernel does not pin the sizes of its old rate when the rate
  * changes. mtu/hz as for impair_plan. */
 void impair_drop_derived(struct impair *d, unsigned mtu, unsigned hz);
-
-/* The running kernel's HZ (from /proc/config.gz CONFIG_HZ, else
- * sysconf-derived guess 250). */
-unsigned impair_kernel_hz(void);
 
 /* One-line summary of a dial in tc words: "rate 50mbit delay 100ms loss 1%";
  * "none" if empty. */
