@@ -739,6 +739,12 @@ static int restore(struct remote *r, const char *dev, const char *orig,
 			addw(cmd, CMD_MAX, path);
 			rc = run(r, cmd, "remove journal", NULL, NULL, err);
 		}
+		if (rc == 0) {
+			tctree_lost(orig, why, sizeof(why));
+			if (why[0])
+				rnote(r, "%s: restored, except what apply --force accepted losing: %.250s",
+				      dev, why);
+		}
 	} else if (rc == 0) {
 		rc = addraw(cmd, CMD_MAX, "&& rm -f") | addw(cmd, CMD_MAX, path);
 		rc = rc ? ll_err_set(err, -ENOSPC, "command too long")

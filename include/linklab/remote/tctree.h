@@ -40,9 +40,15 @@ int tctree_restore_cmd(const char *dev, const char *record, char *out,
 		       size_t len, struct ll_err *err);
 
 /* apply --force: record without the parts tctree_restore_cmd would refuse
- * (*out, malloc'd), dropped names them ("; "-separated). 0, -EINVAL (not a
+ * and without what hangs below a dropped qdisc or class (child qdiscs,
+ * classes, filter blocks) (*out, malloc'd); dropped names the refused parts
+ * ("; "-separated), also kept in the record as "lost". 0, -EINVAL (not a
  * record) or -ENOMEM. */
 int tctree_strip(const char *record, char **out, char *dropped, size_t len);
+
+/* The parts apply --force accepted losing, as tctree_strip named them in
+ * the record's "lost" ("" if none). */
+void tctree_lost(const char *record, char *out, size_t len);
 
 /* Compare two records (the journalled one and a read-back), counters
  * ignored. 0 equal, 1 differ (why says the first difference), -EINVAL if
