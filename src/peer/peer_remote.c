@@ -524,18 +524,23 @@ static int journal_take_once(struct remote *r, const char *dev, bool again,
 	rc |= addw(cmd, CMD_MAX, JOURNAL_DIR);
 	rc |= addraw(cmd, CMD_MAX, "&& { [ -e");
 	rc |= addw(cmd, CMD_MAX, path);
-	rc |= addraw(cmd, CMD_MAX, "] || { {");
+	rc |= addraw(cmd, CMD_MAX, "] || { e=$( {");
 	rc |= addraw(cmd, CMD_MAX, rec);
-	rc |= addraw(cmd, CMD_MAX, "; } >");
+	rc |= addraw(cmd, CMD_MAX, "; } 2>&1 >");
 	rc |= addw(cmd, CMD_MAX, tmp);
-	rc |= addraw(cmd, CMD_MAX, "&& [ -s");
+	rc |= addraw(cmd, CMD_MAX, ") && [ -s");
 	rc |= addw(cmd, CMD_MAX, tmp);
 	rc |= addraw(cmd, CMD_MAX, "] && mv");
 	rc |= addw(cmd, CMD_MAX, tmp);
 	rc |= addw(cmd, CMD_MAX, path);
 	rc |= addraw(cmd, CMD_MAX, "&& echo new || { rm -f");
 	rc |= addw(cmd, CMD_MAX, tmp);
-	rc |= addraw(cmd, CMD_MAX, "; exit 1; }; }; } && cat");
+	/* a full directory: the shell's write error ("I/O error") does not
+	 * say why; df does */
+	rc |= addraw(cmd, CMD_MAX, "; a=$(df -Pk " JOURNAL_DIR " 2>/dev/null | awk 'NR==2{print $4}');"
+		     " if [ \"$a\" = 0 ]; then echo 'no space left on device (0 KiB free)' >&2;"
+		     " else printf '%s\\n' \"${e:-cannot record the tc state}\" >&2; fi;");
+	rc |= addraw(cmd, CMD_MAX, "exit 1; }; }; } && cat");
 	rc |= addw(cmd, CMD_MAX, path);
 	free(rec);
 	if (rc) {
@@ -545,6 +550,10 @@ static int journal_take_once(struct remote *r, const char *dev, bool again,
 	rc = run(r, cmd, "write journal " JOURNAL_DIR, &o, NULL, err);
 	if (rc < 0) {
 		free(cmd);
+		if (err && strcasestr(err->msg, "no space left"))
+			return ll_err_set(err, -ENOSPC,
+					  "peer %s: %s: cannot write its record %s: no space left on device (%s is full); nothing changed",
+					  r->t.alias, dev, path, JOURNAL_DIR);
 		ll_err_prefix(err, "nothing changed: ");
 		return rc;
 	}
