@@ -453,6 +453,15 @@ static void journal_path(struct remote *r, const char *dev, char *buf, size_t le
 	snprintf(buf, len, JOURNAL_DIR "/remote-%s-%s.tc.json", r->nsid, dev);
 }
 
+/* /run/linklab/remote-<netns inode>-<dev>.EXT: the files beside a record
+ * (.applied, .revert; arm_revert). */
+static void side_path(struct remote *r, const char *dev, const char *ext,
+		      char *buf, size_t len)
+{
+	remote_probe(r);
+	snprintf(buf, len, JOURNAL_DIR "/remote-%s-%s.%s", r->nsid, dev, ext);
+}
+
 /* /run/linklab/remote-<netns inode>-<dev>.ifb: written (holding the IFB
  * name) before an ingress apply creates the IFB device; its presence makes
  * every restore (clear, failed apply, revert timer, hold guard) remove the
@@ -744,8 +753,12 @@ static int restore(struct remote *r, const char *dev, const char *orig,
 		}
 		free(back);
 		if (rc == 0) {
+			char ap[128];
+
+			side_path(r, dev, "applied", ap, sizeof(ap));
 			snprintf(cmd, CMD_MAX, "rm -f");
 			addw(cmd, CMD_MAX, path);
+			addw(cmd, CMD_MAX, ap);
 			rc = run(r, cmd, "remove journal", NULL, NULL, err);
 		}
 		if (rc == 0) {
@@ -803,32 +816,91 @@ static void armed_del(struct remote *r, long pid)
 			r->armed[i] = 0;
 }
 
+/* /run/linklab/remote-<netns>-<dev>.applied: "<timer pid> <cksum of tc
+ * qdisc show>" written by an apply with its change; a revert timer restores
+ * only while the line is its own and the qdiscs are as that apply left
+ * them, so a stale timer never undoes a later dial or a change by hand.
+ * .revert: what the last revert timer or hold guard did, with the record
+ * and the read-back after its restore (compared by show --journal/clear). */
+
+#define SNAP_SH(dev) "tc qdisc show dev " dev " | sed 's/direct_packets_stat [0-9]*//' | cksum"
+
+/* Shell text: restore dev from orig, then write the .revert verdict
+ * ("<epoch> <pid> restored <status>", the record, the read-back) and drop
+ * the record if the restore ran through. who: "timer" or "guard". */
+static int revert_script(struct remote *r, const char *dev, const char *orig,
+			 const char *who, char *out, size_t len)
+{
+	char jp[128], ap[128], vp[128], *rec = calloc(1, CMD_MAX / 2);
+	int rc;
+
+	if (!rec)
+		return -ENOMEM;
+	journal_path(r, dev, jp, sizeof(jp));
+	side_path(r, dev, "applied", ap, sizeof(ap));
+	side_path(r, dev, "revert", vp, sizeof(vp));
+	rc = tctree_record_cmd(dev, rec, CMD_MAX / 2);
+	rc |= addraw(out, len, "{");
+	if (rc == 0 && restore_cmd(r, dev, orig, out + strlen(out) + 1,
+				   len - strlen(out) - 1, NULL) < 0)
+		rc = -ENOSPC;
+	if (rc == 0)
+		out[strlen(out)] = ' ';
+	rc |= addraw(out, len, "; }; st=$?; { printf '%s %s");
+	rc |= addraw(out, len, who);
+	rc |= addraw(out, len, "restored %s\\n' \"$(date +%s)\" $$ $st; echo " RS_SEP "; cat");
+	rc |= addw(out, len, jp);
+	rc |= addraw(out, len, "; echo; echo " RS_SEP "; (");
+	rc |= addraw(out, len, rec);
+	rc |= addraw(out, len, "); } >");
+	rc |= addw(out, len, vp);
+	rc |= addraw(out, len, "2>/dev/null; [ $st != 0 ] || rm -f");
+	rc |= addw(out, len, jp);
+	rc |= addw(out, len, ap);
+	rc |= addraw(out, len, ";");
+	free(rec);
+	return rc ? -ENOSPC : 0;
+}
+
 static long arm_revert(struct remote *r, const char *dev, const char *orig,
 		       struct ll_err *err)
 {
 	char *inner = calloc(1, CMD_MAX), *cmd = calloc(1, CMD_MAX), *o = NULL;
-	char path[128], head[200];
+	char jp[128], ap[128], vp[128], head[400], q[64];
 	long pid = 0;
+	int rc;
 
-	if (!inner || !cmd)
+	if (!inner || !cmd || tccmd_quote(dev, q, sizeof(q)) < 0)
 		goto out;
+	journal_path(r, dev, jp, sizeof(jp));
+	side_path(r, dev, "applied", ap, sizeof(ap));
+	side_path(r, dev, "revert", vp, sizeof(vp));
 	/* TERM (disarm) kills the sleep and exits without restoring; the
 	 * process is named by its argv ("linklab-revert") for ps. It runs in
 	 * its own session (setsid: no signal to the channel's process group
 	 * reaches it) and ignores SIGHUP (nohup), so it outlives the channel,
 	 * the SSH session and linklab. setsid execs in place (a background
-	 * job of a non-interactive shell is no group leader): $! is its pid. */
+	 * job of a non-interactive shell is no group leader): $! is its pid.
+	 * When it fires it restores only if the record is still there and dev
+	 * is as its own apply left it (.applied), or - no .applied: the apply
+	 * died mid-way - changed since it was armed; else it notes "kept". */
 	snprintf(head, sizeof(head),
-		 "trap 'kill $s 2>/dev/null; exit 0' TERM; sleep %d & s=$!; wait $s &&",
-		 revert_after(r));
-	snprintf(inner, CMD_MAX, "%s", head);
-	if (restore_cmd(r, dev, orig, inner + strlen(inner) + 1,
-			CMD_MAX - strlen(inner) - 1, err) < 0)
+		 "trap 'kill $s 2>/dev/null; exit 0' TERM; snap() { " SNAP_SH("%s") "; }; B0=$(snap);"
+		 " sleep %d & s=$!; wait $s || exit 0;", q, revert_after(r));
+	rc = addraw(inner, CMD_MAX, head);
+	rc |= addraw(inner, CMD_MAX, "[ -e");
+	rc |= addw(inner, CMD_MAX, jp);
+	rc |= addraw(inner, CMD_MAX, "] || exit 0; if [ -e");
+	rc |= addw(inner, CMD_MAX, ap);
+	rc |= addraw(inner, CMD_MAX, "]; then [ \"$(cat");
+	rc |= addw(inner, CMD_MAX, ap);
+	rc |= addraw(inner, CMD_MAX, ")\" = \"$$ $(snap)\" ]; else [ \"$(snap)\" != \"$B0\" ]; fi ||"
+		     " { printf '%s %s timer kept: changed since its apply (a later dial or by hand), not restored\\n' \"$(date +%s)\" $$ >");
+	rc |= addw(inner, CMD_MAX, vp);
+	rc |= addraw(inner, CMD_MAX, "; exit 0; };");
+	if (rc || revert_script(r, dev, orig, "timer", inner, CMD_MAX) < 0)
 		goto out;
-	inner[strlen(inner)] = ' ';
-	journal_path(r, dev, path, sizeof(path));
-	if (addraw(inner, CMD_MAX, "&& rm -f") || addw(inner, CMD_MAX, path) ||
-	    addraw(cmd, CMD_MAX, "S=; command -v setsid >/dev/null 2>&1 && S=setsid;"
+	if (addraw(cmd, CMD_MAX, "S=; command -v setsid >/dev/null 2>&1 && S=setsid;"
 		   " $S nohup sh -c") || addw(cmd, CMD_MAX, inner) ||
 	    addraw(cmd, CMD_MAX, "linklab-revert >/dev/null 2>&1 </dev/null & echo $!"))
 		goto out;
@@ -841,6 +913,22 @@ out:
 	if (pid > 1)
 		armed_add(r, pid, dev);
 	return pid > 1 ? pid : 0;
+}
+
+/* Shell text appended to an apply's tc lines: the .applied line of the
+ * timer guarding it (pid, 0 for none) and of the qdiscs it leaves. */
+static int applied_line(struct remote *r, const char *dev, long timer, char *cmd,
+			size_t len)
+{
+	char ap[128], q[64], t[300];
+
+	if (tccmd_quote(dev, q, sizeof(q)) < 0)
+		return -ENOSPC;
+	side_path(r, dev, "applied", ap, sizeof(ap));
+	snprintf(t, sizeof(t), "&& { printf '%%s %%s\\n' %ld \"$(" SNAP_SH("%s") ")\" >", timer, q);
+	if (addraw(cmd, len, t) || addw(cmd, len, ap) || addraw(cmd, len, "; true; }"))
+		return -ENOSPC;
+	return 0;
 }
 
 /* The confirming round trip: kill the timer if it is still pending.
@@ -1019,7 +1107,7 @@ static void tune_jpath(struct remote *r, char *buf, size_t len);
 
 static int guard_refresh(struct remote *r, struct ll_err *err)
 {
-	char *inner, *cmd, path[128];
+	char *inner, *cmd;
 	int i, n = 0, rc = 0;
 
 	if (!r->safety.hold)
@@ -1037,17 +1125,10 @@ static int guard_refresh(struct remote *r, struct ll_err *err)
 
 		if (!r->j[i].dev[0] || !r->j[i].orig)
 			continue;
-		if (restore_cmd(r, r->j[i].dev, r->j[i].orig, inner + u + 1,
-				CMD_MAX - u - 1, NULL) < 0) {
+		/* restore, read back, verdict in .revert (revert_script) */
+		if (revert_script(r, r->j[i].dev, r->j[i].orig, "guard", inner, CMD_MAX) < 0) {
 			inner[u] = '\0';
 			continue;
-		}
-		inner[u] = ' ';
-		journal_path(r, r->j[i].dev, path, sizeof(path));
-		if (addraw(inner, CMD_MAX, "&& rm -f") || addw(inner, CMD_MAX, path) ||
-		    addraw(inner, CMD_MAX, ";")) {
-			rc = ll_err_set(err, -ENOSPC, "guard command too long");
-			break;
 		}
 		n++;
 	}
@@ -1091,6 +1172,8 @@ static int guard_refresh(struct remote *r, struct ll_err *err)
 }
 
 static int remote_clear_dev(struct peer *p, const char *dev, struct ll_err *err);
+static void verdict_consume(struct remote *r, const char *dev, const char *vpath,
+			    const char *text);
 
 static int engine_stop_remote(struct remote *r, const char *dev, struct ll_err *err);
 static void engine_dev_mark(struct remote *r, const char *dev, bool on);
@@ -1186,6 +1269,16 @@ static int remote_clear_dev(struct peer *p, const char *dev, struct ll_err *err)
 		rc = need_nsid(r, err);
 	if (rc < 0)
 		return rc;
+	/* what a revert timer or hold guard did meanwhile (.revert) */
+	side_path(r, dev, "revert", path, sizeof(path));
+	addraw(cmd, sizeof(cmd), "cat");
+	addw(cmd, sizeof(cmd), path);
+	addraw(cmd, sizeof(cmd), "2>/dev/null; true");
+	if (run(r, cmd, "read revert verdict", &o, NULL, NULL) == 0 && o && o[0])
+		verdict_consume(r, dev, path, o);
+	free(o);
+	o = NULL;
+	cmd[0] = '\0';
 	j = jfind(r, dev, false);
 	if (j && j->orig) {
 		rc = j->orig[0] == '{' ? clear_check(r, dev, j->orig, false, err) : 1;
@@ -1406,6 +1499,12 @@ static int remote_apply_kernel(struct peer *p, const char *dev, const struct imp
 			}
 		}
 		s += n + (s[n] == '\n');
+	}
+	if (applied_line(r, dev, timer, cmd, CMD_MAX) < 0) {
+		rc = ll_err_set(err, -ENOSPC, "tc command too long");
+		if (timer)
+			disarm_revert(r, timer, NULL);
+		goto out;
 	}
 	{
 		struct ll_err aerr = {0};
@@ -1982,7 +2081,7 @@ static int remote_tune_restore(struct peer *p, struct ll_err *err)
 
 /* The record files on the peer (every namespace), each as "PATH\n" then its
  * text, separated by RS_SEP lines. */
-#define LIST_RECORDS "for f in " JOURNAL_DIR "/remote-*.tc.json; do [ -e \"$f\" ] || continue; " \
+#define LIST_RECORDS "for f in " JOURNAL_DIR "/remote-*.tc.json " JOURNAL_DIR "/remote-*.revert; do [ -e \"$f\" ] || continue; " \
 	"echo " RS_SEP "; printf '%s\\n' \"$f\"; cat \"$f\"; echo; done; true"
 
 /* Walk the records listed by LIST_RECORDS: fn(path, text) for each. */
@@ -2016,20 +2115,106 @@ static int each_record(struct remote *r, int (*fn)(struct remote *, const char *
 	return rc < 0 ? rc : 0;
 }
 
-/* dev of a record path of this namespace ("" if another namespace's). */
+static bool is_verdict(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n > 7 && !strcmp(path + n - 7, ".revert");
+}
+
+/* dev of a record path (or .revert verdict) of this namespace ("" if
+ * another namespace's). */
 static void record_dev(struct remote *r, const char *path, char *dev, size_t len)
 {
 	char pre[96];
-	size_t n = strlen(path), pl;
+	size_t n = strlen(path), pl, ext = is_verdict(path) ? 7 : 8;
 
 	snprintf(pre, sizeof(pre), JOURNAL_DIR "/remote-%s-", r->nsid);
 	pl = strlen(pre);
 	dev[0] = '\0';
-	if (strncmp(path, pre, pl) || n < pl + 9 || strcmp(path + n - 8, ".tc.json"))
+	if (strncmp(path, pre, pl) || n < pl + ext + 1 ||
+	    strcmp(path + n - ext, ext == 7 ? ".revert" : ".tc.json"))
 		return;
-	snprintf(dev, len, "%.*s", (int)(n - 8 - pl), path + pl);
+	snprintf(dev, len, "%.*s", (int)(n - ext - pl), path + pl);
 	if (valid_ifname(dev, NULL) < 0)
 		dev[0] = '\0';
+}
+
+/* What a revert timer or hold guard did (its .revert file, arm_revert):
+ * out says it ("revert timer pid 12 at 18:42:07: restored, read back
+ * equal to the record"); 1 when its read-back differs from the record
+ * (*orig then the record, malloc'd), 0 otherwise. */
+static int verdict(const char *text, char *out, size_t len, char **orig)
+{
+	long long at = 0;
+	long pid = 0;
+	int st = -1, n = 0;
+	char who[16] = "", word[16] = "", tm[16] = "?", why[320] = "";
+	char *sep1 = strstr(text, RS_SEP), *sep2 = sep1 ? strstr(sep1 + 1, RS_SEP) : NULL;
+	time_t t;
+	struct tm lt;
+
+	*orig = NULL;
+	sscanf(text, "%lld %ld %15s %15s %d%n", &at, &pid, who, word, &st, &n);
+	t = (time_t)at;
+	if (at > 0 && localtime_r(&t, &lt))
+		strftime(tm, sizeof(tm), "%H:%M:%S", &lt);
+	if (strcmp(word, "restored")) {
+		const char *w = word[0] && strstr(text, word) ? strstr(text, word) : text;
+
+		snprintf(out, len, "revert %s pid %ld at %s: %.*s", who, pid, tm,
+			 (int)strcspn(w, "\n"), w);
+		return 0;
+	}
+	if (st != 0) {
+		snprintf(out, len, "revert %s pid %ld at %s: its restore failed (exit %d); record kept",
+			 who, pid, tm, st);
+		return 0;
+	}
+	if (sep1 && sep2) {
+		char *a = strndup(sep1 + strlen(RS_SEP), (size_t)(sep2 - sep1) - strlen(RS_SEP));
+		int d = a ? tctree_diff(a, sep2 + strlen(RS_SEP), why, sizeof(why)) : -ENOMEM;
+
+		if (d == 0) {
+			snprintf(out, len, "revert %s pid %ld at %s: restored, read back equal to the record",
+				 who, pid, tm);
+			free(a);
+			return 0;
+		}
+		snprintf(out, len, "revert %s pid %ld at %s: restored, but the read-back differs from the record: %.200s",
+			 who, pid, tm, d < 0 ? "no read-back" : why);
+		*orig = a;
+		return 1;
+	}
+	snprintf(out, len, "revert %s pid %ld at %s: restored, no read-back", who, pid, tm);
+	return 0;
+}
+
+/* clear: report dev's .revert verdict and drop it; a read-back that
+ * differed puts the record back (if none is there) so clear restores it
+ * again and compares. */
+static void verdict_consume(struct remote *r, const char *dev, const char *vpath,
+			    const char *text)
+{
+	char msg[400], jp[128], *orig = NULL, *cmd = calloc(1, CMD_MAX);
+
+	if (!cmd)
+		return;
+	journal_path(r, dev, jp, sizeof(jp));
+	if (verdict(text, msg, sizeof(msg), &orig) == 1 && orig) {
+		rnote(r, "%s: %s: record put back in %s", dev, msg, jp);
+		snprintf(cmd, CMD_MAX, "umask 077; [ -e");
+		if (!(addw(cmd, CMD_MAX, jp) | addraw(cmd, CMD_MAX, "] || printf '%s\\n'") |
+		      addw(cmd, CMD_MAX, orig) | addraw(cmd, CMD_MAX, ">") | addw(cmd, CMD_MAX, jp)))
+			run(r, cmd, "put back record", NULL, NULL, NULL);
+	} else {
+		rnote(r, "%s: %s", dev, msg);
+	}
+	snprintf(cmd, CMD_MAX, "rm -f");
+	addw(cmd, CMD_MAX, vpath);
+	run(r, cmd, "remove revert verdict", NULL, NULL, NULL);
+	free(orig);
+	free(cmd);
 }
 
 struct clear_all_ctx {
@@ -2047,6 +2232,10 @@ static int clear_one(struct remote *r, const char *path, char *text, void *arg)
 	record_dev(r, path, dev, sizeof(dev));
 	if (!dev[0])
 		return 0;   /* another namespace's: left for a linklab there */
+	if (is_verdict(path)) {
+		verdict_consume(r, dev, path, text);
+		return 0;
+	}
 	if (text[0] != '{' && text[0] != '[') {
 		rnote(r, "record %s is empty or damaged: nothing restored from it (linklab clear --all --forget drops it)",
 		      path);
@@ -2122,6 +2311,13 @@ static int list_one(struct remote *r, const char *path, char *text, void *arg)
 	snprintf(pr->path, sizeof(pr->path), "%s", path);
 	record_dev(r, path, dev, sizeof(dev));
 	snprintf(pr->dev, sizeof(pr->dev), "%.15s", dev);
+	if (is_verdict(path)) {
+		char *orig = NULL;
+
+		verdict(text, pr->what, sizeof(pr->what), &orig);
+		free(orig);
+		return 0;
+	}
 	if (text[0] == '{' && tctree_identity(text, &idx, mac, sizeof(mac)) == 0) {
 		cJSON *rec = cJSON_Parse(text);
 		const cJSON *tc = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(rec, "parts"), 0);
@@ -2169,7 +2365,7 @@ static int forget_one(struct remote *r, const char *path, char *text, void *arg)
 
 	record_dev(r, path, dev, sizeof(dev));
 	/* this namespace's records, and damaged ones of any */
-	if (!dev[0] && (text[0] == '{' || text[0] == '['))
+	if (!dev[0] && (text[0] == '{' || text[0] == '[' || is_verdict(path)))
 		return 0;
 	if (want && strcmp(dev, want))
 		return 0;
