@@ -1440,192 +1440,162 @@ static int arm_step(struct remote *r, const char *dev, bool carries,
 	return 0;
 }
 
-static int remote_apply_kernel(struct peer *p, const char *dev, const struct impair *d,
-			       struct ll_err *err)
-{
-	struct remote *r = R(p);
+/* One kernel apply on the peer, step by step (remote_apply_kernel). */
+struct rapply {
+	struct remote *r;
+	const char *dev;
 	struct impair_plan plan;
 	struct qdisc_state qs;
-	struct rjournal *j;
-	char *lines, *cmd, *errt = NULL, *s;
-	long timer = 0;
-	bool carries = false, excluded = false, ingress_ok = false;
+	char *lines, *cmd, *errt;
+	long timer;
+	bool carries, excluded, ingress_ok;
+	int lost_rc;            /* the read-back's error when the session went */
+};
+
+/* Put dev's journalled original back after a failed step; a restore that
+ * fails too is said in err. */
+static void apply_undo(struct rapply *a, struct ll_err *err, bool say_back)
+{
+	struct rjournal *j = jfind(a->r, a->dev, false);
+	struct ll_err rerr = {0};
+
+	if (j && j->orig && restore(a->r, a->dev, j->orig, &rerr) < 0)
+		ll_err_prefix(err, "restoring the original failed too (%s); ", rerr.msg);
+	else if (say_back)
+		err_append_orig(err);
+}
+
+/* Step 0: plan, session hazards, ingress check, the journal (nothing
+ * changed yet). */
+static int apply_prepare(struct rapply *a, const struct impair *d, struct ll_err *err)
+{
+	struct remote *r = a->r;
 	int rc;
 
-	r->warn[0] = '\0';
-	r->notes[0] = '\0';
-	if (impair_is_empty(d))
-		return remote_clear(p, dev, err);
-	lines = calloc(1, CMD_MAX);
-	cmd = calloc(1, CMD_MAX);
-	if (!lines || !cmd) {
-		free(lines);
-		free(cmd);
-		return ll_err_set(err, -ENOMEM, "out of memory");
-	}
-	rc = plan_lines(r, dev, d, lines, CMD_MAX, &plan, err);
+	rc = plan_lines(r, a->dev, d, a->lines, CMD_MAX, &a->plan, err);
 	if (rc == 0)
-		rc = guard(r, dev, &plan, &carries, err);
-	if (rc == 0 && carries && r->safety.exclude_ctl) {
-		rc = exclude_lines(r, dev, &plan, lines, CMD_MAX, err);
-		excluded = rc == 0;
+		rc = guard(r, a->dev, &a->plan, &a->carries, err);
+	if (rc == 0 && a->carries && r->safety.exclude_ctl) {
+		rc = exclude_lines(r, a->dev, &a->plan, a->lines, CMD_MAX, err);
+		a->excluded = rc == 0;
 	}
-	if (rc == 0 && plan.ingress)
-		rc = ingress_check(r, dev, err);
+	if (rc == 0 && a->plan.ingress)
+		rc = ingress_check(r, a->dev, err);
 	if (rc == 0)
-		rc = journal_take(r, dev, err);
-	if (rc == 0 && plan.ingress)
-		rc = ingress_mark_line(r, dev, cmd, CMD_MAX, err);
-	if (rc < 0)
-		goto out;
-	/* 1. arm (a separate round trip, before any change) */
-	rc = arm_step(r, dev, carries, &timer, err);
-	if (rc < 0)
-		goto out;
-	/* 2. apply: the lines as ONE shell command joined with && */
-	for (s = lines; *s; ) {
-		size_t n = strcspn(s, "\n");
+		rc = journal_take(r, a->dev, err);
+	if (rc == 0 && a->plan.ingress)
+		rc = ingress_mark_line(r, a->dev, a->cmd, CMD_MAX, err);
+	return rc;
+}
 
-		if (n) {
-			size_t u = strlen(cmd);
+/* Step 2a: the lines as ONE shell command joined with &&, then the
+ * .applied line of this apply's timer. */
+static int apply_join(struct rapply *a, struct ll_err *err)
+{
+	char *s;
 
-			if ((size_t)snprintf(cmd + u, CMD_MAX - u, "%s%.*s",
-					     u ? " && " : "", (int)n, s) >= CMD_MAX - u) {
-				rc = ll_err_set(err, -ENOSPC, "tc command too long");
-				/* nothing changed: the timer must not fire */
-				if (timer)
-					disarm_revert(r, timer, NULL);
-				goto out;
-			}
-		}
+	for (s = a->lines; *s; ) {
+		size_t n = strcspn(s, "\n"), u = strlen(a->cmd);
+
+		if (n && (size_t)snprintf(a->cmd + u, CMD_MAX - u, "%s%.*s", u ? " && " : "",
+					  (int)n, s) >= CMD_MAX - u)
+			return ll_err_set(err, -ENOSPC, "tc command too long");
 		s += n + (s[n] == '\n');
 	}
-	if (applied_line(r, dev, timer, cmd, CMD_MAX) < 0) {
-		rc = ll_err_set(err, -ENOSPC, "tc command too long");
-		if (timer)
-			disarm_revert(r, timer, NULL);
-		goto out;
-	}
-	{
-		struct ll_err aerr = {0};
+	if (applied_line(a->r, a->dev, a->timer, a->cmd, CMD_MAX) < 0)
+		return ll_err_set(err, -ENOSPC, "tc command too long");
+	return 0;
+}
 
-		rc = run(r, cmd, "tc", NULL, &errt, &aerr);
-		if (rc < 0 && err)
-			*err = aerr;
-		if (rc < 0 && !strstr(aerr.msg, "failed (exit"))
-			goto lost;   /* the session, not tc */
+/* Step 3a: read dev back (its own round trip; an ingress dial: dev's
+ * ingress qdisc and the plan on the IFB device). 1 when the session was
+ * lost, 0 read, <0 tc answered but the state cannot be read (the original
+ * is put back then; a revert timer that already fired explains it). */
+static int apply_read(struct rapply *a, struct ll_err *err)
+{
+	struct ll_err rberr = {0};
+	bool session_err = false, fired = false;
+	char ifb[IF_NAMESIZE];
+	int rc;
+
+	qdisc_ifb_name(a->dev, ifb, sizeof(ifb));
+	rc = read_state(a->r, a->plan.ingress ? ifb : a->dev, true, &a->qs, &session_err, &rberr);
+	if (rc == 0 && a->plan.ingress) {
+		struct qdisc_state *ds = calloc(1, sizeof(*ds));
+
+		rc = ds ? read_state(a->r, a->dev, false, ds, &session_err, &rberr)
+			: ll_err_set(&rberr, -ENOMEM, "out of memory");
+		a->ingress_ok = rc == 0 && ds->has_ingress;
+		free(ds);
+	}
+	if (rc < 0 && err)
+		*err = rberr;
+	if (rc < 0 && session_err) {
+		a->lost_rc = rc;
+		return 1;
 	}
 	if (rc < 0) {
-		struct ll_err rerr = {0};
-		bool no_netem = errt && strstr(errt, "Specified qdisc kind is unknown") &&
-				plan.netem;
+		if (a->timer) {
+			struct ll_err derr = {0};
 
-		if (no_netem)
-			rc = ll_err_set(err, -ENOTSUP,
-					"peer %s: peer's kernel has no netem (CONFIG_NET_SCH_NETEM); try modprobe sch_netem",
-					r->t.alias);
-		j = jfind(r, dev, false);
-		if (j && j->orig && restore(r, dev, j->orig, &rerr) < 0)
-			ll_err_prefix(err, "restoring the original failed too (%s); ",
-				      rerr.msg);
-		goto confirm;
-	}
-	/* fault injection for tests/lab/ssh.sh: hold between the change and
-	 * its confirmation so the test can kill the session there */
-	if (getenv("LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS")) {
-		long ms = strtol(getenv("LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS"), NULL, 10);
-		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-		if (ms > 0 && ms <= 60000)
-			nanosleep(&ts, NULL);
-	}
-	/* 3. read back (its own round trip; an ingress dial: dev's ingress
-	 * qdisc and the plan on the IFB device, two more) */
-	{
-		struct ll_err rberr = {0};
-		bool session_err = false;
-		char ifb[IF_NAMESIZE];
-
-		qdisc_ifb_name(dev, ifb, sizeof(ifb));
-		rc = read_state(r, plan.ingress ? ifb : dev, true, &qs,
-				&session_err, &rberr);
-		if (rc == 0 && plan.ingress) {
-			struct qdisc_state *ds = calloc(1, sizeof(*ds));
-
-			rc = ds ? read_state(r, dev, false, ds, &session_err, &rberr)
-				: ll_err_set(&rberr, -ENOMEM, "out of memory");
-			ingress_ok = rc == 0 && ds->has_ingress;
-			free(ds);
+			fired = disarm_revert(a->r, a->timer, &derr) == -ETIME;
+			if (fired && err)
+				*err = derr;
+			a->timer = 0;
 		}
-		if (rc < 0 && err)
-			*err = rberr;
-		if (rc < 0 && session_err)
-			goto lost;
-		if (rc < 0) {
-			/* tc answered but the state cannot be read (an IFB
-			 * gone): all or nothing, put the original back. A
-			 * revert timer that already fired explains it. */
-			struct ll_err rerr = {0};
-			bool fired = false;
-
-			if (timer) {
-				struct ll_err derr = {0};
-
-				fired = disarm_revert(r, timer, &derr) == -ETIME;
-				if (fired && err)
-					*err = derr;
-				timer = 0;
-			}
-			j = jfind(r, dev, false);
-			if (j && j->orig && restore(r, dev, j->orig, &rerr) < 0)
-				ll_err_prefix(err, "restoring the original failed too (%s); ",
-					      rerr.msg);
-			else if (!fired)
-				err_append_orig(err);
-			goto confirm;
-		}
+		apply_undo(a, err, !fired);
 	}
-	{
-		const char *want = (plan.scoped || excluded) ? "htb" : plan.tbf ? "tbf" : "netem";
-		const char *tdev = dev;
-		char ifb[IF_NAMESIZE];
-		uint64_t got = qs.n ? qs.q[0].rate / 8 : 0;
-		bool rate_bad = false;
+	return rc;
+}
 
-		if (plan.ingress) {
-			qdisc_ifb_name(dev, ifb, sizeof(ifb));
-			tdev = ifb;
-		}
-		if (plan.tbf && !excluded && plan.scoped)
-			/* tc class show prints a rounded rate (< 0.1 %) */
-			rate_bad = got + plan.rate_Bps / 1000 + 1 < plan.rate_Bps ||
-				   got > plan.rate_Bps + plan.rate_Bps / 1000 + 1;
-		else if (plan.tbf && !excluded)
-			rate_bad = got != plan.rate_Bps;
-		if (qs.n < 1 || strcmp(qs.q[0].kind, want) != 0 || rate_bad ||
-		    (plan.scoped && (!qs.scoped || qs.dport != plan.dport ||
-				     qs.dst_plen != plan.dst_plen)) ||
-		    (plan.ingress && !ingress_ok)) {
-			struct ll_err rerr = {0};
+/* Step 3b: does the read-back hold the plan? If not, the original goes
+ * back (-EIO). */
+static int apply_verify(struct rapply *a, struct ll_err *err)
+{
+	const struct impair_plan *pl = &a->plan;
+	const char *want = (pl->scoped || a->excluded) ? "htb" : pl->tbf ? "tbf" : "netem";
+	const char *tdev = a->dev;
+	char ifb[IF_NAMESIZE];
+	uint64_t got = a->qs.n ? a->qs.q[0].rate / 8 : 0;
+	bool rate_bad = false;
+	int rc;
 
-			rc = ll_err_set(err, -EIO,
-					"peer %s: read-back of %s does not match (root %s, rate %llu bit/s%s%s); original put back",
-					r->t.alias, tdev, qs.n ? qs.q[0].kind : "none",
-					qs.n ? (unsigned long long)qs.q[0].rate : 0ULL,
-					plan.scoped && !qs.scoped ? ", no scope filter" : "",
-					plan.ingress && !ingress_ok ? ", no ingress qdisc" : "");
-			j = jfind(r, dev, false);
-			if (j && j->orig && restore(r, dev, j->orig, &rerr) < 0)
-				ll_err_prefix(err, "restoring the original failed too (%s); ",
-					      rerr.msg);
-		}
+	if (pl->ingress) {
+		qdisc_ifb_name(a->dev, ifb, sizeof(ifb));
+		tdev = ifb;
 	}
-confirm:
-	/* 4. confirm: the peer answered the read-back; this round trip
-	 * disarms the timer (commit confirmed) */
-	if (timer) {
+	if (pl->tbf && !a->excluded && pl->scoped)
+		/* tc class show prints a rounded rate (< 0.1 %) */
+		rate_bad = got + pl->rate_Bps / 1000 + 1 < pl->rate_Bps ||
+			   got > pl->rate_Bps + pl->rate_Bps / 1000 + 1;
+	else if (pl->tbf && !a->excluded)
+		rate_bad = got != pl->rate_Bps;
+	if (a->qs.n >= 1 && strcmp(a->qs.q[0].kind, want) == 0 && !rate_bad &&
+	    (!pl->scoped || (a->qs.scoped && a->qs.dport == pl->dport &&
+			     a->qs.dst_plen == pl->dst_plen)) &&
+	    (!pl->ingress || a->ingress_ok))
+		return 0;
+	rc = ll_err_set(err, -EIO,
+			"peer %s: read-back of %s does not match (root %s, rate %llu bit/s%s%s); original put back",
+			a->r->t.alias, tdev, a->qs.n ? a->qs.q[0].kind : "none",
+			a->qs.n ? (unsigned long long)a->qs.q[0].rate : 0ULL,
+			pl->scoped && !a->qs.scoped ? ", no scope filter" : "",
+			pl->ingress && !a->ingress_ok ? ", no ingress qdisc" : "");
+	apply_undo(a, err, false);
+	return rc;
+}
+
+/* Step 4: the peer answered the read-back; this round trip disarms the
+ * timer (commit confirmed). Then the hold guard follows the journal (a
+ * failed apply put the original back and dropped it). */
+static int apply_confirm(struct rapply *a, int rc, struct ll_err *err)
+{
+	struct ll_err gerr = {0};
+	int grc;
+
+	if (a->timer) {
 		struct ll_err derr = {0};
-		int drc = disarm_revert(r, timer, &derr);
+		int drc = disarm_revert(a->r, a->timer, &derr);
 
 		if (drc < 0 && rc == 0) {
 			rc = drc;
@@ -1633,31 +1603,90 @@ confirm:
 				*err = derr;
 			if (drc != -ETIME)
 				ll_err_prefix(err, "peer %s: session lost before the change to %s was confirmed; the peer restores the original within %d s by its armed revert timer (pid %ld): ",
-					      r->t.alias, dev, revert_after(r), timer);
+					      a->r->t.alias, a->dev, revert_after(a->r), a->timer);
 		}
 	}
-	/* a failed apply put the original back (journal dropped): the guard
-	 * follows the journal either way */
-	{
-		struct ll_err gerr = {0};
-		int grc = guard_refresh(r, &gerr);
+	grc = guard_refresh(a->r, &gerr);
+	if (grc < 0 && rc == 0) {
+		rc = grc;
+		if (err)
+			*err = gerr;
+	}
+	return rc;
+}
 
-		if (grc < 0 && rc == 0) {
-			rc = grc;
-			if (err)
-				*err = gerr;
-		}
+/* Fault injection for tests/lab/ssh.sh: hold between the change and its
+ * confirmation so the test can kill the session there. */
+static void test_hold(void)
+{
+	const char *v = getenv("LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS");
+	long ms = v ? strtol(v, NULL, 10) : 0;
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	if (ms > 0 && ms <= 60000)
+		nanosleep(&ts, NULL);
+}
+
+static int remote_apply_kernel(struct peer *p, const char *dev, const struct impair *d,
+			       struct ll_err *err)
+{
+	struct rapply a = { .r = R(p), .dev = dev };
+	struct ll_err aerr = {0};
+	int rc;
+
+	a.r->warn[0] = '\0';
+	a.r->notes[0] = '\0';
+	if (impair_is_empty(d))
+		return remote_clear(p, dev, err);
+	a.lines = calloc(1, CMD_MAX);
+	a.cmd = calloc(1, CMD_MAX);
+	rc = a.lines && a.cmd ? apply_prepare(&a, d, err)
+			      : ll_err_set(err, -ENOMEM, "out of memory");
+	/* 1. arm (a separate round trip, before any change) */
+	if (rc == 0)
+		rc = arm_step(a.r, dev, a.carries, &a.timer, err);
+	if (rc < 0)
+		goto out;
+	/* 2. apply */
+	rc = apply_join(&a, err);
+	if (rc < 0) {
+		if (a.timer)   /* nothing changed: the timer must not fire */
+			disarm_revert(a.r, a.timer, NULL);
+		goto out;
 	}
+	rc = run(a.r, a.cmd, "tc", NULL, &a.errt, &aerr);
+	if (rc < 0 && err)
+		*err = aerr;
+	if (rc < 0 && !strstr(aerr.msg, "failed (exit"))
+		goto lost;   /* the session, not tc */
+	if (rc < 0) {
+		if (a.errt && strstr(a.errt, "Specified qdisc kind is unknown") && a.plan.netem)
+			rc = ll_err_set(err, -ENOTSUP,
+					"peer %s: peer's kernel has no netem (CONFIG_NET_SCH_NETEM); try modprobe sch_netem",
+					a.r->t.alias);
+		apply_undo(&a, err, false);
+		rc = apply_confirm(&a, rc, err);
+		goto out;
+	}
+	test_hold();
+	/* 3. read back and compare */
+	rc = apply_read(&a, err);
+	if (rc == 1)
+		goto lost;
+	if (rc == 0)
+		rc = apply_verify(&a, err);
+	rc = apply_confirm(&a, rc, err);
 	goto out;
 lost:
 	/* the session died mid-apply: the peer restores itself */
-	if (timer)
+	rc = rc == 1 ? a.lost_rc : rc;
+	if (a.timer)
 		ll_err_prefix(err, "peer %s: session lost while applying to %s; the peer restores the original within %d s by its armed revert timer (pid %ld): ",
-			      r->t.alias, dev, revert_after(r), timer);
+			      a.r->t.alias, dev, revert_after(a.r), a.timer);
 out:
-	free(errt);
-	free(lines);
-	free(cmd);
+	free(a.errt);
+	free(a.lines);
+	free(a.cmd);
 	return rc;
 }
 
