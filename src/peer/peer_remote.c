@@ -823,6 +823,9 @@ static void armed_del(struct remote *r, long pid)
  * .revert: what the last revert timer or hold guard did, with the record
  * and the read-back after its restore (compared by show --journal/clear). */
 
+/* between the parts of a .revert verdict (not RS_SEP: each_record splits
+ * listings at that) */
+#define VSEP "@@linklab-verdict@@"
 #define SNAP_SH(dev) "tc qdisc show dev " dev " | sed 's/direct_packets_stat [0-9]*//' | cksum"
 
 /* Shell text: restore dev from orig, then write the .revert verdict
@@ -848,9 +851,9 @@ static int revert_script(struct remote *r, const char *dev, const char *orig,
 		out[strlen(out)] = ' ';
 	rc |= addraw(out, len, "; }; st=$?; { printf '%s %s");
 	rc |= addraw(out, len, who);
-	rc |= addraw(out, len, "restored %s\\n' \"$(date +%s)\" $$ $st; echo " RS_SEP "; cat");
+	rc |= addraw(out, len, "restored %s\\n' \"$(date +%s)\" $$ $st; echo " VSEP "; cat");
 	rc |= addw(out, len, jp);
-	rc |= addraw(out, len, "; echo; echo " RS_SEP "; (");
+	rc |= addraw(out, len, "; echo; echo " VSEP "; (");
 	rc |= addraw(out, len, rec);
 	rc |= addraw(out, len, "); } >");
 	rc |= addw(out, len, vp);
@@ -866,13 +869,15 @@ static long arm_revert(struct remote *r, const char *dev, const char *orig,
 		       struct ll_err *err)
 {
 	char *inner = calloc(1, CMD_MAX), *cmd = calloc(1, CMD_MAX), *o = NULL;
-	char jp[128], ap[128], vp[128], head[400], q[64];
+	char jp[128], ap[128], vp[128], head[600], q[64], jq[160];
 	long pid = 0;
 	int rc;
 
 	if (!inner || !cmd || tccmd_quote(dev, q, sizeof(q)) < 0)
 		goto out;
 	journal_path(r, dev, jp, sizeof(jp));
+	if (tccmd_quote(jp, jq, sizeof(jq)) < 0)
+		goto out;
 	side_path(r, dev, "applied", ap, sizeof(ap));
 	side_path(r, dev, "revert", vp, sizeof(vp));
 	/* TERM (disarm) kills the sleep and exits without restoring; the
@@ -881,16 +886,17 @@ static long arm_revert(struct remote *r, const char *dev, const char *orig,
 	 * reaches it) and ignores SIGHUP (nohup), so it outlives the channel,
 	 * the SSH session and linklab. setsid execs in place (a background
 	 * job of a non-interactive shell is no group leader): $! is its pid.
-	 * When it fires it restores only if the record is still there and dev
-	 * is as its own apply left it (.applied), or - no .applied: the apply
-	 * died mid-way - changed since it was armed; else it notes "kept". */
+	 * When it fires it restores only if its record is still there, the
+	 * same file it was armed with (cksum), and dev is as its own apply
+	 * left it (.applied), or - no .applied: the apply died mid-way -
+	 * changed since it was armed; else it notes "kept". */
 	snprintf(head, sizeof(head),
 		 "trap 'kill $s 2>/dev/null; exit 0' TERM; snap() { " SNAP_SH("%s") "; }; B0=$(snap);"
-		 " sleep %d & s=$!; wait $s || exit 0;", q, revert_after(r));
+		 " J0=$(cksum < %s 2>/dev/null); sleep %d & s=$!; wait $s || exit 0;", q, jq, revert_after(r));
 	rc = addraw(inner, CMD_MAX, head);
-	rc |= addraw(inner, CMD_MAX, "[ -e");
+	rc |= addraw(inner, CMD_MAX, "[ \"$(cksum <");
 	rc |= addw(inner, CMD_MAX, jp);
-	rc |= addraw(inner, CMD_MAX, "] || exit 0; if [ -e");
+	rc |= addraw(inner, CMD_MAX, "2>/dev/null)\" = \"$J0\" ] || exit 0; if [ -e");
 	rc |= addw(inner, CMD_MAX, ap);
 	rc |= addraw(inner, CMD_MAX, "]; then [ \"$(cat");
 	rc |= addw(inner, CMD_MAX, ap);
@@ -2179,7 +2185,7 @@ static int verdict(const char *text, char *out, size_t len, char **orig)
 	long pid = 0;
 	int st = -1, n = 0;
 	char who[16] = "", word[16] = "", tm[16] = "?", why[320] = "";
-	char *sep1 = strstr(text, RS_SEP), *sep2 = sep1 ? strstr(sep1 + 1, RS_SEP) : NULL;
+	char *sep1 = strstr(text, VSEP), *sep2 = sep1 ? strstr(sep1 + 1, VSEP) : NULL;
 	time_t t;
 	struct tm lt;
 
@@ -2201,8 +2207,8 @@ static int verdict(const char *text, char *out, size_t len, char **orig)
 		return 0;
 	}
 	if (sep1 && sep2) {
-		char *a = strndup(sep1 + strlen(RS_SEP), (size_t)(sep2 - sep1) - strlen(RS_SEP));
-		int d = a ? tctree_diff(a, sep2 + strlen(RS_SEP), why, sizeof(why)) : -ENOMEM;
+		char *a = strndup(sep1 + strlen(VSEP), (size_t)(sep2 - sep1) - strlen(VSEP));
+		int d = a ? tctree_diff(a, sep2 + strlen(VSEP), why, sizeof(why)) : -ENOMEM;
 
 		if (d == 0) {
 			snprintf(out, len, "revert %s pid %ld at %s: restored, read back equal to the record",

@@ -14,7 +14,7 @@
 . "$(dirname "$0")/lib.sh"
 need_root restore
 T=$(mktemp -d /tmp/ll-restore.XXXXXX)
-cleanup() { lab_down; rm -f "$LL_LAB_DIR.uperr"; umount "$T/full" 2>/dev/null; rm -rf "$T"; }
+cleanup() { tmux -L llrst$$ -f /dev/null kill-server 2>/dev/null; lab_down; rm -f "$LL_LAB_DIR.uperr"; umount "$T/full" 2>/dev/null; rm -rf "$T"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 [ -x "$LINKLAB" ] || { fail "no linklab binary at $LINKLAB"; summary restore; exit 1; }
@@ -66,9 +66,12 @@ mkdev() { ip -n "$1" link add "$2" numtxqueues 4 numrxqueues 4 type veth peer na
 L() { ina "$LINKLAB" "$@"; }
 R() { c=$1; shift; ina "$LINKLAB" "$c" -F "$LL_SSH_CONFIG" --peer peer-b --remote "$@"; }
 
-MATRIX=""
+STATES="noqueue pfifo bfifo tbfpeak htb htbtree ingress clsact mq"
+# cell SIDE STATE PATH PASS|FAIL|SKIP: one cell of the matrix (printed at the end)
+cell() { echo "$1 $2 $3 $4" >> "$T/matrix"; }
+: > "$T/matrix"
 for side in local peer; do
-	for S in noqueue pfifo bfifo tbfpeak htb htbtree ingress clsact mq; do
+	for S in $STATES; do
 		if [ $side = local ]; then ns=$LL_NS_A; else ns=$LL_NS_B; fi
 		mkdev "$ns" rt0 || { fail "$side $S: cannot create a 4-queue veth"; continue; }
 		prior "$ns" rt0 $S
@@ -86,17 +89,91 @@ for side in local peer; do
 		if [ $ra = 0 ] && [ "$mid" = tbf ] && [ $rc = 0 ] && cmp -s "$T/before" "$T/after" &&
 		   [ "$(wc -c < "$T/before")" -gt 10 ]; then
 			pass "$side $S: apply (root tbf) then clear: the dump before equals the dump after"
-			MATRIX="$MATRIX $side/$S=PASS"
+			cell $side $S clear PASS
 		else
 			fail "$side $S: apply=$ra (root $mid) clear=$rc: $(cat "$T/apply" "$T/clear" | tr '\n' ' ' | cut -c1-300); before $(cut -c1-200 "$T/before") after $(cut -c1-200 "$T/after")"
-			MATRIX="$MATRIX $side/$S=FAIL"
+			cell $side $S clear FAIL
 		fi
 		ip -n "$ns" link del rt0 2>/dev/null
 		# each cell on its own: a record a failed cell kept goes
 		rm -f "$LINKLAB_RUN_DIR"/*.json "/run/linklab/remote-$(inb stat -L -c %i /proc/self/ns/net)-rt0.tc.json"
 	done
 done
-echo "MATRIX:$MATRIX"
+
+# --- the other exit paths, both sides in one run ----------------------------
+# rtm with prior state S on A and on B; one console dials both (--dev rtm
+# --peer-dev rtm): its quit (q) and SIGTERM must put both back; kill -9 of a
+# CLI apply to both, held between B's change and its confirmation, then the
+# next start (`linklab clear --dev rtm --peer-dev rtm`) must put both back.
+TMUX="tmux -L llrst$$ -f /dev/null"
+capture() { $TMUX capture-pane -p -t c 2>/dev/null; }
+wait_for() { n=0; while [ $n -lt "${2:-100}" ]; do capture | grep -Eq -- "$1" && return 0; sleep 0.1; n=$((n+1)); done; return 1; }
+both_same() { # PATH STATE: both dumps equal the ones before; cells
+	ok=0
+	for sd in local peer; do
+		if [ $sd = local ]; then ns=$LL_NS_A; else ns=$LL_NS_B; fi
+		if dump "$ns" rtm | cmp -s - "$T/bm-$sd" && [ "$(wc -c < "$T/bm-$sd")" -gt 10 ]; then
+			cell $sd $2 $1 PASS
+		else
+			cell $sd $2 $1 FAIL; ok=1
+			echo "  $sd $2 $1: before $(cut -c1-200 "$T/bm-$sd") after $(dump "$ns" rtm | cut -c1-200)"
+		fi
+	done
+	return $ok
+}
+console_run() { # HOW (q | TERM) STATE
+	$TMUX kill-session -t c 2>/dev/null
+	$TMUX new-session -d -s c -x 120 -y 36 \
+		"TERM=screen LINKLAB_RUN_DIR=$LINKLAB_RUN_DIR XDG_DATA_HOME=$T/xd XDG_CONFIG_HOME=$T/xc ip netns exec $LL_NS_A $LINKLAB console -F $LL_SSH_CONFIG --peer peer-b --dev rtm --peer-dev rtm 2>&1; echo console-exit=\$?; sleep 600"
+	if ! wait_for "rtm" 150; then fail "$2 console $1: the console did not start: $(capture | tail -3 | tr '\n' ' ')"; return 1; fi
+	$TMUX send-keys -t c d; wait_for "Impairment dial" 30
+	$TMUX send-keys -t c e C-u; $TMUX send-keys -t c 10mbit Enter Enter
+	if ! wait_for "applied on A rtm, B rtm" 150 || [ "$(root_kind "$LL_NS_A" rtm)$(root_kind "$LL_NS_B" rtm)" != tbftbf ]; then
+		fail "$2 console $1: the dial was not applied: $(capture | grep -E 'error|applied' | head -2 | tr '\n' ' ')"; return 1
+	fi
+	if [ "$1" = q ]; then $TMUX send-keys -t c q; want=0
+	else kill -TERM "$(ps -o pid= --ppid "$($TMUX display -p -t c '#{pane_pid}')" | head -1)"; want=143; fi
+	if wait_for "console-exit=$want" 150 && capture | grep -q "restored A rtm, B rtm"; then
+		return 0
+	fi
+	fail "$2 console $1: $(capture | grep -E 'linklab:|console-exit' | head -3 | tr '\n' ' ')"; return 1
+}
+have_tmux=1; command -v tmux >/dev/null 2>&1 || have_tmux=0
+[ $have_tmux = 1 ] && $TMUX new-session -d -s keep "sleep 100000"
+for S in $STATES; do
+	for ns in "$LL_NS_A" "$LL_NS_B"; do mkdev "$ns" rtm && prior "$ns" rtm $S; done
+	dump "$LL_NS_A" rtm > "$T/bm-local"; dump "$LL_NS_B" rtm > "$T/bm-peer"
+	for how in q TERM; do
+		path=quit; [ $how = TERM ] && path=SIGTERM
+		if [ $have_tmux = 0 ]; then
+			skip "$S console $how: tmux not installed"; cell local $S $path SKIP; cell peer $S $path SKIP; continue
+		fi
+		if console_run $how $S && both_same $path $S; then
+			pass "$S: console $path with the dial on A rtm and B rtm: both dumps equal the ones before"
+		elif ! grep -q "^local $S $path" "$T/matrix"; then
+			cell local $S $path FAIL; cell peer $S $path FAIL
+		else
+			fail "$S: console $path: a dump differs after the restore"
+		fi
+	done
+	$TMUX kill-session -t c 2>/dev/null
+	ina env LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS=20000 "$LINKLAB" apply -F "$LL_SSH_CONFIG" --peer peer-b --revert-after 15 \
+		--dev rtm --peer-dev rtm --rate 10mbit >/dev/null 2>&1 &
+	KP=$!
+	i=0; while [ $i -lt 100 ] && [ "$(root_kind "$LL_NS_A" rtm)$(root_kind "$LL_NS_B" rtm)" != tbftbf ]; do sleep 0.1; i=$((i+1)); done
+	kill -9 $KP 2>/dev/null; wait $KP 2>/dev/null
+	mid="$(root_kind "$LL_NS_A" rtm)/$(root_kind "$LL_NS_B" rtm)"
+	ina "$LINKLAB" clear -F "$LL_SSH_CONFIG" --peer peer-b --dev rtm --peer-dev rtm > "$T/k9" 2>&1; rc=$?
+	if [ "$mid" = tbf/tbf ] && [ $rc = 0 ] && both_same kill-9 $S; then
+		pass "$S: kill -9 of an apply to both (B held before its confirmation), then the next clear: both dumps equal the ones before"
+	else
+		fail "$S: kill -9: roots after the kill $mid, next clear rc=$rc: $(tr '\n' ' ' < "$T/k9" | cut -c1-300)"
+		grep -q "^local $S kill-9" "$T/matrix" || { cell local $S kill-9 FAIL; cell peer $S kill-9 FAIL; }
+	fi
+	ip -n "$LL_NS_A" link del rtm 2>/dev/null; ip -n "$LL_NS_B" link del rtm 2>/dev/null
+	rm -f "$LINKLAB_RUN_DIR"/*.json "/run/linklab/remote-$(inb stat -L -c %i /proc/self/ns/net)-rtm".*
+done
+$TMUX kill-server 2>/dev/null
 
 # --- faults (local) --------------------------------------------------------
 mkdev "$LL_NS_A" rt1
@@ -231,10 +308,8 @@ R clear --all > "$T/cb" 2>&1; c2=$?
 if [ "$ra" = tbf ] && [ "$rb" = tbf ] && [ $c1 = 0 ] && [ $c2 = 0 ] &&
    dump "$LL_NS_A" rt6 | cmp -s - "$T/b6" && dump "$LL_NS_B" rt6 | cmp -s - "$T/b6b"; then
 	pass "kill -9 of a remote apply mid-way (and a finished local one), then clear --all on both: both htb trees back exactly"
-	MATRIX="$MATRIX peer/htbtree/kill-9=PASS"
 else
 	fail "kill -9 then clear --all: roots after kill A $ra B $rb, clear A=$c1 B=$c2: $(cat "$T/ca" "$T/cb" | tr '\n' ' ')"
-	MATRIX="$MATRIX peer/htbtree/kill-9=FAIL"
 fi
 ip -n "$LL_NS_A" link del rt6; ip -n "$LL_NS_B" link del rt6
 
@@ -320,5 +395,18 @@ else
 	fail "peer forget: $rc $r / $rc2 $r2 / $rc3 $r3"
 fi
 for d in rt7 rt8; do ip -n "$LL_NS_B" link del $d; done
-echo "MATRIX:$MATRIX"
+# the matrix: prior state x side -> result per exit path
+echo "MATRIX (dump before == dump after):"
+awk -v states="$STATES" 'BEGIN { np = split("clear quit SIGTERM kill-9", P, " ") }
+	{ R[$1 " " $2 " " $3] = $4 }
+	END {
+		printf "%-8s %-8s", "state", "side"; for (k = 1; k <= np; k++) printf " %-8s", P[k]; print ""
+		ns = split(states, S, " ")
+		for (i = 1; i <= ns; i++) for (sd = 1; sd <= 2; sd++) {
+			side = sd == 1 ? "local" : "peer"
+			printf "%-8s %-8s", S[i], side
+			for (k = 1; k <= np; k++) { v = R[side " " S[i] " " P[k]]; printf " %-8s", v == "" ? "-" : v }
+			print ""
+		}
+	}' "$T/matrix"
 summary restore
