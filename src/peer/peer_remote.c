@@ -1210,8 +1210,8 @@ static int remote_clear(struct peer *p, const char *dev, struct ll_err *err)
 static int clear_check(struct remote *r, const char *dev, const char *orig,
 		       bool identity_only, struct ll_err *err)
 {
-	char cmd[512] = "", mac[40] = "", path[128], *o = NULL, kind[24] = "", h[24] = "";
-	char nowmac[40] = "", rk[24] = "", rh[24] = "";
+	char cmd[1024] = "", mac[40] = "", path[128], *o = NULL, kind[24] = "", h[24] = "";
+	char nowmac[40] = "", rk[24] = "", rh[24] = "", ck[24], nowck[24] = "", *at;
 	int idx = 0, nowidx = 0, rc;
 	cJSON *rec;
 	const cJSON *parts, *q;
@@ -1219,7 +1219,10 @@ static int clear_check(struct remote *r, const char *dev, const char *orig,
 	journal_path(r, dev, path, sizeof(path));
 	if (tctree_identity(orig, &idx, mac, sizeof(mac)) < 0)
 		return 1;
-	rc = addraw(cmd, sizeof(cmd), "ip -o link show dev");
+	tctree_cookie(orig, ck, sizeof(ck));
+	/* the namespace's cookie first ("c<digits>"), when the record has one */
+	rc = addraw(cmd, sizeof(cmd), ck[0] ? "printf 'c%s\\n' \"$(" TCTREE_COOKIE_SH ")\";" : "");
+	rc |= addraw(cmd, sizeof(cmd), "ip -o link show dev");
 	rc |= addw(cmd, sizeof(cmd), dev);
 	rc |= addraw(cmd, sizeof(cmd), "| awk '{i=$1; sub(\":\",\"\",i); m=\"-\"; for (k = 1; k < NF; k++) if ($k ~ /^link\\//) m = $(k+1); print i, m}'; tc qdisc show dev");
 	rc |= addw(cmd, sizeof(cmd), dev);
@@ -1229,14 +1232,20 @@ static int clear_check(struct remote *r, const char *dev, const char *orig,
 	rc = run(r, cmd, "read link identity", &o, NULL, err);
 	if (rc < 0)
 		return rc;
-	if (sscanf(o, "%d %39s %23s %23s", &nowidx, nowmac, kind, h) < 2) {
+	at = o;
+	if (at[0] == 'c') {
+		snprintf(nowck, sizeof(nowck), "%.*s", (int)strspn(at + 1, "0123456789"), at + 1);
+		at += strcspn(at, "\n");
+	}
+	if (sscanf(at, "%d %39s %23s %23s", &nowidx, nowmac, kind, h) < 2) {
 		free(o);
 		return 1;
 	}
 	free(o);
-	if (nowidx != idx || (mac[0] && strcmp(nowmac, mac))) {
-		rnote(r, "%s: record %s is of an interface that no longer exists (ifindex %d, address %s; now %d, %s): dropped, nothing restored",
-		      dev, path, idx, mac, nowidx, nowmac);
+	if (nowidx != idx || (mac[0] && strcmp(nowmac, mac)) ||
+	    (ck[0] && nowck[0] && strcmp(ck, nowck))) {
+		rnote(r, "%s: record %s is of an interface that no longer exists (ifindex %d, address %s, netns cookie %s; now %d, %s, %s): dropped, nothing restored",
+		      dev, path, idx, mac, ck[0] ? ck : "-", nowidx, nowmac, nowck[0] ? nowck : "-");
 		snprintf(cmd, sizeof(cmd), "rm -f");
 		addw(cmd, sizeof(cmd), path);
 		rc = run(r, cmd, "remove journal", NULL, NULL, err);
@@ -1277,9 +1286,10 @@ static int remote_clear_dev(struct peer *p, const char *dev, struct ll_err *err)
 		return rc;
 	/* what a revert timer or hold guard did meanwhile (.revert) */
 	side_path(r, dev, "revert", path, sizeof(path));
-	addraw(cmd, sizeof(cmd), "cat");
+	addraw(cmd, sizeof(cmd), "[ ! -e");
 	addw(cmd, sizeof(cmd), path);
-	addraw(cmd, sizeof(cmd), "2>/dev/null; true");
+	addraw(cmd, sizeof(cmd), "] || cat");
+	addw(cmd, sizeof(cmd), path);
 	if (run(r, cmd, "read revert verdict", &o, NULL, NULL) == 0 && o && o[0])
 		verdict_consume(r, dev, path, o);
 	free(o);

@@ -67,8 +67,9 @@ int tctree_record_cmd(const char *dev, char *out, size_t len)
 	       "L() { sed 's/\\\\/\\\\\\\\/g; s/\"/\\\\\"/g; s/.*/\"&\"/' | paste -sd, -; }; "
 	       "set -- $(ip -o link show dev \"$D\" | awk '{i=$1; sub(\":\",\"\",i); m=\"\"; "
 	       "for (k = 1; k < NF; k++) if ($k ~ /^link\\//) m = $(k+1); print i, m}'); "
-	       "printf '{\"version\":2,\"dev\":\"%s\",\"identity\":{\"ifindex\":%s,\"mac\":\"%s\"},"
-	       "\"parts\":[{\"type\":\"tc\",\"qdiscs\":' \"$J\" \"${1:-0}\" \"$2\" && "
+	       "c=$(" TCTREE_COOKIE_SH "); "
+	       "printf '{\"version\":2,\"dev\":\"%s\",\"identity\":{\"ifindex\":%s,\"mac\":\"%s\",\"cookie\":\"%s\"},"
+	       "\"parts\":[{\"type\":\"tc\",\"qdiscs\":' \"$J\" \"${1:-0}\" \"$2\" \"$c\" && "
 	       "tc -j -raw qdisc show dev \"$D\" && "
 	       "printf ',\"qdisc_text\":[' && tc -d -raw qdisc show dev \"$D\" | L && "
 	       "printf '],\"classes\":[' && tc -d -raw class show dev \"$D\" | L && "
@@ -881,6 +882,15 @@ int tctree_diff(const char *want, const char *got, char *why, size_t len)
 	free_lines(a, na);
 	free_lines(b, nb);
 	return rc;
+}
+
+void tctree_cookie(const char *record, char *out, size_t len)
+{
+	cJSON *rec = record ? cJSON_Parse(record) : NULL;
+	const char *c = str(cJSON_GetObjectItemCaseSensitive(rec, "identity"), "cookie");
+
+	snprintf(out, len, "%s", strspn(c, "0123456789") == strlen(c) ? c : "");
+	cJSON_Delete(rec);
 }
 
 int tctree_identity(const char *record, int *ifindex, char *mac, size_t len)
