@@ -182,7 +182,8 @@ int cmd_clear(int argc, char **argv)
 
 			cJSON_AddBoolToObject(side, "all", all);
 			cJSON_AddBoolToObject(side, "restored", all || had);
-		} else if (!all && !had) {
+		} else if (!all && (!had || (p->ops->notes && strstr(p->ops->notes(p),
+								     "nothing restored")))) {
 			printf("%s: nothing to restore on %s\n", p->label, dev);
 		} else {
 			printf("%s: %s restored\n", p->label, all ? "all interfaces" : dev);

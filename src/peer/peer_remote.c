@@ -1248,6 +1248,8 @@ static int clear_check(struct remote *r, const char *dev, const char *orig,
 		      dev, path, idx, mac, ck[0] ? ck : "-", nowidx, nowmac, nowck[0] ? nowck : "-");
 		snprintf(cmd, sizeof(cmd), "rm -f");
 		addw(cmd, sizeof(cmd), path);
+		side_path(r, dev, "applied", path, sizeof(path));
+		addw(cmd, sizeof(cmd), path);
 		rc = run(r, cmd, "remove journal", NULL, NULL, err);
 		return rc < 0 ? rc : 0;
 	}

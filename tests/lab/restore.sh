@@ -395,6 +395,157 @@ else
 	fail "peer forget: $rc $r / $rc2 $r2 / $rc3 $r3"
 fi
 for d in rt7 rt8; do ip -n "$LL_NS_B" link del $d; done
+
+# clear without a record says so
+mkdev "$LL_NS_A" rn0; mkdev "$LL_NS_B" rn0
+r=$(ina "$LINKLAB" clear -F "$LL_SSH_CONFIG" --peer peer-b --dev rn0 --peer-dev rn0 2>&1); rc=$?
+if [ $rc = 0 ] && echo "$r" | grep -q "A (this host): nothing to restore on rn0" &&
+   echo "$r" | grep -q "B (peer-b): nothing to restore on rn0" && ! echo "$r" | grep -q restored; then
+	pass "clear without a record: 'nothing to restore on rn0' on both sides, not 'restored'"
+else
+	fail "clear without a record: rc=$rc: $r"
+fi
+# clear --forget --dev A with --peer drops only A's record
+ina "$LINKLAB" apply -F "$LL_SSH_CONFIG" --peer peer-b --dev rn0 --peer-dev rn0 --rate 10mbit >/dev/null 2>&1
+r=$(ina "$LINKLAB" clear --forget -F "$LL_SSH_CONFIG" --peer peer-b --dev rn0 2>&1); rc=$?
+if [ $rc = 0 ] && [ -z "$(ls "$LINKLAB_RUN_DIR"/*.json 2>/dev/null)" ] && [ -e "/run/linklab/remote-$nsb-rn0.tc.json" ]; then
+	pass "clear --forget --dev rn0 with --peer: A's record dropped, B's kept"
+else
+	fail "forget only A: rc=$rc: $r; B record: $(ls /run/linklab/remote-$nsb-rn0.tc.json 2>&1)"
+fi
+# an unreachable peer: show --journal still lists A's records and says why B's could not be read
+ina tc qdisc del dev rn0 root 2>/dev/null
+L apply --dev rn0 --rate 10mbit >/dev/null 2>&1
+r=$(ina "$LINKLAB" show --journal -F "$LL_SSH_CONFIG" --peer nosuch.invalid --peer-timeout 3 2>&1); rc=$?
+if [ $rc = 1 ] && echo "$r" | grep -q "A (this host): 1 record" && echo "$r" | grep -q "  rn0 " &&
+   echo "$r" | grep -q "B (nosuch.invalid): its records could not be read: .*nosuch.invalid"; then
+	pass "show --journal, peer unreachable: A's record listed, B named with why ($(echo "$r" | grep -o 'could not be read: .*' | cut -c1-80))"
+else
+	fail "show --journal unreachable: rc=$rc: $r"
+fi
+L clear --dev rn0 >/dev/null 2>&1; R clear --peer-dev rn0 >/dev/null 2>&1
+
+# apply --force over a class the peer cannot rebuild (a rate tc prints
+# rounded), with a child qdisc and a filter below it: clear exits 0, says
+# what did not come back, and the rest reads back as recorded
+inb tc qdisc add dev rn0 root handle 1: htb default 1
+inb tc class add dev rn0 parent 1: classid 1:1 htb rate 1234567bit
+inb tc class add dev rn0 parent 1:1 classid 1:5 htb rate 1mbit
+inb tc qdisc add dev rn0 parent 1:5 handle 5: pfifo limit 9
+inb tc filter add dev rn0 parent 1: protocol ip prio 4 u32 match ip dst 1.2.3.4/32 classid 1:1
+R apply --peer-dev rn0 --rate 10mbit --force >/dev/null 2>&1; ra=$?
+r=$(R clear --peer-dev rn0 2>&1); rc=$?
+if [ $ra = 0 ] && [ $rc = 0 ] && echo "$r" | grep -q "restored, except what apply --force accepted losing: class htb 1:1" &&
+   [ "$(root_kind "$LL_NS_B" rn0)" = htb ] && inb tc filter show dev rn0 | grep -q "match 01020304/ffffffff" &&
+   [ ! -e "/run/linklab/remote-$nsb-rn0.tc.json" ]; then
+	pass "peer: --force over an unrebuildable class (+ child + filter): clear exits 0, names what did not come back, htb and its filter back"
+else
+	fail "peer --force then clear: apply=$ra clear=$rc: $r"
+fi
+ip -n "$LL_NS_A" link del rn0; ip -n "$LL_NS_B" link del rn0
+
+# the peer's record names its namespace by cookie: one whose cookie is
+# not this namespace's (a recycled inode) is dropped, not restored
+mkdev "$LL_NS_B" rc0; prior "$LL_NS_B" rc0 pfifo
+R apply --peer-dev rc0 --rate 10mbit >/dev/null 2>&1
+f=/run/linklab/remote-$nsb-rc0.tc.json
+if grep -q '"cookie":"[0-9][0-9]*"' "$f" 2>/dev/null; then
+	sed -i 's/"cookie":"[0-9]*"/"cookie":"1"/' "$f"
+	r=$(R clear --peer-dev rc0 2>&1); rc=$?
+	if [ $rc = 0 ] && echo "$r" | grep -q "netns cookie 1; now" && echo "$r" | grep -q "dropped, nothing restored" &&
+	   [ "$(root_kind "$LL_NS_B" rc0)" = tbf ] && [ ! -e "$f" ]; then
+		pass "peer: a record of another namespace cookie is dropped with a line, not restored onto rc0"
+	else
+		fail "peer cookie: rc=$rc: $r; root $(root_kind "$LL_NS_B" rc0)"
+	fi
+else
+	skip "peer record carries no netns cookie (no python3 or kernel < 5.14 on the peer): $(head -c 200 "$f")"
+fi
+ip -n "$LL_NS_B" link del rc0
+
+# a full /run/linklab on the peer: a second sshd in B with its own mount
+# namespace, a full 8 KiB tmpfs on /run/linklab there
+sed -e 's/^Port .*/Port 2224/' -e "s|^PidFile .*|PidFile $T/sshd-full.pid|" "$LL_LAB_DIR/sshd_config" > "$T/sshd-full_config"
+cp "$LL_LAB_DIR/ssh_config" "$T/ssh_full"
+printf 'Host peer-full\n  HostName %s\n  Port 2224\n  User root\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n  BatchMode yes\n' \
+	"$LL_ADDR_B" "$LL_LAB_DIR/id_ed25519" "$T/known_full" >> "$T/ssh_full"
+{ cat "$LL_LAB_DIR/known_hosts"; echo "[$LL_ADDR_B]:2224 $(cut -d' ' -f1,2 "$LL_LAB_DIR/ssh_host_ed25519_key.pub")"; } > "$T/known_full"
+mkdev "$LL_NS_B" rf0; prior "$LL_NS_B" rf0 pfifo
+if inb unshare -m --propagation private sh -c "mkdir -p /run/linklab && mount -t tmpfs -o size=8k tmpfs /run/linklab &&
+	dd if=/dev/zero of=/run/linklab/fill bs=1k count=8 2>/dev/null; exec $(command -v sshd) -f $T/sshd-full_config -E $T/sshd-full.log" &&
+   wait_port "$LL_NS_B" 2224 tcp 5; then
+	r=$(ina "$LINKLAB" apply -F "$T/ssh_full" --peer peer-full --remote --peer-dev rf0 --rate 10mbit 2>&1); rc=$?
+	if [ $rc != 0 ] && echo "$r" | grep -q "cannot write its record /run/linklab/remote-$nsb-rf0.tc.json: no space left on device" &&
+	   echo "$r" | grep -q "nothing changed" && [ "$(root_kind "$LL_NS_B" rf0)" = pfifo ]; then
+		pass "peer: full /run/linklab: apply refused naming the record path and 'no space left on device', pfifo untouched"
+	else
+		fail "peer full /run/linklab: rc=$rc root $(root_kind "$LL_NS_B" rf0): $r"
+	fi
+	kill "$(cat "$T/sshd-full.pid")" 2>/dev/null
+else
+	fail "a second sshd with a full /run/linklab did not start: $(tail -2 "$T/sshd-full.log" 2>/dev/null)"
+fi
+ip -n "$LL_NS_B" link del rf0
+
+# the revert timer after a kill -9: restores, reads back and leaves its
+# verdict (equal); a stale timer never undoes a later dial nor a change by
+# hand; a verdict whose read-back differs puts the record back for clear
+mkdev "$LL_NS_B" rv0; prior "$LL_NS_B" rv0 htbtree; dump "$LL_NS_B" rv0 > "$T/bv"
+hold_apply() { # RATE REVERT: a remote apply held before its confirmation, killed -9 once B holds tbf
+	ina env LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS=20000 "$LINKLAB" apply -F "$LL_SSH_CONFIG" --peer peer-b --remote \
+		--peer-dev rv0 --revert-after "$2" --rate "$1" >/dev/null 2>&1 &
+	HP=$!
+	i=0; while [ $i -lt 100 ] && [ "$(root_tbf_rate "$LL_NS_B" rv0)" != "${1%mbit}000000" ]; do sleep 0.05; i=$((i+1)); done
+	kill -9 $HP 2>/dev/null; wait $HP 2>/dev/null
+}
+vfile=/run/linklab/remote-$nsb-rv0.revert
+wait_verdict() { i=0; while [ $i -lt 100 ] && [ ! -s "$vfile" ]; do sleep 0.1; i=$((i+1)); done; }
+hold_apply 5mbit 2; wait_verdict
+r=$(R show --journal 2>&1)
+if dump "$LL_NS_B" rv0 | cmp -s - "$T/bv" && echo "$r" | grep -q "rv0 $vfile: revert timer pid [0-9]* at [0-9:]*: restored, read back equal to the record"; then
+	pass "kill -9 mid-apply: the timer restored the htb tree, read it back; show --journal: '$(echo "$r" | grep -o 'revert timer.*' | head -1)'"
+else
+	fail "timer verdict: $(echo "$r" | grep rv0); dump equal: $(dump "$LL_NS_B" rv0 | cmp -s - "$T/bv" && echo yes || echo no)"
+fi
+r=$(R clear --peer-dev rv0 2>&1); rc=$?
+[ $rc = 0 ] && echo "$r" | grep -q "rv0: revert timer .* read back equal" && [ ! -e "$vfile" ] &&
+	pass "the next clear reports the timer's verdict and drops it" || fail "clear after the timer: rc=$rc: $r"
+hold_apply 5mbit 3
+R apply --peer-dev rv0 --rate 7mbit >/dev/null 2>&1
+wait_verdict
+if [ "$(root_tbf_rate "$LL_NS_B" rv0)" = 7000000 ] && grep -q "timer kept: changed since its apply" "$vfile"; then
+	pass "a stale timer of a killed apply does not undo the later 7mbit dial (verdict: kept)"
+else
+	fail "stale timer vs a later dial: rate $(root_tbf_rate "$LL_NS_B" rv0), verdict $(head -1 "$vfile" 2>&1)"
+fi
+R clear --peer-dev rv0 >/dev/null 2>&1; rm -f "$vfile"
+hold_apply 5mbit 3
+inb tc qdisc del dev rv0 root; inb tc qdisc add dev rv0 root handle 9: bfifo limit 999
+wait_verdict
+if [ "$(root_kind "$LL_NS_B" rv0)" = bfifo ] && grep -q "timer kept" "$vfile"; then
+	pass "a stale timer does not undo a change by hand (bfifo 9: kept)"
+else
+	fail "stale timer vs a hand change: root $(root_kind "$LL_NS_B" rv0), verdict $(head -1 "$vfile" 2>&1)"
+fi
+R clear --peer-dev rv0 --force >/dev/null 2>&1; rm -f "$vfile"
+if dump "$LL_NS_B" rv0 | cmp -s - "$T/bv"; then
+	R apply --peer-dev rv0 --rate 5mbit >/dev/null 2>&1
+	rec=$(cat "/run/linklab/remote-$nsb-rv0.tc.json")
+	R clear --peer-dev rv0 >/dev/null 2>&1
+	# a verdict as the timer writes it, whose read-back lacks the child tbf 20:
+	{ echo "$(date +%s) 4242 timer restored 0"; echo "@@linklab-verdict@@"; echo "$rec"; echo "@@linklab-verdict@@"
+	  echo "$rec" | sed 's/,{"kind":"tbf","handle":"20:"[^}]*}[^}]*}//'; } > "$vfile"
+	r=$(R show --journal 2>&1); r2=$(R clear --peer-dev rv0 2>&1); rc=$?
+	if echo "$r" | grep -q "restored, but the read-back differs from the record" && echo "$r2" | grep -q "record put back" &&
+	   [ $rc = 0 ] && dump "$LL_NS_B" rv0 | cmp -s - "$T/bv" && [ ! -e "$vfile" ]; then
+		pass "a verdict whose read-back differs: show --journal says so, clear puts the record back and restores it (exit 0)"
+	else
+		fail "differing verdict: show: $(echo "$r" | grep rv0) clear rc=$rc: $r2"
+	fi
+else
+	fail "clear --force did not bring the htb tree back"
+fi
+ip -n "$LL_NS_B" link del rv0; rm -f /run/linklab/remote-$nsb-rv0.*
 # the matrix: prior state x side -> result per exit path
 echo "MATRIX (dump before == dump after):"
 awk -v states="$STATES" 'BEGIN { np = split("clear quit SIGTERM kill-9", P, " ") }
