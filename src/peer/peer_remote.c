@@ -2219,7 +2219,8 @@ static int verdict(const char *text, char *out, size_t len, char **orig)
 		return 0;
 	}
 	if (sep1 && sep2) {
-		char *a = strndup(sep1 + strlen(VSEP), (size_t)(sep2 - sep1) - strlen(VSEP));
+		const char *from = sep1 + strlen(VSEP) + strspn(sep1 + strlen(VSEP), " \n");
+		char *a = strndup(from, (size_t)(sep2 - from));
 		int d = a ? tctree_diff(a, sep2 + strlen(VSEP), why, sizeof(why)) : -ENOMEM;
 
 		if (d == 0) {

@@ -66,7 +66,7 @@ mkdev() { ip -n "$1" link add "$2" numtxqueues 4 numrxqueues 4 type veth peer na
 L() { ina "$LINKLAB" "$@"; }
 R() { c=$1; shift; ina "$LINKLAB" "$c" -F "$LL_SSH_CONFIG" --peer peer-b --remote "$@"; }
 
-STATES="noqueue pfifo bfifo tbfpeak htb htbtree ingress clsact mq"
+STATES=${RESTORE_STATES:-noqueue pfifo bfifo tbfpeak htb htbtree ingress clsact mq}
 # cell SIDE STATE PATH PASS|FAIL|SKIP: one cell of the matrix (printed at the end)
 cell() { echo "$1 $2 $3 $4" >> "$T/matrix"; }
 : > "$T/matrix"
@@ -117,6 +117,7 @@ both_same() { # PATH STATE: both dumps equal the ones before; cells
 		else
 			cell $sd $2 $1 FAIL; ok=1
 			echo "  $sd $2 $1: before $(cut -c1-200 "$T/bm-$sd") after $(dump "$ns" rtm | cut -c1-200)"
+			[ $sd = peer ] && echo "  peer's verdict: $(head -1 /run/linklab/remote-$(inb stat -L -c %i /proc/self/ns/net)-rtm.revert 2>&1)"
 		fi
 	done
 	return $ok
