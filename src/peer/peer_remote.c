@@ -755,10 +755,18 @@ static int restore(struct remote *r, const char *dev, const char *orig,
 		if (rc == 0) {
 			char ap[128];
 
+			char pat[160];
+
 			side_path(r, dev, "applied", ap, sizeof(ap));
 			snprintf(cmd, CMD_MAX, "rm -f");
 			addw(cmd, CMD_MAX, path);
 			addw(cmd, CMD_MAX, ap);
+			/* the original is back: a revert timer still pending for
+			 * this record (left by a killed apply) has nothing to do */
+			snprintf(pat, sizeof(pat), "%s.* linklab-revert$", path);
+			addraw(cmd, CMD_MAX, "; for p in $(pgrep -f --");
+			addw(cmd, CMD_MAX, pat);
+			addraw(cmd, CMD_MAX, "); do kill $p 2>/dev/null; done; true");
 			rc = run(r, cmd, "remove journal", NULL, NULL, err);
 		}
 		if (rc == 0) {

@@ -159,16 +159,17 @@ for S in $STATES; do
 	done
 	$TMUX kill-session -t c 2>/dev/null
 	ina env LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS=20000 "$LINKLAB" apply -F "$LL_SSH_CONFIG" --peer peer-b --revert-after 15 \
-		--dev rtm --peer-dev rtm --rate 10mbit >/dev/null 2>&1 &
+		--dev rtm --peer-dev rtm --rate 10mbit > "$T/k9apply" 2>&1 &
 	KP=$!
-	i=0; while [ $i -lt 100 ] && [ "$(root_kind "$LL_NS_A" rtm)$(root_kind "$LL_NS_B" rtm)" != tbftbf ]; do sleep 0.1; i=$((i+1)); done
+	# A is applied first; B's change is held before its confirmation
+	i=0; while [ $i -lt 200 ] && ! inb tc qdisc show dev rtm | grep -q "^qdisc tbf 1: root"; do sleep 0.05; i=$((i+1)); done
 	kill -9 $KP 2>/dev/null; wait $KP 2>/dev/null
 	mid="$(root_kind "$LL_NS_A" rtm)/$(root_kind "$LL_NS_B" rtm)"
 	ina "$LINKLAB" clear -F "$LL_SSH_CONFIG" --peer peer-b --dev rtm --peer-dev rtm > "$T/k9" 2>&1; rc=$?
 	if [ "$mid" = tbf/tbf ] && [ $rc = 0 ] && both_same kill-9 $S; then
 		pass "$S: kill -9 of an apply to both (B held before its confirmation), then the next clear: both dumps equal the ones before"
 	else
-		fail "$S: kill -9: roots after the kill $mid, next clear rc=$rc: $(tr '\n' ' ' < "$T/k9" | cut -c1-300)"
+		fail "$S: kill -9: roots after the kill $mid, next clear rc=$rc: $(tr '\n' ' ' < "$T/k9" | cut -c1-300); the apply said: $(tr '\n' ' ' < "$T/k9apply" | cut -c1-300)"
 		grep -q "^local $S kill-9" "$T/matrix" || { cell local $S kill-9 FAIL; cell peer $S kill-9 FAIL; }
 	fi
 	ip -n "$LL_NS_A" link del rtm 2>/dev/null; ip -n "$LL_NS_B" link del rtm 2>/dev/null
