@@ -945,6 +945,34 @@ static int applied_line(struct remote *r, const char *dev, long timer, char *cmd
 	return 0;
 }
 
+static int verdict(const char *text, char *out, size_t len, char **orig);
+static void verdict_consume(struct remote *r, const char *dev, const char *vpath,
+			    const char *text);
+
+/* A timer of dev fired during its apply: what its .revert says (msg), the
+ * file then dropped (a differing read-back puts the record back). */
+static void fired_verdict(struct remote *r, const char *dev, char *msg, size_t len)
+{
+	char cmd[300] = "[ ! -e", vp[128], *o = NULL, *orig = NULL;
+
+	side_path(r, dev, "revert", vp, sizeof(vp));
+	if (addw(cmd, sizeof(cmd), vp) || addraw(cmd, sizeof(cmd), "] || cat") ||
+	    addw(cmd, sizeof(cmd), vp) ||
+	    run(r, cmd, "read revert verdict", &o, NULL, NULL) < 0 || !o || !o[0]) {
+		free(o);
+		return;
+	}
+	if (verdict(o, msg, len, &orig) == 1) {
+		verdict_consume(r, dev, vp, o);
+	} else {
+		snprintf(cmd, sizeof(cmd), "rm -f");
+		addw(cmd, sizeof(cmd), vp);
+		run(r, cmd, "remove revert verdict", NULL, NULL, NULL);
+	}
+	free(orig);
+	free(o);
+}
+
 /* The confirming round trip: kill the timer if it is still pending.
  * 0 = disarmed, -ETIME = it had already fired (the original is back),
  * other negative = the peer did not answer (it will revert by itself). */
@@ -958,11 +986,20 @@ static int disarm_revert(struct remote *r, long pid, struct ll_err *err)
 	snprintf(cmd, sizeof(cmd), "kill %ld 2>/dev/null && echo disarmed || echo fired", pid);
 	rc = run(r, cmd, "disarm revert timer (commit confirmed)", &o, NULL, err);
 	if (rc == 0) {
+		char dev[IF_NAMESIZE] = "", msg[400] = "";
+		int i;
+
+		for (i = 0; i < RJ_MAX; i++)
+			if (r->armed[i] == pid)
+				snprintf(dev, sizeof(dev), "%s", r->armed_dev[i]);
 		armed_del(r, pid);
-		if (strncmp(o, "disarmed", 8) != 0)
+		if (strncmp(o, "disarmed", 8) != 0) {
+			if (dev[0])
+				fired_verdict(r, dev, msg, sizeof(msg));
 			rc = ll_err_set(err, -ETIME,
-					"peer %s: the revert timer fired before the change was confirmed: the original is back",
-					r->t.alias);
+					"peer %s: the revert timer fired before the change was confirmed: the original is back%s%s%s",
+					r->t.alias, msg[0] ? " (" : "", msg, msg[0] ? ")" : "");
+		}
 	}
 	free(o);
 	return rc;
