@@ -158,7 +158,7 @@ for S in $STATES; do
 		fi
 	done
 	$TMUX kill-session -t c 2>/dev/null
-	ina env LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS=20000 "$LINKLAB" apply -F "$LL_SSH_CONFIG" --peer peer-b --revert-after 15 \
+	ip netns exec "$LL_NS_A" env LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS=20000 "$LINKLAB" apply -F "$LL_SSH_CONFIG" --peer peer-b --revert-after 15 \
 		--dev rtm --peer-dev rtm --rate 10mbit > "$T/k9apply" 2>&1 &
 	KP=$!
 	# A is applied first; B's change is held before its confirmation
@@ -297,9 +297,9 @@ dump "$LL_NS_A" rt6 > "$T/b6"
 mkdev "$LL_NS_B" rt6
 prior "$LL_NS_B" rt6 htbtree
 dump "$LL_NS_B" rt6 > "$T/b6b"
-ina "$LINKLAB" apply --dev rt6 --rate 10mbit >/dev/null 2>&1 &
+ip netns exec "$LL_NS_A" "$LINKLAB" apply --dev rt6 --rate 10mbit >/dev/null 2>&1 &
 LLPID=$!
-ina env LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS=20000 "$LINKLAB" apply -F "$LL_SSH_CONFIG" --peer peer-b --remote --peer-dev rt6 --rate 10mbit >/dev/null 2>&1 &
+ip netns exec "$LL_NS_A" env LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS=20000 "$LINKLAB" apply -F "$LL_SSH_CONFIG" --peer peer-b --remote --peer-dev rt6 --rate 10mbit >/dev/null 2>&1 &
 RPID=$!
 i=0; while [ $i -lt 100 ] && [ "$(root_kind "$LL_NS_B" rt6)" != tbf ]; do sleep 0.1; i=$((i+1)); done
 wait $LLPID
@@ -494,7 +494,7 @@ ip -n "$LL_NS_B" link del rf0
 # hand; a verdict whose read-back differs puts the record back for clear
 mkdev "$LL_NS_B" rv0; prior "$LL_NS_B" rv0 htbtree; dump "$LL_NS_B" rv0 > "$T/bv"
 hold_apply() { # RATE REVERT: a remote apply held before its confirmation, killed -9 once B holds tbf
-	ina env LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS=20000 "$LINKLAB" apply -F "$LL_SSH_CONFIG" --peer peer-b --remote \
+	ip netns exec "$LL_NS_A" env LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS=20000 "$LINKLAB" apply -F "$LL_SSH_CONFIG" --peer peer-b --remote \
 		--peer-dev rv0 --revert-after "$2" --rate "$1" >/dev/null 2>&1 &
 	HP=$!
 	i=0; while [ $i -lt 100 ] && [ "$(root_tbf_rate "$LL_NS_B" rv0)" != "${1%mbit}000000" ]; do sleep 0.05; i=$((i+1)); done
