@@ -2,11 +2,13 @@
 /* cmd_clear.c - `linklab clear`: restore what was on the interfaces before
  * linklab touched them. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "linklab/bridge/bridge.h"
 #include "linklab/cli/cli.h"
 #include "linklab/cli/cmd.h"
+#include "linklab/peer/enghook.h"
 
 /* --all here: bridge devices that a killed `linklab bridge --engine kernel`
  * left (bridge_kernel_stale) go too, after their ports' dials. */
@@ -47,12 +49,41 @@ static void print_notes(struct peer *p, FILE *out)
 	}
 }
 
+/* Whether dev on p has anything to restore: a record (damaged ones too) or
+ * an endpoint engine holding its dial. true when it cannot be told. */
+static bool has_record(struct peer *p, const char *dev)
+{
+	struct peer_record *r = calloc(64, sizeof(*r));
+	struct enghook_info h;
+	struct ll_err err = { 0 };
+	bool found = false;
+	int n = 0, k;
+
+	if (!r || !p->ops->journal || p->ops->journal->records(p, r, 64, &n, &err) < 0) {
+		free(r);
+		return true;
+	}
+	for (k = 0; k < n && !found; k++)
+		found = !strcmp(r[k].dev, dev);
+	free(r);
+	if (!found && p->ops->engine)
+		found = p->ops->engine->engine_get(p, dev, &h, &err) == 0;
+	return found;
+}
+
+/* clear --forget without --all drops only what was named: A's record with
+ * --dev, B's with --peer-dev (a preselected interface is not a name). */
+static bool forget_named(const struct cmd_common *c, int side, bool all)
+{
+	return all || (side == 0 ? c->po.dev != NULL : c->po.peer_dev != NULL);
+}
+
 int cmd_clear(int argc, char **argv)
 {
 	struct cmd_common c = { 0 };
 	struct ll_err err = { 0 };
 	struct peerset ps;
-	bool all = false, forget = false;
+	bool all = false, forget = false, had = true;
 	cJSON *doc = NULL;
 	unsigned sides;
 	int i, rc, status = 0, nbad = 0;
@@ -103,7 +134,9 @@ int cmd_clear(int argc, char **argv)
 				status = 2;
 				continue;
 			}
-			if (!all && !dev[0]) {
+			if (!forget_named(&c, i, all)) {
+				if (c.po.dev || c.po.peer_dev)
+					continue;   /* only the side named */
 				fprintf(stderr, "linklab clear --forget: %s: give %s IF (or --all)\n",
 					p->label, i == 0 ? "--dev" : "--peer-dev");
 				status = 2;
@@ -127,6 +160,7 @@ int cmd_clear(int argc, char **argv)
 			status = 1;
 			continue;
 		} else {
+			had = has_record(p, dev);
 			rc = p->ops->clear(p, dev, &err);
 		}
 		/* offloads and sysctls linklab changed (linklab offload/sysctl) */
@@ -147,7 +181,10 @@ int cmd_clear(int argc, char **argv)
 			cJSON *side = cmd_json_side(doc, i, p, all ? NULL : dev);
 
 			cJSON_AddBoolToObject(side, "all", all);
-			cJSON_AddBoolToObject(side, "restored", true);
+			cJSON_AddBoolToObject(side, "restored", all || had);
+		} else if (!all && (!had || (p->ops->journal && strstr(p->ops->journal->notes(p),
+								     "nothing restored")))) {
+			printf("%s: nothing to restore on %s\n", p->label, dev);
 		} else {
 			printf("%s: %s restored\n", p->label, all ? "all interfaces" : dev);
 		}

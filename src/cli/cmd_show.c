@@ -201,6 +201,39 @@ static int show_journal(struct peerset *ps, unsigned sides, cJSON *doc)
 	return status;
 }
 
+/* show --journal when the peer cannot be reached: A's records, then why
+ * B's could not be read (exit 1). */
+static int show_journal_a_only(struct cmd_common *c, struct ll_err *berr)
+{
+	struct peerset_opts po = c->po;
+	struct ll_err err = { 0 };
+	struct peerset ps;
+	cJSON *doc = c->json ? cJSON_CreateObject() : NULL;
+	char label[300], b1[300], b2[sizeof(berr->msg) + 1];
+
+	snprintf(label, sizeof(label), "B (%s)", c->po.peer);
+	po.peer = NULL;
+	po.peer_dev = NULL;
+	if (peerset_open(&ps, &po, &err) < 0) {
+		cJSON_Delete(doc);
+		cmd_fail("show", &err);
+		return cmd_fail("show", berr);
+	}
+	show_journal(&ps, CMD_SIDE_A, doc);
+	peerset_close(&ps);
+	if (doc) {
+		cJSON *side = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(side, "label", label);
+		cJSON_AddStringToObject(side, "error", berr->msg);
+		cJSON_AddItemToObject(doc, "b", side);
+		cmd_print_json(doc);
+	}
+	fprintf(stderr, "linklab show: %s: its records could not be read: %s\n",
+		clean(label, b1, sizeof(b1)), clean(berr->msg, b2, sizeof(b2)));
+	return 1;
+}
+
 int cmd_show(int argc, char **argv)
 {
 	bool journal = false;
@@ -232,8 +265,11 @@ int cmd_show(int argc, char **argv)
 		cli_print_usage("show", stdout);
 		return 0;
 	}
-	if (peerset_open(&ps, &c.po, &err) < 0)
+	if (peerset_open(&ps, &c.po, &err) < 0) {
+		if (journal && c.po.peer && !c.remote_only)
+			return show_journal_a_only(&c, &err);
 		return cmd_fail("show", &err);
+	}
 	cmd_leftovers("show");
 	sides = cmd_sides(&c, &ps, &err);
 	qs = calloc(1, sizeof(*qs));

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "console_int.h"
+#include "linklab/peer/peer_restore.h"
 
 void console_fmt(char *dst, size_t len, const char *fmt, ...)
 {
@@ -214,6 +215,9 @@ static int console_quit_b(struct console *c, char *summary, size_t len, int *nre
 			continue;
 		j->tag = CONSOLE_TAG_QUIT;
 		j->dial = ch->before[k];
+		/* the journal's exact prior state; the dial only if that is
+		 * not what dev held (a dial applied before the console) */
+		j->restore_to = true;
 		console_fmt(j->dev, sizeof(j->dev), "%s", ch->dev[k]);
 		nq += peerq_submit(c->bq, j) != 0;
 	}
@@ -314,10 +318,9 @@ int console_quit(struct console *c, char *summary, size_t len, struct ll_err *er
 		for (k = 0; k < ch->n; k++) {
 			struct ll_err e = { 0 };
 
-			if (impair_is_empty(&ch->before[k]))
-				rc = p->ops->clear(p, ch->dev[k], &e);
-			else
-				rc = p->ops->apply(p, ch->dev[k], &ch->before[k], &e);
+			/* the journal's exact prior state; the held dial only if
+			 * that is not what dev held (peer_restore.h) */
+			rc = peer_restore_to(p, ch->dev[k], &ch->before[k], &e);
 			if (rc < 0) {
 				console_join_err(err, rc, console_side_name(i), e.msg);
 				if (!first)

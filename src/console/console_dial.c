@@ -428,8 +428,8 @@ void console_prior_take(const struct console *c, int i, struct console_prior *pr
 	console_fmt(pr->dev, sizeof(pr->dev), "%s", s->dev);
 }
 
-/* Put side i back as pr recorded it (as quit does: the held dial again,
- * or the journalled original when it held none). note gets "A rolled back
+/* Put side i back as pr recorded it (as quit does: the journalled
+ * original, then the held dial again if that is not what it reads as). note gets "A rolled back
  * (veth-a: noqueue)" or "A NOT rolled back: why". Returns 0 or the
  * failure. */
 int console_rollback(struct console *c, int i, const struct console_prior *pr,
@@ -441,10 +441,16 @@ int console_rollback(struct console *c, int i, const struct console_prior *pr,
 	if (!pr->valid)
 		rc = ll_err_set(&e, -ENODATA, "what %s held before is unknown",
 				pr->dev);
-	else if (impair_is_empty(&pr->held))
+	else {
+		/* the journal's exact prior state first; the held dial again
+		 * only if that does not read as it (a dial applied earlier) */
+		const struct console_side_view *s = &c->v.side[i];
+
 		rc = console_change(c, NULL, 1u << i, &e);
-	else
-		rc = console_change(c, &pr->held, 1u << i, &e);
+		if (rc == 0 && !impair_is_empty(&pr->held) &&
+		    !(s->qd_valid && !memcmp(&s->held, &pr->held, sizeof(pr->held))))
+			rc = console_change(c, &pr->held, 1u << i, &e);
+	}
 	if (rc < 0)
 		console_fmt(note, len, "%s NOT rolled back: %.200s",
 			    console_side_name(i), e.msg);

@@ -190,6 +190,8 @@ static char *to_json(const struct journal_entry *e)
 	cJSON_AddStringToObject(o, "options", hex);
 	if (e->ifb[0])
 		cJSON_AddStringToObject(o, "ifb", e->ifb);
+	if (e->lost[0])
+		cJSON_AddStringToObject(o, "lost", e->lost);
 	cJSON_AddNumberToObject(o, "version", 2);
 	{
 		cJSON *id = cJSON_AddObjectToObject(o, "identity");
@@ -251,6 +253,9 @@ static int from_json(const char *text, struct journal_entry *e)
 	v = cJSON_GetObjectItemCaseSensitive(o, "ifb");
 	if (cJSON_IsString(v))
 		snprintf(e->ifb, sizeof(e->ifb), "%s", v->valuestring);
+	v = cJSON_GetObjectItemCaseSensitive(o, "lost");
+	if (cJSON_IsString(v))
+		snprintf(e->lost, sizeof(e->lost), "%s", v->valuestring);
 	v = cJSON_GetObjectItemCaseSensitive(o, "identity");
 	if (cJSON_IsObject(v)) {
 		const cJSON *c = cJSON_GetObjectItemCaseSensitive(v, "cookie");

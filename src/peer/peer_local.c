@@ -777,6 +777,7 @@ static int take_record(struct local *l, const char *dev, int ifindex,
 			nltree_drop_unknown(&je->tree, dropped, sizeof(dropped));
 			note(l, "%s: --force: %s will not come back on clear", dev,
 			     dropped[0] ? dropped : cerr.msg);
+			snprintf(je->lost, sizeof(je->lost), "%.290s", dropped[0] ? dropped : cerr.msg);
 		}
 	}
 	je->has_tree = true;
@@ -968,6 +969,9 @@ static int clear_qdiscs(struct local *l, const char *dev, int ifindex,
 		}
 	}
 	rc = journal_remove(l->netns, ifindex, err);
+	if (rc == 0 && je->lost[0])
+		note(l, "%s: restored, except what apply --force accepted losing: %s", dev,
+		     je->lost);
 out:
 	free(je);
 	free(now);

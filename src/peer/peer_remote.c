@@ -453,6 +453,15 @@ static void journal_path(struct remote *r, const char *dev, char *buf, size_t le
 	snprintf(buf, len, JOURNAL_DIR "/remote-%s-%s.tc.json", r->nsid, dev);
 }
 
+/* /run/linklab/remote-<netns inode>-<dev>.EXT: the files beside a record
+ * (.applied, .revert; arm_revert). */
+static void side_path(struct remote *r, const char *dev, const char *ext,
+		      char *buf, size_t len)
+{
+	remote_probe(r);
+	snprintf(buf, len, JOURNAL_DIR "/remote-%s-%s.%s", r->nsid, dev, ext);
+}
+
 /* /run/linklab/remote-<netns inode>-<dev>.ifb: written (holding the IFB
  * name) before an ingress apply creates the IFB device; its presence makes
  * every restore (clear, failed apply, revert timer, hold guard) remove the
@@ -524,18 +533,23 @@ static int journal_take_once(struct remote *r, const char *dev, bool again,
 	rc |= addw(cmd, CMD_MAX, JOURNAL_DIR);
 	rc |= addraw(cmd, CMD_MAX, "&& { [ -e");
 	rc |= addw(cmd, CMD_MAX, path);
-	rc |= addraw(cmd, CMD_MAX, "] || { {");
+	rc |= addraw(cmd, CMD_MAX, "] || { e=$( {");
 	rc |= addraw(cmd, CMD_MAX, rec);
-	rc |= addraw(cmd, CMD_MAX, "; } >");
+	rc |= addraw(cmd, CMD_MAX, "; } 2>&1 >");
 	rc |= addw(cmd, CMD_MAX, tmp);
-	rc |= addraw(cmd, CMD_MAX, "&& [ -s");
+	rc |= addraw(cmd, CMD_MAX, ") && [ -s");
 	rc |= addw(cmd, CMD_MAX, tmp);
 	rc |= addraw(cmd, CMD_MAX, "] && mv");
 	rc |= addw(cmd, CMD_MAX, tmp);
 	rc |= addw(cmd, CMD_MAX, path);
 	rc |= addraw(cmd, CMD_MAX, "&& echo new || { rm -f");
 	rc |= addw(cmd, CMD_MAX, tmp);
-	rc |= addraw(cmd, CMD_MAX, "; exit 1; }; }; } && cat");
+	/* a full directory: the shell's write error ("I/O error") does not
+	 * say why; df does */
+	rc |= addraw(cmd, CMD_MAX, "; a=$(df -Pk " JOURNAL_DIR " 2>/dev/null | awk 'NR==2{print $4}');"
+		     " if [ \"$a\" = 0 ]; then echo 'no space left on device (0 KiB free)' >&2;"
+		     " else printf '%s\\n' \"${e:-cannot record the tc state}\" >&2; fi;");
+	rc |= addraw(cmd, CMD_MAX, "exit 1; }; }; } && cat");
 	rc |= addw(cmd, CMD_MAX, path);
 	free(rec);
 	if (rc) {
@@ -545,6 +559,10 @@ static int journal_take_once(struct remote *r, const char *dev, bool again,
 	rc = run(r, cmd, "write journal " JOURNAL_DIR, &o, NULL, err);
 	if (rc < 0) {
 		free(cmd);
+		if (err && strcasestr(err->msg, "no space left"))
+			return ll_err_set(err, -ENOSPC,
+					  "peer %s: %s: cannot write its record %s: no space left on device (%s is full); nothing changed",
+					  r->t.alias, dev, path, JOURNAL_DIR);
 		ll_err_prefix(err, "nothing changed: ");
 		return rc;
 	}
@@ -735,9 +753,27 @@ static int restore(struct remote *r, const char *dev, const char *orig,
 		}
 		free(back);
 		if (rc == 0) {
+			char ap[128];
+
+			char pat[160];
+
+			side_path(r, dev, "applied", ap, sizeof(ap));
 			snprintf(cmd, CMD_MAX, "rm -f");
 			addw(cmd, CMD_MAX, path);
+			addw(cmd, CMD_MAX, ap);
+			/* the original is back: a revert timer still pending for
+			 * this record (left by a killed apply) has nothing to do */
+			snprintf(pat, sizeof(pat), "%s.* linklab-revert$", path);
+			addraw(cmd, CMD_MAX, "; for p in $(pgrep -f --");
+			addw(cmd, CMD_MAX, pat);
+			addraw(cmd, CMD_MAX, "); do kill $p 2>/dev/null; done; true");
 			rc = run(r, cmd, "remove journal", NULL, NULL, err);
+		}
+		if (rc == 0) {
+			tctree_lost(orig, why, sizeof(why));
+			if (why[0])
+				rnote(r, "%s: restored, except what apply --force accepted losing: %.250s",
+				      dev, why);
 		}
 	} else if (rc == 0) {
 		rc = addraw(cmd, CMD_MAX, "&& rm -f") | addw(cmd, CMD_MAX, path);
@@ -788,32 +824,97 @@ static void armed_del(struct remote *r, long pid)
 			r->armed[i] = 0;
 }
 
+/* /run/linklab/remote-<netns>-<dev>.applied: "<timer pid> <cksum of tc
+ * qdisc show>" written by an apply with its change; a revert timer restores
+ * only while the line is its own and the qdiscs are as that apply left
+ * them, so a stale timer never undoes a later dial or a change by hand.
+ * .revert: what the last revert timer or hold guard did, with the record
+ * and the read-back after its restore (compared by show --journal/clear). */
+
+/* between the parts of a .revert verdict (not RS_SEP: each_record splits
+ * listings at that) */
+#define VSEP "@@linklab-verdict@@"
+#define SNAP_SH(dev) "tc qdisc show dev " dev " | sed 's/direct_packets_stat [0-9]*//' | cksum"
+
+/* Shell text: restore dev from orig, then write the .revert verdict
+ * ("<epoch> <pid> restored <status>", the record, the read-back) and drop
+ * the record if the restore ran through. who: "timer" or "guard". */
+static int revert_script(struct remote *r, const char *dev, const char *orig,
+			 const char *who, char *out, size_t len)
+{
+	char jp[128], ap[128], vp[128], *rec = calloc(1, CMD_MAX / 2);
+	int rc;
+
+	if (!rec)
+		return -ENOMEM;
+	journal_path(r, dev, jp, sizeof(jp));
+	side_path(r, dev, "applied", ap, sizeof(ap));
+	side_path(r, dev, "revert", vp, sizeof(vp));
+	rc = tctree_record_cmd(dev, rec, CMD_MAX / 2);
+	rc |= addraw(out, len, "{");
+	if (rc == 0 && restore_cmd(r, dev, orig, out + strlen(out) + 1,
+				   len - strlen(out) - 1, NULL) < 0)
+		rc = -ENOSPC;
+	if (rc == 0)
+		out[strlen(out)] = ' ';
+	rc |= addraw(out, len, "; }; st=$?; { printf '%s %s");
+	rc |= addraw(out, len, who);
+	rc |= addraw(out, len, "restored %s\\n' \"$(date +%s)\" $$ $st; echo " VSEP "; cat");
+	rc |= addw(out, len, jp);
+	rc |= addraw(out, len, "; echo; echo " VSEP "; (");
+	rc |= addraw(out, len, rec);
+	rc |= addraw(out, len, "); } >");
+	rc |= addw(out, len, vp);
+	rc |= addraw(out, len, "2>/dev/null; [ $st != 0 ] || rm -f");
+	rc |= addw(out, len, jp);
+	rc |= addw(out, len, ap);
+	rc |= addraw(out, len, ";");
+	free(rec);
+	return rc ? -ENOSPC : 0;
+}
+
 static long arm_revert(struct remote *r, const char *dev, const char *orig,
 		       struct ll_err *err)
 {
 	char *inner = calloc(1, CMD_MAX), *cmd = calloc(1, CMD_MAX), *o = NULL;
-	char path[128], head[200];
+	char jp[128], ap[128], vp[128], head[600], q[64], jq[160];
 	long pid = 0;
+	int rc;
 
-	if (!inner || !cmd)
+	if (!inner || !cmd || tccmd_quote(dev, q, sizeof(q)) < 0)
 		goto out;
+	journal_path(r, dev, jp, sizeof(jp));
+	if (tccmd_quote(jp, jq, sizeof(jq)) < 0)
+		goto out;
+	side_path(r, dev, "applied", ap, sizeof(ap));
+	side_path(r, dev, "revert", vp, sizeof(vp));
 	/* TERM (disarm) kills the sleep and exits without restoring; the
 	 * process is named by its argv ("linklab-revert") for ps. It runs in
 	 * its own session (setsid: no signal to the channel's process group
 	 * reaches it) and ignores SIGHUP (nohup), so it outlives the channel,
 	 * the SSH session and linklab. setsid execs in place (a background
-	 * job of a non-interactive shell is no group leader): $! is its pid. */
+	 * job of a non-interactive shell is no group leader): $! is its pid.
+	 * When it fires it restores only if its record is still there, the
+	 * same file it was armed with (cksum), and dev is as its own apply
+	 * left it (.applied), or - no .applied: the apply died mid-way -
+	 * changed since it was armed; else it notes "kept". */
 	snprintf(head, sizeof(head),
-		 "trap 'kill $s 2>/dev/null; exit 0' TERM; sleep %d & s=$!; wait $s &&",
-		 revert_after(r));
-	snprintf(inner, CMD_MAX, "%s", head);
-	if (restore_cmd(r, dev, orig, inner + strlen(inner) + 1,
-			CMD_MAX - strlen(inner) - 1, err) < 0)
+		 "trap 'kill $s 2>/dev/null; exit 0' TERM; snap() { " SNAP_SH("%s") "; }; B0=$(snap);"
+		 " J0=$(cksum < %s 2>/dev/null); sleep %d & s=$!; wait $s || exit 0;", q, jq, revert_after(r));
+	rc = addraw(inner, CMD_MAX, head);
+	rc |= addraw(inner, CMD_MAX, "[ \"$(cksum <");
+	rc |= addw(inner, CMD_MAX, jp);
+	rc |= addraw(inner, CMD_MAX, "2>/dev/null)\" = \"$J0\" ] || exit 0; if [ -e");
+	rc |= addw(inner, CMD_MAX, ap);
+	rc |= addraw(inner, CMD_MAX, "]; then [ \"$(cat");
+	rc |= addw(inner, CMD_MAX, ap);
+	rc |= addraw(inner, CMD_MAX, ")\" = \"$$ $(snap)\" ]; else [ \"$(snap)\" != \"$B0\" ]; fi ||"
+		     " { printf '%s %s timer kept: changed since its apply (a later dial or by hand), not restored\\n' \"$(date +%s)\" $$ >");
+	rc |= addw(inner, CMD_MAX, vp);
+	rc |= addraw(inner, CMD_MAX, "; exit 0; };");
+	if (rc || revert_script(r, dev, orig, "timer", inner, CMD_MAX) < 0)
 		goto out;
-	inner[strlen(inner)] = ' ';
-	journal_path(r, dev, path, sizeof(path));
-	if (addraw(inner, CMD_MAX, "&& rm -f") || addw(inner, CMD_MAX, path) ||
-	    addraw(cmd, CMD_MAX, "S=; command -v setsid >/dev/null 2>&1 && S=setsid;"
+	if (addraw(cmd, CMD_MAX, "S=; command -v setsid >/dev/null 2>&1 && S=setsid;"
 		   " $S nohup sh -c") || addw(cmd, CMD_MAX, inner) ||
 	    addraw(cmd, CMD_MAX, "linklab-revert >/dev/null 2>&1 </dev/null & echo $!"))
 		goto out;
@@ -826,6 +927,50 @@ out:
 	if (pid > 1)
 		armed_add(r, pid, dev);
 	return pid > 1 ? pid : 0;
+}
+
+/* Shell text appended to an apply's tc lines: the .applied line of the
+ * timer guarding it (pid, 0 for none) and of the qdiscs it leaves. */
+static int applied_line(struct remote *r, const char *dev, long timer, char *cmd,
+			size_t len)
+{
+	char ap[128], q[64], t[300];
+
+	if (tccmd_quote(dev, q, sizeof(q)) < 0)
+		return -ENOSPC;
+	side_path(r, dev, "applied", ap, sizeof(ap));
+	snprintf(t, sizeof(t), "&& { printf '%%s %%s\\n' %ld \"$(" SNAP_SH("%s") ")\" >", timer, q);
+	if (addraw(cmd, len, t) || addw(cmd, len, ap) || addraw(cmd, len, "; true; }"))
+		return -ENOSPC;
+	return 0;
+}
+
+static int verdict(const char *text, char *out, size_t len, char **orig);
+static void verdict_consume(struct remote *r, const char *dev, const char *vpath,
+			    const char *text);
+
+/* A timer of dev fired during its apply: what its .revert says (msg), the
+ * file then dropped (a differing read-back puts the record back). */
+static void fired_verdict(struct remote *r, const char *dev, char *msg, size_t len)
+{
+	char cmd[300] = "[ ! -e", vp[128], *o = NULL, *orig = NULL;
+
+	side_path(r, dev, "revert", vp, sizeof(vp));
+	if (addw(cmd, sizeof(cmd), vp) || addraw(cmd, sizeof(cmd), "] || cat") ||
+	    addw(cmd, sizeof(cmd), vp) ||
+	    run(r, cmd, "read revert verdict", &o, NULL, NULL) < 0 || !o || !o[0]) {
+		free(o);
+		return;
+	}
+	if (verdict(o, msg, len, &orig) == 1) {
+		verdict_consume(r, dev, vp, o);
+	} else {
+		snprintf(cmd, sizeof(cmd), "rm -f");
+		addw(cmd, sizeof(cmd), vp);
+		run(r, cmd, "remove revert verdict", NULL, NULL, NULL);
+	}
+	free(orig);
+	free(o);
 }
 
 /* The confirming round trip: kill the timer if it is still pending.
@@ -841,11 +986,20 @@ static int disarm_revert(struct remote *r, long pid, struct ll_err *err)
 	snprintf(cmd, sizeof(cmd), "kill %ld 2>/dev/null && echo disarmed || echo fired", pid);
 	rc = run(r, cmd, "disarm revert timer (commit confirmed)", &o, NULL, err);
 	if (rc == 0) {
+		char dev[IF_NAMESIZE] = "", msg[400] = "";
+		int i;
+
+		for (i = 0; i < RJ_MAX; i++)
+			if (r->armed[i] == pid)
+				snprintf(dev, sizeof(dev), "%s", r->armed_dev[i]);
 		armed_del(r, pid);
-		if (strncmp(o, "disarmed", 8) != 0)
+		if (strncmp(o, "disarmed", 8) != 0) {
+			if (dev[0])
+				fired_verdict(r, dev, msg, sizeof(msg));
 			rc = ll_err_set(err, -ETIME,
-					"peer %s: the revert timer fired before the change was confirmed: the original is back",
-					r->t.alias);
+					"peer %s: the revert timer fired before the change was confirmed: the original is back%s%s%s",
+					r->t.alias, msg[0] ? " (" : "", msg, msg[0] ? ")" : "");
+		}
 	}
 	free(o);
 	return rc;
@@ -1004,7 +1158,7 @@ static void tune_jpath(struct remote *r, char *buf, size_t len);
 
 static int guard_refresh(struct remote *r, struct ll_err *err)
 {
-	char *inner, *cmd, path[128];
+	char *inner, *cmd;
 	int i, n = 0, rc = 0;
 
 	if (!r->safety.hold)
@@ -1022,17 +1176,10 @@ static int guard_refresh(struct remote *r, struct ll_err *err)
 
 		if (!r->j[i].dev[0] || !r->j[i].orig)
 			continue;
-		if (restore_cmd(r, r->j[i].dev, r->j[i].orig, inner + u + 1,
-				CMD_MAX - u - 1, NULL) < 0) {
+		/* restore, read back, verdict in .revert (revert_script) */
+		if (revert_script(r, r->j[i].dev, r->j[i].orig, "guard", inner, CMD_MAX) < 0) {
 			inner[u] = '\0';
 			continue;
-		}
-		inner[u] = ' ';
-		journal_path(r, r->j[i].dev, path, sizeof(path));
-		if (addraw(inner, CMD_MAX, "&& rm -f") || addw(inner, CMD_MAX, path) ||
-		    addraw(inner, CMD_MAX, ";")) {
-			rc = ll_err_set(err, -ENOSPC, "guard command too long");
-			break;
 		}
 		n++;
 	}
@@ -1076,6 +1223,8 @@ static int guard_refresh(struct remote *r, struct ll_err *err)
 }
 
 static int remote_clear_dev(struct peer *p, const char *dev, struct ll_err *err);
+static void verdict_consume(struct remote *r, const char *dev, const char *vpath,
+			    const char *text);
 
 static int engine_stop_remote(struct remote *r, const char *dev, struct ll_err *err);
 static void engine_dev_mark(struct remote *r, const char *dev, bool on);
@@ -1106,8 +1255,8 @@ static int remote_clear(struct peer *p, const char *dev, struct ll_err *err)
 static int clear_check(struct remote *r, const char *dev, const char *orig,
 		       bool identity_only, struct ll_err *err)
 {
-	char cmd[512] = "", mac[40] = "", path[128], *o = NULL, kind[24] = "", h[24] = "";
-	char nowmac[40] = "", rk[24] = "", rh[24] = "";
+	char cmd[1024] = "", mac[40] = "", path[128], *o = NULL, kind[24] = "", h[24] = "";
+	char nowmac[40] = "", rk[24] = "", rh[24] = "", ck[24], nowck[24] = "", *at;
 	int idx = 0, nowidx = 0, rc;
 	cJSON *rec;
 	const cJSON *parts, *q;
@@ -1115,7 +1264,10 @@ static int clear_check(struct remote *r, const char *dev, const char *orig,
 	journal_path(r, dev, path, sizeof(path));
 	if (tctree_identity(orig, &idx, mac, sizeof(mac)) < 0)
 		return 1;
-	rc = addraw(cmd, sizeof(cmd), "ip -o link show dev");
+	tctree_cookie(orig, ck, sizeof(ck));
+	/* the namespace's cookie first ("c<digits>"), when the record has one */
+	rc = addraw(cmd, sizeof(cmd), ck[0] ? "printf 'c%s\\n' \"$(" TCTREE_COOKIE_SH ")\";" : "");
+	rc |= addraw(cmd, sizeof(cmd), "ip -o link show dev");
 	rc |= addw(cmd, sizeof(cmd), dev);
 	rc |= addraw(cmd, sizeof(cmd), "| awk '{i=$1; sub(\":\",\"\",i); m=\"-\"; for (k = 1; k < NF; k++) if ($k ~ /^link\\//) m = $(k+1); print i, m}'; tc qdisc show dev");
 	rc |= addw(cmd, sizeof(cmd), dev);
@@ -1125,15 +1277,23 @@ static int clear_check(struct remote *r, const char *dev, const char *orig,
 	rc = run(r, cmd, "read link identity", &o, NULL, err);
 	if (rc < 0)
 		return rc;
-	if (sscanf(o, "%d %39s %23s %23s", &nowidx, nowmac, kind, h) < 2) {
+	at = o;
+	if (at[0] == 'c') {
+		snprintf(nowck, sizeof(nowck), "%.*s", (int)strspn(at + 1, "0123456789"), at + 1);
+		at += strcspn(at, "\n");
+	}
+	if (sscanf(at, "%d %39s %23s %23s", &nowidx, nowmac, kind, h) < 2) {
 		free(o);
 		return 1;
 	}
 	free(o);
-	if (nowidx != idx || (mac[0] && strcmp(nowmac, mac))) {
-		rnote(r, "%s: record %s is of an interface that no longer exists (ifindex %d, address %s; now %d, %s): dropped, nothing restored",
-		      dev, path, idx, mac, nowidx, nowmac);
+	if (nowidx != idx || (mac[0] && strcmp(nowmac, mac)) ||
+	    (ck[0] && nowck[0] && strcmp(ck, nowck))) {
+		rnote(r, "%s: record %s is of an interface that no longer exists (ifindex %d, address %s, netns cookie %s; now %d, %s, %s): dropped, nothing restored",
+		      dev, path, idx, mac, ck[0] ? ck : "-", nowidx, nowmac, nowck[0] ? nowck : "-");
 		snprintf(cmd, sizeof(cmd), "rm -f");
+		addw(cmd, sizeof(cmd), path);
+		side_path(r, dev, "applied", path, sizeof(path));
 		addw(cmd, sizeof(cmd), path);
 		rc = run(r, cmd, "remove journal", NULL, NULL, err);
 		return rc < 0 ? rc : 0;
@@ -1171,6 +1331,17 @@ static int remote_clear_dev(struct peer *p, const char *dev, struct ll_err *err)
 		rc = need_nsid(r, err);
 	if (rc < 0)
 		return rc;
+	/* what a revert timer or hold guard did meanwhile (.revert) */
+	side_path(r, dev, "revert", path, sizeof(path));
+	addraw(cmd, sizeof(cmd), "[ ! -e");
+	addw(cmd, sizeof(cmd), path);
+	addraw(cmd, sizeof(cmd), "] || cat");
+	addw(cmd, sizeof(cmd), path);
+	if (run(r, cmd, "read revert verdict", &o, NULL, NULL) == 0 && o && o[0])
+		verdict_consume(r, dev, path, o);
+	free(o);
+	o = NULL;
+	cmd[0] = '\0';
 	j = jfind(r, dev, false);
 	if (j && j->orig) {
 		rc = j->orig[0] == '{' ? clear_check(r, dev, j->orig, false, err) : 1;
@@ -1332,186 +1503,162 @@ static int arm_step(struct remote *r, const char *dev, bool carries,
 	return 0;
 }
 
-static int remote_apply_kernel(struct peer *p, const char *dev, const struct impair *d,
-			       struct ll_err *err)
-{
-	struct remote *r = R(p);
+/* One kernel apply on the peer, step by step (remote_apply_kernel). */
+struct rapply {
+	struct remote *r;
+	const char *dev;
 	struct impair_plan plan;
 	struct qdisc_state qs;
-	struct rjournal *j;
-	char *lines, *cmd, *errt = NULL, *s;
-	long timer = 0;
-	bool carries = false, excluded = false, ingress_ok = false;
+	char *lines, *cmd, *errt;
+	long timer;
+	bool carries, excluded, ingress_ok;
+	int lost_rc;            /* the read-back's error when the session went */
+};
+
+/* Put dev's journalled original back after a failed step; a restore that
+ * fails too is said in err. */
+static void apply_undo(struct rapply *a, struct ll_err *err, bool say_back)
+{
+	struct rjournal *j = jfind(a->r, a->dev, false);
+	struct ll_err rerr = {0};
+
+	if (j && j->orig && restore(a->r, a->dev, j->orig, &rerr) < 0)
+		ll_err_prefix(err, "restoring the original failed too (%s); ", rerr.msg);
+	else if (say_back)
+		err_append_orig(err);
+}
+
+/* Step 0: plan, session hazards, ingress check, the journal (nothing
+ * changed yet). */
+static int apply_prepare(struct rapply *a, const struct impair *d, struct ll_err *err)
+{
+	struct remote *r = a->r;
 	int rc;
 
-	r->warn[0] = '\0';
-	r->notes[0] = '\0';
-	if (impair_is_empty(d))
-		return remote_clear(p, dev, err);
-	lines = calloc(1, CMD_MAX);
-	cmd = calloc(1, CMD_MAX);
-	if (!lines || !cmd) {
-		free(lines);
-		free(cmd);
-		return ll_err_set(err, -ENOMEM, "out of memory");
-	}
-	rc = plan_lines(r, dev, d, lines, CMD_MAX, &plan, err);
+	rc = plan_lines(r, a->dev, d, a->lines, CMD_MAX, &a->plan, err);
 	if (rc == 0)
-		rc = guard(r, dev, &plan, &carries, err);
-	if (rc == 0 && carries && r->safety.exclude_ctl) {
-		rc = exclude_lines(r, dev, &plan, lines, CMD_MAX, err);
-		excluded = rc == 0;
+		rc = guard(r, a->dev, &a->plan, &a->carries, err);
+	if (rc == 0 && a->carries && r->safety.exclude_ctl) {
+		rc = exclude_lines(r, a->dev, &a->plan, a->lines, CMD_MAX, err);
+		a->excluded = rc == 0;
 	}
-	if (rc == 0 && plan.ingress)
-		rc = ingress_check(r, dev, err);
+	if (rc == 0 && a->plan.ingress)
+		rc = ingress_check(r, a->dev, err);
 	if (rc == 0)
-		rc = journal_take(r, dev, err);
-	if (rc == 0 && plan.ingress)
-		rc = ingress_mark_line(r, dev, cmd, CMD_MAX, err);
-	if (rc < 0)
-		goto out;
-	/* 1. arm (a separate round trip, before any change) */
-	rc = arm_step(r, dev, carries, &timer, err);
-	if (rc < 0)
-		goto out;
-	/* 2. apply: the lines as ONE shell command joined with && */
-	for (s = lines; *s; ) {
-		size_t n = strcspn(s, "\n");
+		rc = journal_take(r, a->dev, err);
+	if (rc == 0 && a->plan.ingress)
+		rc = ingress_mark_line(r, a->dev, a->cmd, CMD_MAX, err);
+	return rc;
+}
 
-		if (n) {
-			size_t u = strlen(cmd);
+/* Step 2a: the lines as ONE shell command joined with &&, then the
+ * .applied line of this apply's timer. */
+static int apply_join(struct rapply *a, struct ll_err *err)
+{
+	char *s;
 
-			if ((size_t)snprintf(cmd + u, CMD_MAX - u, "%s%.*s",
-					     u ? " && " : "", (int)n, s) >= CMD_MAX - u) {
-				rc = ll_err_set(err, -ENOSPC, "tc command too long");
-				/* nothing changed: the timer must not fire */
-				if (timer)
-					disarm_revert(r, timer, NULL);
-				goto out;
-			}
-		}
+	for (s = a->lines; *s; ) {
+		size_t n = strcspn(s, "\n"), u = strlen(a->cmd);
+
+		if (n && (size_t)snprintf(a->cmd + u, CMD_MAX - u, "%s%.*s", u ? " && " : "",
+					  (int)n, s) >= CMD_MAX - u)
+			return ll_err_set(err, -ENOSPC, "tc command too long");
 		s += n + (s[n] == '\n');
 	}
-	{
-		struct ll_err aerr = {0};
+	if (applied_line(a->r, a->dev, a->timer, a->cmd, CMD_MAX) < 0)
+		return ll_err_set(err, -ENOSPC, "tc command too long");
+	return 0;
+}
 
-		rc = run(r, cmd, "tc", NULL, &errt, &aerr);
-		if (rc < 0 && err)
-			*err = aerr;
-		if (rc < 0 && !strstr(aerr.msg, "failed (exit"))
-			goto lost;   /* the session, not tc */
+/* Step 3a: read dev back (its own round trip; an ingress dial: dev's
+ * ingress qdisc and the plan on the IFB device). 1 when the session was
+ * lost, 0 read, <0 tc answered but the state cannot be read (the original
+ * is put back then; a revert timer that already fired explains it). */
+static int apply_read(struct rapply *a, struct ll_err *err)
+{
+	struct ll_err rberr = {0};
+	bool session_err = false, fired = false;
+	char ifb[IF_NAMESIZE];
+	int rc;
+
+	qdisc_ifb_name(a->dev, ifb, sizeof(ifb));
+	rc = read_state(a->r, a->plan.ingress ? ifb : a->dev, true, &a->qs, &session_err, &rberr);
+	if (rc == 0 && a->plan.ingress) {
+		struct qdisc_state *ds = calloc(1, sizeof(*ds));
+
+		rc = ds ? read_state(a->r, a->dev, false, ds, &session_err, &rberr)
+			: ll_err_set(&rberr, -ENOMEM, "out of memory");
+		a->ingress_ok = rc == 0 && ds->has_ingress;
+		free(ds);
+	}
+	if (rc < 0 && err)
+		*err = rberr;
+	if (rc < 0 && session_err) {
+		a->lost_rc = rc;
+		return 1;
 	}
 	if (rc < 0) {
-		struct ll_err rerr = {0};
-		bool no_netem = errt && strstr(errt, "Specified qdisc kind is unknown") &&
-				plan.netem;
+		if (a->timer) {
+			struct ll_err derr = {0};
 
-		if (no_netem)
-			rc = ll_err_set(err, -ENOTSUP,
-					"peer %s: peer's kernel has no netem (CONFIG_NET_SCH_NETEM); try modprobe sch_netem",
-					r->t.alias);
-		j = jfind(r, dev, false);
-		if (j && j->orig && restore(r, dev, j->orig, &rerr) < 0)
-			ll_err_prefix(err, "restoring the original failed too (%s); ",
-				      rerr.msg);
-		goto confirm;
-	}
-	/* fault injection for tests/lab/ssh.sh: hold between the change and
-	 * its confirmation so the test can kill the session there */
-	if (getenv("LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS")) {
-		long ms = strtol(getenv("LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS"), NULL, 10);
-		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-		if (ms > 0 && ms <= 60000)
-			nanosleep(&ts, NULL);
-	}
-	/* 3. read back (its own round trip; an ingress dial: dev's ingress
-	 * qdisc and the plan on the IFB device, two more) */
-	{
-		struct ll_err rberr = {0};
-		bool session_err = false;
-		char ifb[IF_NAMESIZE];
-
-		qdisc_ifb_name(dev, ifb, sizeof(ifb));
-		rc = read_state(r, plan.ingress ? ifb : dev, true, &qs,
-				&session_err, &rberr);
-		if (rc == 0 && plan.ingress) {
-			struct qdisc_state *ds = calloc(1, sizeof(*ds));
-
-			rc = ds ? read_state(r, dev, false, ds, &session_err, &rberr)
-				: ll_err_set(&rberr, -ENOMEM, "out of memory");
-			ingress_ok = rc == 0 && ds->has_ingress;
-			free(ds);
+			fired = disarm_revert(a->r, a->timer, &derr) == -ETIME;
+			if (fired && err)
+				*err = derr;
+			a->timer = 0;
 		}
-		if (rc < 0 && err)
-			*err = rberr;
-		if (rc < 0 && session_err)
-			goto lost;
-		if (rc < 0) {
-			/* tc answered but the state cannot be read (an IFB
-			 * gone): all or nothing, put the original back. A
-			 * revert timer that already fired explains it. */
-			struct ll_err rerr = {0};
-			bool fired = false;
-
-			if (timer) {
-				struct ll_err derr = {0};
-
-				fired = disarm_revert(r, timer, &derr) == -ETIME;
-				if (fired && err)
-					*err = derr;
-				timer = 0;
-			}
-			j = jfind(r, dev, false);
-			if (j && j->orig && restore(r, dev, j->orig, &rerr) < 0)
-				ll_err_prefix(err, "restoring the original failed too (%s); ",
-					      rerr.msg);
-			else if (!fired)
-				err_append_orig(err);
-			goto confirm;
-		}
+		apply_undo(a, err, !fired);
 	}
-	{
-		const char *want = (plan.scoped || excluded) ? "htb" : plan.tbf ? "tbf" : "netem";
-		const char *tdev = dev;
-		char ifb[IF_NAMESIZE];
-		uint64_t got = qs.n ? qs.q[0].rate / 8 : 0;
-		bool rate_bad = false;
+	return rc;
+}
 
-		if (plan.ingress) {
-			qdisc_ifb_name(dev, ifb, sizeof(ifb));
-			tdev = ifb;
-		}
-		if (plan.tbf && !excluded && plan.scoped)
-			/* tc class show prints a rounded rate (< 0.1 %) */
-			rate_bad = got + plan.rate_Bps / 1000 + 1 < plan.rate_Bps ||
-				   got > plan.rate_Bps + plan.rate_Bps / 1000 + 1;
-		else if (plan.tbf && !excluded)
-			rate_bad = got != plan.rate_Bps;
-		if (qs.n < 1 || strcmp(qs.q[0].kind, want) != 0 || rate_bad ||
-		    (plan.scoped && (!qs.scoped || qs.dport != plan.dport ||
-				     qs.dst_plen != plan.dst_plen)) ||
-		    (plan.ingress && !ingress_ok)) {
-			struct ll_err rerr = {0};
+/* Step 3b: does the read-back hold the plan? If not, the original goes
+ * back (-EIO). */
+static int apply_verify(struct rapply *a, struct ll_err *err)
+{
+	const struct impair_plan *pl = &a->plan;
+	const char *want = (pl->scoped || a->excluded) ? "htb" : pl->tbf ? "tbf" : "netem";
+	const char *tdev = a->dev;
+	char ifb[IF_NAMESIZE];
+	uint64_t got = a->qs.n ? a->qs.q[0].rate / 8 : 0;
+	bool rate_bad = false;
+	int rc;
 
-			rc = ll_err_set(err, -EIO,
-					"peer %s: read-back of %s does not match (root %s, rate %llu bit/s%s%s); original put back",
-					r->t.alias, tdev, qs.n ? qs.q[0].kind : "none",
-					qs.n ? (unsigned long long)qs.q[0].rate : 0ULL,
-					plan.scoped && !qs.scoped ? ", no scope filter" : "",
-					plan.ingress && !ingress_ok ? ", no ingress qdisc" : "");
-			j = jfind(r, dev, false);
-			if (j && j->orig && restore(r, dev, j->orig, &rerr) < 0)
-				ll_err_prefix(err, "restoring the original failed too (%s); ",
-					      rerr.msg);
-		}
+	if (pl->ingress) {
+		qdisc_ifb_name(a->dev, ifb, sizeof(ifb));
+		tdev = ifb;
 	}
-confirm:
-	/* 4. confirm: the peer answered the read-back; this round trip
-	 * disarms the timer (commit confirmed) */
-	if (timer) {
+	if (pl->tbf && !a->excluded && pl->scoped)
+		/* tc class show prints a rounded rate (< 0.1 %) */
+		rate_bad = got + pl->rate_Bps / 1000 + 1 < pl->rate_Bps ||
+			   got > pl->rate_Bps + pl->rate_Bps / 1000 + 1;
+	else if (pl->tbf && !a->excluded)
+		rate_bad = got != pl->rate_Bps;
+	if (a->qs.n >= 1 && strcmp(a->qs.q[0].kind, want) == 0 && !rate_bad &&
+	    (!pl->scoped || (a->qs.scoped && a->qs.dport == pl->dport &&
+			     a->qs.dst_plen == pl->dst_plen)) &&
+	    (!pl->ingress || a->ingress_ok))
+		return 0;
+	rc = ll_err_set(err, -EIO,
+			"peer %s: read-back of %s does not match (root %s, rate %llu bit/s%s%s); original put back",
+			a->r->t.alias, tdev, a->qs.n ? a->qs.q[0].kind : "none",
+			a->qs.n ? (unsigned long long)a->qs.q[0].rate : 0ULL,
+			pl->scoped && !a->qs.scoped ? ", no scope filter" : "",
+			pl->ingress && !a->ingress_ok ? ", no ingress qdisc" : "");
+	apply_undo(a, err, false);
+	return rc;
+}
+
+/* Step 4: the peer answered the read-back; this round trip disarms the
+ * timer (commit confirmed). Then the hold guard follows the journal (a
+ * failed apply put the original back and dropped it). */
+static int apply_confirm(struct rapply *a, int rc, struct ll_err *err)
+{
+	struct ll_err gerr = {0};
+	int grc;
+
+	if (a->timer) {
 		struct ll_err derr = {0};
-		int drc = disarm_revert(r, timer, &derr);
+		int drc = disarm_revert(a->r, a->timer, &derr);
 
 		if (drc < 0 && rc == 0) {
 			rc = drc;
@@ -1519,31 +1666,90 @@ confirm:
 				*err = derr;
 			if (drc != -ETIME)
 				ll_err_prefix(err, "peer %s: session lost before the change to %s was confirmed; the peer restores the original within %d s by its armed revert timer (pid %ld): ",
-					      r->t.alias, dev, revert_after(r), timer);
+					      a->r->t.alias, a->dev, revert_after(a->r), a->timer);
 		}
 	}
-	/* a failed apply put the original back (journal dropped): the guard
-	 * follows the journal either way */
-	{
-		struct ll_err gerr = {0};
-		int grc = guard_refresh(r, &gerr);
+	grc = guard_refresh(a->r, &gerr);
+	if (grc < 0 && rc == 0) {
+		rc = grc;
+		if (err)
+			*err = gerr;
+	}
+	return rc;
+}
 
-		if (grc < 0 && rc == 0) {
-			rc = grc;
-			if (err)
-				*err = gerr;
-		}
+/* Fault injection for tests/lab/ssh.sh: hold between the change and its
+ * confirmation so the test can kill the session there. */
+static void test_hold(void)
+{
+	const char *v = getenv("LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS");
+	long ms = v ? strtol(v, NULL, 10) : 0;
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	if (ms > 0 && ms <= 60000)
+		nanosleep(&ts, NULL);
+}
+
+static int remote_apply_kernel(struct peer *p, const char *dev, const struct impair *d,
+			       struct ll_err *err)
+{
+	struct rapply a = { .r = R(p), .dev = dev };
+	struct ll_err aerr = {0};
+	int rc;
+
+	a.r->warn[0] = '\0';
+	a.r->notes[0] = '\0';
+	if (impair_is_empty(d))
+		return remote_clear(p, dev, err);
+	a.lines = calloc(1, CMD_MAX);
+	a.cmd = calloc(1, CMD_MAX);
+	rc = a.lines && a.cmd ? apply_prepare(&a, d, err)
+			      : ll_err_set(err, -ENOMEM, "out of memory");
+	/* 1. arm (a separate round trip, before any change) */
+	if (rc == 0)
+		rc = arm_step(a.r, dev, a.carries, &a.timer, err);
+	if (rc < 0)
+		goto out;
+	/* 2. apply */
+	rc = apply_join(&a, err);
+	if (rc < 0) {
+		if (a.timer)   /* nothing changed: the timer must not fire */
+			disarm_revert(a.r, a.timer, NULL);
+		goto out;
 	}
+	rc = run(a.r, a.cmd, "tc", NULL, &a.errt, &aerr);
+	if (rc < 0 && err)
+		*err = aerr;
+	if (rc < 0 && !strstr(aerr.msg, "failed (exit"))
+		goto lost;   /* the session, not tc */
+	if (rc < 0) {
+		if (a.errt && strstr(a.errt, "Specified qdisc kind is unknown") && a.plan.netem)
+			rc = ll_err_set(err, -ENOTSUP,
+					"peer %s: peer's kernel has no netem (CONFIG_NET_SCH_NETEM); try modprobe sch_netem",
+					a.r->t.alias);
+		apply_undo(&a, err, false);
+		rc = apply_confirm(&a, rc, err);
+		goto out;
+	}
+	test_hold();
+	/* 3. read back and compare */
+	rc = apply_read(&a, err);
+	if (rc == 1)
+		goto lost;
+	if (rc == 0)
+		rc = apply_verify(&a, err);
+	rc = apply_confirm(&a, rc, err);
 	goto out;
 lost:
 	/* the session died mid-apply: the peer restores itself */
-	if (timer)
+	rc = rc == 1 ? a.lost_rc : rc;
+	if (a.timer)
 		ll_err_prefix(err, "peer %s: session lost while applying to %s; the peer restores the original within %d s by its armed revert timer (pid %ld): ",
-			      r->t.alias, dev, revert_after(r), timer);
+			      a.r->t.alias, dev, revert_after(a.r), a.timer);
 out:
-	free(errt);
-	free(lines);
-	free(cmd);
+	free(a.errt);
+	free(a.lines);
+	free(a.cmd);
 	return rc;
 }
 
@@ -1967,7 +2173,7 @@ static int remote_tune_restore(struct peer *p, struct ll_err *err)
 
 /* The record files on the peer (every namespace), each as "PATH\n" then its
  * text, separated by RS_SEP lines. */
-#define LIST_RECORDS "for f in " JOURNAL_DIR "/remote-*.tc.json; do [ -e \"$f\" ] || continue; " \
+#define LIST_RECORDS "for f in " JOURNAL_DIR "/remote-*.tc.json " JOURNAL_DIR "/remote-*.revert; do [ -e \"$f\" ] || continue; " \
 	"echo " RS_SEP "; printf '%s\\n' \"$f\"; cat \"$f\"; echo; done; true"
 
 /* Walk the records listed by LIST_RECORDS: fn(path, text) for each. */
@@ -2001,20 +2207,107 @@ static int each_record(struct remote *r, int (*fn)(struct remote *, const char *
 	return rc < 0 ? rc : 0;
 }
 
-/* dev of a record path of this namespace ("" if another namespace's). */
+static bool is_verdict(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n > 7 && !strcmp(path + n - 7, ".revert");
+}
+
+/* dev of a record path (or .revert verdict) of this namespace ("" if
+ * another namespace's). */
 static void record_dev(struct remote *r, const char *path, char *dev, size_t len)
 {
 	char pre[96];
-	size_t n = strlen(path), pl;
+	size_t n = strlen(path), pl, ext = is_verdict(path) ? 7 : 8;
 
 	snprintf(pre, sizeof(pre), JOURNAL_DIR "/remote-%s-", r->nsid);
 	pl = strlen(pre);
 	dev[0] = '\0';
-	if (strncmp(path, pre, pl) || n < pl + 9 || strcmp(path + n - 8, ".tc.json"))
+	if (strncmp(path, pre, pl) || n < pl + ext + 1 ||
+	    strcmp(path + n - ext, ext == 7 ? ".revert" : ".tc.json"))
 		return;
-	snprintf(dev, len, "%.*s", (int)(n - 8 - pl), path + pl);
+	snprintf(dev, len, "%.*s", (int)(n - ext - pl), path + pl);
 	if (valid_ifname(dev, NULL) < 0)
 		dev[0] = '\0';
+}
+
+/* What a revert timer or hold guard did (its .revert file, arm_revert):
+ * out says it ("revert timer pid 12 at 18:42:07: restored, read back
+ * equal to the record"); 1 when its read-back differs from the record
+ * (*orig then the record, malloc'd), 0 otherwise. */
+static int verdict(const char *text, char *out, size_t len, char **orig)
+{
+	long long at = 0;
+	long pid = 0;
+	int st = -1, n = 0;
+	char who[16] = "", word[16] = "", tm[16] = "?", why[320] = "";
+	char *sep1 = strstr(text, VSEP), *sep2 = sep1 ? strstr(sep1 + 1, VSEP) : NULL;
+	time_t t;
+	struct tm lt;
+
+	*orig = NULL;
+	sscanf(text, "%lld %ld %15s %15s %d%n", &at, &pid, who, word, &st, &n);
+	t = (time_t)at;
+	if (at > 0 && localtime_r(&t, &lt))
+		strftime(tm, sizeof(tm), "%H:%M:%S", &lt);
+	if (strcmp(word, "restored")) {
+		const char *w = word[0] && strstr(text, word) ? strstr(text, word) : text;
+
+		snprintf(out, len, "revert %s pid %ld at %s: %.*s", who, pid, tm,
+			 (int)strcspn(w, "\n"), w);
+		return 0;
+	}
+	if (st != 0) {
+		snprintf(out, len, "revert %s pid %ld at %s: its restore failed (exit %d); record kept",
+			 who, pid, tm, st);
+		return 0;
+	}
+	if (sep1 && sep2) {
+		const char *from = sep1 + strlen(VSEP) + strspn(sep1 + strlen(VSEP), " \n");
+		char *a = strndup(from, (size_t)(sep2 - from));
+		int d = a ? tctree_diff(a, sep2 + strlen(VSEP), why, sizeof(why)) : -ENOMEM;
+
+		if (d == 0) {
+			snprintf(out, len, "revert %s pid %ld at %s: restored, read back equal to the record",
+				 who, pid, tm);
+			free(a);
+			return 0;
+		}
+		snprintf(out, len, "revert %s pid %ld at %s: restored, but the read-back differs from the record: %.200s",
+			 who, pid, tm, d < 0 ? "no read-back" : why);
+		*orig = a;
+		return 1;
+	}
+	snprintf(out, len, "revert %s pid %ld at %s: restored, no read-back", who, pid, tm);
+	return 0;
+}
+
+/* clear: report dev's .revert verdict and drop it; a read-back that
+ * differed puts the record back (if none is there) so clear restores it
+ * again and compares. */
+static void verdict_consume(struct remote *r, const char *dev, const char *vpath,
+			    const char *text)
+{
+	char msg[400], jp[128], *orig = NULL, *cmd = calloc(1, CMD_MAX);
+
+	if (!cmd)
+		return;
+	journal_path(r, dev, jp, sizeof(jp));
+	if (verdict(text, msg, sizeof(msg), &orig) == 1 && orig) {
+		rnote(r, "%s: %s: record put back in %s", dev, msg, jp);
+		snprintf(cmd, CMD_MAX, "umask 077; [ -e");
+		if (!(addw(cmd, CMD_MAX, jp) | addraw(cmd, CMD_MAX, "] || printf '%s\\n'") |
+		      addw(cmd, CMD_MAX, orig) | addraw(cmd, CMD_MAX, ">") | addw(cmd, CMD_MAX, jp)))
+			run(r, cmd, "put back record", NULL, NULL, NULL);
+	} else {
+		rnote(r, "%s: %s", dev, msg);
+	}
+	snprintf(cmd, CMD_MAX, "rm -f");
+	addw(cmd, CMD_MAX, vpath);
+	run(r, cmd, "remove revert verdict", NULL, NULL, NULL);
+	free(orig);
+	free(cmd);
 }
 
 struct clear_all_ctx {
@@ -2032,6 +2325,10 @@ static int clear_one(struct remote *r, const char *path, char *text, void *arg)
 	record_dev(r, path, dev, sizeof(dev));
 	if (!dev[0])
 		return 0;   /* another namespace's: left for a linklab there */
+	if (is_verdict(path)) {
+		verdict_consume(r, dev, path, text);
+		return 0;
+	}
 	if (text[0] != '{' && text[0] != '[') {
 		rnote(r, "record %s is empty or damaged: nothing restored from it (linklab clear --all --forget drops it)",
 		      path);
@@ -2107,6 +2404,13 @@ static int list_one(struct remote *r, const char *path, char *text, void *arg)
 	snprintf(pr->path, sizeof(pr->path), "%s", path);
 	record_dev(r, path, dev, sizeof(dev));
 	snprintf(pr->dev, sizeof(pr->dev), "%.15s", dev);
+	if (is_verdict(path)) {
+		char *orig = NULL;
+
+		verdict(text, pr->what, sizeof(pr->what), &orig);
+		free(orig);
+		return 0;
+	}
 	if (text[0] == '{' && tctree_identity(text, &idx, mac, sizeof(mac)) == 0) {
 		cJSON *rec = cJSON_Parse(text);
 		const cJSON *tc = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(rec, "parts"), 0);
@@ -2154,7 +2458,7 @@ static int forget_one(struct remote *r, const char *path, char *text, void *arg)
 
 	record_dev(r, path, dev, sizeof(dev));
 	/* this namespace's records, and damaged ones of any */
-	if (!dev[0] && (text[0] == '{' || text[0] == '['))
+	if (!dev[0] && (text[0] == '{' || text[0] == '[' || is_verdict(path)))
 		return 0;
 	if (want && strcmp(dev, want))
 		return 0;

@@ -2,6 +2,7 @@
 /* peerq.c - a worker thread (or inline runner) in front of one peer: queued
  * jobs run in order, results are posted back through an eventfd. */
 #include "linklab/peer/peerq.h"
+#include "linklab/peer/peer_restore.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -129,8 +130,12 @@ static void pq_run(struct peerq *q, struct peerq_job *j)
 			sf.unarmed_ok = j->unarmed_ok;
 			o->set_safety(&q->p, &sf);
 		}
-		rc = j->kind == PQ_APPLY ? o->apply(&q->p, j->dev, &j->dial, &j->err)
-					 : o->clear(&q->p, j->dev, &j->err);
+		if (j->kind == PQ_APPLY && j->restore_to)
+			rc = peer_restore_to(&q->p, j->dev, &j->dial, &j->err);
+		else if (j->kind == PQ_APPLY)
+			rc = o->apply(&q->p, j->dev, &j->dial, &j->err);
+		else
+			rc = o->clear(&q->p, j->dev, &j->err);
 		if (once)
 			o->set_safety(&q->p, &q->safety);
 		if (rc == 0 && j->kind == PQ_APPLY && j->lock_note && o->lock)

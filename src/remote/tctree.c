@@ -67,8 +67,9 @@ int tctree_record_cmd(const char *dev, char *out, size_t len)
 	       "L() { sed 's/\\\\/\\\\\\\\/g; s/\"/\\\\\"/g; s/.*/\"&\"/' | paste -sd, -; }; "
 	       "set -- $(ip -o link show dev \"$D\" | awk '{i=$1; sub(\":\",\"\",i); m=\"\"; "
 	       "for (k = 1; k < NF; k++) if ($k ~ /^link\\//) m = $(k+1); print i, m}'); "
-	       "printf '{\"version\":2,\"dev\":\"%s\",\"identity\":{\"ifindex\":%s,\"mac\":\"%s\"},"
-	       "\"parts\":[{\"type\":\"tc\",\"qdiscs\":' \"$J\" \"${1:-0}\" \"$2\" && "
+	       "c=$(" TCTREE_COOKIE_SH "); "
+	       "printf '{\"version\":2,\"dev\":\"%s\",\"identity\":{\"ifindex\":%s,\"mac\":\"%s\",\"cookie\":\"%s\"},"
+	       "\"parts\":[{\"type\":\"tc\",\"qdiscs\":' \"$J\" \"${1:-0}\" \"$2\" \"$c\" && "
 	       "tc -j -raw qdisc show dev \"$D\" && "
 	       "printf ',\"qdisc_text\":[' && tc -d -raw qdisc show dev \"$D\" | L && "
 	       "printf '],\"classes\":[' && tc -d -raw class show dev \"$D\" | L && "
@@ -615,15 +616,97 @@ static void strip_note(char *dropped, size_t len, const char *what)
 {
 	size_t n = strlen(dropped);
 
+	if (strstr(dropped, what))
+		return;   /* tc lists a filter's head and its handle apart */
 	snprintf(dropped + n, len - n, "%s%s", n ? "; " : "", what);
+}
+
+/* Ids ("1:10", "2:") of the parts stripped so far: what hangs below them
+ * (child qdiscs, their classes, filter blocks) goes too, or the rebuilt
+ * tree would never read back as the stripped record. */
+struct gone {
+	char id[64][24];
+	int n;
+};
+
+static void gone_add(struct gone *g, const char *id)
+{
+	if (g->n < 64 && id[0])
+		snprintf(g->id[g->n++], sizeof(g->id[0]), "%s", id);
+}
+
+static bool gone_has(const struct gone *g, const char *id)
+{
+	size_t maj = strcspn(id, ":");
+	int i;
+
+	for (i = 0; i < g->n; i++) {
+		const char *x = g->id[i];
+
+		/* a class id itself, or any class of a gone qdisc "N:" */
+		if (!strcmp(x, id) || (x[strlen(x) - 1] == ':' && strlen(x) == maj + 1 &&
+				       !strncmp(x, id, maj + 1)))
+			return true;
+	}
+	return false;
+}
+
+/* The class id and parent of a "class htb 1:10 parent 1:1 ..." line. */
+static void class_ids(const char *line, char *id, char *parent, size_t len)
+{
+	id[0] = parent[0] = '\0';
+	if (sscanf(line, "class %*s %23s", id) != 1)
+		id[0] = '\0';
+	if (!word_after(line, "parent", parent, len))
+		snprintf(parent, len, "%.*s:", (int)strcspn(id, ":"), id);
+}
+
+/* Drop every qdisc and class below a gone id until nothing more goes. */
+static void strip_below(cJSON *tc, struct gone *g)
+{
+	cJSON *sec, *it, *next;
+	char id[24], parent[24];
+	int more;
+
+	do {
+		more = 0;
+		sec = cJSON_GetObjectItemCaseSensitive(tc, "qdiscs");
+		for (it = sec ? sec->child : NULL; it; it = next) {
+			next = it->next;
+			if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "root")) ||
+			    !gone_has(g, str(it, "parent")))
+				continue;
+			gone_add(g, str(it, "handle"));
+			cJSON_Delete(cJSON_DetachItemViaPointer(sec, it));
+			more++;
+		}
+		sec = cJSON_GetObjectItemCaseSensitive(tc, "classes");
+		for (it = sec ? sec->child : NULL; it; it = next) {
+			next = it->next;
+			class_ids(cJSON_IsString(it) ? it->valuestring : "", id, parent,
+				  sizeof(parent));
+			if (!gone_has(g, id) && !gone_has(g, parent))
+				continue;
+			gone_add(g, id);
+			cJSON_Delete(cJSON_DetachItemViaPointer(sec, it));
+			more++;
+		}
+	} while (more);
+	sec = cJSON_GetObjectItemCaseSensitive(tc, "filters");
+	for (it = sec ? sec->child : NULL; it; it = next) {
+		next = it->next;
+		if (gone_has(g, str(it, "parent")))
+			cJSON_Delete(cJSON_DetachItemViaPointer(sec, it));
+	}
 }
 
 int tctree_strip(const char *record, char **out, char *dropped, size_t len)
 {
 	cJSON *rec = record ? cJSON_Parse(record) : NULL;
 	cJSON *tc = rec ? (cJSON *)part_tc(rec) : NULL, *sec, *it, *next, *b;
-	char scratch[4096];
+	char scratch[4096], id[24], parent[24];
 	struct ll_err e = { 0 };
+	struct gone g = { .n = 0 };
 
 	dropped[0] = '\0';
 	*out = NULL;
@@ -642,6 +725,7 @@ int tctree_strip(const char *record, char **out, char *dropped, size_t len)
 		qdisc_words(&r, it, cJSON_GetObjectItemCaseSensitive(tc, "qdisc_text"));
 		if (r.rc) {
 			strip_note(dropped, len, e.msg);
+			gone_add(&g, str(it, "handle"));
 			cJSON_Delete(cJSON_DetachItemViaPointer(sec, it));
 		}
 	}
@@ -657,9 +741,12 @@ int tctree_strip(const char *record, char **out, char *dropped, size_t len)
 			r.rc = ll_err_set(&e, -ENOTSUP, "%.60s", line);
 		if (r.rc) {
 			strip_note(dropped, len, e.msg);
+			class_ids(line, id, parent, sizeof(parent));
+			gone_add(&g, id);
 			cJSON_Delete(cJSON_DetachItemViaPointer(sec, it));
 		}
 	}
+	strip_below(tc, &g);
 	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(tc, "filters")) {
 		cJSON *list = cJSON_GetObjectItemCaseSensitive(b, "list");
 
@@ -680,9 +767,22 @@ int tctree_strip(const char *record, char **out, char *dropped, size_t len)
 			}
 		}
 	}
+	/* what clear will say it could not bring back */
+	cJSON_DeleteItemFromObjectCaseSensitive(rec, "lost");
+	if (dropped[0])
+		cJSON_AddStringToObject(rec, "lost", dropped);
 	*out = cJSON_PrintUnformatted(rec);
 	cJSON_Delete(rec);
 	return *out ? 0 : -ENOMEM;
+}
+
+/* What apply --force accepted losing ("" if nothing). */
+void tctree_lost(const char *record, char *out, size_t len)
+{
+	cJSON *rec = record ? cJSON_Parse(record) : NULL;
+
+	snprintf(out, len, "%s", rec ? str(rec, "lost") : "");
+	cJSON_Delete(rec);
 }
 
 /* --- compare -------------------------------------------------------------- */
@@ -782,6 +882,15 @@ int tctree_diff(const char *want, const char *got, char *why, size_t len)
 	free_lines(a, na);
 	free_lines(b, nb);
 	return rc;
+}
+
+void tctree_cookie(const char *record, char *out, size_t len)
+{
+	cJSON *rec = record ? cJSON_Parse(record) : NULL;
+	const char *c = str(cJSON_GetObjectItemCaseSensitive(rec, "identity"), "cookie");
+
+	snprintf(out, len, "%s", strspn(c, "0123456789") == strlen(c) ? c : "");
+	cJSON_Delete(rec);
 }
 
 int tctree_identity(const char *record, int *ifindex, char *mac, size_t len)

@@ -264,7 +264,9 @@ static void assert_always_quoted(const char *name)
 				  s[strlen(name)] == '\'';
 			bool in_path = s > cmds[i] && s[-1] == '-' &&
 				       (strncmp(s + strlen(name), ".tc.json", 8) == 0 ||
-					strncmp(s + strlen(name), ".ifb'", 5) == 0);
+					strncmp(s + strlen(name), ".ifb'", 5) == 0 ||
+					strncmp(s + strlen(name), ".applied'", 9) == 0 ||
+					strncmp(s + strlen(name), ".revert'", 8) == 0);
 
 			if (!ok && !in_path) {
 				print_error("unquoted %s in: %s\n", q, cmds[i]);
@@ -300,9 +302,10 @@ static void test_apply_hostile_name(void **state)
 	/* journal: directory and file quoted, original JSON quoted */
 	/* (the whole tc tree, tctree_record_cmd; only a non-empty record
 	 * replaces the file) */
-	c = find_cmd("umask 077; mkdir -p '/run/linklab' && { [ -e '/run/linklab/remote-4026531840-x$(id);b.tc.json' ] || { { D='x$(id);b'; J='x$(id);b'; ");
+	c = find_cmd("umask 077; mkdir -p '/run/linklab' && { [ -e '/run/linklab/remote-4026531840-x$(id);b.tc.json' ] || { e=$( { D='x$(id);b'; J='x$(id);b'; ");
 	assert_non_null(c);
-	assert_non_null(strstr(c, "; } > '/run/linklab/remote-4026531840-x$(id);b.tc.json.tmp' && [ -s '/run/linklab/remote-4026531840-x$(id);b.tc.json.tmp' ] && mv '/run/linklab/remote-4026531840-x$(id);b.tc.json.tmp' '/run/linklab/remote-4026531840-x$(id);b.tc.json' && echo new || { rm -f '/run/linklab/remote-4026531840-x$(id);b.tc.json.tmp' ; exit 1; }; }; } && cat '/run/linklab/remote-4026531840-x$(id);b.tc.json'"));
+	assert_non_null(strstr(c, "; } 2>&1 > '/run/linklab/remote-4026531840-x$(id);b.tc.json.tmp' ) && [ -s '/run/linklab/remote-4026531840-x$(id);b.tc.json.tmp' ] && mv '/run/linklab/remote-4026531840-x$(id);b.tc.json.tmp' '/run/linklab/remote-4026531840-x$(id);b.tc.json' && echo new || { rm -f '/run/linklab/remote-4026531840-x$(id);b.tc.json.tmp' ; a=$(df -Pk /run/linklab"));
+	assert_non_null(strstr(c, "exit 1; }; }; } && cat '/run/linklab/remote-4026531840-x$(id);b.tc.json'"));
 	/* one tc command, the device quoted */
 	c = NULL;
 	for (int i = 0; i < ncmds && !c; i++)
@@ -316,8 +319,16 @@ static void test_apply_hostile_name(void **state)
 	assert_always_quoted("x$(id);b");
 	assert_true(strstr(journal, "noqueue") != NULL);
 	/* revert timer armed before the change, disarmed after the read-back */
-	c = find_cmd(ARM "'trap '\\''kill $s 2>/dev/null; exit 0'\\'' TERM; sleep 30 & s=$!; wait $s && out=$(tc qdisc del dev '\\''x$(id);b'\\'' root 2>&1)");
+	c = find_cmd(ARM "'trap '\\''kill $s 2>/dev/null; exit 0'\\'' TERM; snap() { tc qdisc show dev '\\''x$(id);b'\\''");
 	assert_non_null(c);
+	/* it restores only from the record it was armed with, and only while
+	 * the interface is as its own apply left it */
+	assert_non_null(strstr(c, "sleep 30 & s=$!; wait $s || exit 0; [ \"$(cksum < '\\''/run/linklab/remote-4026531840-x$(id);b.tc.json'\\'' 2>/dev/null)\" = \"$J0\" ] || exit 0;"));
+	assert_non_null(strstr(c, "= \"$$ $(snap)\" ]; else [ \"$(snap)\" != \"$B0\" ]; fi ||"));
+	assert_non_null(strstr(c, "{ out=$(tc qdisc del dev '\\''x$(id);b'\\'' root 2>&1)"));
+	/* the change writes the .applied line of its timer (4242) */
+	assert_non_null(strstr(find_cmd("tc qdisc replace dev 'x$(id);b' root") ? find_cmd("tc qdisc replace dev 'x$(id);b' root") : "",
+			       "&& { printf '%s %s\\n' 4242 \"$(tc qdisc show dev 'x$(id);b' | sed"));
 	assert_non_null(strstr(c, "' linklab-revert >/dev/null 2>&1 </dev/null & echo $!"));
 	{
 		int i, arm = -1, tc = -1, rb = -1, disarm = -1;
@@ -564,7 +575,14 @@ static void test_full_loss_on_session_dev_refused(void **state)
 	sf.revert_s = 7;
 	P.ops->set_safety(&P, &sf);
 	assert_int_equal(P.ops->apply(&P, "eth1", &d, &err), 0);
-	assert_non_null(find_cmd(ARM "'trap '\\''kill $s 2>/dev/null; exit 0'\\'' TERM; sleep 7 &"));
+	assert_non_null(find_cmd(ARM "'trap '\\''kill $s 2>/dev/null; exit 0'\\'' TERM; snap() {"));
+	{
+		bool seven = false;
+
+		for (int i = 0; i < ncmds; i++)
+			seven |= started(cmds[i], ARM) && strstr(cmds[i], "2>/dev/null); sleep 7 & s=$!");
+		assert_true(seven);
+	}
 	assert_non_null(strstr(P.ops->session->warning(&P), "carries this SSH session"));
 }
 

@@ -52,6 +52,8 @@ struct journal_entry {
 	/* root qdisc linklab's last successful apply left ("" = none yet) */
 	char applied_kind[16];
 	uint32_t applied_handle;
+	/* what apply --force accepted losing ("" = nothing): clear says so */
+	char lost[300];
 	bool has_tree;           /* part "tc" present */
 	struct nltree tree;      /* every qdisc, class, filter before linklab */
 };

@@ -43,7 +43,9 @@ struct peerq_job {
 	unsigned id;                  /* set by peerq_submit (1, 2, ...) */
 	int tag;                      /* the caller's, returned as given */
 	char dev[IF_NAMESIZE];
-	struct impair dial;           /* PQ_APPLY */
+	struct impair dial;           /* PQ_APPLY (restore_to: what dev held) */
+	bool restore_to;              /* PQ_APPLY: peer_restore_to(dev, dial)
+				       * instead: put dev back as it was */
 	bool readback;                /* PQ_APPLY/PQ_CLEAR: read dev back */
 	bool force;                   /* PQ_APPLY: peer_safety.force for this
 				       * apply only */

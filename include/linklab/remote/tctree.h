@@ -4,7 +4,7 @@
  * journal; doc/remote-peer.md).
  *
  * A record is one JSON object, written by the peer's shell:
- *   {"version":2,"dev":D,"identity":{"ifindex":N,"mac":M},
+ *   {"version":2,"dev":D,"identity":{"ifindex":N,"mac":M,"cookie":C},
  *    "parts":[{"type":"tc","qdiscs":<tc -j -raw qdisc show>,
  *              "qdisc_text":[<tc -d -raw qdisc show lines>],
  *              "classes":[<tc -d -raw class show lines>],
@@ -40,14 +40,30 @@ int tctree_restore_cmd(const char *dev, const char *record, char *out,
 		       size_t len, struct ll_err *err);
 
 /* apply --force: record without the parts tctree_restore_cmd would refuse
- * (*out, malloc'd), dropped names them ("; "-separated). 0, -EINVAL (not a
+ * and without what hangs below a dropped qdisc or class (child qdiscs,
+ * classes, filter blocks) (*out, malloc'd); dropped names the refused parts
+ * ("; "-separated), also kept in the record as "lost". 0, -EINVAL (not a
  * record) or -ENOMEM. */
 int tctree_strip(const char *record, char **out, char *dropped, size_t len);
+
+/* The parts apply --force accepted losing, as tctree_strip named them in
+ * the record's "lost" ("" if none). */
+void tctree_lost(const char *record, char *out, size_t len);
 
 /* Compare two records (the journalled one and a read-back), counters
  * ignored. 0 equal, 1 differ (why says the first difference), -EINVAL if
  * either is not a record. */
 int tctree_diff(const char *want, const char *got, char *why, size_t len);
+
+/* Shell text printing the SO_NETNS_COOKIE of the shell's network
+ * namespace in decimal (kernel >= 5.14; needs python3 on the peer), nothing
+ * when it cannot be read. */
+#define TCTREE_COOKIE_SH \
+	"python3 -c 'import socket,struct;print(struct.unpack(\"Q\",socket.socket().getsockopt(1,71,8))[0])' 2>/dev/null"
+
+/* The netns cookie recorded in record's identity ("" if none: an older
+ * record, or a peer without python3). */
+void tctree_cookie(const char *record, char *out, size_t len);
 
 /* ifindex and link address recorded in record ("" if none). 0 or -EINVAL. */
 int tctree_identity(const char *record, int *ifindex, char *mac, size_t len);
