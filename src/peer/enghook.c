@@ -364,26 +364,29 @@ static void rules_remove(const struct enghook_info *h)
 	ipt(h->iptables, NULL, 0, "-X", h->chain, (char *)NULL);
 }
 
-/* The chain's queue rule(s): NFQUEUE for the dial's scope. */
-static int rule_queue(const struct enghook_info *h, const struct impair *d,
+/* The chain's queue rules: NFQUEUE for the dial's scope, TCP to queue + 1
+ * (where GSO packets come whole), the rest to the queue. */
+static int rule_queue(const char *bin, const struct enghook_info *h, const struct impair *d,
 		      char *out, size_t outlen)
 {
-	char q[16], dst[64] = "", port[8] = "";
+	char q[2][16], dst[64] = "", port[8] = "";
 	char *argv[24];
 	int n = 0, rc = 0, pass;
 
-	snprintf(q, sizeof(q), "%u", h->queue);
+	snprintf(q[0], sizeof(q[0]), "%u", h->queue + 1);
+	snprintf(q[1], sizeof(q[1]), "%u", h->queue);
 	if ((d->set & IMP_DST) && d->dst_plen) {
-		char a[INET_ADDRSTRLEN];
+		char a[INET6_ADDRSTRLEN];
 
-		inet_ntop(AF_INET, d->dst_addr, a, sizeof(a));
+		inet_ntop(d->dst_family == AF_INET6 ? AF_INET6 : AF_INET, d->dst_addr, a,
+			  sizeof(a));
 		snprintf(dst, sizeof(dst), "%s/%u", a, d->dst_plen);
 	}
 	if ((d->set & IMP_DPORT) && d->dport)
 		snprintf(port, sizeof(port), "%u", d->dport);
-	for (pass = 0; pass < (port[0] ? 2 : 1) && rc == 0; pass++) {
+	for (pass = 0; pass < 2 && rc == 0; pass++) {
 		n = 0;
-		argv[n++] = (char *)h->iptables;
+		argv[n++] = (char *)bin;
 		argv[n++] = (char *)"-w";
 		argv[n++] = (char *)"-t";
 		argv[n++] = (char *)"mangle";
@@ -393,16 +396,18 @@ static int rule_queue(const struct enghook_info *h, const struct impair *d,
 			argv[n++] = (char *)"-d";
 			argv[n++] = dst;
 		}
-		if (port[0]) {
+		if (pass == 0 || port[0]) {
 			argv[n++] = (char *)"-p";
 			argv[n++] = (char *)(pass == 0 ? "tcp" : "udp");
+		}
+		if (port[0]) {
 			argv[n++] = (char *)"--dport";
 			argv[n++] = port;
 		}
 		argv[n++] = (char *)"-j";
 		argv[n++] = (char *)"NFQUEUE";
 		argv[n++] = (char *)"--queue-num";
-		argv[n++] = q;
+		argv[n++] = q[pass];
 		argv[n++] = (char *)"--queue-bypass";
 		argv[n] = NULL;
 		rc = run(argv, out, outlen);
@@ -430,7 +435,7 @@ static int rules_install(const struct enghook_info *h, const struct impair *d,
 		rc = ipt(h->iptables, out, sizeof(out), "-A", h->chain, "-p", "tcp", "--dport",
 			 port, "-j", "RETURN", (char *)NULL);
 	if (rc == 0)
-		rc = rule_queue(h, d, out, sizeof(out));
+		rc = rule_queue(h->iptables, h, d, out, sizeof(out));
 	if (rc == 0)
 		rc = ipt(h->iptables, out, sizeof(out), "-I", "POSTROUTING", "1", "-o", h->dev,
 			 "-j", h->chain, (char *)NULL);
@@ -493,6 +498,12 @@ static int engine_argv(const char *dev, unsigned q, const char *sp, const struct
 	PUT(sp);
 	PUT("--ready-fd");
 	PUT("3");
+	PUT("--tcp-queue");
+	PUT("1");
+	if (getenv("LINKLAB_ENGINE_GSO")) {
+		PUT("--gso");
+		PUT(getenv("LINKLAB_ENGINE_GSO"));
+	}
 	for (f = impair_fields; f->name; f++) {
 		if (!(d->set & f->bit) || (f->bit & SCOPE_BITS))
 			continue;
@@ -636,10 +647,11 @@ int enghook_start(uint64_t netns, const char *dev, int ifindex,
 	memset(&h, 0, sizeof(h));
 	snprintf(h.dev, sizeof(h.dev), "%s", dev);
 	h.ifindex = ifindex;
-	/* two queues per interface, so the new engine runs before the old stops */
-	h.queue = 20000u + (unsigned)(ifindex % 20000) * 2u;
+	/* two pairs of queues per interface (Q: all but TCP, Q + 1: TCP), so
+	 * the new engine runs before the old stops */
+	h.queue = 20000u + (unsigned)(ifindex % 10000) * 4u;
 	if (had_old && old.queue == h.queue)
-		h.queue++;
+		h.queue += 2;
 	snprintf(h.chain, sizeof(h.chain), "LLENG-%d-%u", ifindex, h.queue);
 	dial_text(eng, h.dial, sizeof(h.dial));
 	rc = pick_iptables(h.iptables, sizeof(h.iptables), err);

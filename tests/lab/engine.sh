@@ -306,11 +306,11 @@ if grep -q "needs iptables" "$T/r.out" && [ "$(rules "$LL_NS_A")" = 0 ]; then
 else
 	fail "engine: no iptables: $(cat "$T/r.out")"
 fi
-# both queues of veth-a held by other processes: queue in use
-q=$(py "print(20000 + $(ina cat /sys/class/net/veth-a/ifindex) * 2)")
+# both queue pairs of veth-a held by other processes: queue in use
+q=$(py "print(20000 + $(ina cat /sys/class/net/veth-a/ifindex) * 4)")
 ip netns exec "$LL_NS_A" "$LINKLAB" engine --dev veth-a --queue $q --stat "$T/q1.stat" --delay 1ms &
 h1=$!
-ip netns exec "$LL_NS_A" "$LINKLAB" engine --dev veth-a --queue $((q+1)) --stat "$T/q2.stat" --delay 1ms &
+ip netns exec "$LL_NS_A" "$LINKLAB" engine --dev veth-a --queue $((q+2)) --stat "$T/q2.stat" --delay 1ms &
 h2=$!
 sleep 0.5
 ina "$LINKLAB" apply --dev veth-a --delay 10ms > "$T/r.out" 2>&1

@@ -20,6 +20,7 @@
 #ifndef LINKLAB_ENGINE_H
 #define LINKLAB_ENGINE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "linklab/base/err.h"
@@ -30,7 +31,9 @@
 
 struct engine_opts {
 	const char *dev;         /* interface (raw socket bound to it) */
-	uint16_t queue;          /* netfilter queue number */
+	uint16_t queue;          /* netfilter queue number (all but TCP) */
+	bool tcp_queue;          /* also queue + 1 (TCP; GSO packets whole) */
+	bool no_gso;             /* queue + 1 without NFQA_CFG_F_GSO */
 	const struct impair *dial;   /* the dial without its scope (dst, dport) */
 	const char *stat_path;   /* counters file (JSON), rewritten every 250 ms */
 	int rt_priority;         /* SCHED_FIFO priority 1..99 (best effort), 0 = none */
