@@ -63,9 +63,6 @@ int enghook_check(const struct impair *eng, const char *dev, struct ll_err *err)
 	if ((eng->set & IMP_DIRECTION) && eng->direction == IMP_INGRESS)
 		snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%sdirection ingress",
 			 bad[0] ? ", " : "");
-	if ((eng->set & IMP_DST) && eng->dst_family == AF_INET6)
-		snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%sdst (IPv6)",
-			 bad[0] ? ", " : "");
 	if (bad[0])
 		return ll_err_set(err, -EOPNOTSUPP, "%s: linklab's endpoint engine cannot do %s "
 				  "(use --engine kernel on a kernel with sch_netem); nothing changed",
@@ -177,6 +174,24 @@ static int pick_iptables(char *bin, size_t len, struct ll_err *err)
 			  "target): install it (Debian/Ubuntu: apt-get install iptables)");
 }
 
+/* The ip6tables beside iptables bin (iptables-nft -> ip6tables-nft), when it
+ * can list the mangle table here; "" when there is none (no IPv6). */
+static void pick_ip6tables(const char *bin, char *out, size_t len)
+{
+	const char *base = strrchr(bin, '/');
+	char cand[64], msg[200];
+
+	base = base ? base + 1 : bin;
+	out[0] = '\0';
+	if (strncmp(base, "iptables", 8) != 0)
+		return;
+	if ((size_t)snprintf(cand, sizeof(cand), "%.*sip6tables%s", (int)(base - bin), bin,
+			     base + 8) >= sizeof(cand))
+		return;
+	if (ipt(cand, msg, sizeof(msg), "-S", "POSTROUTING", (char *)NULL) == 0)
+		snprintf(out, len, "%s", cand);
+}
+
 /* --- the record ---------------------------------------------------------- */
 
 static void rec_path(uint64_t netns, int ifindex, char *buf, size_t len)
@@ -208,6 +223,7 @@ static int rec_write(uint64_t netns, const struct enghook_info *h, struct ll_err
 	cJSON_AddNumberToObject(o, "pid", (double)h->pid);
 	cJSON_AddNumberToObject(o, "queue", h->queue);
 	cJSON_AddStringToObject(o, "iptables", h->iptables);
+	cJSON_AddStringToObject(o, "ip6tables", h->ip6tables);
 	cJSON_AddStringToObject(o, "table", "mangle");
 	cJSON_AddStringToObject(o, "chain", h->chain);
 	cJSON_AddStringToObject(o, "stat", sp);
@@ -338,6 +354,7 @@ int enghook_get(uint64_t netns, int ifindex, struct enghook_info *h)
 	h->pid = (long)num(o, "pid");
 	h->queue = (unsigned)num(o, "queue");
 	str(o, "iptables", h->iptables, sizeof(h->iptables));
+	str(o, "ip6tables", h->ip6tables, sizeof(h->ip6tables));
 	str(o, "chain", h->chain, sizeof(h->chain));
 	str(o, "dial", h->dial, sizeof(h->dial));
 	cJSON_Delete(o);
@@ -350,18 +367,25 @@ int enghook_get(uint64_t netns, int ifindex, struct enghook_info *h)
 
 /* --- rules ---------------------------------------------------------------- */
 
-static void rules_remove(const struct enghook_info *h)
+static void rules_remove_one(const char *bin, const struct enghook_info *h)
 {
 	int i;
 
-	if (!h->iptables[0] || !h->chain[0])
+	if (!bin[0] || !h->chain[0])
 		return;
 	for (i = 0; i < 8; i++)
-		if (ipt(h->iptables, NULL, 0, "-D", "POSTROUTING", "-o", h->dev, "-j",
+		if (ipt(bin, NULL, 0, "-D", "POSTROUTING", "-o", h->dev, "-j",
 			h->chain, (char *)NULL) != 0)
 			break;
-	ipt(h->iptables, NULL, 0, "-F", h->chain, (char *)NULL);
-	ipt(h->iptables, NULL, 0, "-X", h->chain, (char *)NULL);
+	ipt(bin, NULL, 0, "-F", h->chain, (char *)NULL);
+	ipt(bin, NULL, 0, "-X", h->chain, (char *)NULL);
+}
+
+/* The rules in both tables (IPv4, IPv6). */
+static void rules_remove(const struct enghook_info *h)
+{
+	rules_remove_one(h->iptables, h);
+	rules_remove_one(h->ip6tables, h);
 }
 
 /* The chain's queue rules: NFQUEUE for the dial's scope, TCP to queue + 1
@@ -378,8 +402,10 @@ static int rule_queue(const char *bin, const struct enghook_info *h, const struc
 	if ((d->set & IMP_DST) && d->dst_plen) {
 		char a[INET6_ADDRSTRLEN];
 
-		inet_ntop(d->dst_family == AF_INET6 ? AF_INET6 : AF_INET, d->dst_addr, a,
-			  sizeof(a));
+		bool v6 = d->dst_family == AF_INET6;
+
+		inet_ntop(v6 ? AF_INET6 : AF_INET, v6 ? (const void *)d->dst6 :
+			  (const void *)d->dst_addr, a, sizeof(a));
 		snprintf(dst, sizeof(dst), "%s/%u", a, d->dst_plen);
 	}
 	if ((d->set & IMP_DPORT) && d->dport)
@@ -415,35 +441,61 @@ static int rule_queue(const char *bin, const struct enghook_info *h, const struc
 	return rc;
 }
 
-static int rules_install(const struct enghook_info *h, const struct impair *d,
-			 int exclude_port, struct ll_err *err)
+/* The chain and its jump in one table (bin: iptables or ip6tables). */
+static int rules_install_one(const char *bin, const struct enghook_info *h,
+			     const struct impair *d, int exclude_port, char *out, size_t outlen)
 {
-	char out[512], port[8];
+	char port[8];
 	int rc;
 
 	snprintf(port, sizeof(port), "%d", exclude_port);
-	ipt(h->iptables, NULL, 0, "-F", h->chain, (char *)NULL);
-	ipt(h->iptables, NULL, 0, "-X", h->chain, (char *)NULL);
-	rc = ipt(h->iptables, out, sizeof(out), "-N", h->chain, (char *)NULL);
+	ipt(bin, NULL, 0, "-F", h->chain, (char *)NULL);
+	ipt(bin, NULL, 0, "-X", h->chain, (char *)NULL);
+	rc = ipt(bin, out, outlen, "-N", h->chain, (char *)NULL);
 	if (rc == 0)
-		rc = ipt(h->iptables, out, sizeof(out), "-A", h->chain, "-m", "mark", "--mark",
+		rc = ipt(bin, out, outlen, "-A", h->chain, "-m", "mark", "--mark",
 			 MARK_MATCH, "-j", "RETURN", (char *)NULL);
 	if (rc == 0 && exclude_port > 0)
-		rc = ipt(h->iptables, out, sizeof(out), "-A", h->chain, "-p", "tcp", "--sport",
+		rc = ipt(bin, out, outlen, "-A", h->chain, "-p", "tcp", "--sport",
 			 port, "-j", "RETURN", (char *)NULL);
 	if (rc == 0 && exclude_port > 0)
-		rc = ipt(h->iptables, out, sizeof(out), "-A", h->chain, "-p", "tcp", "--dport",
+		rc = ipt(bin, out, outlen, "-A", h->chain, "-p", "tcp", "--dport",
 			 port, "-j", "RETURN", (char *)NULL);
 	if (rc == 0)
-		rc = rule_queue(h->iptables, h, d, out, sizeof(out));
+		rc = rule_queue(bin, h, d, out, outlen);
 	if (rc == 0)
-		rc = ipt(h->iptables, out, sizeof(out), "-I", "POSTROUTING", "1", "-o", h->dev,
+		rc = ipt(bin, out, outlen, "-I", "POSTROUTING", "1", "-o", h->dev,
 			 "-j", h->chain, (char *)NULL);
+	return rc;
+}
+
+/* IPv4 (iptables) and IPv6 (ip6tables, when there is one) rules; a dst
+ * scope of one family hooks that family only. */
+static int rules_install(const struct enghook_info *h, const struct impair *d,
+			 int exclude_port, struct ll_err *err)
+{
+	bool scoped = (d->set & IMP_DST) && d->dst_plen;
+	bool v6 = scoped && d->dst_family == AF_INET6;
+	const char *bin = h->iptables;
+	char out[512] = "";
+	int rc = 0;
+
+	if (!scoped || !v6)
+		rc = rules_install_one(bin, h, d, exclude_port, out, sizeof(out));
+	if (rc == 0 && (!scoped || v6)) {
+		bin = h->ip6tables;
+		if (!bin[0] && v6) {
+			snprintf(out, sizeof(out), "no ip6tables for an IPv6 dst");
+			rc = -1;
+		} else if (bin[0]) {
+			rc = rules_install_one(bin, h, d, exclude_port, out, sizeof(out));
+		}
+	}
 	if (rc == 0)
 		return 0;
 	rules_remove(h);
 	return ll_err_set(err, -EIO, "%s: setting the engine's iptables rule failed (%s): %s",
-			  h->dev, h->iptables, out[0] ? out : "no message");
+			  h->dev, bin[0] ? bin : "ip6tables", out[0] ? out : "no message");
 }
 
 /* --- the engine process -------------------------------------------------- */
@@ -657,6 +709,7 @@ int enghook_start(uint64_t netns, const char *dev, int ifindex,
 	rc = pick_iptables(h.iptables, sizeof(h.iptables), err);
 	if (rc < 0)
 		goto fail;
+	pick_ip6tables(h.iptables, h.ip6tables, sizeof(h.ip6tables));
 	mkdir(journal_dir(), 0700);
 	stat_path(netns, ifindex, h.queue, sp, sizeof(sp));
 	rc = engine_argv(dev, h.queue, sp, eng, store, sizeof(store), argv, err);

@@ -4,7 +4,8 @@
 # netfilter queue with bypass + `linklab engine`) in the two-namespace lab,
 # each peer impairing its own egress. This kernel has no sch_netem, so auto
 # picks the engine; figures are printed.
-#   delay 25ms each peer -> RTT 50 ms within 1 % (UDP echo, over the plain path)
+#   delay 25ms each peer -> RTT 50 ms within 1 % (UDP echo, over the plain path),
+#   over IPv4 and IPv6 (ip6tables hook); a dst scope of IPv6 hooks IPv6 only
 #   jitter 5ms uniform -> RFC 3550 jitter 10/3 ms at 15 ms spacing
 #   loss 10% each peer -> round-trip loss 19 % inside the binomial 99 % interval
 #   duplicate 5% -> duplicates at the receiver inside the 99 % interval
@@ -29,7 +30,9 @@ py() { python3 -c "$@"; }
 ea() { ina "$LINKLAB" apply --dev veth-a "$@" > "$T/ea.out" 2>&1 || { cat "$T/ea.out"; return 1; }; }
 eb() { inb "$LINKLAB" apply --dev veth-b "$@" > "$T/eb.out" 2>&1 || { cat "$T/eb.out"; return 1; }; }
 clr() { ina "$LINKLAB" clear --dev veth-a >/dev/null 2>&1; inb "$LINKLAB" clear --dev veth-b >/dev/null 2>&1; }
-rules() { ip netns exec "$1" iptables -w -t mangle -S 2>/dev/null | grep -c LLENG; }
+rules4() { ip netns exec "$1" iptables -w -t mangle -S 2>/dev/null | grep -c LLENG; }
+# the engine's rules in both tables (IPv4 and IPv6)
+rules() { echo $(( $(rules4 "$1") + $(ip netns exec "$1" ip6tables -w -t mangle -S 2>/dev/null | grep -c LLENG) )); }
 chains() { ip netns exec "$1" iptables -w -t mangle -S 2>/dev/null | grep -c '^-N LLENG'; }
 hook_pid() { py "import json,glob; print(json.load(open(glob.glob('$LINKLAB_RUN_DIR/engine-*.hook')[0]))['pid'])" 2>/dev/null; }
 # the probes' own timestamps at SCHED_FIFO when chrt can (a loaded 2-core host
@@ -40,10 +43,10 @@ chrt -f 20 true 2>/dev/null && RT="chrt -f 20"
 PORT=7100
 rtt() { # N GAP -> "median min max n ..."
 	PORT=$((PORT+1))
-	ip netns exec "$LL_NS_B" $RT python3 "$T/rtt.py" server "$LL_ADDR_B" $PORT 3 &
+	ip netns exec "$LL_NS_B" $RT python3 "$T/rtt.py" server "${RTT_ADDR:-$LL_ADDR_B}" $PORT 3 &
 	sp=$!
 	sleep 0.3
-	ina $RT python3 "$T/rtt.py" client "$LL_ADDR_B" $PORT "$1" "$2"
+	ina $RT python3 "$T/rtt.py" client "${RTT_ADDR:-$LL_ADDR_B}" $PORT "$1" "$2"
 	kill $sp 2>/dev/null; wait $sp 2>/dev/null
 }
 oneway() { # N GAP [AFTER_FILE] -> sink JSON in $T/sink.json (A sends, B receives)
@@ -73,8 +76,32 @@ if ea --delay 25ms && eb --delay 25ms; then
 	else
 		fail "engine: delay 25ms each peer -> RTT $1 ms (want 50 +- 0.5 ms over $base)"
 	fi
+	# IPv6 goes through the ip6tables hook to the same engine
+	set -- $(RTT_ADDR=fd99::2 rtt 30 0.02)
+	echo "  figure: delay 25ms each peer over IPv6: RTT median $1 ms (n $4)"
+	if ip netns exec "$LL_NS_A" ip6tables -w -t mangle -S 2>/dev/null | grep -q "NFQUEUE" &&
+	   py "import sys; m=float('$1')-float('$base'); sys.exit(0 if abs(m-50) <= 0.5 else 1)"; then
+		pass "engine: delay 25ms each peer over IPv6 -> RTT $1 ms (ip6tables hook)"
+	else
+		fail "engine: delay 25ms each peer over IPv6 -> RTT $1 ms (want 50 +- 0.5 ms)"
+	fi
 else
 	fail "engine: apply --delay 25ms on both peers"
+fi
+clr
+# a dial scoped to an IPv6 dst: only IPv6 to it is delayed
+if ea --delay 25ms --dst fd99::2; then
+	set -- $(RTT_ADDR=fd99::2 rtt 20 0.02); d6=$1
+	set -- $(rtt 20 0.02); d4=$1
+	echo "  figure: delay 25ms dst fd99::2 on A: RTT IPv6 $d6 ms, IPv4 $d4 ms"
+	if py "import sys; sys.exit(0 if abs(float('$d6')-25-float('$base')) <= 0.5 and float('$d4') < 5 else 1)" &&
+	   [ "$(rules4 "$LL_NS_A")" = 0 ]; then
+		pass "engine: an IPv6 dst scope delays IPv6 to it only (no IPv4 rule)"
+	else
+		fail "engine: IPv6 dst scope: RTT v6 $d6, v4 $d4, IPv4 rules $(rules4 "$LL_NS_A")"
+	fi
+else
+	fail "engine: apply --delay 25ms --dst fd99::2"
 fi
 clr
 
