@@ -24,6 +24,7 @@
 
 #include "linklab/peer/enghook.h"
 #include "linklab/peer/journal.h"
+#include "linklab/peer/peer_lock.h"
 
 #define SCOPE_BITS (IMP_DIRECTION | IMP_DST | IMP_DPORT)
 #define MARK_MATCH "0x4c4c0000/0xffff0000"   /* engine.h ENGINE_MARK */
@@ -688,6 +689,7 @@ int enghook_start(uint64_t netns, const char *dev, int ifindex,
 		  const struct impair *eng, int exclude_port, struct ll_err *err)
 {
 	struct enghook_info old, h;
+	struct peer_lock_owner who;
 	char *argv[MAX_ARGS], store[8192], sp[PATH_MAX], path[PATH_MAX];
 	bool had_old;
 	int rc;
@@ -695,6 +697,14 @@ int enghook_start(uint64_t netns, const char *dev, int ifindex,
 	rc = enghook_check(eng, dev, err);
 	if (rc < 0)
 		return rc;
+	if (peer_lock_holder(netns, ifindex, &who) == 1) {
+		char desc[200];
+
+		peer_lock_describe(&who, desc, sizeof(desc));
+		return ll_err_set(err, -EBUSY, "%s is driven by %s: its dial is that console's "
+				  "(dial it there, or quit that console first); nothing changed",
+				  dev, desc);
+	}
 	had_old = enghook_get(netns, ifindex, &old) == 0;
 	memset(&h, 0, sizeof(h));
 	snprintf(h.dev, sizeof(h.dev), "%s", dev);

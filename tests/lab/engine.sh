@@ -348,6 +348,29 @@ else
 fi
 kill $h1 $h2 2>/dev/null; wait $h1 $h2 2>/dev/null
 
+# a console holds veth-a (its owner lock, peer_lock.h: a record and a live
+# flock): an apply from the CLI is refused naming it, before and after an
+# engine holds the interface
+ea --delay 10ms > /dev/null
+p_before=$(hook_pid)
+ifi=$(ina cat /sys/class/net/veth-a/ifindex)
+lk="$LINKLAB_RUN_DIR/owner-$(ina stat -L -c %i /proc/self/ns/net)-$ifi.lock"
+printf 'pid 4242\nuid 1000\nuser alice\nhost lab\nsince %s\nifindex %s\ndev veth-a\n' "$(date +%s)" "$ifi" > "$lk"
+python3 -c "import fcntl,sys,time; f=open(sys.argv[1]); fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)" "$lk" > "$T/fl.out" &
+fl=$!
+for i in $(seq 100); do grep -q held "$T/fl.out" && break; python3 -c "import time; time.sleep(0.05)"; done
+ina "$LINKLAB" apply --dev veth-a --delay 30ms > "$T/r.out" 2>&1
+rc=$?
+if [ $rc != 0 ] && grep -q "driven by console pid 4242 (user alice" "$T/r.out" && grep -q "nothing changed" "$T/r.out" &&
+   [ "$(hook_pid)" = "$p_before" ] && grep -q -- '--delay 10ms' "$LINKLAB_RUN_DIR"/engine-*.hook; then
+	pass "engine: a second apply while a console holds the interface is refused naming it; the first engine stays"
+else
+	fail "engine: apply under a console's lock (rc $rc, pid $p_before -> $(hook_pid)): $(cat "$T/r.out")"
+fi
+kill $fl 2>/dev/null; wait $fl 2>/dev/null
+rm -f "$lk"
+clr
+
 # --- --peer: the peer's engine over SSH (linklab on the peer's PATH) ---------------
 if ina "$LINKLAB" apply -F "$LL_SSH_CONFIG" --peer "$LL_PEER" --delay 25ms > "$T/p.out" 2>&1 &&
    [ "$(grep -c 'engine: user (linklab engine pid' "$T/p.out")" = 2 ]; then

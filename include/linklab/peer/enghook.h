@@ -60,7 +60,9 @@ int enghook_check(const struct impair *eng, const char *dev, struct ll_err *err)
  * hook it in; a hook already on ifindex is replaced after the new one runs
  * (the old rule and engine are removed last). exclude_port > 0: TCP
  * packets from or to that port skip the engine (--exclude-ssh). Nothing
- * changes on failure: -ENOENT (no iptables), -EPERM, -EBUSY (queue in use),
+ * changes on failure: -ENOENT (no iptables), -EPERM, -EBUSY (queue in use,
+ * or another live console holds ifindex's owner lock (peer_lock.h): err
+ * names it),
  * -EOPNOTSUPP/-EINVAL (the dial, by name), -EIO; err says why. */
 int enghook_start(uint64_t netns, const char *dev, int ifindex,
 		  const struct impair *eng, int exclude_port, struct ll_err *err);
