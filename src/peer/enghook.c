@@ -73,12 +73,45 @@ int enghook_check(const struct impair *eng, const char *dev, struct ll_err *err)
 
 /* --- running commands ---------------------------------------------------- */
 
+/* --dry-run: the commands run() would run, one line each, instead. */
+struct dry_sink {
+	char *buf;
+	size_t len, used;
+};
+
+static _Thread_local struct dry_sink *dry;
+
+static void dry_line(char *const argv[])
+{
+	int i;
+
+	for (i = 0; argv[i] && dry->used + 1 < dry->len; i++) {
+		int n = snprintf(dry->buf + dry->used, dry->len - dry->used, "%s%s",
+				 i ? " " : "", argv[i]);
+
+		dry->used += n > 0 ? (size_t)n : 0;
+		if (dry->used >= dry->len)
+			dry->used = dry->len - 1;
+	}
+	if (dry->used + 1 < dry->len) {
+		dry->buf[dry->used++] = '\n';
+		dry->buf[dry->used] = '\0';
+	}
+}
+
 /* Run argv (no shell), stdout+stderr into out. Exit status, or -errno. */
 static int run(char *const argv[], char *out, size_t outlen)
 {
 	int pfd[2], st = 0;
 	size_t n = 0;
 	pid_t pid;
+
+	if (dry) {
+		dry_line(argv);
+		if (out && outlen)
+			out[0] = '\0';
+		return 0;
+	}
 
 	if (out && outlen)
 		out[0] = '\0';
@@ -685,6 +718,74 @@ static void remove_hook(uint64_t netns, const struct enghook_info *h)
 	unlink(sp);
 }
 
+/* The new hook's names (queue pair, chain, dial) beside the old one, if
+ * any (*old). Whether there is an old one. */
+static bool hook_new(uint64_t netns, const char *dev, int ifindex, const struct impair *eng,
+		     struct enghook_info *old, struct enghook_info *h)
+{
+	bool had_old = enghook_get(netns, ifindex, old) == 0;
+
+	memset(h, 0, sizeof(*h));
+	snprintf(h->dev, sizeof(h->dev), "%s", dev);
+	h->ifindex = ifindex;
+	/* two pairs of queues per interface (Q: all but TCP, Q + 1: TCP), so
+	 * the new engine runs before the old stops */
+	h->queue = 20000u + (unsigned)(ifindex % 10000) * 4u;
+	if (had_old && old->queue == h->queue)
+		h->queue += 2;
+	snprintf(h->chain, sizeof(h->chain), "LLENG-%d-%u", ifindex, h->queue);
+	dial_text(eng, h->dial, sizeof(h->dial));
+	return had_old;
+}
+
+int enghook_dry_run(uint64_t netns, const char *dev, int ifindex, const struct impair *eng,
+		    int exclude_port, char *lines, size_t len, struct ll_err *err)
+{
+	struct dry_sink sink = { lines, len, 0 };
+	struct enghook_info old, h;
+	char *argv[MAX_ARGS], store[8192], sp[PATH_MAX];
+	bool had_old;
+	int rc, n;
+
+	lines[0] = '\0';
+	rc = enghook_check(eng, dev, err);
+	if (rc < 0)
+		return rc;
+	had_old = hook_new(netns, dev, ifindex, eng, &old, &h);
+	rc = pick_iptables(h.iptables, sizeof(h.iptables), err);
+	if (rc < 0)
+		return rc;
+	pick_ip6tables(h.iptables, h.ip6tables, sizeof(h.ip6tables));
+	stat_path(netns, ifindex, h.queue, sp, sizeof(sp));
+	rc = engine_argv(dev, h.queue, sp, eng, store, sizeof(store), argv, err);
+	if (rc < 0)
+		return rc;
+	n = snprintf(lines, len, "# the endpoint engine holds the dial (linklab's netem-semantics "
+		     "engine; netfilter queues %u and %u with bypass: packets pass if it dies)\n"
+		     "# dial: %s\n# start, detached:\n", h.queue, h.queue + 1, h.dial);
+	sink.used = n > 0 && (size_t)n < len ? (size_t)n : 0;
+	dry = &sink;
+	dry_line(argv);
+	rc = rules_install(&h, eng, exclude_port, err);
+	dry = NULL;
+	if (had_old && sink.used + 1 < len)
+		snprintf(lines + sink.used, len - sink.used, "# then the engine before it (pid %ld, "
+			 "chain %s) and its rules go\n", old.pid, old.chain);
+	return rc;
+}
+
+void enghook_dry_remote(const char *dev, const struct impair *eng, char *lines, size_t len)
+{
+	char d[512];
+
+	dial_text(eng, d, sizeof(d));
+	snprintf(lines, len, "# the endpoint engine on the peer holds the dial (linklab's "
+		 "netem-semantics engine; netfilter queues with bypass: packets pass if it dies)\n"
+		 "# dial: %s\nlinklab engine --start --dev %s %s\n"
+		 "# (on the peer: iptables/ip6tables mangle POSTROUTING -o %s -> NFQUEUE "
+		 "--queue-bypass, and the detached `linklab engine`)\n", d, dev, d, dev);
+}
+
 int enghook_start(uint64_t netns, const char *dev, int ifindex,
 		  const struct impair *eng, int exclude_port, struct ll_err *err)
 {
@@ -705,17 +806,7 @@ int enghook_start(uint64_t netns, const char *dev, int ifindex,
 				  "(dial it there, or quit that console first); nothing changed",
 				  dev, desc);
 	}
-	had_old = enghook_get(netns, ifindex, &old) == 0;
-	memset(&h, 0, sizeof(h));
-	snprintf(h.dev, sizeof(h.dev), "%s", dev);
-	h.ifindex = ifindex;
-	/* two pairs of queues per interface (Q: all but TCP, Q + 1: TCP), so
-	 * the new engine runs before the old stops */
-	h.queue = 20000u + (unsigned)(ifindex % 10000) * 4u;
-	if (had_old && old.queue == h.queue)
-		h.queue += 2;
-	snprintf(h.chain, sizeof(h.chain), "LLENG-%d-%u", ifindex, h.queue);
-	dial_text(eng, h.dial, sizeof(h.dial));
+	had_old = hook_new(netns, dev, ifindex, eng, &old, &h);
 	rc = pick_iptables(h.iptables, sizeof(h.iptables), err);
 	if (rc < 0)
 		goto fail;

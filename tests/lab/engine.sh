@@ -321,6 +321,36 @@ if grep -q "cannot do slot" "$T/r.out" && [ "$(rules "$LL_NS_A")" = 0 ] &&
 else
 	fail "engine: slot refusal: $(cat "$T/r.out")"
 fi
+# the same refusal over SSH (the peer's engine) and in a dry run, both sides
+ina "$LINKLAB" apply -F "$LL_SSH_CONFIG" --peer "$LL_PEER" --engine user --delay 10ms --slot 5ms > "$T/r.out" 2>&1
+rc=$?
+ina "$LINKLAB" apply -F "$LL_SSH_CONFIG" --peer "$LL_PEER" --engine user --delay 10ms --slot 5ms --dry-run > "$T/r2.out" 2>&1
+rc2=$?
+if [ $rc != 0 ] && [ $rc2 != 0 ] && grep -q "cannot do slot" "$T/r.out" && grep -q "cannot do slot" "$T/r2.out" &&
+   [ "$(rules "$LL_NS_A")" = 0 ] && [ "$(rules "$LL_NS_B")" = 0 ]; then
+	pass "engine: slot on the user engine is refused by name with --peer and --dry-run; nothing changed on either side"
+else
+	fail "engine: slot refusal --peer (rc $rc, dry rc $rc2): $(cat "$T/r.out" "$T/r2.out")"
+fi
+# --dry-run with the engine: what would happen (engine, hook rules, the dial), nothing done
+ina "$LINKLAB" apply --dev veth-a --delay 50ms --loss 1% --dry-run > "$T/d.out" 2>&1
+rc=$?
+if [ $rc = 0 ] && grep -q "^# the endpoint engine holds the dial" "$T/d.out" &&
+   grep -q "^# dial: --delay 50ms --loss 1%" "$T/d.out" &&
+   grep -q "linklab engine --dev veth-a --queue [0-9]* .*--delay 50ms --loss 1%" "$T/d.out" &&
+   grep -q "^iptables .*-j NFQUEUE --queue-num [0-9]* --queue-bypass" "$T/d.out" &&
+   grep -q "^iptables .*-I POSTROUTING 1 -o veth-a" "$T/d.out" && ! grep -q "^tc " "$T/d.out" &&
+   [ "$(rules "$LL_NS_A")" = 0 ] && ! ls "$LINKLAB_RUN_DIR"/engine-*.hook >/dev/null 2>&1; then
+	pass "engine: apply --dry-run prints the engine, its hook rules and the dial (no tc lines); nothing changed"
+else
+	fail "engine: apply --dry-run with the engine (rc $rc): $(cat "$T/d.out")"
+fi
+ina "$LINKLAB" apply -F "$LL_SSH_CONFIG" --peer "$LL_PEER" --engine user --delay 50ms --dry-run > "$T/d.out" 2>&1
+if grep -q "^linklab engine --start --dev veth-b --delay 50ms" "$T/d.out" && [ "$(rules "$LL_NS_B")" = 0 ]; then
+	pass "engine: apply --peer --engine user --dry-run names the peer's engine command; nothing changed"
+else
+	fail "engine: apply --peer --dry-run with the engine: $(cat "$T/d.out")"
+fi
 ina "$LINKLAB" apply --dev veth-a --engine kernel --delay 10ms > "$T/r.out" 2>&1
 if [ $? != 0 ] && grep -qi "netem" "$T/r.out" && [ "$(rules "$LL_NS_A")" = 0 ]; then
 	pass "engine: --engine kernel on a kernel without netem says so"

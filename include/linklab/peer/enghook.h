@@ -67,6 +67,17 @@ int enghook_check(const struct impair *eng, const char *dev, struct ll_err *err)
 int enghook_start(uint64_t netns, const char *dev, int ifindex,
 		  const struct impair *eng, int exclude_port, struct ll_err *err);
 
+/* What enghook_start would do, as text into lines (len bytes): the dial,
+ * the engine's command line and the iptables/ip6tables commands, one a
+ * line, "# " before the notes. Nothing runs or changes. The same refusals
+ * as enghook_start (the dial by name, no iptables). */
+int enghook_dry_run(uint64_t netns, const char *dev, int ifindex, const struct impair *eng,
+		    int exclude_port, char *lines, size_t len, struct ll_err *err);
+
+/* The same for a peer over SSH (its queue numbers and iptables binary are
+ * the peer's): the dial and the command the peer runs. */
+void enghook_dry_remote(const char *dev, const struct impair *eng, char *lines, size_t len);
+
 /* Remove the hook on ifindex (rule first, then the engine: SIGTERM, SIGKILL
  * after 1 s) and its record. 0 also when there is none. */
 int enghook_stop(uint64_t netns, int ifindex, struct ll_err *err);
