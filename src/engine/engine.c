@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -55,6 +56,12 @@ struct eng {
 	uint64_t overruns, accepted;
 	uint64_t late_ns, released;     /* sum of (release - time to send) */
 	int64_t lead_ns;                /* wake this much before a release */
+	int64_t arrive_ns;              /* arrival time of what is read now (0: now) */
+	bool may_batch;                 /* the dial delays every packet long enough */
+	uint64_t win_pkts;              /* packets read in the current 10 ms window */
+	int64_t win_start;
+	bool busy;                      /* the last window was busy: batch reads */
+	int64_t last_read;              /* when the queues were last read empty */
 };
 
 static volatile sig_atomic_t stop_flag;
@@ -198,13 +205,14 @@ static void on_packet(void *arg, struct nfqueue *q, uint32_t id, unsigned char *
 {
 	struct eng *g = arg;
 	struct emu_fate f, fd;
-	int64_t now = mono_ns();
+	int64_t now = g->arrive_ns ? g->arrive_ns : mono_ns();
 	struct held *h, *dup = NULL;
 	int qi = q == g->q[1];
 	uint32_t flags = ((info & NFQUEUE_GSO) ? PKTOUT_GSO : 0) |
 			 ((info & NFQUEUE_CSUM) ? PKTOUT_CSUM : 0);
 	uint32_t wlen = wire_len(g, data, len, flags);
 
+	g->win_pkts++;
 	emu_fate(g->e, wlen, false, &f);
 	if (f.dup) {
 		emu_fate(g->e, wlen, true, &fd);
@@ -340,6 +348,43 @@ static bool spin_ok(const struct eng *g)
 	return s.qlen < 64;
 }
 
+/* Under load (more than BUSY_PKTS packets in 10 ms) and a dial that delays
+ * every packet by at least BATCH_MIN_DELAY: sleep past arrivals up to
+ * BATCH_NS after the last read (but not past the next release), then read
+ * all that came and give it the middle of that time as its arrival (a
+ * packet's delay is off by at most BATCH_NS / 2, unbiased). One wake-up
+ * then serves many packets. Returns the time after the sleep. */
+#define BATCH_NS 1000000
+#define BATCH_MIN_DELAY 5000000
+#define BUSY_PKTS 5
+static int64_t batch_wait(struct eng *g, int64_t now, int64_t next)
+{
+	int64_t until = g->last_read + BATCH_NS;
+	struct timespec ts;
+
+	if (next != INT64_MAX && next - g->lead_ns < until)
+		until = next - g->lead_ns;
+	if (until > now) {
+		ts.tv_sec = until / 1000000000;
+		ts.tv_nsec = until % 1000000000;
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		now = mono_ns();
+	}
+	g->arrive_ns = g->last_read + (now - g->last_read) / 2;
+	return now;
+}
+
+static void track_busy(struct eng *g)
+{
+	int64_t now = mono_ns();
+
+	if (now - g->win_start < 10000000)
+		return;
+	g->busy = g->win_pkts >= BUSY_PKTS;
+	g->win_pkts = 0;
+	g->win_start = now;
+}
+
 /* Moving average of how late a timed wake-up comes (ns, 0..300 us). */
 static void track_lateness(struct eng *g, int64_t late)
 {
@@ -367,6 +412,11 @@ int engine_run(const struct engine_opts *o, struct ll_err *err)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	prctl(PR_SET_TIMERSLACK, 1UL);
+	/* held packets come and go by the thousand a second, up to 64 KiB
+	 * each: keep freed memory in the heap (no mmap/munmap, no page faults
+	 * on reuse) */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
 	/* releases on time on a busy host, as netem's hrtimer (best effort:
 	 * without the privilege the engine runs at normal priority) */
 	if (o->rt_priority > 0) {
@@ -381,6 +431,11 @@ int engine_run(const struct engine_opts *o, struct ll_err *err)
 		return rc;
 	}
 	say_ready(o->ready_fd, NULL);
+	g.may_batch = !getenv("LINKLAB_ENGINE_NOBATCH") && (o->dial->set & IMP_DELAY) &&
+		      !(o->dial->set & IMP_REORDER) &&
+		      o->dial->delay - 4 * ((o->dial->set & IMP_JITTER) ? o->dial->jitter : 0) >=
+		      BATCH_MIN_DELAY;
+	g.last_read = mono_ns();
 	while (!stop_flag) {
 		struct pollfd pfd[NQ] = { { nfqueue_fd(g.q[0]), POLLIN, 0 },
 					  { g.q[1] ? nfqueue_fd(g.q[1]) : -1, POLLIN, 0 } };
@@ -388,6 +443,8 @@ int engine_run(const struct engine_opts *o, struct ll_err *err)
 		struct timespec ts;
 		int n, qi;
 
+		if (g.may_batch && g.busy)
+			now = batch_wait(&g, now, next);
 		wait = next == INT64_MAX ? 250000000 : next - now;
 		if (wait > next_stat - now)
 			wait = next_stat - now;
@@ -406,6 +463,9 @@ int engine_run(const struct engine_opts *o, struct ll_err *err)
 		n = ppoll(pfd, NQ, &ts, NULL);
 		if (n == 0 && wait > 0)
 			track_lateness(&g, mono_ns() - target);
+		/* the poll slept: what woke it arrived just now */
+		if (g.arrive_ns && mono_ns() - now > 100000)
+			g.arrive_ns = 0;
 		for (qi = 0; n > 0 && qi < NQ; qi++) {
 			if (!(pfd[qi].revents & POLLIN))
 				continue;
@@ -416,6 +476,10 @@ int engine_run(const struct engine_opts *o, struct ll_err *err)
 		}
 		if (rc < 0)
 			break;
+		g.arrive_ns = 0;
+		if (n > 0)
+			g.last_read = mono_ns();
+		track_busy(&g);
 		now = mono_ns();
 		release(&g, now);
 		if (now >= next_stat) {
