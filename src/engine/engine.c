@@ -62,6 +62,7 @@ struct eng {
 	int64_t win_start;
 	bool busy;                      /* the last window was busy: batch reads */
 	int64_t last_read;              /* when the queues were last read empty */
+	int64_t last_stamp;             /* the last arrival time given to the model */
 };
 
 static volatile sig_atomic_t stop_flag;
@@ -207,6 +208,11 @@ static void on_packet(void *arg, struct nfqueue *q, uint32_t id, unsigned char *
 	struct emu_fate f, fd;
 	int64_t now = g->arrive_ns ? g->arrive_ns : mono_ns();
 	struct held *h, *dup = NULL;
+
+	/* the model's clock never goes back */
+	if (now < g->last_stamp)
+		now = g->last_stamp;
+	g->last_stamp = now;
 	int qi = q == g->q[1];
 	uint32_t flags = ((info & NFQUEUE_GSO) ? PKTOUT_GSO : 0) |
 			 ((info & NFQUEUE_CSUM) ? PKTOUT_CSUM : 0);
@@ -370,7 +376,10 @@ static int64_t batch_wait(struct eng *g, int64_t now, int64_t next)
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 		now = mono_ns();
 	}
-	g->arrive_ns = g->last_read + (now - g->last_read) / 2;
+	/* only a sleep of ours hides the arrival times; after a longer gap
+	 * (a busy spell ended, the host was slow) the packets are as of now */
+	g->arrive_ns = now - g->last_read <= BATCH_NS + BATCH_NS / 2 ?
+		       g->last_read + (now - g->last_read) / 2 : 0;
 	return now;
 }
 
@@ -380,7 +389,8 @@ static void track_busy(struct eng *g)
 
 	if (now - g->win_start < 10000000)
 		return;
-	g->busy = g->win_pkts >= BUSY_PKTS;
+	/* a window that ended long ago says nothing about now */
+	g->busy = g->win_pkts >= BUSY_PKTS && now - g->win_start < 20000000;
 	g->win_pkts = 0;
 	g->win_start = now;
 }
