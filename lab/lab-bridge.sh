@@ -12,7 +12,7 @@
 #                 middle (no options: plain forwarding); output in $STATE/engine.out
 #   lab-bridge.sh stop-engine                      SIGTERM it, print its output
 #   LL_DEMO_ENGINE=auto|kernel|user lab-bridge.sh demo   the console starts the
-#                 bridge itself (--bridge veth-ma,veth-mb --engine E) instead
+#                 bridge itself (--bridge veth-ma,veth-mb --middle-engine E) instead
 # Env: LL_NS_A, LL_NS_M, LL_NS_B (namespace names, default linklab-ba,
 #      linklab-bm, linklab-bb), LL_LAB_DIR (state dir, default
 #      <repo>/lab/run-bridge), LINKLAB (binary, default <repo>/build/linklab).
@@ -187,7 +187,7 @@ demo)
 		# the console starts (and at quit stops) the bridge itself
 		do_stop_engine >/dev/null
 		ip netns exec "$NS_A" "$LINKLAB" console -F "$STATE/ssh_config" --peer peer-b \
-			--middle middle --bridge veth-ma,veth-mb --engine "$LL_DEMO_ENGINE"
+			--middle middle --bridge veth-ma,veth-mb --middle-engine "$LL_DEMO_ENGINE"
 	else
 		ip netns exec "$NS_A" "$LINKLAB" console -F "$STATE/ssh_config" --peer peer-b --middle middle
 	fi

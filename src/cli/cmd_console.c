@@ -9,7 +9,7 @@
  * tick without waiting: the reply is read when the middle's socket is
  * readable (in the poll set while a get waits), so a stalled middle host
  * never freezes keys or bars; quit puts the bridge's dials back too. With
- * --bridge IF_A,IF_B [--engine E] it starts that bridge itself (`bridge
+ * --bridge IF_A,IF_B [--middle-engine E] it starts that bridge itself (`bridge
  * --stdin-lease`), which stops when the console quits, dies or loses the
  * session. */
 #include <errno.h>
@@ -74,8 +74,12 @@ static void cmd_console_usage(FILE *f)
 		"                [--ssh-key FILE] [--known-hosts FILE] [--accept-new]\n"
 		"                [--peer-data ADDR] [-c ADDR] [-p PORT]\n"
 		"                [--force] [--exclude-ssh] [--revert-after SEC] [--peer-timeout SEC]\n"
-		"                [--middle HOST [--bridge IF_A,IF_B [--engine auto|kernel|user]]]\n"
+		"                [--engine auto|kernel|user]\n"
+		"                [--middle HOST [--bridge IF_A,IF_B [--middle-engine auto|kernel|user]]]\n"
 		"  -c ADDR   test target when there is no --peer (an iperf3 -s server)\n"
+		"  --engine auto|kernel|user  which engine holds the endpoints' dials (as\n"
+		"            apply --engine): auto (default) netem where the kernel has it, else\n"
+		"            linklab's endpoint engine; kernel: netem only; user: linklab's engine\n"
 		"  -p PORT   its port (default 5201)\n"
 		"  --peer-timeout SEC  bound on each command run on B (1..300, default 10):\n"
 		"            the console never waits on B; a request without an answer by\n"
@@ -87,8 +91,8 @@ static void cmd_console_usage(FILE *f)
 		"            towards A and towards B): `linklab bridge IF_A IF_B --stdin-lease`,\n"
 		"            plain forwarding; it stops and restores its ports when the console\n"
 		"            quits, dies or loses the session (needs --middle)\n"
-		"  --engine auto|kernel|user  its engine (default auto: kernel when the middle's\n"
-		"            kernel has netem, else user; needs --bridge)\n");
+		"  --middle-engine auto|kernel|user  the started bridge's engine (default auto:\n"
+		"            kernel when the middle's kernel has netem, else user; needs --bridge)\n");
 }
 
 static int cmd_console_signals(void)
@@ -424,7 +428,7 @@ static int cmd_console_plain(const struct peerset_opts *po, const char *target,
 		if (v->middle.attached)
 			printf("middle %s: bridge %s engine%s%s%s, %s <-> %s; A->B: %s; B->A: %s\n",
 			       middle_host, v->middle.engine,
-			       bridge[0] ? " (--engine " : "", bridge[0] ? bridge[2] : "",
+			       bridge[0] ? " (--middle-engine " : "", bridge[0] ? bridge[2] : "",
 			       bridge[0] ? ", started for this run)" : "",
 			       v->middle.if_a, v->middle.if_b,
 			       v->middle.dir[MIDDLE_AB].dial[0] ? v->middle.dir[MIDDLE_AB].dial : "none",
@@ -445,11 +449,12 @@ struct cmd_console_args {
 	const char *target;           /* -c ADDR, NULL = none */
 	int port;                     /* -p PORT, 0 = default */
 	const char *middle_host;      /* --middle HOST, NULL = none */
-	const char *bridge[3];        /* IF_A, IF_B, engine (--bridge, --engine) */
+	const char *bridge[3];        /* IF_A, IF_B, engine (--bridge, --middle-engine) */
+	int engine;                   /* the endpoints' engine (--engine), enum enghook_mode */
 	char bridge_if[2][64];        /* bridge[0], bridge[1] point here */
 };
 
-/* --middle, --bridge or --engine at argv[*i]. Returns 0, or -1 (said). */
+/* --middle, --bridge or --middle-engine at argv[*i]. Returns 0, or -1 (said). */
 static int cmd_console_parse_middle(struct cmd_console_args *a, int argc, char **argv,
 				    int *i, const char **bridge_opt, const char **engine)
 {
@@ -457,7 +462,7 @@ static int cmd_console_parse_middle(struct cmd_console_args *a, int argc, char *
 		"a HOST (ssh_config alias or [user@]host[:port])",
 		"IF_A,IF_B (the middle's interfaces towards A and towards B)",
 		"auto, kernel or user" };
-	int k = argv[*i][2] == 'm' ? 0 : argv[*i][2] == 'b' ? 1 : 2;
+	int k = !strcmp(argv[*i], "--middle") ? 0 : !strcmp(argv[*i], "--bridge") ? 1 : 2;
 
 	if (*i + 1 >= argc) {
 		fprintf(stderr, "linklab console: %s needs %s\n", argv[*i], need[k]);
@@ -472,7 +477,7 @@ static int cmd_console_parse_middle(struct cmd_console_args *a, int argc, char *
 	return 0;
 }
 
-/* --bridge IF_A,IF_B and --engine, checked together. Returns the number of
+/* --bridge IF_A,IF_B and --middle-engine, checked together. Returns the number of
  * problems (each said). */
 static int cmd_console_check_bridge(struct cmd_console_args *a, const char *bridge_opt,
 				    const char *engine)
@@ -505,12 +510,13 @@ static int cmd_console_check_bridge(struct cmd_console_args *a, const char *brid
 	}
 	if (engine && strcmp(engine, "auto") && strcmp(engine, "kernel") &&
 	    strcmp(engine, "user")) {
-		fprintf(stderr, "linklab console: --engine '%s': auto, kernel or user\n", engine);
+		fprintf(stderr, "linklab console: --middle-engine '%s': auto, kernel or user\n",
+			engine);
 		bad++;
 	}
 	if (engine && !bridge_opt) {
-		fprintf(stderr, "linklab console: --engine goes with --bridge IF_A,IF_B (the "
-			"console starts that bridge; an attached one keeps its engine)\n");
+		fprintf(stderr, "linklab console: --middle-engine goes with --bridge IF_A,IF_B "
+			"(the console starts that bridge; an attached one keeps its engine)\n");
 		bad++;
 	}
 	a->bridge[2] = engine ? engine : "auto";
@@ -539,9 +545,19 @@ static int cmd_console_parse(struct cmd_console_args *a, int argc, char **argv)
 		if (!strcmp(argv[i], "-c") && i + 1 < argc) {
 			a->target = argv[++i];
 		} else if (!strcmp(argv[i], "--middle") || !strcmp(argv[i], "--bridge") ||
-			   !strcmp(argv[i], "--engine")) {
+			   !strcmp(argv[i], "--middle-engine")) {
 			if (cmd_console_parse_middle(a, argc, argv, &i, &bridge_opt, &engine) < 0)
 				bad++;
+		} else if (!strcmp(argv[i], "--engine")) {
+			const char *v = i + 1 < argc ? argv[++i] : "";
+
+			a->engine = enghook_mode_parse(v);
+			if (a->engine < 0) {
+				fprintf(stderr, "linklab console: --engine '%s': auto, kernel or user "
+					"(the endpoints' engine; the started bridge's is "
+					"--middle-engine)\n", v);
+				bad++;
+			}
 		} else if (!strcmp(argv[i], "-p") && i + 1 < argc) {
 			char *end;
 			long p = strtol(argv[++i], &end, 10);
@@ -641,12 +657,12 @@ static int cmd_console_open_peers(struct tui *t, struct cmd_console_args *a,
 		fprintf(stderr, "linklab console: %s\n", err.msg);
 		return 1;
 	}
-	/* the endpoints' dials: netem where the kernel has it, else linklab's
-	 * endpoint engine */
+	/* the endpoints' dials (--engine): auto is netem where the kernel has
+	 * it, else linklab's endpoint engine */
 	if (ps->a.ops->engine)
-		ps->a.ops->engine->set_engine(&ps->a, ENGHOOK_AUTO, a->po.exclude_ssh ? 22 : 0);
+		ps->a.ops->engine->set_engine(&ps->a, a->engine, a->po.exclude_ssh ? 22 : 0);
 	if (ps->has_b && ps->b.ops->engine)
-		ps->b.ops->engine->set_engine(&ps->b, ENGHOOK_AUTO, a->po.exclude_ssh ? 22 : 0);
+		ps->b.ops->engine->set_engine(&ps->b, a->engine, a->po.exclude_ssh ? 22 : 0);
 	rc = console_new(c, ps, a->target, a->port, &err);
 	if (rc < 0) {
 		tui_done();

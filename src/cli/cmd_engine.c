@@ -119,6 +119,10 @@ int cmd_engine(int argc, char **argv)
 			o.rt_priority = (int)strtol(v, NULL, 10);
 		else if (!strcmp(k, "--ready-fd"))
 			o.ready_fd = (int)strtol(v, NULL, 10);
+		else if (!strcmp(k, "--tcp-queue"))
+			o.tcp_queue = !strcmp(v, "1");
+		else if (!strcmp(k, "--gso"))
+			o.no_gso = !strcmp(v, "0");
 		else if (!strncmp(k, "--", 2))
 			impair_set(&d, k + 2, v, &diag);
 		else
@@ -126,9 +130,10 @@ int cmd_engine(int argc, char **argv)
 	}
 	if (i < argc)
 		ll_diag_add(&diag, LL_DIAG_ERROR, NULL, "'%s' needs a value", argv[i]);
-	if (!o.dev || !o.stat_path || q < 0 || q > 65535)
+	if (!o.dev || !o.stat_path || q < 0 || q > (o.tcp_queue ? 65534 : 65535))
 		ll_diag_add(&diag, LL_DIAG_ERROR, NULL,
 			    "usage: linklab engine --dev DEV --queue 0..65535 --stat PATH "
+			    "[--tcp-queue 0|1 (TCP on queue + 1, then 0..65534)] [--gso 0|1] "
 			    "[--ready-fd FD] DIAL");
 	if (diag.nerrors) {
 		char line[600];

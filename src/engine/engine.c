@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -22,30 +23,46 @@
 #include "linklab/bridge/emu.h"
 #include "linklab/engine/engine.h"
 #include "linklab/engine/nfqueue.h"
+#include "linklab/engine/pktout.h"
 
 #define SEND_BATCH 64
+#define NQ 2    /* queue Q: all but TCP; Q + 1: TCP, GSO packets whole */
 
 struct held {
 	uint32_t len;
+	uint32_t flags;                         /* PKTOUT_GSO, PKTOUT_CSUM */
+	unsigned char room[PKTOUT_HEADROOM];    /* pktout's headers */
 	unsigned char data[];
+};
+
+struct run {                    /* packets decided, their verdict not yet sent */
+	bool open;
+	bool accept;            /* ... all accept, or all drop */
+	uint32_t last;          /* ... up to this id */
 };
 
 struct eng {
 	struct emu *e;
-	struct nfqueue *q;
-	int raw;
+	struct nfqueue *q[NQ];
+	struct run run[NQ];
+	struct pktout *po;
+	uint32_t mtu;
 	uint16_t queue;
 	const char *stat_path;
-	bool run_open;          /* packets decided, their verdict not yet sent */
-	bool run_accept;        /* ... all accept, or all drop */
-	uint32_t run_last;      /* ... up to this id */
 	int nout;               /* copies waiting for sendmmsg */
 	struct held *out[SEND_BATCH];
 	struct held *now_pkt;   /* the packet being decided, if still queued */
 	bool now_accept;        /* it left at once: accept its own skb */
-	uint64_t send_errors, overruns, accepted, resent;
+	uint64_t overruns, accepted;
 	uint64_t late_ns, released;     /* sum of (release - time to send) */
 	int64_t lead_ns;                /* wake this much before a release */
+	int64_t arrive_ns;              /* arrival time of what is read now (0: now) */
+	bool may_batch;                 /* the dial delays every packet long enough */
+	uint64_t win_pkts;              /* packets read in the current 10 ms window */
+	int64_t win_start;
+	bool busy;                      /* the last window was busy: batch reads */
+	int64_t last_read;              /* when the queues were last read empty */
+	int64_t last_stamp;             /* the last arrival time given to the model */
 };
 
 static volatile sig_atomic_t stop_flag;
@@ -64,45 +81,18 @@ static int64_t mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Send the copies collected by release() (one sendmmsg) and free them. */
+/* Send the copies collected by release() and free them. */
 static void flush_sends(struct eng *g)
 {
-	struct mmsghdr m[SEND_BATCH];
-	struct iovec iov[SEND_BATCH];
-	struct sockaddr_in to[SEND_BATCH];
-	int i, n = 0, k, sent = 0;
+	struct pktout_pkt pk[SEND_BATCH];
+	int i;
 
 	for (i = 0; i < g->nout; i++) {
-		struct held *h = g->out[i];
-		const struct iphdr *ip = (const struct iphdr *)h->data;
-
-		if (h->len < sizeof(*ip) || ip->version != 4) {
-			g->send_errors++;
-			continue;
-		}
-		memset(&to[n], 0, sizeof(to[n]));
-		to[n].sin_family = AF_INET;
-		to[n].sin_addr.s_addr = ip->daddr;
-		iov[n].iov_base = h->data;
-		iov[n].iov_len = h->len;
-		memset(&m[n], 0, sizeof(m[n]));
-		m[n].msg_hdr.msg_name = &to[n];
-		m[n].msg_hdr.msg_namelen = sizeof(to[n]);
-		m[n].msg_hdr.msg_iov = &iov[n];
-		m[n].msg_hdr.msg_iovlen = 1;
-		n++;
+		pk[i].data = g->out[i]->data;
+		pk[i].len = g->out[i]->len;
+		pk[i].flags = g->out[i]->flags;
 	}
-	while (sent < n) {
-		k = sendmmsg(g->raw, m + sent, (unsigned)(n - sent), MSG_DONTWAIT);
-		if (k <= 0) {
-			/* this one failed (queue full, no route): count it, go on */
-			g->send_errors++;
-			sent++;
-			continue;
-		}
-		sent += k;
-		g->resent += (uint64_t)k;
-	}
+	pktout_send(g->po, pk, g->nout);
 	for (i = 0; i < g->nout; i++)
 		free(g->out[i]);
 	g->nout = 0;
@@ -116,20 +106,24 @@ static void send_raw(struct eng *g, struct held *h)
 }
 
 /* One verdict for a run of packets decided alike (nfq_set_verdict_batch). */
-static void decide(struct eng *g, uint32_t id, bool accept)
+static void decide(struct eng *g, int qi, uint32_t id, bool accept)
 {
-	if (g->run_open && g->run_accept != accept)
-		nfqueue_verdict_upto(g->q, g->run_last, g->run_accept);
-	g->run_open = true;
-	g->run_accept = accept;
-	g->run_last = id;
+	struct run *r = &g->run[qi];
+
+	if (r->open && r->accept != accept)
+		nfqueue_verdict_upto(g->q[qi], r->last, r->accept);
+	r->open = true;
+	r->accept = accept;
+	r->last = id;
 }
 
-static void flush_verdicts(struct eng *g)
+static void flush_verdicts(struct eng *g, int qi)
 {
-	if (g->run_open)
-		nfqueue_verdict_upto(g->q, g->run_last, g->run_accept);
-	g->run_open = false;
+	struct run *r = &g->run[qi];
+
+	if (r->open)
+		nfqueue_verdict_upto(g->q[qi], r->last, r->accept);
+	r->open = false;
 }
 
 /* Everything due at now: the packet being decided leaves as itself. */
@@ -154,15 +148,36 @@ static void release(struct eng *g, int64_t now)
 	flush_sends(g);
 }
 
-static struct held *hold_copy(const unsigned char *data, uint32_t len)
+static struct held *hold_copy(const unsigned char *data, uint32_t len, uint32_t flags)
 {
 	struct held *h = malloc(sizeof(*h) + len);
 
 	if (h) {
 		h->len = len;
+		h->flags = flags;
 		memcpy(h->data, data, len);
 	}
 	return h;
+}
+
+/* Bytes on the wire as the rate counts them: a GSO packet as its segments
+ * (IP + TCP headers and an Ethernet header each, cut at the MTU). */
+static uint32_t wire_len(const struct eng *g, const unsigned char *ip, uint32_t len,
+			 uint32_t flags)
+{
+	uint32_t l3, l4, mss, nseg;
+
+	if (!(flags & PKTOUT_GSO) || len <= g->mtu)
+		return len + ETH_HLEN;
+	l3 = (ip[0] >> 4) == 4 ? (uint32_t)(ip[0] & 0x0f) * 4 : 40;
+	if (len < l3 + 20)
+		return len + ETH_HLEN;
+	l4 = (uint32_t)(ip[l3 + 12] >> 4) * 4;
+	if (g->mtu <= l3 + l4 + 64 || len < l3 + l4)
+		return len + ETH_HLEN;
+	mss = g->mtu - l3 - l4;
+	nseg = (len - l3 - l4 + mss - 1) / mss;
+	return len + (nseg - 1) * (l3 + l4) + nseg * ETH_HLEN;
 }
 
 static void flip(struct held *h, uint32_t bit)
@@ -177,60 +192,77 @@ static void flip(struct held *h, uint32_t bit)
 	h->data[bit / 8] ^= (unsigned char)(1u << (bit % 8));
 }
 
-static void enqueue(struct eng *g, struct held *h, int64_t now)
+static void enqueue(struct eng *g, struct held *h, uint32_t wlen, int64_t now)
 {
-	if (emu_enqueue(g->e, now, h->len + ETH_HLEN, h, NULL) < 0) {
+	if (emu_enqueue(g->e, now, wlen, h, NULL) < 0) {
 		if (g->now_pkt == h)
 			g->now_pkt = NULL;
 		free(h);
 	}
 }
 
-static void on_packet(void *arg, uint32_t id, unsigned char *data, uint32_t len)
+static void on_packet(void *arg, struct nfqueue *q, uint32_t id, unsigned char *data,
+		      uint32_t len, uint32_t info)
 {
 	struct eng *g = arg;
 	struct emu_fate f, fd;
-	int64_t now = mono_ns();
+	int64_t now = g->arrive_ns ? g->arrive_ns : mono_ns();
 	struct held *h, *dup = NULL;
 
-	emu_fate(g->e, len + ETH_HLEN, false, &f);
+	/* the model's clock never goes back */
+	if (now < g->last_stamp)
+		now = g->last_stamp;
+	g->last_stamp = now;
+	int qi = q == g->q[1];
+	uint32_t flags = ((info & NFQUEUE_GSO) ? PKTOUT_GSO : 0) |
+			 ((info & NFQUEUE_CSUM) ? PKTOUT_CSUM : 0);
+	uint32_t wlen = wire_len(g, data, len, flags);
+
+	g->win_pkts++;
+	emu_fate(g->e, wlen, false, &f);
 	if (f.dup) {
-		emu_fate(g->e, len + ETH_HLEN, true, &fd);
-		if (!fd.lost && (dup = hold_copy(data, len)) && fd.corrupt)
+		emu_fate(g->e, wlen, true, &fd);
+		if (!fd.lost && (dup = hold_copy(data, len, flags)) && fd.corrupt)
 			flip(dup, fd.corrupt_bit);
 	}
-	if (!f.lost && (h = hold_copy(data, len))) {
+	if (!f.lost && (h = hold_copy(data, len, flags))) {
 		if (f.corrupt)
 			flip(h, f.corrupt_bit);
 		else
 			g->now_pkt = h;
 		g->now_accept = false;
-		enqueue(g, h, now);
+		enqueue(g, h, wlen, now);
 		if (dup)
-			enqueue(g, dup, now);
+			enqueue(g, dup, wlen, now);
 		release(g, now);
 		if (g->now_accept)
 			g->accepted++;
-		decide(g, id, g->now_accept);
+		decide(g, qi, id, g->now_accept);
 		g->now_pkt = NULL;
 		return;
 	}
 	if (dup) {
-		enqueue(g, dup, now);
+		enqueue(g, dup, wlen, now);
 		release(g, now);
 	}
-	decide(g, id, false);
+	decide(g, qi, id, false);
 }
 
 static void write_stats(struct eng *g)
 {
 	struct emu_stats s;
-	uint64_t qd = 0, ud = 0;
+	struct pktout_stats ps;
+	uint64_t qd = 0, ud = 0, qd1 = 0, ud1 = 0;
 	char tmp[4200];
 	FILE *f;
 
 	emu_get_stats(g->e, &s);
+	pktout_get_stats(g->po, &ps);
 	nfqueue_kstats(g->queue, &qd, &ud);
+	if (g->q[1] && nfqueue_kstats((uint16_t)(g->queue + 1), &qd1, &ud1) == 0) {
+		qd += qd1;
+		ud += ud1;
+	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp", g->stat_path);
 	f = fopen(tmp, "w");
 	if (!f)
@@ -239,36 +271,17 @@ static void write_stats(struct eng *g)
 		", \"lost\": %" PRIu64 ", \"duplicated\": %" PRIu64 ", \"corrupted\": %" PRIu64
 		", \"reordered\": %" PRIu64 ", \"queue_drops\": %" PRIu64
 		", \"queued\": %u, \"accepted\": %" PRIu64 ", \"resent\": %" PRIu64
-		", \"send_errors\": %" PRIu64 ", \"late_us_avg\": %.1f}\n",
+		", \"resent_packet\": %" PRIu64 ", \"send_errors\": %" PRIu64
+		", \"passed_whole\": %" PRIu64 ", \"late_us_avg\": %.1f}\n",
 		(long)getpid(), g->queue, s.in_pkts, s.out_pkts, s.lost, s.duplicated,
 		s.corrupted, s.reordered, s.limit_drops + s.rate_drops + qd + ud + g->overruns,
-		s.qlen, g->accepted, g->resent, g->send_errors,
+		s.qlen, g->accepted, ps.sent_packet + ps.sent_raw, ps.sent_packet, ps.errors,
+		nfqueue_truncated(g->q[0]) + nfqueue_truncated(g->q[1]),
 		g->released ? (double)g->late_ns / (double)g->released / 1000.0 : 0.0);
 	if (fclose(f) == 0)
 		rename(tmp, g->stat_path);
 	else
 		unlink(tmp);
-}
-
-static int open_raw(const char *dev, struct ll_err *err)
-{
-	int fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
-	unsigned mark = ENGINE_MARK;
-	int sz = 8 * 1024 * 1024;
-
-	if (fd < 0)
-		return ll_err_set(err, errno == EPERM ? -EPERM : -EIO,
-				  "raw socket: %s (needs CAP_NET_RAW)", strerror(errno));
-	if (setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof(mark)) < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, dev, (socklen_t)strlen(dev)) < 0) {
-		int e = errno;
-
-		close(fd);
-		return ll_err_set(err, -EIO, "raw socket on %s: %s", dev, strerror(e));
-	}
-	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)) < 0)
-		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
-	return fd;
 }
 
 static void say_ready(int fd, const struct ll_err *err)
@@ -302,10 +315,18 @@ static int setup(struct eng *g, const struct engine_opts *o, struct emu_dist **d
 	rc = emu_new(&c, &g->e, err);
 	if (rc < 0)
 		return rc;
-	g->raw = open_raw(o->dev, err);
-	if (g->raw < 0)
-		return g->raw;
-	return nfqueue_open(o->queue, 65536, on_packet, g, &g->q, err);
+	rc = pktout_open(o->dev, ENGINE_MARK, &g->po, err);
+	if (rc < 0)
+		return rc;
+	g->mtu = pktout_mtu(g->po);
+	rc = nfqueue_open(o->queue, 65536, false, on_packet, g, &g->q[0], err);
+	/* TCP whole (GSO) where the packets can leave whole and need not be
+	 * corrupted bit by bit (netem corrupts one segment of a GSO packet) */
+	if (rc == 0 && o->tcp_queue)
+		rc = nfqueue_open((uint16_t)(o->queue + 1), 65536,
+				  pktout_offload(g->po) && !(o->dial->set & IMP_CORRUPT) &&
+				  !o->no_gso, on_packet, g, &g->q[1], err);
+	return rc;
 }
 
 static void teardown(struct eng *g, struct emu_dist *dist)
@@ -313,14 +334,14 @@ static void teardown(struct eng *g, struct emu_dist *dist)
 	struct held *h;
 	uint32_t len;
 
-	nfqueue_close(g->q);
+	nfqueue_close(g->q[0]);
+	nfqueue_close(g->q[1]);
 	if (g->e) {
 		while ((h = emu_drain(g->e, &len)))
 			free(h);
 		emu_free(g->e);
 	}
-	if (g->raw >= 0)
-		close(g->raw);
+	pktout_close(g->po);
 	free(dist);
 }
 
@@ -331,6 +352,47 @@ static bool spin_ok(const struct eng *g)
 
 	emu_get_stats(g->e, &s);
 	return s.qlen < 64;
+}
+
+/* Under load (more than BUSY_PKTS packets in 10 ms) and a dial that delays
+ * every packet by at least BATCH_MIN_DELAY: sleep past arrivals up to
+ * BATCH_NS after the last read (but not past the next release), then read
+ * all that came and give it the middle of that time as its arrival (a
+ * packet's delay is off by at most BATCH_NS / 2, unbiased). One wake-up
+ * then serves many packets. Returns the time after the sleep. */
+#define BATCH_NS 1000000
+#define BATCH_MIN_DELAY 5000000
+#define BUSY_PKTS 5
+static int64_t batch_wait(struct eng *g, int64_t now, int64_t next)
+{
+	int64_t until = g->last_read + BATCH_NS;
+	struct timespec ts;
+
+	if (next != INT64_MAX && next - g->lead_ns < until)
+		until = next - g->lead_ns;
+	if (until > now) {
+		ts.tv_sec = until / 1000000000;
+		ts.tv_nsec = until % 1000000000;
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		now = mono_ns();
+	}
+	/* only a sleep of ours hides the arrival times; after a longer gap
+	 * (a busy spell ended, the host was slow) the packets are as of now */
+	g->arrive_ns = now - g->last_read <= BATCH_NS + BATCH_NS / 2 ?
+		       g->last_read + (now - g->last_read) / 2 : 0;
+	return now;
+}
+
+static void track_busy(struct eng *g)
+{
+	int64_t now = mono_ns();
+
+	if (now - g->win_start < 10000000)
+		return;
+	/* a window that ended long ago says nothing about now */
+	g->busy = g->win_pkts >= BUSY_PKTS && now - g->win_start < 20000000;
+	g->win_pkts = 0;
+	g->win_start = now;
 }
 
 /* Moving average of how late a timed wake-up comes (ns, 0..300 us). */
@@ -347,7 +409,7 @@ static void track_lateness(struct eng *g, int64_t late)
 
 int engine_run(const struct engine_opts *o, struct ll_err *err)
 {
-	struct eng g = { .raw = -1, .queue = o->queue, .stat_path = o->stat_path };
+	struct eng g = { .queue = o->queue, .stat_path = o->stat_path };
 	struct emu_dist *dist = NULL;
 	struct sigaction sa;
 	int64_t next_stat = 0;
@@ -360,6 +422,11 @@ int engine_run(const struct engine_opts *o, struct ll_err *err)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	prctl(PR_SET_TIMERSLACK, 1UL);
+	/* held packets come and go by the thousand a second, up to 64 KiB
+	 * each: keep freed memory in the heap (no mmap/munmap, no page faults
+	 * on reuse) */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
 	/* releases on time on a busy host, as netem's hrtimer (best effort:
 	 * without the privilege the engine runs at normal priority) */
 	if (o->rt_priority > 0) {
@@ -374,12 +441,20 @@ int engine_run(const struct engine_opts *o, struct ll_err *err)
 		return rc;
 	}
 	say_ready(o->ready_fd, NULL);
+	g.may_batch = !getenv("LINKLAB_ENGINE_NOBATCH") && (o->dial->set & IMP_DELAY) &&
+		      !(o->dial->set & IMP_REORDER) &&
+		      o->dial->delay - 4 * ((o->dial->set & IMP_JITTER) ? o->dial->jitter : 0) >=
+		      BATCH_MIN_DELAY;
+	g.last_read = mono_ns();
 	while (!stop_flag) {
-		struct pollfd pfd = { nfqueue_fd(g.q), POLLIN, 0 };
+		struct pollfd pfd[NQ] = { { nfqueue_fd(g.q[0]), POLLIN, 0 },
+					  { g.q[1] ? nfqueue_fd(g.q[1]) : -1, POLLIN, 0 } };
 		int64_t now = mono_ns(), next = emu_next_time(g.e), wait, target;
 		struct timespec ts;
-		int n;
+		int n, qi;
 
+		if (g.may_batch && g.busy)
+			now = batch_wait(&g, now, next);
 		wait = next == INT64_MAX ? 250000000 : next - now;
 		if (wait > next_stat - now)
 			wait = next_stat - now;
@@ -395,15 +470,26 @@ int engine_run(const struct engine_opts *o, struct ll_err *err)
 		target = now + wait;
 		ts.tv_sec = wait / 1000000000;
 		ts.tv_nsec = wait % 1000000000;
-		n = ppoll(&pfd, 1, &ts, NULL);
+		n = ppoll(pfd, NQ, &ts, NULL);
 		if (n == 0 && wait > 0)
 			track_lateness(&g, mono_ns() - target);
-		if (n > 0 && (pfd.revents & POLLIN)) {
-			rc = nfqueue_read(g.q, 64, &g.overruns, err);
+		/* the poll slept: what woke it arrived just now */
+		if (g.arrive_ns && mono_ns() - now > 100000)
+			g.arrive_ns = 0;
+		for (qi = 0; n > 0 && qi < NQ; qi++) {
+			if (!(pfd[qi].revents & POLLIN))
+				continue;
+			rc = nfqueue_read(g.q[qi], 64, &g.overruns, err);
 			if (rc < 0)
 				break;
-			flush_verdicts(&g);
+			flush_verdicts(&g, qi);
 		}
+		if (rc < 0)
+			break;
+		g.arrive_ns = 0;
+		if (n > 0)
+			g.last_read = mono_ns();
+		track_busy(&g);
 		now = mono_ns();
 		release(&g, now);
 		if (now >= next_stat) {

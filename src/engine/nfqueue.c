@@ -23,7 +23,18 @@ struct nfqueue {
 	nfqueue_cb cb;
 	void *arg;
 	char *buf;
+	uint64_t truncated;
 };
+
+/* The IP packet's own length (0: not IPv4/IPv6, or a 64 KiB+ IPv4 packet). */
+static uint32_t ip_len(const unsigned char *p, int len)
+{
+	if (len >= 20 && (p[0] >> 4) == 4)
+		return (uint32_t)p[2] << 8 | p[3];
+	if (len >= 40 && (p[0] >> 4) == 6)
+		return 40u + ((uint32_t)p[4] << 8 | p[5]);
+	return 0;
+}
 
 static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *m,
 		     struct nfq_data *nfa, void *data)
@@ -31,6 +42,7 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *m,
 	struct nfqueue *q = data;
 	struct nfqnl_msg_packet_hdr *ph = nfq_get_msg_packet_hdr(nfa);
 	unsigned char *p = NULL;
+	uint32_t info;
 	int len;
 
 	(void)qh;
@@ -38,15 +50,21 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *m,
 	if (!ph)
 		return 0;
 	len = nfq_get_payload(nfa, &p);
-	if (len < 0) {
+	if (len < 0 || ip_len(p, len) != (uint32_t)len) {
+		/* not all of it was copied (above the copy range): it can only
+		 * go on as it is */
+		q->truncated++;
 		nfq_set_verdict(q->qh, ntohl(ph->packet_id), NF_ACCEPT, 0, NULL);
 		return 0;
 	}
-	q->cb(q->arg, ntohl(ph->packet_id), p, (uint32_t)len);
+	info = nfq_get_skbinfo(nfa);
+	q->cb(q->arg, q, ntohl(ph->packet_id), p, (uint32_t)len,
+	      ((info & NFQA_SKB_CSUMNOTREADY) ? NFQUEUE_CSUM : 0) |
+	      ((info & NFQA_SKB_GSO) ? NFQUEUE_GSO : 0));
 	return 0;
 }
 
-int nfqueue_open(uint16_t num, uint32_t maxlen, nfqueue_cb cb, void *arg,
+int nfqueue_open(uint16_t num, uint32_t maxlen, bool gso, nfqueue_cb cb, void *arg,
 		 struct nfqueue **out, struct ll_err *err)
 {
 	struct nfqueue *q = calloc(1, sizeof(*q));
@@ -89,7 +107,8 @@ int nfqueue_open(uint16_t num, uint32_t maxlen, nfqueue_cb cb, void *arg,
 				  "process (%s)", num, strerror(e));
 	}
 	if (nfq_set_mode(q->qh, NFQNL_COPY_PACKET, 0xffff) < 0 ||
-	    nfq_set_queue_maxlen(q->qh, maxlen) < 0) {
+	    nfq_set_queue_maxlen(q->qh, maxlen) < 0 ||
+	    (gso && nfq_set_queue_flags(q->qh, NFQA_CFG_F_GSO, NFQA_CFG_F_GSO) < 0)) {
 		e = errno;
 		nfqueue_close(q);
 		return ll_err_set(err, -EIO, "configuring netfilter queue %u: %s", num,
@@ -145,6 +164,11 @@ int nfqueue_verdict_upto(struct nfqueue *q, uint32_t id, bool accept)
 	if (nfq_set_verdict_batch(q->qh, id, accept ? NF_ACCEPT : NF_DROP) < 0)
 		return -errno;
 	return 0;
+}
+
+uint64_t nfqueue_truncated(const struct nfqueue *q)
+{
+	return q ? q->truncated : 0;
 }
 
 void nfqueue_close(struct nfqueue *q)

@@ -24,6 +24,7 @@
 
 #include "linklab/peer/enghook.h"
 #include "linklab/peer/journal.h"
+#include "linklab/peer/peer_lock.h"
 
 #define SCOPE_BITS (IMP_DIRECTION | IMP_DST | IMP_DPORT)
 #define MARK_MATCH "0x4c4c0000/0xffff0000"   /* engine.h ENGINE_MARK */
@@ -63,9 +64,6 @@ int enghook_check(const struct impair *eng, const char *dev, struct ll_err *err)
 	if ((eng->set & IMP_DIRECTION) && eng->direction == IMP_INGRESS)
 		snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%sdirection ingress",
 			 bad[0] ? ", " : "");
-	if ((eng->set & IMP_DST) && eng->dst_family == AF_INET6)
-		snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%sdst (IPv6)",
-			 bad[0] ? ", " : "");
 	if (bad[0])
 		return ll_err_set(err, -EOPNOTSUPP, "%s: linklab's endpoint engine cannot do %s "
 				  "(use --engine kernel on a kernel with sch_netem); nothing changed",
@@ -75,12 +73,45 @@ int enghook_check(const struct impair *eng, const char *dev, struct ll_err *err)
 
 /* --- running commands ---------------------------------------------------- */
 
+/* --dry-run: the commands run() would run, one line each, instead. */
+struct dry_sink {
+	char *buf;
+	size_t len, used;
+};
+
+static _Thread_local struct dry_sink *dry;
+
+static void dry_line(char *const argv[])
+{
+	int i;
+
+	for (i = 0; argv[i] && dry->used + 1 < dry->len; i++) {
+		int n = snprintf(dry->buf + dry->used, dry->len - dry->used, "%s%s",
+				 i ? " " : "", argv[i]);
+
+		dry->used += n > 0 ? (size_t)n : 0;
+		if (dry->used >= dry->len)
+			dry->used = dry->len - 1;
+	}
+	if (dry->used + 1 < dry->len) {
+		dry->buf[dry->used++] = '\n';
+		dry->buf[dry->used] = '\0';
+	}
+}
+
 /* Run argv (no shell), stdout+stderr into out. Exit status, or -errno. */
 static int run(char *const argv[], char *out, size_t outlen)
 {
 	int pfd[2], st = 0;
 	size_t n = 0;
 	pid_t pid;
+
+	if (dry) {
+		dry_line(argv);
+		if (out && outlen)
+			out[0] = '\0';
+		return 0;
+	}
 
 	if (out && outlen)
 		out[0] = '\0';
@@ -177,6 +208,24 @@ static int pick_iptables(char *bin, size_t len, struct ll_err *err)
 			  "target): install it (Debian/Ubuntu: apt-get install iptables)");
 }
 
+/* The ip6tables beside iptables bin (iptables-nft -> ip6tables-nft), when it
+ * can list the mangle table here; "" when there is none (no IPv6). */
+static void pick_ip6tables(const char *bin, char *out, size_t len)
+{
+	const char *base = strrchr(bin, '/');
+	char cand[64], msg[200];
+
+	base = base ? base + 1 : bin;
+	out[0] = '\0';
+	if (strncmp(base, "iptables", 8) != 0)
+		return;
+	if ((size_t)snprintf(cand, sizeof(cand), "%.*sip6tables%s", (int)(base - bin), bin,
+			     base + 8) >= sizeof(cand))
+		return;
+	if (ipt(cand, msg, sizeof(msg), "-S", "POSTROUTING", (char *)NULL) == 0)
+		snprintf(out, len, "%s", cand);
+}
+
 /* --- the record ---------------------------------------------------------- */
 
 static void rec_path(uint64_t netns, int ifindex, char *buf, size_t len)
@@ -208,6 +257,7 @@ static int rec_write(uint64_t netns, const struct enghook_info *h, struct ll_err
 	cJSON_AddNumberToObject(o, "pid", (double)h->pid);
 	cJSON_AddNumberToObject(o, "queue", h->queue);
 	cJSON_AddStringToObject(o, "iptables", h->iptables);
+	cJSON_AddStringToObject(o, "ip6tables", h->ip6tables);
 	cJSON_AddStringToObject(o, "table", "mangle");
 	cJSON_AddStringToObject(o, "chain", h->chain);
 	cJSON_AddStringToObject(o, "stat", sp);
@@ -338,6 +388,7 @@ int enghook_get(uint64_t netns, int ifindex, struct enghook_info *h)
 	h->pid = (long)num(o, "pid");
 	h->queue = (unsigned)num(o, "queue");
 	str(o, "iptables", h->iptables, sizeof(h->iptables));
+	str(o, "ip6tables", h->ip6tables, sizeof(h->ip6tables));
 	str(o, "chain", h->chain, sizeof(h->chain));
 	str(o, "dial", h->dial, sizeof(h->dial));
 	cJSON_Delete(o);
@@ -350,40 +401,52 @@ int enghook_get(uint64_t netns, int ifindex, struct enghook_info *h)
 
 /* --- rules ---------------------------------------------------------------- */
 
-static void rules_remove(const struct enghook_info *h)
+static void rules_remove_one(const char *bin, const struct enghook_info *h)
 {
 	int i;
 
-	if (!h->iptables[0] || !h->chain[0])
+	if (!bin[0] || !h->chain[0])
 		return;
 	for (i = 0; i < 8; i++)
-		if (ipt(h->iptables, NULL, 0, "-D", "POSTROUTING", "-o", h->dev, "-j",
+		if (ipt(bin, NULL, 0, "-D", "POSTROUTING", "-o", h->dev, "-j",
 			h->chain, (char *)NULL) != 0)
 			break;
-	ipt(h->iptables, NULL, 0, "-F", h->chain, (char *)NULL);
-	ipt(h->iptables, NULL, 0, "-X", h->chain, (char *)NULL);
+	ipt(bin, NULL, 0, "-F", h->chain, (char *)NULL);
+	ipt(bin, NULL, 0, "-X", h->chain, (char *)NULL);
 }
 
-/* The chain's queue rule(s): NFQUEUE for the dial's scope. */
-static int rule_queue(const struct enghook_info *h, const struct impair *d,
+/* The rules in both tables (IPv4, IPv6). */
+static void rules_remove(const struct enghook_info *h)
+{
+	rules_remove_one(h->iptables, h);
+	rules_remove_one(h->ip6tables, h);
+}
+
+/* The chain's queue rules: NFQUEUE for the dial's scope, TCP to queue + 1
+ * (where GSO packets come whole), the rest to the queue. */
+static int rule_queue(const char *bin, const struct enghook_info *h, const struct impair *d,
 		      char *out, size_t outlen)
 {
-	char q[16], dst[64] = "", port[8] = "";
+	char q[2][16], dst[64] = "", port[8] = "";
 	char *argv[24];
 	int n = 0, rc = 0, pass;
 
-	snprintf(q, sizeof(q), "%u", h->queue);
+	snprintf(q[0], sizeof(q[0]), "%u", h->queue + 1);
+	snprintf(q[1], sizeof(q[1]), "%u", h->queue);
 	if ((d->set & IMP_DST) && d->dst_plen) {
-		char a[INET_ADDRSTRLEN];
+		char a[INET6_ADDRSTRLEN];
 
-		inet_ntop(AF_INET, d->dst_addr, a, sizeof(a));
+		bool v6 = d->dst_family == AF_INET6;
+
+		inet_ntop(v6 ? AF_INET6 : AF_INET, v6 ? (const void *)d->dst6 :
+			  (const void *)d->dst_addr, a, sizeof(a));
 		snprintf(dst, sizeof(dst), "%s/%u", a, d->dst_plen);
 	}
 	if ((d->set & IMP_DPORT) && d->dport)
 		snprintf(port, sizeof(port), "%u", d->dport);
-	for (pass = 0; pass < (port[0] ? 2 : 1) && rc == 0; pass++) {
+	for (pass = 0; pass < 2 && rc == 0; pass++) {
 		n = 0;
-		argv[n++] = (char *)h->iptables;
+		argv[n++] = (char *)bin;
 		argv[n++] = (char *)"-w";
 		argv[n++] = (char *)"-t";
 		argv[n++] = (char *)"mangle";
@@ -393,16 +456,18 @@ static int rule_queue(const struct enghook_info *h, const struct impair *d,
 			argv[n++] = (char *)"-d";
 			argv[n++] = dst;
 		}
-		if (port[0]) {
+		if (pass == 0 || port[0]) {
 			argv[n++] = (char *)"-p";
 			argv[n++] = (char *)(pass == 0 ? "tcp" : "udp");
+		}
+		if (port[0]) {
 			argv[n++] = (char *)"--dport";
 			argv[n++] = port;
 		}
 		argv[n++] = (char *)"-j";
 		argv[n++] = (char *)"NFQUEUE";
 		argv[n++] = (char *)"--queue-num";
-		argv[n++] = q;
+		argv[n++] = q[pass];
 		argv[n++] = (char *)"--queue-bypass";
 		argv[n] = NULL;
 		rc = run(argv, out, outlen);
@@ -410,35 +475,61 @@ static int rule_queue(const struct enghook_info *h, const struct impair *d,
 	return rc;
 }
 
-static int rules_install(const struct enghook_info *h, const struct impair *d,
-			 int exclude_port, struct ll_err *err)
+/* The chain and its jump in one table (bin: iptables or ip6tables). */
+static int rules_install_one(const char *bin, const struct enghook_info *h,
+			     const struct impair *d, int exclude_port, char *out, size_t outlen)
 {
-	char out[512], port[8];
+	char port[8];
 	int rc;
 
 	snprintf(port, sizeof(port), "%d", exclude_port);
-	ipt(h->iptables, NULL, 0, "-F", h->chain, (char *)NULL);
-	ipt(h->iptables, NULL, 0, "-X", h->chain, (char *)NULL);
-	rc = ipt(h->iptables, out, sizeof(out), "-N", h->chain, (char *)NULL);
+	ipt(bin, NULL, 0, "-F", h->chain, (char *)NULL);
+	ipt(bin, NULL, 0, "-X", h->chain, (char *)NULL);
+	rc = ipt(bin, out, outlen, "-N", h->chain, (char *)NULL);
 	if (rc == 0)
-		rc = ipt(h->iptables, out, sizeof(out), "-A", h->chain, "-m", "mark", "--mark",
+		rc = ipt(bin, out, outlen, "-A", h->chain, "-m", "mark", "--mark",
 			 MARK_MATCH, "-j", "RETURN", (char *)NULL);
 	if (rc == 0 && exclude_port > 0)
-		rc = ipt(h->iptables, out, sizeof(out), "-A", h->chain, "-p", "tcp", "--sport",
+		rc = ipt(bin, out, outlen, "-A", h->chain, "-p", "tcp", "--sport",
 			 port, "-j", "RETURN", (char *)NULL);
 	if (rc == 0 && exclude_port > 0)
-		rc = ipt(h->iptables, out, sizeof(out), "-A", h->chain, "-p", "tcp", "--dport",
+		rc = ipt(bin, out, outlen, "-A", h->chain, "-p", "tcp", "--dport",
 			 port, "-j", "RETURN", (char *)NULL);
 	if (rc == 0)
-		rc = rule_queue(h, d, out, sizeof(out));
+		rc = rule_queue(bin, h, d, out, outlen);
 	if (rc == 0)
-		rc = ipt(h->iptables, out, sizeof(out), "-I", "POSTROUTING", "1", "-o", h->dev,
+		rc = ipt(bin, out, outlen, "-I", "POSTROUTING", "1", "-o", h->dev,
 			 "-j", h->chain, (char *)NULL);
+	return rc;
+}
+
+/* IPv4 (iptables) and IPv6 (ip6tables, when there is one) rules; a dst
+ * scope of one family hooks that family only. */
+static int rules_install(const struct enghook_info *h, const struct impair *d,
+			 int exclude_port, struct ll_err *err)
+{
+	bool scoped = (d->set & IMP_DST) && d->dst_plen;
+	bool v6 = scoped && d->dst_family == AF_INET6;
+	const char *bin = h->iptables;
+	char out[512] = "";
+	int rc = 0;
+
+	if (!scoped || !v6)
+		rc = rules_install_one(bin, h, d, exclude_port, out, sizeof(out));
+	if (rc == 0 && (!scoped || v6)) {
+		bin = h->ip6tables;
+		if (!bin[0] && v6) {
+			snprintf(out, sizeof(out), "no ip6tables for an IPv6 dst");
+			rc = -1;
+		} else if (bin[0]) {
+			rc = rules_install_one(bin, h, d, exclude_port, out, sizeof(out));
+		}
+	}
 	if (rc == 0)
 		return 0;
 	rules_remove(h);
 	return ll_err_set(err, -EIO, "%s: setting the engine's iptables rule failed (%s): %s",
-			  h->dev, h->iptables, out[0] ? out : "no message");
+			  h->dev, bin[0] ? bin : "ip6tables", out[0] ? out : "no message");
 }
 
 /* --- the engine process -------------------------------------------------- */
@@ -493,6 +584,12 @@ static int engine_argv(const char *dev, unsigned q, const char *sp, const struct
 	PUT(sp);
 	PUT("--ready-fd");
 	PUT("3");
+	PUT("--tcp-queue");
+	PUT("1");
+	if (getenv("LINKLAB_ENGINE_GSO")) {
+		PUT("--gso");
+		PUT(getenv("LINKLAB_ENGINE_GSO"));
+	}
 	for (f = impair_fields; f->name; f++) {
 		if (!(d->set & f->bit) || (f->bit & SCOPE_BITS))
 			continue;
@@ -621,10 +718,79 @@ static void remove_hook(uint64_t netns, const struct enghook_info *h)
 	unlink(sp);
 }
 
+/* The new hook's names (queue pair, chain, dial) beside the old one, if
+ * any (*old). Whether there is an old one. */
+static bool hook_new(uint64_t netns, const char *dev, int ifindex, const struct impair *eng,
+		     struct enghook_info *old, struct enghook_info *h)
+{
+	bool had_old = enghook_get(netns, ifindex, old) == 0;
+
+	memset(h, 0, sizeof(*h));
+	snprintf(h->dev, sizeof(h->dev), "%s", dev);
+	h->ifindex = ifindex;
+	/* two pairs of queues per interface (Q: all but TCP, Q + 1: TCP), so
+	 * the new engine runs before the old stops */
+	h->queue = 20000u + (unsigned)(ifindex % 10000) * 4u;
+	if (had_old && old->queue == h->queue)
+		h->queue += 2;
+	snprintf(h->chain, sizeof(h->chain), "LLENG-%d-%u", ifindex, h->queue);
+	dial_text(eng, h->dial, sizeof(h->dial));
+	return had_old;
+}
+
+int enghook_dry_run(uint64_t netns, const char *dev, int ifindex, const struct impair *eng,
+		    int exclude_port, char *lines, size_t len, struct ll_err *err)
+{
+	struct dry_sink sink = { lines, len, 0 };
+	struct enghook_info old, h;
+	char *argv[MAX_ARGS], store[8192], sp[PATH_MAX];
+	bool had_old;
+	int rc, n;
+
+	lines[0] = '\0';
+	rc = enghook_check(eng, dev, err);
+	if (rc < 0)
+		return rc;
+	had_old = hook_new(netns, dev, ifindex, eng, &old, &h);
+	rc = pick_iptables(h.iptables, sizeof(h.iptables), err);
+	if (rc < 0)
+		return rc;
+	pick_ip6tables(h.iptables, h.ip6tables, sizeof(h.ip6tables));
+	stat_path(netns, ifindex, h.queue, sp, sizeof(sp));
+	rc = engine_argv(dev, h.queue, sp, eng, store, sizeof(store), argv, err);
+	if (rc < 0)
+		return rc;
+	n = snprintf(lines, len, "# the endpoint engine holds the dial (linklab's netem-semantics "
+		     "engine; netfilter queues %u and %u with bypass: packets pass if it dies)\n"
+		     "# dial: %s\n# start, detached:\n", h.queue, h.queue + 1, h.dial);
+	sink.used = n > 0 && (size_t)n < len ? (size_t)n : 0;
+	dry = &sink;
+	dry_line(argv);
+	rc = rules_install(&h, eng, exclude_port, err);
+	dry = NULL;
+	if (had_old && sink.used + 1 < len)
+		snprintf(lines + sink.used, len - sink.used, "# then the engine before it (pid %ld, "
+			 "chain %s) and its rules go\n", old.pid, old.chain);
+	return rc;
+}
+
+void enghook_dry_remote(const char *dev, const struct impair *eng, char *lines, size_t len)
+{
+	char d[512];
+
+	dial_text(eng, d, sizeof(d));
+	snprintf(lines, len, "# the endpoint engine on the peer holds the dial (linklab's "
+		 "netem-semantics engine; netfilter queues with bypass: packets pass if it dies)\n"
+		 "# dial: %s\nlinklab engine --start --dev %s %s\n"
+		 "# (on the peer: iptables/ip6tables mangle POSTROUTING -o %s -> NFQUEUE "
+		 "--queue-bypass, and the detached `linklab engine`)\n", d, dev, d, dev);
+}
+
 int enghook_start(uint64_t netns, const char *dev, int ifindex,
 		  const struct impair *eng, int exclude_port, struct ll_err *err)
 {
 	struct enghook_info old, h;
+	struct peer_lock_owner who;
 	char *argv[MAX_ARGS], store[8192], sp[PATH_MAX], path[PATH_MAX];
 	bool had_old;
 	int rc;
@@ -632,19 +798,19 @@ int enghook_start(uint64_t netns, const char *dev, int ifindex,
 	rc = enghook_check(eng, dev, err);
 	if (rc < 0)
 		return rc;
-	had_old = enghook_get(netns, ifindex, &old) == 0;
-	memset(&h, 0, sizeof(h));
-	snprintf(h.dev, sizeof(h.dev), "%s", dev);
-	h.ifindex = ifindex;
-	/* two queues per interface, so the new engine runs before the old stops */
-	h.queue = 20000u + (unsigned)(ifindex % 20000) * 2u;
-	if (had_old && old.queue == h.queue)
-		h.queue++;
-	snprintf(h.chain, sizeof(h.chain), "LLENG-%d-%u", ifindex, h.queue);
-	dial_text(eng, h.dial, sizeof(h.dial));
+	if (peer_lock_holder(netns, ifindex, &who) == 1) {
+		char desc[200];
+
+		peer_lock_describe(&who, desc, sizeof(desc));
+		return ll_err_set(err, -EBUSY, "%s is driven by %s: its dial is that console's "
+				  "(dial it there, or quit that console first); nothing changed",
+				  dev, desc);
+	}
+	had_old = hook_new(netns, dev, ifindex, eng, &old, &h);
 	rc = pick_iptables(h.iptables, sizeof(h.iptables), err);
 	if (rc < 0)
 		goto fail;
+	pick_ip6tables(h.iptables, h.ip6tables, sizeof(h.ip6tables));
 	mkdir(journal_dir(), 0700);
 	stat_path(netns, ifindex, h.queue, sp, sizeof(sp));
 	rc = engine_argv(dev, h.queue, sp, eng, store, sizeof(store), argv, err);

@@ -1247,6 +1247,9 @@ static int local_dry_run(struct peer *p, const char *dev, const struct impair *d
 	rc = make_plan(L(p), dev, d, &ifindex, &plan, err);
 	if (rc < 0)
 		return rc;
+	if (use_engine(L(p), d))
+		return enghook_dry_run(L(p)->netns, dev, ifindex, d, L(p)->exclude_port, lines,
+				       len, err);
 	return tccmd_apply(dev, &plan, lines, len, err);
 }
 

@@ -283,6 +283,28 @@ int peer_lock_stale(uint64_t netns, struct peer_lock_owner *out, int max,
 	return 0;
 }
 
+int peer_lock_holder(uint64_t netns, int ifindex, struct peer_lock_owner *out)
+{
+	char path[512], text[PEER_LOCK_TEXT];
+	int fd, held = 0;
+
+	memset(out, 0, sizeof(*out));
+	lock_path(path, sizeof(path), netns, ifindex);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	/* a live owner holds the flock (this process too: a flock of another
+	 * open file conflicts with its own) */
+	if (flock(fd, LOCK_SH | LOCK_NB) < 0) {
+		read_all(fd, text, sizeof(text));
+		if (peer_lock_parse(text, out) < 0)
+			snprintf(out->user, sizeof(out->user), "?");
+		held = out->pid != (long)getpid();
+	}
+	close(fd);
+	return held;
+}
+
 void peer_lock_drop_stale(uint64_t netns, int ifindex)
 {
 	char path[512];

@@ -422,9 +422,24 @@ static int remote_dry_run(struct peer *p, const char *dev,
 			  const struct impair *d, char *lines, size_t len,
 			  struct ll_err *err)
 {
+	struct remote *r = R(p);
 	struct impair_plan plan;
+	size_t n;
+	int rc;
 
-	return plan_lines(R(p), dev, d, lines, len, &plan, err);
+	if (impair_needs_netem(d) && (r->engine_mode == ENGHOOK_USER ||
+				      (r->engine_mode == ENGHOOK_AUTO && r->no_netem))) {
+		rc = enghook_check(d, dev, err);
+		if (rc == 0)
+			enghook_dry_remote(dev, d, lines, len);
+		return rc;
+	}
+	rc = plan_lines(r, dev, d, lines, len, &plan, err);
+	n = strlen(lines);
+	if (rc == 0 && impair_needs_netem(d) && r->engine_mode == ENGHOOK_AUTO && n < len)
+		snprintf(lines + n, len - n, "# (auto: on a peer kernel without sch_netem, "
+			 "linklab's endpoint engine holds the dial instead)\n");
+	return rc;
 }
 
 static struct rjournal *jfind(struct remote *r, const char *dev, bool create)

@@ -134,7 +134,8 @@ static const char *peers_engine_how(const struct console_middle_view *m)
 {
 	if (!strcmp(m->engine_asked, "auto"))
 		return strcmp(m->engine, "kernel") ? "auto: no netem there" : "auto: netem there";
-	return strcmp(m->engine_asked, "kernel") ? "--engine user" : "--engine kernel";
+	return strcmp(m->engine_asked, "kernel") ? "--middle-engine user" :
+						    "--middle-engine kernel";
 }
 
 /* The middle box between the panes: engine, ports, both dials, live rate,

@@ -4,7 +4,8 @@
 # netfilter queue with bypass + `linklab engine`) in the two-namespace lab,
 # each peer impairing its own egress. This kernel has no sch_netem, so auto
 # picks the engine; figures are printed.
-#   delay 25ms each peer -> RTT 50 ms within 1 % (UDP echo, over the plain path)
+#   delay 25ms each peer -> RTT 50 ms within 1 % (UDP echo, over the plain path),
+#   over IPv4 and IPv6 (ip6tables hook); a dst scope of IPv6 hooks IPv6 only
 #   jitter 5ms uniform -> RFC 3550 jitter 10/3 ms at 15 ms spacing
 #   loss 10% each peer -> round-trip loss 19 % inside the binomial 99 % interval
 #   duplicate 5% -> duplicates at the receiver inside the 99 % interval
@@ -29,7 +30,9 @@ py() { python3 -c "$@"; }
 ea() { ina "$LINKLAB" apply --dev veth-a "$@" > "$T/ea.out" 2>&1 || { cat "$T/ea.out"; return 1; }; }
 eb() { inb "$LINKLAB" apply --dev veth-b "$@" > "$T/eb.out" 2>&1 || { cat "$T/eb.out"; return 1; }; }
 clr() { ina "$LINKLAB" clear --dev veth-a >/dev/null 2>&1; inb "$LINKLAB" clear --dev veth-b >/dev/null 2>&1; }
-rules() { ip netns exec "$1" iptables -w -t mangle -S 2>/dev/null | grep -c LLENG; }
+rules4() { ip netns exec "$1" iptables -w -t mangle -S 2>/dev/null | grep -c LLENG; }
+# the engine's rules in both tables (IPv4 and IPv6)
+rules() { echo $(( $(rules4 "$1") + $(ip netns exec "$1" ip6tables -w -t mangle -S 2>/dev/null | grep -c LLENG) )); }
 chains() { ip netns exec "$1" iptables -w -t mangle -S 2>/dev/null | grep -c '^-N LLENG'; }
 hook_pid() { py "import json,glob; print(json.load(open(glob.glob('$LINKLAB_RUN_DIR/engine-*.hook')[0]))['pid'])" 2>/dev/null; }
 # the probes' own timestamps at SCHED_FIFO when chrt can (a loaded 2-core host
@@ -40,10 +43,10 @@ chrt -f 20 true 2>/dev/null && RT="chrt -f 20"
 PORT=7100
 rtt() { # N GAP -> "median min max n ..."
 	PORT=$((PORT+1))
-	ip netns exec "$LL_NS_B" $RT python3 "$T/rtt.py" server "$LL_ADDR_B" $PORT 3 &
+	ip netns exec "$LL_NS_B" $RT python3 "$T/rtt.py" server "${RTT_ADDR:-$LL_ADDR_B}" $PORT 3 &
 	sp=$!
 	sleep 0.3
-	ina $RT python3 "$T/rtt.py" client "$LL_ADDR_B" $PORT "$1" "$2"
+	ina $RT python3 "$T/rtt.py" client "${RTT_ADDR:-$LL_ADDR_B}" $PORT "$1" "$2"
 	kill $sp 2>/dev/null; wait $sp 2>/dev/null
 }
 oneway() { # N GAP [AFTER_FILE] -> sink JSON in $T/sink.json (A sends, B receives)
@@ -73,8 +76,32 @@ if ea --delay 25ms && eb --delay 25ms; then
 	else
 		fail "engine: delay 25ms each peer -> RTT $1 ms (want 50 +- 0.5 ms over $base)"
 	fi
+	# IPv6 goes through the ip6tables hook to the same engine
+	set -- $(RTT_ADDR=fd99::2 rtt 60 0.02)
+	echo "  figure: delay 25ms each peer over IPv6: RTT median $1 ms (n $4)"
+	if ip netns exec "$LL_NS_A" ip6tables -w -t mangle -S 2>/dev/null | grep -q "NFQUEUE" &&
+	   py "import sys; m=float('$1')-float('$base'); sys.exit(0 if abs(m-50) <= 0.5 else 1)"; then
+		pass "engine: delay 25ms each peer over IPv6 -> RTT $1 ms (ip6tables hook)"
+	else
+		fail "engine: delay 25ms each peer over IPv6 -> RTT $1 ms (want 50 +- 0.5 ms)"
+	fi
 else
 	fail "engine: apply --delay 25ms on both peers"
+fi
+clr
+# a dial scoped to an IPv6 dst: only IPv6 to it is delayed
+if ea --delay 25ms --dst fd99::2; then
+	set -- $(RTT_ADDR=fd99::2 rtt 20 0.02); d6=$1
+	set -- $(rtt 20 0.02); d4=$1
+	echo "  figure: delay 25ms dst fd99::2 on A: RTT IPv6 $d6 ms, IPv4 $d4 ms"
+	if py "import sys; sys.exit(0 if abs(float('$d6')-25-float('$base')) <= 0.5 and float('$d4') < 5 else 1)" &&
+	   [ "$(rules4 "$LL_NS_A")" = 0 ]; then
+		pass "engine: an IPv6 dst scope delays IPv6 to it only (no IPv4 rule)"
+	else
+		fail "engine: IPv6 dst scope: RTT v6 $d6, v4 $d4, IPv4 rules $(rules4 "$LL_NS_A")"
+	fi
+else
+	fail "engine: apply --delay 25ms --dst fd99::2"
 fi
 clr
 
@@ -294,6 +321,36 @@ if grep -q "cannot do slot" "$T/r.out" && [ "$(rules "$LL_NS_A")" = 0 ] &&
 else
 	fail "engine: slot refusal: $(cat "$T/r.out")"
 fi
+# the same refusal over SSH (the peer's engine) and in a dry run, both sides
+ina "$LINKLAB" apply -F "$LL_SSH_CONFIG" --peer "$LL_PEER" --engine user --delay 10ms --slot 5ms > "$T/r.out" 2>&1
+rc=$?
+ina "$LINKLAB" apply -F "$LL_SSH_CONFIG" --peer "$LL_PEER" --engine user --delay 10ms --slot 5ms --dry-run > "$T/r2.out" 2>&1
+rc2=$?
+if [ $rc != 0 ] && [ $rc2 != 0 ] && grep -q "cannot do slot" "$T/r.out" && grep -q "cannot do slot" "$T/r2.out" &&
+   [ "$(rules "$LL_NS_A")" = 0 ] && [ "$(rules "$LL_NS_B")" = 0 ]; then
+	pass "engine: slot on the user engine is refused by name with --peer and --dry-run; nothing changed on either side"
+else
+	fail "engine: slot refusal --peer (rc $rc, dry rc $rc2): $(cat "$T/r.out" "$T/r2.out")"
+fi
+# --dry-run with the engine: what would happen (engine, hook rules, the dial), nothing done
+ina "$LINKLAB" apply --dev veth-a --delay 50ms --loss 1% --dry-run > "$T/d.out" 2>&1
+rc=$?
+if [ $rc = 0 ] && grep -q "^# the endpoint engine holds the dial" "$T/d.out" &&
+   grep -q "^# dial: --delay 50ms --loss 1%" "$T/d.out" &&
+   grep -q "linklab engine --dev veth-a --queue [0-9]* .*--delay 50ms --loss 1%" "$T/d.out" &&
+   grep -q "^iptables .*-j NFQUEUE --queue-num [0-9]* --queue-bypass" "$T/d.out" &&
+   grep -q "^iptables .*-I POSTROUTING 1 -o veth-a" "$T/d.out" && ! grep -q "^tc " "$T/d.out" &&
+   [ "$(rules "$LL_NS_A")" = 0 ] && ! ls "$LINKLAB_RUN_DIR"/engine-*.hook >/dev/null 2>&1; then
+	pass "engine: apply --dry-run prints the engine, its hook rules and the dial (no tc lines); nothing changed"
+else
+	fail "engine: apply --dry-run with the engine (rc $rc): $(cat "$T/d.out")"
+fi
+ina "$LINKLAB" apply -F "$LL_SSH_CONFIG" --peer "$LL_PEER" --engine user --delay 50ms --dry-run > "$T/d.out" 2>&1
+if grep -q "^linklab engine --start --dev veth-b --delay 50ms" "$T/d.out" && [ "$(rules "$LL_NS_B")" = 0 ]; then
+	pass "engine: apply --peer --engine user --dry-run names the peer's engine command; nothing changed"
+else
+	fail "engine: apply --peer --dry-run with the engine: $(cat "$T/d.out")"
+fi
 ina "$LINKLAB" apply --dev veth-a --engine kernel --delay 10ms > "$T/r.out" 2>&1
 if [ $? != 0 ] && grep -qi "netem" "$T/r.out" && [ "$(rules "$LL_NS_A")" = 0 ]; then
 	pass "engine: --engine kernel on a kernel without netem says so"
@@ -306,11 +363,11 @@ if grep -q "needs iptables" "$T/r.out" && [ "$(rules "$LL_NS_A")" = 0 ]; then
 else
 	fail "engine: no iptables: $(cat "$T/r.out")"
 fi
-# both queues of veth-a held by other processes: queue in use
-q=$(py "print(20000 + $(ina cat /sys/class/net/veth-a/ifindex) * 2)")
+# both queue pairs of veth-a held by other processes: queue in use
+q=$(py "print(20000 + $(ina cat /sys/class/net/veth-a/ifindex) * 4)")
 ip netns exec "$LL_NS_A" "$LINKLAB" engine --dev veth-a --queue $q --stat "$T/q1.stat" --delay 1ms &
 h1=$!
-ip netns exec "$LL_NS_A" "$LINKLAB" engine --dev veth-a --queue $((q+1)) --stat "$T/q2.stat" --delay 1ms &
+ip netns exec "$LL_NS_A" "$LINKLAB" engine --dev veth-a --queue $((q+2)) --stat "$T/q2.stat" --delay 1ms &
 h2=$!
 sleep 0.5
 ina "$LINKLAB" apply --dev veth-a --delay 10ms > "$T/r.out" 2>&1
@@ -320,6 +377,29 @@ else
 	fail "engine: queue in use: $(cat "$T/r.out")"
 fi
 kill $h1 $h2 2>/dev/null; wait $h1 $h2 2>/dev/null
+
+# a console holds veth-a (its owner lock, peer_lock.h: a record and a live
+# flock): an apply from the CLI is refused naming it, before and after an
+# engine holds the interface
+ea --delay 10ms > /dev/null
+p_before=$(hook_pid)
+ifi=$(ina cat /sys/class/net/veth-a/ifindex)
+lk="$LINKLAB_RUN_DIR/owner-$(ina stat -L -c %i /proc/self/ns/net)-$ifi.lock"
+printf 'pid 4242\nuid 1000\nuser alice\nhost lab\nsince %s\nifindex %s\ndev veth-a\n' "$(date +%s)" "$ifi" > "$lk"
+python3 -c "import fcntl,sys,time; f=open(sys.argv[1]); fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)" "$lk" > "$T/fl.out" &
+fl=$!
+for i in $(seq 100); do grep -q held "$T/fl.out" && break; python3 -c "import time; time.sleep(0.05)"; done
+ina "$LINKLAB" apply --dev veth-a --delay 30ms > "$T/r.out" 2>&1
+rc=$?
+if [ $rc != 0 ] && grep -q "driven by console pid 4242 (user alice" "$T/r.out" && grep -q "nothing changed" "$T/r.out" &&
+   [ "$(hook_pid)" = "$p_before" ] && grep -q -- '--delay 10ms' "$LINKLAB_RUN_DIR"/engine-*.hook; then
+	pass "engine: a second apply while a console holds the interface is refused naming it; the first engine stays"
+else
+	fail "engine: apply under a console's lock (rc $rc, pid $p_before -> $(hook_pid)): $(cat "$T/r.out")"
+fi
+kill $fl 2>/dev/null; wait $fl 2>/dev/null
+rm -f "$lk"
+clr
 
 # --- --peer: the peer's engine over SSH (linklab on the peer's PATH) ---------------
 if ina "$LINKLAB" apply -F "$LL_SSH_CONFIG" --peer "$LL_PEER" --delay 25ms > "$T/p.out" 2>&1 &&

@@ -5,8 +5,9 @@
 # The client prints "median min max n sd iqr p2.5 p97.5 p5 p95" in ms (n =
 # answered probes; "nan ... n ..." and exit 1 when fewer than 2 came back).
 import socket, sys, time, statistics
+fam = socket.AF_INET6 if ":" in sys.argv[2] else socket.AF_INET   # IPv6 when ADDR is one
 if sys.argv[1] == "server":
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s = socket.socket(fam, socket.SOCK_DGRAM)
     s.bind((sys.argv[2], int(sys.argv[3])))
     s.settimeout(float(sys.argv[4]))
     try:
@@ -17,7 +18,7 @@ if sys.argv[1] == "server":
         pass
     sys.exit(0)
 host, port, n, gap = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s = socket.socket(fam, socket.SOCK_DGRAM)
 s.settimeout(float(sys.argv[6]) if len(sys.argv) > 6 else 1.5)
 r = []
 for i in range(-3, n):   # 3 warm-up probes (neighbour resolution) not counted

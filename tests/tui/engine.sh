@@ -1,9 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # tests/tui/engine.sh - the console under tmux (as tests/tui/run.sh) with
-# linklab's endpoint engine: on a kernel without sch_netem a delay dial on
-# both peers goes to the user engine (netfilter queue + linklab engine), the
-# read-back names it, quit removes the rules and engines on both peers.
+# linklab's endpoint engine: on a kernel without sch_netem the demo's dial
+# (delay 50ms, loss 1 %) on both peers goes to the user engine (netfilter
+# queue + linklab engine), the read-back names it, the test screen's RTT
+# under load reads ~100 ms, quit removes the rules and engines on both
+# peers; console --engine kernel refuses the delay; --engine warp exit 2.
 #   LINKLAB=path/to/linklab sh tests/tui/engine.sh   (default build/linklab)
 # Helpers: tests/tui/lib.sh.
 # Prints PASS/FAIL/SKIP lines and "tui-engine: N passed, N failed, N skipped".
@@ -12,8 +14,19 @@ tui_need_root
 export LINKLAB_RUN_DIR="$LAB_DIR/run"
 tui_tmux_up
 
-# linklab's endpoint engine (a kernel without sch_netem): a delay dial on
-# both peers from the console; the summary names the engine; quit removes it
+# --engine is the endpoints' engine (as apply --engine); a bad value is
+# refused before anything starts, naming the bridge's own option too
+out=$("$BIN" console --engine warp 2>&1); rc=$?
+case "$rc:$out" in
+2:*"--engine 'warp': auto, kernel or user"*"--middle-engine"*)
+	ok "console --engine warp: exit 2 naming the value and the accepted ones" ;;
+*) bad "console --engine warp: exit $rc: $out" ;;
+esac
+
+# linklab's endpoint engine (a kernel without sch_netem): sudo make demo's
+# dial (delay 50ms, loss 1 % on both peers) from the console; the summary
+# names the engine; the test screen's RTT under load reads ~100 ms; quit
+# removes it. Then --engine kernel: the same dial refused (no netem here).
 if unshare -n sh -c 'tc qdisc add dev lo root netem delay 1ms' 2>/dev/null; then
 	skip "endpoint engine: this kernel has sch_netem (auto takes netem)"
 elif ! command -v iptables >/dev/null; then
@@ -30,15 +43,36 @@ else
 		keys d
 		wait_for "Impairment dial" 30 || bad "engine: dial screen did not open"
 		dial_row delay
-		keys e C-u 3 0 m s Enter
-		wait_for "dial: delay 30ms" 30 || bad "engine: delay 30ms not in the dial"
+		keys e C-u 5 0 m s Enter
+		dial_row loss
+		keys e C-u 1 % Enter
+		wait_for "dial: .*delay 50ms.*loss 1%" 30 || bad "engine: delay 50ms loss 1% not in the dial"
 		keys Enter
 		wait_for "y: apply anyway" 150 && keys y
-		if wait_for "A veth-a holds: user engine \(pid [0-9]+\): --delay 30ms" 150 &&
-		   wait_for "B veth-b holds: user engine \(pid [0-9]+\): --delay 30ms" 150; then
-			ok "endpoint engine: delay 30ms from the console, both sides held by the user engine (label shown)"
+		if wait_for "A veth-a holds: user engine \(pid [0-9]+\): --delay 50ms --loss 1%" 150 &&
+		   wait_for "B veth-b holds: user engine \(pid [0-9]+\): --delay 50ms --loss 1%" 150; then
+			ok "endpoint engine: the demo's dial (delay 50ms, loss 1%) from the console, both sides held by the user engine (label shown)"
 		else
 			bad "endpoint engine: no user-engine read-back"; capture | grep -E "holds|applied|error" | head -5
+		fi
+		# the test screen: a 4 s TCP run; RTT under load as the screen shows it
+		keys t
+		wait_for "Throughput test" 30 || bad "engine: test screen did not open"
+		keys g j e C-u 4 Enter
+		wait_for "duration +4 s" 20 || bad "engine: test form duration not set"
+		keys s
+		if wait_for "RTT under load: now [0-9.]+ ms" 150 && wait_for "done: " 150; then
+			line=$(capture | grep -Eo "RTT under load: now [0-9.]+ ms, min [0-9.]+ ms[^(]*\([^)]*\)" | head -1)
+			now=$(echo "$line" | sed -n 's/.*now \([0-9.]*\) ms.*/\1/p')
+			min=$(echo "$line" | sed -n 's/.*min \([0-9.]*\) ms.*/\1/p')
+			echo "  figure: test screen: $line"
+			if python3 -c "import sys; n=float('$now'); m=float('$min'); sys.exit(0 if 99 <= m <= 110 and 99 <= n <= 150 else 1)"; then
+				ok "endpoint engine: the test screen's RTT under load reads ~100 ms (now $now ms, min $min ms)"
+			else
+				bad "endpoint engine: RTT under load not ~100 ms: $line"
+			fi
+		else
+			bad "endpoint engine: no RTT under load on the test screen"; capture | tail -12
 		fi
 		if [ "$(llchains "$NS_A")" = 1 ] && [ "$(llchains "$NS_B")" = 1 ]; then
 			ok "endpoint engine: one rule chain in each namespace while applied"
@@ -54,6 +88,28 @@ else
 		fi
 	else
 		bad "endpoint engine: console did not start"; capture | tail -5
+	fi
+	# --engine kernel: netem only; this kernel has none, so the delay is refused
+	$TMUX kill-session -t tui 2>/dev/null
+	$TMUX new-session -d -s tui -x 120 -y 36 \
+		"TERM=screen $XDG ip netns exec $NS_A $BIN console -F $LL_SSH_CONFIG --peer $LL_PEER --engine kernel 2>&1; echo console-exit=\$?; sleep 600"
+	if wait_for "veth-b" 150; then
+		keys d
+		wait_for "Impairment dial" 30 || bad "engine kernel: dial screen did not open"
+		dial_row delay
+		keys e C-u 5 0 m s Enter
+		keys Enter
+		wait_for "y: apply anyway" 150 && keys y
+		if wait_for "netem" 150 && ! capture | grep -q "user engine" &&
+		   [ "$(llchains "$NS_A")" = 0 ] && [ "$(llchains "$NS_B")" = 0 ]; then
+			ok "endpoint engine: console --engine kernel refuses a delay on this kernel (no netem), no engine started: $(capture | grep -m1 -o '[^ ]*netem[^.;]*' | head -1)"
+		else
+			bad "endpoint engine: --engine kernel: $(capture | grep -E 'netem|engine|error' | head -3)"
+		fi
+		keys q
+		wait_for "console-exit=0" 150 || bad "engine kernel: no clean exit"
+	else
+		bad "endpoint engine: console --engine kernel did not start"; capture | tail -5
 	fi
 fi
 

@@ -544,13 +544,13 @@ if start_mid_console --peer peer-b && wait_for "veth-b" 100; then
 else
 	bad "console without --middle (bridge lab) did not start"; capture
 fi
-# 9j. the console starts the bridge itself (--bridge IF_A,IF_B [--engine E]):
+# 9j. the console starts the bridge itself (--bridge IF_A,IF_B [--middle-engine E]):
 #     `linklab bridge IF_A IF_B --engine E --stdin-lease` on the middle over SSH; it
 #     stops (ports plain again) when the console quits or is killed -9
-out=$("$BIN" console --bridge veth-ma,veth-mb --engine warp 2>&1); rc=$?
+out=$("$BIN" console --bridge veth-ma,veth-mb --middle-engine warp 2>&1); rc=$?
 case "$rc:$out" in
-2:*"--bridge needs --middle HOST"*"--engine 'warp': auto, kernel or user"*)
-	ok "--bridge without --middle: exit 2 naming it (with the bad --engine: every problem at once)" ;;
+2:*"--bridge needs --middle HOST"*"--middle-engine 'warp': auto, kernel or user"*)
+	ok "--bridge without --middle: exit 2 naming it (with the bad --middle-engine: every problem at once)" ;;
 *) bad "--bridge without --middle: exit $rc: $out" ;;
 esac
 # bridges started with --stdin-lease in the middle namespace
@@ -586,10 +586,10 @@ keys q
 wait_for "console-exit=0" 150 || bad "--bridge busy run: no clean exit"
 blabsh stop-engine >/dev/null 2>&1
 if ! ports_plain; then bad "lab engine stopped but the ports are not plain: $(plain_why)"; fi
-# --engine user: started, shown, dialled (the RTT rises), stopped at quit
-if start_mid_console --peer peer-b --middle middle --bridge veth-ma,veth-mb --engine user &&
-   wait_for "M \(middle\): bridge user engine \(--engine user\), veth-ma <-> veth-mb, pid [0-9]+, started by this console" 150; then
-	ok "--bridge --engine user: the middle section names the engine, how it was chosen and both ports"
+# --middle-engine user: started, shown, dialled (the RTT rises), stopped at quit
+if start_mid_console --peer peer-b --middle middle --bridge veth-ma,veth-mb --middle-engine user &&
+   wait_for "M \(middle\): bridge user engine \(--middle-engine user\), veth-ma <-> veth-mb, pid [0-9]+, started by this console" 150; then
+	ok "--bridge --middle-engine user: the middle section names the engine, how it was chosen and both ports"
 	[ "$(lease_procs)" = 1 ] && ok "--bridge: one 'linklab bridge veth-ma veth-mb --engine user --stdin-lease' runs in the middle" ||
 		bad "--bridge: $(lease_procs) --stdin-lease processes in the middle"
 	base=$(rtt_ms)
@@ -615,7 +615,7 @@ if start_mid_console --peer peer-b --middle middle --bridge veth-ma,veth-mb --en
 		bad "--bridge quit: left behind: $(plain_why)"
 	fi
 else
-	bad "console --bridge --engine user did not start"; capture | tail -8
+	bad "console --bridge --middle-engine user did not start"; capture | tail -8
 fi
 # auto (no netem here -> user); kill -9 of the console stops the bridge too
 if start_mid_console --peer peer-b --middle middle --bridge veth-ma,veth-mb &&
@@ -654,29 +654,29 @@ if start_mid_console --peer peer-b --middle middle --bridge veth-ma,veth-mb &&
 else
 	bad "console --bridge (auto) did not start"; capture | tail -8
 fi
-# --engine kernel: delay refused by the bridge (no sch_netem here), shown; quit leaves nothing
-if start_mid_console --peer peer-b --middle middle --bridge veth-ma,veth-mb --engine kernel &&
-   wait_for "M \(middle\): bridge kernel engine \(--engine kernel\), veth-ma <-> veth-mb" 150; then
-	ok "--bridge --engine kernel: started, the section says so (llbr0 $(ip -n "$NS_BM" link show llbr0 >/dev/null 2>&1 && echo present || echo absent))"
+# --middle-engine kernel: delay refused by the bridge (no sch_netem here), shown; quit leaves nothing
+if start_mid_console --peer peer-b --middle middle --bridge veth-ma,veth-mb --middle-engine kernel &&
+   wait_for "M \(middle\): bridge kernel engine \(--middle-engine kernel\), veth-ma <-> veth-mb" 150; then
+	ok "--bridge --middle-engine kernel: started, the section says so (llbr0 $(ip -n "$NS_BM" link show llbr0 >/dev/null 2>&1 && echo present || echo absent))"
 	dial_target 3
 	dial_row delay
 	keys e C-u 4 0 m s Enter Enter
 	if wait_for "^ a_to_b: |applied on bridge" 100 && capture | grep -Eq "^ a_to_b: .*netem"; then
-		ok "--bridge --engine kernel: delay refused, shown in the console: $(capture | grep -E '^ a_to_b: ' | head -1 | cut -c1-80)"
+		ok "--bridge --middle-engine kernel: delay refused, shown in the console: $(capture | grep -E '^ a_to_b: ' | head -1 | cut -c1-80)"
 	elif capture | grep -q "applied on bridge"; then
-		skip "--bridge --engine kernel took delay (this kernel has sch_netem): no refusal to show"
+		skip "--bridge --middle-engine kernel took delay (this kernel has sch_netem): no refusal to show"
 	else
-		bad "--bridge --engine kernel: no refusal shown"; capture | tail -12
+		bad "--bridge --middle-engine kernel: no refusal shown"; capture | tail -12
 	fi
 	keys q
 	wait_for "console-exit=0" 150 || bad "--bridge kernel run: no clean exit"
 	if wait_plain 50; then
-		ok "--bridge --engine kernel quit: nothing left running, no llbr0, ports noqueue"
+		ok "--bridge --middle-engine kernel quit: nothing left running, no llbr0, ports noqueue"
 	else
-		bad "--bridge --engine kernel quit left: $(plain_why)"
+		bad "--bridge --middle-engine kernel quit left: $(plain_why)"
 	fi
 else
-	bad "console --bridge --engine kernel did not start"; capture | tail -8
+	bad "console --bridge --middle-engine kernel did not start"; capture | tail -8
 fi
 blabsh down >/dev/null 2>&1
 

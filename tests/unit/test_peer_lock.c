@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include <cmocka.h>
 
 #include "linklab/peer/peer_lock.h"
@@ -121,11 +122,57 @@ static void test_take_busy_stale(void **state)
 	peer_lock_release(NULL, true);      /* no-op */
 }
 
+/* peer_lock_holder: none, this process (not a holder to refuse), another
+ * live process (its record), a dead one (stale: none). */
+static void test_holder(void **state)
+{
+	struct peer_lock *l = NULL;
+	struct peer_lock_owner prev, who;
+	struct ll_err e = { 0 };
+	bool stale;
+	int up[2], down[2], st;
+	char c;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(peer_lock_holder(4244, 7, &who), 0);
+	assert_int_equal(peer_lock_take(4244, 7, "veth-h", &l, &prev, &stale, &e), 0);
+	assert_int_equal(peer_lock_holder(4244, 7, &who), 0);
+	assert_int_equal(who.pid, (long)getpid());
+	peer_lock_release(l, true);
+	assert_int_equal(pipe(up), 0);
+	assert_int_equal(pipe(down), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct peer_lock *cl = NULL;
+
+		if (peer_lock_take(4244, 7, "veth-h", &cl, &prev, &stale, &e) != 0)
+			_exit(1);
+		if (write(up[1], "x", 1) != 1 || read(down[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);       /* dies holding it: the record stays, stale */
+	}
+	assert_int_equal(read(up[0], &c, 1), 1);
+	assert_int_equal(peer_lock_holder(4244, 7, &who), 1);
+	assert_int_equal(who.pid, (long)pid);
+	assert_string_equal(who.dev[0], "veth-h");
+	assert_int_equal(write(down[1], "y", 1), 1);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_int_equal(peer_lock_holder(4244, 7, &who), 0);
+	close(up[0]);
+	close(up[1]);
+	close(down[0]);
+	close(down[1]);
+	peer_lock_drop_stale(4244, 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_take_busy_stale),
+		cmocka_unit_test(test_holder),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

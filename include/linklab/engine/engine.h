@@ -1,25 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /* engine.h - the endpoint engine: linklab's netem-semantics model (emu.h)
- * on one interface's egress, for kernels without sch_netem. An iptables
- * rule (`-j NFQUEUE --queue-num N --queue-bypass`, set up by enghook.h)
- * sends the interface's outgoing IPv4 packets to queue N; this process
- * reads each, draws its fate (duplicate, loss, corrupt, the delay, jitter
- * and reorder schedule) and
+ * on one interface's egress, for kernels without sch_netem. iptables and
+ * ip6tables rules (`-j NFQUEUE --queue-num N --queue-bypass`, TCP to N + 1,
+ * set up by enghook.h) send the interface's outgoing packets to the
+ * queues; TCP on N + 1 comes whole (GSO) when the packets can leave whole
+ * (pktout.h) and the dial does not corrupt. This process reads each, draws
+ * its fate (duplicate, loss, corrupt, the delay, jitter and reorder
+ * schedule) and
  *  - a packet due at once and unchanged: verdict accept (the kernel sends
  *    its own skb);
  *  - a lost one: verdict drop;
  *  - a delayed, corrupted or duplicated one: verdict drop now (the sending
  *    socket gets its memory back, as netem's skb_orphan_partial) and the
- *    copy is sent at its time to send through a raw IPv4 socket bound to
- *    the interface, with firewall mark ENGINE_MARK, which the rule skips.
- * If the process dies, the kernel unbinds the queue and --queue-bypass lets
- * packets pass unimpaired (fail open).
+ *    copy is sent at its time to send through pktout (a packet socket, or
+ *    a raw socket with firewall mark ENGINE_MARK, which the rule skips).
+ * If the process dies, the kernel unbinds the queues and --queue-bypass
+ * lets packets pass unimpaired (fail open).
  * The dial's rate is the model's token bucket after the netem stage (the
  * kernel's "tbf root, netem child" layout, emu.h), counted on frames (IP
- * length + 14, as tbf sees them on an Ethernet device). */
+ * length + 14 per segment, as tbf sees them on an Ethernet device).
+ * Under load, with a dial that delays every packet by 5 ms or more,
+ * arrivals are read in batches at most 1 ms apart and stamped with the
+ * middle of that time (engine.c). */
 #ifndef LINKLAB_ENGINE_H
 #define LINKLAB_ENGINE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "linklab/base/err.h"
@@ -29,8 +35,10 @@
 #define ENGINE_MARK_MASK 0xffff0000u
 
 struct engine_opts {
-	const char *dev;         /* interface (raw socket bound to it) */
-	uint16_t queue;          /* netfilter queue number */
+	const char *dev;         /* interface (the sends are bound to it) */
+	uint16_t queue;          /* netfilter queue number (all but TCP) */
+	bool tcp_queue;          /* also queue + 1 (TCP; GSO packets whole) */
+	bool no_gso;             /* queue + 1 without NFQA_CFG_F_GSO */
 	const struct impair *dial;   /* the dial without its scope (dst, dport) */
 	const char *stat_path;   /* counters file (JSON), rewritten every 250 ms */
 	int rt_priority;         /* SCHED_FIFO priority 1..99 (best effort), 0 = none */

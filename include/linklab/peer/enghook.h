@@ -4,12 +4,13 @@
  * iptables rule that feeds it (mangle POSTROUTING `-o DEV -j LLENG-<ifindex>-<q>`;
  * that chain skips the engine's own re-sent packets (fwmark), the SSH port
  * when asked, and sends the rest - or the dial's dst/dport scope - to
- * `NFQUEUE --queue-num q --queue-bypass`, so a dead engine means packets
- * pass). IPv4 only (iptables); IPv6 passes unimpaired.
+ * `NFQUEUE --queue-num q --queue-bypass` (TCP to q + 1), so a dead engine
+ * means packets pass). The same chain in ip6tables for IPv6 when there is
+ * an ip6tables; a dst scope hooks its own family only.
  *
  * Each hook is recorded before the rule exists in
  * journal_dir()/engine-<netns inode>-<ifindex>.hook (JSON: dev, ifindex,
- * netns, pid, queue, iptables, table, chain, stat, dial), so clear, clear --all
+ * netns, pid, queue, iptables, ip6tables, table, chain, stat, dial), so clear, clear --all
  * and the next apply remove a rule and stop an engine left by kill -9.
  */
 #ifndef LINKLAB_ENGHOOK_H
@@ -41,6 +42,7 @@ struct enghook_info {
 	bool alive;              /* the engine process runs */
 	unsigned queue;
 	char iptables[64];       /* the iptables binary the rule was set with */
+	char ip6tables[64];      /* ... and ip6tables ("": IPv4 only) */
 	char chain[32];
 	char dial[512];          /* the dial it runs, "--delay 25ms --loss 1%" */
 	bool have_counters;
@@ -49,8 +51,8 @@ struct enghook_info {
 };
 
 /* Every field of eng the endpoint engine cannot do, named, in one message
- * (-EOPNOTSUPP): slot, slot-packets, slot-bytes, ecn, direction ingress,
- * an IPv6 dst. 0 when it can. */
+ * (-EOPNOTSUPP): slot, slot-packets, slot-bytes, ecn, direction ingress.
+ * 0 when it can. */
 int enghook_check(const struct impair *eng, const char *dev, struct ll_err *err);
 
 /* Start the engine for the dial eng on dev (its netem fields, and its rate
@@ -58,10 +60,23 @@ int enghook_check(const struct impair *eng, const char *dev, struct ll_err *err)
  * hook it in; a hook already on ifindex is replaced after the new one runs
  * (the old rule and engine are removed last). exclude_port > 0: TCP
  * packets from or to that port skip the engine (--exclude-ssh). Nothing
- * changes on failure: -ENOENT (no iptables), -EPERM, -EBUSY (queue in use),
+ * changes on failure: -ENOENT (no iptables), -EPERM, -EBUSY (queue in use,
+ * or another live console holds ifindex's owner lock (peer_lock.h): err
+ * names it),
  * -EOPNOTSUPP/-EINVAL (the dial, by name), -EIO; err says why. */
 int enghook_start(uint64_t netns, const char *dev, int ifindex,
 		  const struct impair *eng, int exclude_port, struct ll_err *err);
+
+/* What enghook_start would do, as text into lines (len bytes): the dial,
+ * the engine's command line and the iptables/ip6tables commands, one a
+ * line, "# " before the notes. Nothing runs or changes. The same refusals
+ * as enghook_start (the dial by name, no iptables). */
+int enghook_dry_run(uint64_t netns, const char *dev, int ifindex, const struct impair *eng,
+		    int exclude_port, char *lines, size_t len, struct ll_err *err);
+
+/* The same for a peer over SSH (its queue numbers and iptables binary are
+ * the peer's): the dial and the command the peer runs. */
+void enghook_dry_remote(const char *dev, const struct impair *eng, char *lines, size_t len);
 
 /* Remove the hook on ifindex (rule first, then the engine: SIGTERM, SIGKILL
  * after 1 s) and its record. 0 also when there is none. */

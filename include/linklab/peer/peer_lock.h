@@ -87,6 +87,11 @@ const char *peer_lock_dev(const struct peer_lock *l);
 int peer_lock_stale(uint64_t netns, struct peer_lock_owner *out, int max,
 		    int *n, struct ll_err *err);
 
+/* The live owner of interface (netns, ifindex) when it is another process
+ * than this one: 1 and *out (the record; user "?" when it does not parse),
+ * else 0 (no record, a stale one, or this process holds it). */
+int peer_lock_holder(uint64_t netns, int ifindex, struct peer_lock_owner *out);
+
 /* Drop a stale local record (no-op when a live process holds it). */
 void peer_lock_drop_stale(uint64_t netns, int ifindex);
 
