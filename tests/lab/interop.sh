@@ -619,15 +619,15 @@ PYEOF
 }
 idle_case
 
-# --- UDP GSO/GRO: linklab test --gso sends batches (UDP_SEGMENT; linklab
-# serve too with -R) and linklab receivers take coalesced datagrams
+# --- UDP GSO/GRO: linklab test sends batches by default (UDP_SEGMENT;
+# linklab serve too with -R) and linklab receivers take coalesced datagrams
 # (UDP_GRO) on loopback; the wire is iperf3's, so iperf3 3.12 interoperates
 # both ways; every datagram is still accounted on its own: received bytes =
-# (packets - lost + duplicates) x 1448 exactly. Without --gso: one by one.
+# (packets - lost + duplicates) x 1448 exactly. With --no-gso: one by one.
 gso_case() {
 	if [ ! -x "$LINKLAB" ]; then skip "UDP GSO/GRO" "no linklab binary"; return; fi
-	for mode in "ll ll -b 0 --gso" "ll ll -b 0 -R --gso" "ll ll -b 2G --gso" "ll ip -b 2G" "ll ip -b 2G -R" \
-		    "ip ll -b 2G --gso" "ip ll -b 2G -R --gso" "ll ll -b 2G"; do
+	for mode in "ll ll -b 0" "ll ll -b 0 -R" "ll ll -b 2G --gso" "ll ip -b 2G" "ll ip -b 2G -R" \
+		    "ip ll -b 2G" "ip ll -b 2G -R" "ll ll -b 2G --no-gso" "ll ll -b 0 -R --no-gso"; do
 		set -- $mode
 		sk=$1 ck=$2; shift 2
 		if { [ $sk = ip ] || [ $ck = ip ]; } && [ ! -x "$IPERF3" ]; then
@@ -669,11 +669,11 @@ if ll_rx and r["bytes"] != got * 1448:
 # a linklab client batched: as the sender (forward), or as the receiver of
 # a linklab server's GSO batches (-R; iperf3 3.12 sends one by one, which
 # loopback does not coalesce)
-gso = "--gso" in flags
+gso = "--no-gso" not in flags
 if gso and pair[2:4] == "ll" and (not rev or pair[0:2] == "ll") and u.get("gso_segs", 0) < 2:
     bad.append("gso_segs %r" % u.get("gso_segs"))
 if not gso and pair[2:4] == "ll" and u.get("gso_segs", 0) != 1:
-    bad.append("gso_segs %r without --gso" % u.get("gso_segs"))
+    bad.append("gso_segs %r with --no-gso" % u.get("gso_segs"))
 name = {"ll": "linklab", "ip": "iperf3"}
 print("%s client, %s server %s: %.2f Gbit/s received, loss %.2f %%, %d datagrams%s" % (
     name[pair[2:4]], name[pair[0:2]], flags, r["bits_per_second"] / 1e9, r.get("lost_percent", 0), got,
