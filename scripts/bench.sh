@@ -63,6 +63,11 @@ if [ -n "${IPERF3_NEW:-}" ] && [ -x "$IPERF3_NEW" ]; then
 	done
 fi
 
+# MSG_ZEROCOPY for a TCP sender, on loopback: plain send() against
+# send(MSG_ZEROCOPY), receiver MSG_TRUNC (linklab keeps plain send() when
+# zero copy does not pay: local delivery copies the pages anyway)
+nsx "$LINKLAB_BENCH" tcpzc -t 1
+
 # UDP paced (1448-byte datagrams, as on Ethernet): the rate held, the loss
 # and the largest burst (datagrams per system call: linklab sends GSO batches
 # of at most 1 ms of the rate), iperf3 vs linklab, same run (goal: the asked
