@@ -63,65 +63,85 @@ if [ -n "${IPERF3_NEW:-}" ] && [ -x "$IPERF3_NEW" ]; then
 	done
 fi
 
-# UDP -b 1G (1448-byte datagrams, as on Ethernet): the rate held and the loss,
-# iperf3 vs linklab, same run (goal: the asked rate with <= iperf3's loss)
-udp_report() { # label iperf_json linklab_json
+# MSG_ZEROCOPY for a TCP sender, on loopback: plain send() against
+# send(MSG_ZEROCOPY), receiver MSG_TRUNC (linklab keeps plain send() when
+# zero copy does not pay: local delivery copies the pages anyway)
+nsx "$LINKLAB_BENCH" tcpzc -t 1
+
+# UDP paced (1448-byte datagrams, as on Ethernet): the rate held, the loss
+# and the largest burst (datagrams per system call: linklab sends GSO batches
+# of at most 1 ms of the rate), iperf3 vs linklab, same run (goal: the asked
+# rate within 1 % with <= iperf3's loss). iperf3 3.12 cannot send 10 Gbit/s
+# (one datagram per call): at -b 10G the reference is IPERF3_NEW --gsro.
+udp_pair() { # JSON PORT SERVER... -- CLIENT...
+	out=$1 port=$2; shift 2
+	srv=""; while [ "$1" != -- ]; do srv="$srv $1"; shift; done; shift
+	# shellcheck disable=SC2086
+	nsx $srv -1 -p "$port" > /dev/null 2>&1 &
+	sp=$!; sleep 0.5
+	nsx "$@" -c 127.0.0.1 -p "$port" -J > "$out" 2>/dev/null
+	wait $sp
+}
+udp_line() { # label json rate_bps
 	python3 - "$@" <<'PY'
 import json,sys
-def get(f):
-    try:
-        e=json.load(open(f))["end"]
-        s=e.get("sum") or e["sum_received"]
-        return s["bits_per_second"]/1e9, s.get("lost_percent",0), s.get("jitter_ms",0)
-    except Exception as x:
-        return 0,100,0
-ig,il,ij=get(sys.argv[2]); lg,ll,lj=get(sys.argv[3])
-print("%-22s iperf3 %5.3f Gbit/s loss %6.3f%% jitter %.3f ms   linklab %5.3f Gbit/s loss %6.3f%% jitter %.3f ms"
-      % (sys.argv[1], ig, il, ij, lg, ll, lj))
+try:
+    e=json.load(open(sys.argv[2]))["end"]
+    r=e["sum_received"] if "sum_received" in e else e["sum"]; s=e.get("sum_sent", r)
+    segs=max((x.get("udp", {}).get("gso_segs", 0) for x in e.get("streams", [])), default=0)
+    rate=float(sys.argv[3])
+    burst=(" largest batch %d datagrams (cap: 44, or 1 ms of the rate = %.0f)" % (segs, rate/8/1000/1448)) if segs else ""
+    print("%-36s sent %7.3f Gbit/s (%+.2f %% of the rate)  received %7.3f Gbit/s  loss %6.3f %%%s"
+          % (sys.argv[1], s["bits_per_second"]/1e9, 100*(s["bits_per_second"]-rate)/rate if rate else 0,
+             r["bits_per_second"]/1e9, r.get("lost_percent", 0), burst))
+except Exception as x:
+    print("%-36s no result (%s)" % (sys.argv[1], x))
 PY
 }
-for P in 1; do
-	nsx iperf3 -s -1 -p 5403 > /dev/null 2>&1 &
-	sp=$!; sleep 0.5
-	nsx iperf3 -c 127.0.0.1 -p 5403 -u -b 1G -l 1448 -t $T -J > "$tmp/ui.json" 2>/dev/null
-	wait $sp
-	nsx "$LINKLAB" serve -1 -p 5404 > /dev/null 2>&1 &
-	sp=$!; sleep 0.5
-	nsx "$LINKLAB" test -c 127.0.0.1 -p 5404 -u -b 1G -l 1448 -t $T -J > "$tmp/ul.json" 2>/dev/null
-	wait $sp
-	udp_report "UDP -b 1G -l 1448" "$tmp/ui.json" "$tmp/ul.json"
-done
-# UDP -b 0 (as fast as it goes): linklab --gso sends UDP GSO batches and
-# every linklab receiver uses UDP GRO; the default sends one datagram per
-# system call. Received rate (and the sender's) with the loss.
+# UDP -b 0 (as fast as it goes): linklab sends UDP GSO batches by default and
+# every linklab receiver uses UDP GRO; --no-gso sends one datagram per system
+# call. Received rate (and the sender's) with the loss.
 udp0_report() { # label json
 	python3 - "$@" <<'PY'
 import json,sys
 try:
     e=json.load(open(sys.argv[2]))["end"]
     r=e["sum_received"]; s=e["sum_sent"]
-    print("%-28s received %6.2f Gbit/s (sent %6.2f) loss %6.2f%%" % (sys.argv[1],
+    print("%-36s received %6.2f Gbit/s (sent %6.2f) loss %6.2f%%" % (sys.argv[1],
           r["bits_per_second"]/1e9, s["bits_per_second"]/1e9, r.get("lost_percent", 0)))
 except Exception as x:
-    print("%-28s no result (%s)" % (sys.argv[1], x))
+    print("%-36s no result (%s)" % (sys.argv[1], x))
 PY
 }
-nsx iperf3 -s -1 -p 5405 > /dev/null 2>&1 &
-sp=$!; sleep 0.5
-nsx iperf3 -c 127.0.0.1 -p 5405 -u -b 0 -l 1448 -t $T -J > "$tmp/u0i.json" 2>/dev/null
-wait $sp
-for g in plain gso; do
-	nsx "$LINKLAB" serve -1 -p 5406 > /dev/null 2>&1 &
-	sp=$!; sleep 0.5
-	nsx "$LINKLAB" test -c 127.0.0.1 -p 5406 -u -b 0 -l 1448 -t $T -J \
-		$( [ $g = gso ] && echo --gso ) > "$tmp/u0$g.json" 2>/dev/null
-	wait $sp
+NEW=""
+if [ -n "${IPERF3_NEW:-}" ] && [ -x "$IPERF3_NEW" ]; then
+	NEW=$IPERF3_NEW; NV=$("$NEW" -v | head -1 | cut -d' ' -f2)
+fi
+for R in 1G 10G; do
+	bps=$(echo "$R" | sed 's/G$/000000000/')
+	if [ "$R" = 1G ]; then
+		udp_pair "$tmp/ui$R.json" 5403 iperf3 -s -- iperf3 -u -b $R -l 1448 -t "$T"
+		udp_line "UDP -b $R iperf3" "$tmp/ui$R.json" "$bps"
+	fi
+	if [ -n "$NEW" ]; then
+		udp_pair "$tmp/un$R.json" 5403 "$NEW" -s -- "$NEW" -u -b $R -l 1448 -t "$T" --gsro
+		udp_line "UDP -b $R iperf3-$NV --gsro" "$tmp/un$R.json" "$bps"
+	fi
+	udp_pair "$tmp/ul$R.json" 5404 "$LINKLAB" serve -- "$LINKLAB" test -u -b $R -l 1448 -t "$T"
+	udp_line "UDP -b $R linklab" "$tmp/ul$R.json" "$bps"
 done
+udp_pair "$tmp/u0i.json" 5405 iperf3 -s -- iperf3 -u -b 0 -l 1448 -t "$T"
 udp0_report "UDP -b 0 -l 1448 iperf3" "$tmp/u0i.json"
-udp0_report "UDP -b 0 -l 1448 linklab" "$tmp/u0plain.json"
-udp0_report "UDP -b 0 -l 1448 linklab --gso" "$tmp/u0gso.json"
+if [ -n "$NEW" ]; then
+	udp_pair "$tmp/u0n.json" 5405 "$NEW" -s -- "$NEW" -u -b 0 -l 1448 -t "$T" --gsro
+	udp0_report "UDP -b 0 -l 1448 iperf3-$NV --gsro" "$tmp/u0n.json"
+fi
+udp_pair "$tmp/u0l.json" 5406 "$LINKLAB" serve -- "$LINKLAB" test -u -b 0 -l 1448 -t "$T"
+udp0_report "UDP -b 0 -l 1448 linklab" "$tmp/u0l.json"
+udp_pair "$tmp/u0p.json" 5406 "$LINKLAB" serve -- "$LINKLAB" test -u -b 0 -l 1448 -t "$T" --no-gso
+udp0_report "UDP -b 0 -l 1448 linklab --no-gso" "$tmp/u0p.json"
 # the machine's ceiling: a raw GSO send / GRO receive loop, no protocol
-printf '%-28s ' "UDP -b 0 -l 1448 ceiling"; nsx "$LINKLAB_BENCH" udp -t $T -l 1448
+printf '%-36s ' "UDP -b 0 -l 1448 ceiling"; nsx "$LINKLAB_BENCH" udp -t "$T" -l 1448
 
 # Memory: peak RSS (kB, GNU time %M) of client and server with 128 streams
 for who in iperf3 linklab; do

@@ -35,6 +35,8 @@ static struct {
 	char last_err[LL_ERR_MAX]; /* why the last run failed ("" = it did not) */
 } out_opts;
 
+static int gso_given;   /* bit 0: --gso, bit 1: --no-gso */
+
 static volatile sig_atomic_t test_sig;
 
 static void on_sig(int sig)
@@ -644,10 +646,12 @@ static void test_usage(FILE *f)
 		"  -C ALGO   TCP congestion control on the data streams (both ends)\n"
 		"  -Z        zero-copy send (sendfile)\n"
 		"  --udp-counters-64bit  64-bit UDP sequence numbers\n"
-		"  --gso     UDP: send batches of datagrams with UDP GSO (UDP_SEGMENT; the\n"
-		"            server too with -R/--bidir when it is linklab serve): much\n"
-		"            faster, the same datagrams on the wire, but a netem or bridge\n"
-		"            impairment then acts on whole batches (off by default)\n"
+		"  --no-gso  UDP: one datagram per system call. By default the sender\n"
+		"            (linklab serve too with -R/--bidir) sends batches with UDP GSO\n"
+		"            (UDP_SEGMENT) where the kernel has it: much faster, the same\n"
+		"            datagrams on the wire, but a netem or bridge impairment on the\n"
+		"            path acts on whole batches (at most 1 ms of the -b rate each)\n"
+		"  --gso     UDP GSO batches (the default)\n"
 		"  --json-stream         one JSON line per event (start, interval, end, error)\n"
 		"  --format csv          intervals as CSV on stdout\n"
 		"  --csv FILE            write the intervals and the summary as CSV\n"
@@ -863,6 +867,11 @@ static int cmd_test_opt_more(int c, struct test_opts *o)
 		return 0;
 	case 1009:
 		o->gso = true;
+		gso_given |= 1;
+		return 0;
+	case 1010:
+		o->gso = false;
+		gso_given |= 2;
 		return 0;
 	case 1008:
 		if (parse_num(optarg, &v) || v < 1 || v > 1000 || v != floor(v))
@@ -896,6 +905,10 @@ static int cmd_test_check_across(struct test_opts *o, int json, bool b_given,
 		o->bitrate = IPERF3_UDP_DEFAULT_RATE;   /* iperf3's UDP default */
 	if (o->live > 0)
 		o->live = o->interval;   /* live samples at the report interval */
+	if (gso_given == 3) {
+		fprintf(stderr, "linklab test: --gso and --no-gso: give one of them\n");
+		nbad++;
+	}
 	if ((json != 0) + out_opts.json_stream + out_opts.csv_stdout > 1) {
 		fprintf(stderr, "linklab test: -J, --json-stream and --format csv are mutually exclusive\n");
 		nbad++;
@@ -961,6 +974,7 @@ static int test_cmd(int argc, char **argv, int nbad, bool check_only)
 		{ "rtt", no_argument, NULL, 1007 },
 		{ "repeat", required_argument, NULL, 1008 },
 		{ "gso", no_argument, NULL, 1009 },
+		{ "no-gso", no_argument, NULL, 1010 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -971,6 +985,8 @@ static int test_cmd(int argc, char **argv, int nbad, bool check_only)
 	int r;
 
 	test_opts_init(&o);
+	o.gso = true;   /* UDP GSO batches unless --no-gso (falls back by itself) */
+	gso_given = 0;
 	memset(&out_opts, 0, sizeof(out_opts));
 	optind = 0;
 	opterr = 0;

@@ -432,6 +432,7 @@ test -c X -u -l 70000 -P 0|invalid -P '0': an integer 1..128;-l 70000 out of ran
 test -c X -u -l 70000 --bidir -P 100 -n 1M -k 3 -J --json-stream|-l 70000 out of range 16..65507;-P 100 out of range 1..64 with --bidir;-n 1048576 and -k 3 are mutually exclusive;-J, --json-stream and --format csv are mutually exclusive
 test --peer peer-b -t 0 -P 0 -p 5202|invalid -t '0': seconds, 1..86400;invalid -P '0': an integer 1..128;-c/-p cannot be combined with --peer
 test -c X -n 0|invalid -n '0': 1 byte .. 10^18 bytes; K/M/G/T suffixes
+test -c X -u -P 0 --gso --no-gso|invalid -P '0': an integer 1..128;--gso and --no-gso: give one of them
 serve -p 70000 -B 1.2.3.4.5 -x|invalid -p '70000': an integer 0..65535;invalid -B '1.2.3.4.5': not an IPv4 or IPv6 address;unknown option '-x'
 ALL
 	# output files are checked before the test runs: exit 2, path and
@@ -619,15 +620,15 @@ PYEOF
 }
 idle_case
 
-# --- UDP GSO/GRO: linklab test --gso sends batches (UDP_SEGMENT; linklab
-# serve too with -R) and linklab receivers take coalesced datagrams
+# --- UDP GSO/GRO: linklab test sends batches by default (UDP_SEGMENT;
+# linklab serve too with -R) and linklab receivers take coalesced datagrams
 # (UDP_GRO) on loopback; the wire is iperf3's, so iperf3 3.12 interoperates
 # both ways; every datagram is still accounted on its own: received bytes =
-# (packets - lost + duplicates) x 1448 exactly. Without --gso: one by one.
+# (packets - lost + duplicates) x 1448 exactly. With --no-gso: one by one.
 gso_case() {
 	if [ ! -x "$LINKLAB" ]; then skip "UDP GSO/GRO" "no linklab binary"; return; fi
-	for mode in "ll ll -b 0 --gso" "ll ll -b 0 -R --gso" "ll ll -b 2G --gso" "ll ip -b 2G" "ll ip -b 2G -R" \
-		    "ip ll -b 2G --gso" "ip ll -b 2G -R --gso" "ll ll -b 2G"; do
+	for mode in "ll ll -b 0" "ll ll -b 0 -R" "ll ll -b 2G --gso" "ll ip -b 2G" "ll ip -b 2G -R" \
+		    "ip ll -b 2G" "ip ll -b 2G -R" "ll ll -b 2G --no-gso" "ll ll -b 0 -R --no-gso"; do
 		set -- $mode
 		sk=$1 ck=$2; shift 2
 		if { [ $sk = ip ] || [ $ck = ip ]; } && [ ! -x "$IPERF3" ]; then
@@ -669,11 +670,11 @@ if ll_rx and r["bytes"] != got * 1448:
 # a linklab client batched: as the sender (forward), or as the receiver of
 # a linklab server's GSO batches (-R; iperf3 3.12 sends one by one, which
 # loopback does not coalesce)
-gso = "--gso" in flags
+gso = "--no-gso" not in flags
 if gso and pair[2:4] == "ll" and (not rev or pair[0:2] == "ll") and u.get("gso_segs", 0) < 2:
     bad.append("gso_segs %r" % u.get("gso_segs"))
 if not gso and pair[2:4] == "ll" and u.get("gso_segs", 0) != 1:
-    bad.append("gso_segs %r without --gso" % u.get("gso_segs"))
+    bad.append("gso_segs %r with --no-gso" % u.get("gso_segs"))
 name = {"ll": "linklab", "ip": "iperf3"}
 print("%s client, %s server %s: %.2f Gbit/s received, loss %.2f %%, %d datagrams%s" % (
     name[pair[2:4]], name[pair[0:2]], flags, r["bits_per_second"] / 1e9, r.get("lost_percent", 0), got,
@@ -684,6 +685,32 @@ PYEOF
 		prc=$?
 		if [ $crc = 0 ] && [ $prc = 0 ]; then ok "UDP GSO/GRO: $why"; else bad "UDP GSO/GRO $mode" "exit $crc: $why $(head -c 200 "$tmp/gso.err")"; fi
 	done
+	# no GSO for this path (2000-byte datagrams over a 1500-byte MTU, in a
+	# namespace of our own): the sender falls back to one datagram per
+	# call (IP fragments), no error, every datagram counted
+	gns=llgso$$
+	if ! ip netns add $gns 2>/dev/null; then skip "UDP GSO fallback" "no namespace (needs root)"; return; fi
+	ip -n $gns link set lo mtu 1500 up
+	ip netns exec $gns "$LINKLAB" serve -1 -p 5399 -B 127.0.0.1 >/dev/null 2>&1 &
+	gsp=$!
+	wait_port "$gns" 5399
+	ip netns exec $gns timeout 30 "$LINKLAB" test -c 127.0.0.1 -p 5399 -u -l 2000 -b 200M -t 1 -J >"$tmp/gsof.json" 2>"$tmp/gsof.err"
+	grc=$?
+	kill $gsp 2>/dev/null; wait $gsp 2>/dev/null
+	ip netns del $gns
+	why=$(python3 - "$tmp/gsof.json" <<'PYEOF'
+import json, sys
+try:
+    e = json.load(open(sys.argv[1]))["end"]; r = e["sum_received"]; u = e["streams"][0]["udp"]
+except Exception as x:
+    print("no result: %s" % x); sys.exit(1)
+got = r["packets"] - r.get("lost_packets", 0) + r.get("duplicates", 0)
+print("%d datagrams of 2000 bytes, %d per system call, %.0f Mbit/s received" % (got, u.get("gso_segs", 0), r["bits_per_second"] / 1e6))
+sys.exit(0 if u.get("gso_segs") == 1 and got > 1000 and r["bytes"] == got * 2000 else 1)
+PYEOF
+)
+	prc=$?
+	if [ $grc = 0 ] && [ $prc = 0 ]; then ok "UDP GSO fallback over a 1500-byte MTU: $why"; else bad "UDP GSO fallback" "exit $grc: $why $(head -c 200 "$tmp/gsof.err")"; fi
 }
 gso_case
 

@@ -24,4 +24,10 @@ int cmd_bench_ssh(int argc, char **argv);
  * prints beside linklab's UDP figure (src/cli/cmd_bench_udp.c). */
 int cmd_bench_udp(int argc, char **argv);
 
+/* `linklab-bench tcpzc [-t SEC] [-l KIB]`: TCP on loopback, plain send()
+ * against send(MSG_ZEROCOPY) of KIB-KiB blocks (default 512), 3 alternating
+ * rounds of SEC (default 2) each, receiver MSG_TRUNC; prints the median
+ * Gbit/s and sender/receiver CPU s/GB of each (src/cli/cmd_bench_tcpzc.c). */
+int cmd_bench_tcpzc(int argc, char **argv);
+
 #endif

@@ -127,8 +127,9 @@ struct iperf3_params {
 	 * server for live interval samples over the control connection
 	 * ("linklab_live": interval in seconds, 0 = not asked) */
 	double live_interval;
-	/* linklab extension: the server's UDP senders use GSO batches
-	 * ("linklab_gso" present; linklab test --gso) */
+	/* the server's UDP senders use GSO batches: "linklab_gso" present
+	 * (a linklab extension: linklab test without --no-gso) or "gso" > 0
+	 * (iperf3 3.21 --gsro) */
 	bool gso;
 };
 
@@ -290,7 +291,7 @@ struct iperf3_stream {
 	_Atomic int64_t last_lost;     /* owner: lost at the previous interval */
 	int mfd;                       /* zerocopy memfd (worker owned) */
 	bool rcvbuf_boost;             /* UDP receiver without -w: raise the
-	                                * socket buffer to 4 MiB (root may
+	                                * socket buffer to 16 MiB (root may
 	                                * exceed rmem_max) so that bursts at
 	                                * Gbit/s rates are not dropped by us */
 	bool gso;                      /* UDP sender: GSO batches (receivers

@@ -52,10 +52,11 @@ struct test_opts {
 	                        * interval samples every `live` s (0 = no; a
 	                        * stock iperf3 server ignores the request) */
 	bool gso;              /* UDP: send GSO batches (UDP_SEGMENT) here and
-	                        * ask linklab serve to (param linklab_gso); off
-	                        * by default: an impairment on the path would
-	                        * act on whole batches. Receivers always use
-	                        * UDP_GRO when the kernel has it */
+	                        * ask linklab serve to (param linklab_gso);
+	                        * test_opts_init leaves it off (an impairment on
+	                        * the path acts on whole batches), linklab test
+	                        * turns it on unless --no-gso. Receivers always
+	                        * use UDP_GRO when the kernel has it */
 	bool rtt;              /* RTT probes (UDP echo of linklab serve on the
 	                        * same port): 10 idle before the test, one per
 	                        * 100 ms under load during it */
