@@ -4,7 +4,8 @@
 #  - a library appears outside the one folder that owns it (or an exception
 #    listed for it is gone or no longer includes it);
 #  - an engine (anything but cli/, tui/ and main.c) prints or calls exit();
-#  - the model (pure data and rules) runs a program (popen, system, exec).
+#  - the model (pure data and rules) runs a program (popen, system, exec)
+#    or reads the host's state (/proc/sys, /proc/net, /sys).
 cd "$(dirname "$0")/.." || exit 1
 bad=0
 # Lowest first. A folder may include its own headers and those of the layers
@@ -72,6 +73,9 @@ done
 for f in src/model/*.c; do
 	if grep -nE '\b(popen|system|execv?p?e?)\(' "$f" | grep -q .; then
 		echo "layering: $f runs a program (the model takes host facts as parameters)"; bad=1
+	fi
+	if grep -nE '"/(proc/sys|proc/net|sys)/' "$f" | grep -q .; then
+		echo "layering: $f reads /proc/sys, /proc/net or /sys (the model takes host facts as parameters)"; bad=1
 	fi
 done
 if [ $bad = 0 ]; then echo "layering: 1 passed, 0 failed"; else echo "layering: 0 passed, 1 failed"; fi

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "console_int.h"
+#include "linklab/peer/hostinfo.h"
 #include "linklab/peer/peer_restore.h"
 
 void console_fmt(char *dst, size_t len, const char *fmt, ...)
@@ -108,7 +109,7 @@ int console_new(struct console **out, const struct peerset *ps, const char *targ
 	c->v.dial_sides = ps->has_b ? CONSOLE_BOTH : CONSOLE_A;
 	c->v.test.state = CONSOLE_TEST_IDLE;
 	test_opts_init(&c->v.test.opts);
-	c->local_window = theory_local_window();
+	c->local_window = hostinfo_local_window();
 	c->rtt_base_s = -1;
 	c->b_eng_rc = -ENOENT;
 	c->v.window = c->local_window;

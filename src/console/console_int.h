@@ -69,7 +69,7 @@ struct console {
 	uint64_t prev_bytes[2];       /* root qdisc bytes at prev_t[] */
 	double prev_t[2];             /* monotonic seconds, 0 = none */
 	double tick_t;                /* last console_tick */
-	uint64_t local_window;        /* theory_local_window() at start */
+	uint64_t local_window;        /* hostinfo_local_window() at start */
 	struct console_path rtt_path;     /* the path dialled when v.test.rtt_s
 				       * was measured */
 	double rtt_base_s;            /* smallest measured RTT less what was

@@ -13,33 +13,15 @@ uint64_t theory_bdp(uint64_t rate, double rtt)
 	return (uint64_t)((double)rate * rtt / 8.0 + 0.5);
 }
 
-/* Read up to n integers from a /proc/sys file. */
-static int read_ints(const char *path, long long *v, int n)
+uint64_t theory_window_from_space(uint64_t space, int adv_win_scale)
 {
-	FILE *f = fopen(path, "r");
-	int k = 0;
-
-	if (!f)
-		return 0;
-	while (k < n && fscanf(f, "%lld", &v[k]) == 1)
-		k++;
-	fclose(f);
-	return k;
-}
-
-uint64_t theory_local_window(void)
-{
-	long long rmem[3], scale[1];
-
-	if (read_ints("/proc/sys/net/ipv4/tcp_rmem", rmem, 3) != 3)
-		return 0;
-	if (read_ints("/proc/sys/net/ipv4/tcp_adv_win_scale", scale, 1) != 1)
-		scale[0] = 1;
 	/* tcp_win_from_space(): space - space/2^scale (scale > 0),
 	 * space/2^-scale (scale <= 0). */
-	if (scale[0] > 0)
-		return (uint64_t)(rmem[2] - (rmem[2] >> scale[0]));
-	return (uint64_t)(rmem[2] >> -scale[0]);
+	if (adv_win_scale > 31 || adv_win_scale < -31)
+		return 0;
+	if (adv_win_scale > 0)
+		return space - (space >> adv_win_scale);
+	return space >> -adv_win_scale;
 }
 
 void theory_compute(const struct theory_in *in, struct theory_out *out)

@@ -6,6 +6,7 @@
 #include <sys/utsname.h>
 
 #include "linklab/peer/hostinfo.h"
+#include "linklab/model/theory.h"
 
 #define HZ_DEFAULT 250
 
@@ -52,4 +53,29 @@ unsigned hostinfo_kernel_hz(void)
 		hz = HZ_DEFAULT;
 	cached = hz;
 	return hz;
+}
+
+/* Read up to n integers from a /proc/sys file; how many were read. */
+static int hostinfo_read_ints(const char *path, long long *v, int n)
+{
+	FILE *f = fopen(path, "r");
+	int k = 0;
+
+	if (!f)
+		return 0;
+	while (k < n && fscanf(f, "%lld", &v[k]) == 1)
+		k++;
+	fclose(f);
+	return k;
+}
+
+uint64_t hostinfo_local_window(void)
+{
+	long long rmem[3], scale[1];
+
+	if (hostinfo_read_ints("/proc/sys/net/ipv4/tcp_rmem", rmem, 3) != 3 || rmem[2] < 0)
+		return 0;
+	if (hostinfo_read_ints("/proc/sys/net/ipv4/tcp_adv_win_scale", scale, 1) != 1)
+		scale[0] = 1;
+	return theory_window_from_space((uint64_t)rmem[2], (int)scale[0]);
 }

@@ -945,7 +945,7 @@ static void theory_follows_what_is_held(void **state)
 	assert_non_null(strstr(v->theory.line, "rate-limited"));
 	assert_false(v->theory_rtt_measured);
 	/* no sysctls from the receiver (B): this host's window */
-	assert_true(v->window == theory_local_window());
+	assert_true(v->window == hostinfo_local_window());
 	/* B's tcp_rmem max 6 MiB, adv_win_scale 1: a 3 MiB window; 100 ms
 	 * of dialled RTT (as seed 000) makes one stream window-limited */
 	x->fb.rmem = "4096 131072 6291456";

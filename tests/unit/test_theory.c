@@ -77,6 +77,18 @@ static void test_mathis(void **state)
 	assert_true(out.mathis_bps > 1.40e6 && out.mathis_bps < 1.42e6);
 }
 
+/* tcp_win_from_space(): the default scale 1 halves, 2 keeps 3/4, a
+ * negative scale divides, an impossible scale gives 0. */
+static void test_window_from_space(void **state)
+{
+	(void)state;
+	assert_int_equal(theory_window_from_space(6291456, 1), 3145728);
+	assert_int_equal(theory_window_from_space(4000, 2), 3000);
+	assert_int_equal(theory_window_from_space(4000, -2), 1000);
+	assert_int_equal(theory_window_from_space(4000, 0), 4000);
+	assert_int_equal(theory_window_from_space(4000, 40), 0);
+}
+
 static void test_bdp(void **state)
 {
 	(void)state;
@@ -93,6 +105,7 @@ int main(void)
 		cmocka_unit_test(test_window_without_rate_gives_no_advice),
 		cmocka_unit_test(test_mathis),
 		cmocka_unit_test(test_bdp),
+		cmocka_unit_test(test_window_from_space),
 	};
 	return cmocka_run_group_tests_name("theory", tests, NULL, NULL);
 }

@@ -218,7 +218,7 @@ struct console_view {
 				       * bridge), or -b caps the run */
 	uint64_t window;              /* bytes per stream used by theory: -w,
 				       * else the receiving side's rcv_window,
-				       * else theory_local_window() */
+				       * else hostinfo_local_window() */
 	int nprofiles;                /* profiles[] (console_profiles_reload) */
 	const struct console_profile *profiles;
 	char profile_name[64];        /* profile last applied, "" = hand dial */

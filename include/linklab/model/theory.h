@@ -42,9 +42,10 @@ void theory_compute(const struct theory_in *in, struct theory_out *out);
 /* Bandwidth-delay product in bytes: rate (bit/s) x rtt (s) / 8. */
 uint64_t theory_bdp(uint64_t rate, double rtt);
 
-/* The effective maximum receive window of one TCP socket on this host in
- * bytes: tcp_rmem[2] less its 1/2^tcp_adv_win_scale overhead share (kernel
- * tcp_win_from_space()). 0 if /proc/sys cannot be read. */
-uint64_t theory_local_window(void);
+/* The receive window, bytes, that a socket buffer of space bytes gives:
+ * space less its 1/2^adv_win_scale overhead share (the kernel's
+ * tcp_win_from_space(), sysctl net.ipv4.tcp_adv_win_scale, -31..31;
+ * 0 outside that range). */
+uint64_t theory_window_from_space(uint64_t space, int adv_win_scale);
 
 #endif

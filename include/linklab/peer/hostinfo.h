@@ -5,6 +5,7 @@
 #ifndef LINKLAB_HOSTINFO_H
 #define LINKLAB_HOSTINFO_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 /* CONFIG_HZ from a kernel config text (one "CONFIG_HZ=N" line among
@@ -15,5 +16,10 @@ unsigned hostinfo_hz_from_config(FILE *f);
  * /proc/config.gz (through gzip -dc); 250 (the x86 default) when neither
  * says or the value is outside 24..10000. Read once, then cached. */
 unsigned hostinfo_kernel_hz(void);
+
+/* The effective maximum receive window of one TCP socket on this host,
+ * bytes: tcp_rmem[2] through theory_window_from_space() with
+ * tcp_adv_win_scale (1 when unreadable). 0 if tcp_rmem cannot be read. */
+uint64_t hostinfo_local_window(void);
 
 #endif
