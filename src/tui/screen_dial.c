@@ -114,45 +114,45 @@ static int dial_presets(int row, char out[][24], int max)
 static const char *dial_target_name(unsigned sides)
 {
 	switch (sides) {
-	case CTL_A: return "A only (this host)";
-	case CTL_B: return "B only (peer)";
-	case CTL_M_AB: return "bridge A->B (middle box)";
-	case CTL_M_BA: return "bridge B->A (middle box)";
-	case CTL_M_BOTH: return "bridge both directions (middle box)";
+	case CONSOLE_A: return "A only (this host)";
+	case CONSOLE_B: return "B only (peer)";
+	case CONSOLE_M_AB: return "bridge A->B (middle box)";
+	case CONSOLE_M_BA: return "bridge B->A (middle box)";
+	case CONSOLE_M_BOTH: return "bridge both directions (middle box)";
 	default: return "both peers";
 	}
 }
 
 /* Targets on offer, in cycle order; returns the count. */
-static int dial_targets(const struct ctl_view *v, unsigned *out)
+static int dial_targets(const struct console_view *v, unsigned *out)
 {
 	int n = 0;
 
-	if (v->side[CTL_IDX_B].present && !v->b_lost)
-		out[n++] = CTL_BOTH;
-	out[n++] = CTL_A;
-	if (v->side[CTL_IDX_B].present && !v->b_lost)
-		out[n++] = CTL_B;
+	if (v->side[CONSOLE_IDX_B].present && !v->b_lost)
+		out[n++] = CONSOLE_BOTH;
+	out[n++] = CONSOLE_A;
+	if (v->side[CONSOLE_IDX_B].present && !v->b_lost)
+		out[n++] = CONSOLE_B;
 	if (v->middle.present && !v->middle.lost) {
-		out[n++] = CTL_M_AB;
-		out[n++] = CTL_M_BA;
-		out[n++] = CTL_M_BOTH;
+		out[n++] = CONSOLE_M_AB;
+		out[n++] = CONSOLE_M_BA;
+		out[n++] = CONSOLE_M_BOTH;
 	}
 	return n;
 }
 
 /* Seed the editor with the bridge's fields for a bridge target (A->B's
  * for "both"), less the burst/limits derived from a rate. */
-static void dial_seed_bridge(struct tui *t, const struct ctl_view *v)
+static void dial_seed_bridge(struct tui *t, const struct console_view *v)
 {
-	if (!(t->dial_sides & CTL_M_BOTH) || !v->middle.attached)
+	if (!(t->dial_sides & CONSOLE_M_BOTH) || !v->middle.attached)
 		return;
-	t->dial = v->middle.dir[t->dial_sides == CTL_M_BA ? MIDDLE_BA : MIDDLE_AB].fields;
+	t->dial = v->middle.dir[t->dial_sides == CONSOLE_M_BA ? MIDDLE_BA : MIDDLE_AB].fields;
 	impair_drop_derived(&t->dial, 0, impair_kernel_hz());
 	t->dial_edited = false;
 	snprintf(t->dial_msg, sizeof(t->dial_msg),
 		 "dial loaded from the bridge's %s (Enter applies; an empty dial clears)",
-		 t->dial_sides == CTL_M_BA ? "B->A" : "A->B");
+		 t->dial_sides == CONSOLE_M_BA ? "B->A" : "A->B");
 	t->dial_msg_err = false;
 }
 
@@ -272,7 +272,7 @@ static void dial_cycle(struct tui *t, int row, int dir)
 	dial_set_text(t, row, k >= 0 && at == 0 ? "" : pre[at]);
 }
 
-void screen_dial_enter(struct tui *t, const struct ctl_view *v)
+void screen_dial_enter(struct tui *t, const struct console_view *v)
 {
 	t->editing = false;
 	if (t->dial_loaded)
@@ -280,15 +280,15 @@ void screen_dial_enter(struct tui *t, const struct ctl_view *v)
 	/* start from the controller's dial, else from what A holds now */
 	if (!impair_is_empty(&v->dial))
 		t->dial = v->dial;
-	else if (v->side[CTL_IDX_A].qd_valid) {
+	else if (v->side[CONSOLE_IDX_A].qd_valid) {
 		/* what A holds, less the burst/limits derived from its rate:
 		 * they must follow a new rate, not pin the old one */
-		t->dial = v->side[CTL_IDX_A].held;
+		t->dial = v->side[CONSOLE_IDX_A].held;
 		impair_drop_derived(&t->dial, 0, impair_kernel_hz());
 	}
-	t->dial_sides = v->dial_sides ? v->dial_sides : CTL_BOTH;
-	if (!v->side[CTL_IDX_B].present && !(t->dial_sides & CTL_M_BOTH))
-		t->dial_sides = CTL_A;
+	t->dial_sides = v->dial_sides ? v->dial_sides : CONSOLE_BOTH;
+	if (!v->side[CONSOLE_IDX_B].present && !(t->dial_sides & CONSOLE_M_BOTH))
+		t->dial_sides = CONSOLE_A;
 	t->dial_loaded = true;
 	t->dial_msg[0] = '\0';
 }
@@ -296,14 +296,14 @@ void screen_dial_enter(struct tui *t, const struct ctl_view *v)
 /* "A: now tbf rate 50mbit -> to apply rate 10mbit" for side k: what the
  * kernel holds (in dial terms, derived burst/limits dropped) against the
  * dial, or why nothing would change there. */
-static void dial_diff_line(const struct tui *t, const struct ctl_view *v,
+static void dial_diff_line(const struct tui *t, const struct console_view *v,
 			   int k, char *line, size_t len)
 {
-	const struct ctl_side_view *s = &v->side[k];
+	const struct console_side_view *s = &v->side[k];
 	struct impair held;
 	char now[200], want[200];
 
-	if (k == CTL_IDX_B && v->b_lost) {
+	if (k == CONSOLE_IDX_B && v->b_lost) {
 		snprintf(line, len, "B: session lost, not driven (it restores itself)");
 		return;
 	}
@@ -385,7 +385,7 @@ static int dial_errors(int y, int x, int w, int maxl, unsigned attr,
 
 /* Draw what the kernels hold now, read back, and what the bridge on the
  * middle box holds per direction, from row y; returns the next row. */
-static int dial_draw_held(struct tui *t, const struct ctl_view *v, int y,
+static int dial_draw_held(struct tui *t, const struct console_view *v, int y,
 			  int top, int rows, int cols)
 {
 	char line[512];
@@ -393,7 +393,7 @@ static int dial_draw_held(struct tui *t, const struct ctl_view *v, int y,
 
 	/* what the kernels hold now, read back */
 	for (k = 0; k < 2 && y < top + rows; k++) {
-		const struct ctl_side_view *s = &v->side[k];
+		const struct console_side_view *s = &v->side[k];
 
 		if (!s->present)
 			continue;
@@ -409,14 +409,14 @@ static int dial_draw_held(struct tui *t, const struct ctl_view *v, int y,
 	}
 	/* the bridge on the middle box: what each direction holds */
 	if (v->middle.present) {
-		const struct ctl_middle_view *m = &v->middle;
+		const struct console_middle_view *m = &v->middle;
 
 		if (!m->attached && y < top + rows) {
 			snprintf(line, sizeof(line), "bridge: %.480s", m->err[0] ? m->err : "not attached");
 			y += tui_wrap(y, 1, cols - 2, 2, tui_attr(t, TUI_ERROR), line);
 		}
 		for (k = 0; k < 2 && m->attached && y < top + rows; k++) {
-			unsigned bit = k == MIDDLE_AB ? CTL_M_AB : CTL_M_BA;
+			unsigned bit = k == MIDDLE_AB ? CONSOLE_M_AB : CONSOLE_M_BA;
 			char want[200];
 
 			if (impair_is_empty(&t->dial))
@@ -443,14 +443,14 @@ static int dial_draw_held(struct tui *t, const struct ctl_view *v, int y,
 			tui_put(y++, 1, cols - 2, tui_attr(t, TUI_OK), line);
 		}
 		/* the bridge's own refusal, inline like a local error */
-		if (m->set_err[0] && (t->dial_sides & CTL_M_BOTH) && y < top + rows)
+		if (m->set_err[0] && (t->dial_sides & CONSOLE_M_BOTH) && y < top + rows)
 			y += dial_errors(y, 1, cols - 2, top + rows - y,
 					 tui_attr(t, TUI_ERROR), m->set_err, true);
 	}
 	return y;
 }
 
-void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
+void screen_dial_draw(struct tui *t, const struct console_view *v, int top,
 		      int rows, int cols)
 {
 	char line[512], val[64], pre[320], pres[16][24];
@@ -465,7 +465,7 @@ void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 	fit = rows - 14;    /* room for the two lines per side below */
 	if (v->middle.present)
 		fit -= 3;       /* and the bridge's two lines, its error */
-	if (v->middle.present && v->middle.set_err[0] && (t->dial_sides & CTL_M_BOTH))
+	if (v->middle.present && v->middle.set_err[0] && (t->dial_sides & CONSOLE_M_BOTH))
 		fit -= dial_errors(0, 1, cols - 2, rows, 0, v->middle.set_err, false) - 1;
 	if (fit < 3)
 		fit = 3;
@@ -552,8 +552,8 @@ void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
 		curs_set(0);
 }
 
-int screen_dial_key(struct tui *t, int key, const struct ctl_view *v,
-		    struct ctl_intent *in)
+int screen_dial_key(struct tui *t, int key, const struct console_view *v,
+		    struct console_intent *in)
 {
 	int r;
 
@@ -607,7 +607,7 @@ int screen_dial_key(struct tui *t, int key, const struct ctl_view *v,
 			 * what that direction holds, unless the user has
 			 * edits not applied yet: those stay for the new
 			 * target (Enter applies them) */
-			if ((t->dial_sides & CTL_M_BOTH) && t->dial_sides != was) {
+			if ((t->dial_sides & CONSOLE_M_BOTH) && t->dial_sides != was) {
 				if (t->dial_edited) {
 					snprintf(t->dial_msg, sizeof(t->dial_msg),
 						 "your edits are kept for %s (not applied yet: Enter applies them; x on a row unsets it)",

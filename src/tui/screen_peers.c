@@ -23,7 +23,7 @@ static void peers_counters(const struct qdisc_info *q, char *buf, size_t len)
 }
 
 /* One pane: header, link rows (two lines each), then the read-back. */
-static void peers_pane(struct tui *t, const struct ctl_side_view *s, int idx,
+static void peers_pane(struct tui *t, const struct console_side_view *s, int idx,
 		       int top, int rows, int x, int w)
 {
 	char line[512], addrs[400];
@@ -112,10 +112,10 @@ static void peers_pane(struct tui *t, const struct ctl_side_view *s, int idx,
 /* One bridge direction, counters first (fixed width) and the dial last, so
  * that 80 columns keep the numbers: "A->B  rx 1.2 Mbit/s  tx 1.2 Mbit/s
  * lost 3  drops 0  delay 40ms". */
-static void peers_middle_dir(const struct ctl_middle_view *m, int k, char *buf,
+static void peers_middle_dir(const struct console_middle_view *m, int k, char *buf,
 			     size_t len)
 {
-	const struct ctl_middle_dir *d = &m->dir[k];
+	const struct console_middle_dir *d = &m->dir[k];
 	char rx[32] = "-", tx[32] = "-";
 
 	if (d->rx_bps >= 0)
@@ -130,7 +130,7 @@ static void peers_middle_dir(const struct ctl_middle_view *m, int k, char *buf,
 
 /* How the engine of a bridge the console started (--bridge) was chosen:
  * auto picks kernel exactly when the middle's kernel has netem. */
-static const char *peers_engine_how(const struct ctl_middle_view *m)
+static const char *peers_engine_how(const struct console_middle_view *m)
 {
 	if (!strcmp(m->engine_asked, "auto"))
 		return strcmp(m->engine, "kernel") ? "auto: no netem there" : "auto: netem there";
@@ -139,7 +139,7 @@ static const char *peers_engine_how(const struct ctl_middle_view *m)
 
 /* The middle box between the panes: engine, ports, both dials, live rate,
  * lost and drops; or why it is not shown. Uses 4 rows from y. */
-static void peers_middle(struct tui *t, const struct ctl_middle_view *m, int y,
+static void peers_middle(struct tui *t, const struct console_middle_view *m, int y,
 			 int cols)
 {
 	char line[512];
@@ -197,7 +197,7 @@ static void verify_line(const struct verify_row *r, char *buf, size_t len)
 }
 
 /* The verify table over the lower part of the screen. */
-static void peers_verify(struct tui *t, const struct ctl_verify_view *vv,
+static void peers_verify(struct tui *t, const struct console_verify_view *vv,
 			 int top, int rows, int cols)
 {
 	int n = vv->have ? vv->res.rep.n : 0, h = n + 4, y;
@@ -236,18 +236,18 @@ static void peers_verify(struct tui *t, const struct ctl_verify_view *vv,
 	}
 }
 
-void screen_peers_draw(struct tui *t, const struct ctl_view *v, int top,
+void screen_peers_draw(struct tui *t, const struct console_view *v, int top,
 		       int rows, int cols)
 {
 	int w = cols / 2, prow = rows - 3, mrows = v->middle.present ? 4 : 0;
 	char line[512];
 
 	prow -= mrows;
-	peers_pane(t, &v->side[CTL_IDX_A], 0, top + 1, prow - 1, 0, w - 1);
+	peers_pane(t, &v->side[CONSOLE_IDX_A], 0, top + 1, prow - 1, 0, w - 1);
 	attrset(tui_attr(t, TUI_DIM));
 	mvvline(top + 1, w - 1, ACS_VLINE, prow - 1);
 	attrset(A_NORMAL);
-	peers_pane(t, &v->side[CTL_IDX_B], 1, top + 1, prow - 1, w + 1,
+	peers_pane(t, &v->side[CONSOLE_IDX_B], 1, top + 1, prow - 1, w + 1,
 		   cols - w - 1);
 	if (mrows) {
 		peers_middle(t, &v->middle, top + prow, cols);
@@ -266,10 +266,10 @@ void screen_peers_draw(struct tui *t, const struct ctl_view *v, int top,
 		peers_verify(t, &v->verify, top, rows, cols);
 }
 
-int screen_peers_key(struct tui *t, int key, const struct ctl_view *v,
-		     struct ctl_intent *in)
+int screen_peers_key(struct tui *t, int key, const struct console_view *v,
+		     struct console_intent *in)
 {
-	const struct ctl_side_view *s = &v->side[t->focus];
+	const struct console_side_view *s = &v->side[t->focus];
 	int sel = s->sel;
 
 	switch (key) {

@@ -8,10 +8,11 @@
 #include <string.h>
 
 #include "linklab/model/impair.h"
+#include "linklab/console/console_dial.h"
 #include "tui.h"
 
 /* The user's own profile called name, if any (a save would replace it). */
-static const struct ctl_profile *user_profile(const struct ctl_view *v, const char *name)
+static const struct console_profile *user_profile(const struct console_view *v, const char *name)
 {
 	int i;
 
@@ -21,13 +22,13 @@ static const struct ctl_profile *user_profile(const struct ctl_view *v, const ch
 	return NULL;
 }
 
-void screen_profiles_draw(struct tui *t, const struct ctl_view *v, int top,
+void screen_profiles_draw(struct tui *t, const struct console_view *v, int top,
 			  int rows, int cols)
 {
 	char line[512], sum[256];
 	int lw = cols / 3 < 30 ? cols / 3 : 30, y, k, first = 0, fit, x, w;
 	int bottom = top + rows - 1;
-	const struct ctl_profile *p = NULL;
+	const struct console_profile *p = NULL;
 
 	if (lw < 20)
 		lw = 20;
@@ -43,7 +44,7 @@ void screen_profiles_draw(struct tui *t, const struct ctl_view *v, int top,
 	if (t->prof_row >= fit)
 		first = t->prof_row - fit + 1;
 	for (k = first; k < v->nprofiles && k < first + fit; k++) {
-		const struct ctl_profile *q = &v->profiles[k];
+		const struct console_profile *q = &v->profiles[k];
 		bool sel = k == t->prof_row;
 
 		snprintf(line, sizeof(line), "%c %-18.18s %-5s %s", sel ? '>' : ' ',
@@ -85,9 +86,9 @@ void screen_profiles_draw(struct tui *t, const struct ctl_view *v, int top,
 				 p->per_side ? "" : " (same [dial])");
 			y += tui_wrap(y, x, w, 2, tui_attr(t, TUI_OK), line);
 			{
-				struct ctl_path path;
+				struct console_path path;
 
-				ctl_path_compute(&p->a, &p->b, &path);
+				console_path_compute(&p->a, &p->b, &path);
 				snprintf(line, sizeof(line), "end to end: round trip +%.4g ms, loss %.3g%%",
 					 (double)path.rtt_added / 1e6, path.loss_rt * 100);
 				tui_put(y++, x, w, A_NORMAL, line);
@@ -119,7 +120,7 @@ void screen_profiles_draw(struct tui *t, const struct ctl_view *v, int top,
 		tui_put(y, x, w, tui_attr(t, TUI_WARN), line);
 		break;
 	case TP_CONFIRM_OVERWRITE: {
-		const struct ctl_profile *o = user_profile(v, t->le.buf);
+		const struct console_profile *o = user_profile(v, t->le.buf);
 
 		snprintf(line, sizeof(line), "overwrite your profile %.60s? y/n (%.300s)",
 			 t->le.buf, o ? o->path : "");
@@ -133,7 +134,7 @@ void screen_profiles_draw(struct tui *t, const struct ctl_view *v, int top,
 	}
 }
 
-static int save_intent(struct tui *t, struct ctl_intent *in)
+static int save_intent(struct tui *t, struct console_intent *in)
 {
 	in->kind = CI_PROFILE_SAVE;
 	in->index = t->prof_row;
@@ -143,10 +144,10 @@ static int save_intent(struct tui *t, struct ctl_intent *in)
 	return TR_INTENT | TR_REDRAW;
 }
 
-int screen_profiles_key(struct tui *t, int key, const struct ctl_view *v,
-			struct ctl_intent *in)
+int screen_profiles_key(struct tui *t, int key, const struct console_view *v,
+			struct console_intent *in)
 {
-	const struct ctl_profile *p =
+	const struct console_profile *p =
 		v->nprofiles > 0 && t->prof_row < v->nprofiles ?
 		&v->profiles[t->prof_row] : NULL;
 	int r;
@@ -224,14 +225,14 @@ int screen_profiles_key(struct tui *t, int key, const struct ctl_view *v,
 	case 'b':
 		if (!p)
 			return TR_NONE;
-		if (key == 'b' && !v->side[CTL_IDX_B].present) {
+		if (key == 'b' && !v->side[CONSOLE_IDX_B].present) {
 			snprintf(t->prof_msg, sizeof(t->prof_msg),
 				 "no peer B (start with --peer HOST)");
 			return TR_REDRAW;
 		}
 		in->kind = CI_PROFILE_APPLY;
 		in->index = t->prof_row;
-		in->sides = key == 'a' ? CTL_A : key == 'b' ? CTL_B : CTL_BOTH;
+		in->sides = key == 'a' ? CONSOLE_A : key == 'b' ? CONSOLE_B : CONSOLE_BOTH;
 		return TR_INTENT | TR_REDRAW;
 	case 'm':
 		/* the middle box's bridge: [a] -> A->B, [b] -> B->A */
@@ -244,7 +245,7 @@ int screen_profiles_key(struct tui *t, int key, const struct ctl_view *v,
 		}
 		in->kind = CI_PROFILE_APPLY;
 		in->index = t->prof_row;
-		in->sides = CTL_M_BOTH;
+		in->sides = CONSOLE_M_BOTH;
 		return TR_INTENT | TR_REDRAW;
 	case 's':
 		lineedit_init(&t->le, "");

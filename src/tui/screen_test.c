@@ -15,26 +15,26 @@
 static const double form_intervals[] = { 0.1, 0.2, 0.5, 1, 2, 5, 10 };
 #define TEST_NINTERVALS (int)(sizeof(form_intervals) / sizeof(form_intervals[0]))
 
-static const char *test_state_name(enum ctl_test_state s)
+static const char *test_state_name(enum console_test_state s)
 {
 	switch (s) {
-	case CTL_TEST_IDLE: return "idle";
-	case CTL_TEST_STARTING: return "connecting";
-	case CTL_TEST_RUNNING: return "running";
-	case CTL_TEST_DONE: return "done";
-	case CTL_TEST_FAILED: return "failed";
+	case CONSOLE_TEST_IDLE: return "idle";
+	case CONSOLE_TEST_STARTING: return "connecting";
+	case CONSOLE_TEST_RUNNING: return "running";
+	case CONSOLE_TEST_DONE: return "done";
+	case CONSOLE_TEST_FAILED: return "failed";
 	}
 	return "?";
 }
 
-static bool test_busy(const struct ctl_view *v)
+static bool test_busy(const struct console_view *v)
 {
-	return v->test.state == CTL_TEST_STARTING ||
-	       v->test.state == CTL_TEST_RUNNING;
+	return v->test.state == CONSOLE_TEST_STARTING ||
+	       v->test.state == CONSOLE_TEST_RUNNING;
 }
 
 /* Text of a form row's value. */
-static void test_row_value(const struct tui *t, const struct ctl_view *v,
+static void test_row_value(const struct tui *t, const struct console_view *v,
 			   int row, char *buf, size_t len)
 {
 	switch (row) {
@@ -132,10 +132,10 @@ static void test_bar_row(const struct tui *t, int y, int cols, const char *label
 /* The SUM history chart over the run: one column per interval (the
  * latest at the right), the theory ceiling (or the dialled rate) as a
  * rule. Returns rows used. */
-static int test_chart(const struct tui *t, const struct ctl_view *v, int y,
+static int test_chart(const struct tui *t, const struct console_view *v, int y,
 		      int rows, int cols, double full)
 {
-	const struct ctl_test_view *tv = &v->test;
+	const struct console_test_view *tv = &v->test;
 	double vals[256], mark, top = full;
 	char buf[8][3 * 256 + 1], *rowp[8], lab[32];
 	int n = cols - 12, k, from, r;
@@ -192,9 +192,9 @@ static void test_summary_line(char *buf, size_t len, const char *id,
 
 /* RTT under load (TCP) or loss and jitter (UDP) of the run so far; ""
  * when nothing is known yet. */
-static void test_panel_line(const struct ctl_view *v, char *buf, size_t len)
+static void test_panel_line(const struct console_view *v, char *buf, size_t len)
 {
-	const struct ctl_test_view *tv = &v->test;
+	const struct console_test_view *tv = &v->test;
 	const struct test_stream_sample *s = &tv->last.sum;
 	char a[32], b[32], c[32], d[32];
 
@@ -224,9 +224,9 @@ static void test_panel_line(const struct ctl_view *v, char *buf, size_t len)
 }
 
 /* "RPM 640  working RTT 93.6 ms  idle RTT 0.05 ms" (TCP runs). */
-static void test_rpm_line(const struct ctl_view *v, char *buf, size_t len)
+static void test_rpm_line(const struct console_view *v, char *buf, size_t len)
 {
-	const struct ctl_rpm *r = &v->test.rpm;
+	const struct console_rpm *r = &v->test.rpm;
 	char w[32], i[32];
 
 	buf[0] = '\0';
@@ -244,11 +244,11 @@ static void test_rpm_line(const struct ctl_view *v, char *buf, size_t len)
 }
 
 /* The theory line with where its RTT came from. */
-static void test_theory_line(const struct ctl_view *v, char *buf, size_t len)
+static void test_theory_line(const struct console_view *v, char *buf, size_t len)
 {
 	char rtt[32];
 
-	const char *who = v->test.state != CTL_TEST_IDLE && v->test.opts.udp ?
+	const char *who = v->test.state != CONSOLE_TEST_IDLE && v->test.opts.udp ?
 			  "theory (TCP)" : "theory";
 
 	units_human_time(v->theory_rtt * 1e9, rtt, sizeof(rtt));
@@ -269,7 +269,7 @@ static void test_theory_line(const struct ctl_view *v, char *buf, size_t len)
 
 /* Draw the form: the left and right columns of option rows, the row being
  * edited as an underlined editor. */
-static void test_draw_form(struct tui *t, const struct ctl_view *v, int y,
+static void test_draw_form(struct tui *t, const struct console_view *v, int y,
 			   int cols)
 {
 	char line[512], val[64];
@@ -304,10 +304,10 @@ static void test_draw_form(struct tui *t, const struct ctl_view *v, int y,
 /* Draw a finished test from row y: the comparison with the expected rate,
  * the iperf3-style summary table, the panel and RPM lines, the chart and
  * where it was saved. */
-static void test_draw_done(struct tui *t, const struct ctl_view *v, int y,
+static void test_draw_done(struct tui *t, const struct console_view *v, int y,
 			   int bottom, int cols, double full)
 {
-	const struct ctl_test_view *tv = &v->test;
+	const struct console_test_view *tv = &v->test;
 	char line[512], id[8];
 	const struct test_summary *s = &tv->summary;
 	double got = s->sum_received.bps;
@@ -369,10 +369,10 @@ static void test_draw_done(struct tui *t, const struct ctl_view *v, int y,
 
 /* Draw a running test from row y: the bars per stream and their SUM,
  * the panel and RPM lines and the live chart. */
-static void test_draw_live(struct tui *t, const struct ctl_view *v, int y,
+static void test_draw_live(struct tui *t, const struct console_view *v, int y,
 			   int bottom, int cols, double full)
 {
-	const struct ctl_test_view *tv = &v->test;
+	const struct console_test_view *tv = &v->test;
 	char line[512], id[8];
 	int k, n, chart_rows, room;
 	double sfull;
@@ -425,10 +425,10 @@ static void test_draw_live(struct tui *t, const struct ctl_view *v, int y,
 	test_chart(t, v, y, bottom - y, cols, full);
 }
 
-void screen_test_draw(struct tui *t, const struct ctl_view *v, int top,
+void screen_test_draw(struct tui *t, const struct console_view *v, int top,
 		      int rows, int cols)
 {
-	const struct ctl_test_view *tv = &v->test;
+	const struct console_test_view *tv = &v->test;
 	char line[512];
 	int y = top + 1, bottom = top + rows;
 	double full;
@@ -441,7 +441,7 @@ void screen_test_draw(struct tui *t, const struct ctl_view *v, int top,
 	y++;
 	test_theory_line(v, line, sizeof(line));
 	y += tui_wrap(y, 1, cols - 2, 2, tui_attr(t, TUI_WARN), line);
-	if (tv->state == CTL_TEST_IDLE) {
+	if (tv->state == CONSOLE_TEST_IDLE) {
 		tui_put(y + 1, 1, cols - 2, tui_attr(t, TUI_DIM),
 			"Enter on [ Start ] (or s) runs the test; bars show each stream.");
 		return;
@@ -453,11 +453,11 @@ void screen_test_draw(struct tui *t, const struct ctl_view *v, int top,
 		 tv->opts.duration, tv->opts.interval,
 		 tv->opts.reverse ? ", reverse" : "", tv->nintervals);
 	tui_put(y++, 1, cols - 2,
-		tv->state == CTL_TEST_FAILED ? tui_attr(t, TUI_ERROR) : A_BOLD, line);
-	if (tv->state == CTL_TEST_FAILED && tv->err[0])
+		tv->state == CONSOLE_TEST_FAILED ? tui_attr(t, TUI_ERROR) : A_BOLD, line);
+	if (tv->state == CONSOLE_TEST_FAILED && tv->err[0])
 		y += tui_wrap(y, 1, cols - 2, 2, tui_attr(t, TUI_ERROR), tv->err);
 	full = tv->scale_bps > 0 ? tv->scale_bps : tv->max_sum_bps;
-	if (tv->have_summary && tv->state == CTL_TEST_DONE) {
+	if (tv->have_summary && tv->state == CONSOLE_TEST_DONE) {
 		test_draw_done(t, v, y, bottom, cols, full);
 		return;
 	}
@@ -612,8 +612,8 @@ static void test_step(struct tui *t, int dir, int big)
 	}
 }
 
-int screen_test_key(struct tui *t, int key, const struct ctl_view *v,
-		    struct ctl_intent *in)
+int screen_test_key(struct tui *t, int key, const struct console_view *v,
+		    struct console_intent *in)
 {
 	char val[64];
 	int r;

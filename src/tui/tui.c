@@ -331,7 +331,7 @@ bool tui_editing(const struct tui *t)
 
 /* Draw the title bar: name, the screens in F-key order, the session at the
  * right when it fits; returns whether the session was shown there. */
-static bool tui_draw_title(struct tui *t, const struct ctl_view *v, int cols)
+static bool tui_draw_title(struct tui *t, const struct console_view *v, int cols)
 {
 	/* title order: the F-key order */
 	static const enum tui_screen order[] = { TS_PEERS, TS_DIAL, TS_TEST,
@@ -361,7 +361,7 @@ static bool tui_draw_title(struct tui *t, const struct ctl_view *v, int cols)
 }
 
 /* Draw the current screen's body between the title and the status line. */
-static void tui_draw_body(struct tui *t, const struct ctl_view *v, int rows,
+static void tui_draw_body(struct tui *t, const struct console_view *v, int rows,
 			  int cols)
 {
 	switch (t->screen) {
@@ -386,7 +386,7 @@ static void tui_draw_body(struct tui *t, const struct ctl_view *v, int rows,
 }
 
 /* Draw the box of an apply waiting for y/n over the body. */
-static void tui_draw_confirm(struct tui *t, const struct ctl_view *v, int rows,
+static void tui_draw_confirm(struct tui *t, const struct console_view *v, int rows,
 			     int cols)
 {
 	int bw = cols - 8, by = rows / 2 - 4, ln = 0, k;
@@ -428,7 +428,7 @@ static void tui_draw_confirm(struct tui *t, const struct ctl_view *v, int rows,
 
 /* Draw the status line: a lost peer first, then error, then the last
  * status (with the session when the title bar had no room for it). */
-static void tui_draw_status(struct tui *t, const struct ctl_view *v, int rows,
+static void tui_draw_status(struct tui *t, const struct console_view *v, int rows,
 			    int cols, bool session_in_title)
 {
 	char line[512];
@@ -463,9 +463,9 @@ static void tui_draw_status(struct tui *t, const struct ctl_view *v, int rows,
 		tui_put(rows - 2, 0, cols, tui_attr(t, TUI_ERROR), line);
 	} else {
 		static const char *const tstate[] = {
-			[CTL_TEST_IDLE] = "", [CTL_TEST_STARTING] = "[test connecting] ",
-			[CTL_TEST_RUNNING] = "[test running] ", [CTL_TEST_DONE] = "",
-			[CTL_TEST_FAILED] = "",
+			[CONSOLE_TEST_IDLE] = "", [CONSOLE_TEST_STARTING] = "[test connecting] ",
+			[CONSOLE_TEST_RUNNING] = "[test running] ", [CONSOLE_TEST_DONE] = "",
+			[CONSOLE_TEST_FAILED] = "",
 		};
 		const char *ts = tstate[v->test.state];
 
@@ -481,7 +481,7 @@ static void tui_draw_status(struct tui *t, const struct ctl_view *v, int rows,
 	}
 }
 
-void tui_draw(struct tui *t, const struct ctl_view *v)
+void tui_draw(struct tui *t, const struct console_view *v)
 {
 	int rows, cols;
 	bool session_in_title;
@@ -513,8 +513,8 @@ void tui_draw(struct tui *t, const struct ctl_view *v)
 }
 
 /* Switch to screen s; entering the profiles screen re-reads them. */
-static int tui_goto(struct tui *t, enum tui_screen s, const struct ctl_view *v,
-		    struct ctl_intent *intent)
+static int tui_goto(struct tui *t, enum tui_screen s, const struct console_view *v,
+		    struct console_intent *intent)
 {
 	if (s == TS_HELP) {
 		if (t->screen == TS_HELP) {
@@ -537,8 +537,8 @@ static int tui_goto(struct tui *t, enum tui_screen s, const struct ctl_view *v,
 	return TR_REDRAW;
 }
 
-int tui_key(struct tui *t, int key, const struct ctl_view *v,
-	    struct ctl_intent *intent)
+int tui_key(struct tui *t, int key, const struct console_view *v,
+	    struct console_intent *intent)
 {
 	int res, rows, cols;
 
@@ -590,14 +590,14 @@ int tui_key(struct tui *t, int key, const struct ctl_view *v,
 		return tui_goto(t, TS_PROFILES, v, intent);
 	case 'c':
 		intent->kind = CI_CLEAR;
-		intent->sides = CTL_BOTH;
+		intent->sides = CONSOLE_BOTH;
 		return TR_INTENT | TR_REDRAW;
 	case 'C':
 		/* the middle box's bridge: clear both directions */
 		if (!v->middle.present)
 			return TR_NONE;
 		intent->kind = CI_CLEAR;
-		intent->sides = CTL_M_BOTH;
+		intent->sides = CONSOLE_M_BOTH;
 		return TR_INTENT | TR_REDRAW;
 	case 'r':
 		intent->kind = t->screen == TS_PROFILES ? CI_PROFILES_RELOAD : CI_REFRESH;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* tui.h - the console's screens (ncursesw). The only module that includes
- * <curses.h>. Screens draw from a struct ctl_view snapshot; key handlers
+ * <curses.h>. Screens draw from a struct console_view snapshot; key handlers
  * return what must happen (enum tui_res) and, for TR_INTENT, fill a
- * struct ctl_intent the main loop hands to ctl_do(). They never call
+ * struct console_intent the main loop hands to console_do(). They never call
  * engines. */
 #ifndef LINKLAB_TUI_H
 #define LINKLAB_TUI_H
@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "linklab/console/ctl.h"
+#include "linklab/console/console.h"
 #include "linklab/base/err.h"
 #include "lineedit.h"
 
@@ -26,7 +26,7 @@ enum tui_res {
 	TR_NONE   = 0,
 	TR_REDRAW = 1u << 0,
 	TR_QUIT   = 1u << 1,    /* restore both peers and leave */
-	TR_INTENT = 1u << 2,    /* *intent filled: pass it to ctl_do() */
+	TR_INTENT = 1u << 2,    /* *intent filled: pass it to console_do() */
 };
 
 /* Rows of the dial screen: the dial fields, then target and apply. */
@@ -51,7 +51,7 @@ struct tui {
 	/* dial screen */
 	bool dial_loaded;              /* dial copied from the view once */
 	struct impair dial;            /* the dial being edited */
-	unsigned dial_sides;           /* enum ctl_side */
+	unsigned dial_sides;           /* enum console_side */
 	int dial_row;                  /* 0..TUI_DIAL_NFIELDS+1 */
 	bool editing;                  /* line editor active on dial_row */
 	struct lineedit le;
@@ -61,7 +61,7 @@ struct tui {
 					* seeded or applied: kept on a target
 					* change */
 	/* test screen */
-	struct ctl_test_req req;
+	struct console_test_req req;
 	int test_row;
 	bool test_editing;
 	char test_msg[128];
@@ -87,12 +87,12 @@ void tui_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2),
 						    noreturn));
 
 /* Draw the whole screen from v (erase, draw, refresh). */
-void tui_draw(struct tui *t, const struct ctl_view *v);
+void tui_draw(struct tui *t, const struct console_view *v);
 
 /* Handle one key from getch() (KEY_RESIZE included). Returns enum tui_res
  * bits; fills *intent when TR_INTENT is set. */
-int tui_key(struct tui *t, int key, const struct ctl_view *v,
-	    struct ctl_intent *intent);
+int tui_key(struct tui *t, int key, const struct console_view *v,
+	    struct console_intent *intent);
 
 /* tui_getkey's "no key pending" (curses ERR). */
 #define TUI_NOKEY (-1)
@@ -113,23 +113,23 @@ int tui_prompt(void *ctx, const char *prompt, bool echo, char *buf,
 int tui_getkey(void);
 
 /* Per-screen parts (screen_*.c), used by tui.c. top/rows: the body area. */
-void screen_peers_draw(struct tui *t, const struct ctl_view *v, int top,
+void screen_peers_draw(struct tui *t, const struct console_view *v, int top,
 		       int rows, int cols);
-int screen_peers_key(struct tui *t, int key, const struct ctl_view *v,
-		     struct ctl_intent *in);
-void screen_dial_enter(struct tui *t, const struct ctl_view *v);
-void screen_dial_draw(struct tui *t, const struct ctl_view *v, int top,
+int screen_peers_key(struct tui *t, int key, const struct console_view *v,
+		     struct console_intent *in);
+void screen_dial_enter(struct tui *t, const struct console_view *v);
+void screen_dial_draw(struct tui *t, const struct console_view *v, int top,
 		      int rows, int cols);
-int screen_dial_key(struct tui *t, int key, const struct ctl_view *v,
-		    struct ctl_intent *in);
-void screen_test_draw(struct tui *t, const struct ctl_view *v, int top,
+int screen_dial_key(struct tui *t, int key, const struct console_view *v,
+		    struct console_intent *in);
+void screen_test_draw(struct tui *t, const struct console_view *v, int top,
 		      int rows, int cols);
-int screen_test_key(struct tui *t, int key, const struct ctl_view *v,
-		    struct ctl_intent *in);
-void screen_profiles_draw(struct tui *t, const struct ctl_view *v, int top,
+int screen_test_key(struct tui *t, int key, const struct console_view *v,
+		    struct console_intent *in);
+void screen_profiles_draw(struct tui *t, const struct console_view *v, int top,
 			  int rows, int cols);
-int screen_profiles_key(struct tui *t, int key, const struct ctl_view *v,
-			struct ctl_intent *in);
+int screen_profiles_key(struct tui *t, int key, const struct console_view *v,
+			struct console_intent *in);
 /* True while a screen's line editor owns the keyboard. */
 bool tui_editing(const struct tui *t);
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* test_middle.c - the middle box protocol (middle.h): STATE and reply
  * parsing, set request building, and the path with the bridge folded in
- * (ctl_path_compute_mid). */
+ * (console_path_compute_mid). */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -13,7 +13,8 @@
 #include <string.h>
 
 /* the project's headers first: cmocka.h defines test_free as a macro */
-#include "linklab/console/ctl.h"
+#include "linklab/console/console.h"
+#include "linklab/console/console_dial.h"
 #include "linklab/console/middle.h"
 #include "linklab/base/units.h"
 
@@ -182,7 +183,7 @@ static void builds_set_requests(void **state)
 static void path_includes_the_bridge(void **state)
 {
 	struct impair a, mab, mba;
-	struct ctl_path p;
+	struct console_path p;
 
 	(void)state;
 	memset(&a, 0, sizeof(a));
@@ -198,7 +199,7 @@ static void path_includes_the_bridge(void **state)
 	mab.loss = units_percent_to_prob(2);
 	mba.set = IMP_DELAY;
 	mba.delay = 5000000;
-	ctl_path_compute_mid(&a, NULL, &mab, &mba, &p);
+	console_path_compute_mid(&a, NULL, &mab, &mba, &p);
 	assert_true(p.valid);
 	assert_int_equal(p.rate_ab, 20000000);     /* the lowest rate */
 	assert_int_equal(p.delay_ab, 50000000);    /* delays add up */
@@ -209,15 +210,15 @@ static void path_includes_the_bridge(void **state)
 	assert_non_null(strstr(p.line, "B->A unshaped/5ms/0%"));
 	assert_non_null(strstr(p.line, "(bridge included)"));
 	/* the bridge alone is a path too */
-	ctl_path_compute_mid(NULL, NULL, &mab, NULL, &p);
+	console_path_compute_mid(NULL, NULL, &mab, NULL, &p);
 	assert_true(p.valid);
 	assert_int_equal(p.delay_ab, 40000000);
-	/* without a bridge: exactly ctl_path_compute */
+	/* without a bridge: exactly console_path_compute */
 	{
-		struct ctl_path q;
+		struct console_path q;
 
-		ctl_path_compute_mid(&a, NULL, NULL, NULL, &p);
-		ctl_path_compute(&a, NULL, &q);
+		console_path_compute_mid(&a, NULL, NULL, NULL, &p);
+		console_path_compute(&a, NULL, &q);
 		assert_string_equal(p.line, q.line);
 		assert_null(strstr(p.line, "bridge"));
 	}

@@ -25,8 +25,8 @@
 
 struct kfix {
 	struct tui t;
-	struct ctl_view v;
-	struct ctl_intent in;
+	struct console_view v;
+	struct console_intent in;
 };
 
 static struct kfix *kfix_new(void)
@@ -40,7 +40,7 @@ static struct kfix *kfix_new(void)
 	k->t.req.duration = 10;
 	k->t.req.interval = 1;
 	for (s = 0; s < 2; s++) {
-		struct ctl_side_view *sv = &k->v.side[s];
+		struct console_side_view *sv = &k->v.side[s];
 
 		sv->present = true;
 		sv->links.n = 3;
@@ -49,7 +49,7 @@ static struct kfix *kfix_new(void)
 		strcpy(sv->links.l[2].name, "eth9");
 		sv->sel = 1;
 	}
-	k->v.dial_sides = CTL_BOTH;
+	k->v.dial_sides = CONSOLE_BOTH;
 	return k;
 }
 
@@ -81,7 +81,7 @@ static void global_keys(void **state)
 	assert_int_equal(k->t.screen, TS_PEERS);
 	assert_int_equal(feed(k, "c"), TR_INTENT | TR_REDRAW);
 	assert_int_equal(k->in.kind, CI_CLEAR);
-	assert_int_equal(k->in.sides, CTL_BOTH);
+	assert_int_equal(k->in.sides, CONSOLE_BOTH);
 	assert_int_equal(feed(k, "r"), TR_INTENT | TR_REDRAW);
 	assert_int_equal(k->in.kind, CI_REFRESH);
 	assert_int_equal(tui_key(&k->t, KEY_RESIZE, &k->v, &k->in), TR_REDRAW);
@@ -95,7 +95,7 @@ static void peers_select_and_panes(void **state)
 	(void)state;
 	assert_int_equal(feed(k, "j"), TR_INTENT | TR_REDRAW);
 	assert_int_equal(k->in.kind, CI_SELECT);
-	assert_int_equal(k->in.side, CTL_IDX_A);
+	assert_int_equal(k->in.side, CONSOLE_IDX_A);
 	assert_int_equal(k->in.index, 2);
 	/* clamped at the end of the list */
 	k->v.side[0].sel = 2;
@@ -105,7 +105,7 @@ static void peers_select_and_panes(void **state)
 	assert_int_equal(k->t.focus, 1);
 	feed(k, "k");
 	assert_int_equal(k->in.kind, CI_SELECT);
-	assert_int_equal(k->in.side, CTL_IDX_B);
+	assert_int_equal(k->in.side, CONSOLE_IDX_B);
 	assert_int_equal(k->in.index, 0);
 	assert_int_equal(tui_key(&k->t, KEY_LEFT, &k->v, &k->in), TR_REDRAW);
 	assert_int_equal(k->t.focus, 0);
@@ -143,7 +143,7 @@ static void dial_edit_validate_apply(void **state)
 	assert_int_equal(k->t.dial.delay, 10000000);
 	assert_int_equal(feed(k, "\r"), TR_INTENT | TR_REDRAW);
 	assert_int_equal(k->in.kind, CI_APPLY);
-	assert_int_equal(k->in.sides, CTL_BOTH);
+	assert_int_equal(k->in.sides, CONSOLE_BOTH);
 	assert_int_equal(k->in.dial.rate, 50000000);
 	assert_int_equal(k->in.dial.delay, 10000000);
 	/* unset delay with x; target row cycles both -> A -> B */
@@ -151,12 +151,12 @@ static void dial_edit_validate_apply(void **state)
 	assert_false(k->t.dial.set & IMP_DELAY);
 	assert_true(k->t.dial.set & IMP_RATE);
 	feed(k, "kkkl");   /* up past the top: [ Apply ], then target */
-	assert_int_equal(k->t.dial_sides, CTL_A);
+	assert_int_equal(k->t.dial_sides, CONSOLE_A);
 	feed(k, "l");
-	assert_int_equal(k->t.dial_sides, CTL_B);
+	assert_int_equal(k->t.dial_sides, CONSOLE_B);
 	feed(k, "\r");
 	assert_int_equal(k->in.kind, CI_APPLY);
-	assert_int_equal(k->in.sides, CTL_B);
+	assert_int_equal(k->in.sides, CONSOLE_B);
 	free(k);
 }
 
@@ -207,7 +207,7 @@ static void test_form_and_start(void **state)
 	assert_true(k->in.test.duration == 3);
 	assert_true(k->in.test.reverse);
 	/* while running: x stops, s does not start another */
-	k->v.test.state = CTL_TEST_RUNNING;
+	k->v.test.state = CONSOLE_TEST_RUNNING;
 	assert_int_equal(feed(k, "s"), TR_NONE);
 	assert_int_equal(feed(k, "x"), TR_INTENT | TR_REDRAW);
 	assert_int_equal(k->in.kind, CI_TEST_STOP);
@@ -283,7 +283,7 @@ static void fkeys_and_profiles_reload(void **state)
 	free(k);
 }
 
-static struct ctl_profile kprof[3];
+static struct console_profile kprof[3];
 
 static void profiles_keys(void **state)
 {
@@ -303,15 +303,15 @@ static void profiles_keys(void **state)
 	assert_int_equal(feed(k, "\r"), TR_INTENT | TR_REDRAW);
 	assert_int_equal(k->in.kind, CI_PROFILE_APPLY);
 	assert_int_equal(k->in.index, 0);
-	assert_int_equal(k->in.sides, CTL_BOTH);
+	assert_int_equal(k->in.sides, CONSOLE_BOTH);
 	feed(k, "j");
 	assert_int_equal(k->t.prof_row, 1);
 	feed(k, "a");
 	assert_int_equal(k->in.kind, CI_PROFILE_APPLY);
 	assert_int_equal(k->in.index, 1);
-	assert_int_equal(k->in.sides, CTL_A);
+	assert_int_equal(k->in.sides, CONSOLE_A);
 	feed(k, "b");
-	assert_int_equal(k->in.sides, CTL_B);
+	assert_int_equal(k->in.sides, CONSOLE_B);
 	/* shipped profiles cannot be renamed or deleted: a message, no intent */
 	assert_int_equal(feed(k, "n"), TR_REDRAW);
 	assert_int_equal(k->t.prof_mode, TP_BROWSE);
@@ -397,10 +397,10 @@ static void test_form_udp_bitrate_pause_save(void **state)
 	assert_non_null(strstr(k->t.test_msg, "nothing to save"));
 	/* z pauses a running test's display; w saves a finished run */
 	assert_int_equal(feed(k, "z"), TR_NONE);
-	k->v.test.state = CTL_TEST_RUNNING;
+	k->v.test.state = CONSOLE_TEST_RUNNING;
 	assert_int_equal(feed(k, "z"), TR_INTENT | TR_REDRAW);
 	assert_int_equal(k->in.kind, CI_TEST_PAUSE);
-	k->v.test.state = CTL_TEST_DONE;
+	k->v.test.state = CONSOLE_TEST_DONE;
 	k->v.test.nintervals = 3;
 	assert_int_equal(feed(k, "w"), TR_INTENT | TR_REDRAW);
 	assert_int_equal(k->in.kind, CI_TEST_SAVE);
@@ -460,7 +460,7 @@ static void confirm_modal_keys(void **state)
 	(void)state;
 	k->v.confirm.pending = true;
 	k->v.confirm.need_force = true;
-	k->v.confirm.sides = CTL_B;
+	k->v.confirm.sides = CONSOLE_B;
 	k->v.confirm.dial.set = IMP_LOSS;
 	k->v.confirm.dial.loss = UINT32_MAX;
 	assert_int_equal(feed(k, "d"), TR_NONE);
@@ -469,7 +469,7 @@ static void confirm_modal_keys(void **state)
 	assert_int_equal(k->in.kind, CI_APPLY);
 	assert_true(k->in.confirmed);
 	assert_true(k->in.force);
-	assert_int_equal(k->in.sides, CTL_B);
+	assert_int_equal(k->in.sides, CONSOLE_B);
 	assert_int_equal(k->in.dial.loss, UINT32_MAX);
 	assert_int_equal(feed(k, "n"), TR_INTENT | TR_REDRAW);
 	assert_int_equal(k->in.kind, CI_CONFIRM_CANCEL);
@@ -499,7 +499,7 @@ static void dial_diff_lines(void **state)
 	k->v.side[0].held.rate = 50000000;
 	k->t.dial.set = IMP_RATE;
 	k->t.dial.rate = 10000000;
-	k->t.dial_sides = CTL_BOTH;
+	k->t.dial_sides = CONSOLE_BOTH;
 	dial_diff_line(&k->t, &k->v, 0, line, sizeof(line));
 	assert_string_equal(line, "A: now rate 50mbit -> to apply rate 10mbit");
 	dial_diff_line(&k->t, &k->v, 1, line, sizeof(line));
@@ -514,7 +514,7 @@ static void dial_diff_lines(void **state)
 	k->t.dial.rate = 50000000;
 	dial_diff_line(&k->t, &k->v, 0, line, sizeof(line));
 	assert_non_null(strstr(line, "same (no change)"));
-	k->t.dial_sides = CTL_A;
+	k->t.dial_sides = CONSOLE_A;
 	dial_diff_line(&k->t, &k->v, 1, line, sizeof(line));
 	assert_non_null(strstr(line, "not a target"));
 	k->v.b_lost = true;

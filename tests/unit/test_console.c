@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test_ctl.c - the console controller against fake peers: preselection,
+/* test_console.c - the console controller against fake peers: preselection,
  * apply/clear with read-back (what the fake kernel holds, not what was
  * asked), error text, quit restoring only what was changed, test start
  * errors and a failing test pumped through the real engine. */
@@ -21,7 +21,12 @@
 #include <unistd.h>
 
 /* before cmocka.h: it defines a test_free() macro that clashes with test.h */
-#include "linklab/console/ctl.h"
+#include "linklab/console/console.h"
+#include "linklab/console/console_dial.h"
+#include "linklab/console/console_peer.h"
+#include "linklab/console/console_profile.h"
+#include "linklab/console/console_safety.h"
+#include "linklab/console/console_test.h"
 #include "linklab/peer/hosttune.h"
 #include "linklab/traffic/serve.h"
 #include "linklab/base/units.h"
@@ -320,7 +325,7 @@ static void fake_add(struct fake *f, const char *name, const char *addr)
 struct fix {
 	struct fake fa, fb;
 	struct peerset ps;
-	struct ctl *c;
+	struct console *c;
 };
 
 static struct fix *fix_new(bool with_b, const char *target)
@@ -346,13 +351,13 @@ static struct fix *fix_new(bool with_b, const char *target)
 		snprintf(x->ps.addr_b, sizeof(x->ps.addr_b), "10.77.0.2");
 		snprintf(x->ps.target.alias, sizeof(x->ps.target.alias), "peer-b");
 	}
-	assert_int_equal(ctl_new(&x->c, &x->ps, target, 0, &err), 0);
+	assert_int_equal(console_new(&x->c, &x->ps, target, 0, &err), 0);
 	return x;
 }
 
 static void fix_free(struct fix *x)
 {
-	ctl_free(x->c);
+	console_free(x->c);
 	free(x);
 }
 
@@ -369,21 +374,21 @@ static struct impair rate_dial(uint64_t bps)
 static void new_preselects_and_reads_back(void **state)
 {
 	struct fix *x = fix_new(true, NULL);
-	const struct ctl_view *v = ctl_view(x->c);
+	const struct console_view *v = console_view(x->c);
 
 	(void)state;
-	assert_true(v->side[CTL_IDX_A].present);
-	assert_true(v->side[CTL_IDX_B].present);
-	assert_int_equal(v->side[CTL_IDX_A].links.n, 2);
-	assert_int_equal(v->side[CTL_IDX_A].sel, 1);
-	assert_string_equal(v->side[CTL_IDX_A].dev, "veth-a");
-	assert_string_equal(v->side[CTL_IDX_A].route_dev, "veth-a");
-	assert_string_equal(v->side[CTL_IDX_B].dev, "veth-b");
-	assert_true(v->side[CTL_IDX_A].qd_valid);
-	assert_string_equal(v->side[CTL_IDX_A].qd.q[0].kind, "noqueue");
+	assert_true(v->side[CONSOLE_IDX_A].present);
+	assert_true(v->side[CONSOLE_IDX_B].present);
+	assert_int_equal(v->side[CONSOLE_IDX_A].links.n, 2);
+	assert_int_equal(v->side[CONSOLE_IDX_A].sel, 1);
+	assert_string_equal(v->side[CONSOLE_IDX_A].dev, "veth-a");
+	assert_string_equal(v->side[CONSOLE_IDX_A].route_dev, "veth-a");
+	assert_string_equal(v->side[CONSOLE_IDX_B].dev, "veth-b");
+	assert_true(v->side[CONSOLE_IDX_A].qd_valid);
+	assert_string_equal(v->side[CONSOLE_IDX_A].qd.q[0].kind, "noqueue");
 	assert_non_null(strstr(v->session, "peer-b"));
-	assert_int_equal(v->dial_sides, CTL_BOTH);
-	ctl_free(x->c);
+	assert_int_equal(v->dial_sides, CONSOLE_BOTH);
+	console_free(x->c);
 	assert_int_equal(x->fa.nclose, 1);
 	assert_int_equal(x->fb.nclose, 1);
 	free(x);
@@ -392,20 +397,20 @@ static void new_preselects_and_reads_back(void **state)
 static void apply_keeps_what_kernel_holds(void **state)
 {
 	struct fix *x = fix_new(true, NULL);
-	const struct ctl_view *v = ctl_view(x->c);
+	const struct console_view *v = console_view(x->c);
 	struct impair d = rate_dial(50123456);
 	struct ll_err err = { 0 };
 
 	(void)state;
-	assert_int_equal(ctl_apply(x->c, &d, CTL_BOTH, &err), 0);
+	assert_int_equal(console_apply(x->c, &d, CONSOLE_BOTH, &err), 0);
 	assert_int_equal(x->fa.napply, 1);
 	assert_int_equal(x->fb.napply, 1);
 	/* the fake kernel holds 50000008 bit/s, not the 50123456 asked */
-	assert_string_equal(v->side[CTL_IDX_A].qd.q[0].kind, "tbf");
-	assert_int_equal(v->side[CTL_IDX_A].qd.q[0].rate, 50000008);
-	assert_int_equal(v->side[CTL_IDX_B].qd.q[0].rate, 50000008);
-	assert_int_equal(v->side[CTL_IDX_A].held.rate, 50000008);
-	assert_string_equal(v->side[CTL_IDX_A].links.l[1].qdisc, "tbf");
+	assert_string_equal(v->side[CONSOLE_IDX_A].qd.q[0].kind, "tbf");
+	assert_int_equal(v->side[CONSOLE_IDX_A].qd.q[0].rate, 50000008);
+	assert_int_equal(v->side[CONSOLE_IDX_B].qd.q[0].rate, 50000008);
+	assert_int_equal(v->side[CONSOLE_IDX_A].held.rate, 50000008);
+	assert_string_equal(v->side[CONSOLE_IDX_A].links.l[1].qdisc, "tbf");
 	assert_int_equal(v->dial.rate, 50123456);
 	assert_non_null(strstr(v->status, "applied on A veth-a, B veth-b"));
 	assert_string_equal(v->error, "");
@@ -418,32 +423,32 @@ static void apply_one_side_only(void **state)
 	struct impair d = rate_dial(10000000);
 
 	(void)state;
-	assert_int_equal(ctl_apply(x->c, &d, CTL_B, NULL), 0);
+	assert_int_equal(console_apply(x->c, &d, CONSOLE_B, NULL), 0);
 	assert_int_equal(x->fa.napply, 0);
 	assert_int_equal(x->fb.napply, 1);
-	assert_string_equal(ctl_view(x->c)->side[CTL_IDX_A].qd.q[0].kind, "noqueue");
+	assert_string_equal(console_view(x->c)->side[CONSOLE_IDX_A].qd.q[0].kind, "noqueue");
 	fix_free(x);
 }
 
 static void apply_eperm_says_needs_root(void **state)
 {
 	struct fix *x = fix_new(true, NULL);
-	const struct ctl_view *v = ctl_view(x->c);
+	const struct console_view *v = console_view(x->c);
 	struct impair d = rate_dial(50000000);
 	struct ll_err err = { 0 };
 
 	(void)state;
 	x->fa.apply_rc = -EPERM;
-	assert_int_equal(ctl_apply(x->c, &d, CTL_BOTH, &err), -EPERM);
+	assert_int_equal(console_apply(x->c, &d, CONSOLE_BOTH, &err), -EPERM);
 	assert_non_null(strstr(err.msg, "needs root"));
 	assert_non_null(strstr(err.msg, "A: "));
-	assert_non_null(strstr(v->side[CTL_IDX_A].err, "needs root"));
+	assert_non_null(strstr(v->side[CONSOLE_IDX_A].err, "needs root"));
 	assert_non_null(strstr(v->error, "needs root"));
 	/* all or nothing: B is not applied, A shows what it holds */
 	assert_int_equal(x->fb.napply, 0);
 	assert_non_null(strstr(err.msg, "B: not applied (A failed: all or nothing)"));
-	assert_string_equal(v->side[CTL_IDX_A].qd.q[0].kind, "noqueue");
-	assert_string_equal(v->side[CTL_IDX_B].qd.q[0].kind, "noqueue");
+	assert_string_equal(v->side[CONSOLE_IDX_A].qd.q[0].kind, "noqueue");
+	assert_string_equal(v->side[CONSOLE_IDX_B].qd.q[0].kind, "noqueue");
 	fix_free(x);
 }
 
@@ -451,22 +456,22 @@ static void apply_eperm_says_needs_root(void **state)
 static void apply_b_fails_rolls_a_back(void **state)
 {
 	struct fix *x = fix_new(true, NULL);
-	const struct ctl_view *v = ctl_view(x->c);
+	const struct console_view *v = console_view(x->c);
 	struct impair d = rate_dial(50000000);
 	struct ll_err err = { 0 };
 	char sum[128];
 
 	(void)state;
 	x->fb.apply_rc = -EINVAL;
-	assert_int_equal(ctl_apply(x->c, &d, CTL_BOTH, &err), -EINVAL);
+	assert_int_equal(console_apply(x->c, &d, CONSOLE_BOTH, &err), -EINVAL);
 	assert_int_equal(x->fa.napply, 1);
 	assert_int_equal(x->fa.nclear, 1);          /* the rollback */
 	assert_string_equal(x->fa.cleared[0], "veth-a");
-	assert_string_equal(v->side[CTL_IDX_A].qd.q[0].kind, "noqueue");
+	assert_string_equal(v->side[CONSOLE_IDX_A].qd.q[0].kind, "noqueue");
 	assert_non_null(strstr(err.msg, "B failed, A rolled back (veth-a: "));
 	assert_non_null(strstr(v->status, "nothing applied: B failed, A rolled back"));
 	/* nothing left for quit */
-	assert_int_equal(ctl_quit(x->c, sum, sizeof(sum), NULL), 0);
+	assert_int_equal(console_quit(x->c, sum, sizeof(sum), NULL), 0);
 	assert_string_equal(sum, "nothing to restore");
 	fix_free(x);
 }
@@ -476,16 +481,16 @@ static void apply_b_fails_rolls_a_back(void **state)
 static void apply_b_fails_restores_earlier_dial(void **state)
 {
 	struct fix *x = fix_new(true, NULL);
-	const struct ctl_view *v = ctl_view(x->c);
+	const struct console_view *v = console_view(x->c);
 	struct impair d1 = rate_dial(20000000), d2 = rate_dial(50000000);
 	struct ll_err err = { 0 };
 
 	(void)state;
-	assert_int_equal(ctl_apply(x->c, &d1, CTL_A, &err), 0);
+	assert_int_equal(console_apply(x->c, &d1, CONSOLE_A, &err), 0);
 	x->fb.apply_rc = -EIO;
-	assert_true(ctl_apply(x->c, &d2, CTL_BOTH, &err) < 0);
+	assert_true(console_apply(x->c, &d2, CONSOLE_BOTH, &err) < 0);
 	assert_int_equal(x->fa.napply, 3);          /* d1, d2, d1 again */
-	assert_true(v->side[CTL_IDX_A].qd.q[0].rate / 1000000 == 20000000 / 1000000);
+	assert_true(v->side[CONSOLE_IDX_A].qd.q[0].rate / 1000000 == 20000000 / 1000000);
 	assert_non_null(strstr(err.msg, "A rolled back"));
 	fix_free(x);
 }
@@ -500,11 +505,11 @@ static void apply_invalid_dial_touches_nothing(void **state)
 	memset(&d, 0, sizeof(d));
 	d.set = IMP_RATE;
 	d.rate = 0;    /* rate 0 is refused by impair_validate */
-	assert_int_equal(ctl_apply(x->c, &d, CTL_BOTH, &err), -EINVAL);
+	assert_int_equal(console_apply(x->c, &d, CONSOLE_BOTH, &err), -EINVAL);
 	assert_true(err.msg[0] != '\0');
 	assert_int_equal(x->fa.napply, 0);
 	assert_int_equal(x->fb.napply, 0);
-	assert_non_null(strstr(ctl_view(x->c)->error, "dial"));
+	assert_non_null(strstr(console_view(x->c)->error, "dial"));
 	fix_free(x);
 }
 
@@ -516,12 +521,12 @@ static void quit_restores_only_changed(void **state)
 	struct ll_err err = { 0 };
 
 	(void)state;
-	assert_int_equal(ctl_apply(x->c, &d, CTL_BOTH, NULL), 0);
+	assert_int_equal(console_apply(x->c, &d, CONSOLE_BOTH, NULL), 0);
 	/* select lo on A and apply there too */
-	assert_int_equal(ctl_select(x->c, CTL_IDX_A, 0, NULL), 0);
-	assert_string_equal(ctl_view(x->c)->side[CTL_IDX_A].dev, "lo");
-	assert_int_equal(ctl_apply(x->c, &d, CTL_A, NULL), 0);
-	assert_int_equal(ctl_quit(x->c, sum, sizeof(sum), &err), 0);
+	assert_int_equal(console_select(x->c, CONSOLE_IDX_A, 0, NULL), 0);
+	assert_string_equal(console_view(x->c)->side[CONSOLE_IDX_A].dev, "lo");
+	assert_int_equal(console_apply(x->c, &d, CONSOLE_A, NULL), 0);
+	assert_int_equal(console_quit(x->c, sum, sizeof(sum), &err), 0);
 	assert_int_equal(x->fa.nclear, 2);
 	assert_int_equal(x->fb.nclear, 1);
 	assert_string_equal(x->fa.cleared[0], "veth-a");
@@ -530,7 +535,7 @@ static void quit_restores_only_changed(void **state)
 	assert_string_equal(sum, "restored A veth-a, A lo, B veth-b");
 	assert_int_equal(x->fa.rate[1], 0);
 	/* a second quit has nothing left */
-	assert_int_equal(ctl_quit(x->c, sum, sizeof(sum), &err), 0);
+	assert_int_equal(console_quit(x->c, sum, sizeof(sum), &err), 0);
 	assert_string_equal(sum, "nothing to restore");
 	assert_int_equal(x->fa.nclear, 2);
 	fix_free(x);
@@ -546,10 +551,10 @@ static void quit_puts_back_what_it_found(void **state)
 
 	(void)state;
 	x->fa.rate[1] = 20000008;   /* veth-a held tbf 20 Mbit/s before */
-	assert_int_equal(ctl_refresh(x->c, NULL), 0);
-	assert_int_equal(ctl_apply(x->c, &d, CTL_BOTH, NULL), 0);
+	assert_int_equal(console_refresh(x->c, NULL), 0);
+	assert_int_equal(console_apply(x->c, &d, CONSOLE_BOTH, NULL), 0);
 	assert_int_equal(x->fa.rate[1], 50000008);
-	assert_int_equal(ctl_quit(x->c, sum, sizeof(sum), NULL), 0);
+	assert_int_equal(console_quit(x->c, sum, sizeof(sum), NULL), 0);
 	assert_int_equal(x->fa.nclear, 0);          /* A: re-applied, not cleared */
 	assert_int_equal(x->fa.napply, 2);
 	assert_int_equal(x->fa.rate[1], 20000008);
@@ -561,21 +566,21 @@ static void quit_puts_back_what_it_found(void **state)
 static void clear_intent_unmarks(void **state)
 {
 	struct fix *x = fix_new(true, NULL);
-	struct ctl_intent in;
+	struct console_intent in;
 	char sum[128];
 
 	(void)state;
 	memset(&in, 0, sizeof(in));
 	in.kind = CI_APPLY;
 	in.dial = rate_dial(1000000);
-	in.sides = CTL_BOTH;
-	assert_int_equal(ctl_do(x->c, &in, NULL), 0);
+	in.sides = CONSOLE_BOTH;
+	assert_int_equal(console_do(x->c, &in, NULL), 0);
 	in.kind = CI_CLEAR;
-	assert_int_equal(ctl_do(x->c, &in, NULL), 0);
+	assert_int_equal(console_do(x->c, &in, NULL), 0);
 	assert_int_equal(x->fa.nclear, 1);
-	assert_string_equal(ctl_view(x->c)->side[CTL_IDX_A].qd.q[0].kind, "noqueue");
-	assert_non_null(strstr(ctl_view(x->c)->status, "cleared"));
-	assert_int_equal(ctl_quit(x->c, sum, sizeof(sum), NULL), 0);
+	assert_string_equal(console_view(x->c)->side[CONSOLE_IDX_A].qd.q[0].kind, "noqueue");
+	assert_non_null(strstr(console_view(x->c)->status, "cleared"));
+	assert_int_equal(console_quit(x->c, sum, sizeof(sum), NULL), 0);
 	assert_string_equal(sum, "nothing to restore");
 	assert_int_equal(x->fa.nclear, 1);
 	fix_free(x);
@@ -587,35 +592,35 @@ static void select_out_of_range(void **state)
 	struct ll_err err = { 0 };
 
 	(void)state;
-	assert_int_equal(ctl_select(x->c, CTL_IDX_A, 5, &err), -EINVAL);
+	assert_int_equal(console_select(x->c, CONSOLE_IDX_A, 5, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "out of range"));
-	assert_int_equal(ctl_select(x->c, CTL_IDX_B, 0, &err), -ENODEV);
-	assert_false(ctl_view(x->c)->side[CTL_IDX_B].present);
+	assert_int_equal(console_select(x->c, CONSOLE_IDX_B, 0, &err), -ENODEV);
+	assert_false(console_view(x->c)->side[CONSOLE_IDX_B].present);
 	fix_free(x);
 }
 
 static void test_start_errors(void **state)
 {
 	struct fix *x = fix_new(false, NULL);
-	struct ctl_test_req r = { .streams = 2, .duration = 3, .interval = 1 };
+	struct console_test_req r = { .streams = 2, .duration = 3, .interval = 1 };
 	struct ll_err err = { 0 };
 
 	(void)state;
-	assert_int_equal(ctl_test_start(x->c, &r, &err), -EDESTADDRREQ);
+	assert_int_equal(console_test_start(x->c, &r, &err), -EDESTADDRREQ);
 	assert_non_null(strstr(err.msg, "-c ADDR"));
-	assert_int_equal(ctl_test_fd(x->c), -1);
+	assert_int_equal(console_test_fd(x->c), -1);
 	fix_free(x);
 
 	x = fix_new(true, NULL);
 	r.streams = 0;
-	assert_int_equal(ctl_test_start(x->c, &r, &err), -EINVAL);
+	assert_int_equal(console_test_start(x->c, &r, &err), -EINVAL);
 	assert_int_equal(x->fb.nserver, 0);
 	r.streams = 2;
 	x->fb.server_rc = -ENOENT;
-	assert_int_equal(ctl_test_start(x->c, &r, &err), -ENOENT);
+	assert_int_equal(console_test_start(x->c, &r, &err), -ENOENT);
 	assert_non_null(strstr(err.msg, "start test server"));
 	assert_int_equal(x->fb.nserver, 1);
-	assert_int_equal(ctl_test_fd(x->c), -1);
+	assert_int_equal(console_test_fd(x->c), -1);
 	fix_free(x);
 }
 
@@ -638,10 +643,10 @@ static int closed_port(void)
 static void test_failure_is_pumped(void **state)
 {
 	struct fix *x;
-	struct ctl_test_req r = { .streams = 1, .duration = 2, .interval = 1 };
+	struct console_test_req r = { .streams = 1, .duration = 2, .interval = 1 };
 	struct ll_err err = { 0 };
 	struct pollfd pfd;
-	struct ctl *c;
+	struct console *c;
 	int k, fd;
 
 	(void)state;
@@ -650,29 +655,29 @@ static void test_failure_is_pumped(void **state)
 	fake_add(&x->fa, "lo", "127.0.0.1/8");
 	x->ps.a.ops = &fake_ops;
 	x->ps.a.priv = &x->fa;
-	assert_int_equal(ctl_new(&c, &x->ps, "127.0.0.1", closed_port(), &err), 0);
+	assert_int_equal(console_new(&c, &x->ps, "127.0.0.1", closed_port(), &err), 0);
 	x->c = c;
-	assert_non_null(strstr(ctl_view(c)->session, "127.0.0.1"));
+	assert_non_null(strstr(console_view(c)->session, "127.0.0.1"));
 	r.bitrate = 3000000;
-	assert_int_equal(ctl_test_start(c, &r, &err), 0);
+	assert_int_equal(console_test_start(c, &r, &err), 0);
 	/* -b caps the senders: theory says sender-limited, streams x -b */
-	assert_non_null(strstr(ctl_view(c)->theory.line, "sender-limited"));
-	assert_true(ctl_view(c)->theory.expect_bps == 3000000.0 * r.streams);
-	assert_int_equal(ctl_view(c)->test.opts.bitrate, 3000000);
-	assert_int_equal(ctl_test_start(c, &r, &err), -EBUSY);
-	for (k = 0; k < 100 && ctl_view(c)->test.state != CTL_TEST_FAILED; k++) {
-		fd = ctl_test_fd(c);
+	assert_non_null(strstr(console_view(c)->theory.line, "sender-limited"));
+	assert_true(console_view(c)->theory.expect_bps == 3000000.0 * r.streams);
+	assert_int_equal(console_view(c)->test.opts.bitrate, 3000000);
+	assert_int_equal(console_test_start(c, &r, &err), -EBUSY);
+	for (k = 0; k < 100 && console_view(c)->test.state != CONSOLE_TEST_FAILED; k++) {
+		fd = console_test_fd(c);
 		if (fd < 0)
 			break;
 		pfd.fd = fd;
 		pfd.events = POLLIN;
 		poll(&pfd, 1, 100);
-		ctl_test_pump(c);
+		console_test_pump(c);
 	}
-	assert_int_equal(ctl_view(c)->test.state, CTL_TEST_FAILED);
-	assert_true(ctl_view(c)->test.err[0] != '\0');
-	assert_non_null(strstr(ctl_view(c)->error, "test: "));
-	assert_int_equal(ctl_test_fd(c), -1);
+	assert_int_equal(console_view(c)->test.state, CONSOLE_TEST_FAILED);
+	assert_true(console_view(c)->test.err[0] != '\0');
+	assert_non_null(strstr(console_view(c)->error, "test: "));
+	assert_int_equal(console_test_fd(c), -1);
 	fix_free(x);
 }
 
@@ -712,12 +717,12 @@ static void test_runs_and_scales_to_held_rate(void **state)
 {
 	struct fix *x;
 	struct srv s = { .port = 0 };
-	struct ctl_test_req r = { .streams = 2, .duration = 1, .interval = 0.5 };
+	struct console_test_req r = { .streams = 2, .duration = 1, .interval = 0.5 };
 	struct ll_err err = { 0 };
 	struct impair d = rate_dial(40000000);
-	const struct ctl_test_view *tv;
+	const struct console_test_view *tv;
 	struct pollfd pfd;
-	struct ctl *c;
+	struct console *c;
 	int k, fd;
 	char xdg[] = "/tmp/llD2-xdg-XXXXXX", cmdbuf[128];
 
@@ -738,24 +743,24 @@ static void test_runs_and_scales_to_held_rate(void **state)
 	fake_add(&x->fa, "lo", "127.0.0.1/8");
 	x->ps.a.ops = &fake_ops;
 	x->ps.a.priv = &x->fa;
-	assert_int_equal(ctl_new(&c, &x->ps, "127.0.0.1", s.port, &err), 0);
+	assert_int_equal(console_new(&c, &x->ps, "127.0.0.1", s.port, &err), 0);
 	x->c = c;
 	/* the fake A holds 40000008 bit/s after this */
-	assert_int_equal(ctl_apply(c, &d, CTL_A, &err), 0);
-	assert_int_equal(ctl_test_start(c, &r, &err), 0);
-	tv = &ctl_view(c)->test;
-	for (k = 0; k < 200 && tv->state != CTL_TEST_DONE &&
-		    tv->state != CTL_TEST_FAILED; k++) {
-		fd = ctl_test_fd(c);
+	assert_int_equal(console_apply(c, &d, CONSOLE_A, &err), 0);
+	assert_int_equal(console_test_start(c, &r, &err), 0);
+	tv = &console_view(c)->test;
+	for (k = 0; k < 200 && tv->state != CONSOLE_TEST_DONE &&
+		    tv->state != CONSOLE_TEST_FAILED; k++) {
+		fd = console_test_fd(c);
 		if (fd < 0)
 			break;
 		pfd.fd = fd;
 		pfd.events = POLLIN;
 		poll(&pfd, 1, 100);
-		ctl_test_pump(c);
+		console_test_pump(c);
 	}
 	assert_string_equal(tv->err, "");
-	assert_int_equal(tv->state, CTL_TEST_DONE);
+	assert_int_equal(tv->state, CONSOLE_TEST_DONE);
 	assert_true(tv->nintervals >= 2);
 	assert_int_equal(tv->nhist, tv->nintervals);
 	assert_int_equal(tv->last.nstreams, 2);
@@ -766,7 +771,7 @@ static void test_runs_and_scales_to_held_rate(void **state)
 	/* bars scale to the rate the sender holds, not to what was seen */
 	assert_true(tv->scale_dialled);
 	assert_true(tv->scale_bps == 40000008.0);
-	assert_int_equal(ctl_test_fd(c), -1);
+	assert_int_equal(console_test_fd(c), -1);
 	/* the run was saved with its chart, CSV and the dial held */
 	{
 		char p[PATH_MAX + 32], line[256];
@@ -774,7 +779,7 @@ static void test_runs_and_scales_to_held_rate(void **state)
 		int n, rows = 0;
 		FILE *f;
 
-		ivs = ctl_test_intervals(c, &n);
+		ivs = console_test_intervals(c, &n);
 		assert_non_null(ivs);
 		assert_int_equal(n, tv->nintervals);
 		assert_int_equal(strncmp(tv->saved_dir, xdg, strlen(xdg)), 0);
@@ -799,13 +804,13 @@ static void test_runs_and_scales_to_held_rate(void **state)
 		assert_int_equal(rows, 1);
 		/* w saves again into a new directory */
 		snprintf(p, sizeof(p), "%s", tv->saved_dir);
-		assert_int_equal(ctl_test_save(c, &err), 0);
+		assert_int_equal(console_test_save(c, &err), 0);
 		assert_string_not_equal(p, tv->saved_dir);
 	}
 	/* the measured RTT counts only under the dials it was
 	 * measured with; a dial changed since gives dialled + measured base */
 	{
-		const struct ctl_view *v = ctl_view(c);
+		const struct console_view *v = console_view(c);
 		struct impair dd = { 0 };
 		double rtt = tv->rtt_s;
 
@@ -815,7 +820,7 @@ static void test_runs_and_scales_to_held_rate(void **state)
 		assert_true(v->theory_comparable);
 		dd.set = IMP_DELAY;
 		dd.delay = 840000000;       /* 840 ms, as the edge profile */
-		assert_int_equal(ctl_apply(c, &dd, CTL_A, &err), 0);
+		assert_int_equal(console_apply(c, &dd, CONSOLE_A, &err), 0);
 		assert_int_equal(v->path.rtt_added, 840000000);
 		assert_false(v->theory_rtt_measured);
 		/* no rate dialled: nothing to compare a run with, and no -P
@@ -827,12 +832,12 @@ static void test_runs_and_scales_to_held_rate(void **state)
 		assert_true(v->theory_rtt_base <= tv->rtt_min_s + 1e-9);
 		assert_true(fabs(v->theory_rtt - 0.840 - v->theory_rtt_base) < 1e-9);
 		/* cleared: no stale 840 ms either */
-		assert_int_equal(ctl_clear(c, CTL_A, &err), 0);
+		assert_int_equal(console_clear(c, CONSOLE_A, &err), 0);
 		assert_false(v->theory_rtt_measured);
 		assert_true(v->theory_rtt == v->theory_rtt_base);
 		assert_false(v->theory_comparable);
 		/* back to the dials it was measured under: measured again */
-		assert_int_equal(ctl_apply(c, &d, CTL_A, &err), 0);
+		assert_int_equal(console_apply(c, &d, CONSOLE_A, &err), 0);
 		assert_true(v->theory_rtt_measured);
 		assert_true(v->theory_rtt == rtt);
 	}
@@ -847,7 +852,7 @@ static void test_runs_and_scales_to_held_rate(void **state)
 static void path_sums_delay_and_combines_loss(void **state)
 {
 	struct impair a = { 0 }, b = { 0 };
-	struct ctl_path p;
+	struct console_path p;
 
 	(void)state;
 	a.set = IMP_RATE | IMP_DELAY | IMP_LOSS;
@@ -857,7 +862,7 @@ static void path_sums_delay_and_combines_loss(void **state)
 	b.set = IMP_DELAY | IMP_LOSS;
 	b.delay = 30000000;
 	b.loss = units_percent_to_prob(2);
-	ctl_path_compute(&a, &b, &p);
+	console_path_compute(&a, &b, &p);
 	assert_true(p.valid);
 	assert_int_equal(p.rate_ab, 50000000);
 	assert_int_equal(p.rate_ba, 0);
@@ -868,23 +873,23 @@ static void path_sums_delay_and_combines_loss(void **state)
 	assert_non_null(strstr(p.line, "B->A unshaped/30ms/2%"));
 	assert_non_null(strstr(p.line, "RTT +80ms, loss 2.98%"));
 	/* one side only */
-	ctl_path_compute(NULL, &b, &p);
+	console_path_compute(NULL, &b, &p);
 	assert_true(p.valid);
 	assert_int_equal(p.rtt_added, 30000000);
-	ctl_path_compute(NULL, NULL, &p);
+	console_path_compute(NULL, NULL, &p);
 	assert_false(p.valid);
 }
 
 static void theory_follows_what_is_held(void **state)
 {
 	struct fix *x = fix_new(true, NULL);
-	const struct ctl_view *v = ctl_view(x->c);
+	const struct console_view *v = console_view(x->c);
 	struct impair d = rate_dial(50000000);
 	struct ll_err err = { 0 };
 
 	(void)state;
 	assert_int_equal(v->theory.bound, THEORY_NONE);
-	assert_int_equal(ctl_apply(x->c, &d, CTL_A, &err), 0);
+	assert_int_equal(console_apply(x->c, &d, CONSOLE_A, &err), 0);
 	/* the fake kernel holds 50000008 bit/s: theory uses what is held */
 	assert_int_equal(v->path.rate_ab, 50000008);
 	assert_int_equal(v->theory.bound, THEORY_RATE);
@@ -896,14 +901,14 @@ static void theory_follows_what_is_held(void **state)
 	/* B's tcp_rmem max 6 MiB, adv_win_scale 1: a 3 MiB window; 100 ms
 	 * of dialled RTT (as seed 000) makes one stream window-limited */
 	x->fb.rmem = "4096 131072 6291456";
-	assert_int_equal(ctl_refresh(x->c, &err), 0);
+	assert_int_equal(console_refresh(x->c, &err), 0);
 	assert_int_equal(v->side[1].rcv_window, 3145728);
 	assert_int_equal(v->window, 3145728);
 	/* live counters: a tick re-reads A only (B is an SSH round trip) */
 	x->fb.rate[1] = 7000000;
-	assert_int_equal(ctl_tick(x->c, false), 1);
+	assert_int_equal(console_tick(x->c, false), 1);
 	assert_string_equal(v->side[1].held_text, "noqueue");
-	assert_int_equal(ctl_tick(x->c, true), 1);
+	assert_int_equal(console_tick(x->c, true), 1);
 	assert_non_null(strstr(v->side[1].held_text, "tbf"));
 	assert_int_equal(v->path.rate_ba, 7000000);
 	fix_free(x);
@@ -922,7 +927,7 @@ static void put_file(const char *dir, const char *name, const char *text)
 	fclose(f);
 }
 
-static int prof_idx(const struct ctl_view *v, const char *name)
+static int prof_idx(const struct console_view *v, const char *name)
 {
 	int k;
 
@@ -936,7 +941,7 @@ static void profiles_apply_save_rename_delete(void **state)
 {
 	char dir[] = "/tmp/llD2-prof-XXXXXX", path[512], cmd[600];
 	struct fix *x;
-	const struct ctl_view *v;
+	const struct console_view *v;
 	struct ll_err err = { 0 };
 	int k;
 
@@ -948,8 +953,8 @@ static void profiles_apply_save_rename_delete(void **state)
 		 "[a]\nrate = 10mbit\n[b]\nrate = 20mbit\n");
 	put_file(dir, "broken.ini", "[dial]\nrate = 10mbit\nspeed = 3\n");
 	x = fix_new(true, NULL);
-	v = ctl_view(x->c);
-	assert_int_equal(ctl_profiles_reload(x->c, &err), 0);
+	v = console_view(x->c);
+	assert_int_equal(console_profiles_reload(x->c, &err), 0);
 	assert_true(v->nprofiles >= 2);
 	k = prof_idx(v, "updown");
 	assert_true(k >= 0);
@@ -958,7 +963,7 @@ static void profiles_apply_save_rename_delete(void **state)
 	assert_true(v->profiles[k].per_side);
 	assert_string_equal(v->profiles[k].title, "Up/Down");
 	/* [a] goes to A, [b] to B */
-	assert_int_equal(ctl_profile_apply(x->c, k, CTL_BOTH, &err), 0);
+	assert_int_equal(console_profile_apply(x->c, k, CONSOLE_BOTH, &err), 0);
 	assert_int_equal(x->fa.rate[1], 10000008);
 	assert_int_equal(x->fb.rate[1], 20000008);
 	assert_string_equal(v->profile_name, "updown");
@@ -969,35 +974,35 @@ static void profiles_apply_save_rename_delete(void **state)
 	snprintf(path, sizeof(path), "%s/broken.ini:3:", dir);
 	assert_non_null(strstr(v->profiles[k].problems[0], path));
 	x->fa.napply = 0;
-	assert_int_equal(ctl_profile_apply(x->c, k, CTL_BOTH, &err), -EINVAL);
+	assert_int_equal(console_profile_apply(x->c, k, CONSOLE_BOTH, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "speed"));
 	assert_int_equal(x->fa.napply, 0);
-	assert_int_equal(ctl_profile_apply(x->c, 99, CTL_BOTH, &err), -EINVAL);
+	assert_int_equal(console_profile_apply(x->c, 99, CONSOLE_BOTH, &err), -EINVAL);
 	/* save what both sides hold, per side; it loads back the same */
-	assert_int_equal(ctl_profile_save(x->c, "held", &err), 0);
+	assert_int_equal(console_profile_save(x->c, "held", &err), 0);
 	k = prof_idx(v, "held");
 	assert_true(k >= 0);
 	assert_true(v->profiles[k].valid);
 	assert_true(v->profiles[k].per_side);
 	assert_int_equal(v->profiles[k].a.rate, 10000008);
 	assert_int_equal(v->profiles[k].b.rate, 20000008);
-	assert_int_equal(ctl_profile_save(x->c, "bad/name", &err), -EINVAL);
+	assert_int_equal(console_profile_save(x->c, "bad/name", &err), -EINVAL);
 	assert_non_null(strstr(v->error, "bad/name"));
 	/* apply one side only */
 	x->fa.rate[1] = 0;
 	x->fb.rate[1] = 0;
-	assert_int_equal(ctl_profile_apply(x->c, prof_idx(v, "held"), CTL_B, &err), 0);
+	assert_int_equal(console_profile_apply(x->c, prof_idx(v, "held"), CONSOLE_B, &err), 0);
 	assert_int_equal(x->fa.rate[1], 0);
 	assert_int_equal(x->fb.rate[1], 20000000 + 8);
 	/* rename keeps the dials and sets the name; delete removes it */
-	assert_int_equal(ctl_profile_rename(x->c, prof_idx(v, "held"), "kept", &err), 0);
+	assert_int_equal(console_profile_rename(x->c, prof_idx(v, "held"), "kept", &err), 0);
 	assert_int_equal(prof_idx(v, "held"), -1);
 	k = prof_idx(v, "kept");
 	assert_true(k >= 0);
 	assert_string_equal(v->profiles[k].title, "kept");
 	assert_int_equal(v->profiles[k].b.rate, 20000008);
-	assert_int_equal(ctl_profile_rename(x->c, k, "updown", &err), -EEXIST);
-	assert_int_equal(ctl_profile_delete(x->c, prof_idx(v, "kept"), &err), 0);
+	assert_int_equal(console_profile_rename(x->c, k, "updown", &err), -EEXIST);
+	assert_int_equal(console_profile_delete(x->c, prof_idx(v, "kept"), &err), 0);
 	assert_int_equal(prof_idx(v, "kept"), -1);
 	snprintf(path, sizeof(path), "%s/kept.ini", dir);
 	assert_int_not_equal(access(path, F_OK), 0);
@@ -1037,14 +1042,14 @@ static struct fix *fix_ssh(void)
 	snprintf(x->ps.dev_b, sizeof(x->ps.dev_b), "veth-b");
 	snprintf(x->ps.addr_b, sizeof(x->ps.addr_b), "10.77.0.2");
 	snprintf(x->ps.target.alias, sizeof(x->ps.target.alias), "peer-b");
-	assert_int_equal(ctl_new(&x->c, &x->ps, NULL, 0, &err), 0);
-	ctl_set_safety(x->c, &sf);
+	assert_int_equal(console_new(&x->c, &x->ps, NULL, 0, &err), 0);
+	console_set_safety(x->c, &sf);
 	return x;
 }
 
-static struct ctl_intent apply_intent(const struct impair *d, unsigned sides)
+static struct console_intent apply_intent(const struct impair *d, unsigned sides)
 {
-	struct ctl_intent in;
+	struct console_intent in;
 
 	memset(&in, 0, sizeof(in));
 	in.kind = CI_APPLY;
@@ -1058,14 +1063,14 @@ static struct ctl_intent apply_intent(const struct impair *d, unsigned sides)
 static void apply_on_session_link_asks_first(void **state)
 {
 	struct fix *x = fix_ssh();
-	const struct ctl_view *v = ctl_view(x->c);
+	const struct console_view *v = console_view(x->c);
 	struct impair d = rate_dial(10000000);
-	struct ctl_intent in = apply_intent(&d, CTL_BOTH);
+	struct console_intent in = apply_intent(&d, CONSOLE_BOTH);
 	struct ll_err err = { 0 };
 
 	(void)state;
 	assert_int_equal(v->revert_s, 7);
-	assert_int_equal(ctl_do(x->c, &in, &err), -EAGAIN);
+	assert_int_equal(console_do(x->c, &in, &err), -EAGAIN);
 	assert_true(v->confirm.pending);
 	assert_false(v->confirm.need_force);
 	assert_int_equal(x->fa.napply, 0);
@@ -1077,7 +1082,7 @@ static void apply_on_session_link_asks_first(void **state)
 	assert_non_null(strstr(v->status, "y applies"));
 	/* y */
 	in.confirmed = true;
-	assert_int_equal(ctl_do(x->c, &in, &err), 0);
+	assert_int_equal(console_do(x->c, &in, &err), 0);
 	assert_false(v->confirm.pending);
 	assert_int_equal(x->fa.napply, 1);
 	assert_int_equal(x->fb.napply, 1);
@@ -1093,16 +1098,16 @@ static void apply_on_session_link_asks_first(void **state)
 static void apply_elsewhere_does_not_ask(void **state)
 {
 	struct fix *x = fix_ssh();
-	const struct ctl_view *v = ctl_view(x->c);
+	const struct console_view *v = console_view(x->c);
 	struct impair d = rate_dial(10000000);
-	struct ctl_intent in = apply_intent(&d, CTL_B);
+	struct console_intent in = apply_intent(&d, CONSOLE_B);
 	char warn[256];
 
 	(void)state;
-	assert_int_equal(ctl_select(x->c, CTL_IDX_B, 0, NULL), 0);   /* lo */
-	assert_int_equal(ctl_apply_check(x->c, &d, CTL_B, false, warn, sizeof(warn), NULL), 0);
+	assert_int_equal(console_select(x->c, CONSOLE_IDX_B, 0, NULL), 0);   /* lo */
+	assert_int_equal(console_apply_check(x->c, &d, CONSOLE_B, false, warn, sizeof(warn), NULL), 0);
 	assert_string_equal(warn, "");
-	assert_int_equal(ctl_do(x->c, &in, NULL), 0);
+	assert_int_equal(console_do(x->c, &in, NULL), 0);
 	assert_false(v->confirm.pending);
 	assert_int_equal(x->fb.napply, 1);
 	fix_free(x);
@@ -1113,9 +1118,9 @@ static void apply_elsewhere_does_not_ask(void **state)
 static void full_loss_needs_force(void **state)
 {
 	struct fix *x = fix_ssh();
-	const struct ctl_view *v = ctl_view(x->c);
+	const struct console_view *v = console_view(x->c);
 	struct impair d;
-	struct ctl_intent in;
+	struct console_intent in;
 	struct ll_err err = { 0 };
 	char warn[512];
 
@@ -1123,29 +1128,29 @@ static void full_loss_needs_force(void **state)
 	memset(&d, 0, sizeof(d));
 	d.set = IMP_LOSS;
 	d.loss = UINT32_MAX;
-	assert_int_equal(ctl_apply_check(x->c, &d, CTL_B, false, warn, sizeof(warn), &err),
+	assert_int_equal(console_apply_check(x->c, &d, CONSOLE_B, false, warn, sizeof(warn), &err),
 			 -EPERM);
 	assert_non_null(strstr(err.msg, "100% loss would cut it"));
 	assert_non_null(strstr(err.msg, "--force"));
-	assert_int_equal(ctl_apply_check(x->c, &d, CTL_B, true, warn, sizeof(warn), &err), 0);
+	assert_int_equal(console_apply_check(x->c, &d, CONSOLE_B, true, warn, sizeof(warn), &err), 0);
 	assert_non_null(strstr(warn, "veth-b carries the SSH session"));
-	in = apply_intent(&d, CTL_B);
-	assert_int_equal(ctl_do(x->c, &in, &err), -EAGAIN);
+	in = apply_intent(&d, CONSOLE_B);
+	assert_int_equal(console_do(x->c, &in, &err), -EAGAIN);
 	assert_true(v->confirm.pending);
 	assert_true(v->confirm.need_force);
 	assert_non_null(strstr(v->confirm.text, "refused"));
 	/* n */
 	in.kind = CI_CONFIRM_CANCEL;
-	assert_int_equal(ctl_do(x->c, &in, NULL), 0);
+	assert_int_equal(console_do(x->c, &in, NULL), 0);
 	assert_false(v->confirm.pending);
 	assert_int_equal(x->fb.napply, 0);
 	assert_non_null(strstr(v->status, "cancelled"));
 	/* again, then y with force */
-	in = apply_intent(&d, CTL_B);
-	assert_int_equal(ctl_do(x->c, &in, NULL), -EAGAIN);
+	in = apply_intent(&d, CONSOLE_B);
+	assert_int_equal(console_do(x->c, &in, NULL), -EAGAIN);
 	in.confirmed = true;
 	in.force = v->confirm.need_force;
-	assert_int_equal(ctl_do(x->c, &in, NULL), 0);
+	assert_int_equal(console_do(x->c, &in, NULL), 0);
 	assert_int_equal(x->fb.napply, 1);
 	assert_int_equal(x->fb.nforced, 1);
 	/* the baseline (no force, revert 7 s, hold) is back afterwards */
@@ -1160,43 +1165,43 @@ static void full_loss_needs_force(void **state)
 static void lost_session_keeps_a_usable(void **state)
 {
 	struct fix *x = fix_ssh();
-	const struct ctl_view *v = ctl_view(x->c);
+	const struct console_view *v = console_view(x->c);
 	struct impair d = rate_dial(20000000);
-	struct ctl_intent in = apply_intent(&d, CTL_BOTH);
+	struct console_intent in = apply_intent(&d, CONSOLE_BOTH);
 	char sum[256];
 	int next = -1;
 
 	(void)state;
 	in.confirmed = true;
-	assert_int_equal(ctl_do(x->c, &in, NULL), 0);
-	assert_int_equal(ctl_peer_fd(x->c), 42);
-	assert_int_equal(ctl_keepalive(x->c, false, &next), 0);
+	assert_int_equal(console_do(x->c, &in, NULL), 0);
+	assert_int_equal(console_peer_fd(x->c), 42);
+	assert_int_equal(console_keepalive(x->c, false, &next), 0);
 	assert_int_equal(next, 15);
 	assert_false(v->b_lost);
 	x->fb.keepalive_rc = -EIO;
-	assert_int_equal(ctl_keepalive(x->c, false, &next), 1);
+	assert_int_equal(console_keepalive(x->c, false, &next), 1);
 	assert_true(v->b_lost);
 	assert_non_null(strstr(v->b_lost_msg, "peer B lost: it restores itself within 7 s"));
 	assert_non_null(strstr(v->b_lost_msg, "Connection reset by peer"));
 	assert_non_null(strstr(v->status, "peer B lost"));
-	assert_int_equal(ctl_peer_fd(x->c), -1);
+	assert_int_equal(console_peer_fd(x->c), -1);
 	/* no more keepalives on a dead session */
-	assert_int_equal(ctl_keepalive(x->c, false, &next), 0);
+	assert_int_equal(console_keepalive(x->c, false, &next), 0);
 	assert_int_equal(x->fb.nkeepalive, 2);
 	/* A still applies; B is not touched */
 	d = rate_dial(30000000);
-	in = apply_intent(&d, CTL_BOTH);
+	in = apply_intent(&d, CONSOLE_BOTH);
 	in.confirmed = true;
-	assert_int_equal(ctl_do(x->c, &in, NULL), 0);
+	assert_int_equal(console_do(x->c, &in, NULL), 0);
 	assert_int_equal(x->fa.napply, 2);
 	assert_int_equal(x->fb.napply, 1);
 	assert_int_equal(x->fa.rate[1], 30000008);
 	/* B alone: refused with the lost message */
-	in.sides = CTL_B;
-	assert_int_equal(ctl_do(x->c, &in, NULL), -ENOTCONN);
+	in.sides = CONSOLE_B;
+	assert_int_equal(console_do(x->c, &in, NULL), -ENOTCONN);
 	assert_non_null(strstr(v->error, "peer B lost"));
-	assert_int_equal(ctl_tick(x->c, true), 1);
-	assert_int_equal(ctl_quit(x->c, sum, sizeof(sum), NULL), 0);
+	assert_int_equal(console_tick(x->c, true), 1);
+	assert_int_equal(console_quit(x->c, sum, sizeof(sum), NULL), 0);
 	assert_string_equal(sum, "restored A veth-a, B lost (restores itself)");
 	assert_int_equal(x->fa.nclear, 1);
 	assert_int_equal(x->fb.nclear, 0);
@@ -1210,10 +1215,10 @@ static void hangup_marks_lost(void **state)
 	int next = -1;
 
 	(void)state;
-	assert_int_equal(ctl_keepalive(x->c, true, &next), 1);
-	assert_true(ctl_view(x->c)->b_lost);
+	assert_int_equal(console_keepalive(x->c, true, &next), 1);
+	assert_true(console_view(x->c)->b_lost);
 	assert_int_equal(x->fb.nkeepalive, 0);
-	assert_non_null(strstr(ctl_view(x->c)->b_lost_msg, "closed"));
+	assert_non_null(strstr(console_view(x->c)->b_lost_msg, "closed"));
 	fix_free(x);
 }
 
@@ -1222,9 +1227,9 @@ static void hangup_marks_lost(void **state)
 static void lost_during_apply_keeps_countdown(void **state)
 {
 	struct fix *x = fix_ssh();
-	const struct ctl_view *v = ctl_view(x->c);
+	const struct console_view *v = console_view(x->c);
 	struct impair d = rate_dial(20000000);
-	struct ctl_intent in = apply_intent(&d, CTL_B);
+	struct console_intent in = apply_intent(&d, CONSOLE_B);
 	struct timespec ts;
 	double now;
 
@@ -1232,7 +1237,7 @@ static void lost_during_apply_keeps_countdown(void **state)
 	x->fb.apply_rc = -EIO;
 	x->fb.keepalive_rc = -EIO;
 	in.confirmed = true;
-	assert_int_equal(ctl_do(x->c, &in, NULL), -EIO);
+	assert_int_equal(console_do(x->c, &in, NULL), -EIO);
 	assert_true(v->b_lost);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (double)ts.tv_sec + ts.tv_nsec / 1e9;
@@ -1264,14 +1269,14 @@ static void fake_socket_close(int pp[2])
 }
 
 /* Wait (at most ms) for B's results and take them. */
-static int pump_within(struct ctl *c, int ms)
+static int pump_within(struct console *c, int ms)
 {
-	struct pollfd pf = { .fd = ctl_peer_fd(c), .events = POLLIN };
+	struct pollfd pf = { .fd = console_peer_fd(c), .events = POLLIN };
 
 	assert_true(pf.fd >= 0);
 	if (poll(&pf, 1, ms) <= 0)
 		return 0;
-	return ctl_peer_pump(c);
+	return console_peer_pump(c);
 }
 
 /* Threaded: a slow B never holds the caller; "waiting for B (N s)" while
@@ -1279,31 +1284,31 @@ static int pump_within(struct ctl *c, int ms)
 static void async_slow_peer_never_waits(void **state)
 {
 	struct fix *x = fix_ssh();
-	const struct ctl_view *v = ctl_view(x->c);
+	const struct console_view *v = console_view(x->c);
 	double t0;
 	int pp[2];
 
 	(void)state;
 	fake_socket(x, pp);
-	assert_int_equal(ctl_set_async(x->c, NULL), 0);
+	assert_int_equal(console_set_async(x->c, NULL), 0);
 	x->fb.rate[1] = 30000000;
 	x->fb.read_sleep_ms = 1500;
 	t0 = mono_s();
-	ctl_tick(x->c, true);                       /* B's read-back */
+	console_tick(x->c, true);                       /* B's read-back */
 	assert_true(mono_s() - t0 < 0.3);           /* returned at once */
-	assert_int_equal(ctl_peer_busy(x->c), 1);
+	assert_int_equal(console_peer_busy(x->c), 1);
 	usleep(1100 * 1000);
-	assert_int_equal(ctl_peer_tick(x->c), 1);
+	assert_int_equal(console_peer_tick(x->c), 1);
 	assert_non_null(strstr(v->b_wait, "waiting for B (1 s): read qdiscs"));
 	assert_int_equal(v->b_wait_s, 1);
 	/* no second read queued behind a waiting one */
-	ctl_tick(x->c, true);
-	assert_int_equal(ctl_peer_busy(x->c), 1);
+	console_tick(x->c, true);
+	assert_int_equal(console_peer_busy(x->c), 1);
 	x->fb.read_sleep_ms = 0;
 	assert_int_equal(pump_within(x->c, 2000), 1);
-	assert_true(v->side[CTL_IDX_B].qd_valid);
-	assert_string_equal(v->side[CTL_IDX_B].qd.q[0].kind, "tbf");
-	ctl_peer_tick(x->c);
+	assert_true(v->side[CONSOLE_IDX_B].qd_valid);
+	assert_string_equal(v->side[CONSOLE_IDX_B].qd.q[0].kind, "tbf");
+	console_peer_tick(x->c);
 	assert_string_equal(v->b_wait, "");
 	assert_false(v->b_lost);
 	fix_free(x);
@@ -1315,14 +1320,14 @@ static void async_slow_peer_never_waits(void **state)
 static void async_apply_finishes_later(void **state)
 {
 	struct fix *x = fix_ssh();
-	const struct ctl_view *v = ctl_view(x->c);
+	const struct console_view *v = console_view(x->c);
 	struct impair d = rate_dial(20000000);
 	int pp[2];
 
 	(void)state;
 	fake_socket(x, pp);
-	assert_int_equal(ctl_set_async(x->c, NULL), 0);
-	assert_int_equal(ctl_apply(x->c, &d, CTL_BOTH, NULL), 0);
+	assert_int_equal(console_set_async(x->c, NULL), 0);
+	assert_int_equal(console_apply(x->c, &d, CONSOLE_BOTH, NULL), 0);
 	assert_int_equal(x->fa.napply, 1);
 	assert_non_null(strstr(v->status, "waiting for B to apply on veth-b (done: A veth-a)"));
 	assert_true(v->revert_deadline > 0);
@@ -1330,11 +1335,11 @@ static void async_apply_finishes_later(void **state)
 	assert_int_equal(x->fb.napply, 1);
 	assert_non_null(strstr(v->status, "applied on A veth-a, B veth-b; read back shown"));
 	assert_true(v->revert_deadline == 0);
-	assert_true(v->side[CTL_IDX_B].qd_valid);
+	assert_true(v->side[CONSOLE_IDX_B].qd_valid);
 	/* a newer status is not overwritten by B's late result */
 	x->fb.read_sleep_ms = 300;
-	assert_int_equal(ctl_apply(x->c, &d, CTL_B, NULL), 0);
-	ctl_note(x->c, "something else happened");
+	assert_int_equal(console_apply(x->c, &d, CONSOLE_B, NULL), 0);
+	console_note(x->c, "something else happened");
 	assert_int_equal(pump_within(x->c, 3000), 1);
 	assert_string_equal(v->status, "something else happened");
 	fix_free(x);
@@ -1346,7 +1351,7 @@ static void async_apply_finishes_later(void **state)
 static void async_timeout_marks_gone(void **state)
 {
 	struct fix *x = fix_ssh();
-	const struct ctl_view *v = ctl_view(x->c);
+	const struct console_view *v = console_view(x->c);
 	struct impair d = rate_dial(20000000);
 	char sum[256];
 	double t0;
@@ -1354,10 +1359,10 @@ static void async_timeout_marks_gone(void **state)
 
 	(void)state;
 	fake_socket(x, pp);
-	assert_int_equal(ctl_set_async(x->c, NULL), 0);
-	assert_int_equal(ctl_apply(x->c, &d, CTL_A, NULL), 0);
+	assert_int_equal(console_set_async(x->c, NULL), 0);
+	assert_int_equal(console_apply(x->c, &d, CONSOLE_A, NULL), 0);
 	x->fb.read_rc = -ETIMEDOUT;
-	assert_int_equal(ctl_refresh(x->c, NULL), 0);
+	assert_int_equal(console_refresh(x->c, NULL), 0);
 	/* the list answers, its read-back times out */
 	t0 = mono_s();
 	while (!v->b_lost && mono_s() - t0 < 3)
@@ -1365,10 +1370,10 @@ static void async_timeout_marks_gone(void **state)
 	assert_true(v->b_lost);
 	assert_non_null(strstr(v->b_lost_msg, "peer B gone: no answer within 10 s (read qdiscs)"));
 	assert_true(v->revert_deadline == 0);
-	assert_int_equal(ctl_peer_fd(x->c), -1);
-	assert_int_equal(ctl_peer_busy(x->c), 0);
+	assert_int_equal(console_peer_fd(x->c), -1);
+	assert_int_equal(console_peer_busy(x->c), 0);
 	t0 = mono_s();
-	assert_int_equal(ctl_quit(x->c, sum, sizeof(sum), NULL), 0);
+	assert_int_equal(console_quit(x->c, sum, sizeof(sum), NULL), 0);
 	assert_true(mono_s() - t0 < 0.5);
 	assert_string_equal(sum, "restored A veth-a, B lost (restores itself)");
 	fix_free(x);
@@ -1384,15 +1389,15 @@ static void tune_restore_on_quit(void **state)
 	char sum[128];
 
 	(void)state;
-	assert_int_equal(ctl_sysctl_set(x->c, CTL_IDX_A, "tcp_rmem", "4096 131072 6291456", &err),
+	assert_int_equal(console_sysctl_set(x->c, CONSOLE_IDX_A, "tcp_rmem", "4096 131072 6291456", &err),
 			 -ENOTSUP);
 	assert_non_null(strstr(err.msg, "not supported"));
-	assert_int_equal(ctl_sysctl_set(x->c, CTL_IDX_B, "tcp_rmem", "4096 131072 6291456", &err), 0);
+	assert_int_equal(console_sysctl_set(x->c, CONSOLE_IDX_B, "tcp_rmem", "4096 131072 6291456", &err), 0);
 	assert_int_equal(x->fb.nsysctl_set, 1);
-	assert_non_null(strstr(ctl_view(x->c)->status, "restored on quit"));
-	assert_int_equal(ctl_quit(x->c, sum, sizeof(sum), NULL), 0);
+	assert_non_null(strstr(console_view(x->c)->status, "restored on quit"));
+	assert_int_equal(console_quit(x->c, sum, sizeof(sum), NULL), 0);
 	assert_int_equal(x->fb.ntune_restore, 1);
-	assert_int_equal(ctl_quit(x->c, sum, sizeof(sum), NULL), 0);
+	assert_int_equal(console_quit(x->c, sum, sizeof(sum), NULL), 0);
 	assert_int_equal(x->fb.ntune_restore, 1);
 	fix_free(x);
 }
@@ -1402,25 +1407,25 @@ static void tune_restore_on_quit(void **state)
 static void async_b_fails_rolls_a_back(void **state)
 {
 	struct fix *x = fix_ssh();
-	const struct ctl_view *v = ctl_view(x->c);
+	const struct console_view *v = console_view(x->c);
 	struct impair d = rate_dial(20000000);
 	char sum[256];
 	int pp[2];
 
 	(void)state;
 	fake_socket(x, pp);
-	assert_int_equal(ctl_set_async(x->c, NULL), 0);
+	assert_int_equal(console_set_async(x->c, NULL), 0);
 	x->fb.apply_rc = -EINVAL;
-	assert_int_equal(ctl_apply(x->c, &d, CTL_BOTH, NULL), 0);
+	assert_int_equal(console_apply(x->c, &d, CONSOLE_BOTH, NULL), 0);
 	assert_int_equal(x->fa.napply, 1);
 	assert_int_equal(x->fa.nclear, 0);          /* B has not answered */
 	assert_int_equal(pump_within(x->c, 3000), 1);
 	assert_int_equal(x->fb.napply, 1);
 	assert_int_equal(x->fa.nclear, 1);          /* the rollback */
-	assert_string_equal(v->side[CTL_IDX_A].qd.q[0].kind, "noqueue");
+	assert_string_equal(v->side[CONSOLE_IDX_A].qd.q[0].kind, "noqueue");
 	assert_non_null(strstr(v->status, "nothing applied: B failed, A rolled back (veth-a: "));
 	assert_non_null(strstr(v->error, "B failed, A rolled back"));
-	assert_int_equal(ctl_quit(x->c, sum, sizeof(sum), NULL), 0);
+	assert_int_equal(console_quit(x->c, sum, sizeof(sum), NULL), 0);
 	assert_string_equal(sum, "nothing to restore");
 	fix_free(x);
 	fake_socket_close(pp);
@@ -1432,28 +1437,28 @@ static void async_b_fails_rolls_a_back(void **state)
 static void async_unarmed_asks_then_applies(void **state)
 {
 	struct fix *x = fix_ssh();
-	const struct ctl_view *v = ctl_view(x->c);
+	const struct console_view *v = console_view(x->c);
 	struct impair d = rate_dial(20000000);
 	int pp[2];
 
 	(void)state;
 	fake_socket(x, pp);
-	assert_int_equal(ctl_set_async(x->c, NULL), 0);
+	assert_int_equal(console_set_async(x->c, NULL), 0);
 	x->fb.no_timer = true;
-	assert_int_equal(ctl_apply_safe(x->c, &d, CTL_BOTH, true, false, NULL), 0);
+	assert_int_equal(console_apply_safe(x->c, &d, CONSOLE_BOTH, true, false, NULL), 0);
 	assert_false(v->confirm.pending);
 	assert_int_equal(pump_within(x->c, 3000), 1);
 	assert_true(v->confirm.pending);
 	assert_non_null(strstr(v->confirm.text, "no revert timer could be armed for veth-b"));
 	assert_non_null(strstr(v->status, "B could not arm its revert timer: y applies without it"));
 	assert_string_equal(v->error, "");
-	assert_string_equal(v->side[CTL_IDX_B].err, "");
+	assert_string_equal(v->side[CONSOLE_IDX_B].err, "");
 	assert_int_equal(x->fa.nclear, 1);          /* A rolled back while asking */
 	assert_int_equal(x->fb.nunarmed, 0);
 	/* y (as the TUI does: the question's dial and sides, confirmed) */
 	d = v->confirm.dial;
-	assert_int_equal(v->confirm.sides, CTL_BOTH);
-	assert_int_equal(ctl_apply_safe(x->c, &d, CTL_BOTH, true, false, NULL), 0);
+	assert_int_equal(v->confirm.sides, CONSOLE_BOTH);
+	assert_int_equal(console_apply_safe(x->c, &d, CONSOLE_BOTH, true, false, NULL), 0);
 	assert_int_equal(pump_within(x->c, 3000), 1);
 	assert_int_equal(x->fb.nunarmed, 1);
 	assert_false(x->fb.safety.unarmed_ok);      /* the baseline again */
@@ -1497,5 +1502,5 @@ int main(void)
 		cmocka_unit_test(async_unarmed_asks_then_applies),
 	};
 
-	return cmocka_run_group_tests_name("ctl", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("console", tests, NULL, NULL);
 }
