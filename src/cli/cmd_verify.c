@@ -157,9 +157,12 @@ static int read_middle(struct verify_cli *c, struct ll_err *err)
 	}
 	for (int k = 0; k < 2; k++)
 		if (c->mid.dir[k].unparsed[0]) {
+			char safe[4 * sizeof(c->mid.dir[k].unparsed)];
+
 			ll_err_set(err, -EPROTO, "--middle %s: the bridge's %s dial holds "
-				   "fields verify cannot read (%s)", c->middle,
-				   k == MIDDLE_AB ? "A->B" : "B->A", c->mid.dir[k].unparsed);
+				   "fields verify cannot read (%.300s)", c->middle,
+				   k == MIDDLE_AB ? "A->B" : "B->A",
+				   text_sanitize(c->mid.dir[k].unparsed, safe, sizeof(safe)));
 			return -1;
 		}
 	c->has_mid = true;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "linklab/base/text.h"
 #include "linklab/remote/ssh.h"
 #include "linklab/remote/tccmd.h"
 
@@ -677,21 +678,21 @@ int middle_parse_status(const char *out, const char *errtext, int status,
 			struct middle_state *st, struct ll_err *err)
 {
 	const char *e = errtext ? errtext : "";
-	char first[200];
+	char first[200], safe[4 * 200 + 1];
 	cJSON *o;
 	int rc;
 
 	/* the shell's words for a command it cannot find (sh: "linklab: not
 	 * found", bash: "linklab: command not found"), exit 127 */
+	snprintf(first, sizeof(first), "%.*s", (int)strcspn(e, "\n"), e);
 	if (status == 127 || strstr(e, "linklab: not found") ||
 	    strstr(e, "linklab: command not found"))
 		return ll_err_set(err, -ENOENT, "linklab not found on its PATH (%.200s)",
-				  e[0] ? e : "exit 127");
+				  first[0] ? text_sanitize(first, safe, sizeof(safe)) : "exit 127");
 	if (status != 0) {
 		/* -J: {"error": FIRST, "errors": [ALL]} on stdout; else stderr */
 		const cJSON *m;
 
-		snprintf(first, sizeof(first), "%.*s", (int)strcspn(e, "\n"), e);
 		o = cJSON_Parse(out ? out : "");
 		m = cJSON_GetObjectItemCaseSensitive(o, "error");
 		if (cJSON_IsString(m))
@@ -699,8 +700,9 @@ int middle_parse_status(const char *out, const char *errtext, int status,
 		cJSON_Delete(o);
 		if (strstr(first, "no linklab bridge") || strstr(e, "no linklab bridge"))
 			return ll_err_set(err, -ESRCH, "no linklab bridge runs there");
-		return ll_err_set(err, -EPROTO, "linklab bridge --status: exit %d: %s",
-				  status, first[0] ? first : "(no message)");
+		return ll_err_set(err, -EPROTO, "linklab bridge --status: exit %d: %.300s",
+				  status, first[0] ? text_sanitize(first, safe, sizeof(safe)) :
+				  "(no message)");
 	}
 	rc = middle_parse_state(out, st, err);
 	return rc;

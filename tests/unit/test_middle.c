@@ -304,7 +304,7 @@ static void status_outcomes(void **state)
 	assert_int_equal(st.dir[MIDDLE_AB].fields.delay, 40000000);
 	assert_int_equal(middle_parse_status("", "sh: 1: linklab: not found\n", 127, &st, &e),
 			 -ENOENT);
-	assert_non_null(strstr(e.msg, "linklab not found on its PATH"));
+	assert_string_equal(e.msg, "linklab not found on its PATH (sh: 1: linklab: not found)");
 	assert_int_equal(middle_parse_status("", "bash: linklab: command not found", 127,
 					     &st, &e), -ENOENT);
 	assert_int_equal(middle_parse_status(
@@ -317,6 +317,9 @@ static void status_outcomes(void **state)
 	assert_string_equal(e.msg, "linklab bridge --status: exit 1: linklab bridge: several "
 			    "bridges run (pids 1, 2): give --pid N");
 	assert_int_equal(middle_parse_status("not json", "", 0, &st, &e), -EPROTO);
+	/* remote text reaches a terminal: escapes shown, not sent */
+	assert_int_equal(middle_parse_status("", "\x1b]2;PWN\x07 broke\n", 1, &st, &e), -EPROTO);
+	assert_string_equal(e.msg, "linklab bridge --status: exit 1: \\x1b]2;PWN\\x07 broke");
 }
 
 int main(void)
