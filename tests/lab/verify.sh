@@ -4,7 +4,7 @@
 #    row ok (rate each way, rtt, loss each way), exit 0, -J shape
 #  - a broken dial: a policer at 5 Mbit/s put on B's ingress by hand,
 #    behind linklab's back -> the a-to-b rate row is not ok, exit 1, named
-#  - bad input: exit 2
+#  - bad input: exit 2; -h of offload/sysctl/profile/verify: usage, exit 0
 #  - a middle box (lab/lab-bridge.sh: A - bridge - B, sshd in the middle):
 #    verify --middle adds the bridge's dials (delay, rate) -> ok; a tbf put
 #    by hand on the middle's port towards B (not a dial verify reads) -> the
@@ -83,6 +83,14 @@ else
 	fail "apply --engine user: $(head -c 300 "$T/eng.out")"
 fi
 
+# -h of the commands whose -h was once taken by the common options
+hbad=
+for c in offload sysctl profile verify; do
+	ina "$LINKLAB" $c -h > "$T/h.out" 2>&1; rc=$?
+	[ $rc = 0 ] && grep -q "^usage: linklab $c " "$T/h.out" || hbad="$hbad $c(rc=$rc: $(head -c 80 "$T/h.out"))"
+done
+if [ -z "$hbad" ]; then pass "-h of offload, sysctl, profile, verify: usage on stdout, exit 0"
+else fail "-h:$hbad"; fi
 ina "$LINKLAB" verify -c "$LL_ADDR_B" -t 0 -p 0 > "$T/bad.out" 2>&1; rc=$?
 if [ $rc = 2 ] && grep -q -- "-t '0'" "$T/bad.out" && grep -q -- "-p '0'" "$T/bad.out"; then
 	pass "bad input: exit 2, both options named with their ranges"
