@@ -18,6 +18,12 @@ P="-F $LL_SSH_CONFIG --peer $LL_PEER"
 T=$(mktemp -d)
 if ina "$LINKLAB" apply $P --rate 20mbit > "$T/apply.out" 2>&1; then :; else fail "apply: $(cat "$T/apply.out")"; fi
 ina "$LINKLAB" verify $P -t 4 -J > "$T/held.json" 2> "$T/held.err"; rc=$?
+if [ $rc = 1 ]; then
+	# a loaded host may drop or delay a burst: one more measurement, the
+	# first one's verdict printed
+	echo "note: held dial, first run not ok (load $(cut -d' ' -f1 /proc/loadavg)): $(grep 'linklab verify:' "$T/held.err" | tr '\n' ' ')"
+	ina "$LINKLAB" verify $P -t 4 -J > "$T/held.json" 2> "$T/held.err"; rc=$?
+fi
 if [ $rc = 0 ] && python3 - "$T/held.json" <<'PY'
 import json,sys
 d=json.load(open(sys.argv[1]))
