@@ -6,7 +6,10 @@
 #  - README.md and doc/bridge.md name the middle namespace lab-bridge.sh
 #    creates, in the command they show;
 #  - comments in src/, include/ and tests/ say what the code does, not which
-#    issue or developer added it.
+#    issue or developer added it;
+#  - the man page's SYNOPSIS names every command of the CLI's table
+#    (src/cli/cli.c) and every option its usage text lists for verify, rpm,
+#    show and clear.
 . "$(dirname "$0")/lab/lib.sh"
 LL_REPO=$(cd "$(dirname "$0")/.." && pwd)  # lib.sh assumes tests/lab/
 cd "$LL_REPO" || exit 1
@@ -33,5 +36,24 @@ if [ -z "$hist" ]; then
 else
 	fail "lint: history notes in comments (say what the code does):"
 	echo "$hist" | sed 's/^/  /'
+fi
+cmds=$(sed -n 's/^	{ "\([a-z]*\)", cmd_.*/\1/p' src/cli/cli.c)
+syn=$(sed -n '/^\.SH SYNOPSIS/,/^\.SH DESCRIPTION/p' doc/linklab.1 | sed 's/\\-/-/g')
+miss=
+for c in $cmds; do
+	echo "$syn" | grep -q "^\.B linklab $c\b" || { [ "$c" = console ] && echo "$syn" | grep -q "console"; } ||
+		miss="$miss $c"
+done
+# the options of a command's usage line in cli.c (its first two lines)
+for c in verify rpm show clear; do
+	u=$(awk -v c="$c" 'index($0, "\t{ \"" c "\", cmd_") == 1 { on = 1 } on { print } on && /},$/ { exit }' \
+		src/cli/cli.c | grep -o -- '--[a-z][a-z-]*' | sort -u)
+	s=$(echo "$syn" | sed -n "/^\.B linklab $c\$/,/^\.br/p" | grep -o -- '--[a-z][a-z-]*' | sort -u)
+	for o in $u; do echo "$s" | grep -qx -- "$o" || miss="$miss $c:$o"; done
+done
+if [ -n "$cmds" ] && [ -z "$miss" ]; then
+	pass "lint: man page SYNOPSIS has every command ($(echo $cmds | wc -w)) and the verify/rpm/show/clear options"
+else
+	fail "lint: man page SYNOPSIS lacks:$miss (commands found: $(echo $cmds))"
 fi
 summary lint

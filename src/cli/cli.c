@@ -35,8 +35,8 @@ static const struct cli_cmd cli_cmds[] = {
 	  "                 [-i SEC] [-R] [--bidir] [-u] [-b RATE] [-l LEN] [-w SIZE] [-J]\n"
 	  "                 (linklab test -h lists every option)" },
 	{ "verify", cmd_verify,
-	  "verify (--peer HOST | -c ADDR [-p PORT]) [--dev IF] [--peer-dev IF] [-t SEC]\n"
-	  "                 [--base-rtt MS] [-J]   (the dial read back vs what the wire does)" },
+	  "verify (--peer HOST | -c ADDR [-p PORT]) [--dev IF] [--peer-dev IF] [--middle HOST]\n"
+	  "                 [-t SEC] [--base-rtt MS] [-J]   (the dial read back vs what the wire does)" },
 	{ "rpm", cmd_rpm,
 	  "rpm (--peer HOST | -c ADDR [-p PORT]) [-P N] [-t SEC] [-R|--bidir] [-C CC] [--round SEC] [-J]\n"
 	  "                 (responsiveness under load: idle vs working RTT, RPM)" },

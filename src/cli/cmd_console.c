@@ -114,10 +114,12 @@ static int cmd_console_signals(void)
 }
 
 /* The `linklab verify -J` command line the console's v key runs: this
- * binary, the same peer and SSH options, the interfaces selected now. */
+ * binary, the same peer and SSH options, the interfaces selected now, and
+ * the middle box the console drives (its bridge's dials are part of the
+ * path). */
 static void cmd_console_verify_argv(struct console *c, const struct peerset_opts *po,
 				    const struct peerset *ps, const char *target,
-				    int port)
+				    int port, const char *middle_host)
 {
 	char exe[PATH_MAX], portbuf[16];
 	const char *av[24];
@@ -159,6 +161,10 @@ static void cmd_console_verify_argv(struct console *c, const struct peerset_opts
 	if (po->ssh.known_hosts) {
 		av[k++] = "--known-hosts";
 		av[k++] = po->ssh.known_hosts;
+	}
+	if (middle_host) {
+		av[k++] = "--middle";
+		av[k++] = middle_host;
 	}
 	av[k] = NULL;
 	console_set_verify_argv(c, (char *const *)av);
@@ -760,7 +766,7 @@ int cmd_console(int argc, char **argv)
 	if (rc)
 		return rc;
 	async = cmd_console_start_b(c, &a.po);
-	cmd_console_verify_argv(c, &a.po, &ps, a.target, a.port);
+	cmd_console_verify_argv(c, &a.po, &ps, a.target, a.port, a.middle_host);
 	if (t.term_fallback)
 		console_note(c, "terminal type unknown: running as vt100");
 	sig = cmd_console_loop(&t, c, async);

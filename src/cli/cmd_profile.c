@@ -112,12 +112,23 @@ static int profile_do_save(int argc, char **argv)
 	return 0;
 }
 
+static void profile_usage(FILE *f)
+{
+	fprintf(f, "usage: linklab profile list | show NAME | fields | save NAME "
+		"[--force] [--description TEXT] [--rate R] [--delay T] ...\n"
+		"       linklab profile rename NAME NEWNAME | delete NAME  (user profiles)\n");
+}
+
 int cmd_profile(int argc, char **argv)
 {
 	struct profile_entry *v = NULL;
 	struct ll_err err = { 0 };
 	int n = 0, i;
 
+	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		profile_usage(stdout);
+		return 0;
+	}
 	if (argc >= 2 && !strcmp(argv[1], "list")) {
 		if (profile_list(&v, &n, &err) < 0) {
 			fprintf(stderr, "linklab profile: %s\n", err.msg);
@@ -169,8 +180,6 @@ int cmd_profile(int argc, char **argv)
 			printf("deleted %s\n", path);
 		return 0;
 	}
-	fprintf(stderr, "usage: linklab profile list | show NAME | fields | save NAME "
-		"[--description TEXT] [--rate R] [--delay T] ...\n"
-		"       linklab profile rename NAME NEWNAME | delete NAME  (user profiles)\n");
+	profile_usage(stderr);
 	return 2;
 }

@@ -52,17 +52,18 @@ int cmd_offload(int argc, char **argv)
 				want.v[0] = want.v[1] = want.v[2] = (int8_t)v;
 			set = true;
 			i++;
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf("usage: linklab offload [--peer HOST] [--dev IF] [--peer-dev IF] [--local|--remote]\n"
-			       "                       [tso|gso|gro|all on|off]... [--restore]\n"
-			       "TSO/GSO/GRO distort tbf/netem (one dequeue per 64 KB super-packet); the\n"
-			       "originals are journalled and put back by --restore.\n");
-			return 0;
 		} else {
 			fprintf(stderr, "linklab offload: unexpected argument '%s' (tso|gso|gro|all on|off, --restore)\n",
 				argv[i]);
 			return 2;
 		}
+	}
+	if (c.help) {
+		printf("usage: linklab offload [--peer HOST] [--dev IF] [--peer-dev IF] [--local|--remote]\n"
+		       "                       [tso|gso|gro|all on|off]... [--restore]\n"
+		       "TSO/GSO/GRO distort tbf/netem (one dequeue per 64 KB super-packet); the\n"
+		       "originals are journalled and put back by --restore.\n");
+		return 0;
 	}
 	if (peerset_open(&ps, &c.po, &err) < 0)
 		return cmd_fail("offload", &err);
@@ -139,17 +140,18 @@ int cmd_sysctl(int argc, char **argv)
 					      &err) < 0)
 				return cmd_fail("sysctl", &err);
 			sets[nsets++] = argv[i];
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf("usage: linklab sysctl [--peer HOST] [--local|--remote] [NAME=VALUE]... [--restore]\n"
-			       "NAME: net.core.rmem_max net.core.wmem_max net.ipv4.tcp_rmem net.ipv4.tcp_wmem\n"
-			       "      net.ipv4.tcp_adv_win_scale net.ipv4.tcp_congestion_control (or the last part)\n"
-			       "Originals are journalled on each peer and put back by --restore.\n");
-			return 0;
 		} else {
 			fprintf(stderr, "linklab sysctl: unexpected argument '%s' (NAME=VALUE, --restore)\n",
 				argv[i]);
 			return 2;
 		}
+	}
+	if (c.help) {
+		printf("usage: linklab sysctl [--peer HOST] [--local|--remote] [NAME=VALUE]... [--restore]\n"
+		       "NAME: net.core.rmem_max net.core.wmem_max net.ipv4.tcp_rmem net.ipv4.tcp_wmem\n"
+		       "      net.ipv4.tcp_adv_win_scale net.ipv4.tcp_congestion_control (or the last part)\n"
+		       "Originals are journalled on each peer and put back by --restore.\n");
+		return 0;
 	}
 	if (peerset_open(&ps, &c.po, &err) < 0)
 		return cmd_fail("sysctl", &err);

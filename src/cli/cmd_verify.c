@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* cmd_verify.c - `linklab verify (--peer HOST | -c ADDR [-p PORT]) [--dev IF]
- * [--peer-dev IF] [-t SEC] [--base-rtt MS] [-J]`: read back what the kernels
- * hold on both peers, measure the path (RTT probes, TCP goodput, UDP at wide
- * spacing) and print one row per quantity: dialled, measured, error,
- * tolerance, ok (model/verify.h). Exit 0 when every row is ok, 1 when one is
- * not (named), 2 on bad input. */
+ * [--peer-dev IF] [--middle HOST] [-t SEC] [--base-rtt MS] [-J]`: read back
+ * what the kernels hold on both peers (and what the bridge of a middle box
+ * holds, `linklab bridge --status -J` over SSH), measure the path (RTT
+ * probes, UDP above the rate, UDP at wide spacing) and print one row per
+ * quantity: dialled, measured, error, tolerance, ok (model/verify.h). Exit 0
+ * when every row is ok, 1 when one is not (named), 2 on bad input or a
+ * middle box whose dials cannot be read. */
 #include <errno.h>
 #include <math.h>
 #include <netdb.h>
@@ -15,9 +17,12 @@
 
 #include <cjson/cJSON.h>
 
+#include "linklab/peer/hostinfo.h"
 #include "linklab/base/stats.h"
+#include "linklab/base/text.h"
 #include "linklab/cli/cli.h"
 #include "linklab/cli/cmd.h"
+#include "linklab/console/middle.h"
 #include "linklab/model/verify.h"
 #include "linklab/peer/enghook.h"
 #include "linklab/peer/peerset.h"
@@ -31,14 +36,21 @@ struct verify_cli {
 	char host[256];
 	int port, json, nbad;
 	double seconds, base_rtt_ms;
+	const char *middle;          /* --middle HOST, NULL = none */
+	bool has_mid;                /* mid was read */
+	struct middle_state mid;     /* the bridge's dials, read before measuring */
 };
 
-/* What one side's egress holds, in dial terms. */
+/* What one direction of the path holds, in dial terms: the sender's egress
+ * (and the bridge's direction after it, with --middle). */
 struct side_dial {
 	bool known;
 	struct impair d;
-	uint32_t burst;       /* root tbf bucket, bytes */
+	uint32_t burst;       /* the binding bucket, bytes */
 	bool engine;          /* the dial is held by linklab's endpoint engine */
+	unsigned both;        /* VERIFY_BOTH_*: fields held by the peer and
+			       * by the bridge both (not compared) */
+	char via[160];        /* "; + bridge A->B delay 10ms" ("" = none) */
 };
 
 static int parse(struct verify_cli *c, int argc, char **argv)
@@ -56,6 +68,8 @@ static int parse(struct verify_cli *c, int argc, char **argv)
 			continue;
 		} else if (!strcmp(a, "-c") && i + 1 < argc) {
 			snprintf(c->host, sizeof(c->host), "%s", argv[++i]);
+		} else if (!strcmp(a, "--middle") && i + 1 < argc) {
+			c->middle = argv[++i];
 		} else if ((!strcmp(a, "-p") || !strcmp(a, "-t") ||
 			    !strcmp(a, "--base-rtt")) && i + 1 < argc) {
 			double v = strtod(argv[++i], &end);
@@ -124,6 +138,80 @@ static int read_side(struct peer *p, const char *dev, struct side_dial *s,
 	return rc;
 }
 
+/* The bridge's dials on the middle host (`linklab bridge --status -J` over
+ * SSH: no lease, nothing changed), read before anything is measured. 0, or
+ * -1 with the reason in err (exit 2: nothing measured). */
+static int read_middle(struct verify_cli *c, struct ll_err *err)
+{
+	struct ssh_target t;
+	struct middle *m = NULL;
+	int rc = sshcfg_resolve(c->middle, &c->po.ssh, &t, err);
+
+	if (rc == 0)
+		rc = middle_open(&m, &t, 10000, err);
+	if (rc == 0)
+		rc = middle_status(m, &c->mid, err);
+	middle_close(m);
+	if (rc < 0) {
+		ll_err_prefix(err, "--middle %s: ", c->middle);
+		return -1;
+	}
+	for (int k = 0; k < 2; k++)
+		if (c->mid.dir[k].unparsed[0]) {
+			char safe[4 * sizeof(c->mid.dir[k].unparsed)];
+
+			ll_err_set(err, -EPROTO, "--middle %s: the bridge's %s dial holds "
+				   "fields verify cannot read (%.300s)", c->middle,
+				   k == MIDDLE_AB ? "A->B" : "B->A",
+				   text_sanitize(c->mid.dir[k].unparsed, safe, sizeof(safe)));
+			return -1;
+		}
+	c->has_mid = true;
+	return 0;
+}
+
+/* Add the bridge's direction k (MIDDLE_AB after A's egress, MIDDLE_BA
+ * after B's) to what the path holds. */
+static void add_middle(const struct verify_cli *c, int k, struct side_dial *s)
+{
+	struct impair hop = c->mid.dir[k].fields;
+	uint32_t burst = (uint32_t)hop.burst;
+	char sum[128];
+
+	if (hop.rate && !burst) {
+		/* the engine's own default bucket (emu_config_build) */
+		struct impair_plan p;
+		struct ll_diag dg;
+
+		ll_diag_clear(&dg);
+		if (impair_plan(&hop, 1500, hostinfo_kernel_hz(), &p, &dg) == 0)
+			burst = p.burst;
+	}
+	verify_path_add(&s->d, &s->burst, &hop, burst, &s->both);
+	s->known = true;
+	snprintf(s->via, sizeof(s->via), "; + bridge %s %s", k == MIDDLE_AB ?
+		 "A->B" : "B->A", impair_summary(&hop, sum, sizeof(sum)));
+}
+
+/* Append text to a row's detail (cut at its size). */
+static void detail_add(struct verify_row *r, const char *text)
+{
+	size_t n = strlen(r->detail);
+
+	snprintf(r->detail + n, sizeof(r->detail) - n, "%s", text);
+}
+
+/* A row of a field the peer and the bridge both hold: not compared. */
+static void both_row(struct verify_report *rep, const char *q, const char *dir,
+		     const char *unit, double dialled)
+{
+	struct verify_row *r = verify_add(rep, q, dir, unit);
+
+	if (r)
+		verify_unmeasurable(r, dialled, "dialled on the peer and on the bridge "
+				    "both: no expected value for the two in series");
+}
+
 /* RTT probes: median and sd of VERIFY_PROBES answers (0 answers: no echo). */
 static int probe_rtt(const char *host, int port, double *median, double *sd,
 		     int *n, struct ll_err *err)
@@ -187,7 +275,7 @@ static int measure_dir(const struct verify_cli *c, const struct side_dial *s,
 	double jit_ms = d->jitter / 1e6;
 	uint64_t b = 20000000;
 	struct verify_row *r;
-	int rc;
+	int rc, n0 = rep->n;
 
 	if (d->rate) {
 		/* UDP a fifth above the rate: the bucket, not TCP's dynamics,
@@ -209,30 +297,54 @@ static int measure_dir(const struct verify_cli *c, const struct side_dial *s,
 	double lossd = 1 - (1 - frac(d->loss)) * (1 - frac(d->corrupt));
 	if ((r = verify_add(rep, "loss", dir, "fraction")))
 		verify_fraction(r, lossd, rx->lost > 0 ? (uint64_t)rx->lost : 0, n);
-	if (d->duplicate && (r = verify_add(rep, "duplicate", dir, "fraction"))) {
+	if (d->duplicate && (s->both & VERIFY_BOTH_DUPLICATE))
+		both_row(rep, "duplicate", dir, "fraction", frac(d->duplicate));
+	else if (d->duplicate && (r = verify_add(rep, "duplicate", dir, "fraction"))) {
 		if (rx->dups >= 0)
 			verify_fraction(r, frac(d->duplicate), (uint64_t)rx->dups, n);
 		else
 			verify_unmeasurable(r, frac(d->duplicate), "the receiver "
 					    "did not report duplicates");
 	}
-	if (d->reorder && (r = verify_add(rep, "reorder", dir, "fraction"))) {
+	if (d->reorder && (s->both & VERIFY_BOTH_REORDER))
+		both_row(rep, "reorder", dir, "fraction", frac(d->reorder));
+	else if (d->reorder && (r = verify_add(rep, "reorder", dir, "fraction"))) {
 		if (rx->outoforder >= 0)
 			verify_fraction(r, frac(d->reorder), (uint64_t)rx->outoforder, n);
 		else
 			verify_unmeasurable(r, frac(d->reorder), "the receiver did "
 					    "not report out-of-order datagrams");
 	}
-	if (jit_ms > 0 && (r = verify_add(rep, "jitter", dir, "ms")))
+	if (jit_ms > 0 && (s->both & VERIFY_BOTH_JITTER))
+		both_row(rep, "jitter", dir, "ms", jit_ms);
+	else if (jit_ms > 0 && (r = verify_add(rep, "jitter", dir, "ms")))
 		verify_jitter(r, jit_ms, rx->jitter_ms);
 	if (d->corrupt && (r = verify_add(rep, "corrupt", dir, "fraction")))
 		verify_unmeasurable(r, frac(d->corrupt), "a corrupted datagram "
 				    "fails its checksum and counts in the loss row");
+	for (int i = n0; i < rep->n && s->via[0]; i++)
+		detail_add(&rep->r[i], s->via);
 	return 0;
 }
 
-static void print_text(const struct verify_report *rep)
+/* The bridge's dials as verify added them (sanitized: remote text). */
+static void print_middle(const struct verify_cli *c)
 {
+	char eng[64], ia[80], ib[80], ab[128], ba[128];
+
+	printf("middle %s: bridge %s engine, %s <-> %s; A->B %s, B->A %s "
+	       "(added to the path)\n", c->middle,
+	       text_sanitize(c->mid.engine, eng, sizeof(eng)),
+	       text_sanitize(c->mid.if_a, ia, sizeof(ia)),
+	       text_sanitize(c->mid.if_b, ib, sizeof(ib)),
+	       impair_summary(&c->mid.dir[MIDDLE_AB].fields, ab, sizeof(ab)),
+	       impair_summary(&c->mid.dir[MIDDLE_BA].fields, ba, sizeof(ba)));
+}
+
+static void print_text(const struct verify_cli *c, const struct verify_report *rep)
+{
+	if (c->has_mid)
+		print_middle(c);
 	printf("%-9s %-7s %14s %14s %12s %21s  %s\n", "quantity", "dir",
 	       "dialled", "measured", "error", "tolerance", "ok");
 	for (int i = 0; i < rep->n; i++) {
@@ -255,11 +367,23 @@ static void print_text(const struct verify_report *rep)
 	}
 }
 
-static void print_json(const struct verify_report *rep, const char *error)
+static void print_json(const struct verify_cli *c, const struct verify_report *rep,
+		       const char *error)
 {
 	cJSON *doc = cJSON_CreateObject(), *a;
 
 	cJSON_AddBoolToObject(doc, "ok", !error && verify_all_ok(rep));
+	if (c->has_mid) {
+		cJSON *m = cJSON_AddObjectToObject(doc, "middle");
+		char ab[128], ba[128];
+
+		cJSON_AddStringToObject(m, "host", c->middle);
+		cJSON_AddStringToObject(m, "engine", c->mid.engine);
+		cJSON_AddStringToObject(m, "a_to_b", impair_summary(
+			&c->mid.dir[MIDDLE_AB].fields, ab, sizeof(ab)));
+		cJSON_AddStringToObject(m, "b_to_a", impair_summary(
+			&c->mid.dir[MIDDLE_BA].fields, ba, sizeof(ba)));
+	}
 	a = cJSON_AddArrayToObject(doc, "checks");
 	for (int i = 0; i < rep->n; i++) {
 		const struct verify_row *r = &rep->r[i];
@@ -306,9 +430,9 @@ static int rtt_row(const struct verify_cli *c, const struct side_dial *sa,
 	}
 	verify_rtt(r, dialled, med, sd, n);
 	if (!c->base_rtt_ms)
-		snprintf(r->detail + strlen(r->detail),
-			 sizeof(r->detail) - strlen(r->detail),
-			 "; base RTT taken as 0 (give --base-rtt MS)");
+		detail_add(r, "; base RTT taken as 0 (give --base-rtt MS)");
+	if (c->has_mid)
+		detail_add(r, "; + the bridge's delays");
 	return 0;
 }
 
@@ -324,6 +448,10 @@ static int verify_measure(struct verify_cli *c, struct peerset *ps,
 	rc = read_side(&ps->a, ps->dev_a, &sa, err);
 	if (!rc && ps->has_b)
 		rc = read_side(&ps->b, ps->dev_b, &sb, err);
+	if (!rc && c->has_mid) {
+		add_middle(c, MIDDLE_AB, &sa);
+		add_middle(c, MIDDLE_BA, &sb);
+	}
 	if (!rc)
 		rc = rtt_row(c, &sa, &sb, rep, err);
 	if (!rc)
@@ -381,6 +509,12 @@ int cmd_verify(int argc, char **argv)
 		return 0;
 	if (c.nbad)
 		return 2;
+	if (c.middle && read_middle(&c, &err) < 0) {
+		if (c.json)
+			print_json(&c, &rep, err.msg);
+		fprintf(stderr, "linklab verify: %s; nothing measured\n", err.msg);
+		return 2;
+	}
 	if (!c.po.peer && numeric_host(c.host, sizeof(c.host)) < 0) {
 		fprintf(stderr, "linklab verify: -c '%s': not an address or a name "
 			"that resolves\n", c.host);
@@ -417,9 +551,9 @@ int cmd_verify(int argc, char **argv)
 	if (rc < 0)
 		goto fail;
 	if (c.json)
-		print_json(&rep, NULL);
+		print_json(&c, &rep, NULL);
 	else
-		print_text(&rep);
+		print_text(&c, &rep);
 	for (int i = 0; i < rep.n; i++) {
 		const struct verify_row *r = &rep.r[i];
 		bool rate = !strcmp(r->unit, "bit/s");
@@ -441,7 +575,7 @@ fail:
 	if (open_)
 		peerset_close(&ps);
 	if (c.json)
-		print_json(&rep, err.msg);
+		print_json(&c, &rep, err.msg);
 	fprintf(stderr, "linklab verify: %s\n", err.msg);
 	return 1;
 }

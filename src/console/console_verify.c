@@ -53,7 +53,8 @@ int console_verify_start(struct console *c, struct ll_err *err)
 	c->v.verify.running = true;
 	c->v.verify.shown = true;
 	console_fmt(c->v.status, sizeof(c->v.status), "verify: measuring the path "
-		    "against the dials both peers hold (about 30 s)");
+		    "against the dials both peers %shold (about 30 s)",
+		    c->mid ? "and the middle box's bridge " : "");
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "linklab/base/text.h"
 #include "linklab/remote/ssh.h"
 #include "linklab/remote/tccmd.h"
 
@@ -671,4 +672,60 @@ void middle_close(struct middle *m)
 	ssh_close(m->s);
 	free(m->line);
 	free(m);
+}
+
+int middle_parse_status(const char *out, const char *errtext, int status,
+			struct middle_state *st, struct ll_err *err)
+{
+	const char *e = errtext ? errtext : "";
+	char first[200], safe[4 * 200 + 1];
+	cJSON *o;
+	int rc;
+
+	/* the shell's words for a command it cannot find (sh: "linklab: not
+	 * found", bash: "linklab: command not found"), exit 127 */
+	snprintf(first, sizeof(first), "%.*s", (int)strcspn(e, "\n"), e);
+	if (status == 127 || strstr(e, "linklab: not found") ||
+	    strstr(e, "linklab: command not found"))
+		return ll_err_set(err, -ENOENT, "linklab not found on its PATH (%.200s)",
+				  first[0] ? text_sanitize(first, safe, sizeof(safe)) : "exit 127");
+	if (status != 0) {
+		/* -J: {"error": FIRST, "errors": [ALL]} on stdout; else stderr */
+		const cJSON *m;
+
+		o = cJSON_Parse(out ? out : "");
+		m = cJSON_GetObjectItemCaseSensitive(o, "error");
+		if (cJSON_IsString(m))
+			snprintf(first, sizeof(first), "%s", m->valuestring);
+		cJSON_Delete(o);
+		if (strstr(first, "no linklab bridge") || strstr(e, "no linklab bridge"))
+			return ll_err_set(err, -ESRCH, "no linklab bridge runs there");
+		return ll_err_set(err, -EPROTO, "linklab bridge --status: exit %d: %.300s",
+				  status, first[0] ? text_sanitize(first, safe, sizeof(safe)) :
+				  "(no message)");
+	}
+	rc = middle_parse_state(out, st, err);
+	return rc;
+}
+
+int middle_status(struct middle *m, struct middle_state *st, struct ll_err *err)
+{
+	char *out = NULL, *etext = NULL;
+	int status = -1, rc;
+
+	if (m->lost)
+		return ll_err_set(err, -ENOTCONN, "middle %s: session lost", ssh_name(m->s));
+	rc = ssh_exec(m->s, "linklab bridge --status -J", &out, &etext, &status,
+		      MIDDLE_REQ_MS, err);
+	if (rc < 0) {
+		free(out);
+		free(etext);
+		return middle_fail(m, rc);
+	}
+	rc = middle_parse_status(out, etext, status, st, err);
+	free(out);
+	free(etext);
+	if (rc < 0)
+		ll_err_prefix(err, "middle %s: ", ssh_name(m->s));
+	return rc;
 }

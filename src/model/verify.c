@@ -131,3 +131,34 @@ bool verify_all_ok(const struct verify_report *rep)
 			return false;
 	return true;
 }
+
+/* 1 - (1 - a)(1 - b) of two u32 probability fractions. */
+static uint32_t frac_combine(uint32_t a, uint32_t b)
+{
+	double fa = a / 4294967295.0, fb = b / 4294967295.0;
+	double p = 1 - (1 - fa) * (1 - fb);
+
+	return p >= 1 ? UINT32_MAX : (uint32_t)llround(p * 4294967295.0);
+}
+
+void verify_path_add(struct impair *path, uint32_t *burst,
+		     const struct impair *hop, uint32_t hop_burst,
+		     unsigned *both)
+{
+	path->delay += hop->delay;
+	path->loss = frac_combine(path->loss, hop->loss);
+	path->corrupt = frac_combine(path->corrupt, hop->corrupt);
+	if (hop->rate && (!path->rate || hop->rate < path->rate)) {
+		path->rate = hop->rate;
+		*burst = hop_burst;
+	}
+	if (hop->jitter && path->jitter)
+		*both |= VERIFY_BOTH_JITTER;
+	if (hop->duplicate && path->duplicate)
+		*both |= VERIFY_BOTH_DUPLICATE;
+	if (hop->reorder && path->reorder)
+		*both |= VERIFY_BOTH_REORDER;
+	path->jitter += hop->jitter;
+	path->duplicate = frac_combine(path->duplicate, hop->duplicate);
+	path->reorder = frac_combine(path->reorder, hop->reorder);
+}

@@ -239,7 +239,7 @@ static int jump_connect(struct ssh_session *s, const struct ssh_target *t,
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return ll_err_set(err, -errno, "ssh %s: socketpair: %s", t->alias,
 				  strerror(errno));
-	snprintf(hp, sizeof(hp), strchr(s->host, ':') ? "[%s]:%d" : "%s:%d", s->host, s->port);
+	ssh_host_name(NULL, s->host, s->port, hp, sizeof(hp));
 	pid = fork();
 	if (pid < 0) {
 		close(sv[0]);
@@ -459,10 +459,7 @@ static int known_append(struct ssh_session *s, LIBSSH2_KNOWNHOSTS *kh,
 	if (t->nknown < 1)
 		return ll_err_set(err, -ENOENT, "ssh %s: no known_hosts file to add the key to",
 				  s->name);
-	if (s->port != 22)
-		snprintf(host, sizeof(host), "[%s]:%d", s->host, s->port);
-	else
-		snprintf(host, sizeof(host), "%s", s->host);
+	ssh_known_host(s->host, s->port, host, sizeof(host));
 	rc = libssh2_knownhost_addc(kh, host, NULL, key, klen, NULL, 0,
 				    LIBSSH2_KNOWNHOST_TYPE_PLAIN |
 				    LIBSSH2_KNOWNHOST_KEYENC_RAW | typemask, &store);
@@ -499,6 +496,46 @@ static int known_append(struct ssh_session *s, LIBSSH2_KNOWNHOSTS *kh,
 	return 0;
 }
 
+void ssh_known_host(const char *host, int port, char *buf, size_t len)
+{
+	if (port > 0 && port != 22)
+		snprintf(buf, len, "[%s]:%d", host, port);
+	else
+		snprintf(buf, len, "%s", host);
+}
+
+void ssh_host_name(const char *user, const char *host, int port, char *buf,
+		   size_t len)
+{
+	bool v6 = strchr(host, ':') != NULL;
+
+	snprintf(buf, len, "%s%s%s%s%s:%d", user && *user ? user : "",
+		 user && *user ? "@" : "", v6 ? "[" : "", host, v6 ? "]" : "",
+		 port > 0 ? port : 22);
+}
+
+void ssh_unknown_hint(const struct ssh_target *t, char *buf, size_t len)
+{
+	int port = t->port > 0 ? t->port : 22;
+	char p[16] = "", f[PATH_MAX + 8] = "";
+	/* an ssh_config alias (a name ssh -G mapped to another HostName, no
+	 * user@ or :port in it) is what the user's ssh takes as it is */
+	bool alias = strcmp(t->alias, t->hostname) && !strpbrk(t->alias, "@:[");
+
+	if (port != 22)
+		snprintf(p, sizeof(p), "-p %d ", port);
+	if (t->config_file[0])
+		snprintf(f, sizeof(f), "-F %s ", t->config_file);
+	if (alias)
+		snprintf(buf, len, "Check the fingerprint (ssh-keyscan %s%s | ssh-keygen -lf -), "
+			 "then connect once with --accept-new (or ssh %s%s)", p, t->hostname,
+			 f, t->alias);
+	else
+		snprintf(buf, len, "Check the fingerprint (ssh-keyscan %s%s | ssh-keygen -lf -), "
+			 "then connect once with --accept-new (or ssh %s%s%s%s)", p, t->hostname,
+			 p, t->user[0] ? t->user : "", t->user[0] ? "@" : "", t->hostname);
+}
+
 static int check_hostkey(struct ssh_session *s, const struct ssh_target *t,
 			 struct ll_err *err)
 {
@@ -507,7 +544,7 @@ static int check_hostkey(struct ssh_session *s, const struct ssh_target *t,
 	const char *key, *kname;
 	size_t klen = 0;
 	int ktype = 0, bit, rc, ret = 0;
-	char fp[80], khost[300], certnote[PATH_MAX + 160] = "";
+	char fp[80], khost[300], hint[700], certnote[PATH_MAX + 160] = "";
 	struct known_marks mk;
 	bool accept = t->accept_new || strcmp(t->strict, "accept-new") == 0 ||
 		      strcmp(t->strict, "no") == 0 || strcmp(t->strict, "off") == 0;
@@ -518,10 +555,7 @@ static int check_hostkey(struct ssh_session *s, const struct ssh_target *t,
 				  last_err(s->ss));
 	bit = keytype_bit(ktype, &kname);
 	fingerprint(s->ss, fp, sizeof(fp));
-	if (s->port != 22)
-		snprintf(khost, sizeof(khost), "[%s]:%d", s->host, s->port);
-	else
-		snprintf(khost, sizeof(khost), "%s", s->host);
+	ssh_known_host(s->host, s->port, khost, sizeof(khost));
 	kh = libssh2_knownhost_init(s->ss);
 	if (!kh)
 		return ll_err_set(err, -ENOMEM, "ssh %s: knownhost_init: %s", s->name,
@@ -531,7 +565,7 @@ static int check_hostkey(struct ssh_session *s, const struct ssh_target *t,
 		libssh2_knownhost_free(kh);
 		return ll_err_set(err, -EPERM,
 				  "ssh %s: the host key of %s (%s %s) is marked @revoked in %s; refusing to connect (and never adding it)",
-				  s->name, s->host, kname, fp, mk.revoked_at);
+				  s->name, khost, kname, fp, mk.revoked_at);
 	}
 	if (mk.ncert)
 		snprintf(certnote, sizeof(certnote),
@@ -554,9 +588,10 @@ static int check_hostkey(struct ssh_session *s, const struct ssh_target *t,
 			ret = known_append(s, kh, t, key, klen, bit, err);
 			break;
 		}
+		ssh_unknown_hint(t, hint, sizeof(hint));
 		ret = ll_err_set(err, -EPERM,
-				 "ssh %s: host key for %s is not known (%s %s); refusing to connect. Check the fingerprint, then connect once with --accept-new (or ssh %s) to add it to %s%s",
-				 s->name, s->host, kname, fp, t->alias,
+				 "ssh %s: host key for %s is not known (%s %s); refusing to connect. %s, to add it to %s%s",
+				 s->name, khost, kname, fp, hint,
 				 t->nknown ? t->known_hosts[0] : "~/.ssh/known_hosts", certnote);
 		break;
 	default:
@@ -1101,7 +1136,7 @@ int ssh_open(struct ssh_session **out, const struct ssh_target *t,
 		return ll_err_set(err, -ENOMEM, "ssh: out of memory");
 	snprintf(s->host, sizeof(s->host), "%s", t->hostname);
 	s->port = t->port > 0 ? t->port : 22;
-	snprintf(s->name, sizeof(s->name), "%s@%s:%d", t->user, s->host, s->port);
+	ssh_host_name(t->user, s->host, s->port, s->name, sizeof(s->name));
 	if (t->proxyjump[0] && strcmp(t->proxyjump, "none") != 0)
 		s->sock = jump_connect(s, t, err);
 	else

@@ -305,7 +305,12 @@ static void dial_diff_line(const struct tui *t, const struct console_view *v,
 	held = s->held;
 	impair_drop_derived(&held, 0, hostinfo_kernel_hz());
 	impair_summary(&held, now, sizeof(now));
-	if (!now[0] || impair_is_empty(&held))
+	if ((!now[0] || impair_is_empty(&held)) && s->held_text[0] &&
+	    strcmp(s->held_text, "noqueue") && strcmp(s->held_text, "none"))
+		/* no dial field, yet a qdisc of its own (a user's pfifo): what
+		 * the kernel holds, in tc words */
+		snprintf(now, sizeof(now), "%.150s (no dial field)", s->held_text);
+	else if (!now[0] || impair_is_empty(&held))
 		snprintf(now, sizeof(now), "nothing (kernel default)");
 	if (impair_is_empty(&t->dial))
 		snprintf(want, sizeof(want), "clear");

@@ -26,7 +26,7 @@ const struct tui_keydef tui_keys[] = {
 	{ S(TS_PEERS), "Tab, h/l", "pane", "switch pane (peer A / peer B)" },
 	{ S(TS_PEERS), "j/k, Up/Down", "select", "select an interface (its qdiscs are read back)" },
 	{ S(TS_PEERS), "g/G, Home/End", NULL, "first / last interface" },
-	{ S(TS_PEERS), "v", "verify", "verify: measure the path against the dials both peers hold (rate, RTT, loss each way); the table is saved with the next run" },
+	{ S(TS_PEERS), "v", "verify", "verify: measure the path against the dials both peers (and a middle box's bridge) hold (rate, RTT, loss each way); the table is saved with the next run" },
 	{ S(TS_PEERS), "x", NULL, "close the verify table" },
 	{ S(TS_DIAL) | S(TS_TEST), "Enter", "accept", "in a field editor: accept the value (a refused one keeps the editor open, the error on the field's row)", TF_EDITING },
 	{ S(TS_DIAL) | S(TS_TEST), "Esc", "cancel edit", "in a field editor: cancel, the field keeps its value", TF_EDITING },

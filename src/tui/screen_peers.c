@@ -199,7 +199,7 @@ static void verify_line(const struct verify_row *r, char *buf, size_t len)
 
 /* The verify table over the lower part of the screen. */
 static void peers_verify(struct tui *t, const struct console_verify_view *vv,
-			 int top, int rows, int cols)
+			 bool middle, int top, int rows, int cols)
 {
 	int n = vv->have ? vv->res.rep.n : 0, h = n + 4, y;
 	char line[LL_ERR_MAX + 64];
@@ -216,7 +216,8 @@ static void peers_verify(struct tui *t, const struct console_verify_view *vv,
 	attrset(A_NORMAL);
 	if (vv->running) {
 		snprintf(line, sizeof(line), "verify: measuring (%.0f s) - the dial "
-			 "both peers hold against what the wire does", vv->age_s);
+			 "both peers %shold against what the wire does", vv->age_s,
+			 middle ? "and the bridge " : "");
 		tui_put(y + 1, 1, cols - 2, A_BOLD, line);
 		return;
 	}
@@ -264,7 +265,7 @@ void screen_peers_draw(struct tui *t, const struct console_view *v, int top,
 	snprintf(line, sizeof(line), "theory (1 stream, A->B): %s", v->theory.line);
 	tui_put(top + prow + 2, 1, cols - 2, tui_attr(t, TUI_WARN), line);
 	if (v->verify.shown)
-		peers_verify(t, &v->verify, top, rows, cols);
+		peers_verify(t, &v->verify, v->middle.present, top, rows, cols);
 }
 
 int screen_peers_key(struct tui *t, int key, const struct console_view *v,

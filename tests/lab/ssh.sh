@@ -222,6 +222,11 @@ case "$r" in *"HAS CHANGED"*) pass "port 2222: the [host]:2222 entry is the one 
 : > "$T/kh_port"
 r=$(D --known-hosts "$T/kh_port" $KEY root@$LL_ADDR_B:2222 connect 2>&1)
 case "$r" in *"is not known"*) pass "port 2222: unknown without an entry";; *) fail "port 2222 unknown: $r";; esac
+# IPv6 with a port: named as known_hosts and ssh-keyscan name it, [addr]:port
+r=$(D --known-hosts "$T/kh_port" $KEY 'root@[fd99::2]:2222' connect 2>&1)
+case "$r" in *"ssh root@[fd99::2]:2222: host key for [fd99::2]:2222 is not known"*"(ssh-keyscan -p 2222 fd99::2 | ssh-keygen -lf -)"*"(or ssh -p 2222 root@fd99::2)"*)
+	pass "IPv6 port 2222 unknown key: [fd99::2]:2222 named, ssh-keyscan -p 2222 and ssh -p 2222 hints";;
+*) fail "IPv6 port 2222 unknown: $r";; esac
 r=$(D --known-hosts "$T/kh_port" $KEY --accept-new root@$LL_ADDR_B:2222 connect 2>&1)
 if [ "$r" = "connected B (root@$LL_ADDR_B:2222)" ] && grep -q "^\[$LL_ADDR_B\]:2222 ssh-ed25519 " "$T/kh_port" &&
    ina ssh -F /dev/null -i "$LL_LAB_DIR/id_ed25519" -o BatchMode=yes -o StrictHostKeyChecking=yes \

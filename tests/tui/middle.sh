@@ -130,6 +130,26 @@ if [ $attach = 1 ]; then
 	case "$st" in *150*) bad "bridge changed by a refused value: $st" ;;
 	*40ms*) ok "bad value: the bridge still holds delay 40ms (nothing applied)" ;;
 	*) bad "bridge after the bad value: $st" ;; esac
+	# 9c2. v with a middle box: verify runs with --middle, so the rtt row's
+	#      dialled value holds the bridge's delays (A->B 40ms + B->A 5ms)
+	keys p
+	keys v
+	if wait_for "measuring \([0-9]+ s\) - the dial both peers and the bridge hold" 50; then
+		vpid=$(pgrep -P "$(console_pid)" | head -1)
+		if [ -n "$vpid" ] && tr '\0' ' ' < "/proc/$vpid/cmdline" | grep -q " verify -J .*--middle middle"; then
+			ok "v: the verify child runs with --middle middle"
+		else
+			bad "v: verify child without --middle: $(tr '\0' ' ' < "/proc/$vpid/cmdline" 2>/dev/null)"
+		fi
+		if wait_for "verify: (every row ok|NOT OK)" 900 && capture | grep -Eq "^ *rtt +both +45 +ms"; then
+			ok "verify table: rtt dialled 45 ms = the bridge's 40 + 5 ($(capture | grep -E '^ *rtt +both' | tr -s ' '))"
+		else
+			bad "verify table without the bridge's delays"; capture | tail -8
+		fi
+		keys x
+	else
+		bad "v with --middle: no 'measuring' line naming the bridge"; capture | tail -6
+	fi
 	# 9d. quit: the bridge is back to its starting dial (B->A 5ms, A->B none)
 	keys q
 	if wait_for "console-exit=0" 150 && capture | grep -q "restored bridge"; then

@@ -292,10 +292,41 @@ static void long_reply_lines_are_assembled(void **state)
 	free(line);
 }
 
+/* What `linklab bridge --status -J` left over SSH becomes a STATE or the
+ * reason why not: linklab missing, no bridge, another failure. */
+static void status_outcomes(void **state)
+{
+	struct middle_state st;
+	struct ll_err e = { 0 };
+
+	(void)state;
+	assert_int_equal(middle_parse_status(state_json, "", 0, &st, &e), 0);
+	assert_int_equal(st.dir[MIDDLE_AB].fields.delay, 40000000);
+	assert_int_equal(middle_parse_status("", "sh: 1: linklab: not found\n", 127, &st, &e),
+			 -ENOENT);
+	assert_string_equal(e.msg, "linklab not found on its PATH (sh: 1: linklab: not found)");
+	assert_int_equal(middle_parse_status("", "bash: linklab: command not found", 127,
+					     &st, &e), -ENOENT);
+	assert_int_equal(middle_parse_status(
+		"{\"error\": \"no linklab bridge runs in this network namespace\", \"errors\": []}",
+		"linklab bridge: no linklab bridge runs in this network namespace\n", 1, &st, &e),
+		-ESRCH);
+	assert_string_equal(e.msg, "no linklab bridge runs there");
+	assert_int_equal(middle_parse_status("", "linklab bridge: several bridges run (pids 1, 2): "
+					     "give --pid N\nsee\n", 1, &st, &e), -EPROTO);
+	assert_string_equal(e.msg, "linklab bridge --status: exit 1: linklab bridge: several "
+			    "bridges run (pids 1, 2): give --pid N");
+	assert_int_equal(middle_parse_status("not json", "", 0, &st, &e), -EPROTO);
+	/* remote text reaches a terminal: escapes shown, not sent */
+	assert_int_equal(middle_parse_status("", "\x1b]2;PWN\x07 broke\n", 1, &st, &e), -EPROTO);
+	assert_string_equal(e.msg, "linklab bridge --status: exit 1: \\x1b]2;PWN\\x07 broke");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(parses_state),
+		cmocka_unit_test(status_outcomes),
 		cmocka_unit_test(state_fields_not_understood_are_kept_as_text),
 		cmocka_unit_test(bad_state_is_refused),
 		cmocka_unit_test(parses_replies),

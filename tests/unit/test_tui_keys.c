@@ -504,6 +504,13 @@ static void dial_diff_lines(void **state)
 	assert_string_equal(line, "A: now rate 50mbit -> to apply rate 10mbit");
 	dial_diff_line(&k->t, &k->v, 1, line, sizeof(line));
 	assert_string_equal(line, "B: now nothing (kernel default) -> to apply rate 10mbit");
+	/* B holds a qdisc of its own without a dial field: shown, not "nothing" */
+	snprintf(k->v.side[1].held_text, sizeof(k->v.side[1].held_text), "pfifo limit 50p");
+	dial_diff_line(&k->t, &k->v, 1, line, sizeof(line));
+	assert_string_equal(line, "B: now pfifo limit 50p (no dial field) -> to apply rate 10mbit");
+	snprintf(k->v.side[1].held_text, sizeof(k->v.side[1].held_text), "noqueue");
+	dial_diff_line(&k->t, &k->v, 1, line, sizeof(line));
+	assert_string_equal(line, "B: now nothing (kernel default) -> to apply rate 10mbit");
 	k->t.dial.rate = 50000000;
 	dial_diff_line(&k->t, &k->v, 0, line, sizeof(line));
 	assert_non_null(strstr(line, "same (no change)"));

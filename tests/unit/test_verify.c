@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <math.h>
 #include <poll.h>
 #include <string.h>
 #include <cmocka.h>
@@ -126,10 +127,62 @@ static void test_job_child(void **state)
 	verify_job_free(j);
 }
 
+/* Two hops in series: delays add, losses combine, the lower rate binds with
+ * its bucket; a field both hops hold is flagged. */
+static void test_path_add(void **state)
+{
+	struct impair path, hop;
+	uint32_t burst = 15000;
+	unsigned both = 0;
+	const double F = 4294967295.0;
+
+	(void)state;
+	memset(&path, 0, sizeof(path));
+	memset(&hop, 0, sizeof(hop));
+	path.rate = 50000000;
+	path.delay = 5000000;
+	path.loss = (uint32_t)(0.01 * F);
+	path.jitter = 1000000;
+	hop.rate = 20000000;
+	hop.delay = 10000000;
+	hop.loss = (uint32_t)(0.02 * F);
+	hop.corrupt = (uint32_t)(0.001 * F);
+	hop.duplicate = (uint32_t)(0.05 * F);
+	verify_path_add(&path, &burst, &hop, 10000, &both);
+	assert_int_equal(path.rate, 20000000);
+	assert_int_equal(burst, 10000);
+	assert_int_equal(path.delay, 15000000);
+	assert_true(fabs(path.loss / F - (1 - 0.99 * 0.98)) < 1e-6);
+	assert_true(fabs(path.corrupt / F - 0.001) < 1e-6);
+	assert_true(fabs(path.duplicate / F - 0.05) < 1e-6);
+	assert_int_equal(path.jitter, 1000000);
+	assert_int_equal(both, 0);
+	/* a faster hop does not bind; jitter on both is flagged */
+	hop.rate = 100000000;
+	hop.jitter = 2000000;
+	verify_path_add(&path, &burst, &hop, 99999, &both);
+	assert_int_equal(path.rate, 20000000);
+	assert_int_equal(burst, 10000);
+	assert_int_equal(path.jitter, 3000000);
+	assert_true(both & VERIFY_BOTH_JITTER);
+	assert_true(both & VERIFY_BOTH_DUPLICATE);
+	assert_false(both & VERIFY_BOTH_REORDER);
+	/* an empty hop changes nothing */
+	struct impair before = path;
+	memset(&hop, 0, sizeof(hop));
+	verify_path_add(&path, &burst, &hop, 0, &both);
+	assert_memory_equal(&before, &path, sizeof(path));
+	/* loss 100 % stays 100 % */
+	hop.loss = UINT32_MAX;
+	verify_path_add(&path, &burst, &hop, 0, &both);
+	assert_int_equal(path.loss, UINT32_MAX);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rate_row),
+		cmocka_unit_test(test_path_add),
 		cmocka_unit_test(test_rate_udp_row),
 		cmocka_unit_test(test_fraction_row),
 		cmocka_unit_test(test_rtt_jitter_rows),

@@ -204,6 +204,22 @@ int middle_set(struct middle *m, const struct impair *ab,
  * the dials it had when the lease began). The session stays open. */
 void middle_detach(struct middle *m);
 
+/* `linklab bridge --status -J` on the session: the bridge's STATE now,
+ * without a lease (so also while a console holds it; nothing is changed),
+ * within MIDDLE_REQ_MS. Errors as middle_parse_status ("middle H: " in
+ * front), -EIO/-ETIMEDOUT when the session fails (middle_lost() then
+ * true). Works attached or not. */
+int middle_status(struct middle *m, struct middle_state *st, struct ll_err *err);
+
+/* What `linklab bridge --status -J` left: stdout out, stderr errtext, exit
+ * status. 0 with st filled (middle_parse_state); -ENOENT when the shell
+ * found no linklab (exit 127, "linklab: not found"); -ESRCH when no bridge
+ * runs in that network namespace ("no linklab bridge ..."); -EPROTO with
+ * the bridge's first error for another failure, or for a STATE that does
+ * not parse. Pure: for the unit tests. */
+int middle_parse_status(const char *out, const char *errtext, int status,
+			struct middle_state *st, struct ll_err *err);
+
 /* "user@host:port" of the session. */
 const char *middle_name(const struct middle *m);
 

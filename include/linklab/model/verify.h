@@ -23,6 +23,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "linklab/model/impair.h"
+
 #define VERIFY_MAX_ROWS 12
 #define VERIFY_Z99 2.5758
 
@@ -73,6 +75,25 @@ void verify_fraction(struct verify_row *r, double dialled, uint64_t k,
 /* A row that cannot be measured here: why (ok = false). */
 void verify_unmeasurable(struct verify_row *r, double dialled,
 			 const char *reason);
+
+/* Fields two hops of one direction both hold, for which verify_path_add has
+ * no rule (their rows are then not compared). */
+#define VERIFY_BOTH_JITTER    1u
+#define VERIFY_BOTH_DUPLICATE 2u
+#define VERIFY_BOTH_REORDER   4u
+
+/* Add a hop in series to one direction's path dial (a peer's egress, then
+ * the middle box's direction of the bridge): delays add; loss and corrupt
+ * combine as 1 - (1 - p1)(1 - p2) (independent draws); the lower rate binds,
+ * and *burst becomes that hop's bucket (bytes); jitter, duplicate and
+ * reorder are exact when one hop holds them; when both do, its
+ * VERIFY_BOTH_* bit is set in *both and the path gets the jitters' sum and
+ * 1 - (1 - p1)(1 - p2) for the others, for show only (the sum of two
+ * uniform jitters is not uniform, a duplicate may be duplicated again: no
+ * expected value here). Pure. */
+void verify_path_add(struct impair *path, uint32_t *burst,
+		     const struct impair *hop, uint32_t hop_burst,
+		     unsigned *both);
 
 /* True when every row is measurable and ok (an empty report is not ok). */
 bool verify_all_ok(const struct verify_report *rep);

@@ -106,6 +106,28 @@ bool ssh_stalled(const struct ssh_session *s);
 /* The TCP socket (for the caller's poll loop), -1 if closed. */
 int ssh_fd(const struct ssh_session *s);
 
+/* --- host names in known_hosts and messages (pure) --- */
+
+/* The name OpenSSH gives host at port in known_hosts and in ssh-keyscan's
+ * output (sshd(8), SSH_KNOWN_HOSTS FILE FORMAT): the bare host on port 22
+ * (or port <= 0), else "[host]:port", an IPv6 address too
+ * ("[fd00::2]:2222"). */
+void ssh_known_host(const char *host, int port, char *buf, size_t len);
+
+/* "user@host:port" for messages, an IPv6 address in brackets so that the
+ * port stays apart ("root@[fd00::2]:22"); user NULL or "": "host:port";
+ * port <= 0: 22. */
+void ssh_host_name(const char *user, const char *host, int port, char *buf,
+		   size_t len);
+
+/* The advice for an unknown host key, as commands a user can paste:
+ * "Check the fingerprint (ssh-keyscan [-p PORT] HOST | ssh-keygen -lf -),
+ * then connect once with --accept-new (or ssh ...)": `ssh [-F FILE] ALIAS`
+ * for an ssh_config alias, `ssh [-p PORT] USER@HOST` for an address
+ * (ssh takes an IPv6 address bare there; ssh-keyscan prints the entry as
+ * known_hosts names it, "[addr]:port" off port 22). */
+void ssh_unknown_hint(const struct ssh_target *t, char *buf, size_t len);
+
 /* --- prompts, key checks and spawned commands --- */
 
 /* The prompt used when a target carries none (the CLI installs its tty
