@@ -265,9 +265,84 @@ static int console_quit_b(struct console *c, char *summary, size_t len, int *nre
 	return first;
 }
 
+/* undoes one side's host tuning and restores its changed devices, each
+ * named in summary; the first error is kept in *first */
+static void console_quit_side(struct console *c, int i, struct peer *p,
+			      char *summary, size_t len, int *nrest, int *first,
+			      struct ll_err *err)
+{
+	struct console_changed *ch = &c->changed[i];
+	char part[128];
+	int k, rc;
+
+	if (c->tuned[i] && p->ops->tune) {
+		struct ll_err e = { 0 };
+
+		rc = p->ops->tune->tune_restore(p, &e);
+		if (rc < 0) {
+			console_join_err(err, rc, console_side_name(i), e.msg);
+			if (!*first)
+				*first = rc;
+		} else {
+			c->tuned[i] = false;
+		}
+	}
+	for (k = 0; k < ch->n; k++) {
+		struct ll_err e = { 0 };
+
+		/* the journal's exact prior state; the held dial only if
+		 * that is not what dev held (peer_restore.h) */
+		rc = peer_restore_to(p, ch->dev[k], &ch->before[k], &e);
+		if (rc < 0) {
+			console_join_err(err, rc, console_side_name(i), e.msg);
+			if (!*first)
+				*first = rc;
+			console_fmt(part, sizeof(part), "%sFAILED %s %s",
+				 *nrest ? ", " : "", console_side_name(i),
+				 ch->dev[k]);
+		} else {
+			console_fmt(part, sizeof(part), "%s%s %s",
+				 *nrest ? ", " : "", console_side_name(i),
+				 ch->dev[k]);
+		}
+		(*nrest)++;
+		if (summary && len)
+			strncat(summary, part, len - strlen(summary) - 1);
+	}
+	ch->n = 0;
+}
+
+/* the quit sentence: "restored ..." or "nothing to restore", and the
+ * bridge-lost sentence when mlost */
+static void console_quit_summary(const struct console *c, char *summary,
+				 size_t len, int nrest, bool mlost)
+{
+	if (summary && len) {
+		if (!nrest) {
+			console_fmt(summary, len, "nothing to restore");
+		} else {
+			char tmp[512];
+
+			console_fmt(tmp, sizeof(tmp), "restored %s", summary);
+			console_fmt(summary, len, "%s", tmp);
+		}
+		/* its own sentence: nothing of the bridge was restored here */
+		if (mlost) {
+			const char *sent = c->v.middle.engine_asked[0] ?
+				CONSOLE_MIDDLE_LOST_QUIT_STARTED : CONSOLE_MIDDLE_LOST_QUIT;
+
+			if (!nrest)
+				console_fmt(summary, len, "%s", sent);
+			else
+				console_fmt(summary + strlen(summary), len - strlen(summary),
+					    "; %s", sent);
+		}
+	}
+}
+
 int console_quit(struct console *c, char *summary, size_t len, struct ll_err *err)
 {
-	int i, k, rc, first = 0, nrest = 0;
+	int i, rc, first = 0, nrest = 0;
 	bool mlost = false;
 	char part[128];
 
@@ -304,41 +379,7 @@ int console_quit(struct console *c, char *summary, size_t len, struct ll_err *er
 			}
 			continue;
 		}
-		if (c->tuned[i] && p->ops->tune) {
-			struct ll_err e = { 0 };
-
-			rc = p->ops->tune->tune_restore(p, &e);
-			if (rc < 0) {
-				console_join_err(err, rc, console_side_name(i), e.msg);
-				if (!first)
-					first = rc;
-			} else {
-				c->tuned[i] = false;
-			}
-		}
-		for (k = 0; k < ch->n; k++) {
-			struct ll_err e = { 0 };
-
-			/* the journal's exact prior state; the held dial only if
-			 * that is not what dev held (peer_restore.h) */
-			rc = peer_restore_to(p, ch->dev[k], &ch->before[k], &e);
-			if (rc < 0) {
-				console_join_err(err, rc, console_side_name(i), e.msg);
-				if (!first)
-					first = rc;
-				console_fmt(part, sizeof(part), "%sFAILED %s %s",
-					 nrest ? ", " : "", console_side_name(i),
-					 ch->dev[k]);
-			} else {
-				console_fmt(part, sizeof(part), "%s%s %s",
-					 nrest ? ", " : "", console_side_name(i),
-					 ch->dev[k]);
-			}
-			nrest++;
-			if (summary && len)
-				strncat(summary, part, len - strlen(summary) - 1);
-		}
-		ch->n = 0;
+		console_quit_side(c, i, p, summary, len, &nrest, &first, err);
 	}
 	console_middle_quit(c, part, sizeof(part), &mlost);
 	if (part[0]) {
@@ -349,27 +390,7 @@ int console_quit(struct console *c, char *summary, size_t len, struct ll_err *er
 		}
 		nrest++;
 	}
-	if (summary && len) {
-		if (!nrest) {
-			console_fmt(summary, len, "nothing to restore");
-		} else {
-			char tmp[512];
-
-			console_fmt(tmp, sizeof(tmp), "restored %s", summary);
-			console_fmt(summary, len, "%s", tmp);
-		}
-		/* its own sentence: nothing of the bridge was restored here */
-		if (mlost) {
-			const char *sent = c->v.middle.engine_asked[0] ?
-				CONSOLE_MIDDLE_LOST_QUIT_STARTED : CONSOLE_MIDDLE_LOST_QUIT;
-
-			if (!nrest)
-				console_fmt(summary, len, "%s", sent);
-			else
-				console_fmt(summary + strlen(summary), len - strlen(summary),
-					    "; %s", sent);
-		}
-	}
+	console_quit_summary(c, summary, len, nrest, mlost);
 	c->quit_done = true;
 	c->quit_ok = first == 0;
 	return first;

@@ -91,12 +91,90 @@ static int key_line(const struct key_lines *kl, const char *sec, const char *key
 	return 0;
 }
 
+/* a [section] line s: its name into sec, checked against the known ones
+ * and the ones seen (secs, *nsecs of them, at most 16 kept) */
+static void lint_section(char *s, const char *path, int lineno, char *sec,
+			 size_t seclen, char (*secs)[64], int *nsecs,
+			 struct ll_diag *diag)
+{
+	char *end = strchr(s, ']');
+	int i;
+
+	if (!end) {
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+			    "%s:%d: section header without ']'", path, lineno);
+		return;
+	}
+	*end = '\0';
+	snprintf(sec, seclen, "%s", trim(s + 1));
+	for (i = 0; i < *nsecs; i++) {
+		if (!strcmp(secs[i], sec))
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+				    "%s:%d: section [%s] appears twice",
+				    path, lineno, sec);
+		else if (!strcasecmp(secs[i], sec))
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+				    "%s:%d: section [%s] differs from [%s] only in case",
+				    path, lineno, sec, secs[i]);
+	}
+	if (*nsecs < 16)
+		snprintf(secs[(*nsecs)++], sizeof(secs[0]), "%s", sec);
+	if (!section_known(sec))
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+			    "%s:%d: unknown section [%s] (known: profile, dial, a, b)",
+			    path, lineno, sec);
+}
+
+/* a key = value line in section sec: cut values, repeated keys (recorded
+ * in kl, *nseen of them, at most 64) and keys unknown in sec */
+static void lint_key(const char *key, const char *val, const char *path,
+		     int lineno, const char *sec, struct key_lines *kl, int *nseen,
+		     struct ll_diag *diag)
+{
+	char (*seen)[96] = kl->key;
+	int i;
+
+	if (strpbrk(val, "#;") && val[0] != '"')
+		ll_diag_add(diag, LL_DIAG_WARN, NULL,
+			    "%s:%d: %s: value '%s' is cut at '#' or ';' (the rest "
+			    "is a comment): the value used is '%.*s'",
+			    path, lineno, key, val, (int)strcspn(val, "#;"), val);
+	for (i = 0; i < *nseen; i++) {
+		char k[96];
+
+		snprintf(k, sizeof(k), "%s:%s", sec, key);
+		if (!strcasecmp(seen[i], k)) {
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+				    "%s:%d: key '%s' repeated in [%s]", path,
+				    lineno, key, sec);
+			break;
+		}
+	}
+	if (*nseen < 64) {
+		kl->line[*nseen] = lineno;
+		snprintf(seen[(*nseen)++], sizeof(seen[0]), "%s:%s", sec, key);
+		kl->n = *nseen;
+	}
+	if (!strcmp(sec, "profile")) {
+		if (strcasecmp(key, "name") && strcasecmp(key, "description"))
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+				    "%s:%d: unknown key '%s' in [profile] "
+				    "(known: name, description)", path, lineno, key);
+	} else if (section_known(sec) && !impair_field_find(key)) {
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+			    "%s:%d: unknown key '%s' in [%s]", path, lineno,
+			    key, sec);
+	} else if (!sec[0]) {
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+			    "%s:%d: key '%s' outside any section", path, lineno, key);
+	}
+}
+
 static int lint_file(FILE *f, const char *path, struct key_lines *kl, struct ll_diag *diag)
 {
 	char line[PROFILE_LINE_MAX + 2], sec[64] = "";
-	char (*seen)[96] = kl->key;
 	char secs[16][64];
-	int nseen = 0, nsecs = 0, lineno = 0, nbad = 0, i;
+	int nseen = 0, nsecs = 0, lineno = 0, nbad = 0;
 
 	while (fgets(line, sizeof(line), f)) {
 		char *s, *eq, *key, *val;
@@ -116,31 +194,8 @@ static int lint_file(FILE *f, const char *path, struct key_lines *kl, struct ll_
 		if (!*s || *s == '#' || *s == ';')
 			continue;
 		if (*s == '[') {
-			char *end = strchr(s, ']');
-
-			if (!end) {
-				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
-					    "%s:%d: section header without ']'", path, lineno);
-				continue;
-			}
-			*end = '\0';
-			snprintf(sec, sizeof(sec), "%s", trim(s + 1));
-			for (i = 0; i < nsecs; i++) {
-				if (!strcmp(secs[i], sec))
-					ll_diag_add(diag, LL_DIAG_ERROR, NULL,
-						    "%s:%d: section [%s] appears twice",
-						    path, lineno, sec);
-				else if (!strcasecmp(secs[i], sec))
-					ll_diag_add(diag, LL_DIAG_ERROR, NULL,
-						    "%s:%d: section [%s] differs from [%s] only in case",
-						    path, lineno, sec, secs[i]);
-			}
-			if (nsecs < 16)
-				snprintf(secs[nsecs++], sizeof(secs[0]), "%s", sec);
-			if (!section_known(sec))
-				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
-					    "%s:%d: unknown section [%s] (known: profile, dial, a, b)",
-					    path, lineno, sec);
+			lint_section(s, path, lineno, sec, sizeof(sec), secs, &nsecs,
+				     diag);
 			continue;
 		}
 		eq = strchr(s, '=');
@@ -159,40 +214,7 @@ static int lint_file(FILE *f, const char *path, struct key_lines *kl, struct ll_
 		*eq = '\0';
 		key = trim(s);
 		val = trim(eq + 1);
-		if (strpbrk(val, "#;") && val[0] != '"')
-			ll_diag_add(diag, LL_DIAG_WARN, NULL,
-				    "%s:%d: %s: value '%s' is cut at '#' or ';' (the rest "
-				    "is a comment): the value used is '%.*s'",
-				    path, lineno, key, val, (int)strcspn(val, "#;"), val);
-		for (i = 0; i < nseen; i++) {
-			char k[96];
-
-			snprintf(k, sizeof(k), "%s:%s", sec, key);
-			if (!strcasecmp(seen[i], k)) {
-				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
-					    "%s:%d: key '%s' repeated in [%s]", path,
-					    lineno, key, sec);
-				break;
-			}
-		}
-		if (nseen < 64) {
-			kl->line[nseen] = lineno;
-			snprintf(seen[nseen++], sizeof(seen[0]), "%s:%s", sec, key);
-			kl->n = nseen;
-		}
-		if (!strcmp(sec, "profile")) {
-			if (strcasecmp(key, "name") && strcasecmp(key, "description"))
-				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
-					    "%s:%d: unknown key '%s' in [profile] "
-					    "(known: name, description)", path, lineno, key);
-		} else if (section_known(sec) && !impair_field_find(key)) {
-			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
-				    "%s:%d: unknown key '%s' in [%s]", path, lineno,
-				    key, sec);
-		} else if (!sec[0]) {
-			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
-				    "%s:%d: key '%s' outside any section", path, lineno, key);
-		}
+		lint_key(key, val, path, lineno, sec, kl, &nseen, diag);
 	}
 	return 0;
 }

@@ -187,30 +187,10 @@ int nlqdisc_build_tbf(const struct nlqdisc_target *t,
 	return 0;
 }
 
-int nlqdisc_build_netem(const struct nlqdisc_target *t,
-			const struct impair_plan *p, bool explicit_zero,
-			struct nl_msg **out, struct ll_err *err)
+/* correlation, reorder, ECN, corrupt and slot attributes */
+static int netem_put_corr(struct nl_msg **out, const struct impair_plan *p,
+			  bool explicit_zero, struct ll_err *err)
 {
-	struct tc_netem_qopt q;
-	struct nlattr *opts;
-	int rc;
-
-	if (!p->netem)
-		return ll_err_set(err, -EINVAL, "plan has no netem part");
-	rc = start(t, RTM_NEWQDISC, t->verb, "netem", out, err);
-	if (rc < 0)
-		return rc;
-	memset(&q, 0, sizeof(q));
-	q.latency = us2ticks((double)(p->latency_ns / 1000));
-	q.jitter = us2ticks((double)(p->jitter_ns / 1000));
-	q.limit = p->limit ? p->limit : 1000;
-	q.loss = p->loss;
-	q.gap = p->gap;
-	q.duplicate = p->duplicate;
-	opts = nla_reserve(*out, TCA_OPTIONS, sizeof(q));
-	if (!opts)
-		return fail_nomem(out, err);
-	memcpy(nla_data(opts), &q, sizeof(q));
 	if (explicit_zero || p->delay_corr || p->loss_corr || p->dup_corr ||
 	    p->reorder_corr || p->corrupt_corr) {
 		struct tc_netem_corr c = { p->delay_corr, p->loss_corr, p->dup_corr };
@@ -247,6 +227,13 @@ int nlqdisc_build_netem(const struct nlqdisc_target *t,
 		if (nla_put(*out, TCA_NETEM_SLOT, sizeof(sl), &sl) < 0)
 			return fail_nomem(out, err);
 	}
+	return 0;
+}
+
+/* the loss-model nest (Gilbert-Elliott or 4-state) */
+static int netem_put_loss(struct nl_msg **out, const struct impair_plan *p,
+			  struct ll_err *err)
+{
 	if (p->loss_model == IMP_LOSSM_STATE || p->loss_model == IMP_LOSSM_GE) {
 		/* a real nest with NLA_F_NESTED, as tc's addattr_nest */
 		struct nlattr *nest = nla_nest_start(*out, TCA_NETEM_LOSS);
@@ -270,6 +257,13 @@ int nlqdisc_build_netem(const struct nlqdisc_target *t,
 			return fail_nomem(out, err);
 		nla_nest_end(*out, nest);
 	}
+	return 0;
+}
+
+/* the rate attribute, with RATE64 above 32 bits */
+static int netem_put_rate(struct nl_msg **out, const struct impair_plan *p,
+			  bool explicit_zero, struct ll_err *err)
+{
 	if (explicit_zero || p->netem_rate_Bps) {
 		struct tc_netem_rate r;
 
@@ -287,6 +281,15 @@ int nlqdisc_build_netem(const struct nlqdisc_target *t,
 		if (nla_put(*out, TCA_NETEM_RATE, sizeof(r), &r) < 0)
 			return fail_nomem(out, err);
 	}
+	return 0;
+}
+
+/* the delay distribution table */
+static int netem_put_dist(struct nl_msg **out, const struct impair_plan *p,
+			  struct ll_err *err)
+{
+	int rc;
+
 	if (p->dist != IMP_DIST_UNIFORM) {
 		int16_t *table = calloc(NETEM_DIST_ENTRIES_MAX, sizeof(*table));
 		size_t n = 0;
@@ -306,6 +309,42 @@ int nlqdisc_build_netem(const struct nlqdisc_target *t,
 		if (rc < 0)
 			return fail_nomem(out, err);
 	}
+	return 0;
+}
+
+int nlqdisc_build_netem(const struct nlqdisc_target *t,
+			const struct impair_plan *p, bool explicit_zero,
+			struct nl_msg **out, struct ll_err *err)
+{
+	struct tc_netem_qopt q;
+	struct nlattr *opts;
+	int rc;
+
+	if (!p->netem)
+		return ll_err_set(err, -EINVAL, "plan has no netem part");
+	rc = start(t, RTM_NEWQDISC, t->verb, "netem", out, err);
+	if (rc < 0)
+		return rc;
+	memset(&q, 0, sizeof(q));
+	q.latency = us2ticks((double)(p->latency_ns / 1000));
+	q.jitter = us2ticks((double)(p->jitter_ns / 1000));
+	q.limit = p->limit ? p->limit : 1000;
+	q.loss = p->loss;
+	q.gap = p->gap;
+	q.duplicate = p->duplicate;
+	opts = nla_reserve(*out, TCA_OPTIONS, sizeof(q));
+	if (!opts)
+		return fail_nomem(out, err);
+	memcpy(nla_data(opts), &q, sizeof(q));
+	rc = netem_put_corr(out, p, explicit_zero, err);
+	if (rc == 0)
+		rc = netem_put_loss(out, p, err);
+	if (rc == 0)
+		rc = netem_put_rate(out, p, explicit_zero, err);
+	if (rc == 0)
+		rc = netem_put_dist(out, p, err);
+	if (rc < 0)
+		return rc;
 	if ((explicit_zero || p->latency_ns) &&
 	    nla_put_s64(*out, TCA_NETEM_LATENCY64, p->latency_ns) < 0)
 		return fail_nomem(out, err);
@@ -421,6 +460,69 @@ static int parse_tbf(struct nlattr *opts, struct qdisc_info *q)
 	return 0;
 }
 
+/* the rate and slot attributes of a netem dump */
+static void parse_netem_rate_slot(struct nlattr **tb, struct qdisc_info *q)
+{
+	if (tb[TCA_NETEM_RATE] &&
+	    (size_t)nla_len(tb[TCA_NETEM_RATE]) >= sizeof(struct tc_netem_rate)) {
+		struct tc_netem_rate r;
+		uint64_t bytes;
+
+		memcpy(&r, nla_data(tb[TCA_NETEM_RATE]), sizeof(r));
+		bytes = r.rate;
+		/* the kernel uses max(rate, rate64) */
+		if (tb[TCA_NETEM_RATE64] && nla_len(tb[TCA_NETEM_RATE64]) >= 8 &&
+		    nla_get_u64(tb[TCA_NETEM_RATE64]) > bytes)
+			bytes = nla_get_u64(tb[TCA_NETEM_RATE64]);
+		q->netem_rate = bytes * 8;
+		q->packet_overhead = r.packet_overhead;
+		q->cell_size = r.cell_size;
+		q->cell_overhead = r.cell_overhead;
+	}
+	if (tb[TCA_NETEM_SLOT] &&
+	    (size_t)nla_len(tb[TCA_NETEM_SLOT]) >= sizeof(struct tc_netem_slot)) {
+		struct tc_netem_slot sl;
+
+		memcpy(&sl, nla_data(tb[TCA_NETEM_SLOT]), sizeof(sl));
+		q->slot_min = sl.min_delay;
+		q->slot_max = sl.max_delay;
+		/* the kernel dumps "unlimited" as INT_MAX */
+		q->slot_packets = sl.max_packets == INT32_MAX ? 0 : sl.max_packets;
+		q->slot_bytes = sl.max_bytes == INT32_MAX ? 0 : sl.max_bytes;
+	}
+}
+
+/* the loss-model nest of a netem dump */
+static void parse_netem_loss(struct nlattr *loss, struct qdisc_info *q)
+{
+	struct nlattr *lt[NETEM_LOSS_MAX + 1];
+
+	if (nla_parse_nested(lt, NETEM_LOSS_MAX, loss, NULL) == 0) {
+		if (lt[NETEM_LOSS_GI] && (size_t)nla_len(lt[NETEM_LOSS_GI]) >=
+		    sizeof(struct tc_netem_gimodel)) {
+			struct tc_netem_gimodel g;
+
+			memcpy(&g, nla_data(lt[NETEM_LOSS_GI]), sizeof(g));
+			q->loss_model = IMP_LOSSM_STATE;
+			q->gi[0] = g.p13;
+			q->gi[1] = g.p31;
+			q->gi[2] = g.p32;
+			q->gi[3] = g.p14;
+			q->gi[4] = g.p23;
+		} else if (lt[NETEM_LOSS_GE] && (size_t)nla_len(lt[NETEM_LOSS_GE]) >=
+			   sizeof(struct tc_netem_gemodel)) {
+			struct tc_netem_gemodel g;
+
+			memcpy(&g, nla_data(lt[NETEM_LOSS_GE]), sizeof(g));
+			q->loss_model = IMP_LOSSM_GE;
+			q->ge[0] = g.p;
+			q->ge[1] = g.r;
+			q->ge[2] = g.h;
+			q->ge[3] = g.k1;
+		}
+	}
+}
+
 static int parse_netem(struct nlattr *opts, struct qdisc_info *q)
 {
 	struct nlattr *tb[LL_TCA_NETEM_MAX + 1];
@@ -474,61 +576,9 @@ static int parse_netem(struct nlattr *opts, struct qdisc_info *q)
 	}
 	if (tb[TCA_NETEM_ECN] && nla_len(tb[TCA_NETEM_ECN]) >= 4)
 		q->ecn = nla_get_u32(tb[TCA_NETEM_ECN]) != 0;
-	if (tb[TCA_NETEM_RATE] &&
-	    (size_t)nla_len(tb[TCA_NETEM_RATE]) >= sizeof(struct tc_netem_rate)) {
-		struct tc_netem_rate r;
-		uint64_t bytes;
-
-		memcpy(&r, nla_data(tb[TCA_NETEM_RATE]), sizeof(r));
-		bytes = r.rate;
-		/* the kernel uses max(rate, rate64) */
-		if (tb[TCA_NETEM_RATE64] && nla_len(tb[TCA_NETEM_RATE64]) >= 8 &&
-		    nla_get_u64(tb[TCA_NETEM_RATE64]) > bytes)
-			bytes = nla_get_u64(tb[TCA_NETEM_RATE64]);
-		q->netem_rate = bytes * 8;
-		q->packet_overhead = r.packet_overhead;
-		q->cell_size = r.cell_size;
-		q->cell_overhead = r.cell_overhead;
-	}
-	if (tb[TCA_NETEM_SLOT] &&
-	    (size_t)nla_len(tb[TCA_NETEM_SLOT]) >= sizeof(struct tc_netem_slot)) {
-		struct tc_netem_slot sl;
-
-		memcpy(&sl, nla_data(tb[TCA_NETEM_SLOT]), sizeof(sl));
-		q->slot_min = sl.min_delay;
-		q->slot_max = sl.max_delay;
-		/* the kernel dumps "unlimited" as INT_MAX */
-		q->slot_packets = sl.max_packets == INT32_MAX ? 0 : sl.max_packets;
-		q->slot_bytes = sl.max_bytes == INT32_MAX ? 0 : sl.max_bytes;
-	}
-	if (tb[TCA_NETEM_LOSS]) {
-		struct nlattr *lt[NETEM_LOSS_MAX + 1];
-
-		if (nla_parse_nested(lt, NETEM_LOSS_MAX, tb[TCA_NETEM_LOSS], NULL) == 0) {
-			if (lt[NETEM_LOSS_GI] && (size_t)nla_len(lt[NETEM_LOSS_GI]) >=
-			    sizeof(struct tc_netem_gimodel)) {
-				struct tc_netem_gimodel g;
-
-				memcpy(&g, nla_data(lt[NETEM_LOSS_GI]), sizeof(g));
-				q->loss_model = IMP_LOSSM_STATE;
-				q->gi[0] = g.p13;
-				q->gi[1] = g.p31;
-				q->gi[2] = g.p32;
-				q->gi[3] = g.p14;
-				q->gi[4] = g.p23;
-			} else if (lt[NETEM_LOSS_GE] && (size_t)nla_len(lt[NETEM_LOSS_GE]) >=
-				   sizeof(struct tc_netem_gemodel)) {
-				struct tc_netem_gemodel g;
-
-				memcpy(&g, nla_data(lt[NETEM_LOSS_GE]), sizeof(g));
-				q->loss_model = IMP_LOSSM_GE;
-				q->ge[0] = g.p;
-				q->ge[1] = g.r;
-				q->ge[2] = g.h;
-				q->ge[3] = g.k1;
-			}
-		}
-	}
+	parse_netem_rate_slot(tb, q);
+	if (tb[TCA_NETEM_LOSS])
+		parse_netem_loss(tb[TCA_NETEM_LOSS], q);
 	if (tb[LL_TCA_NETEM_PRNG_SEED] && nla_len(tb[LL_TCA_NETEM_PRNG_SEED]) >= 8) {
 		q->has_seed = true;
 		q->seed = nla_get_u64(tb[LL_TCA_NETEM_PRNG_SEED]);

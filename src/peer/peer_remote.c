@@ -517,29 +517,14 @@ static int clear_check(struct remote *r, const char *dev, const char *orig,
  * file, tctree.h). A journal file left by an earlier run wins: it holds the
  * real original. An empty or damaged file, or a state linklab could not
  * rebuild (unless --force), refuses the apply before anything changes. */
-static int journal_take_once(struct remote *r, const char *dev, bool again,
-			     struct ll_err *err)
+/* the one-round-trip journal command into cmd (CMD_MAX): record dev's tc
+ * state to path through tmp unless path exists, then print path; rec is
+ * scratch (CMD_MAX); nonzero when it does not fit */
+static int journal_take_cmd(const char *dev, const char *path,
+			    const char *tmp, char *cmd, char *rec)
 {
-	struct rjournal *j = jfind(r, dev, false);
-	char path[128], tmp[140], *o = NULL, *rec;
-	char *cmd;
-	bool fresh;
 	int rc;
 
-	if (j && j->orig)
-		return 0;
-	rc = need_nsid(r, err);
-	if (rc < 0)
-		return rc;
-	cmd = calloc(1, CMD_MAX);
-	rec = calloc(1, CMD_MAX);
-	if (!cmd || !rec) {
-		free(cmd);
-		free(rec);
-		return ll_err_set(err, -ENOMEM, "out of memory");
-	}
-	journal_path(r, dev, path, sizeof(path));
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	/* umask 077; mkdir -p DIR && { [ -e F ] || { { RECORD; } > F.tmp &&
 	 * [ -s F.tmp ] && mv F.tmp F && echo new || { rm -f F.tmp; exit 1; };
 	 * }; } && cat F      (one round trip; a full disk leaves no file) */
@@ -566,6 +551,64 @@ static int journal_take_once(struct remote *r, const char *dev, bool again,
 		     " else printf '%s\\n' \"${e:-cannot record the tc state}\" >&2; fi;");
 	rc |= addraw(cmd, CMD_MAX, "exit 1; }; }; } && cat");
 	rc |= addw(cmd, CMD_MAX, path);
+	return rc;
+}
+
+/* --force over a record with parts tc cannot restore: those parts are
+ * dropped from *o and from the record at path (written through tmp), and
+ * noted; 0, or < 0 with err set */
+static int journal_force_strip(struct remote *r, const char *dev, char **o,
+			       char *cmd, const char *tmp, const char *path,
+			       struct ll_err *err)
+{
+	/* the user accepts losing those parts: the record keeps
+	 * the rest, which is restored and verified */
+	char dropped[400], *st = NULL;
+	int rc;
+
+	rc = tctree_strip(*o, &st, dropped, sizeof(dropped));
+	if (rc == 0) {
+		snprintf(cmd, CMD_MAX, "umask 077; printf '%%s\\n'");
+		rc = addw(cmd, CMD_MAX, st) | addraw(cmd, CMD_MAX, ">") |
+		     addw(cmd, CMD_MAX, tmp) | addraw(cmd, CMD_MAX, "&& mv") |
+		     addw(cmd, CMD_MAX, tmp) | addw(cmd, CMD_MAX, path);
+		rc = rc ? ll_err_set(err, -ENOSPC, "journal command too long")
+			: run(r, cmd, "write journal " JOURNAL_DIR, NULL, NULL, err);
+	}
+	if (rc == 0) {
+		free(*o);
+		*o = st;
+		st = NULL;
+		rnote(r, "%s: --force: %.300s will not come back on clear", dev, dropped);
+	}
+	free(st);
+	return rc;
+}
+
+static int journal_take_once(struct remote *r, const char *dev, bool again,
+			     struct ll_err *err)
+{
+	struct rjournal *j = jfind(r, dev, false);
+	char path[128], tmp[140], *o = NULL, *rec;
+	char *cmd;
+	bool fresh;
+	int rc;
+
+	if (j && j->orig)
+		return 0;
+	rc = need_nsid(r, err);
+	if (rc < 0)
+		return rc;
+	cmd = calloc(1, CMD_MAX);
+	rec = calloc(1, CMD_MAX);
+	if (!cmd || !rec) {
+		free(cmd);
+		free(rec);
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	}
+	journal_path(r, dev, path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	rc = journal_take_cmd(dev, path, tmp, cmd, rec);
 	free(rec);
 	if (rc) {
 		free(cmd);
@@ -601,28 +644,8 @@ static int journal_take_once(struct remote *r, const char *dev, bool again,
 		struct ll_err cerr = {0};
 
 		rc = tctree_restore_cmd(dev, o, cmd, CMD_MAX, &cerr);
-		if (rc == -ENOTSUP && r->safety.force) {
-			/* the user accepts losing those parts: the record keeps
-			 * the rest, which is restored and verified */
-			char dropped[400], *st = NULL;
-
-			rc = tctree_strip(o, &st, dropped, sizeof(dropped));
-			if (rc == 0) {
-				snprintf(cmd, CMD_MAX, "umask 077; printf '%%s\\n'");
-				rc = addw(cmd, CMD_MAX, st) | addraw(cmd, CMD_MAX, ">") |
-				     addw(cmd, CMD_MAX, tmp) | addraw(cmd, CMD_MAX, "&& mv") |
-				     addw(cmd, CMD_MAX, tmp) | addw(cmd, CMD_MAX, path);
-				rc = rc ? ll_err_set(err, -ENOSPC, "journal command too long")
-					: run(r, cmd, "write journal " JOURNAL_DIR, NULL, NULL, err);
-			}
-			if (rc == 0) {
-				free(o);
-				o = st;
-				st = NULL;
-				rnote(r, "%s: --force: %.300s will not come back on clear", dev, dropped);
-			}
-			free(st);
-		}
+		if (rc == -ENOTSUP && r->safety.force)
+			rc = journal_force_strip(r, dev, &o, cmd, tmp, path, err);
 		if (rc < 0) {
 			rc = ll_err_set(err, rc, "peer %s: %s: linklab could not put back what is there now (%s); nothing changed%s",
 					r->t.alias, dev, cerr.msg,

@@ -643,6 +643,34 @@ static int blob_str(const unsigned char *b, size_t n, size_t *off,
 	return 0;
 }
 
+/* the key type and cipher of a decoded "openssh-key-v1" blob: 0, or
+ * -EINVAL when it is not one */
+static int key_blob_type(const unsigned char *blob, size_t nb, char *type,
+			 size_t len, bool *encrypted)
+{
+	/* PROTOCOL.key: "openssh-key-v1\0", string ciphername, string
+	 * kdfname, string kdfoptions, uint32 nkeys, string publickey
+	 * (whose first field is the key type) */
+	static const char magic[] = "openssh-key-v1";
+	const unsigned char *str, *pk;
+	size_t off = sizeof(magic), sl, pl, poff = 0;
+
+	if (nb > sizeof(magic) && memcmp(blob, magic, sizeof(magic)) == 0 &&
+	    blob_str(blob, nb, &off, &str, &sl) == 0) {
+		*encrypted = !(sl == 4 && memcmp(str, "none", 4) == 0);
+		if (blob_str(blob, nb, &off, &str, &sl) == 0 &&
+		    blob_str(blob, nb, &off, &str, &sl) == 0 && off + 4 <= nb) {
+			off += 4;
+			if (blob_str(blob, nb, &off, &pk, &pl) == 0 &&
+			    blob_str(pk, pl, &poff, &str, &sl) == 0) {
+				snprintf(type, len, "%.*s", (int)sl, (const char *)str);
+				return 0;
+			}
+		}
+	}
+	return -EINVAL;
+}
+
 int ssh_key_info(const char *path, char *type, size_t len, bool *encrypted)
 {
 	FILE *f;
@@ -707,29 +735,8 @@ int ssh_key_info(const char *path, char *type, size_t len, bool *encrypted)
 		}
 	}
 	fclose(f);
-	if (in == 1) {
-		/* PROTOCOL.key: "openssh-key-v1\0", string ciphername, string
-		 * kdfname, string kdfoptions, uint32 nkeys, string publickey
-		 * (whose first field is the key type) */
-		static const char magic[] = "openssh-key-v1";
-		const unsigned char *str, *pk;
-		size_t off = sizeof(magic), sl, pl, poff = 0;
-
-		rc = -EINVAL;
-		if (nb > sizeof(magic) && memcmp(blob, magic, sizeof(magic)) == 0 &&
-		    blob_str(blob, nb, &off, &str, &sl) == 0) {
-			*encrypted = !(sl == 4 && memcmp(str, "none", 4) == 0);
-			if (blob_str(blob, nb, &off, &str, &sl) == 0 &&
-			    blob_str(blob, nb, &off, &str, &sl) == 0 && off + 4 <= nb) {
-				off += 4;
-				if (blob_str(blob, nb, &off, &pk, &pl) == 0 &&
-				    blob_str(pk, pl, &poff, &str, &sl) == 0) {
-					snprintf(type, len, "%.*s", (int)sl, (const char *)str);
-					rc = 0;
-				}
-			}
-		}
-	}
+	if (in == 1)
+		rc = key_blob_type(blob, nb, type, len, encrypted);
 	free(blob);
 	if (rc == 0 && strcmp(type, "ecdsa") == 0) {
 		/* PEM EC key: the .pub names the curve */
@@ -965,6 +972,79 @@ static int auth_agent(struct ssh_session *s, const struct ssh_target *t,
 	return -1;
 }
 
+/* publickey authentication with the key file priv, asking for its
+ * passphrase (3 tries) when it is protected: 0 when accepted, 1 when not
+ * (the reason noted in tried), < 0 on a timeout (err set) */
+static int auth_identity(struct ssh_session *s, const struct ssh_target *t,
+			 const char *priv, ssh_prompt_fn ask, void *ask_ctx,
+			 int64_t *deadline, int timeout_ms, char *tried,
+			 size_t tlen, size_t *used, struct ll_err *err)
+{
+	char pub[PATH_MAX + 8], ktype[64], pass[512] = "", q[PATH_MAX + 64];
+	char why[320];
+	bool enc = false, key_unread;
+	struct stat st;
+	int attempt, rc;
+
+	if (stat(priv, &st) != 0)
+		return 1;        /* ssh -G lists defaults that may not exist */
+	ssh_key_info(priv, ktype, sizeof(ktype), &enc);
+	snprintf(pub, sizeof(pub), "%s.pub", priv);
+	why[0] = '\0';
+	for (attempt = 0; attempt < 3; attempt++) {
+		if (enc) {
+			if (!ask) {
+				snprintf(why, sizeof(why),
+					 "passphrase-protected and no way to ask for it: add it to ssh-agent");
+				break;
+			}
+			snprintf(q, sizeof(q), "Enter passphrase for key '%s': ", priv);
+			if (ask(ask_ctx, q, false, pass, sizeof(pass)) < 0) {
+				snprintf(why, sizeof(why), "passphrase not given");
+				break;
+			}
+			*deadline = now_ms() + timeout_ms;   /* typing time does not count */
+		}
+		while ((rc = libssh2_userauth_publickey_fromfile_ex(
+				s->ss, t->user, (unsigned)strlen(t->user),
+				access(pub, R_OK) == 0 ? pub : NULL, priv,
+				enc ? pass : NULL)) == LIBSSH2_ERROR_EAGAIN)
+			if (wait_io(s, *deadline) < 0) {
+				explicit_bzero(pass, sizeof(pass));
+				return ll_err_set(err, -ETIMEDOUT,
+						  "ssh %s: timed out during publickey authentication with %s",
+						  s->name, priv);
+			}
+		if (rc == 0) {
+			explicit_bzero(pass, sizeof(pass));
+			return 0;
+		}
+		/* the private key could not be read: FILE without a
+		 * .pub; "Callback returned error" (PUBLICKEY_UNVERIFIED)
+		 * when the .pub was accepted but signing failed */
+		key_unread = rc == LIBSSH2_ERROR_FILE ||
+			     rc == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED;
+		if (key_unread && !enc && ask && strcmp(ktype, "unknown") == 0) {
+			enc = true;   /* not readable as a plain key: ask */
+			attempt--;
+			continue;
+		}
+		if (key_unread && enc) {
+			snprintf(why, sizeof(why), "wrong passphrase, 3 tries");
+			continue;
+		}
+		snprintf(why, sizeof(why), "%s", rc == LIBSSH2_ERROR_AUTHENTICATION_FAILED ?
+			 "refused by the server" : last_err(s->ss));
+		if (!strcmp(ktype, "ssh-rsa") && !rsa_sha2_ok())
+			rsa_hint(why, sizeof(why));
+		break;
+	}
+	explicit_bzero(pass, sizeof(pass));
+	note(tried, tlen, used, "publickey %s %s (%s)", ktype, priv,
+	     why[0] ? why : "refused");
+	return 1;
+}
+
 /* Authenticate: agent (if SSH_AUTH_SOCK), each identity file (passphrase
  * asked through the prompt when the key is encrypted), keyboard-interactive,
  * password - each only when the server offers it (ssh(1) order). */
@@ -1002,69 +1082,10 @@ static int authenticate(struct ssh_session *s, const struct ssh_target *t,
 	    auth_agent(s, t, *deadline, tried, sizeof(tried), &used) == 0)
 		return 0;
 	for (i = 0; strstr(offered, "publickey") && i < t->nidentity; i++) {
-		const char *priv = t->identity[i];
-		char pub[PATH_MAX + 8], ktype[64], pass[512] = "", q[PATH_MAX + 64];
-		char why[320];
-		bool enc = false, key_unread;
-		struct stat st;
-		int attempt;
-
-		if (stat(priv, &st) != 0)
-			continue;        /* ssh -G lists defaults that may not exist */
-		ssh_key_info(priv, ktype, sizeof(ktype), &enc);
-		snprintf(pub, sizeof(pub), "%s.pub", priv);
-		why[0] = '\0';
-		for (attempt = 0; attempt < 3; attempt++) {
-			if (enc) {
-				if (!ask) {
-					snprintf(why, sizeof(why),
-						 "passphrase-protected and no way to ask for it: add it to ssh-agent");
-					break;
-				}
-				snprintf(q, sizeof(q), "Enter passphrase for key '%s': ", priv);
-				if (ask(ask_ctx, q, false, pass, sizeof(pass)) < 0) {
-					snprintf(why, sizeof(why), "passphrase not given");
-					break;
-				}
-				REARM();
-			}
-			while ((rc = libssh2_userauth_publickey_fromfile_ex(
-					s->ss, t->user, (unsigned)strlen(t->user),
-					access(pub, R_OK) == 0 ? pub : NULL, priv,
-					enc ? pass : NULL)) == LIBSSH2_ERROR_EAGAIN)
-				if (wait_io(s, *deadline) < 0) {
-					explicit_bzero(pass, sizeof(pass));
-					return ll_err_set(err, -ETIMEDOUT,
-							  "ssh %s: timed out during publickey authentication with %s",
-							  s->name, priv);
-				}
-			if (rc == 0) {
-				explicit_bzero(pass, sizeof(pass));
-				return 0;
-			}
-			/* the private key could not be read: FILE without a
-			 * .pub; "Callback returned error" (PUBLICKEY_UNVERIFIED)
-			 * when the .pub was accepted but signing failed */
-			key_unread = rc == LIBSSH2_ERROR_FILE ||
-				     rc == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED;
-			if (key_unread && !enc && ask && strcmp(ktype, "unknown") == 0) {
-				enc = true;   /* not readable as a plain key: ask */
-				attempt--;
-				continue;
-			}
-			if (key_unread && enc) {
-				snprintf(why, sizeof(why), "wrong passphrase, 3 tries");
-				continue;
-			}
-			snprintf(why, sizeof(why), "%s", rc == LIBSSH2_ERROR_AUTHENTICATION_FAILED ?
-				 "refused by the server" : last_err(s->ss));
-			if (!strcmp(ktype, "ssh-rsa") && !rsa_sha2_ok())
-				rsa_hint(why, sizeof(why));
-			break;
-		}
-		explicit_bzero(pass, sizeof(pass));
-		note(tried, sizeof(tried), &used, "publickey %s %s (%s)", ktype, priv,
-		     why[0] ? why : "refused");
+		rc = auth_identity(s, t, t->identity[i], ask, ask_ctx, deadline,
+				   timeout_ms, tried, sizeof(tried), &used, err);
+		if (rc <= 0)
+			return rc;
 	}
 	if (strstr(offered, "keyboard-interactive")) {
 		struct kbd_ctx kc = {ask, ask_ctx, 0, false};

@@ -271,13 +271,87 @@ static int split_host(const char *in, char *user, size_t ulen, char *host,
 	return 0;
 }
 
+/* one "key value" line of ssh -G into t; IdentityFile values are kept in
+ * id_from_g (*n_id_g of them) to be expanded once user and host are known */
+static void sshcfg_apply_line(const char *key, char *val,
+			      const struct sshcfg_opts *o, struct ssh_target *t,
+			      char id_from_g[][PATH_MAX], int *n_id_g)
+{
+	if (strcasecmp(key, "hostname") == 0) {
+		snprintf(t->hostname, sizeof(t->hostname), "%s", val);
+	} else if (strcasecmp(key, "user") == 0) {
+		snprintf(t->user, sizeof(t->user), "%s", val);
+	} else if (strcasecmp(key, "port") == 0) {
+		int p = atoi(val);
+
+		if (p > 0 && p < 65536)
+			t->port = p;
+	} else if (strcasecmp(key, "identityfile") == 0) {
+		list_add(id_from_g, n_id_g, val);
+	} else if (strcasecmp(key, "userknownhostsfile") == 0 ||
+		   strcasecmp(key, "globalknownhostsfile") == 0) {
+		char *w, *s2 = NULL;
+
+		if (o->known_hosts)
+			return;
+		for (w = strtok_r(val, " \t", &s2); w;
+		     w = strtok_r(NULL, " \t", &s2)) {
+			/* global files only if they exist: read-only */
+			if (tolower((unsigned char)key[0]) == 'g' &&
+			    access(w, R_OK) != 0)
+				continue;
+			list_add(t->known_hosts, &t->nknown, w);
+		}
+	} else if (strcasecmp(key, "stricthostkeychecking") == 0) {
+		const char *v = val;
+
+		if (strcasecmp(v, "true") == 0)
+			v = "yes";
+		else if (strcasecmp(v, "false") == 0)
+			v = "no";
+		snprintf(t->strict, sizeof(t->strict), "%s", v);
+	} else if (strcasecmp(key, "identitiesonly") == 0) {
+		t->identities_only = strcasecmp(val, "yes") == 0 ||
+				     strcasecmp(val, "true") == 0;
+	} else if (strcasecmp(key, "proxyjump") == 0) {
+		snprintf(t->proxyjump, sizeof(t->proxyjump), "%s", val);
+	}
+}
+
+/* the defaults ssh -G left open (host name, local user) and the
+ * IdentityFile paths with their %-tokens expanded */
+static void sshcfg_finish(struct ssh_target *t, const char *h,
+			  char id_from_g[][PATH_MAX], int n_id_g)
+{
+	int i;
+
+	if (!t->hostname[0])
+		snprintf(t->hostname, sizeof(t->hostname), "%s", h);
+	if (!t->user[0]) {
+		struct passwd *pw = getpwuid(getuid());
+
+		snprintf(t->user, sizeof(t->user), "%s", pw ? pw->pw_name : "root");
+	}
+	{
+		char home[PATH_MAX];
+
+		expand_tilde("~", home, sizeof(home));
+		for (i = 0; i < n_id_g; i++) {
+			char exp[PATH_MAX];
+
+			expand_tokens(id_from_g[i], t, home, exp, sizeof(exp));
+			list_add(t->identity, &t->nidentity, exp);
+		}
+	}
+}
+
 int sshcfg_resolve(const char *host, const struct sshcfg_opts *o,
 		   struct ssh_target *t, struct ll_err *err)
 {
 	char user[64], h[256], portbuf[16], msg[400];
 	char *argv[12], *out = NULL, *errt = NULL, *line, *save = NULL;
 	char id_from_g[SSHCFG_MAX_FILES][PATH_MAX];
-	int n_id_g = 0, port, argc = 0, rc, i;
+	int n_id_g = 0, port, argc = 0, rc;
 	struct sshcfg_opts none = {0};
 
 	if (!o)
@@ -360,65 +434,10 @@ int sshcfg_resolve(const char *host, const struct sshcfg_opts *o,
 		while (isspace((unsigned char)*val))
 			val++;
 		val[strcspn(val, "\r")] = '\0';
-		if (strcasecmp(key, "hostname") == 0) {
-			snprintf(t->hostname, sizeof(t->hostname), "%s", val);
-		} else if (strcasecmp(key, "user") == 0) {
-			snprintf(t->user, sizeof(t->user), "%s", val);
-		} else if (strcasecmp(key, "port") == 0) {
-			int p = atoi(val);
-
-			if (p > 0 && p < 65536)
-				t->port = p;
-		} else if (strcasecmp(key, "identityfile") == 0) {
-			list_add(id_from_g, &n_id_g, val);
-		} else if (strcasecmp(key, "userknownhostsfile") == 0 ||
-			   strcasecmp(key, "globalknownhostsfile") == 0) {
-			char *w, *s2 = NULL;
-
-			if (o->known_hosts)
-				continue;
-			for (w = strtok_r(val, " \t", &s2); w;
-			     w = strtok_r(NULL, " \t", &s2)) {
-				/* global files only if they exist: read-only */
-				if (tolower((unsigned char)key[0]) == 'g' &&
-				    access(w, R_OK) != 0)
-					continue;
-				list_add(t->known_hosts, &t->nknown, w);
-			}
-		} else if (strcasecmp(key, "stricthostkeychecking") == 0) {
-			const char *v = val;
-
-			if (strcasecmp(v, "true") == 0)
-				v = "yes";
-			else if (strcasecmp(v, "false") == 0)
-				v = "no";
-			snprintf(t->strict, sizeof(t->strict), "%s", v);
-		} else if (strcasecmp(key, "identitiesonly") == 0) {
-			t->identities_only = strcasecmp(val, "yes") == 0 ||
-					     strcasecmp(val, "true") == 0;
-		} else if (strcasecmp(key, "proxyjump") == 0) {
-			snprintf(t->proxyjump, sizeof(t->proxyjump), "%s", val);
-		}
+		sshcfg_apply_line(key, val, o, t, id_from_g, &n_id_g);
 	}
 	free(out);
 	free(errt);
-	if (!t->hostname[0])
-		snprintf(t->hostname, sizeof(t->hostname), "%s", h);
-	if (!t->user[0]) {
-		struct passwd *pw = getpwuid(getuid());
-
-		snprintf(t->user, sizeof(t->user), "%s", pw ? pw->pw_name : "root");
-	}
-	{
-		char home[PATH_MAX];
-
-		expand_tilde("~", home, sizeof(home));
-		for (i = 0; i < n_id_g; i++) {
-			char exp[PATH_MAX];
-
-			expand_tokens(id_from_g[i], t, home, exp, sizeof(exp));
-			list_add(t->identity, &t->nidentity, exp);
-		}
-	}
+	sshcfg_finish(t, h, id_from_g, n_id_g);
 	return 0;
 }

@@ -788,6 +788,82 @@ static void tune_listener(struct srv *s, const struct iperf3_params *p)
 	}
 }
 
+/* the stream phase: listeners tuned, CREATE_STREAMS, the client's streams
+ * accepted (*n of them; a UDP listener in *ufd until then), TEST_START,
+ * TEST_RUNNING and each stream's thread started behind gate */
+static int open_streams(struct srv *s, struct iperf3_params *p,
+			struct iperf3_stream *st, int total_streams, int *n,
+			int *ufd, atomic_bool *sstop, atomic_bool *rstop,
+			_Atomic uint64_t *budget_used, struct iperf3_gate *gate,
+			struct ll_err *err)
+{
+	int r;
+
+	tune_listener(s, p);
+	if (p->udp) {
+		/* the stream hellos must reach the stream listener */
+		rtt_echo_pause(s->echo, true);
+		*ufd = udp_listener(s, err);
+		if (*ufd < 0)
+			return *ufd;
+	}
+	r = iperf3_send_state(s->cfd, IPERF3_CREATE_STREAMS, err);
+	if (r < 0)
+		return r;
+	r = accept_streams(s, p, s->cookie, st, total_streams, n, ufd, sstop,
+			   rstop, budget_used, err);
+	if (r < 0)
+		return r;
+	if (*ufd >= 0) {
+		close(*ufd);
+		*ufd = -1;
+	}
+	rtt_echo_pause(s->echo, false);
+	r = iperf3_send_state(s->cfd, IPERF3_TEST_START, err);
+	if (r == 0)
+		r = iperf3_send_state(s->cfd, IPERF3_TEST_RUNNING, err);
+	if (r < 0)
+		return r;
+	for (int i = 0; i < *n; i++) {
+		st[i].gate = gate;
+		r = iperf3_stream_start(&st[i], err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* the results exchange: EXCHANGE_RESULTS, the client's results into
+ * theirs, ours (res) sent, DISPLAY_RESULTS */
+static int exchange_results(struct srv *s, const struct iperf3_results *res,
+			    struct iperf3_results *theirs, struct ll_err *err)
+{
+	cJSON *j = NULL;
+	int r;
+
+	r = iperf3_send_state(s->cfd, IPERF3_EXCHANGE_RESULTS, err);
+	if (r < 0)
+		return r;
+	r = iperf3_json_read(s->cfd, &j, IPERF3_MAX_JSON, SRV_TIMEOUT_MS, err);
+	if (r < 0) {
+		ll_err_prefix(err, "client results: ");
+		cJSON_Delete(j);
+		return r;
+	}
+	r = iperf3_results_parse(j, theirs, err);
+	cJSON_Delete(j);
+	if (r < 0)
+		return r;
+	j = iperf3_results_build(res);
+	if (!j)
+		return ll_err_set(err, -ENOMEM, "out of memory");
+	r = iperf3_json_write(s->cfd, j, SRV_TIMEOUT_MS, err);
+	cJSON_Delete(j);
+	if (r < 0)
+		return r;
+	return iperf3_send_state(s->cfd, IPERF3_DISPLAY_RESULTS, err);
+}
+
 static int serve_one(struct srv *s, struct ll_err *err)
 {
 	char peer[INET6_ADDRSTRLEN];
@@ -801,7 +877,6 @@ static int serve_one(struct srv *s, struct ll_err *err)
 	uint64_t *live_last = NULL;
 	int64_t *live_retr = NULL;
 	struct iperf3_gate gate;
-	cJSON *j = NULL;
 	struct iperf3_results *res = NULL, *theirs = NULL;
 
 	getpeername(s->cfd, (struct sockaddr *)&ss, &sl);
@@ -821,39 +896,10 @@ static int serve_one(struct srv *s, struct ll_err *err)
 		r = ll_err_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
-	tune_listener(s, &p);
-	if (p.udp) {
-		/* the stream hellos must reach the stream listener */
-		rtt_echo_pause(s->echo, true);
-		ufd = udp_listener(s, err);
-		if (ufd < 0) {
-			r = ufd;
-			goto out;
-		}
-	}
-	r = iperf3_send_state(s->cfd, IPERF3_CREATE_STREAMS, err);
+	r = open_streams(s, &p, st, total_streams, &n, &ufd, &sstop, &rstop,
+			 &budget_used, &gate, err);
 	if (r < 0)
 		goto out;
-	r = accept_streams(s, &p, s->cookie, st, total_streams, &n, &ufd, &sstop,
-			   &rstop, &budget_used, err);
-	if (r < 0)
-		goto out;
-	if (ufd >= 0) {
-		close(ufd);
-		ufd = -1;
-	}
-	rtt_echo_pause(s->echo, false);
-	r = iperf3_send_state(s->cfd, IPERF3_TEST_START, err);
-	if (r == 0)
-		r = iperf3_send_state(s->cfd, IPERF3_TEST_RUNNING, err);
-	if (r < 0)
-		goto out;
-	for (int i = 0; i < n; i++) {
-		st[i].gate = &gate;
-		r = iperf3_stream_start(&st[i], err);
-		if (r < 0)
-			goto out;
-	}
 	double t0 = iperf3_now(), cu0, cs0;
 	iperf3_cpu_times(&cu0, &cs0);
 	iperf3_gate_open(&gate);
@@ -874,30 +920,7 @@ static int serve_one(struct srv *s, struct ll_err *err)
 		.wall = dur, .cpu_user0 = cu0, .cpu_sys0 = cs0, .dur = dur,
 	};
 	iperf3_results_fill(&side, res);
-	r = iperf3_send_state(s->cfd, IPERF3_EXCHANGE_RESULTS, err);
-	if (r < 0)
-		goto out;
-	r = iperf3_json_read(s->cfd, &j, IPERF3_MAX_JSON, SRV_TIMEOUT_MS, err);
-	if (r < 0) {
-		ll_err_prefix(err, "client results: ");
-		goto out;
-	}
-	r = iperf3_results_parse(j, theirs, err);
-	cJSON_Delete(j);
-	j = NULL;
-	if (r < 0)
-		goto out;
-	j = iperf3_results_build(res);
-	if (!j) {
-		r = ll_err_set(err, -ENOMEM, "out of memory");
-		goto out;
-	}
-	r = iperf3_json_write(s->cfd, j, SRV_TIMEOUT_MS, err);
-	cJSON_Delete(j);
-	j = NULL;
-	if (r < 0)
-		goto out;
-	r = iperf3_send_state(s->cfd, IPERF3_DISPLAY_RESULTS, err);
+	r = exchange_results(s, res, theirs, err);
 	if (r < 0)
 		goto out;
 	/* IPERF_DONE; EOF instead is tolerated (old clients just close) */
@@ -916,7 +939,6 @@ out:
 		iperf3_stream_join(&st[i]);
 		close(st[i].fd);
 	}
-	cJSON_Delete(j);
 	if (ufd >= 0)
 		close(ufd);
 	pend_deny_all(s, &s->spend);   /* late stream attempts */

@@ -855,6 +855,37 @@ static double halt_streams(struct test *t)
 }
 
 /* Run from TEST_RUNNING until -t elapses or stop; returns 0 or error. */
+/* arms the interval timer for the absolute time wake (s, CLOCK_MONOTONIC);
+ * an infinite wake disarms it */
+static void arm_interval_timer(int tfd, double wake)
+{
+	struct itimerspec its = { 0 };
+	if (isfinite(wake)) {   /* else (-i 0 with -n/-k): disarmed */
+		its.it_value.tv_sec = (time_t)wake;
+		its.it_value.tv_nsec = (long)((wake - floor(wake)) * 1e9);
+		if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+			its.it_value.tv_nsec = 1;
+	}
+	timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/* a control-channel byte during the test: *cont is set when the test goes
+ * on (a live sample, or a repeated TEST_RUNNING); else the error to stop on */
+static int interval_ctrl(struct test *t, bool *cont, struct ll_err *err)
+{
+	int st;
+	int r = live_or_state(t, &st, err);
+
+	*cont = false;
+	if (r < 0)
+		return r;
+	if (r == 1 || st == IPERF3_TEST_RUNNING) {
+		*cont = true;   /* live sample, or repeated: no-op */
+		return 0;
+	}
+	return bad_state(t, st, "the end of the test", err);
+}
+
 static int run_intervals(struct test *t, struct ll_err *err)
 {
 	int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
@@ -874,14 +905,7 @@ static int run_intervals(struct test *t, struct ll_err *err)
 		double wake = next < deadline ? next : deadline;
 		if (omitting && omit_end < wake)
 			wake = omit_end;
-		struct itimerspec its = { 0 };
-		if (isfinite(wake)) {   /* else (-i 0 with -n/-k): disarmed */
-			its.it_value.tv_sec = (time_t)wake;
-			its.it_value.tv_nsec = (long)((wake - floor(wake)) * 1e9);
-			if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
-				its.it_value.tv_nsec = 1;
-		}
-		timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL);
+		arm_interval_timer(tfd, wake);
 
 		struct pollfd p[4] = {
 			{ .fd = tfd, .events = POLLIN },
@@ -898,15 +922,11 @@ static int run_intervals(struct test *t, struct ll_err *err)
 			break;
 		}
 		if (p[1].revents) {
-			int st;
-			r = live_or_state(t, &st, err);
-			if (r < 0) {
-				rc = r;
-				break;
-			}
-			if (r == 1 || st == IPERF3_TEST_RUNNING)
-				continue;   /* live sample, or repeated: no-op */
-			rc = bad_state(t, st, "the end of the test", err);
+			bool cont;
+
+			rc = interval_ctrl(t, &cont, err);
+			if (cont)
+				continue;
 			break;
 		}
 		if (p[3].revents) {
@@ -1839,64 +1859,64 @@ static cJSON *with_sender(cJSON *o, bool sender)
 	return o;
 }
 
-static cJSON *end_json(const struct test *t)
+/* one entry of "end.streams": sender, receiver and (UDP) udp objects */
+static cJSON *end_stream_json(const struct test *t, int i)
 {
-	cJSON *end = cJSON_CreateObject(), *arr, *o;
-
-	if (!end || !(t->done || t->sum.partial))
-		return end;
 	const struct test_summary *S = &t->sum;
-	/* the client's first pass: its own streams send unless -R */
-	bool fwd_sender = t->o.bidir || !t->o.reverse;
-	arr = cJSON_AddArrayToObject(end, "streams");
-	for (int i = 0; i < S->nstreams; i++) {
-		cJSON *so = cJSON_CreateObject();
-		cJSON *snd = sample_json(t, &S->sent[i], t->conn[i].fd, true);
-		cJSON_AddNumberToObject(snd, "socket", t->conn[i].fd);
-		if (!t->o.udp && !(t->st[i].sender && t->acc[i].rtt_n)) {
-			/* not measured here (the peer sent): the keys as iperf3
-			 * prints them, 0 */
-			cJSON_AddNumberToObject(snd, "max_snd_cwnd", 0);
-			cJSON_AddNumberToObject(snd, "max_snd_wnd", 0);
-			cJSON_AddNumberToObject(snd, "max_rtt", 0);
-			cJSON_AddNumberToObject(snd, "min_rtt", 0);
-			cJSON_AddNumberToObject(snd, "mean_rtt", 0);
-		} else if (t->st[i].sender && t->acc[i].rtt_n) {
-			cJSON_AddNumberToObject(snd, "max_snd_cwnd",
-						(double)t->acc[i].max_cwnd);
-			if (t->acc[i].max_snd_wnd >= 0)
-				cJSON_AddNumberToObject(snd, "max_snd_wnd",
-							(double)t->acc[i].max_snd_wnd);
-			cJSON_AddNumberToObject(snd, "max_rtt",
-						(double)t->acc[i].max_rtt);
-			cJSON_AddNumberToObject(snd, "min_rtt",
-						(double)t->acc[i].min_rtt);
-			cJSON_AddNumberToObject(snd, "mean_rtt",
-						t->acc[i].rtt_sum / (double)t->acc[i].rtt_n);
-		}
-		cJSON *rcv = sample_json(t, &S->received[i], t->conn[i].fd, true);
-		cJSON_AddNumberToObject(rcv, "socket", t->conn[i].fd);
-		if (t->o.udp) {
-			/* iperf3 puts the UDP figures in one "udp" object */
-			cJSON *u = sample_json(t, &S->received[i], t->conn[i].fd, true);
-			cJSON_AddNumberToObject(u, "socket", t->conn[i].fd);
-			cJSON_AddNumberToObject(u, "out_of_order",
-				(double)(S->received[i].outoforder > 0 ?
-					 S->received[i].outoforder : 0));
-			/* linklab's extra key: most datagrams this side moved
-			 * in one system call (UDP GSO send / GRO receive) */
-			cJSON_AddNumberToObject(u, "gso_segs",
-				(double)atomic_load(&t->st[i].gso_segs));
-			cJSON_AddItemToObject(so, "udp", u);
-		}
-		with_sender(snd, t->st[i].sender);
-		with_sender(rcv, t->st[i].sender);
-		if (cJSON_GetObjectItem(so, "udp"))
-			with_sender(cJSON_GetObjectItem(so, "udp"), t->st[i].sender);
-		cJSON_AddItemToObject(so, "sender", snd);
-		cJSON_AddItemToObject(so, "receiver", rcv);
-		cJSON_AddItemToArray(arr, so);
+	cJSON *so = cJSON_CreateObject();
+	cJSON *snd = sample_json(t, &S->sent[i], t->conn[i].fd, true);
+	cJSON_AddNumberToObject(snd, "socket", t->conn[i].fd);
+	if (!t->o.udp && !(t->st[i].sender && t->acc[i].rtt_n)) {
+		/* not measured here (the peer sent): the keys as iperf3
+		 * prints them, 0 */
+		cJSON_AddNumberToObject(snd, "max_snd_cwnd", 0);
+		cJSON_AddNumberToObject(snd, "max_snd_wnd", 0);
+		cJSON_AddNumberToObject(snd, "max_rtt", 0);
+		cJSON_AddNumberToObject(snd, "min_rtt", 0);
+		cJSON_AddNumberToObject(snd, "mean_rtt", 0);
+	} else if (t->st[i].sender && t->acc[i].rtt_n) {
+		cJSON_AddNumberToObject(snd, "max_snd_cwnd",
+					(double)t->acc[i].max_cwnd);
+		if (t->acc[i].max_snd_wnd >= 0)
+			cJSON_AddNumberToObject(snd, "max_snd_wnd",
+						(double)t->acc[i].max_snd_wnd);
+		cJSON_AddNumberToObject(snd, "max_rtt",
+					(double)t->acc[i].max_rtt);
+		cJSON_AddNumberToObject(snd, "min_rtt",
+					(double)t->acc[i].min_rtt);
+		cJSON_AddNumberToObject(snd, "mean_rtt",
+					t->acc[i].rtt_sum / (double)t->acc[i].rtt_n);
 	}
+	cJSON *rcv = sample_json(t, &S->received[i], t->conn[i].fd, true);
+	cJSON_AddNumberToObject(rcv, "socket", t->conn[i].fd);
+	if (t->o.udp) {
+		/* iperf3 puts the UDP figures in one "udp" object */
+		cJSON *u = sample_json(t, &S->received[i], t->conn[i].fd, true);
+		cJSON_AddNumberToObject(u, "socket", t->conn[i].fd);
+		cJSON_AddNumberToObject(u, "out_of_order",
+			(double)(S->received[i].outoforder > 0 ?
+				 S->received[i].outoforder : 0));
+		/* linklab's extra key: most datagrams this side moved
+		 * in one system call (UDP GSO send / GRO receive) */
+		cJSON_AddNumberToObject(u, "gso_segs",
+			(double)atomic_load(&t->st[i].gso_segs));
+		cJSON_AddItemToObject(so, "udp", u);
+	}
+	with_sender(snd, t->st[i].sender);
+	with_sender(rcv, t->st[i].sender);
+	if (cJSON_GetObjectItem(so, "udp"))
+		with_sender(cJSON_GetObjectItem(so, "udp"), t->st[i].sender);
+	cJSON_AddItemToObject(so, "sender", snd);
+	cJSON_AddItemToObject(so, "receiver", rcv);
+	return so;
+}
+
+/* the "sum*" objects of "end", in iperf3's order */
+static void end_sums_json(const struct test *t, cJSON *end, bool fwd_sender)
+{
+	const struct test_summary *S = &t->sum;
+	cJSON *ssj;
+
 	if (t->o.udp) {
 		/* iperf3's UDP "sum": the sender's bytes and rate with the
 		 * receiver's jitter, loss and datagram count */
@@ -1909,7 +1929,7 @@ static cJSON *end_json(const struct test *t)
 		cJSON *uj = sample_json(t, &u, 0, true);
 		cJSON_AddItemToObject(end, "sum", with_sender(uj, fwd_sender));
 	}
-	cJSON *ssj = sample_json(t, &S->sum_sent, 0, true);
+	ssj = sample_json(t, &S->sum_sent, 0, true);
 	if (t->o.udp && ssj)
 		udp_sent_fields(ssj, &S->sum_received);
 	cJSON_AddItemToObject(end, "sum_sent",
@@ -1932,6 +1952,14 @@ static cJSON *end_json(const struct test *t)
 			with_sender(sample_json(t, &S->sum_received_reverse, 0, true),
 				    false));
 	}
+}
+
+/* cpu, congestion control, partial flag and RTT probes of "end" */
+static void end_extras_json(const struct test *t, cJSON *end)
+{
+	const struct test_summary *S = &t->sum;
+	cJSON *o;
+
 	o = cJSON_AddObjectToObject(end, "cpu_utilization_percent");
 	cJSON_AddNumberToObject(o, "host_total", t->cpu_total);
 	cJSON_AddNumberToObject(o, "host_user", t->cpu_user);
@@ -1961,6 +1989,22 @@ static cJSON *end_json(const struct test *t)
 			}
 		}
 	}
+}
+
+static cJSON *end_json(const struct test *t)
+{
+	cJSON *end = cJSON_CreateObject(), *arr;
+
+	if (!end || !(t->done || t->sum.partial))
+		return end;
+	const struct test_summary *S = &t->sum;
+	/* the client's first pass: its own streams send unless -R */
+	bool fwd_sender = t->o.bidir || !t->o.reverse;
+	arr = cJSON_AddArrayToObject(end, "streams");
+	for (int i = 0; i < S->nstreams; i++)
+		cJSON_AddItemToArray(arr, end_stream_json(t, i));
+	end_sums_json(t, end, fwd_sender);
+	end_extras_json(t, end);
 	return end;
 }
 
