@@ -19,7 +19,7 @@
 #include "linklab/traffic/csvout.h"
 #include "linklab/traffic/iperf3.h"
 #include "linklab/traffic/plot.h"
-#include "linklab/traffic/test.h"
+#include "linklab/traffic/client.h"
 
 /* Output choices of one run beyond -J (set by cmd_test before
  * cmd_test_run; the --peer path keeps the defaults). */
@@ -113,7 +113,7 @@ static void fmt_bits(double b, char *buf, size_t len)
 		 "%4.0f %s", b, u[i]);
 }
 
-static void print_sample(const char *tag, const struct test_stream_sample *s,
+static void print_sample(const char *tag, const struct client_stream_sample *s,
 			 bool cols, const char *role)
 {
 	char by[32], bi[32], cw[32];
@@ -179,8 +179,8 @@ static void tag_of(int id, bool bidir, bool we_send, char *buf, size_t len)
 		snprintf(buf, len, "%3d", id);
 }
 
-static void print_interval(const struct test_interval *iv,
-			   const struct test_opts *o)
+static void print_interval(const struct client_interval *iv,
+			   const struct client_opts *o)
 {
 	char tag[32];
 	int nfwd = o->bidir ? o->streams : iv->nstreams;
@@ -213,8 +213,8 @@ static void print_interval(const struct test_interval *iv,
 	fflush(stdout);
 }
 
-static void print_summary(const struct test_summary *S,
-			  const struct test_opts *o)
+static void print_summary(const struct client_summary *S,
+			  const struct client_opts *o)
 {
 	char tag[32];
 	int nfwd = o->bidir ? o->streams : S->nstreams;
@@ -244,7 +244,7 @@ static void print_summary(const struct test_summary *S,
 	 * linklab serve's results when it received; iperf3 -s sends none),
 	 * and linklab's duplicates, each on its own line */
 	for (int i = 0; i < S->nstreams; i++) {
-		const struct test_stream_sample *r = &S->received[i];
+		const struct client_stream_sample *r = &S->received[i];
 		if (r->outoforder > 0)
 			printf("[%3d] %.2f-%.2f sec  %lld datagrams received out-of-order\n",
 			       r->id, r->start, r->end, (long long)r->outoforder);
@@ -274,10 +274,10 @@ static void print_summary(const struct test_summary *S,
 	fflush(stdout);
 }
 
-static void stream_line(const struct test *t, const char *event,
-			const struct test_interval *iv)
+static void stream_line(const struct client *t, const char *event,
+			const struct client_interval *iv)
 {
-	char *s = cmd_json_text_safe(test_json_event(t, event, iv), false);
+	char *s = cmd_json_text_safe(client_json_event(t, event, iv), false);
 
 	if (s) {
 		printf("%s\n", s);
@@ -286,7 +286,7 @@ static void stream_line(const struct test *t, const char *event,
 	fflush(stdout);
 }
 
-static void csv_rows(const struct test_interval *iv)
+static void csv_rows(const struct client_interval *iv)
 {
 	struct ll_err e = { 0 };
 	FILE *f = tmpfile();
@@ -345,12 +345,12 @@ static void cmd_test_start_failed(const struct ll_err *err, int json)
 }
 
 /* Print the connected streams and the interval table's header (text). */
-static void cmd_test_print_connected(struct test *t, const struct test_event *ev,
-				     const struct test_opts *o)
+static void cmd_test_print_connected(struct client *t, const struct client_event *ev,
+				     const struct client_opts *o)
 {
 	for (int i = 0; i < ev->interval.nstreams; i++) {
 		char lh[64], rh[64];
-		int lp, rp, id = test_stream_addr(t, i, lh, sizeof(lh),
+		int lp, rp, id = client_stream_addr(t, i, lh, sizeof(lh),
 						  &lp, rh, sizeof(rh), &rp);
 		if (id > 0)
 			printf("[%3d] local %s port %d connected to %s port %d\n",
@@ -370,17 +370,17 @@ static void cmd_test_print_connected(struct test *t, const struct test_event *ev
 
 /* Handle one event of the run in every output asked for; returns 1 when
  * the run is finished (rc set to 0 on a completed run), else 0. */
-static int cmd_test_event(struct test *t, const struct test_event *ev,
-			  const struct test_opts *o, int json, bool text, int *rc)
+static int cmd_test_event(struct client *t, const struct client_event *ev,
+			  const struct client_opts *o, int json, bool text, int *rc)
 {
 	switch (ev->kind) {
-	case TEV_CONNECTED:
+	case CLIENT_EV_CONNECTED:
 		if (out_opts.json_stream)
 			stream_line(t, "start", NULL);
 		if (text)
 			cmd_test_print_connected(t, ev, o);
 		break;
-	case TEV_INTERVAL:
+	case CLIENT_EV_INTERVAL:
 		if (out_opts.json_stream)
 			stream_line(t, "interval", &ev->interval);
 		if (out_opts.csv_stdout && !ev->interval.remote)
@@ -388,24 +388,24 @@ static int cmd_test_event(struct test *t, const struct test_event *ev,
 		if (text)
 			print_interval(&ev->interval, o);
 		break;
-	case TEV_DONE:
-		out_opts.last_bps = test_summary(t)->sum_received.bps;
-		out_opts.last_idle = test_summary(t)->rtt_idle;
-		out_opts.last_load = test_summary(t)->rtt_load;
+	case CLIENT_EV_DONE:
+		out_opts.last_bps = client_summary(t)->sum_received.bps;
+		out_opts.last_idle = client_summary(t)->rtt_idle;
+		out_opts.last_load = client_summary(t)->rtt_load;
 		if (out_opts.json_stream)
 			stream_line(t, "end", NULL);
 		if (text)
-			print_summary(test_summary(t), o);
+			print_summary(client_summary(t), o);
 		*rc = 0;
 		return 1;
-	case TEV_ERROR:
+	case CLIENT_EV_ERROR:
 		if (out_opts.json_stream) {
-			if (test_summary(t)->partial)
+			if (client_summary(t)->partial)
 				stream_line(t, "end", NULL);
 			stream_line(t, "error", NULL);
 		}
-		if (text && test_summary(t)->partial)
-			print_summary(test_summary(t), o);
+		if (text && client_summary(t)->partial)
+			print_summary(client_summary(t), o);
 		if (!json || !out_opts.quiet)
 			fprintf(stderr, "linklab test: error - %s\n",
 				ev->err.msg);
@@ -418,13 +418,13 @@ static int cmd_test_event(struct test *t, const struct test_event *ev,
 
 /* Write the finished run's intervals and summary to the --csv and --plot
  * files; returns rc, or 1 when a file could not be written. */
-static int cmd_test_write_files(struct test *t, const struct test_opts *o,
+static int cmd_test_write_files(struct client *t, const struct client_opts *o,
 				int rc, struct ll_err *err)
 {
-	const struct test_interval *ivs;
-	int niv = test_intervals(t, &ivs);
-	const struct test_summary *S = rc == 0 || test_summary(t)->partial ?
-				       test_summary(t) : NULL;
+	const struct client_interval *ivs;
+	int niv = client_intervals(t, &ivs);
+	const struct client_summary *S = rc == 0 || client_summary(t)->partial ?
+				       client_summary(t) : NULL;
 	char cap[300];
 	snprintf(cap, sizeof(cap), "linklab test -c %s -P %d%s%s%s", o->host,
 		 o->streams, o->udp ? " -u" : "", o->reverse ? " -R" : "",
@@ -442,11 +442,11 @@ static int cmd_test_write_files(struct test *t, const struct test_opts *o,
 	return rc;
 }
 
-int cmd_test_run(const struct test_opts *o, int json)
+int cmd_test_run(const struct client_opts *o, int json)
 {
 	struct sigaction sa, old_int, old_term;
-	struct test *t = NULL;
-	struct test_event *ev;
+	struct client *t = NULL;
+	struct client_event *ev;
 	struct ll_err err = { 0 };
 	int rc = 1, stopped = 0, finished = 0;
 
@@ -455,7 +455,7 @@ int cmd_test_run(const struct test_opts *o, int json)
 		fprintf(stderr, "linklab test: out of memory\n");
 		return 1;
 	}
-	if (test_start(o, &t, &err) < 0) {
+	if (client_start(o, &t, &err) < 0) {
 		cmd_test_start_failed(&err, json);
 		free(ev);
 		return 1;
@@ -477,18 +477,18 @@ int cmd_test_run(const struct test_opts *o, int json)
 		fflush(stdout);
 	}
 	while (!finished) {
-		struct pollfd p = { .fd = test_event_fd(t), .events = POLLIN };
+		struct pollfd p = { .fd = client_event_fd(t), .events = POLLIN };
 		if (poll(&p, 1, -1) < 0 && errno != EINTR)
 			break;
 		if (test_sig && !stopped) {
 			stopped = 1;
-			test_stop(t);
+			client_stop(t);
 		}
-		while (!finished && test_next_event(t, ev) == 1)
+		while (!finished && client_next_event(t, ev) == 1)
 			finished = cmd_test_event(t, ev, o, json, text, &rc);
 	}
 	if (json && !out_opts.quiet) {
-		char *s = cmd_json_text_safe(test_json(t), true);
+		char *s = cmd_json_text_safe(client_json(t), true);
 		if (s) {
 			printf("%s\n", s);
 			free(s);
@@ -507,7 +507,7 @@ int cmd_test_run(const struct test_opts *o, int json)
 			 "stopped by %s", test_sig == SIGTERM ? "SIGTERM" : "SIGINT");
 		rc = 1;
 	}
-	test_free(t);
+	client_free(t);
 	free(ev);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
@@ -516,7 +516,7 @@ int cmd_test_run(const struct test_opts *o, int json)
 
 /* --repeat N: N runs, one line each, then the mean receiver bit rate with
  * its 95 % confidence interval (netperf -i/-I style reporting). */
-static int run_repeated(const struct test_opts *o, int json, int n)
+static int run_repeated(const struct client_opts *o, int json, int n)
 {
 	double *bps = calloc((size_t)n, sizeof(*bps));
 	double *lat = calloc((size_t)n, sizeof(*lat));
@@ -712,7 +712,7 @@ static bool repeated(int c, const char *lname, const char *seen[TEST_SEEN_MAX])
 /* Take one of the main options (-c -p -P -t -i -R -l -w -b -u -J --bidir
  * --connect-timeout) into o: 0 taken, 1 refused (said on stderr), -1 not
  * one of these. */
-static int cmd_test_opt_main(int c, struct test_opts *o, int *json,
+static int cmd_test_opt_main(int c, struct client_opts *o, int *json,
 			     bool *b_given)
 {
 	double v;
@@ -729,7 +729,7 @@ static int cmd_test_opt_main(int c, struct test_opts *o, int *json,
 		o->port = (int)v;
 		return 0;
 	case 'P':
-		if (parse_num(optarg, &v) || v < 1 || v > TEST_MAX_STREAMS ||
+		if (parse_num(optarg, &v) || v < 1 || v > CLIENT_MAX_STREAMS ||
 		    v != floor(v))
 			return bad_opt("-P", optarg, "an integer 1..128");
 		o->streams = (int)v;
@@ -800,7 +800,7 @@ static int cmd_test_opt_main(int c, struct test_opts *o, int *json,
 /* Take one of the other options (-O -n -k -M -N -C -Z and the long-only
  * ones) into o or out_opts: 0 taken, 1 refused (said on stderr), -1 not
  * one of these. */
-static int cmd_test_opt_more(int c, struct test_opts *o)
+static int cmd_test_opt_more(int c, struct client_opts *o)
 {
 	double v;
 
@@ -886,7 +886,7 @@ static int cmd_test_opt_more(int c, struct test_opts *o)
  * that follow from other options, the options that exclude each other, the
  * engine's own rules, the congestion control and the output files. All
  * are said on stderr; returns how many problems. */
-static int cmd_test_check_across(struct test_opts *o, int json, bool b_given,
+static int cmd_test_check_across(struct client_opts *o, int json, bool b_given,
 				 int argc, char **argv)
 {
 	int nbad = 0;
@@ -914,7 +914,7 @@ static int cmd_test_check_across(struct test_opts *o, int json, bool b_given,
 		nbad++;
 	}
 	struct ll_diag d = { 0 };
-	if (test_opts_validate(o, &d) < 0) {
+	if (client_opts_validate(o, &d) < 0) {
 		for (int i = 0; i < d.n; i++)
 			if (strcmp(d.e[i].field, "host"))   /* -c: said above */
 				fprintf(stderr, "linklab test: %s\n", d.e[i].text);
@@ -978,13 +978,13 @@ static int test_cmd(int argc, char **argv, int nbad, bool check_only)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct test_opts o;
+	struct client_opts o;
 	const char *seen[TEST_SEEN_MAX] = { 0 };   /* first value by option code */
 	int json = 0, c, li = -1;
 	bool b_given = false;
 	int r;
 
-	test_opts_init(&o);
+	client_opts_init(&o);
 	o.gso = true;   /* UDP GSO batches unless --no-gso (falls back by itself) */
 	gso_given = 0;
 	memset(&out_opts, 0, sizeof(out_opts));

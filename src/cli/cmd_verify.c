@@ -241,12 +241,12 @@ static int probe_rtt(const char *host, int port, double *median, double *sd,
 }
 
 static int run(const struct verify_cli *c, bool reverse, bool udp,
-	       uint64_t bitrate, int streams, struct test_summary *sum,
+	       uint64_t bitrate, int streams, struct client_summary *sum,
 	       struct ll_err *err)
 {
-	struct test_opts o;
+	struct client_opts o;
 
-	test_opts_init(&o);
+	client_opts_init(&o);
 	snprintf(o.host, sizeof(o.host), "%s", c->host);
 	o.port = c->port;
 	o.duration = c->seconds;
@@ -268,7 +268,7 @@ static double frac(uint32_t p)
  * (UDP at a spacing wider than 4 x the jitter). */
 static int measure_dir(const struct verify_cli *c, const struct side_dial *s,
 		       bool reverse, struct verify_report *rep,
-		       struct test_summary *sum, struct ll_err *err)
+		       struct client_summary *sum, struct ll_err *err)
 {
 	const char *dir = reverse ? "b-to-a" : "a-to-b";
 	const struct impair *d = &s->d;
@@ -292,7 +292,7 @@ static int measure_dir(const struct verify_cli *c, const struct side_dial *s,
 		b = (uint64_t)(1448.0 * 8 / (4 * jit_ms / 1000));
 	if ((rc = run(c, reverse, true, b, 1, sum, err)) < 0)
 		return rc;
-	const struct test_stream_sample *rx = &sum->sum_received;
+	const struct client_stream_sample *rx = &sum->sum_received;
 	uint64_t n = rx->packets > 0 ? (uint64_t)rx->packets : 0;
 	double lossd = 1 - (1 - frac(d->loss)) * (1 - frac(d->corrupt));
 	if ((r = verify_add(rep, "loss", dir, "fraction")))
@@ -440,7 +440,7 @@ static int verify_measure(struct verify_cli *c, struct peerset *ps,
 			  struct verify_report *rep, struct ll_err *err)
 {
 	struct side_dial sa = { 0 }, sb = { 0 };
-	struct test_summary *sum = malloc(sizeof(*sum));
+	struct client_summary *sum = malloc(sizeof(*sum));
 	int rc;
 
 	if (!sum)

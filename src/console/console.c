@@ -108,7 +108,7 @@ int console_new(struct console **out, const struct peerset *ps, const char *targ
 	c->v.is_root = geteuid() == 0;
 	c->v.dial_sides = ps->has_b ? CONSOLE_BOTH : CONSOLE_A;
 	c->v.test.state = CONSOLE_TEST_IDLE;
-	test_opts_init(&c->v.test.opts);
+	client_opts_init(&c->v.test.opts);
 	c->local_window = hostinfo_local_window();
 	c->rtt_base_s = -1;
 	c->b_eng_rc = -ENOENT;
@@ -352,7 +352,7 @@ int console_quit(struct console *c, char *summary, size_t len, struct ll_err *er
 	c->vjob = NULL;
 	c->v.verify.running = false;
 	if (c->test) {
-		test_stop(c->test);
+		client_stop(c->test);
 		console_test_end(c);
 	}
 	console_server_stop(c);
@@ -401,8 +401,8 @@ void console_free(struct console *c)
 	if (!c)
 		return;
 	if (c->test) {
-		test_stop(c->test);
-		test_free(c->test);
+		client_stop(c->test);
+		client_free(c->test);
 	}
 	/* the hold's records go when everything was restored (or nothing
 	 * changed); else the next run finds them. B's keeper is a channel of

@@ -132,12 +132,12 @@ void console_path_compute_mid(const struct impair *a, const struct impair *b,
 
 /* Mean TCP RTT of the sending streams in one interval, seconds (0 =
  * unknown: e.g. the client receives with -R). */
-double console_interval_rtt(const struct test_interval *iv)
+double console_interval_rtt(const struct client_interval *iv)
 {
 	double sum = 0;
 	int k, n = 0;
 
-	for (k = 0; k < iv->nstreams && k < TEST_MAX_STREAMS; k++)
+	for (k = 0; k < iv->nstreams && k < CLIENT_MAX_STREAMS; k++)
 		if (iv->s[k].sender && iv->s[k].rtt_us > 0) {
 			sum += (double)iv->s[k].rtt_us;
 			n++;

@@ -53,7 +53,7 @@ struct console {
 	struct peerset ps;
 	char target[256];             /* -c ADDR ("" = none) */
 	int port;                     /* port for -c targets */
-	struct test *test;            /* running test or NULL */
+	struct client *test;            /* running test or NULL */
 	bool server_up;               /* B's server started by us */
 	bool quit_done;
 	struct console_changed changed[2];
@@ -63,7 +63,7 @@ struct console {
 				       * without B's revert timer */
 	struct console_view v;
 	/* the test run and the profiles */
-	struct test_interval *ivs;    /* the run's intervals (<= CONSOLE_HISTORY) */
+	struct client_interval *ivs;    /* the run's intervals (<= CONSOLE_HISTORY) */
 	int nivs, capivs;
 	struct console_profile *prof;
 	uint64_t prev_bytes[2];       /* root qdisc bytes at prev_t[] */
@@ -132,7 +132,7 @@ struct console {
 	unsigned chg_last;            /* the change submitted last, 0 = done */
 	int b_last_rc;                /* the last B job's result (inline) */
 	struct ll_err b_last_err;
-	struct test_opts test_wait;   /* a test waiting for B's server */
+	struct client_opts test_wait;   /* a test waiting for B's server */
 	bool test_waiting;
 	int cancel_fd[2];             /* quit stops waiting for B on these */
 	int ncancel;
@@ -163,7 +163,7 @@ int console_revert_s(const struct console *c);
 /* console_dial.c */
 void console_change_b_done(struct console *c, struct peerq_job *j);
 void console_derive(struct console *c);
-double console_interval_rtt(const struct test_interval *iv);
+double console_interval_rtt(const struct client_interval *iv);
 void console_join_err(struct ll_err *err, int code, const char *side,
 		      const char *msg);
 void console_mark_changed(struct console *c, int i, const char *dev,

@@ -13,7 +13,7 @@
 
 #include "console_int.h"
 
-static int console_test_launch(struct console *c, const struct test_opts *oin, int port,
+static int console_test_launch(struct console *c, const struct client_opts *oin, int port,
 			       struct ll_err *err);
 
 /* Stop the server on B if we started it. */
@@ -33,7 +33,7 @@ void console_server_stop(struct console *c)
 void console_test_end(struct console *c)
 {
 	if (c->test) {
-		test_free(c->test);
+		client_free(c->test);
 		c->test = NULL;
 	}
 	console_server_stop(c);
@@ -62,7 +62,7 @@ int console_test_start(struct console *c, const struct console_test_req *r,
 		       struct ll_err *err)
 {
 	struct console_test_view *t = &c->v.test;
-	struct test_opts o;
+	struct client_opts o;
 	struct ll_diag diag;
 	struct ll_err e = { 0 };
 	int rc, port = c->port;
@@ -76,7 +76,7 @@ int console_test_start(struct console *c, const struct console_test_req *r,
 
 	if (c->test)
 		return ll_err_set(err, -EBUSY, "test: one is already running");
-	test_opts_init(&o);
+	client_opts_init(&o);
 	o.streams = r->streams;
 	o.duration = r->duration;
 	o.interval = r->interval;
@@ -110,7 +110,7 @@ int console_test_start(struct console *c, const struct console_test_req *r,
 		    c->ps.has_b ? c->ps.addr_b : c->target);
 	o.port = port;
 	ll_diag_clear(&diag);
-	if (test_opts_validate(&o, &diag) < 0) {
+	if (client_opts_validate(&o, &diag) < 0) {
 		rc = ll_diag_to_err(&diag, &e);
 		if (!rc)
 			rc = ll_err_set(&e, -EINVAL, "test options do not validate");
@@ -157,16 +157,16 @@ void console_test_server_done(struct console *c, struct peerq_job *j)
 }
 
 /* Connect the test client (B's server, if any, listens on port). */
-static int console_test_launch(struct console *c, const struct test_opts *oin, int port,
+static int console_test_launch(struct console *c, const struct client_opts *oin, int port,
 			       struct ll_err *err)
 {
 	struct console_test_view *t = &c->v.test;
-	struct test_opts o = *oin;
+	struct client_opts o = *oin;
 	struct ll_err e = { 0 };
 	int rc;
 
 	o.port = port;
-	rc = test_start(&o, &c->test, &e);
+	rc = client_start(&o, &c->test, &e);
 	if (rc < 0) {
 		c->test = NULL;
 		console_server_stop(c);
@@ -193,7 +193,7 @@ fail:
 
 int console_test_fd(const struct console *c)
 {
-	return c->test ? test_event_fd(c->test) : -1;
+	return c->test ? client_event_fd(c->test) : -1;
 }
 
 /* Full scale for the bars: the bottleneck rate of the sending direction
@@ -208,7 +208,7 @@ static void console_test_scale(struct console *c)
 }
 
 /* Fold one interval into the view. */
-static void console_test_interval(struct console *c, const struct test_interval *iv)
+static void console_test_interval(struct console *c, const struct client_interval *iv)
 {
 	struct console_test_view *t = &c->v.test;
 	int k;
@@ -218,7 +218,7 @@ static void console_test_interval(struct console *c, const struct test_interval 
 	/* keep every interval for the saved chart/CSV */
 	if (c->nivs == c->capivs && c->capivs < CONSOLE_HISTORY) {
 		int ncap = c->capivs ? c->capivs * 2 : 16;
-		struct test_interval *nv;
+		struct client_interval *nv;
 
 		if (ncap > CONSOLE_HISTORY)
 			ncap = CONSOLE_HISTORY;
@@ -266,7 +266,7 @@ static void console_test_interval(struct console *c, const struct test_interval 
 	t->hist[t->nhist++] = iv->sum;
 	if (iv->sum.bps > t->max_sum_bps)
 		t->max_sum_bps = iv->sum.bps;
-	for (k = 0; k < iv->nstreams && k < TEST_MAX_STREAMS; k++)
+	for (k = 0; k < iv->nstreams && k < CLIENT_MAX_STREAMS; k++)
 		if (iv->s[k].bps > t->max_stream_bps)
 			t->max_stream_bps = iv->s[k].bps;
 	console_test_scale(c);
@@ -275,8 +275,8 @@ static void console_test_interval(struct console *c, const struct test_interval 
 int console_test_pump(struct console *c)
 {
 	struct console_test_view *t = &c->v.test;
-	struct test_event *ev;
-	const struct test_summary *sum;
+	struct client_event *ev;
+	const struct client_summary *sum;
 	int changed = 0, ended = 0;
 
 	if (!c->test)
@@ -284,21 +284,21 @@ int console_test_pump(struct console *c)
 	ev = malloc(sizeof(*ev));
 	if (!ev)
 		return 0;
-	while (test_next_event(c->test, ev) == 1) {
+	while (client_next_event(c->test, ev) == 1) {
 		changed = 1;
 		switch (ev->kind) {
-		case TEV_CONNECTED:
+		case CLIENT_EV_CONNECTED:
 			t->state = CONSOLE_TEST_RUNNING;
 			console_fmt(c->v.status, sizeof(c->v.status),
 				 "test: connected to %s:%d", t->opts.host,
 				 t->opts.port);
 			break;
-		case TEV_INTERVAL:
+		case CLIENT_EV_INTERVAL:
 			console_test_interval(c, &ev->interval);
 			console_derive(c);
 			break;
-		case TEV_DONE:
-			sum = test_summary(c->test);
+		case CLIENT_EV_DONE:
+			sum = client_summary(c->test);
 			if (sum) {
 				t->summary = *sum;
 				t->have_summary = true;
@@ -318,7 +318,7 @@ int console_test_pump(struct console *c)
 			}
 			ended = 1;
 			break;
-		case TEV_ERROR:
+		case CLIENT_EV_ERROR:
 			t->state = CONSOLE_TEST_FAILED;
 			t->paused = false;
 			console_fmt(t->err, sizeof(t->err), "%s", ev->err.msg);
@@ -339,12 +339,12 @@ int console_test_pump(struct console *c)
 void console_test_stop(struct console *c)
 {
 	if (c->test) {
-		test_stop(c->test);
+		client_stop(c->test);
 		console_fmt(c->v.status, sizeof(c->v.status), "test: stopping");
 	}
 }
 
-const struct test_interval *console_test_intervals(const struct console *c, int *n)
+const struct client_interval *console_test_intervals(const struct console *c, int *n)
 {
 	*n = c->nivs;
 	return c->ivs;
@@ -353,7 +353,7 @@ const struct test_interval *console_test_intervals(const struct console *c, int 
 void console_test_caption(const struct console *c, char *buf, size_t len)
 {
 	const struct console_view *v = &c->v;
-	const struct test_opts *o = &v->test.opts;
+	const struct client_opts *o = &v->test.opts;
 	char a[128] = "-", b[128] = "-", br[32] = "", prof[96], rpm[160] = "";
 	const struct console_rpm *r = &v->test.rpm;
 

@@ -14,7 +14,7 @@ const char csvout_header[] =
 	"snd_cwnd,rtt_us,rttvar_us,packets,lost,jitter_ms";
 
 static void csv_row(FILE *f, const char *kind, const char *stream,
-		    const struct test_stream_sample *s)
+		    const struct client_stream_sample *s)
 {
 	fprintf(f, "%s,%.3f,%.3f,%s,%d,%llu,%.0f,%lld,%lld,%lld,%lld,%lld,%lld,%.3f\n",
 		kind, s->start, s->end, stream, s->sender ? 1 : 0,
@@ -25,15 +25,15 @@ static void csv_row(FILE *f, const char *kind, const char *stream,
 }
 
 /* A stream column: its iperf3 id. */
-static const char *csv_id(const struct test_stream_sample *s, char *buf,
+static const char *csv_id(const struct client_stream_sample *s, char *buf,
 			  size_t len)
 {
 	snprintf(buf, len, "%d", s->id);
 	return buf;
 }
 
-int csvout_write(FILE *f, const struct test_interval *iv, int n,
-		 const struct test_summary *sum, const char *caption,
+int csvout_write(FILE *f, const struct client_interval *iv, int n,
+		 const struct client_summary *sum, const char *caption,
 		 struct ll_err *err)
 {
 	const char *p = caption;
@@ -55,11 +55,11 @@ int csvout_write(FILE *f, const struct test_interval *iv, int n,
 		bool bidir = false;
 
 		/* --bidir: streams of both directions (sample.sender differs) */
-		for (k = 1; k < iv[i].nstreams && k < TEST_MAX_STREAMS; k++)
+		for (k = 1; k < iv[i].nstreams && k < CLIENT_MAX_STREAMS; k++)
 			if (iv[i].s[k].sender != iv[i].s[0].sender)
 				bidir = true;
 
-		for (k = 0; k < iv[i].nstreams && k < TEST_MAX_STREAMS; k++)
+		for (k = 0; k < iv[i].nstreams && k < CLIENT_MAX_STREAMS; k++)
 			csv_row(f, "interval", csv_id(&iv[i].s[k], id, sizeof(id)),
 				&iv[i].s[k]);
 		csv_row(f, "interval", "SUM", &iv[i].sum);
@@ -67,7 +67,7 @@ int csvout_write(FILE *f, const struct test_interval *iv, int n,
 			csv_row(f, "interval", "SUM_REVERSE", &iv[i].sum_reverse);
 	}
 	if (sum) {
-		for (k = 0; k < sum->nstreams && k < TEST_MAX_STREAMS; k++) {
+		for (k = 0; k < sum->nstreams && k < CLIENT_MAX_STREAMS; k++) {
 			csv_row(f, "sent", csv_id(&sum->sent[k], id, sizeof(id)),
 				&sum->sent[k]);
 			csv_row(f, "received", csv_id(&sum->received[k], id, sizeof(id)),
@@ -81,8 +81,8 @@ int csvout_write(FILE *f, const struct test_interval *iv, int n,
 	return 0;
 }
 
-int csvout_write_file(const char *path, const struct test_interval *iv, int n,
-		      const struct test_summary *sum, const char *caption,
+int csvout_write_file(const char *path, const struct client_interval *iv, int n,
+		      const struct client_summary *sum, const char *caption,
 		      struct ll_err *err)
 {
 	FILE *f = fopen(path, "w");

@@ -67,12 +67,12 @@ static void plot_nice(double max, double *top, double *step)
 }
 
 /* Mean sender RTT of an interval in ms, 0 if unknown. */
-static double plot_rtt_ms(const struct test_interval *iv)
+static double plot_rtt_ms(const struct client_interval *iv)
 {
 	double s = 0;
 	int k, n = 0;
 
-	for (k = 0; k < iv->nstreams && k < TEST_MAX_STREAMS; k++)
+	for (k = 0; k < iv->nstreams && k < CLIENT_MAX_STREAMS; k++)
 		if (iv->s[k].rtt_us > 0) {
 			s += (double)iv->s[k].rtt_us;
 			n++;
@@ -82,7 +82,7 @@ static double plot_rtt_ms(const struct test_interval *iv)
 	return n ? s / n / 1000.0 : 0;
 }
 
-static double plot_mid(const struct test_stream_sample *s)
+static double plot_mid(const struct client_stream_sample *s)
 {
 	return (s->start + s->end) / 2.0;
 }
@@ -119,7 +119,7 @@ static double gr(const struct plot_geo *g, double ms)
 
 /* One polyline through stream k's (k < 0: SUM) midpoints. */
 static void plot_series(FILE *f, const struct plot_geo *g,
-			const struct test_interval *iv, int n, int k,
+			const struct client_interval *iv, int n, int k,
 			const char *color, double width, const char *extra)
 {
 	int i, pts = 0;
@@ -127,7 +127,7 @@ static void plot_series(FILE *f, const struct plot_geo *g,
 	fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%.1f\"%s points=\"",
 		color, width, extra);
 	for (i = 0; i < n; i++) {
-		const struct test_stream_sample *s;
+		const struct client_stream_sample *s;
 
 		if (k >= 0) {
 			if (k >= iv[i].nstreams)
@@ -159,7 +159,7 @@ static void plot_hline(FILE *f, const struct plot_geo *g, double bps,
 
 /* Scan the intervals for the highest rate of SUM or any stream (bit/s),
  * the highest RTT (ms), the most streams and whether any RTT was seen. */
-static void plot_scan(const struct test_interval *iv, int n, double *ymax,
+static void plot_scan(const struct client_interval *iv, int n, double *ymax,
 		      double *rmax, int *nstreams, bool *have_rtt)
 {
 	double v;
@@ -170,7 +170,7 @@ static void plot_scan(const struct test_interval *iv, int n, double *ymax,
 			*ymax = iv[i].sum.bps;
 		if (iv[i].nstreams > *nstreams)
 			*nstreams = iv[i].nstreams;
-		for (k = 0; k < iv[i].nstreams && k < TEST_MAX_STREAMS; k++)
+		for (k = 0; k < iv[i].nstreams && k < CLIENT_MAX_STREAMS; k++)
 			if (iv[i].s[k].bps > *ymax)
 				*ymax = iv[i].s[k].bps;
 		v = plot_rtt_ms(&iv[i]);
@@ -214,7 +214,7 @@ static void plot_axes(FILE *f, const struct plot_geo *g, double step,
 
 /* Write the dashed RTT line over the intervals that carry an RTT. */
 static void plot_rtt_line(FILE *f, const struct plot_geo *g,
-			  const struct test_interval *iv, int n)
+			  const struct client_interval *iv, int n)
 {
 	int i, pts = 0;
 	double v;
@@ -270,7 +270,7 @@ static void plot_legend(FILE *f, int nstreams, int maxs, bool have_rtt)
 
 /* Write the caption lines under the plot, then the summary line if any. */
 static void plot_caption(FILE *f, const struct plot_geo *g,
-			 const struct plot_opts *o, const struct test_summary *sum)
+			 const struct plot_opts *o, const struct client_summary *sum)
 {
 	int y = (int)(g->y0 + g->h) + PLOT_MB + 4;
 	const char *p = o->caption;
@@ -297,8 +297,8 @@ static void plot_caption(FILE *f, const struct plot_geo *g,
 	}
 }
 
-int plot_svg(char **out, const struct test_interval *iv, int n,
-	     const struct test_summary *sum, const struct plot_opts *o,
+int plot_svg(char **out, const struct client_interval *iv, int n,
+	     const struct client_summary *sum, const struct plot_opts *o,
 	     struct ll_err *err)
 {
 	struct plot_opts def = { 0 };
@@ -379,8 +379,8 @@ int plot_svg(char **out, const struct test_interval *iv, int n,
 	return 0;
 }
 
-int plot_svg_write_opts(const char *path, const struct test_interval *iv,
-			int n, const struct test_summary *sum,
+int plot_svg_write_opts(const char *path, const struct client_interval *iv,
+			int n, const struct client_summary *sum,
 			const struct plot_opts *o, struct ll_err *err)
 {
 	char *svg;
@@ -407,8 +407,8 @@ int plot_svg_write_opts(const char *path, const struct test_interval *iv,
 	return 0;
 }
 
-int plot_svg_write(const char *path, const struct test_interval *iv, int n,
-		   const struct test_summary *sum, const char *caption,
+int plot_svg_write(const char *path, const struct client_interval *iv, int n,
+		   const struct client_summary *sum, const char *caption,
 		   struct ll_err *err)
 {
 	struct plot_opts o = { .caption = caption };

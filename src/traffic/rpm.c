@@ -13,7 +13,7 @@
 #include "linklab/base/stats.h"
 #include "linklab/traffic/rpm.h"
 #include "linklab/traffic/rttprobe.h"
-#include "linklab/traffic/test.h"
+#include "linklab/traffic/client.h"
 #include "linklab/traffic/testrun.h"
 
 #define RPM_TRIM          0.05   /* the draft's 95 % trimmed mean */
@@ -61,10 +61,10 @@ int rpm_opts_validate(const struct rpm_opts *o, struct ll_diag *diag)
 	if (o->port < 1 || o->port > 65535)
 		ll_diag_add(diag, LL_DIAG_ERROR, "port",
 			    "-p %d out of range 1..65535", o->port);
-	if (o->max_streams < 1 || o->max_streams > TEST_MAX_STREAMS)
+	if (o->max_streams < 1 || o->max_streams > CLIENT_MAX_STREAMS)
 		ll_diag_add(diag, LL_DIAG_ERROR, "streams",
 			    "-P %d out of range 1..%d", o->max_streams,
-			    TEST_MAX_STREAMS);
+			    CLIENT_MAX_STREAMS);
 	if (!(o->duration >= 6 && o->duration <= 600))
 		ll_diag_add(diag, LL_DIAG_ERROR, "time",
 			    "-t %g out of range 6..600 s (idle probes, the ramp "
@@ -106,13 +106,13 @@ struct load {
 	double goodput_bps;       /* end: receiver SUM */
 };
 
-static void load_interval(struct load *l, const struct test_interval *iv)
+static void load_interval(struct load *l, const struct client_interval *iv)
 {
 	double sum = 0;
 	int n = 0;
 
 	for (int i = 0; i < iv->nstreams; i++) {
-		const struct test_stream_sample *s = &iv->s[i];
+		const struct client_stream_sample *s = &iv->s[i];
 		if (s->sender && s->rtt_us > 0) {
 			samples_add(&l->self, s->rtt_us / 1000.0);
 			sum += s->rtt_us / 1000.0;
@@ -133,7 +133,7 @@ static void load_free(struct load *l)
 	memset(l, 0, sizeof(*l));
 }
 
-static void load_on_interval(void *ctx, const struct test_interval *iv)
+static void load_on_interval(void *ctx, const struct client_interval *iv)
 {
 	load_interval(ctx, iv);
 }
@@ -143,13 +143,13 @@ static int load_run(const struct rpm_opts *o, int streams, double seconds,
 		    double interval, struct load *l, const atomic_bool *stop,
 		    struct ll_err *err)
 {
-	struct test_summary *sum = malloc(sizeof(*sum));
-	struct test_opts to;
+	struct client_summary *sum = malloc(sizeof(*sum));
+	struct client_opts to;
 	int rc;
 
 	if (!sum)
 		return ll_err_set(err, -ENOMEM, "rpm: out of memory");
-	test_opts_init(&to);
+	client_opts_init(&to);
 	snprintf(to.host, sizeof(to.host), "%s", o->host);
 	to.port = o->port;
 	to.streams = streams;

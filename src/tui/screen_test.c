@@ -73,7 +73,7 @@ static void test_row_value(const struct tui *t, const struct console_view *v,
 }
 
 /* "47.8 Mbit/s  retr 3  cwnd 120 KiB  rtt 1.20 ms" for one sample. */
-static void test_figures(const struct test_stream_sample *s, char *buf,
+static void test_figures(const struct client_stream_sample *s, char *buf,
 			 size_t len)
 {
 	char rate[32], cwnd[32], rtt[32], part[64];
@@ -110,7 +110,7 @@ static void test_figures(const struct test_stream_sample *s, char *buf,
 
 /* One bar row: label, bar, figures. */
 static void test_bar_row(const struct tui *t, int y, int cols, const char *label,
-			 const struct test_stream_sample *s, double full,
+			 const struct client_stream_sample *s, double full,
 			 unsigned attr)
 {
 	char bar[3 * 80 + 1], fig[160];
@@ -177,7 +177,7 @@ static int test_chart(const struct tui *t, const struct console_view *v, int y,
 
 /* iperf3-style summary line. */
 static void test_summary_line(char *buf, size_t len, const char *id,
-			      const struct test_stream_sample *s,
+			      const struct client_stream_sample *s,
 			      double duration, const char *role)
 {
 	char bytes[32], rate[32], retr[24] = "";
@@ -195,7 +195,7 @@ static void test_summary_line(char *buf, size_t len, const char *id,
 static void test_panel_line(const struct console_view *v, char *buf, size_t len)
 {
 	const struct console_test_view *tv = &v->test;
-	const struct test_stream_sample *s = &tv->last.sum;
+	const struct client_stream_sample *s = &tv->last.sum;
 	char a[32], b[32], c[32], d[32];
 
 	buf[0] = '\0';
@@ -309,7 +309,7 @@ static void test_draw_done(struct tui *t, const struct console_view *v, int y,
 {
 	const struct console_test_view *tv = &v->test;
 	char line[512], id[8];
-	const struct test_summary *s = &tv->summary;
+	const struct client_summary *s = &tv->summary;
 	double got = s->sum_received.bps;
 	int k, n, room;
 
@@ -477,10 +477,10 @@ static bool test_commit(struct tui *t)
 	switch (t->test_row) {
 	case TT_STREAMS:
 		l = strtol(t->le.buf, &end, 10);
-		if (end == t->le.buf || *end || l < 1 || l > TEST_MAX_STREAMS) {
+		if (end == t->le.buf || *end || l < 1 || l > CLIENT_MAX_STREAMS) {
 			snprintf(t->test_msg, sizeof(t->test_msg),
 				 "streams '%s': need a whole number 1..%d", t->le.buf,
-				 TEST_MAX_STREAMS);
+				 CLIENT_MAX_STREAMS);
 			return false;
 		}
 		t->req.streams = (int)l;
@@ -556,8 +556,8 @@ static void test_step(struct tui *t, int dir, int big)
 		t->req.streams += dir * (big ? 10 : 1);
 		if (t->req.streams < 1)
 			t->req.streams = 1;
-		if (t->req.streams > TEST_MAX_STREAMS)
-			t->req.streams = TEST_MAX_STREAMS;
+		if (t->req.streams > CLIENT_MAX_STREAMS)
+			t->req.streams = CLIENT_MAX_STREAMS;
 		break;
 	case TT_DURATION:
 		t->req.duration += dir * (big ? 10 : 1);

@@ -8,7 +8,7 @@
 # checked field by field with python3:
 #   - every key iperf3 3.12's own -J has for that mode (a reference run
 #     iperf3 -> iperf3, same flags) is present in linklab's document, at
-#     start, start.test_start, intervals[].streams[], intervals[].sum
+#     start, start.client_start, intervals[].streams[], intervals[].sum
 #     (+ sum_bidir_reverse), end.streams[].sender/receiver(/udp), end.sum_sent,
 #     end.sum_received, end.cpu_utilization_percent (+ end.sum and the
 #     bidir_reverse sums); booleans ("sender", "omitted") have iperf3's value;
@@ -153,7 +153,7 @@ for i in range(n):
     side = es.get("sender" if sender else "receiver", es.get("udp", {})).get("bytes", 0)
     if "sender" not in es:
         continue   # iperf3's UDP end.streams[] has only "udp"
-    # 2 %: the streams stop before the last interval is taken (src/traffic/test.c
+    # 2 %: the streams stop before the last interval is taken (src/traffic/client.c
     # halt_streams), so only bytes of a last interval under 10 ms are left out
     if side and abs(tot - side) > 0.02 * side + 65536:
         fail("stream %d: intervals sum %d vs end %d" % (i, tot, side))

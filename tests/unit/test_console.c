@@ -20,7 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* before cmocka.h: it defines a test_free() macro that clashes with test.h */
 #include "linklab/console/console.h"
 #include "linklab/console/console_dial.h"
 #include "linklab/console/console_peer.h"
@@ -823,7 +822,7 @@ static void test_runs_and_scales_to_held_rate(void **state)
 	/* the run was saved with its chart, CSV and the dial held */
 	{
 		char p[PATH_MAX + 32], line[256];
-		const struct test_interval *ivs;
+		const struct client_interval *ivs;
 		int n, rows = 0;
 		FILE *f;
 

@@ -22,12 +22,12 @@
 
 #include "linklab/traffic/iperf3.h"
 #include "linklab/traffic/serve.h"
-#include "linklab/traffic/test.h"   /* before cmocka.h: it #defines test_free */
+#include "linklab/traffic/client.h"   /* before cmocka.h: it #defines client_free */
 
 #include <cmocka.h>
 
 #include "fixture.h"
-#undef test_free            /* ours, not cmocka's allocation checker */
+#undef client_free            /* ours, not cmocka's allocation checker */
 
 static void test_cookie(void **state)
 {
@@ -228,47 +228,47 @@ static void test_params_check(void **state)
 	assert_non_null(strstr(d.e[0].text, "200"));
 
 	/* client-side option validation */
-	struct test_opts o;
-	test_opts_init(&o);
+	struct client_opts o;
+	client_opts_init(&o);
 	assert_int_equal(o.port, 5201);
 	assert_int_equal(o.streams, 1);
 	ll_diag_clear(&d);
-	assert_int_equal(test_opts_validate(&o, &d), -EINVAL);   /* no host */
+	assert_int_equal(client_opts_validate(&o, &d), -EINVAL);   /* no host */
 	snprintf(o.host, sizeof(o.host), "127.0.0.1");
 	ll_diag_clear(&d);
-	assert_int_equal(test_opts_validate(&o, &d), 0);
+	assert_int_equal(client_opts_validate(&o, &d), 0);
 	o.streams = 129;
 	o.interval = 0.05;
 	o.blksize = (1u << 20) + 1;
 	ll_diag_clear(&d);
-	assert_int_equal(test_opts_validate(&o, &d), -EINVAL);
+	assert_int_equal(client_opts_validate(&o, &d), -EINVAL);
 	assert_int_equal(d.nerrors, 3);
 	/* -i 0 is iperf3's "no periodic reports": valid; 0.05 and 61 are not */
-	test_opts_init(&o);
+	client_opts_init(&o);
 	snprintf(o.host, sizeof(o.host), "127.0.0.1");
 	o.interval = 0;
 	ll_diag_clear(&d);
-	assert_int_equal(test_opts_validate(&o, &d), 0);
+	assert_int_equal(client_opts_validate(&o, &d), 0);
 	o.interval = 61;
 	ll_diag_clear(&d);
-	assert_int_equal(test_opts_validate(&o, &d), -EINVAL);
+	assert_int_equal(client_opts_validate(&o, &d), -EINVAL);
 	assert_non_null(strstr(d.e[0].text, "0 (no periodic reports) or 0.1..60"));
-	test_opts_init(&o);
+	client_opts_init(&o);
 	snprintf(o.host, sizeof(o.host), "127.0.0.1");
 	o.udp = true;
 	ll_diag_clear(&d);
-	assert_int_equal(test_opts_validate(&o, &d), 0);
+	assert_int_equal(client_opts_validate(&o, &d), 0);
 	o.blksize = 8;   /* UDP datagrams need the 12-byte header: 16..65507 */
 	ll_diag_clear(&d);
-	assert_int_equal(test_opts_validate(&o, &d), -EINVAL);
+	assert_int_equal(client_opts_validate(&o, &d), -EINVAL);
 	assert_non_null(strstr(d.e[0].text, "16..65507"));
-	test_opts_init(&o);
+	client_opts_init(&o);
 	snprintf(o.host, sizeof(o.host), "127.0.0.1");
 	o.bidir = true;
 	o.reverse = true;
 	o.streams = 65;   /* 130 streams in all: over 128 */
 	ll_diag_clear(&d);
-	assert_int_equal(test_opts_validate(&o, &d), -EINVAL);
+	assert_int_equal(client_opts_validate(&o, &d), -EINVAL);
 	assert_int_equal(d.nerrors, 2);
 	iperf3_params_init(&p);
 	p.bidir = true;
@@ -415,28 +415,28 @@ static void srv_end(struct srv_thread *s)
 }
 
 /* Run a client to completion; returns the last event kind. */
-static int run_client(struct test_opts *o, struct test **tp, struct ll_err *eout,
+static int run_client(struct client_opts *o, struct client **tp, struct ll_err *eout,
 		      int *nintervals)
 {
-	struct test_event *ev = malloc(sizeof(*ev));
+	struct client_event *ev = malloc(sizeof(*ev));
 	struct ll_err err = { 0 };
-	struct test *t;
+	struct client *t;
 	int last = -1;
 
 	*nintervals = 0;
-	assert_int_equal(test_start(o, &t, &err), 0);
+	assert_int_equal(client_start(o, &t, &err), 0);
 	for (;;) {
-		struct pollfd p = { .fd = test_event_fd(t), .events = POLLIN };
+		struct pollfd p = { .fd = client_event_fd(t), .events = POLLIN };
 		assert_true(poll(&p, 1, 30000) == 1);
-		if (test_next_event(t, ev) != 1)
+		if (client_next_event(t, ev) != 1)
 			continue;
 		last = ev->kind;
-		if (ev->kind == TEV_INTERVAL) {
+		if (ev->kind == CLIENT_EV_INTERVAL) {
 			(*nintervals)++;
 			assert_int_equal(ev->interval.nstreams,
 					 o->bidir ? 2 * o->streams : o->streams);
 		}
-		if (ev->kind == TEV_DONE || ev->kind == TEV_ERROR) {
+		if (ev->kind == CLIENT_EV_DONE || ev->kind == CLIENT_EV_ERROR) {
 			*eout = ev->err;
 			break;
 		}
@@ -449,21 +449,21 @@ static int run_client(struct test_opts *o, struct test **tp, struct ll_err *eout
 static void test_loopback(void **state)
 {
 	struct srv_thread *s = srv_start(true);
-	struct test_opts o;
-	struct test *t;
+	struct client_opts o;
+	struct client *t;
 	struct ll_err err;
 	int niv;
 	(void)state;
 
-	test_opts_init(&o);
+	client_opts_init(&o);
 	snprintf(o.host, sizeof(o.host), "127.0.0.1");
 	o.port = s->port;
 	o.streams = 2;
 	o.duration = 1;
 	o.interval = 0.5;
-	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
+	assert_int_equal(run_client(&o, &t, &err, &niv), CLIENT_EV_DONE);
 	assert_true(niv >= 2);
-	const struct test_summary *S = test_summary(t);
+	const struct client_summary *S = client_summary(t);
 	assert_int_equal(S->nstreams, 2);
 	assert_true(S->sum_sent.bytes > 0);
 	assert_true(S->sum_received.bytes > 0);
@@ -477,15 +477,15 @@ static void test_loopback(void **state)
 	assert_true(S->duration > 0.9 && S->duration < 1.5);
 	char lh[64], rh[64];
 	int lp = 0, rp = 0;
-	assert_int_equal(test_stream_addr(t, 1, lh, sizeof(lh), &lp, rh, sizeof(rh), &rp), 3);
+	assert_int_equal(client_stream_addr(t, 1, lh, sizeof(lh), &lp, rh, sizeof(rh), &rp), 3);
 	assert_string_equal(lh, "127.0.0.1");
 	assert_string_equal(rh, "127.0.0.1");
 	assert_int_equal(rp, s->port);
 	assert_true(lp > 0 && lp != rp);
-	assert_int_equal(test_stream_addr(t, 2, lh, sizeof(lh), &lp, rh, sizeof(rh), &rp),
+	assert_int_equal(client_stream_addr(t, 2, lh, sizeof(lh), &lp, rh, sizeof(rh), &rp),
 			 -ENOENT);
 
-	char *js = test_json(t);
+	char *js = client_json(t);
 	cJSON *j = cJSON_Parse(js);
 	free(js);
 	assert_non_null(j);
@@ -500,7 +500,7 @@ static void test_loopback(void **state)
 	assert_non_null(cJSON_GetObjectItem(iv0, "sum"));
 	assert_null(cJSON_GetObjectItem(j, "error"));
 	cJSON_Delete(j);
-	test_free(t);
+	client_free(t);
 	pthread_join(s->th, NULL);
 	assert_int_equal(s->rc, 0);
 	s->stop = 1;
@@ -512,38 +512,38 @@ static void test_loopback(void **state)
 static void test_loopback_reverse(void **state)
 {
 	struct srv_thread *s = srv_start(false);
-	struct test_opts o;
-	struct test *t;
+	struct client_opts o;
+	struct client *t;
 	struct ll_err err;
 	int niv;
 	(void)state;
 
-	test_opts_init(&o);
+	client_opts_init(&o);
 	snprintf(o.host, sizeof(o.host), "127.0.0.1");
 	o.port = s->port;
 	o.streams = 1;
 	o.duration = 1;
 	o.reverse = true;
-	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
-	const struct test_summary *S = test_summary(t);
+	assert_int_equal(run_client(&o, &t, &err, &niv), CLIENT_EV_DONE);
+	const struct client_summary *S = client_summary(t);
 	assert_true(S->sum_received.bytes > 0);
 	assert_true(S->sum_sent.bytes >= S->sum_received.bytes);
 	/* the server was the sender: its TCP_INFO retransmit total came back */
 	assert_true(S->sent[0].retransmits >= 0);
-	test_free(t);
+	client_free(t);
 	srv_end(s);
 }
 
 static void test_loopback_udp(void **state)
 {
 	struct srv_thread *s = srv_start(false);
-	struct test_opts o;
-	struct test *t;
+	struct client_opts o;
+	struct client *t;
 	struct ll_err err;
 	int niv;
 	(void)state;
 
-	test_opts_init(&o);
+	client_opts_init(&o);
 	snprintf(o.host, sizeof(o.host), "127.0.0.1");
 	o.port = s->port;
 	o.streams = 2;
@@ -551,8 +551,8 @@ static void test_loopback_udp(void **state)
 	o.udp = true;
 	o.bitrate = 20000000;   /* per stream */
 	o.blksize = 1460;       /* the default would be the loopback MSS */
-	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
-	const struct test_summary *S = test_summary(t);
+	assert_int_equal(run_client(&o, &t, &err, &niv), CLIENT_EV_DONE);
+	const struct client_summary *S = client_summary(t);
 	for (int i = 0; i < 2; i++) {
 		/* 20 Mbit/s of 1460-byte datagrams for ~1 s: ~1700 each */
 		assert_true(S->sent[i].packets > 1000 && S->sent[i].packets < 2500);
@@ -565,44 +565,44 @@ static void test_loopback_udp(void **state)
 	assert_true(S->sum_received.bytes > 0);
 	/* rate shaping by pacing: within 10% of 40 Mbit/s */
 	assert_true(S->sum_sent.bps > 36e6 && S->sum_sent.bps < 44e6);
-	char *js = test_json(t);
+	char *js = client_json(t);
 	cJSON *j = cJSON_Parse(js);
 	free(js);
 	cJSON *end = cJSON_GetObjectItem(j, "end");
 	assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(end, "sum_received"),
 					    "lost_packets"));
 	cJSON_Delete(j);
-	test_free(t);
+	client_free(t);
 
 	/* and reverse: the server paces, we count sequence gaps */
 	o.reverse = true;
 	o.streams = 1;
-	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
-	S = test_summary(t);
+	assert_int_equal(run_client(&o, &t, &err, &niv), CLIENT_EV_DONE);
+	S = client_summary(t);
 	assert_true(S->received[0].packets > 1000);
 	assert_true(S->sent[0].packets >= S->received[0].packets);
-	test_free(t);
+	client_free(t);
 	srv_end(s);
 }
 
 static void test_loopback_bidir(void **state)
 {
 	struct srv_thread *s = srv_start(false);
-	struct test_opts o;
-	struct test *t;
+	struct client_opts o;
+	struct client *t;
 	struct ll_err err;
 	int niv;
 	(void)state;
 
-	test_opts_init(&o);
+	client_opts_init(&o);
 	snprintf(o.host, sizeof(o.host), "127.0.0.1");
 	o.port = s->port;
 	o.streams = 2;
 	o.duration = 1;
 	o.bidir = true;
-	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
+	assert_int_equal(run_client(&o, &t, &err, &niv), CLIENT_EV_DONE);
 	assert_true(niv >= 1);
-	const struct test_summary *S = test_summary(t);
+	const struct client_summary *S = client_summary(t);
 	assert_int_equal(S->nstreams, 4);
 	/* ids 1,3 carry client->server, 4,5 server->client */
 	assert_int_equal(S->sent[2].id, 4);
@@ -613,7 +613,7 @@ static void test_loopback_bidir(void **state)
 	assert_int_equal(S->sum_sent.bytes + S->sum_sent_reverse.bytes,
 			 S->sent[0].bytes + S->sent[1].bytes + S->sent[2].bytes +
 			 S->sent[3].bytes);
-	char *js = test_json(t);
+	char *js = client_json(t);
 	cJSON *j = cJSON_Parse(js);
 	free(js);
 	cJSON *end = cJSON_GetObjectItem(j, "end");
@@ -621,7 +621,7 @@ static void test_loopback_bidir(void **state)
 	cJSON *iv0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "intervals"), 0);
 	assert_non_null(cJSON_GetObjectItem(iv0, "sum_bidir_reverse"));
 	cJSON_Delete(j);
-	test_free(t);
+	client_free(t);
 	srv_end(s);
 }
 
@@ -670,20 +670,20 @@ static void test_server_refuses(void **state)
 	assert_int_equal(iperf3_recv_state(fd, &st, 5000, &err), 0);
 	assert_int_equal(st, IPERF3_CREATE_STREAMS);
 
-	struct test_opts o;
-	struct test *t;
+	struct client_opts o;
+	struct client *t;
 	int niv;
-	test_opts_init(&o);
+	client_opts_init(&o);
 	snprintf(o.host, sizeof(o.host), "127.0.0.1");
 	o.port = s->port;
 	o.duration = 1;
-	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_ERROR);
+	assert_int_equal(run_client(&o, &t, &err, &niv), CLIENT_EV_ERROR);
 	assert_int_equal(err.code, -EBUSY);
 	assert_non_null(strstr(err.msg, "busy"));
-	char *js = test_json(t);
+	char *js = client_json(t);
 	assert_non_null(strstr(js, "\"error\""));
 	free(js);
-	test_free(t);
+	client_free(t);
 	close(fd);
 	srv_end(s);
 }
@@ -694,27 +694,27 @@ static void test_server_refuses(void **state)
 static void test_busy_back_to_back(void **state)
 {
 	struct srv_thread *s = srv_start(false);
-	struct test_event *ev = malloc(sizeof(*ev));
-	struct test_opts o, ob;
-	struct test *hold, *t;
+	struct client_event *ev = malloc(sizeof(*ev));
+	struct client_opts o, ob;
+	struct client *hold, *t;
 	struct ll_err err = { 0 };
 	int i, niv, busy = 0, running = 0;
 	(void)state;
 
-	test_opts_init(&o);
+	client_opts_init(&o);
 	snprintf(o.host, sizeof(o.host), "127.0.0.1");
 	o.port = s->port;
 	o.duration = 4;
 	o.bitrate = 10000000;      /* 10 Mbit/s: no load on the machine */
-	assert_int_equal(test_start(&o, &hold, &err), 0);
+	assert_int_equal(client_start(&o, &hold, &err), 0);
 	while (!running) {
-		struct pollfd p = { .fd = test_event_fd(hold), .events = POLLIN };
+		struct pollfd p = { .fd = client_event_fd(hold), .events = POLLIN };
 
 		assert_true(poll(&p, 1, 30000) == 1);
-		if (test_next_event(hold, ev) != 1)
+		if (client_next_event(hold, ev) != 1)
 			continue;
-		assert_true(ev->kind == TEV_CONNECTED || ev->kind == TEV_INTERVAL);
-		running = ev->kind == TEV_CONNECTED;
+		assert_true(ev->kind == CLIENT_EV_CONNECTED || ev->kind == CLIENT_EV_INTERVAL);
+		running = ev->kind == CLIENT_EV_CONNECTED;
 	}
 	ob = o;
 	ob.duration = 1;
@@ -722,26 +722,26 @@ static void test_busy_back_to_back(void **state)
 		/* half of them with RTT probes: 200+ ms between connect and
 		 * the cookie, the server refuses before the cookie comes */
 		ob.rtt = i % 2;
-		assert_int_equal(run_client(&ob, &t, &err, &niv), TEV_ERROR);
+		assert_int_equal(run_client(&ob, &t, &err, &niv), CLIENT_EV_ERROR);
 		if (err.code == -EBUSY && strstr(err.msg, "busy"))
 			busy++;
 		else
 			print_message("attempt %d: %s\n", i + 1, err.msg);
-		test_free(t);
+		client_free(t);
 	}
 	assert_int_equal(busy, 20);
 	for (;;) {
-		struct pollfd p = { .fd = test_event_fd(hold), .events = POLLIN };
+		struct pollfd p = { .fd = client_event_fd(hold), .events = POLLIN };
 
 		assert_true(poll(&p, 1, 30000) == 1);
-		if (test_next_event(hold, ev) != 1)
+		if (client_next_event(hold, ev) != 1)
 			continue;
-		if (ev->kind == TEV_DONE || ev->kind == TEV_ERROR)
+		if (ev->kind == CLIENT_EV_DONE || ev->kind == CLIENT_EV_ERROR)
 			break;
 	}
-	assert_int_equal(ev->kind, TEV_DONE);
+	assert_int_equal(ev->kind, CLIENT_EV_DONE);
 	free(ev);
-	test_free(hold);
+	client_free(hold);
 	srv_end(s);
 }
 
@@ -750,8 +750,8 @@ static void test_silent_peer(void **state)
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	socklen_t al = sizeof(a);
 	int lfd = socket(AF_INET, SOCK_STREAM, 0);
-	struct test_opts o;
-	struct test *t;
+	struct client_opts o;
+	struct client *t;
 	struct ll_err err;
 	int niv;
 	(void)state;
@@ -761,16 +761,16 @@ static void test_silent_peer(void **state)
 	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
 	assert_int_equal(listen(lfd, 4), 0);
 	getsockname(lfd, (struct sockaddr *)&a, &al);
-	test_opts_init(&o);
+	client_opts_init(&o);
 	snprintf(o.host, sizeof(o.host), "127.0.0.1");
 	o.port = ntohs(a.sin_port);
 	o.connect_timeout = 0.3;
 	double t0 = iperf3_now();
-	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_ERROR);
+	assert_int_equal(run_client(&o, &t, &err, &niv), CLIENT_EV_ERROR);
 	double el = iperf3_now() - t0;
 	assert_int_equal(err.code, -ETIMEDOUT);
 	assert_true(el >= 0.25 && el < 2.0);
-	test_free(t);
+	client_free(t);
 	close(lfd);
 }
 
@@ -779,50 +779,50 @@ static void test_silent_peer(void **state)
 static void test_bytes_exact(void **state)
 {
 	struct srv_thread *s = srv_start(false);
-	struct test_opts o;
-	struct test *t;
+	struct client_opts o;
+	struct client *t;
 	struct ll_err err;
 	int niv;
 	(void)state;
 
-	test_opts_init(&o);
+	client_opts_init(&o);
 	snprintf(o.host, sizeof(o.host), "127.0.0.1");
 	o.port = s->port;
 	o.bytes = 1048576;
 	o.duration = 10;   /* ignored with -n */
 	double t0 = iperf3_now();
-	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
+	assert_int_equal(run_client(&o, &t, &err, &niv), CLIENT_EV_DONE);
 	assert_true(iperf3_now() - t0 < 5);
-	const struct test_summary *S = test_summary(t);
+	const struct client_summary *S = client_summary(t);
 	assert_int_equal(S->sum_sent.bytes, 1048576);
 	assert_int_equal(S->sum_received.bytes, 1048576);
-	test_free(t);
+	client_free(t);
 
 	o.reverse = true;
 	o.streams = 3;
 	o.bytes = 1000000;   /* not a multiple of the block: exact anyway */
-	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
-	S = test_summary(t);
+	assert_int_equal(run_client(&o, &t, &err, &niv), CLIENT_EV_DONE);
+	S = client_summary(t);
 	assert_int_equal(S->sum_sent.bytes, 1000000);
 	assert_int_equal(S->sum_received.bytes, 1000000);
-	test_free(t);
+	client_free(t);
 
 	o.reverse = false;
 	o.streams = 2;
 	o.bytes = 0;
 	o.blocks = 8;
 	o.blksize = 65536;
-	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
-	S = test_summary(t);
+	assert_int_equal(run_client(&o, &t, &err, &niv), CLIENT_EV_DONE);
+	S = client_summary(t);
 	assert_int_equal(S->sum_received.bytes, 8 * 65536);
-	char *js = test_json(t);
+	char *js = client_json(t);
 	cJSON *j = cJSON_Parse(js);
 	free(js);
 	cJSON *ts = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "start"), "test_start");
 	assert_int_equal(cJSON_GetObjectItem(ts, "blocks")->valueint, 8);
 	assert_int_equal(cJSON_GetObjectItem(ts, "blksize")->valueint, 65536);
 	cJSON_Delete(j);
-	test_free(t);
+	client_free(t);
 	srv_end(s);
 }
 
@@ -831,22 +831,22 @@ static void test_bytes_exact(void **state)
 static void test_omit(void **state)
 {
 	struct srv_thread *s = srv_start(false);
-	struct test_opts o;
-	struct test *t;
+	struct client_opts o;
+	struct client *t;
 	struct ll_err err;
 	int niv;
 	(void)state;
 
-	test_opts_init(&o);
+	client_opts_init(&o);
 	snprintf(o.host, sizeof(o.host), "127.0.0.1");
 	o.port = s->port;
 	o.duration = 1;
 	o.omit = 0.5;
 	o.interval = 0.25;
 	o.bitrate = 80000000;   /* paced: the totals are predictable */
-	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
-	const struct test_interval *iv;
-	int n = test_intervals(t, &iv);
+	assert_int_equal(run_client(&o, &t, &err, &niv), CLIENT_EV_DONE);
+	const struct client_interval *iv;
+	int n = client_intervals(t, &iv);
 	assert_true(n >= 5);
 	assert_true(iv[0].sum.omitted);
 	assert_true(iv[0].s[0].omitted);
@@ -858,7 +858,7 @@ static void test_omit(void **state)
 		}
 	assert_true(first >= 1);
 	assert_true(iv[first].sum.start < 0.01);   /* counting restarts */
-	const struct test_summary *S = test_summary(t);
+	const struct client_summary *S = client_summary(t);
 	assert_true(S->duration > 0.9 && S->duration < 1.3);
 	/* 80 Mbit/s for ~1 s counted (not 1.5 s) */
 	assert_true(S->sum_sent.bytes > 8000000 && S->sum_sent.bytes < 12500000);
@@ -866,10 +866,10 @@ static void test_omit(void **state)
 	 * totals differ by what moves in that skew (a few ms at 80 Mbit/s) */
 	assert_true(S->sum_received.bytes < S->sum_sent.bytes + 1000000);
 	assert_true(S->sum_received.bytes > S->sum_sent.bytes - 1000000);
-	char *js = test_json(t);
+	char *js = client_json(t);
 	assert_non_null(strstr(js, "\"omitted\":\ttrue"));
 	free(js);
-	test_free(t);
+	client_free(t);
 	srv_end(s);
 }
 
@@ -877,8 +877,8 @@ static void test_omit(void **state)
 static void test_oneoff_probe(void **state)
 {
 	struct srv_thread *s = srv_start(true);
-	struct test_opts o;
-	struct test *t;
+	struct client_opts o;
+	struct client *t;
 	struct ll_err err;
 	int niv;
 	(void)state;
@@ -886,13 +886,13 @@ static void test_oneoff_probe(void **state)
 	int fd = raw_connect(s->port);
 	close(fd);   /* like `nc -z` */
 	usleep(200 * 1000);
-	test_opts_init(&o);
+	client_opts_init(&o);
 	snprintf(o.host, sizeof(o.host), "127.0.0.1");
 	o.port = s->port;
 	o.duration = 1;
 	o.interval = 0.5;
-	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
-	test_free(t);
+	assert_int_equal(run_client(&o, &t, &err, &niv), CLIENT_EV_DONE);
+	client_free(t);
 	pthread_join(s->th, NULL);   /* returns by itself after the test */
 	assert_int_equal(s->rc, 0);
 	pthread_mutex_destroy(&s->mu);
@@ -905,27 +905,27 @@ static void test_oneoff_probe(void **state)
 static void test_live_reverse(void **state)
 {
 	struct srv_thread *s = srv_start(false);
-	struct test_event *ev = malloc(sizeof(*ev));
-	struct test_opts o;
-	struct test *t;
+	struct client_event *ev = malloc(sizeof(*ev));
+	struct client_opts o;
+	struct client *t;
 	struct ll_err err = { 0 };
 	int remote = 0, local = 0, last = -1;
 	(void)state;
 
-	test_opts_init(&o);
+	client_opts_init(&o);
 	snprintf(o.host, sizeof(o.host), "127.0.0.1");
 	o.port = s->port;
 	o.duration = 1.5;
 	o.interval = 0.5;
 	o.live = 0.5;
 	o.reverse = true;
-	assert_int_equal(test_start(&o, &t, &err), 0);
-	while (last != TEV_DONE && last != TEV_ERROR) {
-		struct pollfd p = { .fd = test_event_fd(t), .events = POLLIN };
+	assert_int_equal(client_start(&o, &t, &err), 0);
+	while (last != CLIENT_EV_DONE && last != CLIENT_EV_ERROR) {
+		struct pollfd p = { .fd = client_event_fd(t), .events = POLLIN };
 		assert_true(poll(&p, 1, 10000) == 1);
-		while (test_next_event(t, ev) == 1) {
+		while (client_next_event(t, ev) == 1) {
 			last = ev->kind;
-			if (ev->kind != TEV_INTERVAL)
+			if (ev->kind != CLIENT_EV_INTERVAL)
 				continue;
 			if (ev->interval.remote) {
 				remote++;
@@ -942,52 +942,52 @@ static void test_live_reverse(void **state)
 			}
 		}
 	}
-	assert_int_equal(last, TEV_DONE);
+	assert_int_equal(last, CLIENT_EV_DONE);
 	assert_true(remote >= 2);
 	assert_true(local >= 2);
 	/* remote samples are not mixed into the -J intervals */
-	const struct test_interval *iv;
-	assert_int_equal(test_intervals(t, &iv), local);
-	test_free(t);
+	const struct client_interval *iv;
+	assert_int_equal(client_intervals(t, &iv), local);
+	client_free(t);
 	free(ev);
 	srv_end(s);
 }
 
 /* the server goes away mid-test: the error names it, the intervals and
- * this side's totals are kept (partial), test_free is quick */
+ * this side's totals are kept (partial), client_free is quick */
 static void test_peer_dies(void **state)
 {
 	struct srv_thread *s = srv_start(false);
-	struct test_event *ev = malloc(sizeof(*ev));
-	struct test_opts o;
-	struct test *t;
+	struct client_event *ev = malloc(sizeof(*ev));
+	struct client_opts o;
+	struct client *t;
 	struct ll_err err = { 0 };
 	int niv = 0, last = -1;
 	(void)state;
 
-	test_opts_init(&o);
+	client_opts_init(&o);
 	snprintf(o.host, sizeof(o.host), "127.0.0.1");
 	o.port = s->port;
 	o.duration = 30;
 	o.interval = 0.2;
 	o.bitrate = 50000000;
-	assert_int_equal(test_start(&o, &t, &err), 0);
-	while (last != TEV_DONE && last != TEV_ERROR) {
-		struct pollfd p = { .fd = test_event_fd(t), .events = POLLIN };
+	assert_int_equal(client_start(&o, &t, &err), 0);
+	while (last != CLIENT_EV_DONE && last != CLIENT_EV_ERROR) {
+		struct pollfd p = { .fd = client_event_fd(t), .events = POLLIN };
 		assert_true(poll(&p, 1, 10000) == 1);
-		while (test_next_event(t, ev) == 1) {
+		while (client_next_event(t, ev) == 1) {
 			last = ev->kind;
-			if (ev->kind == TEV_INTERVAL && ++niv == 3)
+			if (ev->kind == CLIENT_EV_INTERVAL && ++niv == 3)
 				s->stop = 1;   /* serve_run ends the test */
 		}
 	}
-	assert_int_equal(last, TEV_ERROR);
+	assert_int_equal(last, CLIENT_EV_ERROR);
 	assert_true(strlen(ev->err.msg) > 0);
-	const struct test_summary *S = test_summary(t);
+	const struct client_summary *S = client_summary(t);
 	assert_true(S->partial);
 	assert_true(S->sum_sent.bytes > 0);
 	assert_true(S->duration > 0.4 && S->duration < 5);
-	char *js = test_json(t);
+	char *js = client_json(t);
 	cJSON *j = cJSON_Parse(js);
 	free(js);
 	assert_non_null(cJSON_GetObjectItem(j, "error"));
@@ -995,11 +995,11 @@ static void test_peer_dies(void **state)
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "end"),
 						     "partial")));
 	cJSON_Delete(j);
-	char *line = test_json_event(t, "error", NULL);
+	char *line = client_json_event(t, "error", NULL);
 	assert_non_null(strstr(line, "\"event\":\"error\""));
 	free(line);
 	double t0 = iperf3_now();
-	test_free(t);
+	client_free(t);
 	assert_true(iperf3_now() - t0 < 1.0);
 	free(ev);
 	pthread_join(s->th, NULL);
@@ -1008,34 +1008,34 @@ static void test_peer_dies(void **state)
 	free(s);
 }
 
-/* test_free on a running test returns promptly */
+/* client_free on a running test returns promptly */
 static void test_free_bounded(void **state)
 {
 	struct srv_thread *s = srv_start(false);
-	struct test_event *ev = malloc(sizeof(*ev));
-	struct test_opts o;
-	struct test *t;
+	struct client_event *ev = malloc(sizeof(*ev));
+	struct client_opts o;
+	struct client *t;
 	struct ll_err err = { 0 };
 	bool got = false;
 	(void)state;
 
-	test_opts_init(&o);
+	client_opts_init(&o);
 	snprintf(o.host, sizeof(o.host), "127.0.0.1");
 	o.port = s->port;
 	o.duration = 30;
 	o.interval = 0.2;
 	o.reverse = true;
 	o.bitrate = 20000000;
-	assert_int_equal(test_start(&o, &t, &err), 0);
+	assert_int_equal(client_start(&o, &t, &err), 0);
 	while (!got) {
-		struct pollfd p = { .fd = test_event_fd(t), .events = POLLIN };
+		struct pollfd p = { .fd = client_event_fd(t), .events = POLLIN };
 		assert_true(poll(&p, 1, 10000) == 1);
-		while (test_next_event(t, ev) == 1)
-			if (ev->kind == TEV_INTERVAL)
+		while (client_next_event(t, ev) == 1)
+			if (ev->kind == CLIENT_EV_INTERVAL)
 				got = true;
 	}
 	double t0 = iperf3_now();
-	test_free(t);
+	client_free(t);
 	assert_true(iperf3_now() - t0 < 1.5);
 	free(ev);
 	srv_end(s);
@@ -1046,13 +1046,13 @@ static void test_free_bounded(void **state)
 static void test_socket_options(void **state)
 {
 	struct srv_thread *s = srv_start(false);
-	struct test_opts o;
-	struct test *t;
+	struct client_opts o;
+	struct client *t;
 	struct ll_err err;
 	int niv;
 	(void)state;
 
-	test_opts_init(&o);
+	client_opts_init(&o);
 	snprintf(o.host, sizeof(o.host), "127.0.0.1");
 	o.port = s->port;
 	o.duration = 1;
@@ -1062,31 +1062,31 @@ static void test_socket_options(void **state)
 	o.mss = 1200;
 	snprintf(o.congestion, sizeof(o.congestion), "reno");
 	int k = run_client(&o, &t, &err, &niv);
-	if (k != TEV_DONE)
+	if (k != CLIENT_EV_DONE)
 		print_message("unexpected end: %s\n", err.msg);
-	assert_int_equal(k, TEV_DONE);
-	const struct test_summary *S = test_summary(t);
+	assert_int_equal(k, CLIENT_EV_DONE);
+	const struct client_summary *S = client_summary(t);
 	assert_string_equal(S->sender_cc, "reno");
 	assert_string_equal(S->receiver_cc, "reno");
 	assert_true(S->sum_received.bytes > 0);
-	test_free(t);
+	client_free(t);
 
 	o.reverse = true;   /* the server applies -Z -C on its sender */
 	k = run_client(&o, &t, &err, &niv);
-	if (k != TEV_DONE)
+	if (k != CLIENT_EV_DONE)
 		print_message("unexpected end (-R): %s\n", err.msg);
-	assert_int_equal(k, TEV_DONE);
-	S = test_summary(t);
+	assert_int_equal(k, CLIENT_EV_DONE);
+	S = client_summary(t);
 	assert_string_equal(S->sender_cc, "reno");
 	assert_true(S->sum_received.bytes > 0);
-	test_free(t);
+	client_free(t);
 
 	snprintf(o.congestion, sizeof(o.congestion), "nosuchcc");
-	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_ERROR);
+	assert_int_equal(run_client(&o, &t, &err, &niv), CLIENT_EV_ERROR);
 	if (!strstr(err.msg, "TCP_CONGESTION nosuchcc"))
 		print_message("unexpected error: %s\n", err.msg);
 	assert_non_null(strstr(err.msg, "TCP_CONGESTION nosuchcc"));
-	test_free(t);
+	client_free(t);
 	srv_end(s);
 }
 
@@ -1277,42 +1277,42 @@ static void test_cc_check(void **state)
 static void test_udp_defaults(void **state)
 {
 	struct srv_thread *s = srv_start(false);
-	struct test_opts o;
-	struct test *t;
+	struct client_opts o;
+	struct client *t;
 	struct ll_err err;
 	int niv;
 	(void)state;
 
-	test_opts_init(&o);
+	client_opts_init(&o);
 	snprintf(o.host, sizeof(o.host), "127.0.0.1");
 	o.port = s->port;
 	o.duration = 1;
 	o.udp = true;
 	o.udp64 = true;
 	o.bitrate = 10000000;
-	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
+	assert_int_equal(run_client(&o, &t, &err, &niv), CLIENT_EV_DONE);
 	int fd = raw_connect(s->port);
 	uint32_t mss_len = iperf3_udp_default_len(fd);
 	close(fd);
-	char *js = test_json(t);
+	char *js = client_json(t);
 	cJSON *j = cJSON_Parse(js);
 	free(js);
 	cJSON *ts = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "start"), "test_start");
 	assert_int_equal(cJSON_GetObjectItem(ts, "blksize")->valueint, (int)mss_len);
 	cJSON_Delete(j);
-	const struct test_summary *S = test_summary(t);
+	const struct client_summary *S = client_summary(t);
 	assert_true(S->received[0].packets > 0);
 	assert_int_equal(S->received[0].lost, 0);
 	assert_true(S->received[0].bytes ==
 		    (uint64_t)S->received[0].packets * mss_len);
-	test_free(t);
+	client_free(t);
 	o.reverse = true;
-	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
-	S = test_summary(t);
+	assert_int_equal(run_client(&o, &t, &err, &niv), CLIENT_EV_DONE);
+	S = client_summary(t);
 	assert_true(S->received[0].packets > 0);
 	assert_true(S->received[0].lost >= 0);
 	assert_int_equal(S->received[0].dups, 0);
-	test_free(t);
+	client_free(t);
 	srv_end(s);
 }
 
@@ -1338,8 +1338,8 @@ static void test_not_iperf3(void **state)
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	socklen_t al = sizeof(a);
 	int lfd = socket(AF_INET, SOCK_STREAM, 0);
-	struct test_opts o;
-	struct test *t;
+	struct client_opts o;
+	struct client *t;
 	struct ll_err err;
 	pthread_t th;
 	int niv;
@@ -1350,16 +1350,16 @@ static void test_not_iperf3(void **state)
 	assert_int_equal(listen(lfd, 4), 0);
 	getsockname(lfd, (struct sockaddr *)&a, &al);
 	assert_int_equal(pthread_create(&th, NULL, banner_main, &lfd), 0);
-	test_opts_init(&o);
+	client_opts_init(&o);
 	snprintf(o.host, sizeof(o.host), "127.0.0.1");
 	o.port = ntohs(a.sin_port);
 	double t0 = iperf3_now();
-	assert_int_equal(run_client(&o, &t, &err, &niv), TEV_ERROR);
+	assert_int_equal(run_client(&o, &t, &err, &niv), CLIENT_EV_ERROR);
 	assert_true(iperf3_now() - t0 < 2.0);
 	assert_int_equal(err.code, -EPROTO);
 	assert_non_null(strstr(err.msg, "does not speak iperf3"));
 	assert_non_null(strstr(err.msg, "('S')"));
-	test_free(t);
+	client_free(t);
 	pthread_join(th, NULL);
 	close(lfd);
 }
@@ -1396,14 +1396,14 @@ static void listener_probe(int port, int *mss, int *wscale)
 static void test_persistent_tuned(void **state)
 {
 	struct srv_thread *s = srv_start(false);
-	struct test_opts o;
-	struct test *t;
+	struct client_opts o;
+	struct client *t;
 	struct ll_err err;
 	int niv, mss0, ws0, mss, ws;
 	(void)state;
 
 	listener_probe(s->port, &mss0, &ws0);
-	test_opts_init(&o);
+	client_opts_init(&o);
 	snprintf(o.host, sizeof(o.host), "127.0.0.1");
 	o.port = s->port;
 	o.duration = 1;
@@ -1412,12 +1412,12 @@ static void test_persistent_tuned(void **state)
 	for (int i = 0; i < 3; i++) {
 		double t0 = iperf3_now();
 		int k = run_client(&o, &t, &err, &niv);
-		if (k != TEV_DONE)
+		if (k != CLIENT_EV_DONE)
 			print_message("-w run %d: %s\n", i + 1, err.msg);
-		assert_int_equal(k, TEV_DONE);
+		assert_int_equal(k, CLIENT_EV_DONE);
 		assert_true(iperf3_now() - t0 < 5);
-		assert_true(test_summary(t)->sum_received.bytes > 0);
-		test_free(t);
+		assert_true(client_summary(t)->sum_received.bytes > 0);
+		client_free(t);
 	}
 	listener_probe(s->port, &mss, &ws);
 	assert_int_equal(mss, mss0);
@@ -1426,21 +1426,21 @@ static void test_persistent_tuned(void **state)
 	o.window = 0;
 	o.mss = 1000;
 	int k = run_client(&o, &t, &err, &niv);
-	if (k != TEV_DONE)
+	if (k != CLIENT_EV_DONE)
 		print_message("-M run: %s\n", err.msg);
-	assert_int_equal(k, TEV_DONE);
-	test_free(t);
+	assert_int_equal(k, CLIENT_EV_DONE);
+	client_free(t);
 	listener_probe(s->port, &mss, &ws);
 	assert_int_equal(mss, mss0);
 	assert_true(mss > 1000);
 
 	o.mss = 0;
 	k = run_client(&o, &t, &err, &niv);
-	if (k != TEV_DONE)
+	if (k != CLIENT_EV_DONE)
 		print_message("plain run: %s\n", err.msg);
-	assert_int_equal(k, TEV_DONE);
-	assert_true(test_summary(t)->sum_received.bytes > 0);
-	test_free(t);
+	assert_int_equal(k, CLIENT_EV_DONE);
+	assert_true(client_summary(t)->sum_received.bytes > 0);
+	client_free(t);
 	srv_end(s);
 }
 
@@ -1585,13 +1585,13 @@ static void test_json_huge_numbers(void **state)
 static void test_loopback_udp_gso(void **state)
 {
 	struct srv_thread *s = srv_start(false);
-	struct test_opts o;
-	struct test *t;
+	struct client_opts o;
+	struct client *t;
 	struct ll_err err;
 	int niv;
 	(void)state;
 
-	test_opts_init(&o);
+	client_opts_init(&o);
 	snprintf(o.host, sizeof(o.host), "127.0.0.1");
 	o.port = s->port;
 	o.duration = 1;
@@ -1601,16 +1601,16 @@ static void test_loopback_udp_gso(void **state)
 	o.blksize = 1448;
 	for (int rev = 0; rev < 2; rev++) {
 		o.reverse = rev;
-		assert_int_equal(run_client(&o, &t, &err, &niv), TEV_DONE);
-		const struct test_summary *S = test_summary(t);
-		const struct test_stream_sample *r = &S->received[0];
+		assert_int_equal(run_client(&o, &t, &err, &niv), CLIENT_EV_DONE);
+		const struct client_summary *S = client_summary(t);
+		const struct client_stream_sample *r = &S->received[0];
 		int64_t got = r->packets - r->lost + (r->dups > 0 ? r->dups : 0);
 		assert_true(r->packets > 5000);
 		assert_true(r->lost >= 0 && r->lost <= r->packets);
 		assert_true(r->bytes == (uint64_t)got * 1448);
 		/* paced batches of 1 ms: 200 Mbit/s within 10 % */
 		assert_true(S->sent[0].bps > 180e6 && S->sent[0].bps < 220e6);
-		char *js = test_json(t);
+		char *js = client_json(t);
 		cJSON *j = cJSON_Parse(js);
 		free(js);
 		cJSON *u = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(
@@ -1618,7 +1618,7 @@ static void test_loopback_udp_gso(void **state)
 		/* 200 Mbit/s: 17 datagrams of 1448 bytes per ms */
 		assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(u, "gso_segs")) >= 2);
 		cJSON_Delete(j);
-		test_free(t);
+		client_free(t);
 	}
 	srv_end(s);
 }

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* the project's headers first: cmocka.h defines test_free as a macro */
+/* the project's headers first: cmocka.h defines client_free as a macro */
 #include "linklab/console/console.h"
 #include "linklab/console/console_dial.h"
 #include "linklab/console/middle.h"

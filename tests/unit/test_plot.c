@@ -13,23 +13,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* before cmocka.h: it defines a test_free() macro that clashes with test.h */
 #include "linklab/traffic/csvout.h"
 #include "linklab/traffic/plot.h"
 
 #include <cmocka.h>
 
 /* n intervals of 2 streams ramping up like slow start, 1 s each. */
-static struct test_interval *ramp(int n)
+static struct client_interval *ramp(int n)
 {
-	struct test_interval *iv = calloc((size_t)n, sizeof(*iv));
+	struct client_interval *iv = calloc((size_t)n, sizeof(*iv));
 	int i, k;
 
 	assert_non_null(iv);
 	for (i = 0; i < n; i++) {
 		iv[i].nstreams = 2;
 		for (k = 0; k < 2; k++) {
-			struct test_stream_sample *s = &iv[i].s[k];
+			struct client_stream_sample *s = &iv[i].s[k];
 
 			s->id = k ? 3 : 1;
 			s->sender = true;
@@ -90,8 +89,8 @@ static void points_of(const char *svg, const char *cls, double *xs, double *ys,
 
 static void svg_sum_streams_rtt_lines(void **state)
 {
-	struct test_interval *iv = ramp(6);
-	struct test_summary sum;
+	struct client_interval *iv = ramp(6);
+	struct client_summary sum;
 	struct plot_opts o = { .caption = "dial: rate 100mbit <A&B>\npeers: A, B",
 			       .dial_bps = 100e6, .ceiling_bps = 95.6e6,
 			       .ceiling_label = "rate-limited" };
@@ -175,7 +174,7 @@ static void svg_time_axis_fits_run(void **state)
 
 	(void)state;
 	for (k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
-		struct test_interval *iv = ramp(c[k].n);
+		struct client_interval *iv = ramp(c[k].n);
 		char *svg = NULL;
 		struct ll_err err = { 0 };
 		double xs[64], ys[64];
@@ -208,7 +207,7 @@ static void svg_time_axis_fits_run(void **state)
 
 static void svg_write_file_and_error(void **state)
 {
-	struct test_interval *iv = ramp(3);
+	struct client_interval *iv = ramp(3);
 	char dir[] = "/tmp/llD2-plot-XXXXXX", path[128], buf[256];
 	struct ll_err err = { 0 };
 	FILE *f;
@@ -233,8 +232,8 @@ static void svg_write_file_and_error(void **state)
 
 static void csv_rows_and_summary(void **state)
 {
-	struct test_interval *iv = ramp(3);
-	struct test_summary sum;
+	struct client_interval *iv = ramp(3);
+	struct client_summary sum;
 	char *buf = NULL, line[256];
 	size_t len = 0;
 	FILE *f;

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* before cmocka.h: it defines a test_free() macro that clashes with test.h */
 #include "../../src/tui/tui.c"
 #include "../../src/tui/screen_dial.c"
 #include "../../src/tui/screen_peers.c"

@@ -43,10 +43,10 @@ int cmd_bridge_attach(int pid);
 
 /* Run one test with already parsed options and print it (text like iperf3,
  * or the iperf3 -J document when json is non-zero). Returns the exit status
- * (0 ok, 1 failure). cmd_test() parses argv into a struct test_opts and calls
+ * (0 ok, 1 failure). cmd_test() parses argv into a struct client_opts and calls
  * this; the --peer form calls it after starting the server over SSH. */
-struct test_opts;
-int cmd_test_run(const struct test_opts *o, int json);
+struct client_opts;
+int cmd_test_run(const struct client_opts *o, int json);
 int cmd_profile(int argc, char **argv);
 /* `test` with --peer: start the server on B over SSH, then cmd_test. */
 int cmd_test_peer(int argc, char **argv);

@@ -20,7 +20,7 @@
 #include "linklab/peer/peer.h"
 #include "linklab/peer/peerset.h"
 #include "linklab/model/profile.h"
-#include "linklab/traffic/test.h"
+#include "linklab/traffic/client.h"
 #include "linklab/model/theory.h"
 
 /* Sides, as a bit mask for apply/clear. */
@@ -140,18 +140,18 @@ struct console_profile {
 /* The test as the screens see it. */
 struct console_test_view {
 	enum console_test_state state;
-	struct test_opts opts;        /* what was started */
+	struct client_opts opts;        /* what was started */
 	int nintervals;               /* intervals received so far */
-	struct test_interval last;    /* the latest interval (valid if > 0) */
+	struct client_interval last;    /* the latest interval (valid if > 0) */
 	int nhist;                    /* SUM samples in hist[] (<= CONSOLE_HISTORY) */
-	struct test_stream_sample hist[CONSOLE_HISTORY];  /* oldest first */
+	struct client_stream_sample hist[CONSOLE_HISTORY];  /* oldest first */
 	double max_stream_bps;        /* max per-stream bit/s seen */
 	double max_sum_bps;           /* max SUM bit/s seen */
 	double scale_bps;             /* bar full scale: held tbf rate on the
 					 sending side, else max SUM seen */
 	bool scale_dialled;           /* scale_bps is the held tbf rate */
 	bool have_summary;
-	struct test_summary summary;  /* valid when have_summary */
+	struct client_summary summary;  /* valid when have_summary */
 	char err[LL_ERR_MAX];
 	/* the display of a running test */
 	bool paused;                  /* display frozen: last/hist keep the

@@ -10,7 +10,7 @@
  * connect to peerset.addr_b:port; without, connect to the -c target.
  * TCP with more than 16 streams writes 2 MiB / streams (>= 16 KiB) per
  * send (-l) instead of iperf3's 128 KiB, to bound the console's memory.
- * -EBUSY if one runs, -EINVAL on bad request (test_opts_validate text),
+ * -EBUSY if one runs, -EINVAL on bad request (client_opts_validate text),
  * -EDESTADDRREQ if there is no peer and no target. */
 int console_test_start(struct console *c, const struct console_test_req *r,
 		       struct ll_err *err);
@@ -34,7 +34,7 @@ int console_test_save(struct console *c, struct ll_err *err);
 
 /* The intervals of the current/last run kept for saving (at most
  * CONSOLE_HISTORY, oldest first); *n gets the count. */
-const struct test_interval *console_test_intervals(const struct console *c, int *n);
+const struct client_interval *console_test_intervals(const struct console *c, int *n);
 
 /* The caption of the last run: dial per side, peers, test options and the
  * theory line, '\n'-separated. */

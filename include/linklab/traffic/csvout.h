@@ -11,7 +11,7 @@
  * "SUM_REVERSE" for --bidir) per interval; then "sent"/"received" rows of
  * the end summary (per stream and SUM) when a summary is given. Units:
  * seconds since test start, bytes, bit/s, bytes (cwnd), microseconds (RTT),
- * datagrams, milliseconds (jitter); -1 = unknown (as in test.h).
+ * datagrams, milliseconds (jitter); -1 = unknown (as in client.h).
  */
 #ifndef LINKLAB_CSVOUT_H
 #define LINKLAB_CSVOUT_H
@@ -21,21 +21,21 @@
 #include <stdio.h>
 
 #include "linklab/base/err.h"
-#include "linklab/traffic/test.h"
+#include "linklab/traffic/client.h"
 
 /* The CSV header line (without '\n'). */
 extern const char csvout_header[];
 
 /* Write the CSV to f. caption may be NULL (else each line becomes "# ..."
  * comment). sum may be NULL. Returns 0 or -EIO. */
-int csvout_write(FILE *f, const struct test_interval *iv, int n,
-		 const struct test_summary *sum, const char *caption,
+int csvout_write(FILE *f, const struct client_interval *iv, int n,
+		 const struct client_summary *sum, const char *caption,
 		 struct ll_err *err);
 
 /* Write the CSV to path: what `linklab test --csv FILE` calls. Returns 0 or
  * -errno with err naming the file. */
-int csvout_write_file(const char *path, const struct test_interval *iv, int n,
-		      const struct test_summary *sum, const char *caption,
+int csvout_write_file(const char *path, const struct client_interval *iv, int n,
+		      const struct client_summary *sum, const char *caption,
 		      struct ll_err *err);
 
 /* The results directory: $XDG_DATA_HOME/linklab/results, else

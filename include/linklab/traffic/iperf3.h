@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* iperf3.h - the pieces of iperf3's wire protocol shared by the client
- * (test.c) and the server (serve.c): state codes, the cookie, u32-BE
+ * (client.c) and the server (serve.c): state codes, the cookie, u32-BE
  * length-prefixed JSON framing, the parameter and results objects, TCP_INFO
  * sampling and the stream worker threads.
  *

@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 #include "linklab/base/err.h"
-#include "linklab/traffic/test.h"
+#include "linklab/traffic/client.h"
 
 struct plot_opts {
 	const char *title;        /* first line; NULL -> "linklab test" */
@@ -31,20 +31,20 @@ struct plot_opts {
  * frees). iv: n intervals, oldest first (n may be 0: an empty chart with
  * the caption). sum may be NULL (no totals line). Returns 0, -EINVAL (n < 0
  * or iv NULL with n > 0), -ENOMEM. */
-int plot_svg(char **out, const struct test_interval *iv, int n,
-	     const struct test_summary *sum, const struct plot_opts *o,
+int plot_svg(char **out, const struct client_interval *iv, int n,
+	     const struct client_summary *sum, const struct plot_opts *o,
 	     struct ll_err *err);
 
 /* Write the chart to path (created or truncated). Returns 0 or -errno with
  * err naming the file and strerror text. */
-int plot_svg_write_opts(const char *path, const struct test_interval *iv,
-			int n, const struct test_summary *sum,
+int plot_svg_write_opts(const char *path, const struct client_interval *iv,
+			int n, const struct client_summary *sum,
 			const struct plot_opts *o, struct ll_err *err);
 
 /* The same with defaults and only a caption: what `linklab test --plot
  * FILE.svg` calls. */
-int plot_svg_write(const char *path, const struct test_interval *iv, int n,
-		   const struct test_summary *sum, const char *caption,
+int plot_svg_write(const char *path, const struct client_interval *iv, int n,
+		   const struct client_summary *sum, const char *caption,
 		   struct ll_err *err);
 
 /* Escape s for XML text/attributes into buf (&, <, >, ", ' ; control bytes

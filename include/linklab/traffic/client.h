@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* test.h - the traffic engine: an iperf3-compatible client (this file) and
+/* client.h - the traffic engine: an iperf3-compatible client (this file) and
  * server (serve.h). Wire protocol: iperf3's (control connection, 37-byte
  * cookie, one-byte states, u32-BE length-prefixed JSON params/results; see
  * iperf3 src/iperf_api.c, iperf_client_api.c, iperf_tcp.c). Streams run on
  * worker threads; the caller's event loop sees a pipe fd that becomes readable
  * when an event (interval, end, error) is queued. Never prints, never exits.
  */
-#ifndef LINKLAB_TEST_H
-#define LINKLAB_TEST_H
+#ifndef LINKLAB_CLIENT_H
+#define LINKLAB_CLIENT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,9 +16,9 @@
 #include "linklab/base/err.h"
 #include "linklab/traffic/rttprobe.h"
 
-#define TEST_MAX_STREAMS 128
+#define CLIENT_MAX_STREAMS 128
 
-struct test_opts {
+struct client_opts {
 	char host[256];        /* server address or name */
 	int port;              /* default 5201 */
 	int streams;           /* -P, 1..128 */
@@ -37,7 +37,7 @@ struct test_opts {
 	double connect_timeout;/* seconds, default 10 */
 	bool bidir;            /* --bidir: -P streams each way at once (iperf3
 	                        * 3.7+); streams 1..64, not with -R */
-	/* iperf3's further options; test_opts_init() sets them to "off" */
+	/* iperf3's further options; client_opts_init() sets them to "off" */
 	double omit;           /* -O seconds 0..600: left out of the totals,
 	                        * reported as omitted intervals; the test runs
 	                        * omit + duration */
@@ -53,7 +53,7 @@ struct test_opts {
 	                        * stock iperf3 server ignores the request) */
 	bool gso;              /* UDP: send GSO batches (UDP_SEGMENT) here and
 	                        * ask linklab serve to (param linklab_gso);
-	                        * test_opts_init leaves it off (an impairment on
+	                        * client_opts_init leaves it off (an impairment on
 	                        * the path acts on whole batches), linklab test
 	                        * turns it on unless --no-gso. Receivers always
 	                        * use UDP_GRO when the kernel has it */
@@ -63,13 +63,13 @@ struct test_opts {
 };
 
 /* Fill defaults (port 5201, 1 stream, 10 s, 1 s interval). */
-void test_opts_init(struct test_opts *o);
+void client_opts_init(struct client_opts *o);
 
 /* Check ranges; every problem in diag; -EINVAL if any. */
-int test_opts_validate(const struct test_opts *o, struct ll_diag *diag);
+int client_opts_validate(const struct client_opts *o, struct ll_diag *diag);
 
 /* One stream's figures for one interval, or for the whole test. */
-struct test_stream_sample {
+struct client_stream_sample {
 	int id;                /* iperf3 stream id: 1, 3, 4, ... */
 	bool sender;           /* this side sent on it */
 	double start, end;     /* seconds since test start */
@@ -96,99 +96,99 @@ struct test_stream_sample {
 };
 
 /* An interval report: every stream plus the SUM. */
-struct test_interval {
+struct client_interval {
 	int nstreams;
-	struct test_stream_sample s[TEST_MAX_STREAMS];
-	struct test_stream_sample sum;
+	struct client_stream_sample s[CLIENT_MAX_STREAMS];
+	struct client_stream_sample sum;
 	/* --bidir: s[] holds the client-to-server streams first, then the
 	 * server-to-client ones (sample.sender tells); sum covers the first
 	 * direction, sum_reverse the second (iperf3 sum_bidir_reverse). */
-	struct test_stream_sample sum_reverse;
+	struct client_stream_sample sum_reverse;
 	/* addition: live samples from the peer (linklab serve, asked for with
-	 * test_opts.live): s[] are the server's streams with sender=true and
-	 * remote=true; not kept in test_json()'s intervals */
+	 * client_opts.live): s[] are the server's streams with sender=true and
+	 * remote=true; not kept in client_json()'s intervals */
 	bool remote;
 };
 
 /* End summary as iperf3 prints it: per stream and SUM, sender and receiver
  * totals (one side's are measured here, the other's come from the peer's
  * results JSON). */
-struct test_summary {
+struct client_summary {
 	int nstreams;
-	struct test_stream_sample sent[TEST_MAX_STREAMS];
-	struct test_stream_sample received[TEST_MAX_STREAMS];
-	struct test_stream_sample sum_sent, sum_received;
+	struct client_stream_sample sent[CLIENT_MAX_STREAMS];
+	struct client_stream_sample received[CLIENT_MAX_STREAMS];
+	struct client_stream_sample sum_sent, sum_received;
 	double duration;
 	char sender_cc[32], receiver_cc[32];
 	/* --bidir: the server-to-client direction's totals (iperf3
 	 * sum_sent_bidir_reverse / sum_received_bidir_reverse) */
-	struct test_stream_sample sum_sent_reverse, sum_received_reverse;
+	struct client_stream_sample sum_sent_reverse, sum_received_reverse;
 	/* addition: the test failed after it started; the totals hold only
 	 * what this side measured (the peer's half is missing) */
 	bool partial;
-	/* addition: test_opts.rtt results (received 0: no echo answered) */
+	/* addition: client_opts.rtt results (received 0: no echo answered) */
 	struct rtt_stats rtt_idle, rtt_load;
 };
 
-enum test_event_kind {
-	TEV_CONNECTED,  /* control connected, streams up */
-	TEV_INTERVAL,   /* ev.interval valid */
-	TEV_DONE,       /* summary available via test_summary() */
-	TEV_ERROR,      /* ev.err valid; partial results kept */
+enum client_event_kind {
+	CLIENT_EV_CONNECTED,  /* control connected, streams up */
+	CLIENT_EV_INTERVAL,   /* ev.interval valid */
+	CLIENT_EV_DONE,       /* summary available via client_summary() */
+	CLIENT_EV_ERROR,      /* ev.err valid; partial results kept */
 };
 
-struct test_event {
-	enum test_event_kind kind;
-	struct test_interval interval;
+struct client_event {
+	enum client_event_kind kind;
+	struct client_interval interval;
 	struct ll_err err;
 };
 
-struct test;
+struct client;
 
 /* Start a test in the background (connect, exchange params, run). Returns 0
  * and *t, or a negative code (bad opts) with err filled. Connection errors
- * arrive later as TEV_ERROR. */
-int test_start(const struct test_opts *o, struct test **t, struct ll_err *err);
+ * arrive later as CLIENT_EV_ERROR. */
+int client_start(const struct client_opts *o, struct client **t, struct ll_err *err);
 
 /* fd readable when events are queued (poll it in the caller's loop). */
-int test_event_fd(const struct test *t);
+int client_event_fd(const struct client *t);
 
 /* Pop the next event; returns 1 if one was popped, 0 if none queued. */
-int test_next_event(struct test *t, struct test_event *ev);
+int client_next_event(struct client *t, struct client_event *ev);
 
-/* Addresses of stream i (0-based, < streams) after TEV_CONNECTED: numeric
+/* Addresses of stream i (0-based, < streams) after CLIENT_EV_CONNECTED: numeric
  * local and remote host and ports, as iperf3's "[ ID] local A port P
  * connected to B port Q" line. Returns its iperf3 stream id (1, 3, 4, ...),
  * or -ENOENT before the streams exist or when i is out of range. */
-int test_stream_addr(const struct test *t, int i, char *local, size_t llen,
+int client_stream_addr(const struct client *t, int i, char *local, size_t llen,
 		     int *lport, char *remote, size_t rlen, int *rport);
 
 /* Ask the test to end now (sends TEST_END as at the end of -t). */
-void test_stop(struct test *t);
+void client_stop(struct client *t);
 
-/* The end summary (valid after TEV_DONE). */
-const struct test_summary *test_summary(const struct test *t);
+/* The end summary (valid after CLIENT_EV_DONE). */
+const struct client_summary *client_summary(const struct client *t);
 
 /* iperf3 -J style JSON document of the whole run (start, intervals[],
  * end.sum_sent/sum_received, error when failed). Caller frees. */
-char *test_json(const struct test *t);
+char *client_json(const struct client *t);
 
 /* Join threads and free. Bounded: a test still running is stopped and its
  * control connection shut down, so this returns within about a second. */
-void test_free(struct test *t);
+void client_free(struct client *t);
 
 /* The intervals recorded so far (oldest first); *iv points into the test
- * and stays valid until the next interval or test_free. Returns the count. */
-int test_intervals(const struct test *t, const struct test_interval **iv);
+ * and stays valid until the next interval or client_free. Returns the count. */
+int client_intervals(const struct client *t, const struct client_interval **iv);
 
 /* iperf3 --json-stream (3.17) lines: one compact JSON object
  * {"event":"start"|"interval"|"end"|"error","data":...} without newline.
- * "interval" needs iv; "start" is valid after TEV_CONNECTED, "end" after
- * TEV_DONE, "error" after TEV_ERROR. Caller frees; NULL on ENOMEM. */
-char *test_json_event(const struct test *t, const char *event,
-		      const struct test_interval *iv);
+ * "interval" needs iv; "start" is valid after CLIENT_EV_CONNECTED, "end" after
+ * CLIENT_EV_DONE, "error" after CLIENT_EV_ERROR. Caller frees; NULL on ENOMEM. */
+char *client_json_event(const struct client *t, const char *event,
+		      const struct client_interval *iv);
 
 /* The error of a failed test ("" when none). */
-const char *test_error(const struct test *t);
+const char *client_error(const struct client *t);
 
 #endif

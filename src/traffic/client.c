@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* test.c - iperf3-compatible client (include/linklab/traffic/test.h).
+/* client.c - iperf3-compatible client (include/linklab/traffic/client.h).
  *
  * One control thread runs the protocol (iperf3 src/iperf_client_api.c order:
  * cookie, PARAM_EXCHANGE, CREATE_STREAMS, TEST_START, TEST_RUNNING, TEST_END,
  * EXCHANGE_RESULTS, DISPLAY_RESULTS, IPERF_DONE); one worker thread per data
  * stream does blocking send()/recv() of len-byte blocks. The control thread
  * wakes on a CLOCK_MONOTONIC timerfd at every interval boundary, snapshots
- * the per-stream byte counters and TCP_INFO, and queues a TEV_INTERVAL event;
+ * the per-stream byte counters and TCP_INFO, and queues a CLIENT_EV_INTERVAL event;
  * the caller learns about queued events through a pipe.
  */
 #include <errno.h>
@@ -33,11 +33,11 @@
 #include <cjson/cJSON.h>
 
 #include "linklab/traffic/iperf3.h"
-#include "linklab/traffic/test.h"
+#include "linklab/traffic/client.h"
 #include "linklab/traffic/udpstats.h"
 
 struct evnode {
-	struct test_event ev;
+	struct client_event ev;
 	struct evnode *next;
 };
 
@@ -62,20 +62,20 @@ struct stream_acc {
 	long rtt_n;
 };
 
-struct test {
-	struct test_opts o;
+struct client {
+	struct client_opts o;
 	int evpipe[2];
 	int stoppipe[2];
 	atomic_bool stop_req;
 	atomic_bool streams_stop;   /* senders */
 	atomic_bool rx_stop;        /* receivers (they drain first) */
-	atomic_bool abandon;        /* test_free: give up waiting */
+	atomic_bool abandon;        /* client_free: give up waiting */
 	_Atomic uint64_t budget_used;
 	uint64_t budget;            /* -n/-k bytes, 0 = by time */
 	uint32_t len;               /* block / datagram length in use */
 	int donepipe[2];            /* workers: 1 byte when they end */
 	double t_count;             /* monotonic start of the counted part */
-	struct rtt_prober *prober;  /* test_opts.rtt */
+	struct rtt_prober *prober;  /* client_opts.rtt */
 	struct rtt_stats rtt_idle, rtt_load;
 	pthread_t probe_th;
 	bool probe_started;
@@ -92,29 +92,29 @@ struct test {
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
 	int n;
-	struct iperf3_stream st[TEST_MAX_STREAMS];
-	struct conn_info conn[TEST_MAX_STREAMS];
-	struct stream_acc acc[TEST_MAX_STREAMS];
+	struct iperf3_stream st[CLIENT_MAX_STREAMS];
+	struct conn_info conn[CLIENT_MAX_STREAMS];
+	struct stream_acc acc[CLIENT_MAX_STREAMS];
 	int mss, sndbuf, rcvbuf;
 	double t0;
 	time_t wall_start;
 	double cpu_u0, cpu_s0;
 	double t_end;
-	int64_t retr[TEST_MAX_STREAMS];
+	int64_t retr[CLIENT_MAX_STREAMS];
 	bool running;               /* streams were released */
 
 	/* results (under mu) */
-	struct test_interval *iv;
+	struct client_interval *iv;
 	size_t niv, caiv;
 	bool connected, done, failed;
 	struct ll_err err;
-	struct test_summary sum;
+	struct client_summary sum;
 	double cpu_total, cpu_user, cpu_system;
 	struct iperf3_results remote;
 	bool have_remote;
 };
 
-void test_opts_init(struct test_opts *o)
+void client_opts_init(struct client_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->port = IPERF3_DEFAULT_PORT;
@@ -131,7 +131,7 @@ void test_opts_init(struct test_opts *o)
 	o->rtt = false;
 }
 
-int test_opts_validate(const struct test_opts *o, struct ll_diag *diag)
+int client_opts_validate(const struct client_opts *o, struct ll_diag *diag)
 {
 	if (!o->host[0])
 		ll_diag_add(diag, LL_DIAG_ERROR, "host",
@@ -139,13 +139,13 @@ int test_opts_validate(const struct test_opts *o, struct ll_diag *diag)
 	if (o->port < 1 || o->port > 65535)
 		ll_diag_add(diag, LL_DIAG_ERROR, "port",
 			    "port %d out of range 1..65535", o->port);
-	if (o->streams < 1 || o->streams > TEST_MAX_STREAMS)
+	if (o->streams < 1 || o->streams > CLIENT_MAX_STREAMS)
 		ll_diag_add(diag, LL_DIAG_ERROR, "streams",
-			    "-P %d out of range 1..%d", o->streams, TEST_MAX_STREAMS);
-	else if (o->bidir && o->streams > TEST_MAX_STREAMS / 2)
+			    "-P %d out of range 1..%d", o->streams, CLIENT_MAX_STREAMS);
+	else if (o->bidir && o->streams > CLIENT_MAX_STREAMS / 2)
 		ll_diag_add(diag, LL_DIAG_ERROR, "streams",
 			    "-P %d out of range 1..%d with --bidir (streams each way)",
-			    o->streams, TEST_MAX_STREAMS / 2);
+			    o->streams, CLIENT_MAX_STREAMS / 2);
 	if (o->bidir && o->reverse)
 		ll_diag_add(diag, LL_DIAG_ERROR, "bidir",
 			    "--bidir and -R are mutually exclusive (as in iperf3)");
@@ -192,7 +192,7 @@ int test_opts_validate(const struct test_opts *o, struct ll_diag *diag)
 
 /* ---- event queue ------------------------------------------------------- */
 
-static void queue_event(struct test *t, const struct test_event *ev)
+static void queue_event(struct client *t, const struct client_event *ev)
 {
 	struct evnode *n = malloc(sizeof(*n));
 	char b = 'e';
@@ -213,12 +213,12 @@ static void queue_event(struct test *t, const struct test_event *ev)
 	}
 }
 
-int test_event_fd(const struct test *t)
+int client_event_fd(const struct client *t)
 {
 	return t->evpipe[0];
 }
 
-int test_next_event(struct test *t, struct test_event *ev)
+int client_next_event(struct client *t, struct client_event *ev)
 {
 	struct evnode *n;
 	char b;
@@ -241,10 +241,10 @@ int test_next_event(struct test *t, struct test_event *ev)
 	return 1;
 }
 
-int test_stream_addr(const struct test *tc, int i, char *local, size_t llen,
+int client_stream_addr(const struct client *tc, int i, char *local, size_t llen,
 		     int *lport, char *remote, size_t rlen, int *rport)
 {
-	struct test *t = (struct test *)tc;
+	struct client *t = (struct client *)tc;
 	int id = -ENOENT;
 
 	pthread_mutex_lock(&t->mu);
@@ -259,7 +259,7 @@ int test_stream_addr(const struct test *tc, int i, char *local, size_t llen,
 	return id;
 }
 
-void test_stop(struct test *t)
+void client_stop(struct client *t)
 {
 	char b = 's';
 
@@ -269,7 +269,7 @@ void test_stop(struct test *t)
 	}
 }
 
-const struct test_summary *test_summary(const struct test *t)
+const struct client_summary *client_summary(const struct client *t)
 {
 	return &t->sum;
 }
@@ -278,7 +278,7 @@ const struct test_summary *test_summary(const struct test *t)
 
 /* Wait for ev on fd or for the stop pipe until timeout_ms. 1 ready, 0
  * timeout, -ECANCELED when stop was requested, -errno. */
-static int wait_or_stop(struct test *t, int fd, short ev, int timeout_ms)
+static int wait_or_stop(struct client *t, int fd, short ev, int timeout_ms)
 {
 	struct pollfd p[2] = { { .fd = fd, .events = ev },
 			       { .fd = t->stoppipe[0], .events = POLLIN } };
@@ -294,7 +294,7 @@ static int wait_or_stop(struct test *t, int fd, short ev, int timeout_ms)
 	return r > 0;
 }
 
-static int timeout_ms(const struct test *t)
+static int timeout_ms(const struct client *t)
 {
 	return (int)(t->o.connect_timeout * 1000);
 }
@@ -314,7 +314,7 @@ static void addr_text(const struct sockaddr *sa, socklen_t len, char *host,
 }
 
 /* Non-blocking connect to sa with the connect timeout; fd returned blocking. */
-static int connect_addr(struct test *t, const struct sockaddr *sa,
+static int connect_addr(struct client *t, const struct sockaddr *sa,
 			socklen_t len, bool data, int *out, struct ll_err *err)
 {
 	char host[INET6_ADDRSTRLEN];
@@ -366,7 +366,7 @@ static int connect_addr(struct test *t, const struct sockaddr *sa,
 	return 0;
 }
 
-static int connect_control(struct test *t, struct ll_err *err)
+static int connect_control(struct client *t, struct ll_err *err)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC,
 				  .ai_socktype = SOCK_STREAM }, *res, *ai;
@@ -395,7 +395,7 @@ static int connect_control(struct test *t, struct ll_err *err)
 }
 
 /* Read one state byte, honouring stop and the connect timeout (< 0: none). */
-static int read_state(struct test *t, int *state, int tmo, struct ll_err *err)
+static int read_state(struct client *t, int *state, int tmo, struct ll_err *err)
 {
 	int r = wait_or_stop(t, t->ctrl_fd, POLLIN, tmo);
 
@@ -411,7 +411,7 @@ static int read_state(struct test *t, int *state, int tmo, struct ll_err *err)
 }
 
 /* Turn an unexpected state into an error (busy, server error, terminate). */
-static int bad_state(struct test *t, int state, const char *waiting,
+static int bad_state(struct client *t, int state, const char *waiting,
 		     struct ll_err *err)
 {
 	switch (state) {
@@ -438,7 +438,7 @@ static int bad_state(struct test *t, int state, const char *waiting,
 	}
 }
 
-static uint32_t blksize(const struct test *t)
+static uint32_t blksize(const struct client *t)
 {
 	if (t->len)
 		return t->len;
@@ -449,7 +449,7 @@ static uint32_t blksize(const struct test *t)
 
 /* iperf3_udp_connect: connect()ed UDP socket, "9876" out, 4-byte reply in
  * (in -R data may arrive first: skipped). */
-static int udp_connect(struct test *t, int *out, struct ll_err *err)
+static int udp_connect(struct client *t, int *out, struct ll_err *err)
 {
 	const struct sockaddr *sa = (const struct sockaddr *)&t->addr;
 	char host[INET6_ADDRSTRLEN], buf[64];
@@ -497,12 +497,12 @@ static int udp_connect(struct test *t, int *out, struct ll_err *err)
 	return 0;
 }
 
-static int nstreams_total(const struct test *t)
+static int nstreams_total(const struct client *t)
 {
 	return t->o.bidir ? 2 * t->o.streams : t->o.streams;
 }
 
-static int create_streams(struct test *t, struct ll_err *err)
+static int create_streams(struct client *t, struct ll_err *err)
 {
 	/* --bidir: our N sending streams first, then N receiving (iperf3
 	 * iperf_create_streams order; the server labels them the same way) */
@@ -576,12 +576,12 @@ static int create_streams(struct test *t, struct ll_err *err)
 
 /* Is stream i in the client-to-server direction's sums (all streams unless
  * --bidir, where the first half is)? */
-static bool forward_dir(const struct test *t, int i)
+static bool forward_dir(const struct client *t, int i)
 {
 	return !t->o.bidir || i < t->o.streams;
 }
 
-static void sum_init(struct test_stream_sample *sum, bool sender, bool udp,
+static void sum_init(struct client_stream_sample *sum, bool sender, bool udp,
 		     double start, double end)
 {
 	memset(sum, 0, sizeof(*sum));
@@ -597,13 +597,13 @@ static void sum_init(struct test_stream_sample *sum, bool sender, bool udp,
 	sum->outoforder = sum->dups = -1;   /* per stream, end only */
 }
 
-/* Keep a local interval (for test_json) and queue it as an event. */
-static void record_interval(struct test *t, struct test_event *ev)
+/* Keep a local interval (for client_json) and queue it as an event. */
+static void record_interval(struct client *t, struct client_event *ev)
 {
 	pthread_mutex_lock(&t->mu);
 	if (t->niv == t->caiv) {
 		size_t nc = t->caiv ? t->caiv * 2 : 16;
-		struct test_interval *p = realloc(t->iv, nc * sizeof(*p));
+		struct client_interval *p = realloc(t->iv, nc * sizeof(*p));
 		if (p) {
 			t->iv = p;
 			t->caiv = nc;
@@ -616,7 +616,7 @@ static void record_interval(struct test *t, struct test_event *ev)
 }
 
 /* A live sample from linklab serve: queue it as a remote interval. */
-static int live_sample(struct test *t, struct ll_err *err)
+static int live_sample(struct client *t, struct ll_err *err)
 {
 	cJSON *j = NULL;
 	int r = iperf3_json_read(t->ctrl_fd, &j, IPERF3_MAX_JSON, 5000, err);
@@ -625,27 +625,27 @@ static int live_sample(struct test *t, struct ll_err *err)
 		ll_err_prefix(err, "live sample: ");
 		return r;
 	}
-	struct test_event *ev = calloc(1, sizeof(*ev));
+	struct client_event *ev = calloc(1, sizeof(*ev));
 	if (!ev) {
 		cJSON_Delete(j);
 		return ll_err_set(err, -ENOMEM, "live sample: out of memory");
 	}
-	struct test_interval *iv = &ev->interval;
+	struct client_interval *iv = &ev->interval;
 	const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "streams"), *o;
 	double st = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "start"));
 	double en = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "end"));
 
 	if (!isfinite(st) || !isfinite(en) || en < st)
 		st = en = 0;
-	ev->kind = TEV_INTERVAL;
+	ev->kind = CLIENT_EV_INTERVAL;
 	iv->remote = true;
 	sum_init(&iv->sum, true, t->o.udp, st, en);
 	sum_init(&iv->sum_reverse, false, t->o.udp, st, en);
 	iv->sum.remote = true;
 	cJSON_ArrayForEach(o, a) {
-		if (iv->nstreams >= TEST_MAX_STREAMS)
+		if (iv->nstreams >= CLIENT_MAX_STREAMS)
 			break;
-		struct test_stream_sample *s = &iv->s[iv->nstreams++];
+		struct client_stream_sample *s = &iv->s[iv->nstreams++];
 		memset(s, 0, sizeof(*s));
 		s->id = (int)iperf3_json_int(cJSON_GetObjectItemCaseSensitive(o, "id"));
 		s->sender = true;
@@ -679,7 +679,7 @@ static int live_sample(struct test *t, struct ll_err *err)
 
 /* Read the control connection during the test: 1 = a live sample was
  * handled, 0 = *st holds a state byte, < 0 error. */
-static int live_or_state(struct test *t, int *st, struct ll_err *err)
+static int live_or_state(struct client *t, int *st, struct ll_err *err)
 {
 	int r = iperf3_recv_state(t->ctrl_fd, st, 1000, err);
 
@@ -695,28 +695,28 @@ static int live_or_state(struct test *t, int *st, struct ll_err *err)
 /* One interval of every stream. last: the test's final interval, where a
  * gap still open is lost (earlier intervals count only settled gaps,
  * udpstats.h). */
-static void take_interval(struct test *t, double start, double end,
+static void take_interval(struct client *t, double start, double end,
 			  bool omitted, bool last)
 {
-	struct test_event *ev = calloc(1, sizeof(*ev));
+	struct client_event *ev = calloc(1, sizeof(*ev));
 	if (!ev)
 		return;
-	struct test_interval *iv = &ev->interval;
+	struct client_interval *iv = &ev->interval;
 	double secs = end - start;
 	int nfwd = t->o.bidir ? t->o.streams : t->n;
 	int nrev = t->n - nfwd;
 
-	ev->kind = TEV_INTERVAL;
+	ev->kind = CLIENT_EV_INTERVAL;
 	iv->nstreams = t->n;
 	sum_init(&iv->sum, t->n ? t->st[0].sender : !t->o.reverse, t->o.udp,
 		 start, end);
 	sum_init(&iv->sum_reverse, false, t->o.udp, start, end);
 	iv->sum.omitted = iv->sum_reverse.omitted = omitted;
 	for (int i = 0; i < t->n; i++) {
-		struct test_stream_sample *s = &iv->s[i];
+		struct client_stream_sample *s = &iv->s[i];
 		struct stream_acc *a = &t->acc[i];
 		bool sender = t->st[i].sender;
-		struct test_stream_sample *sum = forward_dir(t, i) ? &iv->sum :
+		struct client_stream_sample *sum = forward_dir(t, i) ? &iv->sum :
 						 &iv->sum_reverse;
 		int nsum = forward_dir(t, i) ? nfwd : nrev;
 		uint64_t b = atomic_load_explicit(&t->st[i].bytes,
@@ -792,7 +792,7 @@ static void take_interval(struct test *t, double start, double end,
 }
 
 /* End of -O: the counted part starts now (iperf3 iperf_reset_stats). */
-static void end_omit(struct test *t)
+static void end_omit(struct client *t)
 {
 	for (int i = 0; i < t->n; i++) {
 		struct iperf3_stream *s = &t->st[i];
@@ -804,7 +804,7 @@ static void end_omit(struct test *t)
 	t->t_count = iperf3_now();
 }
 
-static bool all_senders_finished(struct test *t)
+static bool all_senders_finished(struct client *t)
 {
 	bool any = false;
 
@@ -817,7 +817,7 @@ static bool all_senders_finished(struct test *t)
 	return any;
 }
 
-static uint64_t received_total(struct test *t)
+static uint64_t received_total(struct client *t)
 {
 	uint64_t b = 0;
 
@@ -828,7 +828,7 @@ static uint64_t received_total(struct test *t)
 }
 
 /* -n/-k reached: our senders spent the budget, or (-R) we received it */
-static bool budget_done(struct test *t)
+static bool budget_done(struct client *t)
 {
 	if (!t->budget)
 		return false;
@@ -837,8 +837,8 @@ static bool budget_done(struct test *t)
 	return t->o.reverse && received_total(t) >= t->budget;
 }
 
-static void stop_receivers(struct test *t);
-static void finish_senders(struct test *t);
+static void stop_receivers(struct client *t);
+static void finish_senders(struct client *t);
 
 /* The end of the test: our workers stop moving bytes before the last
  * interval is taken, so that the intervals add up to the end totals (bytes
@@ -846,7 +846,7 @@ static void finish_senders(struct test *t);
  * and no interval: 3.7 % of a 1 s loopback test on a loaded machine).
  * By time, the receivers stop counting too (as iperf3); with -n/-k they
  * drain later. Returns the time the streams stopped. */
-static double halt_streams(struct test *t)
+static double halt_streams(struct client *t)
 {
 	if (!t->budget)
 		stop_receivers(t);
@@ -871,7 +871,7 @@ static void arm_interval_timer(int tfd, double wake)
 
 /* a control-channel byte during the test: *cont is set when the test goes
  * on (a live sample, or a repeated TEST_RUNNING); else the error to stop on */
-static int interval_ctrl(struct test *t, bool *cont, struct ll_err *err)
+static int interval_ctrl(struct client *t, bool *cont, struct ll_err *err)
 {
 	int st;
 	int r = live_or_state(t, &st, err);
@@ -886,7 +886,7 @@ static int interval_ctrl(struct test *t, bool *cont, struct ll_err *err)
 	return bad_state(t, st, "the end of the test", err);
 }
 
-static int run_intervals(struct test *t, struct ll_err *err)
+static int run_intervals(struct client *t, struct ll_err *err)
 {
 	int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	bool omitting = t->o.omit > 0;
@@ -977,14 +977,14 @@ static int run_intervals(struct test *t, struct ll_err *err)
 	return rc;
 }
 
-static void stop_streams(struct test *t)
+static void stop_streams(struct client *t)
 {
 	atomic_store(&t->streams_stop, true);
 	atomic_store(&t->rx_stop, true);
 	iperf3_gate_open(&t->gate);   /* gated workers then see stop and end */
 }
 
-static void join_streams(struct test *t)
+static void join_streams(struct client *t)
 {
 	atomic_store(&t->streams_stop, true);
 	atomic_store(&t->rx_stop, true);
@@ -996,7 +996,7 @@ static void join_streams(struct test *t)
 		iperf3_stream_join(&t->st[i]);
 }
 
-static void fill_sample(struct test_stream_sample *s, int id, bool sender,
+static void fill_sample(struct client_stream_sample *s, int id, bool sender,
 			double dur, uint64_t bytes, int64_t retr)
 {
 	memset(s, 0, sizeof(*s));
@@ -1014,10 +1014,10 @@ static void fill_sample(struct test_stream_sample *s, int id, bool sender,
 }
 
 /* Totals of one direction over streams [from, to) into sum_sent/sum_received. */
-static void sum_dir(struct test *t, int from, int to, double dur,
-		    struct test_stream_sample *ss, struct test_stream_sample *sr)
+static void sum_dir(struct client *t, int from, int to, double dur,
+		    struct client_stream_sample *ss, struct client_stream_sample *sr)
 {
-	struct test_summary *S = &t->sum;
+	struct client_summary *S = &t->sum;
 	uint64_t ts = 0, tr = 0;
 	int64_t rs = 0, pk_s = 0, pk_r = 0, lost = 0, dups = -1;
 	double jit = 0;
@@ -1052,9 +1052,9 @@ static void sum_dir(struct test *t, int from, int to, double dur,
 	}
 }
 
-static void build_summary(struct test *t, double dur, const int64_t *retr)
+static void build_summary(struct client *t, double dur, const int64_t *retr)
 {
-	struct test_summary *S = &t->sum;
+	struct client_summary *S = &t->sum;
 	bool rev = t->o.reverse;
 
 	memset(S, 0, sizeof(*S));
@@ -1096,7 +1096,7 @@ static void build_summary(struct test *t, double dur, const int64_t *retr)
 			fill_sample(&S->received[i], t->st[i].id, false, dur, mine, -1);
 		}
 		if (t->o.udp) {
-			struct test_stream_sample *snd = &S->sent[i], *rcv = &S->received[i];
+			struct client_stream_sample *snd = &S->sent[i], *rcv = &S->received[i];
 			int64_t my_pk = (int64_t)(atomic_load(&t->st[i].packets) -
 						  t->st[i].omit_packets);
 			int64_t my_lost = atomic_load(&t->st[i].lost) -
@@ -1147,7 +1147,7 @@ static void build_summary(struct test *t, double dur, const int64_t *retr)
 /* Wait for the receiving workers to read what is still in flight: until
  * each ended (EOF: the peer closed its side after its last byte) or none
  * got a byte for 100 ms; at most 2 s. */
-static void drain_receivers(struct test *t)
+static void drain_receivers(struct client *t)
 {
 	double until = iperf3_now() + 2.0, quiet_since = iperf3_now();
 	uint64_t last = received_total(t);
@@ -1178,7 +1178,7 @@ static void drain_receivers(struct test *t)
  * wait until every byte we sent is acknowledged (SIOCOUTQ 0), then two
  * smoothed RTTs more (at least 20 ms) for its application to read them.
  * At most 2 s. */
-static void wait_acked(struct test *t)
+static void wait_acked(struct client *t)
 {
 	double until = iperf3_now() + 2.0;
 	int64_t rtt = 0;
@@ -1208,7 +1208,7 @@ static void wait_acked(struct test *t)
 /* Time mode: the receivers stop counting at the end of the test (bytes
  * still in flight or queued belong to no interval; iperf3 stops reading
  * when it sends TEST_END). */
-static void stop_receivers(struct test *t)
+static void stop_receivers(struct client *t)
 {
 	atomic_store(&t->rx_stop, true);
 	for (int i = 0; i < t->n; i++)
@@ -1220,7 +1220,7 @@ static void stop_receivers(struct test *t)
 
 /* Our sending workers end; TCP streams then send FIN after their last byte
  * so that the receiver can drain up to it. */
-static void finish_senders(struct test *t)
+static void finish_senders(struct client *t)
 {
 	atomic_store(&t->streams_stop, true);
 	iperf3_gate_open(&t->gate);
@@ -1239,7 +1239,7 @@ static void finish_senders(struct test *t)
 
 static void *probe_main(void *arg)
 {
-	struct test *t = arg;
+	struct client *t = arg;
 	sigset_t all;
 	int count = (int)((t->o.omit + t->o.duration) * 10) + 50;
 
@@ -1255,7 +1255,7 @@ static void *probe_main(void *arg)
 /* A state byte the server sent before our cookie (only a refusal comes
  * that early): 0 if none is waiting, else bad_state()'s error (-EBUSY for
  * ACCESS_DENIED). */
-static int early_state(struct test *t, struct ll_err *err)
+static int early_state(struct client *t, struct ll_err *err)
 {
 	struct pollfd pf = { .fd = t->ctrl_fd, .events = POLLIN };
 	signed char b;
@@ -1273,7 +1273,7 @@ static int early_state(struct test *t, struct ll_err *err)
 /* Connect the control connection, measure the idle RTT (--rtt), settle the
  * block length and the -n/-k budget, and send our cookie (a busy server's
  * early refusal taken first: -EBUSY). */
-static int test_client_hello(struct test *t, struct ll_err *err)
+static int client_proto_hello(struct client *t, struct ll_err *err)
 {
 	int r;
 
@@ -1313,7 +1313,7 @@ static int test_client_hello(struct test *t, struct ll_err *err)
 }
 
 /* PARAM_EXCHANGE: send the test's parameters as iperf3's JSON. */
-static int test_client_send_params(struct test *t, struct ll_err *err)
+static int client_proto_send_params(struct client *t, struct ll_err *err)
 {
 	struct iperf3_params p;
 	int r;
@@ -1348,7 +1348,7 @@ static int test_client_send_params(struct test *t, struct ll_err *err)
 
 /* Follow the server's states up to TEST_RUNNING: parameters sent,
  * streams created; anything else is a protocol error. */
-static int test_client_setup(struct test *t, struct ll_err *err)
+static int client_proto_setup(struct client *t, struct ll_err *err)
 {
 	int state, r;
 
@@ -1357,7 +1357,7 @@ static int test_client_setup(struct test *t, struct ll_err *err)
 		if (r < 0)
 			return r;
 		if (state == IPERF3_PARAM_EXCHANGE) {
-			r = test_client_send_params(t, err);
+			r = client_proto_send_params(t, err);
 			if (r < 0)
 				return r;
 		} else if (state == IPERF3_CREATE_STREAMS) {
@@ -1379,8 +1379,8 @@ static int test_client_setup(struct test *t, struct ll_err *err)
 }
 
 /* TEST_RUNNING: start the workers behind the gate, release them at t0,
- * start the RTT prober and say TEV_CONNECTED. */
-static int test_client_start(struct test *t, struct ll_err *err)
+ * start the RTT prober and say CLIENT_EV_CONNECTED. */
+static int client_proto_start(struct client *t, struct ll_err *err)
 {
 	int r;
 
@@ -1404,9 +1404,9 @@ static int test_client_start(struct test *t, struct ll_err *err)
 	t->running = true;
 	pthread_mutex_unlock(&t->mu);
 	{
-		struct test_event *ev = calloc(1, sizeof(*ev));
+		struct client_event *ev = calloc(1, sizeof(*ev));
 		if (ev) {
-			ev->kind = TEV_CONNECTED;
+			ev->kind = CLIENT_EV_CONNECTED;
 			ev->interval.nstreams = t->n;
 			queue_event(t, ev);
 			free(ev);
@@ -1417,7 +1417,7 @@ static int test_client_start(struct test *t, struct ll_err *err)
 
 /* After the intervals: stop the receivers and senders and the prober, wait
  * for the -n/-k bytes to be acked, and take each sender's retransmits. */
-static void test_client_wind_down(struct test *t)
+static void client_proto_wind_down(struct client *t)
 {
 	int64_t *retr = t->retr;
 
@@ -1446,7 +1446,7 @@ static void test_client_wind_down(struct test *t)
 
 /* TEST_END: say it, then wait for EXCHANGE_RESULTS (live samples in
  * between taken; a second stop still finishes politely). */
-static int test_client_end(struct test *t, struct ll_err *err)
+static int client_proto_end(struct client *t, struct ll_err *err)
 {
 	int state, r;
 
@@ -1475,7 +1475,7 @@ static int test_client_end(struct test *t, struct ll_err *err)
 
 /* EXCHANGE_RESULTS: our CPU use and per-stream results over dur seconds
  * sent as iperf3's JSON, the server's read back. */
-static int test_client_exchange(struct test *t, double t_end, double dur,
+static int client_proto_exchange(struct client *t, double t_end, double dur,
 				struct ll_err *err)
 {
 	int r;
@@ -1515,26 +1515,26 @@ static int test_client_exchange(struct test *t, double t_end, double dur,
 
 /* The client's side of the iperf3 control protocol, from connect to
  * IPERF_DONE; the summary is built on DISPLAY_RESULTS. */
-static int client_run(struct test *t, struct ll_err *err)
+static int client_run(struct client *t, struct ll_err *err)
 {
 	int state, r;
 
-	r = test_client_hello(t, err);
+	r = client_proto_hello(t, err);
 	if (r < 0)
 		return r;
-	r = test_client_setup(t, err);
+	r = client_proto_setup(t, err);
 	if (r < 0)
 		return r;
-	r = test_client_start(t, err);
+	r = client_proto_start(t, err);
 	if (r < 0)
 		return r;
 	r = run_intervals(t, err);
 	double t_end = iperf3_now();
-	test_client_wind_down(t);
+	client_proto_wind_down(t);
 	t->t_end = t_end;
 	if (r < 0)
 		return r;
-	r = test_client_end(t, err);
+	r = client_proto_end(t, err);
 	if (r < 0)
 		return r;
 	/* the peer stopped sending: read what is still in flight */
@@ -1542,7 +1542,7 @@ static int client_run(struct test *t, struct ll_err *err)
 	join_streams(t);
 
 	double dur = t_end - t->t_count;
-	r = test_client_exchange(t, t_end, dur, err);
+	r = client_proto_exchange(t, t_end, dur, err);
 	if (r < 0)
 		return r;
 	r = iperf3_recv_state(t->ctrl_fd, &state, timeout_ms(t), err);
@@ -1560,8 +1560,8 @@ static int client_run(struct test *t, struct ll_err *err)
 
 static void *ctl_main(void *arg)
 {
-	struct test *t = arg;
-	struct test_event *ev = calloc(1, sizeof(*ev));
+	struct client *t = arg;
+	struct client_event *ev = calloc(1, sizeof(*ev));
 	struct ll_err e = { 0 };
 	sigset_t all;
 	int r;
@@ -1606,7 +1606,7 @@ static void *ctl_main(void *arg)
 	}
 	pthread_mutex_unlock(&t->mu);
 	if (ev) {
-		ev->kind = r < 0 ? TEV_ERROR : TEV_DONE;
+		ev->kind = r < 0 ? CLIENT_EV_ERROR : CLIENT_EV_DONE;
 		ev->err = e;
 		queue_event(t, ev);
 		free(ev);
@@ -1614,16 +1614,16 @@ static void *ctl_main(void *arg)
 	return NULL;
 }
 
-int test_start(const struct test_opts *o, struct test **out, struct ll_err *err)
+int client_start(const struct client_opts *o, struct client **out, struct ll_err *err)
 {
 	struct ll_diag *d = calloc(1, sizeof(*d));
-	struct test *t;
+	struct client *t;
 	int r;
 
 	*out = NULL;
 	if (!d)
 		return ll_err_set(err, -ENOMEM, "test: out of memory");
-	if (test_opts_validate(o, d) < 0) {
+	if (client_opts_validate(o, d) < 0) {
 		r = ll_diag_to_err(d, err);
 		free(d);
 		return r;
@@ -1634,7 +1634,7 @@ int test_start(const struct test_opts *o, struct test **out, struct ll_err *err)
 		return ll_err_set(err, -ENOMEM, "test: out of memory");
 	t->o = *o;
 	t->ctrl_fd = -1;
-	for (int i = 0; i < TEST_MAX_STREAMS; i++)
+	for (int i = 0; i < CLIENT_MAX_STREAMS; i++)
 		t->st[i].fd = t->conn[i].fd = -1;
 	pthread_mutex_init(&t->mu, NULL);
 	iperf3_gate_init(&t->gate);
@@ -1643,17 +1643,17 @@ int test_start(const struct test_opts *o, struct test **out, struct ll_err *err)
 	    pipe2(t->stoppipe, O_CLOEXEC | O_NONBLOCK) < 0 ||
 	    pipe2(t->donepipe, O_CLOEXEC | O_NONBLOCK) < 0) {
 		r = ll_err_set(err, -errno, "pipe: %s", strerror(errno));
-		test_free(t);
+		client_free(t);
 		return r;
 	}
 	r = iperf3_make_cookie(t->cookie, err);
 	if (r < 0) {
-		test_free(t);
+		client_free(t);
 		return r;
 	}
 	r = pthread_create(&t->ctl, NULL, ctl_main, t);
 	if (r) {
-		test_free(t);
+		client_free(t);
 		return ll_err_set(err, -r, "test: pthread_create: %s", strerror(r));
 	}
 	t->ctl_started = true;
@@ -1661,7 +1661,7 @@ int test_start(const struct test_opts *o, struct test **out, struct ll_err *err)
 	return 0;
 }
 
-void test_free(struct test *t)
+void client_free(struct client *t)
 {
 	if (!t)
 		return;
@@ -1673,7 +1673,7 @@ void test_free(struct test *t)
 			/* bounded: every wait of the control thread is on the
 			 * control socket or the stop pipe */
 			atomic_store(&t->abandon, true);
-			test_stop(t);
+			client_stop(t);
 			if (t->ctrl_fd >= 0)
 				shutdown(t->ctrl_fd, SHUT_RDWR);
 		}
@@ -1703,7 +1703,7 @@ void test_free(struct test *t)
 
 /* ---- iperf3 -J document ---------------------------------------------------- */
 
-static cJSON *sample_json(const struct test *t, const struct test_stream_sample *s,
+static cJSON *sample_json(const struct client *t, const struct client_stream_sample *s,
 			  int sock, bool sum)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -1754,7 +1754,7 @@ static cJSON *sample_json(const struct test *t, const struct test_stream_sample 
 	return o;
 }
 
-static cJSON *start_json(const struct test *t)
+static cJSON *start_json(const struct client *t)
 {
 	cJSON *start = cJSON_CreateObject(), *arr, *o;
 
@@ -1817,7 +1817,7 @@ static cJSON *start_json(const struct test *t)
 	return start;
 }
 
-static cJSON *interval_json(const struct test *t, const struct test_interval *iv)
+static cJSON *interval_json(const struct client *t, const struct client_interval *iv)
 {
 	cJSON *ivo = cJSON_CreateObject();
 	if (!ivo)
@@ -1839,7 +1839,7 @@ static cJSON *interval_json(const struct test *t, const struct test_interval *iv
 
 /* iperf3 3.12's UDP sum_sent also has jitter_ms, lost_packets and
  * lost_percent, written as 0 (iperf_print_results: the sender knows none) */
-static void udp_sent_fields(cJSON *o, const struct test_stream_sample *rcv)
+static void udp_sent_fields(cJSON *o, const struct client_stream_sample *rcv)
 {
 	(void)rcv;
 	cJSON_AddNumberToObject(o, "jitter_ms", 0);
@@ -1860,9 +1860,9 @@ static cJSON *with_sender(cJSON *o, bool sender)
 }
 
 /* one entry of "end.streams": sender, receiver and (UDP) udp objects */
-static cJSON *end_stream_json(const struct test *t, int i)
+static cJSON *end_stream_json(const struct client *t, int i)
 {
-	const struct test_summary *S = &t->sum;
+	const struct client_summary *S = &t->sum;
 	cJSON *so = cJSON_CreateObject();
 	cJSON *snd = sample_json(t, &S->sent[i], t->conn[i].fd, true);
 	cJSON_AddNumberToObject(snd, "socket", t->conn[i].fd);
@@ -1912,15 +1912,15 @@ static cJSON *end_stream_json(const struct test *t, int i)
 }
 
 /* the "sum*" objects of "end", in iperf3's order */
-static void end_sums_json(const struct test *t, cJSON *end, bool fwd_sender)
+static void end_sums_json(const struct client *t, cJSON *end, bool fwd_sender)
 {
-	const struct test_summary *S = &t->sum;
+	const struct client_summary *S = &t->sum;
 	cJSON *ssj;
 
 	if (t->o.udp) {
 		/* iperf3's UDP "sum": the sender's bytes and rate with the
 		 * receiver's jitter, loss and datagram count */
-		struct test_stream_sample u = S->sum_sent;
+		struct client_stream_sample u = S->sum_sent;
 		u.sender = false;
 		u.packets = S->sum_received.packets;
 		u.lost = S->sum_received.lost;
@@ -1955,9 +1955,9 @@ static void end_sums_json(const struct test *t, cJSON *end, bool fwd_sender)
 }
 
 /* cpu, congestion control, partial flag and RTT probes of "end" */
-static void end_extras_json(const struct test *t, cJSON *end)
+static void end_extras_json(const struct client *t, cJSON *end)
 {
-	const struct test_summary *S = &t->sum;
+	const struct client_summary *S = &t->sum;
 	cJSON *o;
 
 	o = cJSON_AddObjectToObject(end, "cpu_utilization_percent");
@@ -1991,13 +1991,13 @@ static void end_extras_json(const struct test *t, cJSON *end)
 	}
 }
 
-static cJSON *end_json(const struct test *t)
+static cJSON *end_json(const struct client *t)
 {
 	cJSON *end = cJSON_CreateObject(), *arr;
 
 	if (!end || !(t->done || t->sum.partial))
 		return end;
-	const struct test_summary *S = &t->sum;
+	const struct client_summary *S = &t->sum;
 	/* the client's first pass: its own streams send unless -R */
 	bool fwd_sender = t->o.bidir || !t->o.reverse;
 	arr = cJSON_AddArrayToObject(end, "streams");
@@ -2008,9 +2008,9 @@ static cJSON *end_json(const struct test *t)
 	return end;
 }
 
-char *test_json(const struct test *tc)
+char *client_json(const struct client *tc)
 {
-	struct test *t = (struct test *)tc;
+	struct client *t = (struct client *)tc;
 	cJSON *root = cJSON_CreateObject(), *arr;
 	char *out;
 
@@ -2030,10 +2030,10 @@ char *test_json(const struct test *tc)
 	return out;
 }
 
-char *test_json_event(const struct test *tc, const char *event,
-		      const struct test_interval *iv)
+char *client_json_event(const struct client *tc, const char *event,
+		      const struct client_interval *iv)
 {
-	struct test *t = (struct test *)tc;
+	struct client *t = (struct client *)tc;
 	cJSON *root = cJSON_CreateObject(), *data = NULL;
 	char *out;
 
@@ -2059,9 +2059,9 @@ char *test_json_event(const struct test *tc, const char *event,
 	return out;
 }
 
-int test_intervals(const struct test *tc, const struct test_interval **iv)
+int client_intervals(const struct client *tc, const struct client_interval **iv)
 {
-	struct test *t = (struct test *)tc;
+	struct client *t = (struct client *)tc;
 	int n;
 
 	pthread_mutex_lock(&t->mu);
@@ -2071,7 +2071,7 @@ int test_intervals(const struct test *tc, const struct test_interval **iv)
 	return n;
 }
 
-const char *test_error(const struct test *t)
+const char *client_error(const struct client *t)
 {
 	return t->failed ? t->err.msg : "";
 }
