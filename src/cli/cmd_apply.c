@@ -343,7 +343,7 @@ static void cmd_apply_preflight(const struct apply_args *a, struct peerset *ps,
 		if (!(sides & (i == 0 ? CMD_SIDE_A : CMD_SIDE_B)) || !dev[0] ||
 		    impair_is_empty(&dial[i]))
 			continue;
-		if (peerset_ctl_check(ps, i, dev, &dial[i], a->c.po.force, warn,
+		if (peerset_ssh_check(ps, i, dev, &dial[i], a->c.po.force, warn,
 				      sizeof(warn), &err) < 0)
 			ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s", err.msg);
 		else if (warn[0] && !a->c.po.exclude_ssh)

@@ -361,7 +361,7 @@ static int cmd_console_loop(struct tui *t, struct console *c, bool async)
 static bool cmd_console_start_b(struct console *c, const struct peerset_opts *po)
 {
 	struct peer_safety sf = { .force = po->force,
-				  .exclude_ctl = po->exclude_ssh,
+				  .exclude_ssh = po->exclude_ssh,
 				  .revert_s = po->revert_after,
 				  .timeout_s = po->peer_timeout,
 				  .hold = true, .ask_unarmed = true };

@@ -103,7 +103,7 @@ struct console {
 	 * console_peer_pump, inline they are handled before the call returns */
 	struct peerq *bq;             /* NULL without B */
 	bool b_async;
-	struct peer_ctl bflow;        /* B's control session (ctl_flow) */
+	struct peer_sshflow bflow;        /* B's control session (sshflow) */
 	bool bflow_known;
 	bool b_force_next;            /* the next B apply forces (y to 100 %) */
 	bool b_unarmed_next;          /* the next B apply goes without a revert

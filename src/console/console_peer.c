@@ -86,9 +86,9 @@ void console_b_handle(struct console *c, struct peerq_job *j)
 	case PQ_CLEAR:
 		console_change_b_done(c, j);
 		break;
-	case PQ_CTL_FLOW:
+	case PQ_SSHFLOW:
 		if (j->rc == 0) {
-			c->bflow = j->ctl;
+			c->bflow = j->sshflow;
 			c->bflow_known = true;
 		}
 		break;
@@ -214,7 +214,7 @@ int console_set_async(struct console *c, struct ll_err *err)
 	/* the control session's route, once, before the worker owns B: the
 	 * apply checks then ask nothing of B */
 	if (peerq_ops(c->bq)->session && !c->v.b_lost) {
-		struct peerq_job *j = peerq_job_new(PQ_CTL_FLOW);
+		struct peerq_job *j = peerq_job_new(PQ_SSHFLOW);
 
 		console_b_submit(c, j);
 	}

@@ -62,7 +62,7 @@ int console_apply_check(struct console *c, const struct impair *d, unsigned side
 	 * cannot tell; B's own apply checks again) */
 	if (!c->b_async && peerq_ops(c->bq)->session) {
 		c->bflow_known = false;
-		console_b_submit(c, peerq_job_new(PQ_CTL_FLOW));
+		console_b_submit(c, peerq_job_new(PQ_SSHFLOW));
 	}
 	if (!c->bflow_known)
 		return 0;
@@ -73,7 +73,7 @@ int console_apply_check(struct console *c, const struct impair *d, unsigned side
 		    !c->v.side[i].dev[0])
 			continue;
 		w[0] = '\0';
-		rc = peerset_ctl_check_flow(&c->ps, &c->bflow, i, c->v.side[i].dev, d,
+		rc = peerset_ssh_check_flow(&c->ps, &c->bflow, i, c->v.side[i].dev, d,
 					    force, w, sizeof(w), &e);
 		if (rc < 0) {
 			if (!e.msg[0])

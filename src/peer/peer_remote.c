@@ -54,8 +54,8 @@ struct remote {
 	int srv_port;
 	/* the session's safety (--force, --exclude-ssh, revert timers) */
 	struct peer_safety safety;
-	struct peer_ctl ctl;
-	bool ctl_known;
+	struct peer_sshflow sshflow;
+	bool sshflow_known;
 	long armed[RJ_MAX];       /* revert timers not yet disarmed */
 	char armed_dev[RJ_MAX][IF_NAMESIZE];  /* ... and their devices */
 	struct ssh_proc *guard;   /* safety.hold: restores on session loss */
@@ -1059,38 +1059,38 @@ static void supersede_timers(struct remote *r, const char *dev, long keep)
 
 /* The peer's interface that carries the SSH session (one round trip, then
  * cached): the session's client address as the peer routes it. */
-static int ctl_flow(struct remote *r, struct peer_ctl *out, struct ll_err *err)
+static int find_sshflow(struct remote *r, struct peer_sshflow *out, struct ll_err *err)
 {
 	char cmd[160] = "ip -j route get", *o = NULL;
 	int rc;
 
-	if (!r->ctl_known) {
-		memset(&r->ctl, 0, sizeof(r->ctl));
-		rc = ssh_addrs(r->s, r->ctl.client, sizeof(r->ctl.client),
-			       &r->ctl.client_port, r->ctl.server,
-			       sizeof(r->ctl.server), &r->ctl.server_port);
+	if (!r->sshflow_known) {
+		memset(&r->sshflow, 0, sizeof(r->sshflow));
+		rc = ssh_addrs(r->s, r->sshflow.client, sizeof(r->sshflow.client),
+			       &r->sshflow.client_port, r->sshflow.server,
+			       sizeof(r->sshflow.server), &r->sshflow.server_port);
 		if (rc < 0)
 			return ll_err_set(err, rc, "peer %s: session addresses: %s",
 					  r->t.alias, strerror(-rc));
-		if (addw(cmd, sizeof(cmd), r->ctl.client) < 0)
+		if (addw(cmd, sizeof(cmd), r->sshflow.client) < 0)
 			return ll_err_set(err, -ENOSPC, "command too long");
 		rc = run(r, cmd, "ip route get (SSH client)", &o, NULL, err);
 		if (rc == 0)
-			rc = tcjson_route_dev(o, r->ctl.dev, sizeof(r->ctl.dev), err);
+			rc = tcjson_route_dev(o, r->sshflow.dev, sizeof(r->sshflow.dev), err);
 		free(o);
 		if (rc < 0)
 			return rc;
-		r->ctl_known = true;
+		r->sshflow_known = true;
 	}
 	if (out)
-		*out = r->ctl;
+		*out = r->sshflow;
 	return 0;
 }
 
-static int remote_ctl_flow(struct peer *p, struct peer_ctl *out,
+static int remote_sshflow(struct peer *p, struct peer_sshflow *out,
 			   struct ll_err *err)
 {
-	return ctl_flow(R(p), out, err);
+	return find_sshflow(R(p), out, err);
 }
 
 /* Keep the SSH session's own flow out of the impairment: the scoped layout
@@ -1106,7 +1106,7 @@ static int exclude_lines(struct remote *r, const char *dev,
 	size_t o;
 	int rc;
 
-	if (strchr(r->ctl.client, ':'))
+	if (strchr(r->sshflow.client, ':'))
 		return ll_err_set(err, -ENOTSUP,
 				  "peer %s: cannot exclude an IPv6 SSH session from the impairment (u32 match ip is IPv4)",
 				  r->t.alias);
@@ -1116,7 +1116,7 @@ static int exclude_lines(struct remote *r, const char *dev,
 				  r->t.alias);
 	p2.scoped = true;
 	p2.dst_plen = 0;
-	p2.dport = (uint16_t)r->ctl.client_port;
+	p2.dport = (uint16_t)r->sshflow.client_port;
 	tmp = calloc(1, len);
 	if (!tmp)
 		return ll_err_set(err, -ENOMEM, "out of memory");
@@ -1127,10 +1127,10 @@ static int exclude_lines(struct remote *r, const char *dev,
 	}
 	/* every layout line of tccmd turned around: default class 1:1,
 	 * filters to 1:2, each dport match narrowed by sshd's source port */
-	snprintf(portm, sizeof(portm), " match ip dport %d 0xffff", r->ctl.client_port);
-	snprintf(sportm, sizeof(sportm), " match ip sport %d 0xffff", r->ctl.server_port);
-	snprintf(portm6, sizeof(portm6), " match ip6 dport %d 0xffff", r->ctl.client_port);
-	snprintf(sportm6, sizeof(sportm6), " match ip6 sport %d 0xffff", r->ctl.server_port);
+	snprintf(portm, sizeof(portm), " match ip dport %d 0xffff", r->sshflow.client_port);
+	snprintf(sportm, sizeof(sportm), " match ip sport %d 0xffff", r->sshflow.server_port);
+	snprintf(portm6, sizeof(portm6), " match ip6 dport %d 0xffff", r->sshflow.client_port);
+	snprintf(sportm6, sizeof(sportm6), " match ip6 sport %d 0xffff", r->sshflow.server_port);
 	if (!strstr(tmp, "htb default 2") || !strstr(tmp, portm) ||
 	    !strstr(tmp, " flowid 1:1")) {
 		free(tmp);
@@ -1427,22 +1427,22 @@ static int guard(struct remote *r, const char *dev, const struct impair_plan *pl
 	struct ll_err cerr = {0};
 
 	*carries = false;
-	if (ctl_flow(r, NULL, &cerr) < 0)
+	if (find_sshflow(r, NULL, &cerr) < 0)
 		return 0;   /* unknown: nothing to warn about (never blocks) */
-	if (strcmp(r->ctl.dev, dev) != 0)
+	if (strcmp(r->sshflow.dev, dev) != 0)
 		return 0;
 	*carries = true;
-	if (r->safety.exclude_ctl)
+	if (r->safety.exclude_ssh)
 		return 0;
 	if (plan->netem && plan->loss == UINT32_MAX && !r->safety.force)
 		return ll_err_set(err, -EPERM,
 				  "peer %s: %s carries this SSH session (%s:%d -> %s:%d): 100%% loss would cut it; refused. Use --exclude-ssh to keep the session out of the impairment, or --force (the peer then restores the original %d s later by its revert timer)",
-				  r->t.alias, dev, r->ctl.client, r->ctl.client_port,
-				  r->ctl.server, r->ctl.server_port, revert_after(r));
+				  r->t.alias, dev, r->sshflow.client, r->sshflow.client_port,
+				  r->sshflow.server, r->sshflow.server_port, revert_after(r));
 	snprintf(r->warn, sizeof(r->warn),
 		 "%s on %s carries this SSH session (%s:%d -> %s:%d): the impairment slows the console's own link; --exclude-ssh keeps the session out of it",
-		 dev, r->t.alias, r->ctl.client, r->ctl.client_port, r->ctl.server,
-		 r->ctl.server_port);
+		 dev, r->t.alias, r->sshflow.client, r->sshflow.client_port, r->sshflow.server,
+		 r->sshflow.server_port);
 	return 0;
 }
 
@@ -1576,7 +1576,7 @@ static int apply_prepare(struct rapply *a, const struct impair *d, struct ll_err
 	rc = plan_lines(r, a->dev, d, a->lines, CMD_MAX, &a->plan, err);
 	if (rc == 0)
 		rc = guard(r, a->dev, &a->plan, &a->carries, err);
-	if (rc == 0 && a->carries && r->safety.exclude_ctl) {
+	if (rc == 0 && a->carries && r->safety.exclude_ssh) {
 		rc = exclude_lines(r, a->dev, &a->plan, a->lines, CMD_MAX, err);
 		a->excluded = rc == 0;
 	}
@@ -2660,7 +2660,7 @@ static void remote_set_engine(struct peer *p, int mode, int exclude_port)
 
 	r->engine_mode = mode;
 	/* the session's own port when it is known */
-	r->exclude_port = exclude_port > 0 && r->ctl_known ? r->ctl.server_port : exclude_port;
+	r->exclude_port = exclude_port > 0 && r->sshflow_known ? r->sshflow.server_port : exclude_port;
 }
 
 static int remote_engine_get(struct peer *p, const char *dev, struct enghook_info *h,
@@ -2768,7 +2768,7 @@ static void remote_lock_release(struct peer *p, bool remove)
 }
 
 static const struct peer_session_ops remote_session_ops = {
-	.ctl_flow = remote_ctl_flow,
+	.sshflow = remote_sshflow,
 	.warning = remote_warning,
 	.keepalive = remote_keepalive,
 	.poll_fd = remote_poll_fd,

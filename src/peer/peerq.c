@@ -54,7 +54,7 @@ static double pq_now(void)
 static const char *const pq_names[] = {
 	[PQ_LIST] = "list links", [PQ_READ] = "read qdiscs",
 	[PQ_APPLY] = "apply", [PQ_CLEAR] = "clear",
-	[PQ_CTL_FLOW] = "session route", [PQ_SERVER_START] = "start test server",
+	[PQ_SSHFLOW] = "session route", [PQ_SERVER_START] = "start test server",
 	[PQ_SERVER_STOP] = "stop test server", [PQ_SYSCTL_SET] = "sysctl",
 	[PQ_TUNE_RESTORE] = "restore sysctls/offloads", [PQ_KEEPALIVE] = "keepalive",
 	[PQ_LOCK_RELEASE] = "release the hold",
@@ -147,8 +147,8 @@ static void pq_run(struct peerq *q, struct peerq_job *j)
 		else if (j->readback)
 			pq_readback(q, j);
 		break;
-	case PQ_CTL_FLOW:
-		rc = o->session ? o->session->ctl_flow(&q->p, &j->ctl, &j->err)
+	case PQ_SSHFLOW:
+		rc = o->session ? o->session->sshflow(&q->p, &j->sshflow, &j->err)
 				 : ll_err_set(&j->err, -ENOTSUP, "no control session");
 		break;
 	case PQ_SERVER_START:

@@ -244,7 +244,7 @@ int peerset_open(struct peerset *ps, const struct peerset_opts *o,
 		ps->has_b = true;
 		if (ps->b.ops->set_safety) {
 			struct peer_safety sf = { .force = o->force,
-						  .exclude_ctl = o->exclude_ssh,
+						  .exclude_ssh = o->exclude_ssh,
 						  .revert_s = o->revert_after,
 						  .timeout_s = o->peer_timeout,
 						  .hold = o->hold };
@@ -298,25 +298,25 @@ fail:
 	return rc;
 }
 
-int peerset_ctl_check(struct peerset *ps, int side, const char *dev,
+int peerset_ssh_check(struct peerset *ps, int side, const char *dev,
 		      const struct impair *d, bool force, char *warn,
 		      size_t len, struct ll_err *err)
 {
-	struct peer_ctl ctl;
+	struct peer_sshflow sshflow;
 
 	if (warn && len)
 		warn[0] = '\0';
 	if (!ps->has_b || !ps->b.ops->session || !dev ||
-	    ps->b.ops->session->ctl_flow(&ps->b, &ctl, NULL) < 0)
+	    ps->b.ops->session->sshflow(&ps->b, &sshflow, NULL) < 0)
 		return 0;
-	return peerset_ctl_check_flow(ps, &ctl, side, dev, d, force, warn, len, err);
+	return peerset_ssh_check_flow(ps, &sshflow, side, dev, d, force, warn, len, err);
 }
 
-int peerset_ctl_check_flow(struct peerset *ps, const struct peer_ctl *flow,
+int peerset_ssh_check_flow(struct peerset *ps, const struct peer_sshflow *flow,
 			   int side, const char *dev, const struct impair *d,
 			   bool force, char *warn, size_t len, struct ll_err *err)
 {
-	struct peer_ctl ctl = *flow;
+	struct peer_sshflow sshflow = *flow;
 	char cdev[IF_NAMESIZE] = "";
 
 	if (warn && len)
@@ -324,23 +324,23 @@ int peerset_ctl_check_flow(struct peerset *ps, const struct peer_ctl *flow,
 	if (!dev)
 		return 0;
 	if (side == 0) {
-		if (ps->a.ops->route_dev(&ps->a, ctl.server, cdev, sizeof(cdev), NULL) < 0)
+		if (ps->a.ops->route_dev(&ps->a, sshflow.server, cdev, sizeof(cdev), NULL) < 0)
 			return 0;
 	} else {
-		snprintf(cdev, sizeof(cdev), "%s", ctl.dev);
+		snprintf(cdev, sizeof(cdev), "%s", sshflow.dev);
 	}
 	if (strcmp(cdev, dev) != 0)
 		return 0;
 	if (d && (d->set & IMP_LOSS) && d->loss == UINT32_MAX && !force)
 		return ll_err_set(err, -EPERM,
 				  "%s %s carries the SSH session to B (%s:%d -> %s:%d): 100%% loss would cut it; refused (use --exclude-ssh, or --force and let the revert timer restore B)",
-				  side ? ps->b.label : ps->a.label, dev, ctl.client,
-				  ctl.client_port, ctl.server, ctl.server_port);
+				  side ? ps->b.label : ps->a.label, dev, sshflow.client,
+				  sshflow.client_port, sshflow.server, sshflow.server_port);
 	if (warn && len)
 		snprintf(warn, len,
 			 "%s %s carries the SSH session to B (%s:%d -> %s:%d): the impairment slows the console's own link; --exclude-ssh keeps the session out of it (B side)",
-			 side ? ps->b.label : ps->a.label, dev, ctl.client, ctl.client_port,
-			 ctl.server, ctl.server_port);
+			 side ? ps->b.label : ps->a.label, dev, sshflow.client, sshflow.client_port,
+			 sshflow.server, sshflow.server_port);
 	return 0;
 }
 

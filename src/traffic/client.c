@@ -81,8 +81,8 @@ struct client {
 	bool probe_started;
 	atomic_bool probe_stop;
 	struct iperf3_gate gate;
-	pthread_t ctl;
-	bool ctl_started;
+	pthread_t control;
+	bool control_started;
 	pthread_mutex_t mu;
 	struct evnode *head, *tail;
 
@@ -1558,7 +1558,7 @@ static int client_run(struct client *t, struct ll_err *err)
 	return 0;
 }
 
-static void *ctl_main(void *arg)
+static void *control_main(void *arg)
 {
 	struct client *t = arg;
 	struct client_event *ev = calloc(1, sizeof(*ev));
@@ -1651,12 +1651,12 @@ int client_start(const struct client_opts *o, struct client **out, struct ll_err
 		client_free(t);
 		return r;
 	}
-	r = pthread_create(&t->ctl, NULL, ctl_main, t);
+	r = pthread_create(&t->control, NULL, control_main, t);
 	if (r) {
 		client_free(t);
 		return ll_err_set(err, -r, "test: pthread_create: %s", strerror(r));
 	}
-	t->ctl_started = true;
+	t->control_started = true;
 	*out = t;
 	return 0;
 }
@@ -1665,7 +1665,7 @@ void client_free(struct client *t)
 {
 	if (!t)
 		return;
-	if (t->ctl_started) {
+	if (t->control_started) {
 		pthread_mutex_lock(&t->mu);
 		bool ended = t->done || t->failed;
 		pthread_mutex_unlock(&t->mu);
@@ -1677,7 +1677,7 @@ void client_free(struct client *t)
 			if (t->ctrl_fd >= 0)
 				shutdown(t->ctrl_fd, SHUT_RDWR);
 		}
-		pthread_join(t->ctl, NULL);
+		pthread_join(t->control, NULL);
 	}
 	while (t->head) {
 		struct evnode *n = t->head;

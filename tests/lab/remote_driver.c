@@ -5,7 +5,7 @@
  *      apply-netem DEV DELAY | apply-loss DEV PCT | dry DEV RATE | clear DEV |
  *      server | server-hold SEC | apply-server DEV RATE | ctl |
  *      exec TIMEOUT_MS SHELL_CMD (ssh.h directly) | alive
- *      apply-wait DEV RATE SEC | apply-again DEV RATE1 RATE2 | sysctl-wait NAME VALUE SEC | check a|b DEV LOSS (peerset_ctl_check)
+ *      apply-wait DEV RATE SEC | apply-again DEV RATE1 RATE2 | sysctl-wait NAME VALUE SEC | check a|b DEV LOSS (peerset_ssh_check)
  * Options: --force, --exclude-ssh, --hold, --revert-after SEC; the prompt
  * answers $LL_ANSWER (cancels when unset) and logs "PROMPT: text" on
  * stderr. --no-prompt: no prompt callback at all.
@@ -70,7 +70,7 @@ int main(int argc, char **argv)
 		else if (strcmp(argv[i], "--force") == 0)
 			sf.force = true;
 		else if (strcmp(argv[i], "--exclude-ssh") == 0)
-			sf.exclude_ctl = true;
+			sf.exclude_ssh = true;
 		else if (strcmp(argv[i], "--hold") == 0)
 			sf.hold = true;
 		else if (strcmp(argv[i], "--no-prompt") == 0)
@@ -90,7 +90,7 @@ int main(int argc, char **argv)
 	peer = argv[i++];
 	cmd = argv[i++];
 	if (strcmp(cmd, "check") == 0 && i + 2 < argc) {
-		/* peerset_ctl_check SIDE(a|b) DEV LOSS */
+		/* peerset_ssh_check SIDE(a|b) DEV LOSS */
 		struct peerset_opts po = {0};
 		struct peerset ps;
 		char warn[512];
@@ -102,7 +102,7 @@ int main(int argc, char **argv)
 		if (peerset_open(&ps, &po, &e) < 0)
 			return fail(&e);
 		impair_set(&d, "loss", argv[i + 2], &diag);
-		rc = peerset_ctl_check(&ps, argv[i][0] == 'b', argv[i + 1], &d, sf.force,
+		rc = peerset_ssh_check(&ps, argv[i][0] == 'b', argv[i + 1], &d, sf.force,
 				       warn, sizeof(warn), &e);
 		if (rc == 0)
 			printf("ok%s%s\n", warn[0] ? " warn: " : "", warn);
@@ -197,9 +197,9 @@ int main(int argc, char **argv)
 			       qs.q[k].handle >> 16, (unsigned long long)qs.q[k].rate,
 			       qs.q[k].burst, qs.q[k].limit);
 	} else if (strcmp(cmd, "ctl") == 0) {
-		struct peer_ctl c;
+		struct peer_sshflow c;
 
-		rc = p.ops->session->ctl_flow(&p, &c, &e);
+		rc = p.ops->session->sshflow(&p, &c, &e);
 		if (rc == 0)
 			printf("%s:%d -> %s:%d dev %s\n", c.client, c.client_port,
 			       c.server, c.server_port, c.dev);

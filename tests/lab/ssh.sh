@@ -337,13 +337,13 @@ case "$r" in *"server offers password"*"password (no way to ask)"*) pass "passwo
 
 # --- the session's own interface --------------------------------------------------
 r=$(D peer-b ctl 2>&1)
-case "$r" in "$LL_ADDR_A:"*" -> $LL_ADDR_B:22 dev veth-b") pass "ctl_flow: the session $r";; *) fail "ctl: $r";; esac
+case "$r" in "$LL_ADDR_A:"*" -> $LL_ADDR_B:22 dev veth-b") pass "sshflow: the session $r";; *) fail "ctl: $r";; esac
 r=$(D peer-b check a veth-a 100% 2>&1)
-case "$r" in *"A (this host) veth-a carries the SSH session to B"*"refused"*) pass "peerset_ctl_check: A's veth-a carries the session, 100% loss refused";; *) fail "check a: $r";; esac
+case "$r" in *"A (this host) veth-a carries the SSH session to B"*"refused"*) pass "peerset_ssh_check: A's veth-a carries the session, 100% loss refused";; *) fail "check a: $r";; esac
 r=$(D --force peer-b check a veth-a 100% 2>&1)
-case "$r" in "ok warn: A (this host) veth-a carries the SSH session"*) pass "peerset_ctl_check --force: allowed with the warning";; *) fail "check a force: $r";; esac
+case "$r" in "ok warn: A (this host) veth-a carries the SSH session"*) pass "peerset_ssh_check --force: allowed with the warning";; *) fail "check a force: $r";; esac
 r=$(D peer-b check b lo 100% 2>&1)
-[ "$r" = ok ] && pass "peerset_ctl_check: B's lo does not carry it" || fail "check b lo: $r"
+[ "$r" = ok ] && pass "peerset_ssh_check: B's lo does not carry it" || fail "check b lo: $r"
 r=$(D peer-b apply-loss veth-b 100% 2>&1)
 case "$r" in
 *"veth-b carries this SSH session"*"refused"*"--force"*)

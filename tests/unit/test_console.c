@@ -46,7 +46,7 @@ struct fake {
 	int server_rc;           /* forced server_start result */
 	/* the SSH safety ops (remote peer only) */
 	char route[IF_NAMESIZE]; /* route_dev answer ("" = -ENOTSUP) */
-	char ctl_dev[IF_NAMESIZE];  /* ctl_flow: interface carrying the session */
+	char sshflow_dev[IF_NAMESIZE];  /* sshflow: interface carrying the session */
 	int keepalive_rc;        /* forced keepalive result */
 	int nkeepalive, nsafety, nforced, ntune_restore, nsysctl_set;
 	struct peer_safety safety;  /* last set_safety */
@@ -243,18 +243,18 @@ static const struct peer_ops fake_ops = {
 };
 
 /* The SSH safety ops of a remote peer (peer.h). */
-static int fake_ctl_flow(struct peer *p, struct peer_ctl *out, struct ll_err *err)
+static int fake_sshflow(struct peer *p, struct peer_sshflow *out, struct ll_err *err)
 {
 	struct fake *f = p->priv;
 
-	if (!f->ctl_dev[0])
+	if (!f->sshflow_dev[0])
 		return ll_err_set(err, -ENOTSUP, "no session addresses");
 	memset(out, 0, sizeof(*out));
 	snprintf(out->client, sizeof(out->client), "10.77.0.1");
 	out->client_port = 40000;
 	snprintf(out->server, sizeof(out->server), "10.77.0.2");
 	out->server_port = 22;
-	snprintf(out->dev, sizeof(out->dev), "%s", f->ctl_dev);
+	snprintf(out->dev, sizeof(out->dev), "%s", f->sshflow_dev);
 	return 0;
 }
 
@@ -285,7 +285,7 @@ static const char *fake_warning(struct peer *p)
 {
 	struct fake *f = p->priv;
 
-	return f->ctl_dev[0] ? "veth-b carries this SSH session" : "";
+	return f->sshflow_dev[0] ? "veth-b carries this SSH session" : "";
 }
 
 static int fake_keepalive(struct peer *p, int *next_s, struct ll_err *err)
@@ -324,7 +324,7 @@ static int fake_tune_restore(struct peer *p, struct ll_err *err)
 }
 
 static const struct peer_session_ops fake_session_ops = {
-	.ctl_flow = fake_ctl_flow,
+	.sshflow = fake_sshflow,
 	.warning = fake_warning,
 	.keepalive = fake_keepalive,
 	.poll_fd = fake_poll_fd,
@@ -1076,7 +1076,7 @@ static struct fix *fix_ssh(void)
 	fake_add(&x->fb, "lo", "127.0.0.1/8");
 	fake_add(&x->fb, "veth-b", "10.77.0.2/24");
 	snprintf(x->fa.route, sizeof(x->fa.route), "veth-a");
-	snprintf(x->fb.ctl_dev, sizeof(x->fb.ctl_dev), "veth-b");
+	snprintf(x->fb.sshflow_dev, sizeof(x->fb.sshflow_dev), "veth-b");
 	x->fb.fd = 42;
 	x->ps.a.ops = &fake_ops;
 	x->ps.a.priv = &x->fa;

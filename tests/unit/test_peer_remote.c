@@ -35,7 +35,7 @@ static bool applied;
 static int tc_status;              /* exit status of the tc apply command */
 static const char *tc_stderr;
 static char journal[4096];         /* the peer's journal file ("" = none) */
-static const char *ctl_dev;        /* the peer's route back to the client */
+static const char *sshflow_dev;        /* the peer's route back to the client */
 static const char *timer_state;    /* answer to the disarm round trip */
 /* scoped / ingress dials on the remote peer */
 static const char *class_text;     /* tc class show (plain text in tc 6.1) */
@@ -59,7 +59,7 @@ static void reset(void)
 	tc_status = 0;
 	tc_stderr = "";
 	journal[0] = '\0';
-	ctl_dev = "eth9";
+	sshflow_dev = "eth9";
 	timer_state = "disarmed\n";
 	class_text = "";
 	filter_json = "";
@@ -161,7 +161,7 @@ int ssh_exec(struct ssh_session *s, const char *cmd, char **out,
 
 		snprintf(rt, sizeof(rt), "[{\"dst\":\"192.0.2.1\",\"dev\":\"%s\","
 			 "\"prefsrc\":\"192.0.2.9\",\"flags\":[],\"uid\":0,\"cache\":[]}]",
-			 ctl_dev);
+			 sshflow_dev);
 		o = rt;
 	} else if (started(cmd, "umask 077; mkdir -p ")) {
 		if (!journal[0])
@@ -525,24 +525,24 @@ static void dial_loss(struct impair *d, const char *loss)
 
 static void test_ctl_flow_and_ops(void **state)
 {
-	struct peer_ctl ctl;
+	struct peer_sshflow sshflow;
 	struct ll_err err = {0};
 	int next = 0;
 
 	(void)state;
-	ctl_dev = "eth1";
+	sshflow_dev = "eth1";
 	assert_non_null(P.ops->session);
-	assert_int_equal(P.ops->session->ctl_flow(&P, &ctl, &err), 0);
-	assert_string_equal(ctl.client, "192.0.2.1");
-	assert_int_equal(ctl.client_port, 40123);
-	assert_int_equal(ctl.server_port, 22);
-	assert_string_equal(ctl.dev, "eth1");
+	assert_int_equal(P.ops->session->sshflow(&P, &sshflow, &err), 0);
+	assert_string_equal(sshflow.client, "192.0.2.1");
+	assert_int_equal(sshflow.client_port, 40123);
+	assert_int_equal(sshflow.server_port, 22);
+	assert_string_equal(sshflow.dev, "eth1");
 	assert_non_null(find_cmd("ip -j route get '192.0.2.1'"));
 	/* cached: one round trip per session */
 	for (int i = 0; i < ncmds; i++)
 		free(cmds[i]);
 	ncmds = 0;
-	assert_int_equal(P.ops->session->ctl_flow(&P, &ctl, &err), 0);
+	assert_int_equal(P.ops->session->sshflow(&P, &sshflow, &err), 0);
 	assert_int_equal(ncmds, 0);
 	assert_int_equal(P.ops->session->keepalive(&P, &next, &err), 0);
 	assert_int_equal(next, 15);
@@ -556,7 +556,7 @@ static void test_full_loss_on_session_dev_refused(void **state)
 	struct peer_safety sf = {0};
 
 	(void)state;
-	ctl_dev = "eth1";
+	sshflow_dev = "eth1";
 	after_json = "[{\"kind\":\"netem\",\"handle\":\"1:\",\"root\":true,\"options\":"
 		     "{\"limit\":1000,\"loss-random\":{\"loss\":1,\"correlation\":0}}}]";
 	dial_loss(&d, "100%");
@@ -590,12 +590,12 @@ static void test_exclude_ssh_flow(void **state)
 {
 	struct impair d;
 	struct ll_err err = {0};
-	struct peer_safety sf = {.exclude_ctl = true};
+	struct peer_safety sf = {.exclude_ssh = true};
 	const char *c = NULL;
 	int i;
 
 	(void)state;
-	ctl_dev = "eth1";
+	sshflow_dev = "eth1";
 	after_json = "[{\"kind\":\"htb\",\"handle\":\"1:\",\"root\":true,\"options\":{}}]";
 	P.ops->set_safety(&P, &sf);
 	dial_rate(&d, "10mbit");

@@ -11,7 +11,7 @@
  * forced apply and puts this back after. revert_s 0 means 30 s. */
 void console_set_safety(struct console *c, const struct peer_safety *s);
 
-/* Check an apply of d to sides before doing it (peerset_ctl_check per
+/* Check an apply of d to sides before doing it (peerset_ssh_check per
  * side on its selected interface). warn gets the warning lines ("" if
  * none, '\n'-separated). Returns 0, or -EPERM when 100 % loss would go on
  * the interface carrying the SSH session and force is false (err names

@@ -19,7 +19,7 @@
 struct peer;
 
 /* The control session (SSH) to a peer, as that peer sees it. */
-struct peer_ctl {
+struct peer_sshflow {
 	char client[64];          /* this host's address (the SSH client) */
 	int client_port;
 	char server[64];          /* the peer's address (sshd) */
@@ -33,7 +33,7 @@ struct peer_ctl {
 struct peer_safety {
 	bool force;               /* allow 100 % loss on the interface that
 				   * carries the session */
-	bool exclude_ctl;         /* keep the session's own flow out of the
+	bool exclude_ssh;         /* keep the session's own flow out of the
 				   * impairment (u32 filter to an unshaped
 				   * htb class; IPv4 sessions) */
 	int revert_s;             /* commit-confirmed timer, 0 -> 30 s */
@@ -68,7 +68,7 @@ struct sysctl_state;
  * peer, which has none). */
 struct peer_session_ops {
 	/* The control session and the peer's interface that carries it. */
-	int (*ctl_flow)(struct peer *p, struct peer_ctl *out, struct ll_err *err);
+	int (*sshflow)(struct peer *p, struct peer_sshflow *out, struct ll_err *err);
 	/* Warning of the last apply ("" if none), e.g. "veth-b carries this SSH
 	 * session: a heavy impairment may cut it". Valid until the next call. */
 	const char *(*warning)(struct peer *p);
@@ -180,7 +180,7 @@ struct peer_ops {
 	int (*server_stop)(struct peer *p, struct ll_err *err);
 	/* Release everything (not restoring: call clear first). */
 	void (*close)(struct peer *p);
-	/* Set force / exclude_ctl / revert_s for the following applies. May be
+	/* Set force / exclude_ssh / revert_s for the following applies. May be
 	 * NULL. */
 	void (*set_safety)(struct peer *p, const struct peer_safety *s);
 	const struct peer_session_ops *session;

@@ -28,7 +28,7 @@ enum peerq_kind {
 	PQ_READ,          /* read_qdiscs(dev) */
 	PQ_APPLY,         /* apply(dev, dial) [+ read_qdiscs(dev) if readback] */
 	PQ_CLEAR,         /* clear(dev) [+ read_qdiscs(dev) if readback] */
-	PQ_CTL_FLOW,      /* ctl_flow */
+	PQ_SSHFLOW,      /* sshflow */
 	PQ_SERVER_START,  /* server_start: port */
 	PQ_SERVER_STOP,   /* server_stop */
 	PQ_SYSCTL_SET,    /* sysctl_set(name, value) */
@@ -71,7 +71,7 @@ struct peerq_job {
 	struct link_list links;       /* PQ_LIST */
 	bool have_sys;                /* PQ_LIST: sys read */
 	struct sysctl_state sys;
-	struct peer_ctl ctl;          /* PQ_CTL_FLOW */
+	struct peer_sshflow sshflow;          /* PQ_SSHFLOW */
 	int port;                     /* PQ_SERVER_START */
 	char warning[256];            /* PQ_APPLY: ops->session->warning after it */
 	double took_s;                /* how long it ran */

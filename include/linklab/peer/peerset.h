@@ -61,21 +61,21 @@ int peerset_open(struct peerset *ps, const struct peerset_opts *o,
 
 /* Before applying dial d to dev on side (0 = A, 1 = B): does dev carry the
  * SSH session to B? (B: the interface B routes the session's client
- * address through, peer op ctl_flow; A: the interface A routes B's sshd
+ * address through, peer op sshflow; A: the interface A routes B's sshd
  * address through.) If so, warn gets one line naming the session and the
  * --exclude-ssh remedy, and 100 % loss without force is refused with
  * -EPERM (err names --force). 0 with warn "" when it does not, or when
  * there is no B / the session addresses are unknown (ProxyJump). For the
  * console and `apply` (peer_remote's apply makes the same check for B
  * itself). */
-int peerset_ctl_check(struct peerset *ps, int side, const char *dev,
+int peerset_ssh_check(struct peerset *ps, int side, const char *dev,
 		      const struct impair *d, bool force, char *warn,
 		      size_t len, struct ll_err *err);
 
 /* The same check with B's control session already known (flow, from
- * ops->session->ctl_flow earlier): asks nothing of B, for a caller that must not
+ * ops->session->sshflow earlier): asks nothing of B, for a caller that must not
  * wait on it (the console). */
-int peerset_ctl_check_flow(struct peerset *ps, const struct peer_ctl *flow,
+int peerset_ssh_check_flow(struct peerset *ps, const struct peer_sshflow *flow,
 			   int side, const char *dev, const struct impair *d,
 			   bool force, char *warn, size_t len, struct ll_err *err);
 
