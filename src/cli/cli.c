@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "linklab/cli/cli.h"
-#include "linklab/cli/tune.h"
 #include "linklab/cli/prompt.h"
 #include "linklab/cli/safeout.h"
 #include "linklab/remote/ssh.h"

@@ -366,8 +366,8 @@ static void console_reselect(struct console_side_view *s)
 /* The receive window of one TCP socket from tcp_rmem / tcp_adv_win_scale. */
 static void console_rcv_window(struct console_side_view *s, const struct sysctl_state *ss)
 {
-	int ir = tune_sysctl_index("tcp_rmem");
-	int iw = tune_sysctl_index("tcp_adv_win_scale");
+	int ir = hosttune_sysctl_index("tcp_rmem");
+	int iw = hosttune_sysctl_index("tcp_adv_win_scale");
 	long long lo, def, max, scale = 1;
 
 	if (ir >= 0 && sscanf(ss->v[ir], "%lld %lld %lld", &lo, &def, &max) == 3 &&

@@ -18,42 +18,42 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char *const off_names[TUNE_NOFF] = { "tso", "gso", "gro" };
-static const char *const off_ethtool[TUNE_NOFF] = {
+static const char *const off_names[HOSTTUNE_NOFF] = { "tso", "gso", "gro" };
+static const char *const off_ethtool[HOSTTUNE_NOFF] = {
 	"tcp-segmentation-offload", "generic-segmentation-offload",
 	"generic-receive-offload" };
-static const unsigned off_get[TUNE_NOFF] = { ETHTOOL_GTSO, ETHTOOL_GGSO, ETHTOOL_GGRO };
-static const unsigned off_set[TUNE_NOFF] = { ETHTOOL_STSO, ETHTOOL_SGSO, ETHTOOL_SGRO };
-static const char *const sc_names[TUNE_NSYSCTL] = {
+static const unsigned off_get[HOSTTUNE_NOFF] = { ETHTOOL_GTSO, ETHTOOL_GGSO, ETHTOOL_GGRO };
+static const unsigned off_set[HOSTTUNE_NOFF] = { ETHTOOL_STSO, ETHTOOL_SGSO, ETHTOOL_SGRO };
+static const char *const sc_names[HOSTTUNE_NSYSCTL] = {
 	"net.core.rmem_max", "net.core.wmem_max", "net.ipv4.tcp_rmem",
 	"net.ipv4.tcp_wmem", "net.ipv4.tcp_adv_win_scale",
 	"net.ipv4.tcp_congestion_control" };
 
-const char *tune_offload_name(int i)
+const char *hosttune_offload_name(int i)
 {
-	return i >= 0 && i < TUNE_NOFF ? off_names[i] : NULL;
+	return i >= 0 && i < HOSTTUNE_NOFF ? off_names[i] : NULL;
 }
 
-int tune_offload_index(const char *name)
+int hosttune_offload_index(const char *name)
 {
 	int i;
 
-	for (i = 0; name && i < TUNE_NOFF; i++)
+	for (i = 0; name && i < HOSTTUNE_NOFF; i++)
 		if (strcmp(name, off_names[i]) == 0)
 			return i;
 	return -1;
 }
 
-const char *tune_sysctl_name(int i)
+const char *hosttune_sysctl_name(int i)
 {
-	return i >= 0 && i < TUNE_NSYSCTL ? sc_names[i] : NULL;
+	return i >= 0 && i < HOSTTUNE_NSYSCTL ? sc_names[i] : NULL;
 }
 
-int tune_sysctl_index(const char *name)
+int hosttune_sysctl_index(const char *name)
 {
 	int i;
 
-	for (i = 0; name && i < TUNE_NSYSCTL; i++) {
+	for (i = 0; name && i < HOSTTUNE_NSYSCTL; i++) {
 		const char *dot = strrchr(sc_names[i], '.');
 
 		if (strcmp(name, sc_names[i]) == 0 || strcmp(name, dot + 1) == 0)
@@ -78,7 +78,7 @@ static int parse_long(const char **p, long long *v)
 	return 0;
 }
 
-int tune_sysctl_check(int i, const char *value, char *out, size_t len,
+int hosttune_sysctl_check(int i, const char *value, char *out, size_t len,
 		      struct ll_err *err)
 {
 	const char *p = value ? value : "";
@@ -127,12 +127,12 @@ int tune_sysctl_check(int i, const char *value, char *out, size_t len,
 	}
 }
 
-int tune_parse_ethtool_k(const char *text, struct offload_state *o,
+int hosttune_parse_ethtool_k(const char *text, struct offload_state *o,
 			 struct ll_err *err)
 {
 	int i, found = 0;
 
-	for (i = 0; i < TUNE_NOFF; i++) {
+	for (i = 0; i < HOSTTUNE_NOFF; i++) {
 		char key[64];
 		const char *at;
 
@@ -155,7 +155,7 @@ int tune_parse_ethtool_k(const char *text, struct offload_state *o,
 	return 0;
 }
 
-int tune_parse_jline(const char *line, struct tune_jline *out)
+int hosttune_parse_jline(const char *line, struct hosttune_jline *out)
 {
 	char a[64], b[16], c[16];
 	const char *v;
@@ -164,14 +164,14 @@ int tune_parse_jline(const char *line, struct tune_jline *out)
 	if (sscanf(line, "offload %15s %15s %15s", a, b, c) == 3) {
 		out->kind = 'o';
 		snprintf(out->dev, sizeof(out->dev), "%s", a);
-		out->idx = tune_offload_index(b);
+		out->idx = hosttune_offload_index(b);
 		out->on = strcmp(c, "on") == 0 ? 1 : strcmp(c, "off") == 0 ? 0 : -1;
 		return out->idx >= 0 && out->on >= 0 ? 0 : -EINVAL;
 	}
 	if (strncmp(line, "sysctl ", 7) == 0 && sscanf(line + 7, "%63s", a) == 1 &&
-	    tune_sysctl_index(a) >= 0) {
+	    hosttune_sysctl_index(a) >= 0) {
 		out->kind = 's';
-		out->idx = tune_sysctl_index(a);
+		out->idx = hosttune_sysctl_index(a);
 		v = line + 7 + strlen(a);
 		while (*v == ' ')
 			v++;
@@ -252,10 +252,10 @@ static bool in_group(int g, const char *name)
 	size_t n = strlen(name);
 
 	switch (g) {
-	case TUNE_TSO:
+	case HOSTTUNE_TSO:
 		return strncmp(name, "tx-tcp", 6) == 0 && n > 12 &&
 		       strcmp(name + n - 12, "segmentation") == 0;
-	case TUNE_GSO:
+	case HOSTTUNE_GSO:
 		return strcmp(name, "tx-generic-segmentation") == 0;
 	default:
 		return strcmp(name, "rx-gro") == 0;
@@ -351,14 +351,14 @@ static void featset_state(const struct featset *f, struct offload_state *o)
 	uint32_t i;
 	int g;
 
-	for (g = 0; g < TUNE_NOFF; g++)
+	for (g = 0; g < HOSTTUNE_NOFF; g++)
 		o->v[g] = -1;
 	for (i = 0; i < f->n; i++) {
 		uint32_t bit = 1u << (i % 32);
 		const struct ethtool_get_features_block *b = &f->g->features[i / 32];
 
 		feat_name(f, i, nb);
-		for (g = 0; g < TUNE_NOFF; g++)
+		for (g = 0; g < HOSTTUNE_NOFF; g++)
 			if (in_group(g, nb)) {
 				if (o->v[g] < 0)
 					o->v[g] = 0;
@@ -386,7 +386,7 @@ static int featset_set(int fd, const char *dev, const struct featset *f,
 		uint32_t bit = 1u << (i % 32);
 
 		feat_name(f, i, nb);
-		for (g = 0; g < TUNE_NOFF; g++)
+		for (g = 0; g < HOSTTUNE_NOFF; g++)
 			if (want->v[g] >= 0 && in_group(g, nb) &&
 			    (f->g->features[i / 32].available & bit)) {
 				sf->features[i / 32].valid |= bit;
@@ -399,7 +399,7 @@ static int featset_set(int fd, const char *dev, const struct featset *f,
 	return rc < 0 ? rc : 0;
 }
 
-int tune_local_offload_get(const char *dev, struct offload_state *o,
+int hosttune_local_offload_get(const char *dev, struct offload_state *o,
 			   struct ll_err *err)
 {
 	int fd, i, rc = 0;
@@ -424,7 +424,7 @@ int tune_local_offload_get(const char *dev, struct offload_state *o,
 			return ll_err_set(err, -ENODEV, "offload %s: no such interface", dev);
 		}
 	}
-	for (i = 0; i < TUNE_NOFF; i++) {
+	for (i = 0; i < HOSTTUNE_NOFF; i++) {
 		uint32_t v = 0;
 		int r = eth_ioctl(fd, dev, off_get[i], &v);
 
@@ -438,19 +438,19 @@ int tune_local_offload_get(const char *dev, struct offload_state *o,
 	return rc;
 }
 
-int tune_local_offload_set(const char *dev, const struct offload_state *want,
+int hosttune_local_offload_set(const char *dev, const struct offload_state *want,
 			   struct ll_err *err)
 {
 	struct offload_state cur, now;
 	int fd, i, rc;
 
-	rc = tune_local_offload_get(dev, &cur, err);
+	rc = hosttune_local_offload_get(dev, &cur, err);
 	if (rc < 0)
 		return rc;
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return ll_err_set(err, -errno, "offload: socket: %s", strerror(errno));
-	for (i = 0; i < TUNE_NOFF && rc == 0; i++) {
+	for (i = 0; i < HOSTTUNE_NOFF && rc == 0; i++) {
 		char key[64];
 
 		if (want->v[i] < 0 || want->v[i] == cur.v[i])
@@ -471,7 +471,7 @@ int tune_local_offload_set(const char *dev, const struct offload_state *want,
 			goto readback;
 		}
 	}
-	for (i = 0; i < TUNE_NOFF && rc == 0; i++) {
+	for (i = 0; i < HOSTTUNE_NOFF && rc == 0; i++) {
 		uint32_t v;
 		char key[64];
 
@@ -496,8 +496,8 @@ int tune_local_offload_set(const char *dev, const struct offload_state *want,
 readback:
 	if (rc < 0)
 		return rc;
-	rc = tune_local_offload_get(dev, &now, err);
-	for (i = 0; rc == 0 && i < TUNE_NOFF; i++)
+	rc = hosttune_local_offload_get(dev, &now, err);
+	for (i = 0; rc == 0 && i < HOSTTUNE_NOFF; i++)
 		if (want->v[i] >= 0 && now.v[i] != want->v[i])
 			rc = ll_err_set(err, -EIO, "offload %s: %s is still %s (fixed by the driver?)",
 					dev, off_names[i], now.v[i] ? "on" : "off");
@@ -547,12 +547,12 @@ static int proc_read(int i, char *out, size_t len)
 	return 0;
 }
 
-int tune_local_sysctl_get(struct sysctl_state *s, struct ll_err *err)
+int hosttune_local_sysctl_get(struct sysctl_state *s, struct ll_err *err)
 {
 	int i;
 
 	(void)err;
-	for (i = 0; i < TUNE_NSYSCTL; i++)
+	for (i = 0; i < HOSTTUNE_NSYSCTL; i++)
 		proc_read(i, s->v[i], sizeof(s->v[i]));
 	return 0;
 }
@@ -579,13 +579,13 @@ static int proc_write(int i, const char *val, struct ll_err *err)
 	return 0;
 }
 
-int tune_local_sysctl_set(const char *name, const char *value,
+int hosttune_local_sysctl_set(const char *name, const char *value,
 			  struct ll_err *err)
 {
-	int i = tune_sysctl_index(name), rc;
+	int i = hosttune_sysctl_index(name), rc;
 	char val[64], cur[64], key[64];
 
-	rc = tune_sysctl_check(i, value, val, sizeof(val), err);
+	rc = hosttune_sysctl_check(i, value, val, sizeof(val), err);
 	if (rc < 0)
 		return rc;
 	rc = proc_read(i, cur, sizeof(cur));
@@ -601,7 +601,7 @@ int tune_local_sysctl_set(const char *name, const char *value,
 	return rc;
 }
 
-int tune_local_restore(struct ll_err *err)
+int hosttune_local_restore(struct ll_err *err)
 {
 	char path[512], line[256], keep[4096] = "";
 	FILE *f;
@@ -612,10 +612,10 @@ int tune_local_restore(struct ll_err *err)
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f)) {
-		struct tune_jline j;
+		struct hosttune_jline j;
 		int r = 0;
 
-		if (tune_parse_jline(line, &j) < 0)
+		if (hosttune_parse_jline(line, &j) < 0)
 			continue;
 		if (j.kind == 's') {
 			r = proc_write(j.idx, j.value, err);
@@ -670,35 +670,35 @@ int tune_local_restore(struct ll_err *err)
 	return rc;
 }
 
-int tune_op_offload_get(struct peer *p, const char *dev, struct offload_state *o,
+int hosttune_op_offload_get(struct peer *p, const char *dev, struct offload_state *o,
 			struct ll_err *err)
 {
 	(void)p;
-	return tune_local_offload_get(dev, o, err);
+	return hosttune_local_offload_get(dev, o, err);
 }
 
-int tune_op_offload_set(struct peer *p, const char *dev,
+int hosttune_op_offload_set(struct peer *p, const char *dev,
 			const struct offload_state *want, struct ll_err *err)
 {
 	(void)p;
-	return tune_local_offload_set(dev, want, err);
+	return hosttune_local_offload_set(dev, want, err);
 }
 
-int tune_op_sysctl_get(struct peer *p, struct sysctl_state *s, struct ll_err *err)
+int hosttune_op_sysctl_get(struct peer *p, struct sysctl_state *s, struct ll_err *err)
 {
 	(void)p;
-	return tune_local_sysctl_get(s, err);
+	return hosttune_local_sysctl_get(s, err);
 }
 
-int tune_op_sysctl_set(struct peer *p, const char *name, const char *value,
+int hosttune_op_sysctl_set(struct peer *p, const char *name, const char *value,
 		       struct ll_err *err)
 {
 	(void)p;
-	return tune_local_sysctl_set(name, value, err);
+	return hosttune_local_sysctl_set(name, value, err);
 }
 
-int tune_op_restore(struct peer *p, struct ll_err *err)
+int hosttune_op_restore(struct peer *p, struct ll_err *err)
 {
 	(void)p;
-	return tune_local_restore(err);
+	return hosttune_local_restore(err);
 }

@@ -1280,11 +1280,11 @@ static void local_close(struct peer *p)
 
 /* offloads and TCP sysctls, src/peer/hosttune.c */
 static const struct peer_tune_ops local_tune_ops = {
-	.offload_get = tune_op_offload_get,
-	.offload_set = tune_op_offload_set,
-	.sysctl_get = tune_op_sysctl_get,
-	.sysctl_set = tune_op_sysctl_set,
-	.tune_restore = tune_op_restore,
+	.offload_get = hosttune_op_offload_get,
+	.offload_set = hosttune_op_offload_set,
+	.sysctl_get = hosttune_op_sysctl_get,
+	.sysctl_set = hosttune_op_sysctl_set,
+	.tune_restore = hosttune_op_restore,
 };
 
 static const struct peer_counter_ops local_counter_ops = {

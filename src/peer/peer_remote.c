@@ -1963,7 +1963,7 @@ static int remote_offload_get(struct peer *p, const char *dev,
 				  r->t.alias);
 	if (rc < 0)
 		return rc;
-	rc = tune_parse_ethtool_k(out, o, err);
+	rc = hosttune_parse_ethtool_k(out, o, err);
 	free(out);
 	if (rc < 0)
 		ll_err_prefix(err, "peer %s: ", r->t.alias);
@@ -2009,10 +2009,10 @@ static int remote_offload_set(struct peer *p, const char *dev,
 	if (!cmd)
 		return ll_err_set(err, -ENOMEM, "out of memory");
 	tune_jpath(r, path, sizeof(path));
-	for (i = 0; i < TUNE_NOFF; i++) {
+	for (i = 0; i < HOSTTUNE_NOFF; i++) {
 		if (want->v[i] < 0 || want->v[i] == cur.v[i])
 			continue;
-		snprintf(key, sizeof(key), "offload %s %s", dev, tune_offload_name(i));
+		snprintf(key, sizeof(key), "offload %s %s", dev, hosttune_offload_name(i));
 		if (changes)
 			addraw(cmd, CMD_MAX, "&&");
 		if (jadd(cmd, CMD_MAX, path, key, cur.v[i] ? "on" : "off") < 0) {
@@ -2027,19 +2027,19 @@ static int remote_offload_set(struct peer *p, const char *dev,
 	}
 	addraw(cmd, CMD_MAX, "&& ethtool -K");
 	addw(cmd, CMD_MAX, dev);
-	for (i = 0; i < TUNE_NOFF; i++)
+	for (i = 0; i < HOSTTUNE_NOFF; i++)
 		if (want->v[i] >= 0 && want->v[i] != cur.v[i]) {
-			addraw(cmd, CMD_MAX, tune_offload_name(i));
+			addraw(cmd, CMD_MAX, hosttune_offload_name(i));
 			addraw(cmd, CMD_MAX, want->v[i] ? "on" : "off");
 		}
 	rc = run(r, cmd, "ethtool -K", NULL, NULL, err);
 	free(cmd);
 	if (rc == 0)
 		rc = remote_offload_get(p, dev, &now, err);
-	for (i = 0; rc == 0 && i < TUNE_NOFF; i++)
+	for (i = 0; rc == 0 && i < HOSTTUNE_NOFF; i++)
 		if (want->v[i] >= 0 && now.v[i] != want->v[i])
 			rc = ll_err_set(err, -EIO, "peer %s: offload %s: %s is still %s (fixed by the driver?)",
-					r->t.alias, dev, tune_offload_name(i),
+					r->t.alias, dev, hosttune_offload_name(i),
 					now.v[i] ? "on" : "off");
 	r->tuned = true;
 	if (rc == 0)
@@ -2051,7 +2051,7 @@ static void sysctl_proc(int i, char *buf, size_t len)
 {
 	char *c;
 
-	snprintf(buf, len, "/proc/sys/%s", tune_sysctl_name(i));
+	snprintf(buf, len, "/proc/sys/%s", hosttune_sysctl_name(i));
 	for (c = buf + 10; *c; c++)
 		if (*c == '.')
 			*c = '/';
@@ -2064,7 +2064,7 @@ static int remote_sysctl_get(struct peer *p, struct sysctl_state *s,
 	char cmd[1024] = "", path[96], *out = NULL, *line, *save = NULL;
 	int i, rc;
 
-	for (i = 0; i < TUNE_NSYSCTL; i++) {
+	for (i = 0; i < HOSTTUNE_NSYSCTL; i++) {
 		sysctl_proc(i, path, sizeof(path));
 		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd),
 			 "printf '%d '; tr -s ' \\t' '  ' < %s 2>/dev/null || echo; ", i, path);
@@ -2078,7 +2078,7 @@ static int remote_sysctl_get(struct peer *p, struct sysctl_state *s,
 
 		i = atoi(line);
 		v = strchr(line, ' ');
-		if (i < 0 || i >= TUNE_NSYSCTL || !v)
+		if (i < 0 || i >= HOSTTUNE_NSYSCTL || !v)
 			continue;
 		v++;
 		snprintf(s->v[i], sizeof(s->v[i]), "%s", v);
@@ -2102,7 +2102,7 @@ static int remote_sysctl_write(struct remote *r, int i, const char *val,
 	sysctl_proc(i, path, sizeof(path));
 	if (journal) {
 		tune_jpath(r, jp, sizeof(jp));
-		snprintf(key, sizeof(key), "sysctl %s", tune_sysctl_name(i));
+		snprintf(key, sizeof(key), "sysctl %s", hosttune_sysctl_name(i));
 		snprintf(cur, sizeof(cur), "\"$(tr -s ' \\t' '  ' < %s)\"", path);
 		rc = jadd(cmd, CMD_MAX, jp, key, cur);
 		rc |= addraw(cmd, CMD_MAX, "&&");
@@ -2127,9 +2127,9 @@ static int remote_sysctl_write(struct remote *r, int i, const char *val,
 		out[n] = '\0';
 		if (strcmp(out, val) != 0)
 			rc = ll_err_set(err, -EIO, "peer %s: sysctl %s: wrote \"%s\", reads back \"%s\"",
-					r->t.alias, tune_sysctl_name(i), val, out);
+					r->t.alias, hosttune_sysctl_name(i), val, out);
 	} else {
-		ll_err_prefix(err, "sysctl %s = %s: ", tune_sysctl_name(i), val);
+		ll_err_prefix(err, "sysctl %s = %s: ", hosttune_sysctl_name(i), val);
 	}
 	free(out);
 	return rc;
@@ -2141,9 +2141,9 @@ static int remote_sysctl_set(struct peer *p, const char *name, const char *value
 	struct remote *r = R(p);
 	struct sysctl_state s;
 	char val[64];
-	int i = tune_sysctl_index(name), rc;
+	int i = hosttune_sysctl_index(name), rc;
 
-	rc = tune_sysctl_check(i, value, val, sizeof(val), err);
+	rc = hosttune_sysctl_check(i, value, val, sizeof(val), err);
 	if (rc < 0)
 		return rc;
 	rc = remote_sysctl_get(p, &s, err);
@@ -2151,7 +2151,7 @@ static int remote_sysctl_set(struct peer *p, const char *name, const char *value
 		return rc;
 	if (!s.v[i][0])
 		return ll_err_set(err, -ENOENT, "peer %s: sysctl %s is not on that kernel",
-				  r->t.alias, tune_sysctl_name(i));
+				  r->t.alias, hosttune_sysctl_name(i));
 	if (strcmp(s.v[i], val) == 0)
 		return 0;
 	rc = remote_sysctl_write(r, i, val, true, err);
@@ -2174,21 +2174,21 @@ static int remote_tune_restore(struct peer *p, struct ll_err *err)
 	if (rc < 0)
 		return rc;
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		struct tune_jline j;
+		struct hosttune_jline j;
 		int e = 0;
 
-		if (tune_parse_jline(line, &j) < 0)
+		if (hosttune_parse_jline(line, &j) < 0)
 			continue;
 		if (j.kind == 's') {
 			char val[64];
 
-			if (tune_sysctl_check(j.idx, j.value, val, sizeof(val), NULL) == 0)
+			if (hosttune_sysctl_check(j.idx, j.value, val, sizeof(val), NULL) == 0)
 				e = remote_sysctl_write(r, j.idx, val, false, err);
 		} else if (valid_ifname(j.dev, NULL) == 0) {
 			char c2[128] = "ethtool -K";
 
 			addw(c2, sizeof(c2), j.dev);
-			addraw(c2, sizeof(c2), tune_offload_name(j.idx));
+			addraw(c2, sizeof(c2), hosttune_offload_name(j.idx));
 			addraw(c2, sizeof(c2), j.on ? "on" : "off");
 			e = run(r, c2, "ethtool -K (restore)", NULL, NULL, err);
 		}

@@ -188,8 +188,8 @@ static int fake_sysctl_get(struct peer *p, struct sysctl_state *out,
 	memset(out, 0, sizeof(*out));
 	if (!f->rmem)
 		return ll_err_set(err, -ENOTSUP, "no sysctls here");
-	snprintf(out->v[tune_sysctl_index("tcp_rmem")], 64, "%s", f->rmem);
-	snprintf(out->v[tune_sysctl_index("tcp_adv_win_scale")], 64, "1");
+	snprintf(out->v[hosttune_sysctl_index("tcp_rmem")], 64, "%s", f->rmem);
+	snprintf(out->v[hosttune_sysctl_index("tcp_adv_win_scale")], 64, "1");
 	return 0;
 }
 

@@ -24,15 +24,15 @@
 static void test_names(void **state)
 {
 	(void)state;
-	assert_int_equal(tune_offload_index("tso"), TUNE_TSO);
-	assert_int_equal(tune_offload_index("gro"), TUNE_GRO);
-	assert_int_equal(tune_offload_index("lro"), -1);
-	assert_string_equal(tune_sysctl_name(2), "net.ipv4.tcp_rmem");
-	assert_int_equal(tune_sysctl_index("net.ipv4.tcp_wmem"), 3);
-	assert_int_equal(tune_sysctl_index("tcp_congestion_control"), 5);
-	assert_int_equal(tune_sysctl_index("rmem_max"), 0);
-	assert_int_equal(tune_sysctl_index("net.ipv4.tcp_mem"), -1);
-	assert_null(tune_sysctl_name(6));
+	assert_int_equal(hosttune_offload_index("tso"), HOSTTUNE_TSO);
+	assert_int_equal(hosttune_offload_index("gro"), HOSTTUNE_GRO);
+	assert_int_equal(hosttune_offload_index("lro"), -1);
+	assert_string_equal(hosttune_sysctl_name(2), "net.ipv4.tcp_rmem");
+	assert_int_equal(hosttune_sysctl_index("net.ipv4.tcp_wmem"), 3);
+	assert_int_equal(hosttune_sysctl_index("tcp_congestion_control"), 5);
+	assert_int_equal(hosttune_sysctl_index("rmem_max"), 0);
+	assert_int_equal(hosttune_sysctl_index("net.ipv4.tcp_mem"), -1);
+	assert_null(hosttune_sysctl_name(6));
 }
 
 static void test_check(void **state)
@@ -41,22 +41,22 @@ static void test_check(void **state)
 	struct ll_err err = {0};
 
 	(void)state;
-	assert_int_equal(tune_sysctl_check(2, "4096,65536, 1000000", v, sizeof(v), &err), 0);
+	assert_int_equal(hosttune_sysctl_check(2, "4096,65536, 1000000", v, sizeof(v), &err), 0);
 	assert_string_equal(v, "4096 65536 1000000");
-	assert_int_equal(tune_sysctl_check(2, "4096 65536", v, sizeof(v), &err), -EINVAL);
+	assert_int_equal(hosttune_sysctl_check(2, "4096 65536", v, sizeof(v), &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "min default max"));
-	assert_int_equal(tune_sysctl_check(3, "9000 100 200", v, sizeof(v), &err), -EINVAL);
-	assert_int_equal(tune_sysctl_check(0, "8388608", v, sizeof(v), &err), 0);
+	assert_int_equal(hosttune_sysctl_check(3, "9000 100 200", v, sizeof(v), &err), -EINVAL);
+	assert_int_equal(hosttune_sysctl_check(0, "8388608", v, sizeof(v), &err), 0);
 	assert_string_equal(v, "8388608");
-	assert_int_equal(tune_sysctl_check(0, "0", v, sizeof(v), &err), -EINVAL);
-	assert_int_equal(tune_sysctl_check(0, "12;reboot", v, sizeof(v), &err), -EINVAL);
-	assert_int_equal(tune_sysctl_check(4, "-2", v, sizeof(v), &err), 0);
+	assert_int_equal(hosttune_sysctl_check(0, "0", v, sizeof(v), &err), -EINVAL);
+	assert_int_equal(hosttune_sysctl_check(0, "12;reboot", v, sizeof(v), &err), -EINVAL);
+	assert_int_equal(hosttune_sysctl_check(4, "-2", v, sizeof(v), &err), 0);
 	assert_string_equal(v, "-2");
-	assert_int_equal(tune_sysctl_check(4, "32", v, sizeof(v), &err), -EINVAL);
-	assert_int_equal(tune_sysctl_check(5, "cubic", v, sizeof(v), &err), 0);
-	assert_int_equal(tune_sysctl_check(5, "$(id)", v, sizeof(v), &err), -EINVAL);
-	assert_int_equal(tune_sysctl_check(5, "", v, sizeof(v), &err), -EINVAL);
-	assert_int_equal(tune_sysctl_check(-1, "1", v, sizeof(v), &err), -EINVAL);
+	assert_int_equal(hosttune_sysctl_check(4, "32", v, sizeof(v), &err), -EINVAL);
+	assert_int_equal(hosttune_sysctl_check(5, "cubic", v, sizeof(v), &err), 0);
+	assert_int_equal(hosttune_sysctl_check(5, "$(id)", v, sizeof(v), &err), -EINVAL);
+	assert_int_equal(hosttune_sysctl_check(5, "", v, sizeof(v), &err), -EINVAL);
+	assert_int_equal(hosttune_sysctl_check(-1, "1", v, sizeof(v), &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "net.ipv4.tcp_congestion_control"));
 }
 
@@ -73,35 +73,35 @@ static void test_ethtool_k(void **state)
 		"generic-receive-offload: on\n";
 
 	(void)state;
-	assert_int_equal(tune_parse_ethtool_k(txt, &o, &err), 0);
-	assert_int_equal(o.v[TUNE_TSO], 1);
-	assert_int_equal(o.v[TUNE_GSO], 0);
-	assert_int_equal(o.v[TUNE_GRO], 1);
-	assert_int_equal(tune_parse_ethtool_k("tcp-segmentation-offload: off\n", &o, &err), 0);
-	assert_int_equal(o.v[TUNE_TSO], 0);
-	assert_int_equal(o.v[TUNE_GRO], -1);
-	assert_int_equal(tune_parse_ethtool_k("Cannot get device features\n", &o, &err), -EINVAL);
+	assert_int_equal(hosttune_parse_ethtool_k(txt, &o, &err), 0);
+	assert_int_equal(o.v[HOSTTUNE_TSO], 1);
+	assert_int_equal(o.v[HOSTTUNE_GSO], 0);
+	assert_int_equal(o.v[HOSTTUNE_GRO], 1);
+	assert_int_equal(hosttune_parse_ethtool_k("tcp-segmentation-offload: off\n", &o, &err), 0);
+	assert_int_equal(o.v[HOSTTUNE_TSO], 0);
+	assert_int_equal(o.v[HOSTTUNE_GRO], -1);
+	assert_int_equal(hosttune_parse_ethtool_k("Cannot get device features\n", &o, &err), -EINVAL);
 }
 
 static void test_jline(void **state)
 {
-	struct tune_jline j;
+	struct hosttune_jline j;
 
 	(void)state;
-	assert_int_equal(tune_parse_jline("offload veth-b gso off\n", &j), 0);
+	assert_int_equal(hosttune_parse_jline("offload veth-b gso off\n", &j), 0);
 	assert_int_equal(j.kind, 'o');
 	assert_string_equal(j.dev, "veth-b");
-	assert_int_equal(j.idx, TUNE_GSO);
+	assert_int_equal(j.idx, HOSTTUNE_GSO);
 	assert_int_equal(j.on, 0);
-	assert_int_equal(tune_parse_jline("sysctl net.ipv4.tcp_congestion_control bbr\n", &j), 0);
+	assert_int_equal(hosttune_parse_jline("sysctl net.ipv4.tcp_congestion_control bbr\n", &j), 0);
 	assert_int_equal(j.kind, 's');
 	assert_int_equal(j.idx, 5);
 	assert_string_equal(j.value, "bbr");
-	assert_int_equal(tune_parse_jline("sysctl net.ipv4.tcp_rmem 4096 131072 6291456", &j), 0);
+	assert_int_equal(hosttune_parse_jline("sysctl net.ipv4.tcp_rmem 4096 131072 6291456", &j), 0);
 	assert_string_equal(j.value, "4096 131072 6291456");
-	assert_int_equal(tune_parse_jline("sysctl net.ipv4.tcp_rmem", &j), -EINVAL);
-	assert_int_equal(tune_parse_jline("offload veth-b lro off", &j), -EINVAL);
-	assert_int_equal(tune_parse_jline("garbage", &j), -EINVAL);
+	assert_int_equal(hosttune_parse_jline("sysctl net.ipv4.tcp_rmem", &j), -EINVAL);
+	assert_int_equal(hosttune_parse_jline("offload veth-b lro off", &j), -EINVAL);
+	assert_int_equal(hosttune_parse_jline("garbage", &j), -EINVAL);
 }
 
 static char rundir[64];
@@ -118,22 +118,22 @@ static void test_local_set_restore(void **state)
 	snprintf(rundir, sizeof(rundir), "/tmp/ll-tune-XXXXXX");
 	assert_non_null(mkdtemp(rundir));
 	setenv("LINKLAB_RUN_DIR", rundir, 1);
-	assert_int_equal(tune_local_sysctl_get(&s0, &err), 0);
+	assert_int_equal(hosttune_local_sysctl_get(&s0, &err), 0);
 	assert_true(s0.v[2][0] != '\0');
-	assert_int_equal(tune_local_sysctl_set("tcp_rmem", "4096 65536 1000000", &err), 0);
-	assert_int_equal(tune_local_sysctl_set("tcp_rmem", "4096 70000 1000000", &err), 0);
-	assert_int_equal(tune_local_sysctl_set("tcp_adv_win_scale", "2", &err), 0);
-	assert_int_equal(tune_local_sysctl_set("tcp_congestion_control", "reno", &err), 0);
-	assert_int_equal(tune_local_sysctl_get(&s1, &err), 0);
+	assert_int_equal(hosttune_local_sysctl_set("tcp_rmem", "4096 65536 1000000", &err), 0);
+	assert_int_equal(hosttune_local_sysctl_set("tcp_rmem", "4096 70000 1000000", &err), 0);
+	assert_int_equal(hosttune_local_sysctl_set("tcp_adv_win_scale", "2", &err), 0);
+	assert_int_equal(hosttune_local_sysctl_set("tcp_congestion_control", "reno", &err), 0);
+	assert_int_equal(hosttune_local_sysctl_get(&s1, &err), 0);
 	assert_string_equal(s1.v[2], "4096 70000 1000000");
 	assert_string_equal(s1.v[4], "2");
 	assert_string_equal(s1.v[5], "reno");
-	assert_int_equal(tune_local_sysctl_set("tcp_rmem", "1 2", &err), -EINVAL);
-	assert_int_equal(tune_local_offload_get("lo", &(struct offload_state){0}, &err), 0);
-	assert_int_equal(tune_local_offload_get("nosuch0", &(struct offload_state){0}, &err),
+	assert_int_equal(hosttune_local_sysctl_set("tcp_rmem", "1 2", &err), -EINVAL);
+	assert_int_equal(hosttune_local_offload_get("lo", &(struct offload_state){0}, &err), 0);
+	assert_int_equal(hosttune_local_offload_get("nosuch0", &(struct offload_state){0}, &err),
 			 -ENODEV);
-	assert_int_equal(tune_local_restore(&err), 0);
-	assert_int_equal(tune_local_sysctl_get(&s2, &err), 0);
+	assert_int_equal(hosttune_local_restore(&err), 0);
+	assert_int_equal(hosttune_local_sysctl_get(&s2, &err), 0);
 	assert_string_equal(s2.v[2], s0.v[2]);   /* the first original */
 	assert_string_equal(s2.v[4], s0.v[4]);
 	assert_string_equal(s2.v[5], s0.v[5]);

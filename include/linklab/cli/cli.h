@@ -55,4 +55,13 @@ int cmd_test_peer(int argc, char **argv);
  * 0 none, 1 -h printed the usage, 2 problems. Nothing runs. */
 int cmd_test_check(int argc, char **argv, int nbad);
 
+/* `offload [peer options] [--local|--remote] [tso|gso|gro|all on|off]...
+ * [--restore]`: show the offloads of --dev (A) and --peer-dev (B), switch
+ * them (journalled), or restore the originals (src/cli/cmd_offload.c). */
+int cmd_offload(int argc, char **argv);
+/* `sysctl [peer options] [--local|--remote] [NAME=VALUE]... [--restore]`:
+ * show, set (journalled) or restore the six TCP sysctls of hosttune.h on
+ * both peers (src/cli/cmd_sysctl.c). */
+int cmd_sysctl(int argc, char **argv);
+
 #endif

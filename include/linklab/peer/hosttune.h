@@ -18,86 +18,86 @@
 
 #include "linklab/base/err.h"
 
-enum tune_offload { TUNE_TSO, TUNE_GSO, TUNE_GRO, TUNE_NOFF };
+enum hosttune_offload { HOSTTUNE_TSO, HOSTTUNE_GSO, HOSTTUNE_GRO, HOSTTUNE_NOFF };
 
 /* 1 = on, 0 = off, -1 = unknown / leave as is. */
 struct offload_state {
-	int8_t v[TUNE_NOFF];
+	int8_t v[HOSTTUNE_NOFF];
 };
 
-#define TUNE_NSYSCTL 6
+#define HOSTTUNE_NSYSCTL 6
 
 /* Values as /proc/sys prints them (tabs/spaces collapsed to one space);
  * "" = not present on that kernel. */
 struct sysctl_state {
-	char v[TUNE_NSYSCTL][64];
+	char v[HOSTTUNE_NSYSCTL][64];
 };
 
-/* "tso", "gso", "gro" (i < TUNE_NOFF), else NULL. */
-const char *tune_offload_name(int i);
+/* "tso", "gso", "gro" (i < HOSTTUNE_NOFF), else NULL. */
+const char *hosttune_offload_name(int i);
 /* Index of "tso"/"gso"/"gro", -1 if unknown. */
-int tune_offload_index(const char *name);
+int hosttune_offload_index(const char *name);
 
 /* "net.core.rmem_max", "net.core.wmem_max", "net.ipv4.tcp_rmem",
  * "net.ipv4.tcp_wmem", "net.ipv4.tcp_adv_win_scale",
- * "net.ipv4.tcp_congestion_control" (i < TUNE_NSYSCTL), else NULL. */
-const char *tune_sysctl_name(int i);
+ * "net.ipv4.tcp_congestion_control" (i < HOSTTUNE_NSYSCTL), else NULL. */
+const char *hosttune_sysctl_name(int i);
 /* Index of a full name or its last part ("tcp_rmem"), -1 if not one of
  * the six. */
-int tune_sysctl_index(const char *name);
+int hosttune_sysctl_index(const char *name);
 
 /* Check and normalise a value for sysctl i into out (len bytes): rmem_max/
  * wmem_max one integer 1..2^31-1 (bytes); tcp_rmem/tcp_wmem three integers
  * "min default max" (spaces or commas), min <= default <= max (bytes,
  * tcp(7)); tcp_adv_win_scale -31..31 (tcp(7)); tcp_congestion_control a
  * name of [a-z0-9_], 1..15 characters. -EINVAL with the rule in err. */
-int tune_sysctl_check(int i, const char *value, char *out, size_t len,
+int hosttune_sysctl_check(int i, const char *value, char *out, size_t len,
 		      struct ll_err *err);
 
 /* Read `ethtool -k` output into o (lines "tcp-segmentation-offload: on",
  * "generic-segmentation-offload: off [fixed]", "generic-receive-offload:
  * on"). 0, or -EINVAL if none of the three is there. */
-int tune_parse_ethtool_k(const char *text, struct offload_state *o,
+int hosttune_parse_ethtool_k(const char *text, struct offload_state *o,
 			 struct ll_err *err);
 
 /* One line of a tune journal: kind 'o' (offload: dev, feature index, value
  * in *on) or 's' (sysctl: index, value text). 0, or -EINVAL for a line that
  * is not one (skipped by restore). */
-struct tune_jline {
+struct hosttune_jline {
 	char kind;
 	char dev[16];
 	int idx;
 	int on;
 	char value[64];
 };
-int tune_parse_jline(const char *line, struct tune_jline *out);
+int hosttune_parse_jline(const char *line, struct hosttune_jline *out);
 
 /* --- this host --- */
-int tune_local_offload_get(const char *dev, struct offload_state *o,
+int hosttune_local_offload_get(const char *dev, struct offload_state *o,
 			   struct ll_err *err);
 /* Set the features of want that are not -1 (journalling each original
  * first); reads back and fails with -EIO if the driver kept another value
  * ("[fixed]" features). */
-int tune_local_offload_set(const char *dev, const struct offload_state *want,
+int hosttune_local_offload_set(const char *dev, const struct offload_state *want,
 			   struct ll_err *err);
-int tune_local_sysctl_get(struct sysctl_state *s, struct ll_err *err);
-/* name: full or short; value checked by tune_sysctl_check; journalled,
+int hosttune_local_sysctl_get(struct sysctl_state *s, struct ll_err *err);
+/* name: full or short; value checked by hosttune_sysctl_check; journalled,
  * written, read back. */
-int tune_local_sysctl_set(const char *name, const char *value,
+int hosttune_local_sysctl_set(const char *name, const char *value,
 			  struct ll_err *err);
 /* Put every journalled original back, remove the journal (no-op without
  * one). */
-int tune_local_restore(struct ll_err *err);
+int hosttune_local_restore(struct ll_err *err);
 
 /* The same as peer ops of the local peer (peer_local.c's table). */
 struct peer;
-int tune_op_offload_get(struct peer *p, const char *dev, struct offload_state *o,
+int hosttune_op_offload_get(struct peer *p, const char *dev, struct offload_state *o,
 			struct ll_err *err);
-int tune_op_offload_set(struct peer *p, const char *dev,
+int hosttune_op_offload_set(struct peer *p, const char *dev,
 			const struct offload_state *want, struct ll_err *err);
-int tune_op_sysctl_get(struct peer *p, struct sysctl_state *s, struct ll_err *err);
-int tune_op_sysctl_set(struct peer *p, const char *name, const char *value,
+int hosttune_op_sysctl_get(struct peer *p, struct sysctl_state *s, struct ll_err *err);
+int hosttune_op_sysctl_set(struct peer *p, const char *name, const char *value,
 		       struct ll_err *err);
-int tune_op_restore(struct peer *p, struct ll_err *err);
+int hosttune_op_restore(struct peer *p, struct ll_err *err);
 
 #endif

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd_offload.c - `linklab offload`: the NIC offloads (TSO/GSO/GRO) of both
+ * peers, shown, set (journalled) and restored. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "linklab/cli/cli.h"
+#include "linklab/cli/cmd.h"
+#include "linklab/peer/hosttune.h"
+#include "linklab/peer/peerset.h"
+
+static void print_offloads(const struct peer *p, const char *dev,
+			   const struct offload_state *o)
+{
+	int i;
+
+	printf("%s %s:", p->label, dev);
+	for (i = 0; i < HOSTTUNE_NOFF; i++)
+		printf(" %s %s", hosttune_offload_name(i),
+		       o->v[i] < 0 ? "?" : o->v[i] ? "on" : "off");
+	printf("\n");
+}
+
+int cmd_offload(int argc, char **argv)
+{
+	struct cmd_common c;
+	struct peerset ps;
+	struct offload_state want = { { -1, -1, -1 } };
+	struct ll_err err = { 0 };
+	bool restore = false, set = false;
+	unsigned sides;
+	int i, rc, ret = 0;
+
+	memset(&c, 0, sizeof(c));
+	for (i = 1; i < argc; i++) {
+		rc = cmd_common_opt(&c, argc, argv, &i, &err);
+		if (rc < 0)
+			return cmd_fail("offload", &err);
+		if (rc > 0)
+			continue;
+		if (!strcmp(argv[i], "--restore")) {
+			restore = true;
+		} else if ((hosttune_offload_index(argv[i]) >= 0 || !strcmp(argv[i], "all")) &&
+			   i + 1 < argc && (!strcmp(argv[i + 1], "on") || !strcmp(argv[i + 1], "off"))) {
+			int v = !strcmp(argv[i + 1], "on"), k = hosttune_offload_index(argv[i]);
+
+			if (k >= 0)
+				want.v[k] = (int8_t)v;
+			else
+				want.v[0] = want.v[1] = want.v[2] = (int8_t)v;
+			set = true;
+			i++;
+		} else {
+			fprintf(stderr, "linklab offload: unexpected argument '%s' (tso|gso|gro|all on|off, --restore)\n",
+				argv[i]);
+			return 2;
+		}
+	}
+	if (c.help) {
+		printf("usage: linklab offload [--peer HOST] [--dev IF] [--peer-dev IF] [--local|--remote]\n"
+		       "                       [tso|gso|gro|all on|off]... [--restore]\n"
+		       "TSO/GSO/GRO distort tbf/netem (one dequeue per 64 KB super-packet); the\n"
+		       "originals are journalled and put back by --restore.\n");
+		return 0;
+	}
+	if (peerset_open(&ps, &c.po, &err) < 0)
+		return cmd_fail("offload", &err);
+	sides = cmd_sides(&c, &ps, &err);
+	if (!sides) {
+		peerset_close(&ps);
+		return cmd_fail("offload", &err);
+	}
+	for (i = 0; i < 2; i++) {
+		struct peer *p = i ? &ps.b : &ps.a;
+		const char *dev = i ? ps.dev_b : ps.dev_a;
+		struct offload_state o;
+
+		if (!(sides & (i ? CMD_SIDE_B : CMD_SIDE_A)))
+			continue;
+		if (!p->ops->tune) {
+			fprintf(stderr, "linklab offload: %s: not supported\n", p->label);
+			ret = 1;
+			continue;
+		}
+		rc = 0;
+		if (restore)
+			rc = p->ops->tune->tune_restore(p, &err);
+		if (!dev[0]) {
+			if (rc == 0 && !restore) {
+				fprintf(stderr, "linklab offload: %s: which interface? (--dev / --peer-dev)\n",
+					p->label);
+				ret = 2;
+			}
+		} else {
+			if (rc == 0 && set)
+				rc = p->ops->tune->offload_set(p, dev, &want, &err);
+			if (rc == 0)
+				rc = p->ops->tune->offload_get(p, dev, &o, &err);
+			if (rc == 0)
+				print_offloads(p, dev, &o);
+		}
+		if (rc < 0) {
+			fprintf(stderr, "linklab offload: %s: %s\n", p->label, err.msg);
+			ret = cmd_status(&err);
+		} else if (restore) {
+			printf("%s: originals restored\n", p->label);
+		}
+	}
+	peerset_close(&ps);
+	return ret;
+}
