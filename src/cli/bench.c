@@ -13,7 +13,7 @@ int main(int argc, char **argv)
 {
 	int help = argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"));
 
-	ssh_set_default_prompt(cli_tty_prompt, NULL);
+	ssh_set_default_prompt(prompt_tty, NULL);
 	if (argc >= 2 && !strcmp(argv[1], "apply"))
 		return cmd_bench_apply(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "ssh"))

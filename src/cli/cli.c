@@ -79,7 +79,7 @@ int cli_main(int argc, char **argv)
 
 	/* SSH passphrases/passwords are asked on the tty (the console may
 	 * pass its own prompt through sshcfg_opts) */
-	ssh_set_default_prompt(cli_tty_prompt, NULL);
+	ssh_set_default_prompt(prompt_tty, NULL);
 	/* what a peer, a server or a file says reaches the terminal with its
 	 * control bytes made visible; curses keeps the console's stdout */
 	safeout_install(argc >= 2 && argv[1][0] != '-' && strcmp(argv[1], "console"));

@@ -15,7 +15,7 @@
  * no terminal (batch use: the method is skipped), -EINTR on Ctrl-C/EOF.
  * $LINKLAB_ASKPASS (a program, like SSH_ASKPASS) is run instead when set:
  * its first output line is the answer (tests, GUIs). */
-int cli_tty_prompt(void *ctx, const char *prompt, bool echo, char *buf,
+int prompt_tty(void *ctx, const char *prompt, bool echo, char *buf,
 		   size_t len);
 
 #endif

@@ -19,7 +19,7 @@
  * answer, NUL-terminated, into buf (len bytes; the caller wipes it after
  * use, it is never stored). Return 0, or a negative value to cancel (the
  * method is then skipped). The CLI reads /dev/tty without echo
- * (src/cli/cmd_prompt.c); the console passes its own. */
+ * (src/cli/prompt.c); the console passes its own. */
 typedef int (*ssh_prompt_fn)(void *ctx, const char *prompt, bool echo,
 			     char *buf, size_t len);
 

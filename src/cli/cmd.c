@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cmd_common.c - option handling and printing shared by the commands. */
+/* cmd.c - option handling and printing shared by the commands. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>

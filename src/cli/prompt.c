@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cmd_prompt.c - ask the operator on /dev/tty (or through $LINKLAB_ASKPASS)
+/* prompt.c - ask the operator on /dev/tty (or through $LINKLAB_ASKPASS)
  * for a passphrase or password during SSH authentication; echo off for
  * secrets (termios(3)). */
 #include "linklab/base/text.h"
@@ -57,7 +57,7 @@ static int askpass(const char *prog, const char *prompt, char *buf, size_t len)
 	return 0;
 }
 
-int cli_tty_prompt(void *ctx, const char *prompt, bool echo, char *buf,
+int prompt_tty(void *ctx, const char *prompt, bool echo, char *buf,
 		   size_t len)
 {
 	struct termios old, quiet;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test_cmd_common.c - the commands' shared input checks: an option given
+/* test_cmd.c - the commands' shared input checks: an option given
  * twice is refused naming it and both values (cmd_seen_twice and the peer
  * options), and printed JSON carries no raw DEL/C1/invalid UTF-8. */
 #include <errno.h>
