@@ -94,7 +94,7 @@ static void plan_to_state(const struct impair_plan *p, struct qdisc_state *s)
 	root->parent = 0xFFFFFFFFu;
 	if (p->scoped) {
 		snprintf(root->kind, sizeof(root->kind), "htb");
-		root->rate = p->tbf ? p->rate_Bps * 8 : FF_UNSHAPED_BPS;
+		root->rate = p->tbf ? p->rate_Bps * 8 : QDISC_UNSHAPED_BPS;
 		root->burst = p->burst;
 		s->scoped = true;
 		s->dst_plen = p->dst_plen;

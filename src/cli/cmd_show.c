@@ -43,7 +43,7 @@ static uint64_t tree_rate(const struct qdisc_state *qs)
 		uint64_t v = !strcmp(qs->q[i].kind, "tbf") ? qs->q[i].rate :
 			     !strcmp(qs->q[i].kind, "netem") ? qs->q[i].netem_rate :
 			     /* linklab's scoped htb: class 1:1's rate */
-			     !strcmp(qs->q[i].kind, "htb") && qs->q[i].rate < FF_UNSHAPED_BPS ?
+			     !strcmp(qs->q[i].kind, "htb") && qs->q[i].rate < QDISC_UNSHAPED_BPS ?
 			     qs->q[i].rate : 0;
 
 		if (v && (!r || v < r))

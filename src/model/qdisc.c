@@ -97,7 +97,7 @@ void qdisc_state_to_impair(const struct qdisc_state *s, struct impair *d)
 	/* linklab's per-flow layout: htb 1: whose class 1:1 carries the rate
 	 * (100 Gbit/s means unshaped) and the netem child */
 	if (strcmp(root->kind, "htb") == 0) {
-		if (root->rate && root->rate < FF_UNSHAPED_BPS) {
+		if (root->rate && root->rate < QDISC_UNSHAPED_BPS) {
 			d->rate = root->rate;
 			d->burst = root->burst;
 			d->set |= IMP_RATE | IMP_BURST;
@@ -240,7 +240,7 @@ char *qdisc_state_summary(const struct qdisc_state *s, char *buf, size_t len)
 			cat(buf, len, &off, " / ");
 		cat(buf, len, &off, "%s", q->kind[0] ? q->kind : "?");
 		if (strcmp(q->kind, "htb") == 0 && i == 0 && q->rate) {
-			if (q->rate < FF_UNSHAPED_BPS)
+			if (q->rate < QDISC_UNSHAPED_BPS)
 				cat(buf, len, &off, " rate %s burst %s",
 				    units_format_rate(q->rate, a, sizeof(a)),
 				    units_format_size(q->burst, b, sizeof(b)));

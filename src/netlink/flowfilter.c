@@ -23,14 +23,14 @@
 #include "linklab/netlink/flowfilter.h"
 #include "linklab/netlink/nlqdisc.h"
 
-#define FF_MSG_SIZE 8192
+#define FLOWFILTER_MSG_SIZE 8192
 
-static int ff_start(int type, int flags, int ifindex, uint32_t handle,
+static int flowfilter_start(int type, int flags, int ifindex, uint32_t handle,
 		    uint32_t parent, uint32_t info, const char *kind,
 		    struct nl_msg **out, struct ll_err *err)
 {
 	return nlqdisc_msg_start(type, flags, ifindex, handle, parent, info, kind,
-				 FF_MSG_SIZE, out, err);
+				 FLOWFILTER_MSG_SIZE, out, err);
 }
 
 /* libnl 3.7 flags every nest NLA_F_NESTED; tc's addattr_nest does not. */
@@ -50,14 +50,14 @@ static int nomem(struct nl_msg **out, struct ll_err *err)
 	return ll_err_set(err, -ENOMEM, "netlink message too small for the options");
 }
 
-int ff_build_ingress(int ifindex, int flags, struct nl_msg **out,
+int flowfilter_build_ingress(int ifindex, int flags, struct nl_msg **out,
 		     struct ll_err *err)
 {
-	return ff_start(RTM_NEWQDISC, flags, ifindex, 0xffff0000u, TC_H_INGRESS,
+	return flowfilter_start(RTM_NEWQDISC, flags, ifindex, 0xffff0000u, TC_H_INGRESS,
 			0, "ingress", out, err);
 }
 
-int ff_build_mirred(int ifindex, int ifb_ifindex, struct nl_msg **out,
+int flowfilter_build_mirred(int ifindex, int ifb_ifindex, struct nl_msg **out,
 		    struct ll_err *err)
 {
 	struct {
@@ -68,7 +68,7 @@ int ff_build_mirred(int ifindex, int ifb_ifindex, struct nl_msg **out,
 	struct nlattr *opts, *act, *one, *aopts;
 	int rc;
 
-	rc = ff_start(RTM_NEWTFILTER, NLM_F_CREATE, ifindex, FF_U32_HANDLE,
+	rc = flowfilter_start(RTM_NEWTFILTER, NLM_F_CREATE, ifindex, FLOWFILTER_U32_HANDLE,
 		      0xffff0000u, TC_H_MAKE(1u << 16, htons(ETH_P_ALL)), "u32",
 		      out, err);
 	if (rc < 0)
@@ -119,7 +119,7 @@ static int build_u32(int ifindex, uint32_t parent, uint32_t classid,
 	/* no handle: u32 hash tables are shared by every prio of the block, so
 	 * a fixed 800::800 would name the other family's filter; the caller
 	 * flushes first instead ("tc filter add", NLM_F_CREATE|NLM_F_EXCL) */
-	rc = ff_start(RTM_NEWTFILTER, NLM_F_CREATE | NLM_F_EXCL, ifindex, 0, parent,
+	rc = flowfilter_start(RTM_NEWTFILTER, NLM_F_CREATE | NLM_F_EXCL, ifindex, 0, parent,
 		      TC_H_MAKE(prio << 16, htons(proto)), "u32", out, err);
 	if (rc < 0)
 		return rc;
@@ -140,7 +140,7 @@ static void dport_key(struct tc_u32_key *k, uint16_t dport, int off)
 	k->off = off;
 }
 
-int ff_build_flow(int ifindex, uint32_t parent, uint32_t classid,
+int flowfilter_build_flow(int ifindex, uint32_t parent, uint32_t classid,
 		  const uint8_t addr[4], unsigned plen, uint16_t dport,
 		  struct nl_msg **out, struct ll_err *err)
 {
@@ -168,7 +168,7 @@ int ff_build_flow(int ifindex, uint32_t parent, uint32_t classid,
 	return build_u32(ifindex, parent, classid, 1, ETH_P_IP, k, n, out, err);
 }
 
-int ff_build_flow6(int ifindex, uint32_t parent, uint32_t classid,
+int flowfilter_build_flow6(int ifindex, uint32_t parent, uint32_t classid,
 		   const uint8_t addr[16], unsigned plen, uint16_t dport,
 		   struct nl_msg **out, struct ll_err *err)
 {
@@ -199,14 +199,14 @@ int ff_build_flow6(int ifindex, uint32_t parent, uint32_t classid,
 	return build_u32(ifindex, parent, classid, 2, ETH_P_IPV6, k, n, out, err);
 }
 
-int ff_build_flow_flush(int ifindex, uint32_t parent, struct nl_msg **out,
+int flowfilter_build_flow_flush(int ifindex, uint32_t parent, struct nl_msg **out,
 			struct ll_err *err)
 {
 	struct tcmsg tcm;
 	struct nl_msg *m;
 
 	*out = NULL;
-	m = nlmsg_alloc_size(FF_MSG_SIZE);
+	m = nlmsg_alloc_size(FLOWFILTER_MSG_SIZE);
 	if (m && !nlmsg_put(m, NL_AUTO_PORT, NL_AUTO_SEQ, RTM_DELTFILTER, 0,
 			    NLM_F_REQUEST | NLM_F_ACK)) {
 		nlmsg_free(m);
@@ -226,14 +226,14 @@ int ff_build_flow_flush(int ifindex, uint32_t parent, struct nl_msg **out,
 	return 0;
 }
 
-int ff_build_htb(int ifindex, uint32_t handle, uint32_t defcls,
+int flowfilter_build_htb(int ifindex, uint32_t handle, uint32_t defcls,
 		 struct nl_msg **out, struct ll_err *err)
 {
 	struct tc_htb_glob g;
 	struct nlattr *opts;
 	int rc;
 
-	rc = ff_start(RTM_NEWQDISC, NLM_F_CREATE | NLM_F_REPLACE, ifindex, handle,
+	rc = flowfilter_start(RTM_NEWQDISC, NLM_F_CREATE | NLM_F_REPLACE, ifindex, handle,
 		      TC_H_ROOT, 0, "htb", out, err);
 	if (rc < 0)
 		return rc;
@@ -248,7 +248,7 @@ int ff_build_htb(int ifindex, uint32_t handle, uint32_t defcls,
 	return 0;
 }
 
-int ff_build_htb_class(int ifindex, uint32_t parent, uint32_t classid,
+int flowfilter_build_htb_class(int ifindex, uint32_t parent, uint32_t classid,
 		       uint64_t rate_Bps, uint32_t burst, unsigned hz,
 		       struct nl_msg **out, struct ll_err *err)
 {
@@ -266,7 +266,7 @@ int ff_build_htb_class(int ifindex, uint32_t parent, uint32_t classid,
 
 		burst = b > UINT32_MAX ? UINT32_MAX : (uint32_t)b;
 	}
-	rc = ff_start(RTM_NEWTCLASS, NLM_F_CREATE, ifindex, classid, parent, 0,
+	rc = flowfilter_start(RTM_NEWTCLASS, NLM_F_CREATE, ifindex, classid, parent, 0,
 		      "htb", out, err);
 	if (rc < 0)
 		return rc;
@@ -293,7 +293,7 @@ int ff_build_htb_class(int ifindex, uint32_t parent, uint32_t classid,
 	return 0;
 }
 
-int ff_ifb_ensure(struct nl_sock *sk, const char *name, int *ifindex,
+int flowfilter_ifb_ensure(struct nl_sock *sk, const char *name, int *ifindex,
 		  bool *created, struct ll_err *err)
 {
 	struct rtnl_link *link = NULL, *req, *chg;
@@ -341,7 +341,7 @@ int ff_ifb_ensure(struct nl_sock *sk, const char *name, int *ifindex,
 	return 0;
 }
 
-int ff_ifb_delete(struct nl_sock *sk, const char *name, struct ll_err *err)
+int flowfilter_ifb_delete(struct nl_sock *sk, const char *name, struct ll_err *err)
 {
 	struct rtnl_link *link = NULL;
 	const char *type;

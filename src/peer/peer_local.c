@@ -513,7 +513,7 @@ static int install_scoped(struct local *l, const char *dev, int ifindex,
 			  struct ll_err *err)
 {
 	struct nlqdisc_target ch = { ifindex, H_CLASS, H_NETEM, NLQ_REPLACE };
-	uint64_t shaped = plan->tbf ? plan->rate_Bps : FF_UNSHAPED_BPS / 8;
+	uint64_t shaped = plan->tbf ? plan->rate_Bps : QDISC_UNSHAPED_BPS / 8;
 	uint32_t burst = plan->tbf ? plan->burst : tccmd_unshaped_burst(plan);
 	struct nl_msg *m = NULL;
 	char what[80];
@@ -523,20 +523,20 @@ static int install_scoped(struct local *l, const char *dev, int ifindex,
 	 * qdisc"): an htb 1: of ours that is already there stays */
 	if (!keep_root) {
 		snprintf(what, sizeof(what), "replace root htb on %s", dev);
-		rc = send_built(l, m, ff_build_htb(ifindex, H_ROOT, 2, &m, err), what,
+		rc = send_built(l, m, flowfilter_build_htb(ifindex, H_ROOT, 2, &m, err), what,
 				"htb", err);
 		if (rc < 0)
 			return rc;
 	}
 	snprintf(what, sizeof(what), "replace htb class 1:1 on %s", dev);
-	rc = send_built(l, m, ff_build_htb_class(ifindex, H_ROOT, H_CLASS, shaped,
+	rc = send_built(l, m, flowfilter_build_htb_class(ifindex, H_ROOT, H_CLASS, shaped,
 						 burst, hostinfo_kernel_hz(), &m, err),
 			what, "htb", err);
 	if (rc < 0)
 		return rc;
 	snprintf(what, sizeof(what), "replace htb class 1:2 on %s", dev);
-	rc = send_built(l, m, ff_build_htb_class(ifindex, H_ROOT, H_CLASS2,
-						 FF_UNSHAPED_BPS / 8,
+	rc = send_built(l, m, flowfilter_build_htb_class(ifindex, H_ROOT, H_CLASS2,
+						 QDISC_UNSHAPED_BPS / 8,
 						 tccmd_unshaped_burst(plan),
 						 hostinfo_kernel_hz(), &m, err),
 			what, "htb", err);
@@ -552,14 +552,14 @@ static int install_scoped(struct local *l, const char *dev, int ifindex,
 	/* start from no filter (a previous scope may have had the other
 	 * family's); "nothing to delete" is fine */
 	snprintf(what, sizeof(what), "flush filters on %s", dev);
-	rc = send_built(l, m, ff_build_flow_flush(ifindex, H_ROOT, &m, err), what,
+	rc = send_built(l, m, flowfilter_build_flow_flush(ifindex, H_ROOT, &m, err), what,
 			"u32", err);
 	if (rc < 0 && rc != -ENOENT && rc != -EINVAL)
 		return rc;
 	ll_err_clear(err);
 	if (plan->dst_family == AF_INET || (!plan->dst_plen && plan->dport)) {
 		snprintf(what, sizeof(what), "replace u32 filter on %s", dev);
-		rc = send_built(l, m, ff_build_flow(ifindex, H_ROOT, H_CLASS,
+		rc = send_built(l, m, flowfilter_build_flow(ifindex, H_ROOT, H_CLASS,
 						    plan->dst_addr,
 						    plan->dst_family == AF_INET ?
 						    plan->dst_plen : 0,
@@ -570,7 +570,7 @@ static int install_scoped(struct local *l, const char *dev, int ifindex,
 	}
 	if (plan->dst_family == AF_INET6 || (!plan->dst_plen && plan->dport)) {
 		snprintf(what, sizeof(what), "replace u32 ipv6 filter on %s", dev);
-		rc = send_built(l, m, ff_build_flow6(ifindex, H_ROOT, H_CLASS, plan->dst6,
+		rc = send_built(l, m, flowfilter_build_flow6(ifindex, H_ROOT, H_CLASS, plan->dst6,
 						     plan->dst_family == AF_INET6 ?
 						     plan->dst_plen : 0,
 						     plan->dport, &m, err),
@@ -649,7 +649,7 @@ static int undo_ingress(struct local *l, const char *dev, int ifindex,
 		if (rc < 0)
 			return rc;
 	}
-	return ff_ifb_delete(l->sk, ifb, err);
+	return flowfilter_ifb_delete(l->sk, ifb, err);
 }
 
 /* Ingress: IFB device, ingress qdisc + mirred redirect on dev, plan on the
@@ -665,16 +665,16 @@ static int install_ingress(struct local *l, const char *dev, int ifindex,
 	char what[80];
 	int ifb_idx, rc;
 
-	rc = ff_ifb_ensure(l->sk, ifb, &ifb_idx, &created, err);
+	rc = flowfilter_ifb_ensure(l->sk, ifb, &ifb_idx, &created, err);
 	if (rc < 0)
 		return rc;
 	snprintf(what, sizeof(what), "replace ingress qdisc on %s", dev);
-	rc = send_built(l, m, ff_build_ingress(ifindex, NLM_F_CREATE | NLM_F_REPLACE,
+	rc = send_built(l, m, flowfilter_build_ingress(ifindex, NLM_F_CREATE | NLM_F_REPLACE,
 					       &m, err), what, "ingress", err);
 	if (rc < 0)
 		return rc;
 	snprintf(what, sizeof(what), "redirect %s ingress to %s", dev, ifb);
-	rc = send_built(l, m, ff_build_mirred(ifindex, ifb_idx, &m, err), what,
+	rc = send_built(l, m, flowfilter_build_mirred(ifindex, ifb_idx, &m, err), what,
 			"u32", err);
 	if (rc < 0)
 		return rc;
@@ -962,7 +962,7 @@ static int clear_qdiscs(struct local *l, const char *dev, int ifindex,
 		goto out;
 	}
 	if (je->ifb[0]) {
-		rc = ff_ifb_delete(l->sk, je->ifb, err);
+		rc = flowfilter_ifb_delete(l->sk, je->ifb, err);
 		if (rc < 0) {
 			ll_err_prefix(err, "%s: removing the IFB device: ", dev);
 			goto out;
@@ -1115,7 +1115,7 @@ static int local_clear_all(struct peer *p, struct ll_err *err)
 		if (!if_indextoname((unsigned)list[i].ifindex, name)) {
 			/* its qdiscs went with it; an IFB of ours would not */
 			if (list[i].ifb[0])
-				ff_ifb_delete(l->sk, list[i].ifb, NULL);
+				flowfilter_ifb_delete(l->sk, list[i].ifb, NULL);
 			record_path(l, list[i].ifindex, path, sizeof(path));
 			journal_remove(l->netns, list[i].ifindex, NULL);
 			note(l, "%s: record %s dropped: the interface no longer exists",

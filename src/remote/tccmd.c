@@ -170,7 +170,7 @@ static void plan_lines(struct sbuf *b, const char *q, const struct impair_plan *
 	if (p->scoped) {
 		/* htb 1: default 2; 1:1 shaped (or unshaped when only netem),
 		 * 1:2 unshaped; netem 10: under 1:1; u32 to 1:1 */
-		uint64_t shaped = p->tbf ? p->rate_Bps * 8 : FF_UNSHAPED_BPS;
+		uint64_t shaped = p->tbf ? p->rate_Bps * 8 : QDISC_UNSHAPED_BPS;
 		uint32_t burst = p->tbf ? p->burst : tccmd_unshaped_burst(p);
 		char a[INET_ADDRSTRLEN], a6[INET6_ADDRSTRLEN];
 
@@ -179,7 +179,7 @@ static void plan_lines(struct sbuf *b, const char *q, const struct impair_plan *
 		       q, units_format_rate(shaped, r, sizeof(r)), r,
 		       units_format_size(burst, bu, sizeof(bu)), bu);
 		sb_add(b, "tc class replace dev %s parent 1: classid 1:2 htb rate %s ceil %s burst %s cburst %s\n",
-		       q, units_format_rate(FF_UNSHAPED_BPS, r, sizeof(r)), r,
+		       q, units_format_rate(QDISC_UNSHAPED_BPS, r, sizeof(r)), r,
 		       units_format_size(tccmd_unshaped_burst(p), bu, sizeof(bu)), bu);
 		if (p->netem) {
 			sb_add(b, "tc qdisc replace dev %s parent 1:1 handle 10:", q);
@@ -241,7 +241,7 @@ uint32_t tccmd_unshaped_burst(const struct impair_plan *p)
 	(void)p;
 	/* one HZ-250 tick of 100 Gbit/s: tc's own default (rate / psched hz
 	 * + 1600 = 1612 bytes) would throttle the unshaped class */
-	return (uint32_t)(FF_UNSHAPED_BPS / 8 / 250);
+	return (uint32_t)(QDISC_UNSHAPED_BPS / 8 / 250);
 }
 
 int tccmd_apply(const char *dev, const struct impair_plan *p, char *out,

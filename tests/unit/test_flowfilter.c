@@ -86,41 +86,41 @@ static void test_golden(void **state)
 	struct ll_err e = { 0 };
 
 	(void)state;
-	assert_int_equal(ff_build_ingress(1, NLM_F_CREATE | NLM_F_REPLACE, &m, &e), 0);
+	assert_int_equal(flowfilter_build_ingress(1, NLM_F_CREATE | NLM_F_REPLACE, &m, &e), 0);
 	same_as_tc("tc-ingress.hex", m);
-	assert_int_equal(ff_build_mirred(1, 2, &m, &e), 0);
+	assert_int_equal(flowfilter_build_mirred(1, 2, &m, &e), 0);
 	same_as_tc("tc-filter-mirred.hex", m);
-	assert_int_equal(ff_build_flow(1, 0x00010000, 0x00010001, net, 16, 5201, &m, &e), 0);
+	assert_int_equal(flowfilter_build_flow(1, 0x00010000, 0x00010001, net, 16, 5201, &m, &e), 0);
 	same_as_tc("tc-filter-flow.hex", m);
-	assert_int_equal(ff_build_flow(1, 0x00010000, 0x00010001, NULL, 0, 5201, &m, &e), 0);
+	assert_int_equal(flowfilter_build_flow(1, 0x00010000, 0x00010001, NULL, 0, 5201, &m, &e), 0);
 	same_as_tc("tc-filter-dport.hex", m);
 	{
 		static const uint8_t n6[16] = { 0xfd, 0, 0, 1 };
 		static const uint8_t a6[16] = { 0xfd, 0, 0, 1, 0, 2, 0, 3, 0, 4, 0, 5,
 						0, 6, 0, 7 };
 
-		assert_int_equal(ff_build_flow6(1, 0x00010000, 0x00010001, n6, 48, 5201,
+		assert_int_equal(flowfilter_build_flow6(1, 0x00010000, 0x00010001, n6, 48, 5201,
 						&m, &e), 0);
 		same_as_tc("tc-filter-flow6.hex", m);
-		assert_int_equal(ff_build_flow6(1, 0x00010000, 0x00010001, NULL, 0, 5201,
+		assert_int_equal(flowfilter_build_flow6(1, 0x00010000, 0x00010001, NULL, 0, 5201,
 						&m, &e), 0);
 		same_as_tc("tc-filter-dport6.hex", m);
-		assert_int_equal(ff_build_flow6(1, 0x00010000, 0x00010001, a6, 128, 0,
+		assert_int_equal(flowfilter_build_flow6(1, 0x00010000, 0x00010001, a6, 128, 0,
 						&m, &e), 0);
 		same_as_tc("tc-filter-dst6-128.hex", m);
-		assert_int_equal(ff_build_flow6(1, 0x10000, 0x10001, a6, 129, 0, &m, &e),
+		assert_int_equal(flowfilter_build_flow6(1, 0x10000, 0x10001, a6, 129, 0, &m, &e),
 				 -EINVAL);
-		assert_int_equal(ff_build_flow_flush(1, 0x10000, &m, &e), 0);
+		assert_int_equal(flowfilter_build_flow_flush(1, 0x10000, &m, &e), 0);
 		assert_int_equal(nlmsg_hdr(m)->nlmsg_type, RTM_DELTFILTER);
 		nlmsg_free(m);
 	}
-	assert_int_equal(ff_build_htb(1, 0x00010000, 2, &m, &e), 0);
+	assert_int_equal(flowfilter_build_htb(1, 0x00010000, 2, &m, &e), 0);
 	same_as_tc("tc-htb.hex", m);
 	/* 50mbit burst 25000b; 40gbit burst 20000000b (RATE64/CEIL64) */
-	assert_int_equal(ff_build_htb_class(1, 0x00010000, 0x00010001, 6250000, 25000,
+	assert_int_equal(flowfilter_build_htb_class(1, 0x00010000, 0x00010001, 6250000, 25000,
 					    250, &m, &e), 0);
 	same_as_tc("tc-htb-class.hex", m);
-	assert_int_equal(ff_build_htb_class(1, 0x00010000, 0x00010002, 5000000000ULL,
+	assert_int_equal(flowfilter_build_htb_class(1, 0x00010000, 0x00010002, 5000000000ULL,
 					    20000000, 250, &m, &e), 0);
 	same_as_tc("tc-htb-class64.hex", m);
 }
@@ -133,11 +133,11 @@ static void test_errors_and_names(void **state)
 	char a[16], b[16];
 
 	(void)state;
-	assert_int_equal(ff_build_flow(1, 0x10000, 0x10001, NULL, 0, 0, &m, &e), -EINVAL);
+	assert_int_equal(flowfilter_build_flow(1, 0x10000, 0x10001, NULL, 0, 0, &m, &e), -EINVAL);
 	assert_non_null(strstr(e.msg, "needs a destination prefix or port"));
 	assert_null(m);
-	assert_int_equal(ff_build_flow(1, 0x10000, 0x10001, net, 33, 0, &m, &e), -EINVAL);
-	assert_int_equal(ff_build_htb_class(1, 0x10000, 0x10001, 0, 0, 250, &m, &e), -EINVAL);
+	assert_int_equal(flowfilter_build_flow(1, 0x10000, 0x10001, net, 33, 0, &m, &e), -EINVAL);
+	assert_int_equal(flowfilter_build_htb_class(1, 0x10000, 0x10001, 0, 0, 250, &m, &e), -EINVAL);
 	qdisc_ifb_name("veth-a", a, sizeof(a));
 	qdisc_ifb_name("veth-b", b, sizeof(b));
 	assert_int_equal(strlen(a), 13);
@@ -162,15 +162,15 @@ static void test_ifb_netns(void **state)
 	sk = nl_socket_alloc();
 	assert_non_null(sk);
 	assert_int_equal(nl_connect(sk, NETLINK_ROUTE), 0);
-	assert_int_equal(ff_ifb_ensure(sk, "llifbtest", &idx, &created, &e), 0);
+	assert_int_equal(flowfilter_ifb_ensure(sk, "llifbtest", &idx, &created, &e), 0);
 	assert_true(created);
 	assert_true(idx > 1);
-	assert_int_equal(ff_ifb_ensure(sk, "llifbtest", &idx2, &created, &e), 0);
+	assert_int_equal(flowfilter_ifb_ensure(sk, "llifbtest", &idx2, &created, &e), 0);
 	assert_false(created);
 	assert_int_equal(idx, idx2);
-	assert_int_equal(ff_ifb_delete(sk, "llifbtest", &e), 0);
-	assert_int_equal(ff_ifb_delete(sk, "llifbtest", &e), 0);  /* gone: fine */
-	assert_int_equal(ff_ifb_delete(sk, "lo", &e), -EEXIST);   /* not an IFB */
+	assert_int_equal(flowfilter_ifb_delete(sk, "llifbtest", &e), 0);
+	assert_int_equal(flowfilter_ifb_delete(sk, "llifbtest", &e), 0);  /* gone: fine */
+	assert_int_equal(flowfilter_ifb_delete(sk, "lo", &e), -EEXIST);   /* not an IFB */
 	nl_socket_free(sk);
 }
 

@@ -14,7 +14,7 @@
 
 /* Rate of the default htb class when a dial is scoped to one flow: traffic
  * outside the scope is not shaped (100 Gbit/s). */
-#define FF_UNSHAPED_BPS 100000000000ULL
+#define QDISC_UNSHAPED_BPS 100000000000ULL
 
 /* One qdisc as read back from the kernel. */
 struct qdisc_info {
