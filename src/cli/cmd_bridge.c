@@ -130,8 +130,8 @@ static int parse_words(int argc, char **argv, struct bopts *b, struct dialopt *d
 		}
 		if (!strcmp(a, "--clear") || !strcmp(a, "--a-to-b-clear") ||
 		    !strcmp(a, "--b-to-a-clear")) {
-			b->clear[0] |= a[2] != 'b';     /* anywhere on the line */
-			b->clear[1] |= a[2] != 'a';
+			b->clear[0] |= strcmp(a, "--b-to-a-clear") != 0;     /* anywhere on the line */
+			b->clear[1] |= strcmp(a, "--a-to-b-clear") != 0;
 			continue;
 		}
 		if (a[0] != '-') {

@@ -94,7 +94,7 @@ static int parse(int argc, char **argv, struct copts *o, struct ll_diag *diag)
 		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
 			return 1;
 		if (!strcmp(a, "--status") || !strcmp(a, "--set") || !strcmp(a, "--attach")) {
-			int m = a[2] == 's' && a[3] == 't' ? 's' : a[2] == 's' ? 'S' : 'a';
+			int m = !strcmp(a, "--status") ? 's' : !strcmp(a, "--set") ? 'S' : 'a';
 
 			if (o->mode && o->mode != m)
 				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
@@ -108,8 +108,8 @@ static int parse(int argc, char **argv, struct copts *o, struct ll_diag *diag)
 		}
 		if (!strcmp(a, "--clear") || !strcmp(a, "--a-to-b-clear") ||
 		    !strcmp(a, "--b-to-a-clear")) {
-			o->clear[0] |= a[2] != 'b';
-			o->clear[1] |= a[2] != 'a';
+			o->clear[0] |= strcmp(a, "--b-to-a-clear") != 0;
+			o->clear[1] |= strcmp(a, "--a-to-b-clear") != 0;
 			continue;
 		}
 		if (strncmp(a, "--", 2)) {

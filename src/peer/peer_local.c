@@ -84,7 +84,7 @@ static void note(struct local *l, const char *fmt, ...)
 	l->notes[n + 1] = '\0';
 }
 
-static struct local *L(struct peer *p)
+static struct local *local_of(struct peer *p)
 {
 	return p->priv;
 }
@@ -149,7 +149,7 @@ static int local_link_stats(struct peer *p, const char *dev, struct link_stats *
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = link_get(L(p), dev, "the link counters", &link, err);
+	rc = link_get(local_of(p), dev, "the link counters", &link, err);
 	if (rc < 0)
 		return rc;
 	out->rx_packets = rtnl_link_get_stat(link, RTNL_LINK_RX_PACKETS);
@@ -188,7 +188,7 @@ static uint64_t link_speed(int fd, const char *name)
 static int local_list_links(struct peer *p, struct link_list *out,
 			    struct ll_err *err)
 {
-	struct local *l = L(p);
+	struct local *l = local_of(p);
 	struct nl_cache *lc = NULL, *ac = NULL, *qc = NULL;
 	struct nl_object *o;
 	int rc, fd;
@@ -276,7 +276,7 @@ static int on_route(struct nl_msg *m, void *arg)
 static int local_route_dev(struct peer *p, const char *addr, char *dev,
 			   size_t len, struct ll_err *err)
 {
-	struct local *l = L(p);
+	struct local *l = local_of(p);
 	unsigned char buf[16];
 	struct route_ctx c = { 0 };
 	struct rtmsg rt;
@@ -325,7 +325,7 @@ static int local_route_dev(struct peer *p, const char *addr, char *dev,
 static int local_read_qdiscs(struct peer *p, const char *dev,
 			     struct qdisc_state *out, struct ll_err *err)
 {
-	struct local *l = L(p);
+	struct local *l = local_of(p);
 	int ifindex, rc;
 
 	memset(out, 0, sizeof(*out));
@@ -806,7 +806,7 @@ static int take_record(struct local *l, const char *dev, int ifindex,
 static int apply_kernel(struct peer *p, const char *dev, const struct impair *d,
 			struct ll_err *err)
 {
-	struct local *l = L(p);
+	struct local *l = local_of(p);
 	struct impair_plan plan;
 	struct qdisc_state st;
 	struct nlqdisc_root root;
@@ -1004,7 +1004,7 @@ static bool use_engine(struct local *l, const struct impair *d)
 static int apply_engine(struct peer *p, const char *dev, const struct impair *d,
 			struct ll_err *err)
 {
-	struct local *l = L(p);
+	struct local *l = local_of(p);
 	struct impair_plan plan;
 	int ifindex, rc;
 
@@ -1025,7 +1025,7 @@ static int apply_engine(struct peer *p, const char *dev, const struct impair *d,
 static int local_apply(struct peer *p, const char *dev, const struct impair *d,
 		       struct ll_err *err)
 {
-	struct local *l = L(p);
+	struct local *l = local_of(p);
 	int rc, ifindex;
 
 	rc = need_net_admin(dev, err);
@@ -1042,7 +1042,7 @@ static int local_apply(struct peer *p, const char *dev, const struct impair *d,
 
 static int local_clear(struct peer *p, const char *dev, struct ll_err *err)
 {
-	struct local *l = L(p);
+	struct local *l = local_of(p);
 	int ifindex, rc;
 
 	l->notes[0] = '\0';
@@ -1057,18 +1057,18 @@ static int local_clear(struct peer *p, const char *dev, struct ll_err *err)
 
 static void local_set_engine(struct peer *p, int mode, int exclude_port)
 {
-	L(p)->engine_mode = mode;
-	L(p)->exclude_port = exclude_port;
+	local_of(p)->engine_mode = mode;
+	local_of(p)->exclude_port = exclude_port;
 }
 
 static int local_engine_get(struct peer *p, const char *dev, struct enghook_info *out,
 			    struct ll_err *err)
 {
-	int ifindex, rc = dev_info(L(p), dev, &ifindex, NULL, err);
+	int ifindex, rc = dev_info(local_of(p), dev, &ifindex, NULL, err);
 
 	if (rc < 0)
 		return rc;
-	return enghook_get(L(p)->netns, ifindex, out);
+	return enghook_get(local_of(p)->netns, ifindex, out);
 }
 
 /* Every journal entry of this network namespace: restore it; an entry whose
@@ -1078,7 +1078,7 @@ static int local_engine_get(struct peer *p, const char *dev, struct enghook_info
  * other namespaces are left for a linklab running there. */
 static int local_clear_all(struct peer *p, struct ll_err *err)
 {
-	struct local *l = L(p);
+	struct local *l = local_of(p);
 	struct journal_entry *list;
 	char (*bad)[JOURNAL_PATH_MAX];
 	struct ll_err one = { 0 };
@@ -1150,7 +1150,7 @@ out:
 static int local_records(struct peer *p, struct peer_record *out, int max,
 			 int *n, struct ll_err *err)
 {
-	struct local *l = L(p);
+	struct local *l = local_of(p);
 	struct journal_entry *list = calloc(JOURNAL_LIST_MAX, sizeof(*list));
 	char (*bad)[JOURNAL_PATH_MAX] = calloc(JOURNAL_LIST_MAX, sizeof(*bad));
 	int nl = 0, nb = 0, i, rc;
@@ -1198,7 +1198,7 @@ static int local_records(struct peer *p, struct peer_record *out, int max,
 
 static int local_forget(struct peer *p, const char *dev, struct ll_err *err)
 {
-	struct local *l = L(p);
+	struct local *l = local_of(p);
 	struct peer_record *r;
 	int n = 0, i, rc, ifindex;
 
@@ -1230,12 +1230,12 @@ static int local_forget(struct peer *p, const char *dev, struct ll_err *err)
 
 static const char *local_notes(struct peer *p)
 {
-	return L(p)->notes;
+	return local_of(p)->notes;
 }
 
 static void local_set_safety(struct peer *p, const struct peer_safety *s)
 {
-	L(p)->force = s->force;
+	local_of(p)->force = s->force;
 }
 
 static int local_dry_run(struct peer *p, const char *dev, const struct impair *d,
@@ -1244,11 +1244,11 @@ static int local_dry_run(struct peer *p, const char *dev, const struct impair *d
 	struct impair_plan plan;
 	int ifindex, rc;
 
-	rc = make_plan(L(p), dev, d, &ifindex, &plan, err);
+	rc = make_plan(local_of(p), dev, d, &ifindex, &plan, err);
 	if (rc < 0)
 		return rc;
-	if (use_engine(L(p), d))
-		return enghook_dry_run(L(p)->netns, dev, ifindex, d, L(p)->exclude_port, lines,
+	if (use_engine(local_of(p), d))
+		return enghook_dry_run(local_of(p)->netns, dev, ifindex, d, local_of(p)->exclude_port, lines,
 				       len, err);
 	return tccmd_apply(dev, &plan, lines, len, err);
 }
@@ -1268,7 +1268,7 @@ static int local_server_stop(struct peer *p, struct ll_err *err)
 
 static void local_close(struct peer *p)
 {
-	struct local *l = p ? L(p) : NULL;
+	struct local *l = p ? local_of(p) : NULL;
 
 	if (!l)
 		return;

@@ -69,7 +69,7 @@ struct remote {
 	char engine_dev[RJ_MAX][IF_NAMESIZE];  /* ... on these interfaces */
 };
 
-static struct remote *R(struct peer *p)
+static struct remote *remote_of(struct peer *p)
 {
 	return p->priv;
 }
@@ -182,7 +182,7 @@ static int run(struct remote *r, const char *cmd, const char *what,
 static int remote_list_links(struct peer *p, struct link_list *out,
 			     struct ll_err *err)
 {
-	struct remote *r = R(p);
+	struct remote *r = remote_of(p);
 	char *o = NULL;
 	int rc;
 
@@ -225,7 +225,7 @@ static int remote_list_links(struct peer *p, struct link_list *out,
 static int remote_route_dev(struct peer *p, const char *addr, char *dev,
 			    size_t len, struct ll_err *err)
 {
-	struct remote *r = R(p);
+	struct remote *r = remote_of(p);
 	unsigned char a[16];
 	char cmd[256] = "ip -j route get", *o = NULL;
 	int rc;
@@ -302,7 +302,7 @@ static int remote_read_qdiscs(struct peer *p, const char *dev,
 	rc = valid_ifname(dev, err);
 	if (rc < 0)
 		return rc;
-	return read_state(R(p), dev, true, out, NULL, err);
+	return read_state(remote_of(p), dev, true, out, NULL, err);
 }
 
 /* One round trip, once per session: the peer's CONFIG_HZ (from
@@ -422,7 +422,7 @@ static int remote_dry_run(struct peer *p, const char *dev,
 			  const struct impair *d, char *lines, size_t len,
 			  struct ll_err *err)
 {
-	struct remote *r = R(p);
+	struct remote *r = remote_of(p);
 	struct impair_plan plan;
 	size_t n;
 	int rc;
@@ -1090,7 +1090,7 @@ static int find_sshflow(struct remote *r, struct peer_sshflow *out, struct ll_er
 static int remote_sshflow(struct peer *p, struct peer_sshflow *out,
 			   struct ll_err *err)
 {
-	return find_sshflow(R(p), out, err);
+	return find_sshflow(remote_of(p), out, err);
 }
 
 /* Keep the SSH session's own flow out of the impairment: the scoped layout
@@ -1271,18 +1271,18 @@ static int remote_clear(struct peer *p, const char *dev, struct ll_err *err)
 {
 	int rc = valid_ifname(dev, err);
 
-	R(p)->notes[0] = '\0';
+	remote_of(p)->notes[0] = '\0';
 	if (rc == 0)
-		rc = engine_stop_remote(R(p), dev, err);
+		rc = engine_stop_remote(remote_of(p), dev, err);
 	if (rc == 0)
-		engine_dev_mark(R(p), dev, false);
+		engine_dev_mark(remote_of(p), dev, false);
 	if (rc == 0)
 		rc = remote_clear_dev(p, dev, err);
 
 	if (rc == 0)
-		supersede_timers(R(p), dev, 0);   /* the original is back */
+		supersede_timers(remote_of(p), dev, 0);   /* the original is back */
 	if (rc == 0)
-		rc = guard_refresh(R(p), err);
+		rc = guard_refresh(remote_of(p), err);
 	return rc;
 }
 
@@ -1359,7 +1359,7 @@ static int clear_check(struct remote *r, const char *dev, const char *orig,
 
 static int remote_clear_dev(struct peer *p, const char *dev, struct ll_err *err)
 {
-	struct remote *r = R(p);
+	struct remote *r = remote_of(p);
 	struct rjournal *j;
 	char path[128], cmd[256] = "", *o = NULL;
 	int rc;
@@ -1731,7 +1731,7 @@ static void test_hold(void)
 static int remote_apply_kernel(struct peer *p, const char *dev, const struct impair *d,
 			       struct ll_err *err)
 {
-	struct rapply a = { .r = R(p), .dev = dev };
+	struct rapply a = { .r = remote_of(p), .dev = dev };
 	struct ll_err aerr = {0};
 	int rc;
 
@@ -1811,7 +1811,7 @@ static int stop_server(struct remote *r, struct ll_err *err)
 
 static int remote_server_stop(struct peer *p, struct ll_err *err)
 {
-	return stop_server(R(p), err);
+	return stop_server(remote_of(p), err);
 }
 
 /* Start cmd (it must print its pid first), wait for "Server listening on". */
@@ -1878,7 +1878,7 @@ fail:
 
 static int remote_server_start(struct peer *p, int *port, struct ll_err *err)
 {
-	struct remote *r = R(p);
+	struct remote *r = remote_of(p);
 	char *o = NULL, cmd[320];
 	int rc, pt;
 
@@ -1914,7 +1914,7 @@ static int remote_server_start(struct peer *p, int *port, struct ll_err *err)
 
 static void remote_close(struct peer *p)
 {
-	struct remote *r = R(p);
+	struct remote *r = remote_of(p);
 	int i;
 
 	if (!r)
@@ -1949,7 +1949,7 @@ static void tune_jpath(struct remote *r, char *buf, size_t len)
 static int remote_offload_get(struct peer *p, const char *dev,
 			      struct offload_state *o, struct ll_err *err)
 {
-	struct remote *r = R(p);
+	struct remote *r = remote_of(p);
 	char cmd[128] = "ethtool -k", *out = NULL;
 	int rc = valid_ifname(dev, err);
 
@@ -1997,7 +1997,7 @@ static int remote_offload_set(struct peer *p, const char *dev,
 			      const struct offload_state *want,
 			      struct ll_err *err)
 {
-	struct remote *r = R(p);
+	struct remote *r = remote_of(p);
 	struct offload_state cur, now;
 	char path[128], key[64], *cmd;
 	int rc, i, changes = 0;
@@ -2060,7 +2060,7 @@ static void sysctl_proc(int i, char *buf, size_t len)
 static int remote_sysctl_get(struct peer *p, struct sysctl_state *s,
 			     struct ll_err *err)
 {
-	struct remote *r = R(p);
+	struct remote *r = remote_of(p);
 	char cmd[1024] = "", path[96], *out = NULL, *line, *save = NULL;
 	int i, rc;
 
@@ -2138,7 +2138,7 @@ static int remote_sysctl_write(struct remote *r, int i, const char *val,
 static int remote_sysctl_set(struct peer *p, const char *name, const char *value,
 			     struct ll_err *err)
 {
-	struct remote *r = R(p);
+	struct remote *r = remote_of(p);
 	struct sysctl_state s;
 	char val[64];
 	int i = hosttune_sysctl_index(name), rc;
@@ -2163,7 +2163,7 @@ static int remote_sysctl_set(struct peer *p, const char *name, const char *value
 
 static int remote_tune_restore(struct peer *p, struct ll_err *err)
 {
-	struct remote *r = R(p);
+	struct remote *r = remote_of(p);
 	char jp[128], cmd[256] = "cat", *out = NULL, *line, *save = NULL;
 	int rc, first = 0;
 
@@ -2400,7 +2400,7 @@ static int clear_one(struct remote *r, const char *path, char *text, void *arg)
  * offload/sysctl journal. */
 static int remote_clear_all(struct peer *p, struct ll_err *err)
 {
-	struct remote *r = R(p);
+	struct remote *r = remote_of(p);
 	struct clear_all_ctx c = { p, 0, 0 };
 	int rc;
 
@@ -2481,10 +2481,10 @@ static int remote_records(struct peer *p, struct peer_record *out, int max,
 			  int *n, struct ll_err *err)
 {
 	struct rec_ctx c = { out, max, 0 };
-	int rc = need_nsid(R(p), err);
+	int rc = need_nsid(remote_of(p), err);
 
 	if (rc == 0)
-		rc = each_record(R(p), list_one, &c, err);
+		rc = each_record(remote_of(p), list_one, &c, err);
 	*n = c.n;
 	return rc;
 }
@@ -2516,7 +2516,7 @@ static int forget_one(struct remote *r, const char *path, char *text, void *arg)
 
 static int remote_forget(struct peer *p, const char *dev, struct ll_err *err)
 {
-	struct remote *r = R(p);
+	struct remote *r = remote_of(p);
 	int rc;
 
 	r->notes[0] = '\0';
@@ -2532,7 +2532,7 @@ static int remote_forget(struct peer *p, const char *dev, struct ll_err *err)
 
 static const char *remote_notes(struct peer *p)
 {
-	return R(p)->notes;
+	return remote_of(p)->notes;
 }
 
 /* --- the endpoint engine on the peer (`linklab engine --start|--stop|
@@ -2605,7 +2605,7 @@ static void engine_dev_mark(struct remote *r, const char *dev, bool on)
 static int remote_apply_engine(struct peer *p, const char *dev, const struct impair *d,
 			       struct ll_err *err)
 {
-	struct remote *r = R(p);
+	struct remote *r = remote_of(p);
 	struct ll_err e2 = { 0 };
 	int rc = engine_installed(r, err);
 
@@ -2634,7 +2634,7 @@ static int remote_apply_engine(struct peer *p, const char *dev, const struct imp
 static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 			struct ll_err *err)
 {
-	struct remote *r = R(p);
+	struct remote *r = remote_of(p);
 	struct ll_err e2 = { 0 };
 	bool netem = impair_needs_netem(d);
 	int rc;
@@ -2656,7 +2656,7 @@ static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 
 static void remote_set_engine(struct peer *p, int mode, int exclude_port)
 {
-	struct remote *r = R(p);
+	struct remote *r = remote_of(p);
 
 	r->engine_mode = mode;
 	/* the session's own port when it is known */
@@ -2666,7 +2666,7 @@ static void remote_set_engine(struct peer *p, int mode, int exclude_port)
 static int remote_engine_get(struct peer *p, const char *dev, struct enghook_info *h,
 			     struct ll_err *err)
 {
-	struct remote *r = R(p);
+	struct remote *r = remote_of(p);
 	struct ll_err e2 = { 0 };
 	char *o = NULL;
 	cJSON *j, *v;
@@ -2721,22 +2721,22 @@ static int engine_stop_remote(struct remote *r, const char *dev, struct ll_err *
 
 static void remote_set_safety(struct peer *p, const struct peer_safety *sf)
 {
-	R(p)->safety = *sf;
+	remote_of(p)->safety = *sf;
 }
 
 static const char *remote_warning(struct peer *p)
 {
-	return R(p)->warn;
+	return remote_of(p)->warn;
 }
 
 static int remote_keepalive(struct peer *p, int *next_s, struct ll_err *err)
 {
-	return ssh_keepalive(R(p)->s, next_s, err);
+	return ssh_keepalive(remote_of(p)->s, next_s, err);
 }
 
 static int remote_poll_fd(struct peer *p)
 {
-	return ssh_fd(R(p)->s);
+	return ssh_fd(remote_of(p)->s);
 }
 
 /* ---- the console's hold on the peer (peer_lock.h) ----------------------- */
@@ -2744,7 +2744,7 @@ static int remote_poll_fd(struct peer *p)
 static int remote_lock_take(struct peer *p, struct peer_lock_owner *prev,
 			    bool *prev_stale, struct ll_err *err)
 {
-	struct remote *r = R(p);
+	struct remote *r = remote_of(p);
 
 	if (r->keeper)
 		return 0;
@@ -2756,12 +2756,12 @@ static int remote_lock_take(struct peer *p, struct peer_lock_owner *prev,
 static void remote_lock_note(struct peer *p, const char *dev)
 {
 	if (valid_ifname(dev, NULL) == 0)
-		peer_lock_remote_note(R(p)->keeper, dev);
+		peer_lock_remote_note(remote_of(p)->keeper, dev);
 }
 
 static void remote_lock_release(struct peer *p, bool remove)
 {
-	struct remote *r = R(p);
+	struct remote *r = remote_of(p);
 
 	peer_lock_remote_release(r->keeper, remove);
 	r->keeper = NULL;
