@@ -38,7 +38,7 @@
 #ifndef VIRTIO_NET_HDR_GSO_UDP_L4
 #define VIRTIO_NET_HDR_GSO_UDP_L4 5     /* linux/virtio_net.h since 4.18 */
 #endif
-#define VH ((uint32_t)sizeof(struct virtio_net_hdr))
+#define VNET_HDR_LEN ((uint32_t)sizeof(struct virtio_net_hdr))
 #define RXBUF (65536u + 512u)   /* a 64 KiB GSO frame + headers + vnet hdr */
 
 struct pkt {
@@ -272,8 +272,8 @@ static bool corrupt_gso_tcp(struct dir *d, const unsigned char *buf, uint32_t n,
 			    uint32_t rnd, int64_t now)
 {
 	const struct virtio_net_hdr *vh = (const void *)buf;
-	const unsigned char *f = buf + VH;
-	uint32_t flen = n - VH, l3, l4, hdr, pay, mss, off, i = 0;
+	const unsigned char *f = buf + VNET_HDR_LEN;
+	uint32_t flen = n - VNET_HDR_LEN, l3, l4, hdr, pay, mss, off, i = 0;
 	uint16_t et;
 	bool v4;
 
@@ -297,7 +297,7 @@ static bool corrupt_gso_tcp(struct dir *d, const unsigned char *buf, uint32_t n,
 	mss = vh->gso_size;
 	for (off = 0; off < pay; off += mss, i++) {
 		uint32_t seg = pay - off < mss ? pay - off : mss, tl = hdr - l4 + seg, sq;
-		struct pkt *p = pkt_get(d, VH + hdr + seg);
+		struct pkt *p = pkt_get(d, VNET_HDR_LEN + hdr + seg);
 		unsigned char *g;
 		uint32_t ps;
 
@@ -305,10 +305,10 @@ static bool corrupt_gso_tcp(struct dir *d, const unsigned char *buf, uint32_t n,
 			d->st.tx_errors++;
 			return true;
 		}
-		p->len = VH + hdr + seg;
+		p->len = VNET_HDR_LEN + hdr + seg;
 		p->wire = hdr + seg;
-		memset(p->data, 0, VH);         /* plain frame: no GSO, no csum offload */
-		g = p->data + VH;
+		memset(p->data, 0, VNET_HDR_LEN);         /* plain frame: no GSO, no csum offload */
+		g = p->data + VNET_HDR_LEN;
 		memcpy(g, f, hdr);
 		memcpy(g + hdr, f + hdr + off, seg);
 		if (v4) {
@@ -346,7 +346,7 @@ static void queue_copy(struct dir *d, const unsigned char *buf, uint32_t n,
 {
 	const struct virtio_net_hdr *ivh = (const void *)buf;
 	struct pkt *p;
-	uint32_t flen = n - VH;
+	uint32_t flen = n - VNET_HDR_LEN;
 
 	if (f->corrupt &&
 	    (ivh->gso_type & ~VIRTIO_NET_HDR_GSO_ECN) != VIRTIO_NET_HDR_GSO_NONE) {
@@ -365,10 +365,10 @@ static void queue_copy(struct dir *d, const unsigned char *buf, uint32_t n,
 	p->wire = wire;
 	memcpy(p->data, buf, n);
 	if (f->mark_ce)         /* ecn: marked instead of dropped */
-		emu_frame_set_ce(p->data + VH, flen);
+		emu_frame_set_ce(p->data + VNET_HDR_LEN, flen);
 	if (f->corrupt) {
-		csum_help((struct virtio_net_hdr *)p->data, p->data + VH, flen);
-		corrupt_bit(p->data + VH, flen, f->corrupt_bit);
+		csum_help((struct virtio_net_hdr *)p->data, p->data + VNET_HDR_LEN, flen);
+		corrupt_bit(p->data + VNET_HDR_LEN, flen, f->corrupt_bit);
 	}
 	enqueue_pkt(d, p, now);
 }
@@ -383,21 +383,21 @@ static void handle(struct dir *d, unsigned char *buf, uint32_t n, int64_t now, b
 	uint32_t wire;
 	bool ect;
 
-	if (n <= VH)
+	if (n <= VNET_HDR_LEN)
 		return;
-	wire = wire_len(vh, buf + VH, n - VH);
+	wire = wire_len(vh, buf + VNET_HDR_LEN, n - VNET_HDR_LEN);
 	d->st.rx_pkts++;
-	d->st.rx_bytes += n - VH;
+	d->st.rx_bytes += n - VNET_HDR_LEN;
 	d->st.wire_bytes += wire;
-	if (wire != n - VH)
+	if (wire != n - VNET_HDR_LEN)
 		d->st.gso_pkts++;
-	ect = emu_get_config(d->emu)->ecn && emu_frame_ecn(buf + VH, n - VH) > 0;
+	ect = emu_get_config(d->emu)->ecn && emu_frame_ecn(buf + VNET_HDR_LEN, n - VNET_HDR_LEN) > 0;
 	emu_fate_ect(d->emu, wire, false, ect, &f);
 	if (pass) {
 		if (f.lost)
 			return;
 		if (f.mark_ce)
-			emu_frame_set_ce(buf + VH, n - VH);
+			emu_frame_set_ce(buf + VNET_HDR_LEN, n - VNET_HDR_LEN);
 		d->siov[d->npass].iov_base = buf;
 		d->siov[d->npass].iov_len = n;
 		d->npass++;
@@ -452,7 +452,7 @@ static void xmit(struct dir *d, unsigned k)
 		}
 		for (i = sent; i < sent + (unsigned)r; i++) {
 			d->st.tx_pkts++;
-			d->st.tx_bytes += d->siov[i].iov_len - VH;
+			d->st.tx_bytes += d->siov[i].iov_len - VNET_HDR_LEN;
 		}
 		sent += (unsigned)r;
 	}

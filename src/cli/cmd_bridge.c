@@ -907,7 +907,7 @@ int cmd_bridge(int argc, char **argv)
 	for (i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--status") || !strcmp(argv[i], "--set") ||
 		    !strcmp(argv[i], "--attach"))
-			return cmd_bridge_ctl(argc, argv);
+			return cmd_bridgectl(argc, argv);
 	memset(&b, 0, sizeof(b));
 	memset(&prof, 0, sizeof(prof));
 	ll_diag_clear(&diag);

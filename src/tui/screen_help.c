@@ -9,7 +9,7 @@
 #include "linklab/model/impair.h"
 #include "tui.h"
 
-#define S(x) (1u << (x))
+#define SCREEN_BIT(x) (1u << (x))
 
 const struct tui_keydef tui_keys[] = {
 	{ TK_ALL, "?, F1", "help", "this help (Esc or ? to go back)" },
@@ -23,35 +23,35 @@ const struct tui_keydef tui_keys[] = {
 	{ TK_ALL, "Esc", NULL, "back to the peers screen (cancels a field editor)" },
 	{ TK_ALL, "q, F10", "quit", "quit: restores both peers first, prints one line" },
 	{ TK_ALL, "y / n", NULL, "answer an apply's warning box: the interface carries the SSH session (n or Esc cancels; y on 100% loss forces it, B's revert timer restores B)" },
-	{ S(TS_PEERS), "Tab, h/l", "pane", "switch pane (peer A / peer B)" },
-	{ S(TS_PEERS), "j/k, Up/Down", "select", "select an interface (its qdiscs are read back)" },
-	{ S(TS_PEERS), "g/G, Home/End", NULL, "first / last interface" },
-	{ S(TS_PEERS), "v", "verify", "verify: measure the path against the dials both peers (and a middle box's bridge) hold (rate, RTT, loss each way); the table is saved with the next run" },
-	{ S(TS_PEERS), "x", NULL, "close the verify table" },
-	{ S(TS_DIAL) | S(TS_TEST), "Enter", "accept", "in a field editor: accept the value (a refused one keeps the editor open, the error on the field's row)", TF_EDITING },
-	{ S(TS_DIAL) | S(TS_TEST), "Esc", "cancel edit", "in a field editor: cancel, the field keeps its value", TF_EDITING },
-	{ S(TS_DIAL), "j/k, Tab", "field", "next / previous field" },
-	{ S(TS_DIAL), "g/G, Home/End", NULL, "first field / last row ([ Apply ])" },
-	{ S(TS_DIAL), "h/l, Left/Right", "preset", "cycle the field's presets (or the target: both, A, B, and with --middle bridge A->B / B->A / both, loaded from the bridge)" },
-	{ S(TS_DIAL), "e, a digit", "edit", "type a custom value in tc units (50mbit, 100ms, 1%)" },
-	{ S(TS_DIAL), "x, Backspace", "unset", "unset the field" },
-	{ S(TS_DIAL), "Enter", "apply", "apply the dial to the target peers; read back shown" },
-	{ S(TS_TEST), "j/k, Tab", "field", "next / previous form field" },
-	{ S(TS_TEST), "g/G, Home/End", NULL, "first field / [ Start ]" },
-	{ S(TS_TEST), "h/l, Left/Right", "change", "change the field (streams, TCP/UDP, direction ...)" },
-	{ S(TS_TEST), "e, a digit", "edit", "type a value (streams, seconds, -b rate)" },
-	{ S(TS_TEST), "Enter, s", "start", "start the test (Enter on [ Stop ] stops it)" },
-	{ S(TS_TEST), "x", "stop", "stop the running test (results so far are kept)" },
-	{ S(TS_TEST), "z", "pause", "freeze / resume the display (intervals still recorded)" },
-	{ S(TS_TEST), "w", "save", "save the run again: chart (SVG), CSV and the profile" },
-	{ S(TS_PROFILES), "j/k", "select", "select a profile (preview on the right)" },
-	{ S(TS_PROFILES), "Enter", "apply", "apply: [a] to peer A, [b] to peer B" },
-	{ S(TS_PROFILES), "a/b", "one side", "apply to one side only (a: A with [a], b: B with [b])" },
-	{ S(TS_PROFILES), "m", "to bridge", "with --middle: apply to the bridge ([a] -> A->B, [b] -> B->A)", TF_MIDDLE },
-	{ S(TS_PROFILES), "s", "save", "save what both peers hold as a new user profile" },
-	{ S(TS_PROFILES), "n", "rename", "rename a user profile" },
-	{ S(TS_PROFILES), "x, Delete", "delete", "delete a user profile (asks y/n)" },
-	{ S(TS_HELP), "j/k, PgUp/PgDn", "scroll", "scroll this help" },
+	{ SCREEN_BIT(TS_PEERS), "Tab, h/l", "pane", "switch pane (peer A / peer B)" },
+	{ SCREEN_BIT(TS_PEERS), "j/k, Up/Down", "select", "select an interface (its qdiscs are read back)" },
+	{ SCREEN_BIT(TS_PEERS), "g/G, Home/End", NULL, "first / last interface" },
+	{ SCREEN_BIT(TS_PEERS), "v", "verify", "verify: measure the path against the dials both peers (and a middle box's bridge) hold (rate, RTT, loss each way); the table is saved with the next run" },
+	{ SCREEN_BIT(TS_PEERS), "x", NULL, "close the verify table" },
+	{ SCREEN_BIT(TS_DIAL) | SCREEN_BIT(TS_TEST), "Enter", "accept", "in a field editor: accept the value (a refused one keeps the editor open, the error on the field's row)", TF_EDITING },
+	{ SCREEN_BIT(TS_DIAL) | SCREEN_BIT(TS_TEST), "Esc", "cancel edit", "in a field editor: cancel, the field keeps its value", TF_EDITING },
+	{ SCREEN_BIT(TS_DIAL), "j/k, Tab", "field", "next / previous field" },
+	{ SCREEN_BIT(TS_DIAL), "g/G, Home/End", NULL, "first field / last row ([ Apply ])" },
+	{ SCREEN_BIT(TS_DIAL), "h/l, Left/Right", "preset", "cycle the field's presets (or the target: both, A, B, and with --middle bridge A->B / B->A / both, loaded from the bridge)" },
+	{ SCREEN_BIT(TS_DIAL), "e, a digit", "edit", "type a custom value in tc units (50mbit, 100ms, 1%)" },
+	{ SCREEN_BIT(TS_DIAL), "x, Backspace", "unset", "unset the field" },
+	{ SCREEN_BIT(TS_DIAL), "Enter", "apply", "apply the dial to the target peers; read back shown" },
+	{ SCREEN_BIT(TS_TEST), "j/k, Tab", "field", "next / previous form field" },
+	{ SCREEN_BIT(TS_TEST), "g/G, Home/End", NULL, "first field / [ Start ]" },
+	{ SCREEN_BIT(TS_TEST), "h/l, Left/Right", "change", "change the field (streams, TCP/UDP, direction ...)" },
+	{ SCREEN_BIT(TS_TEST), "e, a digit", "edit", "type a value (streams, seconds, -b rate)" },
+	{ SCREEN_BIT(TS_TEST), "Enter, s", "start", "start the test (Enter on [ Stop ] stops it)" },
+	{ SCREEN_BIT(TS_TEST), "x", "stop", "stop the running test (results so far are kept)" },
+	{ SCREEN_BIT(TS_TEST), "z", "pause", "freeze / resume the display (intervals still recorded)" },
+	{ SCREEN_BIT(TS_TEST), "w", "save", "save the run again: chart (SVG), CSV and the profile" },
+	{ SCREEN_BIT(TS_PROFILES), "j/k", "select", "select a profile (preview on the right)" },
+	{ SCREEN_BIT(TS_PROFILES), "Enter", "apply", "apply: [a] to peer A, [b] to peer B" },
+	{ SCREEN_BIT(TS_PROFILES), "a/b", "one side", "apply to one side only (a: A with [a], b: B with [b])" },
+	{ SCREEN_BIT(TS_PROFILES), "m", "to bridge", "with --middle: apply to the bridge ([a] -> A->B, [b] -> B->A)", TF_MIDDLE },
+	{ SCREEN_BIT(TS_PROFILES), "s", "save", "save what both peers hold as a new user profile" },
+	{ SCREEN_BIT(TS_PROFILES), "n", "rename", "rename a user profile" },
+	{ SCREEN_BIT(TS_PROFILES), "x, Delete", "delete", "delete a user profile (asks y/n)" },
+	{ SCREEN_BIT(TS_HELP), "j/k, PgUp/PgDn", "scroll", "scroll this help" },
 	{ 0, NULL, NULL, NULL },
 };
 
@@ -82,7 +82,7 @@ static int help_build(int want, char *buf, size_t len, bool *heading)
 		LINE(false, "%s", "");
 		LINE(true, "%s", help_screen_names[s]);
 		for (kd = tui_keys; kd->keys; kd++)
-			if (kd->screens != TK_ALL && (kd->screens & S(s)))
+			if (kd->screens != TK_ALL && (kd->screens & SCREEN_BIT(s)))
 				LINE(false, "  %-16s %s", kd->keys, kd->help);
 	}
 	LINE(false, "%s", "");
@@ -187,7 +187,7 @@ void tui_footer_ctx(enum tui_screen s, unsigned flags, char *buf, size_t len,
 			bool global = kd->screens == TK_ALL;
 			char k1[24];
 
-			if (!kd->foot || (!global && !(kd->screens & S(s))))
+			if (!kd->foot || (!global && !(kd->screens & SCREEN_BIT(s))))
 				continue;
 			if ((kd->need & flags) != kd->need)
 				continue;       /* not in this context */

@@ -29,8 +29,8 @@ int cmd_verify(int argc, char **argv);
 /* `bridge IF_A IF_B`: middle-box mode in the foreground (cmd_bridge.c). */
 int cmd_bridge(int argc, char **argv);
 /* `bridge --status|--set|--attach`: the running bridge's control socket
- * (cmd_bridge_ctl.c); cmd_bridge hands over when one of these is given. */
-int cmd_bridge_ctl(int argc, char **argv);
+ * (cmd_bridgectl.c); cmd_bridge hands over when one of these is given. */
+int cmd_bridgectl(int argc, char **argv);
 /* The --attach relay on the control socket of bridge process pid in this
  * network namespace: take the lease, print its STATE as one stdout line,
  * then copy stdin lines (requests) to the socket and its replies to stdout

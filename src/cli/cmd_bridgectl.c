@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cmd_bridge_ctl.c - `linklab bridge --status|--set|--attach`: talk to the
+/* cmd_bridgectl.c - `linklab bridge --status|--set|--attach`: talk to the
  * `linklab bridge` running in this network namespace through its control
  * socket (bridgectl.h; doc/bridge.md "Live control").
  *   --status [--pid N] [-J]             its state
@@ -56,7 +56,7 @@ static void say(const char *fmt, ...)
 		cJSON_AddItemToArray(said, cJSON_CreateString(msg));
 }
 
-static void ctl_usage(FILE *f)
+static void cmd_bridgectl_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: linklab bridge --status [--pid N] [-J]\n"
@@ -355,7 +355,7 @@ int cmd_bridge_attach(int pid)
 	return rc;
 }
 
-int cmd_bridge_ctl(int argc, char **argv)
+int cmd_bridgectl(int argc, char **argv)
 {
 	struct copts o;
 	struct ll_diag diag;
@@ -377,7 +377,7 @@ int cmd_bridge_ctl(int argc, char **argv)
 	}
 	dialopt_init(o.dial, DIALOPT_DIRS | DIALOPT_ALIASES);
 	if (parse(argc, argv, &o, &diag) > 0) {
-		ctl_usage(stdout);
+		cmd_bridgectl_usage(stdout);
 		rc = 0;
 		goto out;
 	}
