@@ -320,11 +320,13 @@ static int setup(struct eng *g, const struct engine_opts *o, struct emu_dist **d
 		return rc;
 	g->mtu = pktout_mtu(g->po);
 	rc = nfqueue_open(o->queue, 65536, false, on_packet, g, &g->q[0], err);
-	/* TCP whole (GSO) where the packets can leave whole and need not be
-	 * corrupted bit by bit (netem corrupts one segment of a GSO packet) */
+	/* TCP whole (GSO) where the packets can leave whole and the dial
+	 * decides nothing per packet: loss, duplicate, reorder and corrupt
+	 * are drawn per wire packet (segment), so 5 % loss costs TCP 5 % of
+	 * its segments, not 5 % of its up-to-64 KB GSO packets */
 	if (rc == 0 && o->tcp_queue)
 		rc = nfqueue_open((uint16_t)(o->queue + 1), 65536,
-				  pktout_offload(g->po) && !(o->dial->set & IMP_CORRUPT) &&
+				  pktout_offload(g->po) && !(o->dial->set & ENGINE_PER_SEGMENT) &&
 				  !o->no_gso, on_packet, g, &g->q[1], err);
 	return rc;
 }

@@ -4,7 +4,9 @@
  * ip6tables rules (`-j NFQUEUE --queue-num N --queue-bypass`, TCP to N + 1,
  * set up by enghook.h) send the interface's outgoing packets to the
  * queues; TCP on N + 1 comes whole (GSO) when the packets can leave whole
- * (pktout.h) and the dial does not corrupt. This process reads each, draws
+ * (pktout.h) and the dial draws nothing per packet (ENGINE_PER_SEGMENT:
+ * loss, duplicate, reorder and corrupt are drawn per wire segment, where
+ * netem on a GSO/TSO device draws them per GSO packet). This process reads each, draws
  * its fate (duplicate, loss, corrupt, the delay, jitter and reorder
  * schedule) and
  *  - a packet due at once and unchanged: verdict accept (the kernel sends
@@ -30,6 +32,12 @@
 
 #include "linklab/base/err.h"
 #include "linklab/model/impair.h"
+
+/* The dial fields drawn per packet: with any of them TCP is queued as
+ * wire segments (no NFQA_CFG_F_GSO), so the probability applies to each
+ * segment on the wire. */
+#define ENGINE_PER_SEGMENT (IMP_LOSS | IMP_LOSS_STATE | IMP_LOSS_GE | IMP_DUP | \
+			    IMP_REORDER | IMP_CORRUPT)
 
 #define ENGINE_MARK 0x4c4c0000u       /* fwmark of re-sent packets */
 #define ENGINE_MARK_MASK 0xffff0000u
