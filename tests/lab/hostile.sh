@@ -195,6 +195,18 @@ r=$(inn "$LINKLAB" test -c 127.0.0.1 -t 1 -t 2 -P 1 --parallel 2 2>&1); rc=$?
 case "$r" in *"option -t given twice ('1', then '2')"*"option -P given twice ('1', then '2')"*)
 	[ $rc = 2 ] && pass "test -t/-P twice: both refused at once, nothing run" || fail "test repeat rc $rc";;
 *) fail "test repeated (rc $rc): $r";; esac
+r=$("$LINKLAB" test --peer nosuch-peer.invalid -c 10.199.0.2 -t 2 2>&1); rc=$?
+case "$r" in *"--peer and -c both name the server: give one"*)
+	case "$r" in *"given twice"*) fail "test --peer -c: still says given twice: $r";;
+	*) [ $rc = 2 ] && pass "test --peer with -c: refused as naming the server twice, nothing run" || fail "test --peer -c rc $rc";; esac;;
+*) fail "test --peer -c (rc $rc): $r";; esac
+r=$(inn "$LINKLAB" apply --dev vh0 --jitter 10ms --reorder 25% 2>&1); rc=$?
+if [ $rc = 2 ] && case "$r" in *"jitter 10ms needs a delay (--delay > 0)"*"reorder 25% needs a delay (--delay > 0)"*) true;; *) false;; esac &&
+   [ "$(root_kind_h vh0)" = noqueue ]; then
+	pass "apply --jitter/--reorder without delay: both named with their value and what is needed"
+else
+	fail "jitter/reorder without delay (rc $rc): $r"
+fi
 r=$(inn timeout 5 "$LINKLAB" serve -p 5394 -p 5395 2>&1); rc=$?
 case "$r" in *"option -p given twice ('5394', then '5395')"*) [ $rc = 2 ] && pass "serve -p twice: refused" || fail "serve repeat rc $rc";;
 *) fail "serve repeated (rc $rc): $r";; esac
