@@ -146,6 +146,8 @@ static void parse_args(struct apply_args *a, int argc, char **argv,
 	}
 	a->d = dial->lvl[DIALOPT_BOTH];
 	free(dial);
+	if (cmd_common_check(&a->c, &err) < 0)
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s", err.msg);
 	if (a->dry && a->check)
 		ll_diag_add(diag, LL_DIAG_ERROR, NULL,
 			    "--dry-run and --check exclude each other (--dry-run shows what "

@@ -207,6 +207,25 @@ if [ $rc = 2 ] && case "$r" in *"jitter 10ms needs a delay (--delay > 0)"*"reord
 else
 	fail "jitter/reorder without delay (rc $rc): $r"
 fi
+r=$(inn "$LINKLAB" apply --split --local --rate 10mbit --dev vh0 --dry-run --check --peer-dev vh1 2>&1); rc=$?
+if [ $rc = 2 ] && case "$r" in *"--dry-run and --check exclude each other"*) true;; *) false;; esac &&
+   case "$r" in *"--split halves the dial between both peers: it cannot be combined with --local"*) true;; *) false;; esac &&
+   case "$r" in *"--peer-dev 'vh1' names the peer's interface: it needs --peer HOST"*) true;; *) false;; esac &&
+   [ "$(root_kind_h vh0)" = noqueue ]; then
+	pass "apply --split --local --dry-run --check --peer-dev: the three conflicts named at once, exit 2"
+else
+	fail "apply conflicting options (rc $rc): $r"
+fi
+r=$(inn "$LINKLAB" apply --split --rate 10mbit --dev vh0 2>&1); rc=$?
+[ $rc = 2 ] && [ "$(root_kind_h vh0)" = noqueue ] &&
+	case "$r" in *"--split halves the dial between two peers: it needs --peer HOST"*) true;; *) false;; esac &&
+	pass "apply --split without a peer: refused, nothing applied" || fail "apply --split alone (rc $rc): $r"
+inn "$LINKLAB" apply --dev vh0 --rate 10mbit >/dev/null 2>&1
+r=$(inn "$LINKLAB" clear --dev vh0 --peer-dev vh1 2>&1); rc=$?
+[ $rc = 2 ] && [ "$(root_kind_h vh0)" = tbf ] &&
+	case "$r" in *"--peer-dev 'vh1' names the peer's interface: it needs --peer HOST"*) true;; *) false;; esac &&
+	pass "clear --peer-dev without --peer: refused, nothing cleared" || fail "clear --peer-dev alone (rc $rc, root $(root_kind_h vh0)): $r"
+inn "$LINKLAB" clear --dev vh0 >/dev/null 2>&1
 r=$(inn timeout 5 "$LINKLAB" serve -p 5394 -p 5395 2>&1); rc=$?
 case "$r" in *"option -p given twice ('5394', then '5395')"*) [ $rc = 2 ] && pass "serve -p twice: refused" || fail "serve repeat rc $rc";;
 *) fail "serve repeated (rc $rc): $r";; esac
