@@ -226,6 +226,19 @@ r=$(inn "$LINKLAB" clear --dev vh0 --peer-dev vh1 2>&1); rc=$?
 	case "$r" in *"--peer-dev 'vh1' names the peer's interface: it needs --peer HOST"*) true;; *) false;; esac &&
 	pass "clear --peer-dev without --peer: refused, nothing cleared" || fail "clear --peer-dev alone (rc $rc, root $(root_kind_h vh0)): $r"
 inn "$LINKLAB" clear --dev vh0 >/dev/null 2>&1
+r=$("$LINKLAB" engine -h 2>&1); rc=$?
+[ $rc = 0 ] && case "$r" in "usage: linklab engine --dev DEV"*) true;; *) false;; esac &&
+	pass "engine -h: usage, exit 0" || fail "engine -h (rc $rc): $r"
+r=$("$LINKLAB" help 2>&1)
+ok=1; for o in --middle --bridge --middle-engine "--engine auto" --force --stdin-lease --exclude-ssh --peer-timeout; do
+	case "$r" in *"$o"*) ;; *) ok=0; echo "help lacks $o";; esac; done
+for c in apply show clear; do
+	h=$("$LINKLAB" $c -h 2>&1)
+	for o in -F --exclude-ssh --peer-timeout --ssh-key; do
+		case "$h" in *"$o"*) ;; *) ok=0; echo "$c -h lacks $o";; esac; done
+done
+grep -q 'stdin\\-lease' "$LL_REPO/doc/linklab.1" && grep -q '\\-\\-force' "$LL_REPO/doc/linklab.1" || { ok=0; echo "man page lacks bridge --force/--stdin-lease"; }
+[ $ok = 1 ] && pass "help, apply/show/clear -h and the man page list the options they accept" || fail "usage texts incomplete"
 r=$(inn timeout 5 "$LINKLAB" serve -p 5394 -p 5395 2>&1); rc=$?
 case "$r" in *"option -p given twice ('5394', then '5395')"*) [ $rc = 2 ] && pass "serve -p twice: refused" || fail "serve repeat rc $rc";;
 *) fail "serve repeated (rc $rc): $r";; esac
