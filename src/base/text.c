@@ -46,6 +46,16 @@ static int utf8_len(const unsigned char *s, size_t n, uint32_t *cp)
 	return len;
 }
 
+/* A code point a terminal acts on instead of showing: C1 controls (U+0080..
+ * U+009F) and the Unicode bidi controls that reorder what follows them
+ * (U+061C, U+200E/U+200F, U+202A..U+202E, U+2066..U+2069; Unicode UAX #9). */
+static int is_control_cp(uint32_t cp)
+{
+	return (cp >= 0x80 && cp <= 0x9f) || cp == 0x061c || cp == 0x200e ||
+	       cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+	       (cp >= 0x2066 && cp <= 0x2069);
+}
+
 /* A C0 byte the flags let through. */
 static int keep_c0(uint32_t cp, unsigned flags)
 {
@@ -68,7 +78,7 @@ size_t text_sanitize_n(const char *s, size_t n, char *out, size_t outlen,
 
 		if (l < 0 && (flags & TEXT_PARTIAL))
 			break;
-		if (l > 0 && (cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp <= 0x9f)))
+		if (l > 0 && cp >= 0x20 && cp != 0x7f && !is_control_cp(cp))
 			need = (size_t)l;
 		else if (l == 1 && cp < 0x20 && keep_c0(cp, flags))
 			need = 1;
@@ -111,7 +121,7 @@ int text_is_safe(const char *s, unsigned flags)
 		int l = utf8_len(u + i, n - i, &cp);
 
 		if (l <= 0 || (cp < 0x20 && !keep_c0(cp, flags)) || cp == 0x7f ||
-		    (cp >= 0x80 && cp <= 0x9f))
+		    is_control_cp(cp))
 			return 0;
 		i += (size_t)l;
 	}

@@ -17,7 +17,9 @@ struct cli_cmd {
 static const struct cli_cmd cli_cmds[] = {
 	{ "console", cmd_console,
 	  "console [--peer HOST] [--dev IF] [--peer-dev IF] [-F FILE] [--ssh-key FILE]\n"
-	  "                 [--known-hosts FILE] [--accept-new] [--peer-data ADDR] [-c ADDR]" },
+	  "                 [--known-hosts FILE] [--accept-new] [--peer-data ADDR] [-c ADDR]\n"
+	  "                 [--engine auto|kernel|user]\n"
+	  "                 [--middle HOST [--bridge IF_A,IF_B [--middle-engine auto|kernel|user]]]" },
 	{ "links", cmd_links, "links [--peer HOST] [-J]" },
 	{ "apply", cmd_apply,
 	  "apply [--peer HOST] [--dev IF] [--peer-dev IF] [--local|--remote|--split]\n"
@@ -40,7 +42,8 @@ static const struct cli_cmd cli_cmds[] = {
 	  "rpm (--peer HOST | -c ADDR [-p PORT]) [-P N] [-t SEC] [-R|--bidir] [-C CC] [--round SEC] [-J]\n"
 	  "                 (responsiveness under load: idle vs working RTT, RPM)" },
 	{ "serve", cmd_serve, "serve [-p PORT] [-B ADDR] [-1]" },
-	{ "bridge", cmd_bridge, "bridge IF_A IF_B [--engine auto|kernel|user] [dial options] [-t SEC] [-J]\n"
+	{ "bridge", cmd_bridge, "bridge IF_A IF_B [--engine auto|kernel|user] [dial options] [-t SEC]\n"
+	  "                 [--force] [-J | --stdin-lease]\n"
 	  "                 bridge --status|--set [dial options]|--attach [--pid N] [-J]   (a running bridge)" },
 	{ "profile", cmd_profile, "profile list | show NAME | fields | save NAME [--force] [--description TEXT] DIAL... |\n                 rename NAME NEW | delete NAME" },
 	{ "offload", cmd_offload,
@@ -60,7 +63,21 @@ static void cli_usage(FILE *f)
 	fprintf(f, "\nHOST is an ssh_config alias or [user@]host[:port], resolved by `ssh -G`.\n"
 		"Units as tc: rates 50mbit (bit/s) or 6mbps (bytes/s), times 100ms, loss 1%%.\n"
 		"Common options: -F FILE (ssh config), --ssh-key FILE, --known-hosts FILE,\n"
-		"--accept-new, --peer-data ADDR (test traffic address), -h for this text.\n");
+		"--accept-new, --peer-data ADDR (test traffic address), --exclude-ssh,\n"
+		"--peer-timeout SEC, -h for this text.\n");
+}
+
+/* True for the commands whose options are read by cmd_common_opt. */
+static bool cli_has_peer_opts(const char *cmd)
+{
+	static const char *const names[] = { "apply", "show", "clear", "links",
+					     "offload", "sysctl", NULL };
+	int i;
+
+	for (i = 0; names[i]; i++)
+		if (!strcmp(names[i], cmd))
+			return true;
+	return false;
 }
 
 void cli_print_usage(const char *cmd, FILE *f)
@@ -70,6 +87,9 @@ void cli_print_usage(const char *cmd, FILE *f)
 	for (c = cli_cmds; c->name; c++)
 		if (!strcmp(c->name, cmd))
 			fprintf(f, "usage: linklab %s\n", c->usage);
+	if (cli_has_peer_opts(cmd))
+		fprintf(f, "common options: -F FILE, --ssh-key FILE, --known-hosts FILE, --accept-new,\n"
+			"  --force, --exclude-ssh, --revert-after SEC, --peer-timeout SEC\n");
 	fprintf(f, "(see `linklab help` and man linklab)\n");
 }
 

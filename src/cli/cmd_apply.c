@@ -146,6 +146,16 @@ static void parse_args(struct apply_args *a, int argc, char **argv,
 	}
 	a->d = dial->lvl[DIALOPT_BOTH];
 	free(dial);
+	if (cmd_common_check(&a->c, &err) < 0)
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s", err.msg);
+	if (a->dry && a->check)
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+			    "--dry-run and --check exclude each other (--dry-run shows what "
+			    "would change, --check compares what is there): give one");
+	if (a->split && (a->c.local_only || a->c.remote_only))
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+			    "--split halves the dial between both peers: it cannot be "
+			    "combined with %s", a->c.local_only ? "--local" : "--remote");
 }
 
 /* The dial for each side: profile [a]/[b] overlaid by the command line. */
@@ -435,6 +445,10 @@ int cmd_apply(int argc, char **argv)
 		sides = cmd_sides(&a.c, &ps, &err);
 		if (!sides)
 			ll_diag_add(&diag, LL_DIAG_ERROR, NULL, "%s", err.msg);
+		else if (a.split && sides != (CMD_SIDE_A | CMD_SIDE_B) &&
+			 !a.c.local_only && !a.c.remote_only)
+			ll_diag_add(&diag, LL_DIAG_ERROR, NULL,
+				    "--split halves the dial between two peers: it needs --peer HOST");
 		cmd_apply_preflight(&a, &ps, sides, dial, &diag);
 	}
 	for (i = 0; i < 2; i++) {

@@ -93,6 +93,11 @@ static int engine_hooks(int argc, char **argv)
 	return 0;
 }
 
+static const char engine_usage[] =
+	"linklab engine --dev DEV --queue 0..65535 --stat PATH "
+	"[--tcp-queue 0|1 (TCP on queue + 1, then 0..65534)] [--gso 0|1] "
+	"[--ready-fd FD] DIAL";
+
 int cmd_engine(int argc, char **argv)
 {
 	struct engine_opts o = { .ready_fd = -1, .rt_priority = 10 };
@@ -102,6 +107,11 @@ int cmd_engine(int argc, char **argv)
 	int i, rc;
 	long q = -1;
 
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			printf("usage: %s\n", engine_usage);
+			return 0;
+		}
 	if (argc > 1 && (!strcmp(argv[1], "--start") || !strcmp(argv[1], "--stop") ||
 			 !strcmp(argv[1], "--status") || !strcmp(argv[1], "--stop-all")))
 		return engine_hooks(argc, argv);
@@ -131,10 +141,7 @@ int cmd_engine(int argc, char **argv)
 	if (i < argc)
 		ll_diag_add(&diag, LL_DIAG_ERROR, NULL, "'%s' needs a value", argv[i]);
 	if (!o.dev || !o.stat_path || q < 0 || q > (o.tcp_queue ? 65534 : 65535))
-		ll_diag_add(&diag, LL_DIAG_ERROR, NULL,
-			    "usage: linklab engine --dev DEV --queue 0..65535 --stat PATH "
-			    "[--tcp-queue 0|1 (TCP on queue + 1, then 0..65534)] [--gso 0|1] "
-			    "[--ready-fd FD] DIAL");
+		ll_diag_add(&diag, LL_DIAG_ERROR, NULL, "usage: %s", engine_usage);
 	if (diag.nerrors) {
 		char line[600];
 		int n = snprintf(line, sizeof(line), "error: %s\n", diag.e[0].text);

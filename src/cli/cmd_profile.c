@@ -85,6 +85,8 @@ static int profile_do_save(int argc, char **argv)
 	}
 	d = dial->lvl[DIALOPT_BOTH];
 	free(dial);
+	if (profile_name_check(argv[1], &err) < 0)
+		ll_diag_add(&diag, LL_DIAG_ERROR, NULL, "%s", err.msg);
 	if (!diag.nerrors)
 		impair_validate(&d, &diag);
 	if (!diag.nerrors && impair_is_empty(&d))

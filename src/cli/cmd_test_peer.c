@@ -37,9 +37,10 @@ int cmd_test_peer(int argc, char **argv)
 				continue;
 			if (!strcmp(argv[i], "-J") || !strcmp(argv[i], "--json"))
 				json = 1;
-			if (!strcmp(argv[i], "-p") || !strncmp(argv[i], "--port", 6) ||
-			    !strcmp(argv[i], "-c") || !strncmp(argv[i], "--client", 8))
-				userport = 1;
+			if (!strncmp(argv[i], "-p", 2) || !strncmp(argv[i], "--port", 6))
+				userport |= 2;
+			if (!strncmp(argv[i], "-c", 2) || !strncmp(argv[i], "--client", 8))
+				userport |= 1;
 		}
 		nargv[n + 4] = argv[i];  /* leave room for -c ADDR -p PORT */
 		n++;
@@ -48,8 +49,12 @@ int cmd_test_peer(int argc, char **argv)
 		free(nargv);
 		return cmd_test(argc, argv);
 	}
-	if (po.peer && userport) {
-		fprintf(stderr, "linklab test: -c/-p cannot be combined with --peer "
+	if (po.peer && (userport & 1)) {
+		fprintf(stderr, "linklab test: --peer and -c both name the server: give one\n");
+		nbad++;
+	}
+	if (po.peer && (userport & 2)) {
+		fprintf(stderr, "linklab test: --peer and -p cannot be combined "
 			"(the server is started on the peer on a free port)\n");
 		nbad++;
 	}
@@ -59,12 +64,20 @@ int cmd_test_peer(int argc, char **argv)
 	if (!po.peer) {   /* no stand-in: -c is the user's to give */
 		rc = cmd_test_check(n, nargv + 4, nbad);
 	} else {
-		nargv[0] = argv[0];
-		nargv[1] = (char *)"-c";
-		nargv[2] = (char *)"peer";
-		nargv[3] = (char *)"-p";
-		nargv[4] = (char *)"5201";
-		rc = cmd_test_check(n + 4, nargv, nbad);
+		/* the stand-in for what the user gave (already refused) is left
+		 * out, so the check does not call it given twice */
+		int k = 4;
+
+		if (!(userport & 2)) {
+			nargv[k--] = (char *)"5201";
+			nargv[k--] = (char *)"-p";
+		}
+		if (!(userport & 1)) {
+			nargv[k--] = (char *)"peer";
+			nargv[k--] = (char *)"-c";
+		}
+		nargv[k] = argv[0];
+		rc = cmd_test_check(n + 4 - k, nargv + k, nbad);
 	}
 	if (rc) {
 		free(nargv);

@@ -840,20 +840,29 @@ static void impair_check_model(const struct impair *d, struct ll_diag *diag)
 			    "loss 100%% drops everything, including an SSH session on this interface");
 }
 
+/* One field set without the field it modifies: "jitter 10ms needs a delay (--delay > 0)". */
+static void needs_base(const struct impair *d, uint32_t dep, uint32_t base,
+		       struct ll_diag *diag)
+{
+	const struct impair_field *fd = field_of(dep), *fb = field_of(base);
+	char v[96];
+
+	if (!fd || !fb)
+		return;
+	impair_get(d, fd, v, sizeof(v));
+	ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s %s needs a %s (--%s > 0)",
+		    fd->name, v, fb->name, fb->name);
+}
+
 int impair_validate(const struct impair *d, struct ll_diag *diag)
 {
-	static const struct { uint32_t corr, base; const char *msg; } needs[] = {
-		{ IMP_LOSS_CORR, IMP_LOSS, "loss-corr needs loss" },
-		{ IMP_DUP_CORR, IMP_DUP, "dup-corr needs duplicate" },
-		{ IMP_CORRUPT_CORR, IMP_CORRUPT, "corrupt-corr needs corrupt" },
-		{ IMP_REORDER_CORR, IMP_REORDER, "reorder-corr needs reorder" },
-		{ IMP_DELAY_CORR, IMP_JITTER, "delay-corr needs jitter" },
-		{ IMP_JITTER, IMP_DELAY, "jitter needs delay" },
-		{ IMP_REORDER, IMP_DELAY, "reorder needs delay" },
-		{ IMP_GAP, IMP_REORDER, "gap needs reorder" },
-		{ IMP_BURST, IMP_RATE, "burst needs rate" },
-		{ IMP_TBF_LIMIT, IMP_RATE, "tbf-limit needs rate" },
-		{ IMP_LATENCY, IMP_RATE, "latency needs rate" },
+	static const struct { uint32_t dep, base; } needs[] = {
+		{ IMP_LOSS_CORR, IMP_LOSS }, { IMP_DUP_CORR, IMP_DUP },
+		{ IMP_CORRUPT_CORR, IMP_CORRUPT }, { IMP_REORDER_CORR, IMP_REORDER },
+		{ IMP_DELAY_CORR, IMP_JITTER }, { IMP_JITTER, IMP_DELAY },
+		{ IMP_REORDER, IMP_DELAY }, { IMP_GAP, IMP_REORDER },
+		{ IMP_BURST, IMP_RATE }, { IMP_TBF_LIMIT, IMP_RATE },
+		{ IMP_LATENCY, IMP_RATE },
 	};
 	const struct impair_field *f;
 	int before = diag ? diag->nerrors : 0;
@@ -871,8 +880,8 @@ int impair_validate(const struct impair *d, struct ll_diag *diag)
 		impair_check_field(d, f, diag);
 	}
 	for (i = 0; i < sizeof(needs) / sizeof(needs[0]); i++)
-		if (nz(d, needs[i].corr) && !nz(d, needs[i].base))
-			ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s", needs[i].msg);
+		if (nz(d, needs[i].dep) && !nz(d, needs[i].base))
+			needs_base(d, needs[i].dep, needs[i].base, diag);
 	impair_check_model(d, diag);
 	return diag->nerrors > before ? -EINVAL : 0;
 }

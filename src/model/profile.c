@@ -526,8 +526,7 @@ static int mkdir_p(char *dir)
 	return 0;
 }
 
-/* Check a profile name: letters, digits, '-', '_', '.'; 1..48. */
-static int profile_name_ok(const char *name, struct ll_err *err)
+int profile_name_check(const char *name, struct ll_err *err)
 {
 	const char *c;
 
@@ -628,7 +627,7 @@ int profile_save_sides(const char *name, const char *description,
 	bool user[8];
 	int rc;
 
-	rc = profile_name_ok(name, err);
+	rc = profile_name_check(name, err);
 	if (rc < 0)
 		return rc;
 	if (profile_dirs(dirs, 8, user) < 1 || !user[0])
@@ -678,7 +677,7 @@ int profile_rename(const char *path, const char *newname, char *path_out,
 	bool named = false;
 	int rc;
 
-	rc = profile_name_ok(newname, err);
+	rc = profile_name_check(newname, err);
 	if (rc < 0)
 		return rc;
 	if (!profile_is_user_path(path))

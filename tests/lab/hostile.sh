@@ -195,12 +195,63 @@ r=$(inn "$LINKLAB" test -c 127.0.0.1 -t 1 -t 2 -P 1 --parallel 2 2>&1); rc=$?
 case "$r" in *"option -t given twice ('1', then '2')"*"option -P given twice ('1', then '2')"*)
 	[ $rc = 2 ] && pass "test -t/-P twice: both refused at once, nothing run" || fail "test repeat rc $rc";;
 *) fail "test repeated (rc $rc): $r";; esac
+r=$("$LINKLAB" test --peer nosuch-peer.invalid -c 10.199.0.2 -t 2 2>&1); rc=$?
+case "$r" in *"--peer and -c both name the server: give one"*)
+	case "$r" in *"given twice"*) fail "test --peer -c: still says given twice: $r";;
+	*) [ $rc = 2 ] && pass "test --peer with -c: refused as naming the server twice, nothing run" || fail "test --peer -c rc $rc";; esac;;
+*) fail "test --peer -c (rc $rc): $r";; esac
+r=$(inn "$LINKLAB" apply --dev vh0 --jitter 10ms --reorder 25% 2>&1); rc=$?
+if [ $rc = 2 ] && case "$r" in *"jitter 10ms needs a delay (--delay > 0)"*"reorder 25% needs a delay (--delay > 0)"*) true;; *) false;; esac &&
+   [ "$(root_kind_h vh0)" = noqueue ]; then
+	pass "apply --jitter/--reorder without delay: both named with their value and what is needed"
+else
+	fail "jitter/reorder without delay (rc $rc): $r"
+fi
+r=$(inn "$LINKLAB" apply --split --local --rate 10mbit --dev vh0 --dry-run --check --peer-dev vh1 2>&1); rc=$?
+if [ $rc = 2 ] && case "$r" in *"--dry-run and --check exclude each other"*) true;; *) false;; esac &&
+   case "$r" in *"--split halves the dial between both peers: it cannot be combined with --local"*) true;; *) false;; esac &&
+   case "$r" in *"--peer-dev 'vh1' names the peer's interface: it needs --peer HOST"*) true;; *) false;; esac &&
+   [ "$(root_kind_h vh0)" = noqueue ]; then
+	pass "apply --split --local --dry-run --check --peer-dev: the three conflicts named at once, exit 2"
+else
+	fail "apply conflicting options (rc $rc): $r"
+fi
+r=$(inn "$LINKLAB" apply --split --rate 10mbit --dev vh0 2>&1); rc=$?
+[ $rc = 2 ] && [ "$(root_kind_h vh0)" = noqueue ] &&
+	case "$r" in *"--split halves the dial between two peers: it needs --peer HOST"*) true;; *) false;; esac &&
+	pass "apply --split without a peer: refused, nothing applied" || fail "apply --split alone (rc $rc): $r"
+inn "$LINKLAB" apply --dev vh0 --rate 10mbit >/dev/null 2>&1
+r=$(inn "$LINKLAB" clear --dev vh0 --peer-dev vh1 2>&1); rc=$?
+[ $rc = 2 ] && [ "$(root_kind_h vh0)" = tbf ] &&
+	case "$r" in *"--peer-dev 'vh1' names the peer's interface: it needs --peer HOST"*) true;; *) false;; esac &&
+	pass "clear --peer-dev without --peer: refused, nothing cleared" || fail "clear --peer-dev alone (rc $rc, root $(root_kind_h vh0)): $r"
+inn "$LINKLAB" clear --dev vh0 >/dev/null 2>&1
+r=$("$LINKLAB" engine -h 2>&1); rc=$?
+[ $rc = 0 ] && case "$r" in "usage: linklab engine --dev DEV"*) true;; *) false;; esac &&
+	pass "engine -h: usage, exit 0" || fail "engine -h (rc $rc): $r"
+r=$("$LINKLAB" help 2>&1)
+ok=1; for o in --middle --bridge --middle-engine "--engine auto" --force --stdin-lease --exclude-ssh --peer-timeout; do
+	case "$r" in *"$o"*) ;; *) ok=0; echo "help lacks $o";; esac; done
+for c in apply show clear; do
+	h=$("$LINKLAB" $c -h 2>&1)
+	for o in -F --exclude-ssh --peer-timeout --ssh-key; do
+		case "$h" in *"$o"*) ;; *) ok=0; echo "$c -h lacks $o";; esac; done
+done
+grep -q 'stdin\\-lease' "$LL_REPO/doc/linklab.1" && grep -q '\\-\\-force' "$LL_REPO/doc/linklab.1" || { ok=0; echo "man page lacks bridge --force/--stdin-lease"; }
+[ $ok = 1 ] && pass "help, apply/show/clear -h and the man page list the options they accept" || fail "usage texts incomplete"
 r=$(inn timeout 5 "$LINKLAB" serve -p 5394 -p 5395 2>&1); rc=$?
 case "$r" in *"option -p given twice ('5394', then '5395')"*) [ $rc = 2 ] && pass "serve -p twice: refused" || fail "serve repeat rc $rc";;
 *) fail "serve repeated (rc $rc): $r";; esac
 r=$(LINKLAB_PROFILE_PATH="$P" "$LINKLAB" profile save y --rate 1mbit --rate 2mbit 2>&1); rc=$?
 [ $rc = 2 ] && [ ! -e "$P/y.ini" ] && case "$r" in *"option --rate given twice"*) true;; *) false;; esac &&
 	pass "profile save --rate twice: refused, nothing saved" || fail "profile save repeated (rc $rc): $r"
+for nm in "$(printf 'a\033]0;x\007b')" "" "../../etc/evil"; do
+	r=$(LINKLAB_PROFILE_PATH="$P" "$LINKLAB" profile save "$nm" --rate 1mbit 2>&1); rc=$?
+	case "$r" in *"profile name '"*) [ $rc = 2 ] && ! printf '%s' "$r" | grep -q "$(printf '\033')" &&
+		pass "profile save with bad name '$(printf '%s' "$nm" | od -An -c | tr -s ' ')': exit 2, named" ||
+		fail "profile save bad name rc $rc";;
+	*) fail "profile save bad name (rc $rc): $r";; esac
+done
 r=$(inn "$LINKLAB" bridge vh0 vh1 --rate 1mbit --rate=2mbit -t 1 -t 2 2>&1); rc=$?
 r2=$(inn "$LINKLAB" bridge --set --delay 1ms --delay 2ms 2>&1); rc2=$?
 if [ $rc = 2 ] && [ $rc2 = 2 ] && case "$r" in *"option --rate given twice ('1mbit', then '2mbit')"*"option -t given twice ('1', then '2')"*) true;; *) false;; esac &&

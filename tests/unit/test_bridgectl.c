@@ -87,7 +87,7 @@ static void test_parse_set_table(void **state)
 		{ "{\"op\":\"set\",\"b_to_a\":{\"jitter\":\"5ms\"}}", -EINVAL, 0, 1,
 		  "b_to_a: ", "jitter", NULL, NULL },
 		{ "{\"op\":\"set\",\"a_to_b\":{\"burst\":\"10kb\"}}", -EINVAL, 0, 1,
-		  "a_to_b: ", "burst needs rate", NULL, NULL },
+		  "a_to_b: ", "burst 10kb needs a rate (--rate > 0)", NULL, NULL },
 		{ "{\"op\":\"set\",\"a_to_b\":\"delay 5ms\"}", -EINVAL, 0, 1,
 		  "a_to_b: want an object", NULL, NULL, NULL },
 		{ "{\"op\":\"set\",\"a_to_b\":{\"delay\":[1]}}", -EINVAL, 0, 1,

@@ -699,7 +699,7 @@ static void test_config_build(void **state)
 	/* invalid dial: impair_validate's message */
 	dial(&d, bad);
 	assert_int_equal(emu_config_build(&c, &d, 1, NULL, &err), -EINVAL);
-	assert_non_null(strstr(err.msg, "jitter needs delay"));
+	assert_non_null(strstr(err.msg, "needs a delay (--delay > 0)"));
 	/* fields the model lacks: all named in one message */
 	dial(&d, slot);
 	assert_int_equal(emu_config_build(&c, &d, 1, NULL, &err), -EOPNOTSUPP);

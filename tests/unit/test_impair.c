@@ -147,14 +147,14 @@ static void test_cross_fields(void **state)
 	set_all(&d, kv);
 	ll_diag_clear(&dg);
 	assert_int_equal(impair_validate(&d, &dg), -EINVAL);
-	assert_true(diag_has(&dg, "reorder needs delay"));
-	assert_true(diag_has(&dg, "jitter needs delay"));
-	assert_true(diag_has(&dg, "loss-corr needs loss"));
-	assert_true(diag_has(&dg, "dup-corr needs duplicate"));
-	assert_true(diag_has(&dg, "corrupt-corr needs corrupt"));
-	assert_true(diag_has(&dg, "burst needs rate"));
-	assert_true(diag_has(&dg, "tbf-limit needs rate"));
-	assert_true(diag_has(&dg, "latency needs rate"));
+	assert_true(diag_has(&dg, "reorder 25% needs a delay (--delay > 0)"));
+	assert_true(diag_has(&dg, "jitter 10ms needs a delay (--delay > 0)"));
+	assert_true(diag_has(&dg, "loss-corr 25% needs a loss (--loss > 0)"));
+	assert_true(diag_has(&dg, "dup-corr 10% needs a duplicate (--duplicate > 0)"));
+	assert_true(diag_has(&dg, "corrupt-corr 5% needs a corrupt (--corrupt > 0)"));
+	assert_true(diag_has(&dg, "burst 10kb needs a rate (--rate > 0)"));
+	assert_true(diag_has(&dg, "tbf-limit 100kb needs a rate (--rate > 0)"));
+	assert_true(diag_has(&dg, "latency 50ms needs a rate (--rate > 0)"));
 	assert_true(diag_has(&dg, "tbf-limit and latency are exclusive"));
 	assert_int_equal(dg.nerrors, 9);
 
@@ -176,7 +176,7 @@ static void test_cross_fields(void **state)
 		set_all(&g, kvg);
 		ll_diag_clear(&dg);
 		assert_int_equal(impair_validate(&g, &dg), -EINVAL);
-		assert_true(diag_has(&dg, "gap needs reorder"));
+		assert_true(diag_has(&dg, "gap 3 needs a reorder (--reorder > 0)"));
 	}
 	/* struct filled by hand with bad values is still caught */
 	{

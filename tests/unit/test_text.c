@@ -48,6 +48,39 @@ static void test_utf8_kept_and_invalid(void **state)
 	assert_false(text_is_safe("\xff", 0));
 }
 
+/* Bidi controls are escaped byte by byte like C1; their neighbours stay. */
+static void test_bidi(void **state)
+{
+	static const char *const bidi[] = {
+		"\xd8\x9c", "\xe2\x80\x8e", "\xe2\x80\x8f", "\xe2\x80\xaa",
+		"\xe2\x80\xab", "\xe2\x80\xac", "\xe2\x80\xad", "\xe2\x80\xae",
+		"\xe2\x81\xa6", "\xe2\x81\xa7", "\xe2\x81\xa8", "\xe2\x81\xa9",
+	};
+	char b[64], want[64];
+	size_t i, k;
+
+	(void)state;
+	for (i = 0; i < sizeof(bidi) / sizeof(bidi[0]); i++) {
+		char in[16];
+		size_t o;
+
+		snprintf(in, sizeof(in), "a%sb", bidi[i]);
+		o = (size_t)snprintf(want, sizeof(want), "a");
+		for (k = 0; bidi[i][k]; k++)
+			o += (size_t)snprintf(want + o, sizeof(want) - o, "\\x%02x",
+					      (unsigned char)bidi[i][k]);
+		snprintf(want + o, sizeof(want) - o, "b");
+		assert_string_equal(text_sanitize(in, b, sizeof(b)), want);
+		assert_false(text_is_safe(in, 0));
+	}
+	/* the neighbours of the ranges pass: U+2029, U+202F, U+206A,
+	 * U+200D (ZWJ), U+061B */
+	assert_string_equal(text_sanitize("\xe2\x80\xa9\xe2\x80\xaf\xe2\x81\xaa\xe2\x80\x8d\xd8\x9b",
+					  b, sizeof(b)),
+			    "\xe2\x80\xa9\xe2\x80\xaf\xe2\x81\xaa\xe2\x80\x8d\xd8\x9b");
+	assert_true(text_is_safe("\xe2\x80\xaf", 0));
+}
+
 static void test_bounds_and_flags(void **state)
 {
 	char b[8];
@@ -84,6 +117,7 @@ int main(void)
 		cmocka_unit_test(test_escapes),
 		cmocka_unit_test(test_utf8_kept_and_invalid),
 		cmocka_unit_test(test_bounds_and_flags),
+		cmocka_unit_test(test_bidi),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

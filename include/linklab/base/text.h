@@ -2,7 +2,9 @@
 /* text.h - make untrusted text (from the network, a peer, a file) safe to
  * print on a terminal. Every byte that could drive the terminal is shown as
  * a visible escape instead: C0 controls (0x00..0x1f), DEL (0x7f), C1 controls
- * (U+0080..U+009F, ECMA-48 8.3) and bytes that are not valid UTF-8 (RFC 3629:
+ * (U+0080..U+009F, ECMA-48 8.3), the bidi controls that reorder the text
+ * after them (U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069,
+ * Unicode UAX #9; "Trojan Source", CVE-2021-42574) and bytes that are not valid UTF-8 (RFC 3629:
  * overlong forms, surrogates, > U+10FFFF, truncated sequences) become
  * "\xNN", one per byte. Valid printable UTF-8 is kept as is. */
 #ifndef LINKLAB_TEXT_H

@@ -51,6 +51,10 @@ struct profile_entry {
 };
 int profile_list(struct profile_entry **out, int *n, struct ll_err *err);
 
+/* Check a profile name: 1 to 48 of letters, digits, '-', '_', '.', not
+ * starting with '.'. 0 fine, -EINVAL with the name (sanitized) in err. */
+int profile_name_check(const char *name, struct ll_err *err);
+
 /* Save dial d as the user profile NAME ([dial] section) in the user dir,
  * creating the directory. NAME: letters, digits, '-', '_', '.' only.
  * path_out (may be NULL) gets the written path. */
