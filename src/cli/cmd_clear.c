@@ -78,6 +78,18 @@ static bool forget_named(const struct cmd_common *c, int side, bool all)
 	return all || (side == 0 ? c->po.dev != NULL : c->po.peer_dev != NULL);
 }
 
+/* B could not be reached: why, what restores it on its own, and how to
+ * restore it by hand. */
+static void b_unreached(const struct peerset *ps, const struct cmd_common *c, bool all)
+{
+	fprintf(stderr, "linklab clear: B (%s) could not be reached, nothing changed there: %s\n",
+		c->po.peer, ps->b_err.msg);
+	fprintf(stderr, "linklab clear: B's revert timer (--revert-after) or its guard restores "
+		"B's dial by itself if one was armed; to restore B by hand, run on B: "
+		"linklab clear %s%s\n", all ? "--all" : "--dev ",
+		all ? "" : (c->po.peer_dev ? c->po.peer_dev : "IF"));
+}
+
 int cmd_clear(int argc, char **argv)
 {
 	struct cmd_common c = { 0 };
@@ -112,6 +124,7 @@ int cmd_clear(int argc, char **argv)
 		cli_print_usage("clear", stdout);
 		return 0;
 	}
+	c.po.b_optional = !c.remote_only;    /* A is restored even when B is gone */
 	if (peerset_open(&ps, &c.po, &err) < 0)
 		return cmd_fail("clear", &err);
 	sides = cmd_sides(&c, &ps, &err);
@@ -188,6 +201,10 @@ int cmd_clear(int argc, char **argv)
 		} else {
 			printf("%s: %s restored\n", p->label, all ? "all interfaces" : dev);
 		}
+	}
+	if (ps.b_failed) {
+		b_unreached(&ps, &c, all);
+		status = 1;
 	}
 	if (doc)
 		cmd_print_json(doc);

@@ -31,6 +31,9 @@ struct peerset_opts {
 	bool hold;                /* not an option: the console sets it so
 				   * that B restores itself if the session
 				   * dies (peer_safety.hold) */
+	bool b_optional;          /* not an option: when B cannot be reached,
+				   * open A alone (has_b false, b_failed
+				   * true, b_err says why) instead of failing */
 };
 
 struct peerset {
@@ -42,6 +45,8 @@ struct peerset {
 	char addr_b[256];         /* B's address for test traffic */
 	char addr_a[64];          /* A's address on dev_a (first IPv4/IPv6) */
 	struct ssh_target target;
+	bool b_failed;            /* b_optional and B could not be reached */
+	struct ll_err b_err;      /* why (when b_failed) */
 };
 
 /* Try to consume one common option at argv[*i] (and its value). Returns 1 if
