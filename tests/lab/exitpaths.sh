@@ -17,6 +17,8 @@ T=$(mktemp -d /tmp/ll-eptest.XXXXXX)
 cleanup() {
 	[ -f "$T/sshd-ct.pid" ] && kill "$(cat "$T/sshd-ct.pid")" 2>/dev/null
 	[ -f "$T/silent.pid" ] && kill "$(cat "$T/silent.pid")" 2>/dev/null
+	[ -f "$T/holder.pid" ] && kill "$(cat "$T/holder.pid")" 2>/dev/null
+	[ -n "$LOCKF" ] && rm -f "$LOCKF"
 	lab_down
 	rm -f "$LL_LAB_DIR.uperr"
 	rm -rf "$T"
@@ -219,5 +221,48 @@ case "$rc:$(root_kind "$LL_NS_A" veth-a):$out" in
 *) fail "B closed: clear --all exit $rc: $out" ;;
 esac
 
+# 6. the owner record a console killed with -9 leaves on A (its flock gone):
+#    clear of that interface, and clear --all, remove it; a record whose
+#    holder lives (flock held) stays.
+RUN=${LINKLAB_RUN_DIR:-/run/linklab}
+NSA=$(ina stat -L -c %i /proc/self/ns/net)
+IDX=$(ina cat /sys/class/net/veth-a/ifindex)
+LOCKF="$RUN/owner-$NSA-$IDX.lock"
+dead=$(sh -c 'echo $$')
+record() {
+	mkdir -p "$RUN"
+	printf 'pid %s\nuid 0\nuser root\nhost lab\nsince %s\nifindex %s\ndev veth-a\n' \
+		"$1" "$(date +%s)" "$IDX" > "$LOCKF"
+}
+ina "$LINKLAB" apply --dev veth-a --rate 1mbit > /dev/null 2>&1
+record "$dead"
+ina "$LINKLAB" apply --dev veth-a --rate 2mbit > "$T/lo.out" 2>&1
+grep -q "leftovers: veth-a" "$T/lo.out" || fail "dead console's record: apply did not name it: $(cat "$T/lo.out")"
+ina "$LINKLAB" clear --dev veth-a > "$T/lc.out" 2>&1
+[ ! -e "$LOCKF" ] && pass "clear --dev veth-a removed the dead console's owner record" ||
+	fail "clear --dev veth-a left $LOCKF: $(cat "$T/lc.out")"
+ina "$LINKLAB" apply --dev veth-a --rate 1mbit > "$T/lo.out" 2>&1
+grep -q "leftovers" "$T/lo.out" && fail "after clear: apply still names leftovers: $(cat "$T/lo.out")" ||
+	pass "after clear: apply names no leftovers"
+record "$dead"
+ina "$LINKLAB" clear --all > "$T/lc.out" 2>&1
+[ ! -e "$LOCKF" ] && pass "clear --all removed the dead console's owner record" ||
+	fail "clear --all left $LOCKF: $(cat "$T/lc.out")"
+if [ -n "$PY" ]; then
+	record $$
+	"$PY" -c 'import fcntl, sys, time
+f = open(sys.argv[1]); fcntl.flock(f, fcntl.LOCK_EX); open(sys.argv[2], "w").close(); time.sleep(60)' \
+		"$LOCKF" "$T/held" &
+	echo $! > "$T/holder.pid"
+	i=0; while [ ! -e "$T/held" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+	ina "$LINKLAB" clear --dev veth-a > /dev/null 2>&1
+	ina "$LINKLAB" clear --all > /dev/null 2>&1
+	[ -e "$LOCKF" ] && pass "clear and clear --all keep a live holder's owner record" ||
+		fail "clear removed a live holder's owner record"
+	kill "$(cat "$T/holder.pid")" 2>/dev/null; rm -f "$T/holder.pid"
+else
+	skip "live holder's record: no python3 to hold the flock"
+fi
+rm -f "$LOCKF"
 
 summary exitpaths
