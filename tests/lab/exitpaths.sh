@@ -8,7 +8,9 @@
 # peer. After linklab has exited the timer must still be pending and then
 # restore the prior qdisc. Also: the sshd child of the session killed
 # mid-apply; a later confirmed apply over the same session is not undone by
-# the older timer; a confirmed apply leaves no timer behind.
+# the older timer; a confirmed apply leaves no timer behind. clear with B
+# unreachable restores A (exit 1, says why); clear removes a killed
+# console's owner record on A, never a live one's.
 # Uses its own namespaces/state dir (lib.sh lab_up).
 . "$(dirname "$0")/lib.sh"
 need_root exitpaths

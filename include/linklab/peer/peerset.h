@@ -26,8 +26,9 @@ struct peerset_opts {
 				   * out of the impairment */
 	int revert_after;         /* --revert-after SEC (1..3600), 0 -> 30 */
 	int peer_timeout;         /* --peer-timeout SEC (1..300), 0 ->
-				   * PEER_TIMEOUT_S: bound on each command
-				   * run on B */
+				   * PEER_TIMEOUT_S: bound on the SSH
+				   * connection (handshake included) and on
+				   * each command run on B */
 	bool hold;                /* not an option: the console sets it so
 				   * that B restores itself if the session
 				   * dies (peer_safety.hold) */
