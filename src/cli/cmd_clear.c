@@ -4,11 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
 
 #include "linklab/bridge/bridge.h"
 #include "linklab/cli/cli.h"
 #include "linklab/cli/cmd.h"
 #include "linklab/peer/enghook.h"
+#include "linklab/peer/journal.h"
+#include "linklab/peer/peer_lock.h"
 
 /* --all here: bridge devices that a killed `linklab bridge --engine kernel`
  * left (bridge_kernel_stale) go too, after their ports' dials. */
@@ -30,6 +33,29 @@ static void reap_bridges(struct peer *p, FILE *out)
 			fprintf(out, "%s: bridge %s left by a killed linklab bridge (pid %d) "
 				"removed\n", p->label, st[i].name, st[i].pid);
 	}
+}
+
+/* A, after a clear: the owner records that dead consoles (kill -9) left on
+ * dev (NULL: every interface), so later commands stop naming them. A live
+ * console's record stays (peer_lock_drop_stale skips a held flock). */
+static void drop_dead_owners(const char *dev)
+{
+	struct peer_lock_owner st[16];
+	uint64_t ns;
+	unsigned idx = dev ? if_nametoindex(dev) : 0;
+	int n = 0, k;
+
+	if (journal_netns(&ns, NULL) < 0)
+		return;
+	if (dev) {
+		if (idx)
+			peer_lock_drop_stale(ns, (int)idx);
+		return;
+	}
+	if (peer_lock_stale(ns, st, 16, &n, NULL) < 0)
+		return;
+	for (k = 0; k < n; k++)
+		peer_lock_drop_stale(ns, st[k].ifindex);
 }
 
 /* The peer's notes of the last clear (records dropped or not restored),
@@ -78,6 +104,18 @@ static bool forget_named(const struct cmd_common *c, int side, bool all)
 	return all || (side == 0 ? c->po.dev != NULL : c->po.peer_dev != NULL);
 }
 
+/* B could not be reached: why, what restores it on its own, and how to
+ * restore it by hand. */
+static void b_unreached(const struct peerset *ps, const struct cmd_common *c, bool all)
+{
+	fprintf(stderr, "linklab clear: B (%s) could not be reached, nothing changed there: %s\n",
+		c->po.peer, ps->b_err.msg);
+	fprintf(stderr, "linklab clear: B's revert timer (--revert-after) or its guard restores "
+		"B's dial by itself if one was armed; to restore B by hand, run on B: "
+		"linklab clear %s%s\n", all ? "--all" : "--dev ",
+		all ? "" : (c->po.peer_dev ? c->po.peer_dev : "IF"));
+}
+
 int cmd_clear(int argc, char **argv)
 {
 	struct cmd_common c = { 0 };
@@ -116,6 +154,7 @@ int cmd_clear(int argc, char **argv)
 		cli_print_usage("clear", stdout);
 		return 0;
 	}
+	c.po.b_optional = !c.remote_only;    /* A is restored even when B is gone */
 	if (peerset_open(&ps, &c.po, &err) < 0)
 		return cmd_fail("clear", &err);
 	sides = cmd_sides(&c, &ps, &err);
@@ -167,6 +206,8 @@ int cmd_clear(int argc, char **argv)
 			had = has_record(p, dev);
 			rc = p->ops->clear(p, dev, &err);
 		}
+		if (rc >= 0 && i == 0 && !strcmp(p->ops->name, "local"))
+			drop_dead_owners(all ? NULL : dev);
 		/* offloads and sysctls linklab changed (linklab offload/sysctl) */
 		if (rc >= 0 && p->ops->tune) {
 			struct ll_err terr = { 0 };
@@ -192,6 +233,10 @@ int cmd_clear(int argc, char **argv)
 		} else {
 			printf("%s: %s restored\n", p->label, all ? "all interfaces" : dev);
 		}
+	}
+	if (ps.b_failed) {
+		b_unreached(&ps, &c, all);
+		status = 1;
 	}
 	if (doc)
 		cmd_print_json(doc);

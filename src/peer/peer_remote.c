@@ -2832,7 +2832,8 @@ int peer_remote_open(struct peer *p, const struct ssh_target *t,
 	r->t = *t;
 	/* the kernel's qdiscs unless the caller picks an engine (set_engine) */
 	r->engine_mode = ENGHOOK_KERNEL;
-	rc = ssh_open(&r->s, t, 10000, err);
+	rc = ssh_open(&r->s, t, t->connect_timeout_ms > 0 ? t->connect_timeout_ms : 10000,
+		      err);
 	if (rc < 0) {
 		free(r);
 		return rc;

@@ -234,13 +234,24 @@ int peerset_open(struct peerset *ps, const struct peerset_opts *o,
 	}
 	if (o->peer) {
 		rc = sshcfg_resolve(o->peer, &o->ssh, &ps->target, err);
+		/* --peer-timeout bounds the connection's handshake too */
+		ps->target.connect_timeout_ms = o->peer_timeout * 1000;
 		if (rc == 0)
 			rc = peer_remote_open(&ps->b, &ps->target, err);
 		if (rc < 0) {
 			ll_err_prefix(err, "peer %s: ", o->peer);
-			ps->a.ops->close(&ps->a);
-			return rc;
+			if (!o->b_optional) {
+				ps->a.ops->close(&ps->a);
+				return rc;
+			}
+			ps->b_failed = true;
+			ps->b_err = *err;
+			ll_err_clear(err);
+			snprintf(ps->addr_b, sizeof(ps->addr_b), "%s",
+				 ps->target.hostname[0] ? ps->target.hostname : o->peer);
 		}
+	}
+	if (o->peer && !ps->b_failed) {
 		ps->has_b = true;
 		if (ps->b.ops->set_safety) {
 			struct peer_safety sf = { .force = o->force,
@@ -257,7 +268,7 @@ int peerset_open(struct peerset *ps, const struct peerset_opts *o,
 	}
 	if (o->dev)
 		snprintf(ps->dev_a, sizeof(ps->dev_a), "%s", o->dev);
-	else if (ps->has_b && to_literal(ps->addr_b, lit, sizeof(lit)) == 0)
+	else if ((ps->has_b || ps->b_failed) && to_literal(ps->addr_b, lit, sizeof(lit)) == 0)
 		ps->a.ops->route_dev(&ps->a, lit, ps->dev_a, sizeof(ps->dev_a), NULL);
 
 	ll = calloc(1, sizeof(*ll));

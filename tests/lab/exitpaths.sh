@@ -8,7 +8,9 @@
 # peer. After linklab has exited the timer must still be pending and then
 # restore the prior qdisc. Also: the sshd child of the session killed
 # mid-apply; a later confirmed apply over the same session is not undone by
-# the older timer; a confirmed apply leaves no timer behind.
+# the older timer; a confirmed apply leaves no timer behind. clear with B
+# unreachable restores A (exit 1, says why); clear removes a killed
+# console's owner record on A, never a live one's.
 # Uses its own namespaces/state dir (lib.sh lab_up).
 . "$(dirname "$0")/lib.sh"
 need_root exitpaths
@@ -16,6 +18,9 @@ SUF=ep$$
 T=$(mktemp -d /tmp/ll-eptest.XXXXXX)
 cleanup() {
 	[ -f "$T/sshd-ct.pid" ] && kill "$(cat "$T/sshd-ct.pid")" 2>/dev/null
+	[ -f "$T/silent.pid" ] && kill "$(cat "$T/silent.pid")" 2>/dev/null
+	[ -f "$T/holder.pid" ] && kill "$(cat "$T/holder.pid")" 2>/dev/null
+	[ -n "$LOCKF" ] && rm -f "$LOCKF"
 	lab_down
 	rm -f "$LL_LAB_DIR.uperr"
 	rm -rf "$T"
@@ -171,5 +176,95 @@ fi
 ina "$LINKLAB" clear -F "$LL_SSH_CONFIG" --peer "$LL_PEER" --remote > /dev/null 2>&1
 [ "$(inb tc qdisc show dev veth-b)" = "$before" ] && pass "clear: back to noqueue" || fail "clear: $(inb tc qdisc show dev veth-b)"
 inb tc qdisc del dev veth-b root 2>/dev/null
+
+# 5. B cannot be reached: a listener in B (port 2224) that accepts and never
+#    answers the SSH handshake. clear restores A within --peer-timeout (the
+#    handshake included), says why B was not reached and how to restore it
+#    by hand, exit 1. clear --all the same against a closed port (2225).
+PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+for h in peer-silent:2224 peer-closed:2225; do
+	printf 'Host %s\n  HostName %s\n  Port %s\n  User root\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  BatchMode yes\n' \
+		"${h%:*}" "$LL_ADDR_B" "${h#*:}" "$LL_LAB_DIR/id_ed25519" "$T/known_hosts" >> "$T/ssh_config"
+done
+if [ -z "$PY" ]; then
+	skip "B unreachable: no python3 for a silent listener"
+else
+	inb "$PY" -c 'import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", 2224)); s.listen(8); open(sys.argv[1], "w").close(); c = []
+while True: c.append(s.accept())' "$T/silent.ready" &
+	echo $! > "$T/silent.pid"
+	i=0; while [ ! -e "$T/silent.ready" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+	ina "$LINKLAB" apply --dev veth-a --rate 1mbit > "$T/a.out" 2>&1 || fail "apply on A: $(cat "$T/a.out")"
+	t0=$(date +%s%N)
+	ina "$LINKLAB" clear -F "$T/ssh_config" --peer peer-silent --dev veth-a --peer-dev veth-b \
+		--peer-timeout 2 > "$T/un.out" 2>&1
+	rc=$?; dt=$(( ($(date +%s%N) - t0) / 1000000 ))
+	out=$(cat "$T/un.out")
+	if [ $rc -eq 1 ] && [ "$(root_kind "$LL_NS_A" veth-a)" != tbf ] && [ $dt -lt 8000 ]; then
+		pass "B silent: clear restored A (root $(root_kind "$LL_NS_A" veth-a)), exit 1 after $dt ms (--peer-timeout 2; the handshake bound was 10 s)"
+	else
+		fail "B silent: clear exit $rc after $dt ms, A root $(root_kind "$LL_NS_A" veth-a): $out"
+	fi
+	case "$out" in
+	*"could not be reached"*"handshake timed out"*"revert timer"*"linklab clear --dev veth-b"*)
+		pass "B silent: clear says B was not reached (handshake timed out), its revert timer, and 'linklab clear --dev veth-b' on B" ;;
+	*) fail "B silent: message: $out" ;;
+	esac
+	kill "$(cat "$T/silent.pid")" 2>/dev/null; rm -f "$T/silent.pid"
+fi
+ina "$LINKLAB" apply --dev veth-a --rate 1mbit > "$T/a.out" 2>&1 || fail "apply on A: $(cat "$T/a.out")"
+ina "$LINKLAB" clear --all -F "$T/ssh_config" --peer peer-closed > "$T/un.out" 2>&1
+rc=$?; out=$(cat "$T/un.out")
+case "$rc:$(root_kind "$LL_NS_A" veth-a):$out" in
+1:tbf:*) fail "B closed: clear --all left A's tbf: $out" ;;
+1:*"could not be reached"*"linklab clear --all"*)
+	pass "B closed: clear --all restored A, exit 1, says B was not reached and 'linklab clear --all' on B" ;;
+*) fail "B closed: clear --all exit $rc: $out" ;;
+esac
+
+# 6. the owner record a console killed with -9 leaves on A (its flock gone):
+#    clear of that interface, and clear --all, remove it; a record whose
+#    holder lives (flock held) stays.
+RUN=${LINKLAB_RUN_DIR:-/run/linklab}
+NSA=$(ina stat -L -c %i /proc/self/ns/net)
+IDX=$(ina cat /sys/class/net/veth-a/ifindex)
+LOCKF="$RUN/owner-$NSA-$IDX.lock"
+dead=$(sh -c 'echo $$')
+record() {
+	mkdir -p "$RUN"
+	printf 'pid %s\nuid 0\nuser root\nhost lab\nsince %s\nifindex %s\ndev veth-a\n' \
+		"$1" "$(date +%s)" "$IDX" > "$LOCKF"
+}
+ina "$LINKLAB" apply --dev veth-a --rate 1mbit > /dev/null 2>&1
+record "$dead"
+ina "$LINKLAB" apply --dev veth-a --rate 2mbit > "$T/lo.out" 2>&1
+grep -q "leftovers: veth-a" "$T/lo.out" || fail "dead console's record: apply did not name it: $(cat "$T/lo.out")"
+ina "$LINKLAB" clear --dev veth-a > "$T/lc.out" 2>&1
+[ ! -e "$LOCKF" ] && pass "clear --dev veth-a removed the dead console's owner record" ||
+	fail "clear --dev veth-a left $LOCKF: $(cat "$T/lc.out")"
+ina "$LINKLAB" apply --dev veth-a --rate 1mbit > "$T/lo.out" 2>&1
+grep -q "leftovers" "$T/lo.out" && fail "after clear: apply still names leftovers: $(cat "$T/lo.out")" ||
+	pass "after clear: apply names no leftovers"
+record "$dead"
+ina "$LINKLAB" clear --all > "$T/lc.out" 2>&1
+[ ! -e "$LOCKF" ] && pass "clear --all removed the dead console's owner record" ||
+	fail "clear --all left $LOCKF: $(cat "$T/lc.out")"
+if [ -n "$PY" ]; then
+	record $$
+	"$PY" -c 'import fcntl, sys, time
+f = open(sys.argv[1]); fcntl.flock(f, fcntl.LOCK_EX); open(sys.argv[2], "w").close(); time.sleep(60)' \
+		"$LOCKF" "$T/held" &
+	echo $! > "$T/holder.pid"
+	i=0; while [ ! -e "$T/held" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+	ina "$LINKLAB" clear --dev veth-a > /dev/null 2>&1
+	ina "$LINKLAB" clear --all > /dev/null 2>&1
+	[ -e "$LOCKF" ] && pass "clear and clear --all keep a live holder's owner record" ||
+		fail "clear removed a live holder's owner record"
+	kill "$(cat "$T/holder.pid")" 2>/dev/null; rm -f "$T/holder.pid"
+else
+	skip "live holder's record: no python3 to hold the flock"
+fi
+rm -f "$LOCKF"
 
 summary exitpaths

@@ -26,11 +26,15 @@ struct peerset_opts {
 				   * out of the impairment */
 	int revert_after;         /* --revert-after SEC (1..3600), 0 -> 30 */
 	int peer_timeout;         /* --peer-timeout SEC (1..300), 0 ->
-				   * PEER_TIMEOUT_S: bound on each command
-				   * run on B */
+				   * PEER_TIMEOUT_S: bound on the SSH
+				   * connection (handshake included) and on
+				   * each command run on B */
 	bool hold;                /* not an option: the console sets it so
 				   * that B restores itself if the session
 				   * dies (peer_safety.hold) */
+	bool b_optional;          /* not an option: when B cannot be reached,
+				   * open A alone (has_b false, b_failed
+				   * true, b_err says why) instead of failing */
 };
 
 struct peerset {
@@ -42,6 +46,8 @@ struct peerset {
 	char addr_b[256];         /* B's address for test traffic */
 	char addr_a[64];          /* A's address on dev_a (first IPv4/IPv6) */
 	struct ssh_target target;
+	bool b_failed;            /* b_optional and B could not be reached */
+	struct ll_err b_err;      /* why (when b_failed) */
 };
 
 /* Try to consume one common option at argv[*i] (and its value). Returns 1 if

@@ -43,6 +43,8 @@ struct ssh_target {
 				      * ProxyJump helper */
 	bool identities_only;     /* IdentitiesOnly yes: of the agent's keys
 				   * only those of an IdentityFile are offered */
+	int connect_timeout_ms;   /* bound on connect, handshake and each
+				   * authentication step (ms), 0 -> 10000 */
 };
 
 struct sshcfg_opts {
