@@ -430,7 +430,7 @@ options_case() {
 	done <<'ALL'
 test -c X -u -l 70000 -P 0|invalid -P '0': an integer 1..128;-l 70000 out of range 16..65507
 test -c X -u -l 70000 --bidir -P 100 -n 1M -k 3 -J --json-stream|-l 70000 out of range 16..65507;-P 100 out of range 1..64 with --bidir;-n 1048576 and -k 3 are mutually exclusive;-J, --json-stream and --format csv are mutually exclusive
-test --peer peer-b -t 0 -P 0 -p 5202|invalid -t '0': seconds, 1..86400;invalid -P '0': an integer 1..128;-c/-p cannot be combined with --peer
+test --peer peer-b -t 0 -P 0 -p 5202|invalid -t '0': seconds, 1..86400;invalid -P '0': an integer 1..128;--peer and -p cannot be combined
 test -c X -n 0|invalid -n '0': 1 byte .. 10^18 bytes; K/M/G/T suffixes
 test -c X -u -P 0 --gso --no-gso|invalid -P '0': an integer 1..128;--gso and --no-gso: give one of them
 serve -p 70000 -B 1.2.3.4.5 -x|invalid -p '70000': an integer 0..65535;invalid -B '1.2.3.4.5': not an IPv4 or IPv6 address;unknown option '-x'
