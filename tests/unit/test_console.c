@@ -26,6 +26,7 @@
 #include "linklab/console/console_profile.h"
 #include "linklab/console/console_safety.h"
 #include "linklab/console/console_test.h"
+#include "linklab/peer/hostinfo.h"
 #include "linklab/peer/hosttune.h"
 #include "linklab/traffic/serve.h"
 #include "linklab/base/units.h"
