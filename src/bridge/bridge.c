@@ -29,6 +29,7 @@
 #include <dirent.h>
 #include <signal.h>
 
+#include "linklab/base/wake.h"
 #include "linklab/bridge/bridge.h"
 #include "linklab/netlink/nllink.h"
 #include "linklab/netlink/nlqdisc.h"
@@ -40,6 +41,7 @@
 #endif
 #define VNET_HDR_LEN ((uint32_t)sizeof(struct virtio_net_hdr))
 #define RXBUF (65536u + 512u)   /* a 64 KiB GSO frame + headers + vnet hdr */
+#define RXCTL 64u               /* control room for one SCM_TIMESTAMPNS */
 
 struct pkt {
 	uint32_t len;           /* bytes in data (vnet hdr + frame) */
@@ -61,6 +63,9 @@ struct dir {
 	pthread_t th;
 	bool started;
 	int64_t armed;          /* time the timer is armed for, INT64_MAX none */
+	int64_t armed_due;      /* the release it was armed for */
+	bool armed_last;        /* armed as a last step (wake.h) */
+	struct wake_lead lead;  /* how early the last step wakes */
 	pthread_mutex_t mu;
 	pthread_mutex_t emu_mu;         /* held while the thread uses emu (not
 					 * while it sleeps in poll):
@@ -70,6 +75,7 @@ struct dir {
 	struct bridge_stats snap;       /* copy for readers, under mu */
 	uint64_t sock_drops;            /* under mu */
 	unsigned char *rxbuf;
+	unsigned char *rctl;            /* per-frame control (receive time) */
 	struct mmsghdr *rmsg, *smsg;
 	struct iovec *riov, *siov;
 	struct pkt **sp;
@@ -95,6 +101,35 @@ static int64_t mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int64_t real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* When a frame arrived (CLOCK_MONOTONIC ns): the kernel's receive time
+ * (SCM_TIMESTAMPNS, CLOCK_REALTIME, less off = realtime - monotonic) when it
+ * is there and within the last second, else now. A frame's delay then runs
+ * from its arrival, not from when a sleeping thread got round to it. */
+static int64_t rx_time(struct msghdr *mh, int64_t now, int64_t off)
+{
+	struct cmsghdr *c;
+
+	for (c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		struct timespec ts;
+		int64_t t;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS)
+			continue;
+		memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+		t = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec - off;
+		return t <= now && now - t < 1000000000LL ? t : now;
+	}
+	return now;
 }
 
 /* --- sockets -------------------------------------------------------------- */
@@ -123,6 +158,8 @@ static int open_port(const char *ifname, int *fdp, struct ll_err *err)
 	}
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big)) < 0)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+	/* the kernel's receive time of each frame (else: when we read it) */
+	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof(big)) < 0)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
 	sll.sll_family = AF_PACKET;
@@ -483,21 +520,53 @@ static void release(struct dir *d, int64_t now)
 	}
 }
 
+/* Few frames queued: spinning to a release costs little. */
+static bool spin_ok(const struct dir *d)
+{
+	struct emu_stats s;
+
+	emu_get_stats(d->emu, &s);
+	return s.qlen < 64;
+}
+
+/* Send what comes due within the lead by spinning to it (few frames
+ * queued), so the release is on time rather than a wake-up's lateness
+ * after it. */
+static void settle(struct dir *d)
+{
+	int64_t next = emu_next_time(d->emu), now = mono_ns();
+
+	while (next != INT64_MAX && next > now && next - now <= d->lead.ns && spin_ok(d)) {
+		while ((now = mono_ns()) < next)
+			;
+		release(d, now);
+		next = emu_next_time(d->emu);
+	}
+}
+
+/* Arms the timer for the next release, approached in steps (wake.h). */
 static void rearm(struct dir *d)
 {
-	int64_t next = emu_next_time(d->emu);
+	int64_t next = emu_next_time(d->emu), now, at;
 	struct itimerspec its = { 0 };
+	bool last;
 
-	if (next == d->armed)
+	if (next == d->armed_due && (d->armed != INT64_MAX || next == INT64_MAX))
 		return;
-	if (next != INT64_MAX) {
-		if (next <= 0)
-			next = 1;
-		its.it_value.tv_sec = next / 1000000000LL;
-		its.it_value.tv_nsec = next % 1000000000LL;
+	now = mono_ns();
+	at = wake_at(&d->lead, next, now, &last);
+	if (at == now)
+		at = next;      /* many queued: no spin, wake at the release */
+	if (at != INT64_MAX) {
+		if (at <= 0)
+			at = 1;
+		its.it_value.tv_sec = at / 1000000000LL;
+		its.it_value.tv_nsec = at % 1000000000LL;
 	}
 	timerfd_settime(d->tfd, TFD_TIMER_ABSTIME, &its, NULL);
-	d->armed = next;
+	d->armed = at;
+	d->armed_due = next;
+	d->armed_last = last;
 }
 
 static void publish(struct dir *d)
@@ -539,28 +608,35 @@ static void *dir_thread(void *arg)
 		pthread_mutex_lock(&d->emu_mu);
 		if (pfd[1].revents && read(d->tfd, &junk, sizeof(junk)) < 0)
 			junk = 0;
-		if (pfd[1].revents)
+		if (pfd[1].revents) {
+			if (d->armed_last)
+				wake_lead_track(&d->lead, mono_ns() - d->armed);
 			d->armed = INT64_MAX;   /* fired: the next rearm must set it */
+		}
 		for (rounds = 0; rounds < 8; rounds++) {
 			bool pass = pass_through(d);
 			int n, k;
-			int64_t now;
+			int64_t now, off;
 
 			for (i = 0; i < batch; i++) {
 				memset(&d->rmsg[i], 0, sizeof(d->rmsg[i]));
 				d->rmsg[i].msg_hdr.msg_iov = &d->riov[i];
 				d->rmsg[i].msg_hdr.msg_iovlen = 1;
+				d->rmsg[i].msg_hdr.msg_control = d->rctl + (size_t)i * RXCTL;
+				d->rmsg[i].msg_hdr.msg_controllen = RXCTL;
 			}
 			n = recvmmsg(d->rx, d->rmsg, batch, MSG_DONTWAIT, NULL);
 			if (n <= 0)
 				break;
 			now = mono_ns();
+			off = real_ns() - now;
 			for (k = 0; k < n; k++) {
 				if (d->rmsg[k].msg_hdr.msg_flags & MSG_TRUNC) {
 					d->st.rx_truncated++;
 					continue;
 				}
-				handle(d, d->riov[k].iov_base, d->rmsg[k].msg_len, now, pass);
+				handle(d, d->riov[k].iov_base, d->rmsg[k].msg_len,
+				       rx_time(&d->rmsg[k].msg_hdr, now, off), pass);
 			}
 			if (pass) {
 				d->pass_pkts += d->npass;
@@ -573,6 +649,7 @@ static void *dir_thread(void *arg)
 				break;
 		}
 		release(d, mono_ns());
+		settle(d);
 		rearm(d);
 		publish(d);
 		pthread_mutex_unlock(&d->emu_mu);
@@ -626,7 +703,7 @@ int bridge_open(const struct bridge_opts *o, struct bridge **out, struct ll_err 
 		d->idx = i;
 		d->rx = b->fd[i];
 		d->tx = b->fd[!i];
-		d->armed = INT64_MAX;
+		d->armed = d->armed_due = INT64_MAX;
 		rc = emu_new(&o->dir[i], &d->emu, err);
 		if (rc < 0) {
 			ll_err_prefix(err, "%s: ", i == 0 ? "A->B" : "B->A");
@@ -635,11 +712,12 @@ int bridge_open(const struct bridge_opts *o, struct bridge **out, struct ll_err 
 		d->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 		d->rxbuf = malloc((size_t)b->batch * RXBUF);
 		d->rmsg = calloc(b->batch, sizeof(*d->rmsg));
+		d->rctl = calloc(b->batch, RXCTL);
 		d->smsg = calloc(b->batch, sizeof(*d->smsg));
 		d->riov = calloc(b->batch, sizeof(*d->riov));
 		d->siov = calloc(b->batch, sizeof(*d->siov));
 		d->sp = calloc(b->batch, sizeof(*d->sp));
-		if (d->tfd < 0 || !d->rxbuf || !d->rmsg || !d->smsg || !d->riov ||
+		if (d->tfd < 0 || !d->rxbuf || !d->rctl || !d->rmsg || !d->smsg || !d->riov ||
 		    !d->siov || !d->sp) {
 			rc = ll_err_set(err, -ENOMEM, "bridge: buffers/timerfd: %s",
 					strerror(errno));
@@ -753,6 +831,7 @@ void bridge_close(struct bridge *b)
 		if (d->tfd >= 0)
 			close(d->tfd);
 		free(d->rxbuf);
+		free(d->rctl);
 		free(d->rmsg);
 		free(d->smsg);
 		free(d->riov);

@@ -20,6 +20,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 
+#include "linklab/base/wake.h"
 #include "linklab/bridge/emu.h"
 #include "linklab/engine/engine.h"
 #include "linklab/engine/nfqueue.h"
@@ -55,7 +56,7 @@ struct eng {
 	bool now_accept;        /* it left at once: accept its own skb */
 	uint64_t overruns, accepted;
 	uint64_t late_ns, released;     /* sum of (release - time to send) */
-	int64_t lead_ns;                /* wake this much before a release */
+	struct wake_lead lead;          /* wake this much before a release */
 	int64_t arrive_ns;              /* arrival time of what is read now (0: now) */
 	bool may_batch;                 /* the dial delays every packet long enough */
 	uint64_t win_pkts;              /* packets read in the current 10 ms window */
@@ -370,8 +371,8 @@ static int64_t batch_wait(struct eng *g, int64_t now, int64_t next)
 	int64_t until = g->last_read + BATCH_NS;
 	struct timespec ts;
 
-	if (next != INT64_MAX && next - g->lead_ns < until)
-		until = next - g->lead_ns;
+	if (next != INT64_MAX && next - g->lead.ns < until)
+		until = next - g->lead.ns;
 	if (until > now) {
 		ts.tv_sec = until / 1000000000;
 		ts.tv_nsec = until % 1000000000;
@@ -395,18 +396,6 @@ static void track_busy(struct eng *g)
 	g->busy = g->win_pkts >= BUSY_PKTS && now - g->win_start < 20000000;
 	g->win_pkts = 0;
 	g->win_start = now;
-}
-
-/* Moving average of how late a timed wake-up comes (ns, 0..300 us). */
-static void track_lateness(struct eng *g, int64_t late)
-{
-	if (late < 0)
-		late = 0;
-	if (late > 1000000)
-		return;         /* preempted for long: not the usual lateness */
-	g->lead_ns += (late - g->lead_ns) / 8;
-	if (g->lead_ns > 300000)
-		g->lead_ns = 300000;
 }
 
 int engine_run(const struct engine_opts *o, struct ll_err *err)
@@ -452,29 +441,27 @@ int engine_run(const struct engine_opts *o, struct ll_err *err)
 		struct pollfd pfd[NQ] = { { nfqueue_fd(g.q[0]), POLLIN, 0 },
 					  { g.q[1] ? nfqueue_fd(g.q[1]) : -1, POLLIN, 0 } };
 		int64_t now = mono_ns(), next = emu_next_time(g.e), wait, target;
+		bool last;
 		struct timespec ts;
 		int n, qi;
 
 		if (g.may_batch && g.busy)
 			now = batch_wait(&g, now, next);
-		wait = next == INT64_MAX ? 250000000 : next - now;
-		if (wait > next_stat - now)
-			wait = next_stat - now;
-		/* wake early by the usual wake-up lateness, then spin to the
+		/* approach the release in steps (a long sleep comes back late),
+		 * the last ending by the usual lateness early, then spin to the
 		 * time to send (few packets queued: the release time matters
 		 * more than the CPU; a full queue keeps the engine awake anyway) */
-		if (wait > g.lead_ns)
-			wait -= g.lead_ns;
-		else if (spin_ok(&g))
-			wait = 0;
-		if (wait < 0)
-			wait = 0;
-		target = now + wait;
+		target = wake_at(&g.lead, next, now, &last);
+		if (target == now && !spin_ok(&g))
+			target = next;
+		if (target > next_stat)
+			target = next_stat, last = false;
+		wait = target > now ? target - now : 0;
 		ts.tv_sec = wait / 1000000000;
 		ts.tv_nsec = wait % 1000000000;
 		n = ppoll(pfd, NQ, &ts, NULL);
-		if (n == 0 && wait > 0)
-			track_lateness(&g, mono_ns() - target);
+		if (n == 0 && last)
+			wake_lead_track(&g.lead, mono_ns() - target);
 		/* the poll slept: what woke it arrived just now */
 		if (g.arrive_ns && mono_ns() - now > 100000)
 			g.arrive_ns = 0;
