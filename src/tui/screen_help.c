@@ -60,6 +60,23 @@ static const char *const help_screen_names[TS_NSCREENS] = {
 	"Profiles screen",
 };
 
+/* Help text from the key column on fits a 100-column screen in this many
+ * characters; a longer text goes on in lines of its own under it. */
+#define HELP_TEXT_W 76
+
+/* Length of the first line of text p: all of it when it fits HELP_TEXT_W,
+ * else up to its last space that does (or HELP_TEXT_W). */
+static int help_wrap(const char *p)
+{
+	int n = (int)strlen(p), cut;
+
+	if (n <= HELP_TEXT_W)
+		return n;
+	for (cut = HELP_TEXT_W; cut > 0 && p[cut] != ' '; cut--)
+		;
+	return cut ? cut : HELP_TEXT_W;
+}
+
 /* The help lines, generated on demand: index k of the whole text. */
 static int help_build(int want, char *buf, size_t len, bool *heading)
 {
@@ -74,16 +91,29 @@ static int help_build(int want, char *buf, size_t len, bool *heading)
 		} \
 		k++; \
 	} while (0)
+	/* a key and its help, wrapped under the help column */
+#define KEYLINES(kd) do { \
+		const char *p_ = (kd)->help; \
+		const char *keys_ = (kd)->keys; \
+		while (*p_) { \
+			int n_ = help_wrap(p_); \
+			LINE(false, "  %-16s %.*s", keys_, n_, p_); \
+			keys_ = ""; \
+			p_ += n_; \
+			while (*p_ == ' ') \
+				p_++; \
+		} \
+	} while (0)
 	LINE(true, "Keys on every screen");
 	for (kd = tui_keys; kd->keys; kd++)
 		if (kd->screens == TK_ALL)
-			LINE(false, "  %-16s %s", kd->keys, kd->help);
+			KEYLINES(kd);
 	for (s = 0; s < TS_NSCREENS; s++) {
 		LINE(false, "%s", "");
 		LINE(true, "%s", help_screen_names[s]);
 		for (kd = tui_keys; kd->keys; kd++)
 			if (kd->screens != TK_ALL && (kd->screens & SCREEN_BIT(s)))
-				LINE(false, "  %-16s %s", kd->keys, kd->help);
+				KEYLINES(kd);
 	}
 	LINE(false, "%s", "");
 	LINE(true, "Dial fields (tc units; doc/linklab-profile.5)");
@@ -91,6 +121,7 @@ static int help_build(int want, char *buf, size_t len, bool *heading)
 		LINE(false, "  %-16s %s [%s]", f->name, f->help, f->range);
 	LINE(false, "%s", "");
 	LINE(false, "%s", "Under each pane: what the kernel holds, read back after every change.");
+#undef KEYLINES
 #undef LINE
 	return k;
 }
