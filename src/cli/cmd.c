@@ -33,15 +33,6 @@ int cmd_common_opt(struct cmd_common *c, int argc, char **argv, int *i,
 	return peerset_parse_opt(&c->po, argc, argv, i, err);
 }
 
-int cmd_common_check(const struct cmd_common *c, struct ll_err *err)
-{
-	if (c->po.peer_dev && !c->po.peer)
-		return ll_err_set(err, -EINVAL,
-				  "--peer-dev '%s' names the peer's interface: it needs --peer HOST",
-				  c->po.peer_dev);
-	return 0;
-}
-
 unsigned cmd_sides(const struct cmd_common *c, const struct peerset *ps,
 		   struct ll_err *err)
 {

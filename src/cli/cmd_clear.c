@@ -144,10 +144,6 @@ int cmd_clear(int argc, char **argv)
 			nbad++;
 		}
 	}
-	if (cmd_common_check(&c, &err) < 0) {
-		cmd_fail("clear", &err);
-		nbad++;
-	}
 	if (nbad)
 		return 2;
 	if (c.help) {

@@ -223,6 +223,15 @@ int peerset_open(struct peerset *ps, const struct peerset_opts *o,
 	memset(ps, 0, sizeof(*ps));
 	ll_err_clear(err);
 	ll_err_clear(&berr);
+	/* a peer-only option without --peer would be ignored */
+	if (!o->peer && o->peer_dev)
+		return ll_err_set(err, -EINVAL,
+				  "--peer-dev '%s' names the peer's interface: it needs --peer HOST",
+				  o->peer_dev);
+	if (!o->peer && o->peer_data)
+		return ll_err_set(err, -EINVAL,
+				  "--peer-data '%s' names an address of the peer: it needs --peer HOST",
+				  o->peer_data);
 	rc = peer_local_open(&ps->a, err);
 	if (rc < 0)
 		return rc;
@@ -349,7 +358,7 @@ int peerset_ssh_check_flow(struct peerset *ps, const struct peer_sshflow *flow,
 				  sshflow.client_port, sshflow.server, sshflow.server_port);
 	if (warn && len)
 		snprintf(warn, len,
-			 "%s %s carries the SSH session to B (%s:%d -> %s:%d): the impairment slows the console's own link; --exclude-ssh keeps the session out of it (B side)",
+			 "%s %s carries the SSH session to B (%s:%d -> %s:%d): the impairment also slows linklab's own SSH session to B; --exclude-ssh keeps that session out of it",
 			 side ? ps->b.label : ps->a.label, dev, sshflow.client, sshflow.client_port,
 			 sshflow.server, sshflow.server_port);
 	return 0;

@@ -28,10 +28,6 @@ struct cmd_common {
 int cmd_common_opt(struct cmd_common *c, int argc, char **argv, int *i,
 		   struct ll_err *err);
 
-/* After parsing: -EINVAL and err filled if a peer-only option (--peer-dev)
- * was given without --peer (it would be ignored), else 0. */
-int cmd_common_check(const struct cmd_common *c, struct ll_err *err);
-
 /* Sides selected by the options for an open peerset; 0 and err filled if the
  * choice is impossible (--remote without --peer, both flags). */
 unsigned cmd_sides(const struct cmd_common *c, const struct peerset *ps,
