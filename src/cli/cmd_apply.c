@@ -4,6 +4,7 @@
  * then apply on this host and/or the peer, all or nothing: if the peer fails,
  * this host is put back as it was. */
 #include <limits.h>
+#include <net/if.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,8 @@
 #include "linklab/model/dialopt.h"
 #include "linklab/model/qdisc.h"
 #include "linklab/peer/enghook.h"
+#include "linklab/peer/journal.h"
+#include "linklab/peer/peer_lock.h"
 #include "linklab/model/profile.h"
 #include "linklab/base/units.h"
 
@@ -146,8 +149,6 @@ static void parse_args(struct apply_args *a, int argc, char **argv,
 	}
 	a->d = dial->lvl[DIALOPT_BOTH];
 	free(dial);
-	if (cmd_common_check(&a->c, &err) < 0)
-		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s", err.msg);
 	if (a->dry && a->check)
 		ll_diag_add(diag, LL_DIAG_ERROR, NULL,
 			    "--dry-run and --check exclude each other (--dry-run shows what "
@@ -326,6 +327,39 @@ static int read_back(struct peerset *ps, const struct impair dial[2],
 	return status;
 }
 
+/* A live console that drives side i (its interface dev on A, the whole
+ * peer on B): its dial is that console's, so an apply from here is refused
+ * naming it (diag). */
+static void cmd_apply_holder(struct peerset *ps, int i, const char *dev,
+			     struct ll_diag *diag)
+{
+	struct peer_lock_owner who;
+	struct ll_err err = { 0 };
+	char desc[200];
+	uint64_t ns;
+	unsigned idx;
+	int rc = 0;
+
+	if (i == 0) {
+		idx = if_nametoindex(dev);
+		if (idx && journal_netns(&ns, NULL) == 0)
+			rc = peer_lock_holder(ns, (int)idx, &who);
+	} else if (ps->b.ops->lock) {
+		rc = ps->b.ops->lock->lock_holder(&ps->b, &who, &err);
+		if (rc < 0)
+			ll_diag_add(diag, LL_DIAG_WARN, NULL,
+				    "B: could not tell whether a console drives the peer: %s",
+				    err.msg);
+	}
+	if (rc != 1)
+		return;
+	peer_lock_describe(&who, desc, sizeof(desc));
+	ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+		    "%s %s is driven by %s: its dial is that console's (dial it there, "
+		    "or quit that console first); nothing changed",
+		    i == 0 ? "A" : "B", dev, desc);
+}
+
 /* The interfaces each side needs, and on the one that carries the SSH
  * session to B a warning (or 100 % loss refused without --force); problems
  * go to diag. */
@@ -353,6 +387,7 @@ static void cmd_apply_preflight(const struct apply_args *a, struct peerset *ps,
 		if (!(sides & (i == 0 ? CMD_SIDE_A : CMD_SIDE_B)) || !dev[0] ||
 		    impair_is_empty(&dial[i]))
 			continue;
+		cmd_apply_holder(ps, i, dev, diag);
 		if (peerset_ssh_check(ps, i, dev, &dial[i], a->c.po.force, warn,
 				      sizeof(warn), &err) < 0)
 			ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s", err.msg);

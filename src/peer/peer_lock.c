@@ -472,6 +472,40 @@ int peer_lock_remote_take(struct ssh_session *s, const char *nsid,
 	return rc;
 }
 
+/* $1 = netns id: the record, when a keeper holds its flock (a shared
+ * flock cannot be had); nothing otherwise. */
+#define HOLDER_SH \
+	"F=\"/run/linklab/owner-remote-$1.lock\"; [ -s \"$F\" ] || exit 0; " \
+	"command -v flock >/dev/null 2>&1 || exit 0; exec 9<\"$F\" || exit 0; " \
+	"flock -n -s 9 && exit 0; echo held; cat \"$F\""
+
+int peer_lock_remote_holder(struct ssh_session *s, const char *nsid,
+			    struct peer_lock_owner *out, struct ll_err *err)
+{
+	char cmd[1024] = "sh -c ", *q, *text = NULL;
+	int rc, status = 0;
+
+	memset(out, 0, sizeof(*out));
+	q = cmd + strlen(cmd);
+	if (tccmd_quote(HOLDER_SH, q, sizeof(cmd) - (size_t)(q - cmd)) < 0)
+		return ll_err_set(err, -ENOSPC, "owner check command too long");
+	strncat(cmd, " linklab-owner-check ", sizeof(cmd) - strlen(cmd) - 1);
+	q = cmd + strlen(cmd);
+	if (tccmd_quote(nsid && *nsid ? nsid : "0", q, sizeof(cmd) - (size_t)(q - cmd)) < 0)
+		return ll_err_set(err, -ENOSPC, "owner check command too long");
+	rc = ssh_exec(s, cmd, &text, NULL, &status, 10000, err);
+	if (rc < 0)
+		return rc;
+	rc = 0;
+	if (text && !strncmp(text, "held\n", 5)) {
+		if (peer_lock_parse(text + 5, out) < 0)
+			snprintf(out->user, sizeof(out->user), "?");
+		rc = 1;
+	}
+	free(text);
+	return rc;
+}
+
 void peer_lock_remote_note(struct ssh_proc *keeper, const char *dev)
 {
 	char line[IF_NAMESIZE + 8];

@@ -2767,6 +2767,15 @@ static void remote_lock_release(struct peer *p, bool remove)
 	r->keeper = NULL;
 }
 
+static int remote_lock_holder(struct peer *p, struct peer_lock_owner *who,
+			      struct ll_err *err)
+{
+	struct remote *r = remote_of(p);
+	int rc = need_nsid(r, err);
+
+	return rc < 0 ? rc : peer_lock_remote_holder(r->s, r->nsid, who, err);
+}
+
 static const struct peer_session_ops remote_session_ops = {
 	.sshflow = remote_sshflow,
 	.warning = remote_warning,
@@ -2797,6 +2806,7 @@ static const struct peer_lock_ops remote_lock_ops = {
 	.lock_take = remote_lock_take,
 	.lock_note = remote_lock_note,
 	.lock_release = remote_lock_release,
+	.lock_holder = remote_lock_holder,
 };
 
 static const struct peer_ops remote_ops = {

@@ -8,6 +8,7 @@
 #   screen, cursor visible, stty echo icanon);
 #   kill -9 -> the next console says what it found and its quit restores it;
 #   two consoles -> the second refuses, naming pid, user and since when;
+#   the CLI's apply on a side a console drives -> refused, naming it;
 #   a profile whose [b] part fails on B -> A rolled back, said so;
 #   B cannot arm its revert timer -> the console asks before applying.
 #   LINKLAB=path/to/linklab sh tests/tui/exitpaths.sh   (default build/linklab)
@@ -116,6 +117,16 @@ elif start_console tui; then
 		bad "second console --dev lo: B not refused"; capture | tail -4
 	fi
 	$TMUX kill-session -t tui2 2>/dev/null
+	# the CLI on a side the console drives: refused naming it, nothing changed
+	for side in "--local --dev veth-a:A veth-a" "--remote --peer-dev veth-b:B veth-b"; do
+		out=$(env $XDG ip netns exec $NS_A $BIN apply -F $LL_SSH_CONFIG --peer $LL_PEER ${side%%:*} --rate 5mbit 2>&1); rc=$?
+		if [ $rc != 0 ] && echo "$out" | grep -q "${side#*:} is driven by console pid $cpid" &&
+		   echo "$out" | grep -q "nothing changed" && noqueue_both; then
+			ok "apply ${side%%:*} under the console: refused, naming it ($(echo "$out" | grep -o 'driven by console pid [0-9]*' | head -1)); both still noqueue"
+		else
+			bad "apply ${side%%:*} under the console (rc $rc): $out"
+		fi
+	done
 	S=tui
 	keys q
 	wait_for "console-exit=0" 150 || bad "first console: no clean quit"

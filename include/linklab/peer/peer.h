@@ -141,6 +141,10 @@ struct peer_lock_ops {
 	void (*lock_note)(struct peer *p, const char *dev);
 	/* End the hold; remove: drop the record (all restored). */
 	void (*lock_release)(struct peer *p, bool remove);
+	/* Another console's live hold on the peer, without taking it: 1 and
+	 * *who, 0 none, -errno (err) when it could not be asked. */
+	int (*lock_holder)(struct peer *p, struct peer_lock_owner *who,
+			   struct ll_err *err);
 };
 
 /* What every peer does, then the optional parts as sub-tables: a NULL

@@ -113,6 +113,13 @@ int peer_lock_remote_take(struct ssh_session *s, const char *nsid,
 			  struct ssh_proc **keeper, struct peer_lock_owner *prev,
 			  bool *prev_stale, struct ll_err *err);
 
+/* The live holder of the peer's owner record (a console's keeper holds its
+ * flock), looked at without taking it: 1 and *out (user "?" when the record
+ * does not parse), 0 when no live keeper holds it (or the peer has no
+ * flock(1)), -errno when the peer could not be asked (err says why). */
+int peer_lock_remote_holder(struct ssh_session *s, const char *nsid,
+			    struct peer_lock_owner *out, struct ll_err *err);
+
 /* Tell the keeper that dev was changed (a name as valid_ifname allows). */
 void peer_lock_remote_note(struct ssh_proc *keeper, const char *dev);
 
