@@ -427,13 +427,31 @@ static void help_and_footer_from_key_table(void **state)
 			print_message("help lacks field %s\n", f->name);
 		assert_true(found);
 	}
-	/* every key table entry is in the help */
+	/* every key table entry is in the help: its text from the help
+	 * column, and the lines under it that go on with it (wrapped), no
+	 * line wider than a 100-column screen */
 	for (const struct tui_keydef *kd = tui_keys; kd->keys; kd++) {
 		found = 0;
 		for (k = 0; k < n && !found; k++) {
+			char joined[1024] = "";
+			int j;
+
 			screen_help_line(k, line, sizeof(line), &h);
-			found = strstr(line, kd->help) != NULL;
+			if (strlen(line) < 19 || strncmp(line + 19, kd->help, strlen(line + 19)))
+				continue;
+			snprintf(joined, sizeof(joined), "%s", line + 19);
+			for (j = k + 1; j < n; j++) {
+				screen_help_line(j, line, sizeof(line), &h);
+				if (strncmp(line, "                   ", 19) || line[19] == ' ')
+					break;
+				assert_true(strlen(line) <= 98);
+				strncat(joined, " ", sizeof(joined) - strlen(joined) - 1);
+				strncat(joined, line + 19, sizeof(joined) - strlen(joined) - 1);
+			}
+			found = !strcmp(joined, kd->help);
 		}
+		if (!found)
+			print_message("help lacks key %s: %s\n", kd->keys, kd->help);
 		assert_true(found);
 	}
 	/* footer: screen keys first, fits the width, ends with global ones */
