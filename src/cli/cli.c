@@ -67,11 +67,12 @@ static void cli_usage(FILE *f)
 		"--peer-timeout SEC, -h for this text.\n");
 }
 
-/* True for the commands whose options are read by cmd_common_opt. */
+/* True for the commands that take the peer options (cmd_common_opt,
+ * peerset_parse_opt). */
 static bool cli_has_peer_opts(const char *cmd)
 {
 	static const char *const names[] = { "apply", "show", "clear", "links",
-					     "offload", "sysctl", NULL };
+					     "offload", "sysctl", "verify", "rpm", NULL };
 	int i;
 
 	for (i = 0; names[i]; i++)
