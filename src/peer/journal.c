@@ -574,3 +574,36 @@ int journal_remove_path(const char *path, struct ll_err *err)
 				  strerror(errno));
 	return 0;
 }
+
+/* ino is the namespace of path (a /proc/PID/ns/net or a /run/netns name) */
+static bool netns_is(const char *path, uint64_t ino)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && (uint64_t)st.st_ino == ino;
+}
+
+static bool netns_held_in(const char *dir, const char *suffix, uint64_t ino)
+{
+	char path[300];
+	struct dirent *e;
+	bool found = false;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return false;
+	while (!found && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || (suffix[0] && (e->d_name[0] < '0' || e->d_name[0] > '9')))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s%s", dir, e->d_name, suffix);
+		found = netns_is(path, ino);
+	}
+	closedir(d);
+	return found;
+}
+
+bool journal_netns_alive(uint64_t ino)
+{
+	return netns_held_in("/run/netns", "", ino) ||
+	       netns_held_in("/proc", "/ns/net", ino);
+}

@@ -1177,7 +1177,9 @@ static int local_records(struct peer *p, struct peer_record *out, int max,
 		if (root)
 			nltree_describe(root, d, sizeof(d));
 		snprintf(r->what, sizeof(r->what), "%s%s%s (%d tc objects)%s%s%s%s",
-			 list[i].netns == l->netns ? "" : "other namespace; ",
+			 list[i].netns == l->netns ? "" :
+			 journal_netns_alive(list[i].netns) ? "other namespace; " :
+			 "its namespace is gone, nothing can restore it (rm the file drops it); ",
 			 d[0] ? d : list[i].kind, list[i].is_default ? " (kernel default)" : "",
 			 list[i].has_tree ? list[i].tree.n : 1,
 			 list[i].applied_kind[0] ? "; linklab applied " : "",

@@ -68,6 +68,11 @@ int journal_netns(uint64_t *ino, struct ll_err *err);
  * 0 when the kernel cannot tell. */
 uint64_t journal_netns_cookie(void);
 
+/* Whether the network namespace of inode ino (as journal_netns gives) still
+ * exists: a process is in it (/proc/PID/ns/net) or a name in /run/netns
+ * holds it. A record of a gone namespace can never be restored. */
+bool journal_netns_alive(uint64_t ino);
+
 /* Record what linklab's apply left on the device (root kind and handle).
  * 0, -ENOENT, or -errno. */
 int journal_set_applied(uint64_t netns, int ifindex, const char *kind,
