@@ -23,13 +23,74 @@ static void print_offloads(const struct peer *p, const char *dev,
 	printf("\n");
 }
 
+/* Every side can take the command (tune ops; an interface unless it only
+ * restores): else each problem is said and 1/2 returned, nothing changed. */
+static int offload_preflight(struct peerset *ps, unsigned sides, bool restore)
+{
+	int i, ret = 0;
+
+	for (i = 0; i < 2; i++) {
+		struct peer *p = i ? &ps->b : &ps->a;
+		const char *dev = i ? ps->dev_b : ps->dev_a;
+
+		if (!(sides & (i ? CMD_SIDE_B : CMD_SIDE_A)))
+			continue;
+		if (!p->ops->tune) {
+			fprintf(stderr, "linklab offload: %s: not supported\n", p->label);
+			ret = ret ? ret : 1;
+		} else if (!dev[0] && !restore) {
+			fprintf(stderr, "linklab offload: %s: which interface? (--dev / --peer-dev)\n",
+				p->label);
+			ret = 2;
+		}
+	}
+	if (ret)
+		fprintf(stderr, "linklab offload: nothing was changed\n");
+	return ret;
+}
+
+/* Set want on each side, all or nothing: when B fails after A was set, A
+ * is put back as it was. 0 or the exit status. */
+static int offload_set_both(struct peerset *ps, unsigned sides,
+			    const struct offload_state *want)
+{
+	struct offload_state before[2];
+	struct ll_err err = { 0 }, e2 = { 0 };
+	bool done[2] = { false, false };
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		struct peer *p = i ? &ps->b : &ps->a;
+		const char *dev = i ? ps->dev_b : ps->dev_a;
+
+		if (!(sides & (i ? CMD_SIDE_B : CMD_SIDE_A)))
+			continue;
+		if (p->ops->tune->offload_get(p, dev, &before[i], &err) == 0 &&
+		    p->ops->tune->offload_set(p, dev, want, &err) == 0) {
+			done[i] = true;
+			continue;
+		}
+		fprintf(stderr, "linklab offload: %s %s: %s\n", p->label, dev, err.msg);
+		if (i == 1 && done[0]) {
+			if (ps->a.ops->tune->offload_set(&ps->a, ps->dev_a, &before[0], &e2) < 0)
+				fprintf(stderr, "linklab offload: could not put %s back: %s\n",
+					ps->dev_a, e2.msg);
+			else
+				fprintf(stderr, "linklab offload: %s put back; nothing changed\n",
+					ps->dev_a);
+		}
+		return cmd_status(&err);
+	}
+	return 0;
+}
+
 int cmd_offload(int argc, char **argv)
 {
 	struct cmd_common c;
 	struct peerset ps;
 	struct offload_state want = { { -1, -1, -1 } };
 	struct ll_err err = { 0 };
-	bool restore = false, set = false;
+	bool restore = false, set = false, stop;
 	unsigned sides;
 	int i, rc, ret = 0;
 
@@ -72,35 +133,24 @@ int cmd_offload(int argc, char **argv)
 		peerset_close(&ps);
 		return cmd_fail("offload", &err);
 	}
-	for (i = 0; i < 2; i++) {
+	ret = offload_preflight(&ps, sides, restore);
+	if (ret == 0 && set)
+		ret = offload_set_both(&ps, sides, &want);
+	stop = ret != 0;
+	for (i = 0; i < 2 && !stop; i++) {
 		struct peer *p = i ? &ps.b : &ps.a;
 		const char *dev = i ? ps.dev_b : ps.dev_a;
 		struct offload_state o;
 
 		if (!(sides & (i ? CMD_SIDE_B : CMD_SIDE_A)))
 			continue;
-		if (!p->ops->tune) {
-			fprintf(stderr, "linklab offload: %s: not supported\n", p->label);
-			ret = 1;
-			continue;
-		}
 		rc = 0;
 		if (restore)
 			rc = p->ops->tune->tune_restore(p, &err);
-		if (!dev[0]) {
-			if (rc == 0 && !restore) {
-				fprintf(stderr, "linklab offload: %s: which interface? (--dev / --peer-dev)\n",
-					p->label);
-				ret = 2;
-			}
-		} else {
-			if (rc == 0 && set)
-				rc = p->ops->tune->offload_set(p, dev, &want, &err);
-			if (rc == 0)
-				rc = p->ops->tune->offload_get(p, dev, &o, &err);
-			if (rc == 0)
-				print_offloads(p, dev, &o);
-		}
+		if (rc == 0 && dev[0])
+			rc = p->ops->tune->offload_get(p, dev, &o, &err);
+		if (rc == 0 && dev[0])
+			print_offloads(p, dev, &o);
 		if (rc < 0) {
 			fprintf(stderr, "linklab offload: %s: %s\n", p->label, err.msg);
 			ret = cmd_status(&err);
