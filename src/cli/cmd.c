@@ -130,9 +130,13 @@ void cmd_print_links(FILE *f, const char *label, const struct link_list *ll,
 	for (i = 0; i < ll->n; i++) {
 		const struct link_info *l = &ll->l[i];
 		int sel = selected && !strcmp(selected, l->name);
+		char name[4 * IF_NAMESIZE + 1];
 
+		/* escaped before the padding, so that a name with control
+		 * bytes (shown as \xNN) keeps the columns */
+		text_sanitize(l->name, name, sizeof(name));
 		fprintf(f, " %c %-15s %-8s mtu %-5u qdisc %-10s", sel ? '*' : ' ',
-			l->name, l->state, l->mtu, l->qdisc[0] ? l->qdisc : "-");
+			name, l->state, l->mtu, l->qdisc[0] ? l->qdisc : "-");
 		for (k = 0; k < l->naddrs; k++)
 			fprintf(f, " %s", l->addrs[k]);
 		fprintf(f, "\n");
