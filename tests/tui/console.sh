@@ -150,7 +150,7 @@ if [ -n "$c1" ] && [ "$c1" != "$c2" ]; then ok "peers: counters refresh by thems
 
 # 3c. help: generated from the key table and the dial fields, scrolls
 keys '?'
-if wait_for "Keys on every screen" 20 && capture | grep -q "Test screen"; then ok "help screen lists the keys per screen"; else bad "help screen"; capture; fi
+if wait_for "Keys on every screen" 20 && capture | grep -q "Peers screen" && capture | grep -q "Dial screen"; then ok "help screen lists the keys per screen"; else bad "help screen"; capture; fi
 keys G
 if wait_for "slot-bytes|seed" 20; then ok "help scrolls to the dial fields (impair_fields)"; else bad "help did not scroll to the fields"; capture; fi
 keys Escape
