@@ -9,6 +9,7 @@
 #include "linklab/base/text.h"
 #include "linklab/base/units.h"
 #include "linklab/peer/journal.h"
+#include "linklab/peer/enghook.h"
 #include "linklab/peer/peer_lock.h"
 
 int cmd_common_opt(struct cmd_common *c, int argc, char **argv, int *i,
@@ -281,7 +282,10 @@ void cmd_leftovers(const char *cmd)
 	    peer_lock_stale(ns, st, 8, &n, NULL) < 0)
 		return;
 	for (i = 0; i < n; i++) {
-		if (!st[i].ndev || journal_lookup(ns, st[i].ifindex, &je, NULL) < 0)
+		struct enghook_info hook;
+
+		if (!st[i].ndev || (journal_lookup(ns, st[i].ifindex, &je, NULL) < 0 &&
+				    enghook_get(ns, st[i].ifindex, &hook) < 0))
 			continue;
 		peer_lock_describe(&st[i], who, sizeof(who));
 		fprintf(stderr,

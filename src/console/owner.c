@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "linklab/console/owner.h"
+#include "linklab/peer/enghook.h"
 #include "linklab/peer/journal.h"
 
 static void owner_left_add(struct owner *o, int side, const char *dev)
@@ -66,7 +67,8 @@ int owner_local(struct owner *o, const char *dev, struct ll_err *err)
 
 /* A: the records of dead consoles in this namespace. The interface must
  * still be the one recorded (same name at the same ifindex) and still
- * journalled; records without a journal are dropped. */
+ * journalled or hooked to the endpoint engine; records without either are
+ * dropped. */
 static void owner_take_stale_a(struct owner *o, char *who, size_t wlen)
 {
 	struct peer_lock_owner st[OWNER_MAX_LOCAL];
@@ -81,8 +83,11 @@ static void owner_take_stale_a(struct owner *o, char *who, size_t wlen)
 		static struct journal_entry e;
 
 		je = &e;
+		struct enghook_info hook;
+
 		if (!idx || (int)idx != st[i].ifindex ||
-		    journal_lookup(o->netns, st[i].ifindex, je, NULL) < 0) {
+		    (journal_lookup(o->netns, st[i].ifindex, je, NULL) < 0 &&
+		     enghook_get(o->netns, st[i].ifindex, &hook) < 0)) {
 			peer_lock_drop_stale(o->netns, st[i].ifindex);
 			continue;
 		}

@@ -339,7 +339,8 @@ void peer_lock_drop_stale(uint64_t netns, int ifindex)
 	"else kill \"$3\"; fi; W='-w 5';; esac; fi; " \
 	"if ! flock $W 9; then echo held; cat \"$F\"; echo end; exit 0; fi; " \
 	"if [ -s \"$F\" ]; then echo stale; while read -r k v; do " \
-	"if [ \"$k\" = dev ]; then [ -e \"$D/remote-$1-$v.tc.json\" ] && echo \"dev $v\"; " \
+	"if [ \"$k\" = dev ]; then { [ -e \"$D/remote-$1-$v.tc.json\" ] || " \
+	"[ -e \"$D/engine-$1-$(cat /sys/class/net/$v/ifindex 2>/dev/null).hook\" ]; } && echo \"dev $v\"; " \
 	"else echo \"$k $v\"; fi; done < \"$F\"; else echo free; fi; echo end; " \
 	"{ printf '%s' \"$2\"; echo \"kpid $$\"; } > \"$F\"; echo ok; " \
 	"while read -r k v; do case \"$k\" in " \

@@ -5,7 +5,9 @@
 # (delay 50ms, loss 1 %) on both peers goes to the user engine (netfilter
 # queue + linklab engine), the read-back names it, the test screen's RTT
 # under load reads ~100 ms, quit removes the rules and engines on both
-# peers; console --engine kernel refuses the delay; --engine warp exit 2.
+# peers; after kill -9 of the console the next one finds the engine's
+# leftovers and its quit removes them; console --engine kernel refuses the
+# delay; --engine warp exit 2.
 #   LINKLAB=path/to/linklab sh tests/tui/engine.sh   (default build/linklab)
 # Helpers: tests/tui/lib.sh.
 # Prints PASS/FAIL/SKIP lines and "tui-engine: N passed, N failed, N skipped".
@@ -88,6 +90,41 @@ else
 		fi
 	else
 		bad "endpoint engine: console did not start"; capture | tail -5
+	fi
+	# kill -9 of a console whose dial runs on the engine: the next console
+	# finds the leftovers (no qdisc changed: the hook record says so) and
+	# its quit removes the rules and engines
+	$TMUX kill-session -t tui 2>/dev/null
+	$TMUX new-session -d -s tui -x 120 -y 36 \
+		"TERM=screen $XDG ip netns exec $NS_A $BIN console -F $LL_SSH_CONFIG --peer $LL_PEER 2>&1; echo console-exit=\$?; sleep 600"
+	if wait_for "veth-b" 150; then
+		S=tui; cpid=$(console_pid)
+		keys d
+		wait_for "Impairment dial" 30 || bad "engine kill -9: dial screen did not open"
+		dial_row delay
+		keys e C-u 2 0 m s Enter Enter
+		wait_for "y: apply anyway" 150 && keys y
+		wait_for "A veth-a holds: user engine" 150 || bad "engine kill -9: no user engine on A"
+		kill -9 "$cpid" 2>/dev/null
+		wait_for "console-exit=137" 50 || bad "engine kill -9: the console did not end"
+		$TMUX kill-session -t tui 2>/dev/null
+		$TMUX new-session -d -s tui -x 120 -y 36 \
+			"TERM=screen $XDG ip netns exec $NS_A $BIN console -F $LL_SSH_CONFIG --peer $LL_PEER 2>&1; echo console-exit=\$?; sleep 600"
+		if wait_for "leftovers found: A veth-a" 150; then
+			ok "engine kill -9: the next console finds the engine's leftovers ($(capture | grep -o 'leftovers found: [^,(]*\(, B veth-b\)\{0,1\}' | head -1))"
+		else
+			bad "engine kill -9: no leftovers found: $(capture | tail -3)"
+		fi
+		keys q
+		wait_for "console-exit=0" 150 || bad "engine kill -9: the next console did not quit cleanly"
+		if [ "$(llchains "$NS_A")" = 0 ] && [ "$(llchains "$NS_B")" = 0 ]; then
+			ok "engine kill -9: the next console's quit removes the rules and engines on both peers"
+		else
+			bad "engine kill -9: left chains A $(llchains "$NS_A") B $(llchains "$NS_B")"
+			ip netns exec "$NS_A" "$BIN" clear --dev veth-a >/dev/null 2>&1
+		fi
+	else
+		bad "engine kill -9: console did not start"; capture | tail -5
 	fi
 	# --engine kernel: netem only; this kernel has none, so the delay is refused
 	$TMUX kill-session -t tui 2>/dev/null

@@ -103,7 +103,8 @@ struct ssh_proc;
  * keeper on the peer (its own channel, *keeper) holds flock(1) on it while
  * the session lives and records the devices given to peer_lock_remote_note.
  * 0 when taken (*prev_stale and *prev as for peer_lock_take; a stale
- * record lists only the devices whose journal is still on the peer);
+ * record lists only the devices whose journal or endpoint-engine hook is
+ * still on the peer);
  * -EBUSY when a live keeper holds it (err names the holder). A keeper
  * whose console ran on this host (same host name) and is gone (no linklab
  * process at its pid) - its session to the peer cut without a FIN, sshd
