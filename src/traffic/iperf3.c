@@ -1222,8 +1222,18 @@ static void tcp_loop(struct iperf3_stream *s, double t0)
 	}
 	if (s->buf_shared)
 		rlen = IPERF3_MAX_BLOCKSIZE;
-	if (!s->sender)
+	if (!s->sender) {
 		rx_lowat_init(s, &lw);
+	} else {
+		/* a send() that waits for room in the socket buffer returns
+		 * what it copied after 10 ms (SO_SNDTIMEO, socket(7)), so
+		 * the bytes are counted as they go: at a few Mbit/s one
+		 * 512 KiB send lasts seconds and the intervals would read 0,
+		 * 4.2, 0, 4.2 Mbit/s on a 2 Mbit/s path */
+		struct timeval tv = { 0, 10 * 1000 };
+
+		setsockopt(s->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	}
 
 	while (!atomic_load_explicit(s->stop, memory_order_relaxed)) {
 		ssize_t r;
