@@ -502,6 +502,7 @@ int cmd_apply(int argc, char **argv)
 		split_dial(&dial[0]);
 		split_dial(&dial[1]);
 	}
+	set_engines(&a, &ps, sides);
 	if (a.check) {
 		status = cmd_apply_check(&ps, sides, dial, a.c.json);
 		peerset_close(&ps);
@@ -509,7 +510,6 @@ int cmd_apply(int argc, char **argv)
 	}
 	if (a.dry && a.c.json)
 		doc = cJSON_CreateObject();
-	set_engines(&a, &ps, sides);
 	for (i = 0; i < 2; i++) {
 		unsigned side = i == 0 ? CMD_SIDE_A : CMD_SIDE_B;
 		struct peer *p = i == 0 ? &ps.a : &ps.b;

@@ -262,7 +262,9 @@ static int check_side(struct peer *p, const char *dev, const struct impair *want
 	struct qdisc_state *qs = calloc(2, sizeof(*qs));
 	struct impair_plan pw, ph;
 	struct impair held;
+	struct enghook_info eng;
 	struct ll_diag dg;
+	bool by_engine;
 	char before[1024], after[1024], lines[4096];
 	unsigned mtu, hz = hostinfo_kernel_hz();
 	int rc;
@@ -281,15 +283,18 @@ static int check_side(struct peer *p, const char *dev, const struct impair *want
 		return rc;
 	}
 	qdisc_state_to_impair(&qs[0], &held);
-	{
-		/* linklab's endpoint engine holds the netem fields (and, with
-		 * them, the rate) where the kernel has no netem */
-		struct enghook_info h;
-
-		if (p->ops->engine && p->ops->engine->engine_get(p, dev, &h, NULL) == 0 &&
-		    h.alive)
-			enghook_dial(&h, &held);
+	/* linklab's endpoint engine, where it runs, holds the whole dial (the
+	 * netem fields and, with them, the rate): the qdisc under it is what
+	 * was there before, not part of the dial */
+	if (p->ops->engine && p->ops->engine->engine_get(p, dev, &eng, NULL) == 0 &&
+	    eng.alive) {
+		memset(&held, 0, sizeof(held));
+		enghook_dial(&eng, &held);
+	} else {
+		eng.alive = false;
 	}
+	/* the apply would start (or keep) the engine: the qdisc stays */
+	by_engine = strstr(lines, "linklab engine") != NULL;
 	if (pw.ingress) {
 		held.direction = IMP_INGRESS;
 		held.set |= IMP_DIRECTION;
@@ -298,11 +303,24 @@ static int check_side(struct peer *p, const char *dev, const struct impair *want
 	*changed = impair_is_empty(&held) ||
 		   impair_plan(&held, mtu, hz, &ph, &dg) < 0 || !plan_same(&ph, &pw);
 	qdisc_state_summary(&qs[0], before, sizeof(before));
+	if (eng.alive) {
+		size_t l = strlen(before);
+
+		snprintf(before + l, sizeof(before) - l, "; user engine: %.200s", eng.dial);
+	}
 	plan_to_state(&pw, &qs[1]);
-	if (*changed)
+	if (*changed && by_engine) {
+		char sum[256];
+
+		qdisc_state_summary(&qs[0], after, sizeof(after));
+		impair_summary(want, sum, sizeof(sum));
+		snprintf(after + strlen(after), sizeof(after) - strlen(after),
+			 "; user engine: %s", sum);
+	} else if (*changed) {
 		qdisc_state_summary(&qs[1], after, sizeof(after));
-	else
+	} else {
 		snprintf(after, sizeof(after), "%s", before);
+	}
 	if (side) {
 		cJSON *b = cJSON_CreateObject(), *a = cJSON_CreateObject();
 		cJSON *cmds = cJSON_CreateArray();
