@@ -90,7 +90,9 @@ void cli_print_usage(const char *cmd, FILE *f)
 			fprintf(f, "usage: linklab %s\n", c->usage);
 	if (cli_has_peer_opts(cmd))
 		fprintf(f, "common options: -F FILE, --ssh-key FILE, --known-hosts FILE, --accept-new,\n"
-			"  --force, --exclude-ssh, --revert-after SEC, --peer-timeout SEC\n");
+			"  --force, --exclude-ssh, --revert-after SEC, --peer-timeout SEC\n"
+			"  (--revert-after: B undoes a change it is not told to keep within SEC s,\n"
+			"  default 30; a confirmed dial stays until clear)\n");
 	fprintf(f, "(see `linklab help` and man linklab)\n");
 }
 

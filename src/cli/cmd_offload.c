@@ -113,6 +113,13 @@ int cmd_offload(int argc, char **argv)
 				want.v[0] = want.v[1] = want.v[2] = (int8_t)v;
 			set = true;
 			i++;
+		} else if (hosttune_offload_index(argv[i]) >= 0 || !strcmp(argv[i], "all")) {
+			if (i + 1 < argc)
+				fprintf(stderr, "linklab offload: %s '%s': give on or off\n",
+					argv[i], argv[i + 1]);
+			else
+				fprintf(stderr, "linklab offload: %s needs on or off\n", argv[i]);
+			return 2;
 		} else {
 			fprintf(stderr, "linklab offload: unexpected argument '%s' (tso|gso|gro|all on|off, --restore)\n",
 				argv[i]);
