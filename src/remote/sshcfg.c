@@ -212,6 +212,9 @@ static void ssh_stderr_text(const char *errt, char *buf, size_t len)
 		const char *nl = strchr(p, '\n');
 		size_t n = nl ? (size_t)(nl - p) : strlen(p);
 
+		/* ssh ends its lines with \r\n when it thinks it has a tty */
+		while (n && p[n - 1] == '\r')
+			n--;
 		if (n && strncmp(p, "Pseudo-terminal", 15) != 0 && used + 3 < len) {
 			int w = snprintf(buf + used, len - used, "%s%.*s",
 					 used ? "; " : "", (int)n, p);
