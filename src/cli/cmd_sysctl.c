@@ -17,7 +17,7 @@ int cmd_sysctl(int argc, char **argv)
 	struct peerset ps;
 	struct ll_err err = { 0 };
 	const char *sets[16];
-	int nsets = 0, i, k, rc, ret = 0;
+	int nsets = 0, nbad = 0, i, k, rc, ret = 0;
 	bool restore = false;
 	unsigned sides;
 
@@ -36,14 +36,22 @@ int cmd_sysctl(int argc, char **argv)
 
 			snprintf(name, sizeof(name), "%.*s", (int)(eq - argv[i]), argv[i]);
 			if (hosttune_sysctl_check(hosttune_sysctl_index(name), eq + 1, val, sizeof(val),
-					      &err) < 0)
-				return cmd_fail("sysctl", &err);
+					      &err) < 0) {
+				/* every problem at once, each naming its argument */
+				fprintf(stderr, "linklab sysctl: '%s': %s\n", argv[i], err.msg);
+				nbad++;
+				continue;
+			}
 			sets[nsets++] = argv[i];
 		} else {
 			fprintf(stderr, "linklab sysctl: unexpected argument '%s' (NAME=VALUE, --restore)\n",
 				argv[i]);
 			return 2;
 		}
+	}
+	if (nbad) {
+		fprintf(stderr, "linklab sysctl: nothing was changed\n");
+		return 2;
 	}
 	if (c.help) {
 		printf("usage: linklab sysctl [--peer HOST] [--local|--remote] [NAME=VALUE]... [--restore]\n"
