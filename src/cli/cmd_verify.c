@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/socket.h>
 
 #include <cjson/cJSON.h>
@@ -436,6 +437,14 @@ static int rtt_row(const struct verify_cli *c, const struct side_dial *sa,
 	return 0;
 }
 
+/* "linklab verify: measuring WHAT ..." on a terminal's stderr (the whole
+ * table comes only at the end, after a minute or more), never with -J. */
+static void progress(const struct verify_cli *c, const char *what)
+{
+	if (!c->json && isatty(STDERR_FILENO))
+		fprintf(stderr, "linklab verify: measuring %s ...\n", what);
+}
+
 static int verify_measure(struct verify_cli *c, struct peerset *ps,
 			  struct verify_report *rep, struct ll_err *err)
 {
@@ -452,12 +461,18 @@ static int verify_measure(struct verify_cli *c, struct peerset *ps,
 		add_middle(c, MIDDLE_AB, &sa);
 		add_middle(c, MIDDLE_BA, &sb);
 	}
-	if (!rc)
+	if (!rc) {
+		progress(c, "the RTT");
 		rc = rtt_row(c, &sa, &sb, rep, err);
-	if (!rc)
+	}
+	if (!rc) {
+		progress(c, "A->B (rate, loss, jitter as dialled)");
 		rc = measure_dir(c, &sa, false, rep, sum, err);
-	if (!rc && ps->has_b)
+	}
+	if (!rc && ps->has_b) {
+		progress(c, "B->A (rate, loss, jitter as dialled)");
 		rc = measure_dir(c, &sb, true, rep, sum, err);
+	}
 	free(sum);
 	return rc;
 }
