@@ -70,6 +70,12 @@ static int split_num(const char *s, double *v, const char **suffix)
 	/* refuse hex, inf, nan and leading blanks: digits, sign and dot only */
 	if (!strchr("+-.0123456789", s[0]))
 		return -EINVAL;
+	{
+		const char *d = s + (s[0] == '+' || s[0] == '-');
+
+		if (d[0] == '0' && (d[1] == 'x' || d[1] == 'X'))
+			return -EINVAL;     /* strtod would read 0x10 as 16 */
+	}
 	errno = 0;
 	*v = strtod(s, &end);
 	if (end == s || errno == ERANGE || !isfinite(*v))

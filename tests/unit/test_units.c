@@ -38,6 +38,9 @@ static void test_rate_errors(void **state)
 	uint64_t v = 77;
 
 	(void)state;
+	/* strtod reads hex: refused, not taken as 16 */
+	assert_int_equal(units_parse_rate("0x10mbit", &v, &e), -EINVAL);
+	assert_true(v == 77);
 	assert_int_equal(units_parse_rate("50mbs", &v, &e), -EINVAL);
 	assert_non_null(strstr(e.msg, "unknown rate unit 'mbs'"));
 	assert_non_null(strstr(e.msg, "mbit"));
