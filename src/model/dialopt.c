@@ -102,6 +102,12 @@ int dialopt_take(struct dialopt *o, int argc, char *const *argv, int *i,
 			    !strcmp(name, "cell") ? "SIZE[,OVERHEAD]" : "bytes per packet");
 		return 1;
 	}
+	if (strlen(v) >= DIALOPT_VALUE_MAX) {
+		ll_diag_add(diag, LL_DIAG_ERROR, f[0] ? f[0]->name : name,
+			    "%s: value of %zu characters ('%.24s...'): at most %d (%s)", opt,
+			    strlen(v), v, DIALOPT_VALUE_MAX - 1, f[0] ? f[0]->range : "SIZE[,OVERHEAD]");
+		return 1;
+	}
 	if (is_alias) {
 		n = alias(name, v, f, val);
 	} else {
