@@ -593,11 +593,14 @@ int profile_write(const char *path, const char *name, const char *description,
 	}
 	fprintf(f, "; linklab profile\n[profile]\nname = %s\n", name);
 	if (description && *description) {
-		/* an inline ';' or '#' would cut the value when read back */
+		/* an inline ';' or '#' would cut the value when read back;
+		 * a control byte (ESC, BEL, CR ...) is not text: a blank */
 		snprintf(desc, sizeof(desc), "%s", description);
 		for (char *c = desc; *c; c++)
 			if (*c == ';' || *c == '#' || *c == '\n')
 				*c = ',';
+			else if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = ' ';
 		fprintf(f, "description = %s\n", desc);
 	}
 	if (!b || dial_same(a, b)) {
