@@ -133,6 +133,21 @@ int console_profile_apply(struct console *c, int idx, unsigned sides,
 	}
 	if (!c->ps.has_b)
 		sides &= CONSOLE_A;
+	/* 100 % loss on the interface that carries the SSH session would cut
+	 * it: refused here as on the Dial screen (where y can force it) */
+	for (i = 0; i < 2; i++) {
+		char warn[256];
+
+		if ((sides & (1u << i)) &&
+		    console_apply_check(c, i ? &p->b : &p->a, 1u << i, false, warn,
+					sizeof(warn), &e) == -EPERM) {
+			rc = ll_err_set(err, -EPERM, "profile %s: %s; nothing applied (the Dial "
+					"screen can force it with y)", p->name, e.msg);
+			if (err)
+				console_fmt(c->v.error, sizeof(c->v.error), "%s", err->msg);
+			return rc;
+		}
+	}
 	/* both sides: all or nothing - [a] first; [b] failing rolls A back */
 	both = (sides & CONSOLE_BOTH) == CONSOLE_BOTH && console_peer(c, CONSOLE_IDX_B);
 	if (both)
