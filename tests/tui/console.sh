@@ -187,6 +187,26 @@ keys y
 if wait_for "deleted profile tuirt2" 50 && [ ! -f "$LAB_DIR/config/linklab/profiles/tuirt2.ini" ]; then ok "profiles: deleted"; else bad "delete"; fi
 keys G x
 if wait_for "read-only" 20; then ok "profiles: shipped profiles are read-only"; else bad "shipped delete not refused"; capture | tail -3; fi
+# a profile with 100% loss on the interface that carries the SSH session:
+# refused as on the Dial screen, nothing changed (both keep tuirt's tbf)
+printf '[dial]\nloss = 100%%\n' > "$LAB_DIR/config/linklab/profiles/aacut.ini"
+keys r
+if wait_for "aacut +user" 30; then
+	keys g Enter
+	if wait_for "profile aacut: .*carries the SSH session" 50; then
+		case "$(tcj "$NS_A" veth-a)$(tcj "$NS_B" veth-b)" in
+		*'"kind":"tbf"'*'"rate":6250000'*'"kind":"tbf"'*'"rate":6250000'*)
+			ok "profiles: 100% loss on the session's interface refused, both peers unchanged" ;;
+		*) bad "profile aacut changed a peer: $(tcj "$NS_A" veth-a) / $(tcj "$NS_B" veth-b)" ;;
+		esac
+	else
+		bad "profile aacut (100% loss) not refused"; capture | tail -3
+	fi
+else
+	bad "profile aacut not listed after r"; capture | tail -3
+fi
+rm -f "$LAB_DIR/config/linklab/profiles/aacut.ini"
+keys r
 
 # 4. a 2-stream 3-second test: stream bars and a SUM line with figures
 keys t
