@@ -3,6 +3,7 @@
  * No curses here; the screens only see struct console_view. */
 #include <errno.h>
 #include <math.h>
+#include <net/if.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "console_int.h"
+#include "linklab/peer/journal.h"
 
 static int console_list_done(struct console *c, int i, int rc, const struct link_list *ll,
 			     const struct sysctl_state *ss, struct ll_err *e,
@@ -239,14 +241,40 @@ static void console_engine_show(const struct enghook_info *h, struct console_sid
 	char t[1024];
 	size_t n;
 
-	if (h->alive)
+	if (h->alive) {
 		enghook_dial(h, &s->held);
+		/* the engine holds the whole dial: the qdisc under it is not
+		 * part of it */
+		memset(&s->ours, 0, sizeof(s->ours));
+		enghook_dial(h, &s->ours);
+	}
 	snprintf(t, sizeof(t), "%s%suser engine (pid %ld%s): %s",
 		 kern ? s->held_text : "", kern ? " + " : "", h->pid,
 		 h->alive ? "" : ", gone: passing", h->dial);
 	n = strlen(t) < sizeof(s->held_text) - 1 ? strlen(t) : sizeof(s->held_text) - 1;
 	memcpy(s->held_text, t, n);
 	s->held_text[n] = '\0';
+}
+
+/* Whether A's dev holds a dial linklab applied: its journal record names
+ * one (a qdisc the user set by hand has a record without, or none). Read
+ * once per interface: the journal is a file, not for every read-back. */
+static void held_ours_local(struct console_side_view *s)
+{
+	struct journal_entry *je;
+	uint64_t ns;
+	unsigned idx;
+
+	if (!strcmp(s->held_ours_dev, s->dev))
+		return;
+	snprintf(s->held_ours_dev, sizeof(s->held_ours_dev), "%s", s->dev);
+	s->held_ours = false;
+	idx = if_nametoindex(s->dev);
+	je = calloc(1, sizeof(*je));
+	if (je && idx && journal_netns(&ns, NULL) == 0 &&
+	    journal_lookup(ns, (int)idx, je, NULL) == 0)
+		s->held_ours = je->applied_kind[0] != '\0';
+	free(je);
 }
 
 /* Side i's read-back came: rc, and the state qd read (for the view). */
@@ -257,6 +285,7 @@ int console_read_done(struct console *c, int i, int rc, const struct qdisc_state
 
 	s->qd_valid = false;
 	memset(&s->held, 0, sizeof(s->held));
+	memset(&s->ours, 0, sizeof(s->ours));
 	s->held_text[0] = '\0';
 	if (rc < 0) {
 		memset(&s->qd, 0, sizeof(s->qd));
@@ -270,6 +299,15 @@ int console_read_done(struct console *c, int i, int rc, const struct qdisc_state
 	s->qd_valid = true;
 	qdisc_state_to_impair(&s->qd, &s->held);
 	qdisc_state_summary(&s->qd, s->held_text, sizeof(s->held_text));
+	if (i == CONSOLE_IDX_A && console_peer(c, i) &&
+	    !strcmp(console_peer(c, i)->ops->name, "local"))
+		held_ours_local(s);
+	else
+		s->held_ours = true;
+	if (s->held_ours)
+		s->ours = s->held;
+	else
+		memset(&s->ours, 0, sizeof(s->ours));
 	/* A's engine is a local file; B's comes with the worker's read-back */
 	if (i == CONSOLE_IDX_A && console_peer(c, i) && console_peer(c, i)->ops->engine) {
 		struct enghook_info h;
@@ -311,6 +349,7 @@ int console_read_back_tag(struct console *c, int i, int tag, struct ll_err *err)
 	if (!p || !s->dev[0]) {
 		s->qd_valid = false;
 		memset(&s->held, 0, sizeof(s->held));
+		memset(&s->ours, 0, sizeof(s->ours));
 		s->held_text[0] = '\0';
 		return 0;
 	}
@@ -482,6 +521,7 @@ int console_select(struct console *c, int side, int idx, struct ll_err *err)
 		/* another interface: nothing read of it yet */
 		s->qd_valid = false;
 		memset(&s->held, 0, sizeof(s->held));
+		memset(&s->ours, 0, sizeof(s->ours));
 		s->held_text[0] = '\0';
 	}
 	s->sel = idx;

@@ -272,9 +272,10 @@ void screen_dial_enter(struct tui *t, const struct console_view *v)
 	if (!impair_is_empty(&v->dial))
 		t->dial = v->dial;
 	else if (v->side[CONSOLE_IDX_A].qd_valid) {
-		/* what A holds, less the burst/limits derived from its rate:
-		 * they must follow a new rate, not pin the old one */
-		t->dial = v->side[CONSOLE_IDX_A].held;
+		/* linklab's dial on A (not a qdisc the user set by hand),
+		 * less the burst/limits derived from its rate: they must
+		 * follow a new rate, not pin the old one */
+		t->dial = v->side[CONSOLE_IDX_A].ours;
 		impair_drop_derived(&t->dial, 0, hostinfo_kernel_hz());
 	}
 	t->dial_sides = v->dial_sides ? v->dial_sides : CONSOLE_BOTH;

@@ -10,7 +10,8 @@
 #   two consoles -> the second refuses, naming pid, user and since when;
 #   the CLI's apply on a side a console drives -> refused, naming it;
 #   a profile whose [b] part fails on B -> A rolled back, said so;
-#   B cannot arm its revert timer -> the console asks before applying.
+#   B cannot arm its revert timer -> the console asks before applying;
+#   a qdisc set by hand on A does not seed the Dial screen.
 #   LINKLAB=path/to/linklab sh tests/tui/exitpaths.sh   (default build/linklab)
 # Helpers (capture, wait_for, keys, console_pid on session $S): lib.sh.
 . "$(dirname "$0")/lib.sh"
@@ -335,4 +336,30 @@ else
 	bad "unarmed timer: console did not start"
 fi
 
+
+# 7. a qdisc set by hand on A is not linklab's dial: the Dial screen does
+#    not start from it (it would go to both peers with the next apply), and
+#    quit leaves it as it was
+if ! only 7; then :
+else
+	ip netns exec "$NS_A" tc qdisc replace dev veth-a root tbf rate 80mbit burst 20kb latency 30ms
+	if start_console; then
+		keys d
+		if wait_for "Impairment dial" 30 && wait_for "^ *dial: .* ->" 30 &&
+		   ! capture | grep -q "dial: .*80mbit"; then
+			ok "hand-set tbf on A: not taken into the dial ($(capture | grep -o 'dial: .*' | head -1))"
+		else
+			bad "hand-set tbf on A taken into the dial: $(capture | grep 'dial:' | head -2)"
+		fi
+		keys Escape q
+		wait_for "console-exit=0" 150 || bad "hand-set tbf: the console did not quit cleanly"
+	else
+		bad "hand-set tbf: console did not start"; capture | tail -3
+	fi
+	case "$(tcj "$NS_A" veth-a)" in
+	*'"kind":"tbf"'*'"rate":10000000'*) ok "hand-set tbf on A: still there after quit" ;;
+	*) bad "hand-set tbf after quit: $(tcj "$NS_A" veth-a)" ;;
+	esac
+	ip netns exec "$NS_A" tc qdisc del dev veth-a root 2>/dev/null
+fi
 finish

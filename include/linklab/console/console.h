@@ -60,6 +60,13 @@ struct console_side_view {
 	bool qd_valid;                /* qd holds a successful read-back */
 	struct qdisc_state qd;        /* what the kernel holds on dev now */
 	struct impair held;           /* qd folded into dial terms */
+	struct impair ours;           /* the part of held that is linklab's
+				       * dial: all of it when linklab applied
+				       * the qdisc (A: its journal says so), the
+				       * engine's dial when its engine runs,
+				       * none for a qdisc set by hand */
+	bool held_ours;               /* A's journal: linklab applied dev's qdisc */
+	char held_ours_dev[IF_NAMESIZE]; /* the dev held_ours was read for */
 	char held_text[256];          /* qdisc_state_summary(qd) */
 	char err[LL_ERR_MAX];         /* last error on this side, "" if none */
 	/* live counters (console_tick): root qdisc bytes sent per second x 8
