@@ -38,10 +38,18 @@ elif ! labsh up >"$LOG" 2>&1; then
 else
 	eval "$(labsh env)"
 	llchains() { ip netns exec "$1" iptables -w -t mangle -S 2>/dev/null | grep -c '^-N LLENG'; }
-	$TMUX kill-session -t tui 2>/dev/null
-	$TMUX new-session -d -s tui -x 120 -y 36 \
-		"TERM=screen $XDG ip netns exec $NS_A $BIN console -F $LL_SSH_CONFIG --peer $LL_PEER 2>&1; echo console-exit=\$?; sleep 600"
-	if wait_for "veth-b" 150; then
+	# quit_removes WHAT: q, a clean exit, and no rule chain left on either peer
+	quit_removes() {
+		keys q
+		wait_for "console-exit=0" 150 || bad "$1: no clean exit"
+		if [ "$(llchains "$NS_A")" = 0 ] && [ "$(llchains "$NS_B")" = 0 ]; then
+			ok "$1: quit removes the rules and engines on both peers"
+		else
+			bad "$1: quit left chains A $(llchains "$NS_A") B $(llchains "$NS_B")"
+			return 1
+		fi
+	}
+	if start_console; then
 		keys d
 		wait_for "Impairment dial" 30 || bad "engine: dial screen did not open"
 		dial_row delay
@@ -81,23 +89,14 @@ else
 		else
 			bad "endpoint engine: chains A $(llchains "$NS_A") B $(llchains "$NS_B")"
 		fi
-		keys q
-		wait_for "console-exit=0" 150 || bad "endpoint engine: no clean exit"
-		if [ "$(llchains "$NS_A")" = 0 ] && [ "$(llchains "$NS_B")" = 0 ]; then
-			ok "endpoint engine: quit removes the rules and engines on both peers"
-		else
-			bad "endpoint engine: quit left chains A $(llchains "$NS_A") B $(llchains "$NS_B")"
-		fi
+		quit_removes "endpoint engine"
 	else
 		bad "endpoint engine: console did not start"; capture | tail -5
 	fi
 	# kill -9 of a console whose dial runs on the engine: the next console
 	# finds the leftovers (no qdisc changed: the hook record says so) and
 	# its quit removes the rules and engines
-	$TMUX kill-session -t tui 2>/dev/null
-	$TMUX new-session -d -s tui -x 120 -y 36 \
-		"TERM=screen $XDG ip netns exec $NS_A $BIN console -F $LL_SSH_CONFIG --peer $LL_PEER 2>&1; echo console-exit=\$?; sleep 600"
-	if wait_for "veth-b" 150; then
+	if start_console; then
 		S=tui; cpid=$(console_pid)
 		keys d
 		wait_for "Impairment dial" 30 || bad "engine kill -9: dial screen did not open"
@@ -108,30 +107,19 @@ else
 		kill -9 "$cpid" 2>/dev/null
 		n=0; while [ $n -lt 50 ] && [ -d /proc/"$cpid" ]; do sleep 0.1; n=$((n+1)); done
 		[ -d /proc/"$cpid" ] && bad "engine kill -9: console pid $cpid still runs"
-		$TMUX kill-session -t tui 2>/dev/null
-		$TMUX new-session -d -s tui -x 120 -y 36 \
-			"TERM=screen $XDG ip netns exec $NS_A $BIN console -F $LL_SSH_CONFIG --peer $LL_PEER 2>&1; echo console-exit=\$?; sleep 600"
+		start_console
 		if wait_for "leftovers found: A veth-a" 150; then
 			ok "engine kill -9: the next console finds the engine's leftovers ($(capture | grep -o 'leftovers found: [^,(]*\(, B veth-b\)\{0,1\}' | head -1))"
 		else
 			bad "engine kill -9: no leftovers found: $(capture | tail -3)"
 		fi
-		keys q
-		wait_for "console-exit=0" 150 || bad "engine kill -9: the next console did not quit cleanly"
-		if [ "$(llchains "$NS_A")" = 0 ] && [ "$(llchains "$NS_B")" = 0 ]; then
-			ok "engine kill -9: the next console's quit removes the rules and engines on both peers"
-		else
-			bad "engine kill -9: left chains A $(llchains "$NS_A") B $(llchains "$NS_B")"
+		quit_removes "engine kill -9, the next console" ||
 			ip netns exec "$NS_A" "$BIN" clear --dev veth-a >/dev/null 2>&1
-		fi
 	else
 		bad "engine kill -9: console did not start"; capture | tail -5
 	fi
 	# --engine kernel: netem only; this kernel has none, so the delay is refused
-	$TMUX kill-session -t tui 2>/dev/null
-	$TMUX new-session -d -s tui -x 120 -y 36 \
-		"TERM=screen $XDG ip netns exec $NS_A $BIN console -F $LL_SSH_CONFIG --peer $LL_PEER --engine kernel 2>&1; echo console-exit=\$?; sleep 600"
-	if wait_for "veth-b" 150; then
+	if start_console --engine kernel; then
 		keys d
 		wait_for "Impairment dial" 30 || bad "engine kernel: dial screen did not open"
 		dial_row delay

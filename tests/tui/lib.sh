@@ -130,11 +130,12 @@ tcj() { ip netns exec "$1" tc -j qdisc show dev "$2" 2>&1 | tr -d ' \n'; }
 # server stays up until cleanup.
 tui_tmux_up() { $TMUX new-session -d -s keep "sleep 100000"; }
 
-# start_console NAME: a fresh console in its own window, peers listed.
+# start_console [OPTION...]: a fresh console on A driving B in session tui
+# (with the console options given), B's interface listed.
 start_console() {
 	$TMUX kill-session -t tui 2>/dev/null
 	$TMUX new-session -d -s tui -x 120 -y 36 \
-		"TERM=screen $XDG ip netns exec $NS_A $BIN console -F $LL_SSH_CONFIG --peer $LL_PEER 2>&1; echo console-exit=\$?; sleep 600"
+		"TERM=screen $XDG ip netns exec $NS_A $BIN console -F $LL_SSH_CONFIG --peer $LL_PEER $* 2>&1; echo console-exit=\$?; sleep 600"
 	wait_for "veth-b" 150
 }
 # apply_rate: dial 10mbit on both and wait for the read-back.
