@@ -294,7 +294,7 @@ static int check_side(struct peer *p, const char *dev, const struct impair *want
 		eng.alive = false;
 	}
 	/* the apply would start (or keep) the engine: the qdisc stays */
-	by_engine = strstr(lines, "linklab engine") != NULL;
+	by_engine = p->ops->engine && p->ops->engine->would_engine(p, want);
 	if (pw.ingress) {
 		held.direction = IMP_INGRESS;
 		held.set |= IMP_DIRECTION;

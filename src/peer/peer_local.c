@@ -1061,6 +1061,11 @@ static void local_set_engine(struct peer *p, int mode, int exclude_port)
 	local_of(p)->exclude_port = exclude_port;
 }
 
+static bool local_would_engine(struct peer *p, const struct impair *d)
+{
+	return use_engine(local_of(p), d);
+}
+
 static int local_engine_get(struct peer *p, const char *dev, struct enghook_info *out,
 			    struct ll_err *err)
 {
@@ -1296,6 +1301,7 @@ static const struct peer_counter_ops local_counter_ops = {
 static const struct peer_engine_ops local_engine_ops = {
 	.set_engine = local_set_engine,
 	.engine_get = local_engine_get,
+	.would_engine = local_would_engine,
 };
 
 static const struct peer_journal_ops local_journal_ops = {

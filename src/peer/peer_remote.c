@@ -418,6 +418,16 @@ static int plan_lines(struct remote *r, const char *dev, const struct impair *d,
 	return tccmd_apply(dev, plan, lines, len, err);
 }
 
+/* d goes to the endpoint engine: --engine user, or auto on a peer found
+ * to have no netem (unknown until an apply was refused for it). */
+static bool remote_would_engine(struct peer *p, const struct impair *d)
+{
+	struct remote *r = remote_of(p);
+
+	return impair_needs_netem(d) && (r->engine_mode == ENGHOOK_USER ||
+					 (r->engine_mode == ENGHOOK_AUTO && r->no_netem));
+}
+
 static int remote_dry_run(struct peer *p, const char *dev,
 			  const struct impair *d, char *lines, size_t len,
 			  struct ll_err *err)
@@ -427,8 +437,7 @@ static int remote_dry_run(struct peer *p, const char *dev,
 	size_t n;
 	int rc;
 
-	if (impair_needs_netem(d) && (r->engine_mode == ENGHOOK_USER ||
-				      (r->engine_mode == ENGHOOK_AUTO && r->no_netem))) {
+	if (remote_would_engine(p, d)) {
 		rc = enghook_check(d, dev, err);
 		if (rc == 0)
 			enghook_dry_remote(dev, d, lines, len);
@@ -2639,8 +2648,7 @@ static int remote_apply(struct peer *p, const char *dev, const struct impair *d,
 	bool netem = impair_needs_netem(d);
 	int rc;
 
-	if (netem && (r->engine_mode == ENGHOOK_USER ||
-		      (r->engine_mode == ENGHOOK_AUTO && r->no_netem)))
+	if (remote_would_engine(p, d))
 		return remote_apply_engine(p, dev, d, err);
 	rc = remote_apply_kernel(p, dev, d, err);
 	if (rc == -ENOTSUP && netem && r->engine_mode == ENGHOOK_AUTO) {
@@ -2794,6 +2802,7 @@ static const struct peer_tune_ops remote_tune_ops = {
 static const struct peer_engine_ops remote_engine_ops = {
 	.set_engine = remote_set_engine,
 	.engine_get = remote_engine_get,
+	.would_engine = remote_would_engine,
 };
 
 static const struct peer_journal_ops remote_journal_ops = {

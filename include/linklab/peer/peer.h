@@ -114,6 +114,9 @@ struct peer_engine_ops {
 	 * when the kernel holds it (or nothing). */
 	int (*engine_get)(struct peer *p, const char *dev, struct enghook_info *out,
 			  struct ll_err *err);
+	/* Whether an apply of d would go to the endpoint engine (--engine
+	 * user, or auto where the kernel has no netem, as far as known). */
+	bool (*would_engine)(struct peer *p, const struct impair *d);
 };
 
 /* The journal's records (journal.h; peer_ops.journal). */
