@@ -388,6 +388,12 @@ static void cmd_apply_preflight(const struct apply_args *a, struct peerset *ps,
 		    impair_is_empty(&dial[i]))
 			continue;
 		cmd_apply_holder(ps, i, dev, diag);
+		if (i == 0 && a->c.po.exclude_ssh && a->engine == ENGHOOK_KERNEL)
+			ll_diag_add(diag, LL_DIAG_ERROR, "engine",
+				    "--exclude-ssh with --engine kernel: on this host only "
+				    "linklab's engine keeps the SSH port out of the dial (the "
+				    "qdisc tree here has no such filter); use --engine auto or "
+				    "user, or leave out --exclude-ssh");
 		if (peerset_ssh_check(ps, i, dev, &dial[i], a->c.po.force, warn,
 				      sizeof(warn), &err) < 0)
 			ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s", err.msg);

@@ -585,6 +585,13 @@ static int cmd_console_parse(struct cmd_console_args *a, int argc, char **argv)
 		}
 	}
 	bad += cmd_console_check_bridge(a, bridge_opt, engine);
+	if (a->po.exclude_ssh && a->engine == ENGHOOK_KERNEL) {
+		fprintf(stderr, "linklab console: --exclude-ssh with --engine kernel: on this "
+			"host only linklab's engine keeps the SSH port out of the dial (the "
+			"qdisc tree here has no such filter); use --engine auto or user, or "
+			"leave out --exclude-ssh\n");
+		bad++;
+	}
 	if (bad) {
 		if (unknown)
 			cmd_console_usage(stderr);

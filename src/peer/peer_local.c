@@ -989,13 +989,32 @@ static int clear_ifindex(struct local *l, const char *dev, int ifindex,
 	return clear_qdiscs(l, dev, ifindex, err);
 }
 
-/* Whether d's netem fields go to linklab's endpoint engine: --engine user,
- * or auto on a kernel without sch_netem. */
+/* Whether d goes to linklab's endpoint engine: --engine user, auto on a
+ * kernel without sch_netem, or any dial with --exclude-ssh under auto (the
+ * engine's hook skips the SSH port; the qdisc tree here has no such filter,
+ * so a tbf or netem would shape the session too). */
 static bool use_engine(struct local *l, const struct impair *d)
 {
-	if (!impair_needs_netem(d) || l->engine_mode == ENGHOOK_KERNEL)
+	if (l->engine_mode == ENGHOOK_KERNEL || impair_is_empty(d))
+		return false;
+	if (l->exclude_port > 0)
+		return true;
+	if (!impair_needs_netem(d))
 		return false;
 	return l->engine_mode == ENGHOOK_USER || probe_netem(l) == 0;
+}
+
+/* --exclude-ssh with --engine kernel: the kernel's tree on this host cannot
+ * keep the SSH port out; refused before anything changes. */
+static int exclude_check(const struct local *l, const struct impair *d, struct ll_err *err)
+{
+	if (l->engine_mode != ENGHOOK_KERNEL || l->exclude_port <= 0 || impair_is_empty(d))
+		return 0;
+	return ll_err_set(err, -ENOTSUP,
+			  "--exclude-ssh with --engine kernel: on this host only linklab's "
+			  "engine keeps TCP port %d out of the dial (the qdisc tree here has no "
+			  "such filter); use --engine auto or user, or leave out --exclude-ssh",
+			  l->exclude_port);
 }
 
 /* The whole dial to the endpoint engine (its rate is the model's token
@@ -1029,6 +1048,8 @@ static int local_apply(struct peer *p, const char *dev, const struct impair *d,
 	int rc, ifindex;
 
 	rc = need_net_admin(dev, err);
+	if (rc == 0)
+		rc = exclude_check(l, d, err);
 	if (rc < 0)
 		return rc;
 	if (use_engine(l, d))
@@ -1251,7 +1272,9 @@ static int local_dry_run(struct peer *p, const char *dev, const struct impair *d
 	struct impair_plan plan;
 	int ifindex, rc;
 
-	rc = make_plan(local_of(p), dev, d, &ifindex, &plan, err);
+	rc = exclude_check(local_of(p), d, err);
+	if (rc == 0)
+		rc = make_plan(local_of(p), dev, d, &ifindex, &plan, err);
 	if (rc < 0)
 		return rc;
 	if (use_engine(local_of(p), d))

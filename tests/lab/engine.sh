@@ -327,6 +327,32 @@ else
 fi
 clr
 
+# a rate alone stays on tbf, but tbf here cannot keep the SSH port out: with
+# --exclude-ssh the dial goes to the engine, whose hook skips port 22
+if ea --rate 8kbit --exclude-ssh; then
+	if [ "$(rules "$LL_NS_A")" -gt 0 ] && ! ina tc qdisc show dev veth-a | grep -q tbf; then
+		pass "engine: --rate with --exclude-ssh goes to the engine (no tbf on veth-a)"
+	else
+		fail "engine: --rate --exclude-ssh: $(ina tc qdisc show dev veth-a) / $(rules "$LL_NS_A") rules"
+	fi
+	if ina timeout 10 ssh -F "$LL_SSH_CONFIG" -o ConnectTimeout=5 "$LL_PEER" true 2>/dev/null; then
+		pass "engine: --exclude-ssh: ssh works under --rate 8kbit"
+	else
+		fail "engine: ssh not excluded from --rate 8kbit"
+	fi
+else
+	fail "engine: apply --rate 8kbit --exclude-ssh"
+fi
+clr
+if ! ina "$LINKLAB" apply --dev veth-a --rate 8kbit --exclude-ssh --engine kernel > "$T/ex.out" 2>&1 &&
+   grep -q -- "--exclude-ssh with --engine kernel" "$T/ex.out" &&
+   [ "$(rules "$LL_NS_A")" = 0 ] && ! ina tc qdisc show dev veth-a | grep -q tbf; then
+	pass "engine: --exclude-ssh with --engine kernel refused on A, nothing changed"
+else
+	fail "engine: --exclude-ssh --engine kernel: $(cat "$T/ex.out")"
+fi
+clr
+
 # --- refusals and faults: nothing changes ----------------------------------------
 ina "$LINKLAB" apply --dev veth-a --engine user --delay 10ms --slot 5ms > "$T/r.out" 2>&1
 if grep -q "cannot do slot" "$T/r.out" && [ "$(rules "$LL_NS_A")" = 0 ] &&
