@@ -20,6 +20,7 @@ trap 'rm -rf "$tmp"' EXIT
 # processes (/proc) per Gbit moved over the whole run, the 3 omitted seconds
 # counted at the measured rate (target <= 0.2 CPU s/Gbit). Last, seed 000's
 # dial (rate 1gbit, delay 50ms each way: 4 streams near 931 Mbit/s).
+# Wake-ups/s: both engines' voluntary context switches (each sleep that ended).
 engine_bench() {
 	export LL_NS_A=llbea$$ LL_NS_B=llbeb$$ LL_LAB_DIR="$tmp/engine-lab" LINKLAB
 	export LINKLAB_RUN_DIR="$tmp/engine-run"
@@ -39,12 +40,12 @@ engine_bench() {
 		fi
 		pids=$(cat "$LINKLAB_RUN_DIR"/engine-*.hook 2>/dev/null | sed -n 's/.*"pid":[^0-9]*\([0-9]*\).*/\1/p' | tr '\n' ' ')
 		for P in 1 4; do
-			c0=0; for p in $pids; do c0=$((c0 + $(cut -d' ' -f14,15 /proc/$p/stat | tr ' ' '+'))); done
+			c0=0; w0=0; for p in $pids; do c0=$((c0 + $(cut -d' ' -f14,15 /proc/$p/stat | tr ' ' '+'))); w0=$((w0 + $(sed -n 's/^voluntary_ctxt_switches:[^0-9]*//p' /proc/$p/status))); done
 			ip netns exec $LL_NS_B iperf3 -s -1 -p 5601 > /dev/null 2>&1 &
 			sp=$!; sleep 0.5
 			ip netns exec $LL_NS_A iperf3 -c $LL_ADDR_B -p 5601 -P $P -t $ET -O 3 -J > "$tmp/eng.json" 2>/dev/null
 			wait $sp
-			c1=0; for p in $pids; do c1=$((c1 + $(cut -d' ' -f14,15 /proc/$p/stat | tr ' ' '+'))); done
+			c1=0; w1=0; for p in $pids; do c1=$((c1 + $(cut -d' ' -f14,15 /proc/$p/stat | tr ' ' '+'))); w1=$((w1 + $(sed -n 's/^voluntary_ctxt_switches:[^0-9]*//p' /proc/$p/status))); done
 			g=$(python3 -c "import json; print('%.3f' % (json.load(open('$tmp/eng.json'))['end']['sum_received']['bits_per_second']/1e9))" 2>/dev/null || echo 0)
 			[ "$label" = plain ] && { [ $P = 1 ] && base1=$g || base4=$g; }
 			python3 -c "import sys
@@ -53,9 +54,9 @@ b=float(sys.argv[8] or 0)
 moved=g*t
 print('engine: %-22s -P %s %6.3f Gbit/s%s%s' % (sys.argv[6], sys.argv[7], g,
       ('  (%.2fx the plain path)' % (g/b)) if b and sys.argv[6] != 'plain' else '',
-      ('  engine CPU %.2f s, %.3f CPU s/Gbit (target <= 0.2)' % (cpu, cpu/moved)) if sys.argv[9] and moved else ''))" \
+      ('  engine CPU %.2f s, %.3f CPU s/Gbit (target <= 0.2), %d wake-ups/s' % (cpu, cpu/moved, int(sys.argv[10])/t)) if sys.argv[9] and moved else ''))" \
 				"$g" "$c1" "$c0" "$(getconf CLK_TCK)" "$((ET + 3))" "$label" "$P" \
-				"$([ $P = 1 ] && echo "$base1" || echo "$base4")" "$pids"
+				"$([ $P = 1 ] && echo "$base1" || echo "$base4")" "$pids" "$((w1 - w0))"
 		done
 		ip netns exec $LL_NS_A "$LINKLAB" clear --dev veth-a > /dev/null 2>&1
 		ip netns exec $LL_NS_B "$LINKLAB" clear --dev veth-b > /dev/null 2>&1
