@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,18 +27,38 @@
  * its messages here while profile_load runs (single-threaded use). */
 static char ini_errbuf[512];
 
-/* iniparser error callback: keep the first message, print nothing. */
+/* iniparser error callback: keep the first message (its lines joined by
+ * blanks), print nothing. */
 static int ini_errback(const char *fmt, ...)
 {
 	va_list ap;
+	char *c;
 
 	if (ini_errbuf[0])
 		return 0;
 	va_start(ap, fmt);
 	vsnprintf(ini_errbuf, sizeof(ini_errbuf), fmt, ap);
 	va_end(ap);
-	ini_errbuf[strcspn(ini_errbuf, "\n")] = '\0';
+	for (c = ini_errbuf; *c; c++)
+		if (*c == '\n')
+			*c = ' ';
+	while (c > ini_errbuf && c[-1] == ' ')
+		*--c = '\0';
 	return 0;
+}
+
+/* iniparser's message names the descriptor it read ("/proc/self/fd/N"):
+ * the same text into out with the user's file name instead. */
+static void ini_errtext(const char *fdpath, const char *path, char *out, size_t len)
+{
+	const char *at = strstr(ini_errbuf, fdpath);
+
+	if (!at) {
+		snprintf(out, len, "%s", ini_errbuf);
+		return;
+	}
+	snprintf(out, len, "%.*s%s%s", (int)(at - ini_errbuf), ini_errbuf, path,
+		 at + strlen(fdpath));
 }
 
 static const char *const known_sections[] = { "profile", "dial", "a", "b", NULL };
@@ -170,7 +191,29 @@ static void lint_key(const char *key, const char *val, const char *path,
 	}
 }
 
-static int lint_file(FILE *f, const char *path, struct key_lines *kl, struct ll_diag *diag)
+/* A UTF-8 byte order mark at the start of line 1 is dropped (editors on
+ * Windows write one); a UTF-16 one is refused naming the file. 0 or -EINVAL. */
+static int lint_bom(char *line, const char *path, struct ll_diag *diag)
+{
+	unsigned char *u = (unsigned char *)line;
+
+	if (u[0] == 0xef && u[1] == 0xbb && u[2] == 0xbf) {
+		memmove(line, line + 3, strlen(line + 3) + 1);
+		return 0;
+	}
+	if ((u[0] == 0xff && u[1] == 0xfe) || (u[0] == 0xfe && u[1] == 0xff)) {
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+			    "%s: UTF-16 text (byte order mark %02X %02X): a profile is "
+			    "UTF-8 or ASCII text; save it as UTF-8", path, u[0], u[1]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Check every line of f; copy the file into clean (the text iniparser
+ * reads) without a UTF-8 byte order mark. */
+static int lint_file(FILE *f, FILE *clean, const char *path, struct key_lines *kl,
+		     struct ll_diag *diag)
 {
 	char line[PROFILE_LINE_MAX + 2], sec[64] = "";
 	char secs[16][64];
@@ -180,6 +223,8 @@ static int lint_file(FILE *f, const char *path, struct key_lines *kl, struct ll_
 		char *s, *eq, *key, *val;
 
 		lineno++;
+		if (lineno == 1 && lint_bom(line, path, diag) < 0)
+			return -EINVAL;
 		if (!strchr(line, '\n') && !feof(f)) {
 			int c;
 
@@ -188,8 +233,10 @@ static int lint_file(FILE *f, const char *path, struct key_lines *kl, struct ll_
 				    lineno, PROFILE_LINE_MAX);
 			while ((c = fgetc(f)) != EOF && c != '\n')
 				;
+			fputc('\n', clean);
 			continue;
 		}
+		fputs(line, clean);
 		s = trim(line);
 		if (!*s || *s == '#' || *s == ';')
 			continue;
@@ -310,15 +357,43 @@ static FILE *profile_open(const char *path, struct ll_diag *diag, int *rc)
 	return f;
 }
 
+/* iniparser reads the checked copy of the file (clean, a memfd) through
+ * /proc/self/fd; its message, if any, names path. NULL on failure (diag). */
+static dictionary *ini_read(FILE *clean, const char *path, struct ll_diag *diag)
+{
+	char fdpath[64], msg[LL_DIAG_LEN];
+	dictionary *ini;
+
+	if (fflush(clean) != 0) {
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fileno(clean));
+	ini_errbuf[0] = '\0';
+	iniparser_set_error_callback(ini_errback);
+	ini = iniparser_load(fdpath);
+	if (!ini || ini_errbuf[0]) {
+		ini_errtext(fdpath, path, msg, sizeof(msg));
+		if (strstr(msg, path))
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s", msg);
+		else
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s: %s", path,
+				    msg[0] ? msg : "cannot parse");
+		if (ini)
+			iniparser_freedict(ini);
+		return NULL;
+	}
+	return ini;
+}
+
 int profile_load(const char *path, struct profile *p, struct ll_diag *diag)
 {
 	dictionary *ini;
 	const char *s, *base;
-	FILE *f;
+	FILE *f, *clean = NULL;
 	struct ll_diag v;
 	struct key_lines *kl;
-	char fdpath[64];
-	int before = diag->nerrors, side, i, rc;
+	int before = diag->nerrors, side, i, rc, mfd;
 
 	memset(p, 0, sizeof(*p));
 	snprintf(p->path, sizeof(p->path), "%s", path);
@@ -326,28 +401,23 @@ int profile_load(const char *path, struct profile *p, struct ll_diag *diag)
 	if (!f)
 		return rc;
 	kl = calloc(1, sizeof(*kl));
-	if (!kl) {
+	mfd = memfd_create("linklab-profile", MFD_CLOEXEC);
+	if (mfd >= 0 && !(clean = fdopen(mfd, "w+")))
+		close(mfd);
+	if (!kl || !clean) {
 		fclose(f);
-		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s: out of memory", path);
+		if (clean)
+			fclose(clean);
+		free(kl);
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s: %s", path,
+			    kl ? strerror(errno) : "out of memory");
 		return -ENOMEM;
 	}
-	if (lint_file(f, path, kl, diag) < 0) {
-		fclose(f);
-		free(kl);
-		return -EINVAL;
-	}
-
-	/* iniparser reads the file checked above, by its descriptor */
-	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fileno(f));
-	ini_errbuf[0] = '\0';
-	iniparser_set_error_callback(ini_errback);
-	ini = iniparser_load(fdpath);
+	rc = lint_file(f, clean, path, kl, diag);
 	fclose(f);
-	if (!ini || ini_errbuf[0]) {
-		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s: %s", path,
-			    ini_errbuf[0] ? ini_errbuf : "cannot parse");
-		if (ini)
-			iniparser_freedict(ini);
+	ini = rc < 0 ? NULL : ini_read(clean, path, diag);
+	fclose(clean);
+	if (!ini) {
 		free(kl);
 		return -EINVAL;
 	}
@@ -702,7 +772,11 @@ int profile_rename(const char *path, const char *newname, char *path_out,
 		return ll_err_set(err, rc, "cannot write %s: %s", npath, strerror(-rc));
 	}
 	while (fgets(line, sizeof(line), in)) {
-		char *s = trim(line), *e;
+		char *s, *e;
+
+		if (!memcmp(line, "\xef\xbb\xbf", 3))   /* a UTF-8 byte order mark */
+			memmove(line, line + 3, strlen(line + 3) + 1);
+		s = trim(line);
 
 		if (*s == '[' && (e = strchr(s, ']'))) {
 			if (!strcmp(sec, "profile") && !named) {

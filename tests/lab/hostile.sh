@@ -123,6 +123,19 @@ else
 	fail "profile escapes: $(od -c "$T/plist" | head -10)"
 fi
 rm -f "$P/evil.ini"
+# a UTF-8 byte order mark (Windows editors) is read past; a message about a
+# profile names the user's file, never the descriptor iniparser read
+printf '\357\273\277[profile]\nname = bom\ndescription = with BOM\n[dial]\nrate = 10mbit\n' > "$P/bom.ini"
+printf '[dial] junk\nrate = 10mbit\n' > "$P/junk.ini"
+LINKLAB_PROFILE_PATH="$P" "$LINKLAB" profile show bom > "$T/pbom" 2>&1; rc=$?
+LINKLAB_PROFILE_PATH="$P" "$LINKLAB" profile show junk > "$T/pjunk" 2>&1; rc2=$?
+if [ $rc = 0 ] && grep -q '^rate = 10mbit$' "$T/pbom" && grep -q '^; with BOM$' "$T/pbom" &&
+   [ $rc2 != 0 ] && grep -q "$P/junk.ini" "$T/pjunk" && ! grep -q /proc/self/fd "$T/pjunk"; then
+	pass "profile with a UTF-8 BOM loads; a bad profile's messages name its file, not /proc/self/fd"
+else
+	fail "BOM / file name (rc $rc, $rc2): $(cat "$T/pbom" "$T/pjunk")"
+fi
+rm -f "$P/bom.ini" "$P/junk.ini"
 mkfifo "$P/fifo.ini"
 python3 -c '
 import sys
