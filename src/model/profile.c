@@ -113,8 +113,9 @@ static int key_line(const struct key_lines *kl, const char *sec, const char *key
 }
 
 /* a [section] line s: its name into sec, checked against the known ones
- * and the ones seen (secs, *nsecs of them, at most 16 kept) */
-static void lint_section(char *s, const char *path, int lineno, char *sec,
+ * and the ones seen (secs, *nsecs of them, at most 16 kept). False when
+ * the line is no header iniparser reads (no ']', text after it). */
+static bool lint_section(char *s, const char *path, int lineno, char *sec,
 			 size_t seclen, char (*secs)[64], int *nsecs,
 			 struct ll_diag *diag)
 {
@@ -124,7 +125,14 @@ static void lint_section(char *s, const char *path, int lineno, char *sec,
 	if (!end) {
 		ll_diag_add(diag, LL_DIAG_ERROR, NULL,
 			    "%s:%d: section header without ']'", path, lineno);
-		return;
+		return false;
+	}
+	if (end[1]) {
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+			    "%s:%d: text after the section header: '%s' (a comment "
+			    "goes on a line of its own)", path, lineno,
+			    end + 1 + strspn(end + 1, " \t"));
+		return false;
 	}
 	*end = '\0';
 	snprintf(sec, seclen, "%s", trim(s + 1));
@@ -144,6 +152,7 @@ static void lint_section(char *s, const char *path, int lineno, char *sec,
 		ll_diag_add(diag, LL_DIAG_ERROR, NULL,
 			    "%s:%d: unknown section [%s] (known: profile, dial, a, b)",
 			    path, lineno, sec);
+	return true;
 }
 
 /* a key = value line in section sec: cut values, repeated keys (recorded
@@ -211,16 +220,19 @@ static int lint_bom(char *line, const char *path, struct ll_diag *diag)
 }
 
 /* Check every line of f; copy the file into clean (the text iniparser
- * reads) without a UTF-8 byte order mark. */
+ * reads) without a UTF-8 byte order mark and with each line iniparser
+ * cannot read (reported here) blanked, so that the values of the other
+ * lines are still read and checked. */
 static int lint_file(FILE *f, FILE *clean, const char *path, struct key_lines *kl,
 		     struct ll_diag *diag)
 {
-	char line[PROFILE_LINE_MAX + 2], sec[64] = "";
+	char line[PROFILE_LINE_MAX + 2], raw[PROFILE_LINE_MAX + 2], sec[64] = "";
 	char secs[16][64];
 	int nseen = 0, nsecs = 0, lineno = 0, nbad = 0;
 
 	while (fgets(line, sizeof(line), f)) {
 		char *s, *eq, *key, *val;
+		bool ok = true;
 
 		lineno++;
 		if (lineno == 1 && lint_bom(line, path, diag) < 0)
@@ -236,17 +248,15 @@ static int lint_file(FILE *f, FILE *clean, const char *path, struct key_lines *k
 			fputc('\n', clean);
 			continue;
 		}
-		fputs(line, clean);
+		snprintf(raw, sizeof(raw), "%s", line);
 		s = trim(line);
-		if (!*s || *s == '#' || *s == ';')
-			continue;
-		if (*s == '[') {
-			lint_section(s, path, lineno, sec, sizeof(sec), secs, &nsecs,
-				     diag);
-			continue;
-		}
 		eq = strchr(s, '=');
-		if (!eq) {
+		if (!*s || *s == '#' || *s == ';') {
+			/* a blank line or a comment */
+		} else if (*s == '[') {
+			ok = lint_section(s, path, lineno, sec, sizeof(sec), secs, &nsecs,
+					  diag);
+		} else if (!eq) {
 			if (++nbad > PROFILE_MAX_BAD_LINES) {
 				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
 					    "%s: not an INI profile (%d lines are neither "
@@ -256,12 +266,21 @@ static int lint_file(FILE *f, FILE *clean, const char *path, struct key_lines *k
 			}
 			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
 				    "%s:%d: expected 'key = value'", path, lineno);
-			continue;
+			ok = false;
+		} else {
+			*eq = '\0';
+			key = trim(s);
+			val = trim(eq + 1);
+			if (!*key) {
+				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+					    "%s:%d: no key before '=' (expected 'key = value')",
+					    path, lineno);
+				ok = false;
+			} else {
+				lint_key(key, val, path, lineno, sec, kl, &nseen, diag);
+			}
 		}
-		*eq = '\0';
-		key = trim(s);
-		val = trim(eq + 1);
-		lint_key(key, val, path, lineno, sec, kl, &nseen, diag);
+		fputs(ok ? raw : "\n", clean);
 	}
 	return 0;
 }
@@ -357,6 +376,55 @@ static FILE *profile_open(const char *path, struct ll_diag *diag, int *rc)
 	return f;
 }
 
+/* True if text names field as a word ("reorder needs a delay"). */
+static bool names_field(const char *text, const char *field)
+{
+	size_t n = strlen(field);
+	const char *t;
+
+	for (t = strstr(text, field); t; t = strstr(t + 1, field)) {
+		bool left = t == text || !(t[-1] == '-' || isalnum((unsigned char)t[-1]));
+		bool right = !(t[n] == '-' || isalnum((unsigned char)t[n]));
+
+		if (left && right)
+			return true;
+	}
+	return false;
+}
+
+/* The cross-field checks of each side's dial (impair_validate) into diag,
+ * also when the file has other problems: a message about a field whose
+ * value was refused (diag entries from index vfirst on) is left out, as
+ * is [b]'s copy of a message [a] already gave. */
+static void validate_sides(const struct profile *p, const char *path,
+			   struct ll_diag *diag, int vfirst)
+{
+	struct ll_diag v, seen;
+	int side, i, k, vlast = diag->n;
+
+	ll_diag_clear(&seen);
+	for (side = 0; side < (p->per_side ? 2 : 1); side++) {
+		ll_diag_clear(&v);
+		impair_validate(side ? &p->b : &p->a, &v);
+		for (i = 0; i < v.n; i++) {
+			bool skip = false;
+
+			for (k = vfirst; k < vlast && !skip; k++)
+				skip = diag->e[k].field[0] &&
+				       (names_field(v.e[i].text, diag->e[k].field) ||
+					!strcmp(v.e[i].field, diag->e[k].field));
+			for (k = 0; k < seen.n && !skip; k++)
+				skip = !strcmp(seen.e[k].text, v.e[i].text);
+			if (skip)
+				continue;
+			ll_diag_add(&seen, v.e[i].level, NULL, "%s", v.e[i].text);
+			ll_diag_add(diag, v.e[i].level, v.e[i].field, "%s: %s%s",
+				    path, p->per_side ? (side ? "[b] " : "[a] ") : "",
+				    v.e[i].text);
+		}
+	}
+}
+
 /* iniparser reads the checked copy of the file (clean, a memfd) through
  * /proc/self/fd; its message, if any, names path. NULL on failure (diag). */
 static dictionary *ini_read(FILE *clean, const char *path, struct ll_diag *diag)
@@ -391,9 +459,8 @@ int profile_load(const char *path, struct profile *p, struct ll_diag *diag)
 	dictionary *ini;
 	const char *s, *base;
 	FILE *f, *clean = NULL;
-	struct ll_diag v;
 	struct key_lines *kl;
-	int before = diag->nerrors, side, i, rc, mfd;
+	int before = diag->nerrors, before_values, rc, mfd;
 
 	memset(p, 0, sizeof(*p));
 	snprintf(p->path, sizeof(p->path), "%s", path);
@@ -430,6 +497,7 @@ int profile_load(const char *path, struct profile *p, struct ll_diag *diag)
 	s = iniparser_getstring(ini, "profile:description", "");
 	snprintf(p->description, sizeof(p->description), "%s", s);
 
+	before_values = diag->n;
 	load_section(ini, "dial", &p->a, path, kl, diag);
 	p->b = p->a;
 	if (iniparser_find_entry(ini, "a")) {
@@ -443,16 +511,7 @@ int profile_load(const char *path, struct profile *p, struct ll_diag *diag)
 	iniparser_freedict(ini);
 	free(kl);
 
-	for (side = 0; side < 2 && diag->nerrors == before; side++) {
-		ll_diag_clear(&v);
-		impair_validate(side ? &p->b : &p->a, &v);
-		for (i = 0; i < v.n; i++)
-			ll_diag_add(diag, v.e[i].level, v.e[i].field, "%s: %s%s",
-				    path, p->per_side ? (side ? "[b] " : "[a] ") : "",
-				    v.e[i].text);
-		if (!p->per_side)
-			break;
-	}
+	validate_sides(p, path, diag, before_values);
 	return diag->nerrors > before ? -EINVAL : 0;
 }
 

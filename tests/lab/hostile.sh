@@ -136,6 +136,18 @@ else
 	fail "BOM / file name (rc $rc, $rc2): $(cat "$T/pbom" "$T/pjunk")"
 fi
 rm -f "$P/bom.ini" "$P/junk.ini"
+# a line iniparser cannot read does not hide the bad values of the others
+printf '[dial]\nrate = 50furlong\ngarbage line\njitter = 3ms\n[a] ; side\nloss-corr = 5%%\n' > "$P/mixed.ini"
+LINKLAB_PROFILE_PATH="$P" "$LINKLAB" profile show mixed > "$T/pmixed" 2>&1; rc=$?
+if [ $rc = 1 ] && grep -q "mixed.ini:3: expected 'key = value'" "$T/pmixed" &&
+   grep -q "mixed.ini:5: text after the section header: '; side'" "$T/pmixed" &&
+   grep -q "mixed.ini:2: \[dial\] rate: '50furlong': unknown rate unit" "$T/pmixed" &&
+   grep -q "jitter 3ms needs a delay" "$T/pmixed" && grep -q "loss-corr 5% needs a loss" "$T/pmixed"; then
+	pass "profile with bad lines and bad values: every problem named at once ($(wc -l < "$T/pmixed") lines)"
+else
+	fail "profile structure + values (rc $rc): $(cat "$T/pmixed")"
+fi
+rm -f "$P/mixed.ini"
 mkfifo "$P/fifo.ini"
 python3 -c '
 import sys

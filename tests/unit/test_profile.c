@@ -235,6 +235,30 @@ static void test_hostile_files(void **state)
 	assert_int_equal(rmdir(dir), 0);   /* no temporary file left */
 }
 
+/* Lines iniparser cannot read do not hide the values of the others: every
+ * problem of the file at once, structure, values and cross-field rules. */
+static void test_structure_and_values_at_once(void **state)
+{
+	struct profile p;
+	struct ll_diag diag;
+
+	(void)state;
+	ll_diag_clear(&diag);
+	assert_int_equal(profile_load("tests/data/profiles/bad-mixed.ini", &p, &diag), -EINVAL);
+	dump(&diag);
+	assert_true(diag_has(&diag, "bad-mixed.ini:5: expected 'key = value'"));
+	assert_true(diag_has(&diag, "bad-mixed.ini:8: no key before '='"));
+	assert_true(diag_has(&diag, "bad-mixed.ini:11: text after the section header: '; per side'"));
+	assert_true(diag_has(&diag, "bad-mixed.ini:4: [dial] rate: '50mbs'"));
+	/* the blanked [b] header leaves its delay in [a] */
+	assert_true(diag_has(&diag, "bad-mixed.ini:12: [a] delay: '-1ms' must not be negative"));
+	assert_true(diag_has(&diag, "[a] loss-corr 10% needs a loss"));
+	/* not also "jitter needs a delay": the delay given was refused */
+	assert_false(diag_has(&diag, "needs a delay"));
+	assert_false(diag_has(&diag, "iniparser"));
+	assert_int_equal(diag.nerrors, 6);
+}
+
 /* Write text (n bytes) to a new file in dir named name; its path into path. */
 static void write_file(const char *dir, const char *name, const char *text, size_t n,
 		       char *path, size_t len)
@@ -300,6 +324,7 @@ int main(void)
 		cmocka_unit_test(test_save_roundtrip),
 		cmocka_unit_test(test_hostile_files),
 		cmocka_unit_test(test_bom_and_names),
+		cmocka_unit_test(test_structure_and_values_at_once),
 	};
 	return cmocka_run_group_tests_name("profile", tests, NULL, NULL);
 }
