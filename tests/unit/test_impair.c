@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "linklab/model/impair.h"
+#include "linklab/base/units.h"
 
 static int diag_has(const struct ll_diag *d, const char *frag)
 {
@@ -53,10 +54,14 @@ static void test_bad_values(void **state)
 		{ "delay", "300s", "delay: 300s is out of range (0ns .. 274s)" },
 		{ "delay", "fast", "delay: 'fast' is not a time" },
 		{ "jitter", "-1ms", "jitter: '-1ms' must not be negative" },
-		{ "jitter", "3s", "jitter: 3s is out of range (0ns .. 2147483647ns)" },
+		{ "jitter", "3s", "jitter: 3s is out of range (0ns .. 2.147483647s)" },
 		{ "latency", "0ms", "latency: 0ns is out of range (1us .. 274s)" },
-		{ "rate", "0bit", "rate: 0bit is out of range (1bit .. 4tbit)" },
-		{ "rate", "5tbit", "rate: 5tbit is out of range (1bit .. 4tbit)" },
+		{ "rate", "0bit", "rate: 0bit is out of range (8bit .. 4tbit)" },
+		{ "rate", "5tbit", "rate: 5tbit is out of range (8bit .. 4tbit)" },
+		/* tbf and netem take whole bytes/s: below 8bit is no rate */
+		{ "rate", "7bit", "rate: 7bit is out of range (8bit .. 4tbit)" },
+		{ "netem-rate", "1bit", "netem-rate: 1bit is out of range (8bit .. 4tbit)" },
+		{ "jitter", "2.147483648s", "jitter: 2147483648ns is out of range (0ns .. 2.147483647s)" },
 		{ "rate", "50mbs", "rate: '50mbs': unknown rate unit 'mbs'" },
 		{ "rate", "50", "rate: '50' has no unit; accepted units: bit kbit mbit" },
 		{ "rate", "-1mbit", "rate: '-1mbit' must not be negative" },
@@ -79,7 +84,7 @@ static void test_bad_values(void **state)
 		{ "loss-gemodel", "1%,2%,3%,4%,5%", "needs 1 to 4 percentages" },
 		{ "loss-gemodel", "1", "loss-gemodel: value 1: '1' needs a % sign" },
 		{ "ecn", "maybe", "ecn: 'maybe' is not on or off" },
-		{ "netem-rate", "0bit", "netem-rate: 0bit is out of range (1bit .. 4tbit)" },
+		{ "netem-rate", "0bit", "netem-rate: 0bit is out of range (8bit .. 4tbit)" },
 		{ "netem-rate", "8", "netem-rate: '8' has no unit" },
 		{ "packet-overhead", "1.5", "packet-overhead: '1.5' is not a whole number" },
 		{ "packet-overhead", "3000000000", "is not a whole number in range (-2147483648 .. 2147483647)" },
@@ -187,7 +192,7 @@ static void test_cross_fields(void **state)
 		h.delay = -5000000;
 		ll_diag_clear(&dg);
 		assert_int_equal(impair_validate(&h, &dg), -EINVAL);
-		assert_true(diag_has(&dg, "rate: 0bit is out of range (1bit .. 4tbit)"));
+		assert_true(diag_has(&dg, "rate: 0bit is out of range (8bit .. 4tbit)"));
 		assert_true(diag_has(&dg, "delay: '-5ms' must not be negative"));
 	}
 }
@@ -540,6 +545,65 @@ static void test_jitter_reorder_warning(void **state)
 	assert_int_equal(strlen(w), 15);
 }
 
+/* The range text of every rate, time and size field states the true
+ * limits: its two ends parse (as the user would type them) to exactly the
+ * field's lo and hi, both are accepted, and one unit past either end is
+ * refused with that same text. */
+static void test_range_ends(void **state)
+{
+	const struct impair_field *f;
+	int n = 0;
+
+	(void)state;
+	for (f = impair_fields; f->name; f++) {
+		char lo[48], hi[48], past[64];
+		struct ll_err e = { 0 };
+		struct ll_diag dg;
+		struct impair d = { 0 };
+		uint64_t ulo = 0, uhi = 0;
+		int64_t tlo = 0, thi = 0;
+
+		if ((f->kind != IMPK_RATE && f->kind != IMPK_TIME && f->kind != IMPK_SIZE) ||
+		    sscanf(f->range, "%47s .. %47s", lo, hi) != 2)
+			continue;
+		if (f->kind == IMPK_RATE) {
+			assert_int_equal(units_parse_rate(lo, &ulo, &e), 0);
+			assert_int_equal(units_parse_rate(hi, &uhi, &e), 0);
+		} else if (f->kind == IMPK_SIZE) {
+			assert_int_equal(units_parse_size(lo, &ulo, &e), 0);
+			assert_int_equal(units_parse_size(hi, &uhi, &e), 0);
+		} else {
+			assert_int_equal(units_parse_time(lo, &tlo, 0, &e), 0);
+			assert_int_equal(units_parse_time(hi, &thi, 0, &e), 0);
+			ulo = (uint64_t)tlo;
+			uhi = (uint64_t)thi;
+		}
+		if ((int64_t)ulo != f->lo || uhi != f->hi)
+			print_message("%s: range '%s' is %llu .. %llu, the field takes %lld .. %llu\n",
+				      f->name, f->range, (unsigned long long)ulo,
+				      (unsigned long long)uhi, (long long)f->lo,
+				      (unsigned long long)f->hi);
+		assert_int_equal((int64_t)ulo, f->lo);
+		assert_int_equal(uhi, f->hi);
+		ll_diag_clear(&dg);
+		assert_int_equal(impair_set(&d, f->name, lo, &dg), 0);
+		assert_int_equal(impair_set(&d, f->name, hi, &dg), 0);
+		snprintf(past, sizeof(past), "%llu%s", (unsigned long long)uhi + 1,
+			 f->kind == IMPK_RATE ? "bit" : f->kind == IMPK_SIZE ? "b" : "ns");
+		assert_int_not_equal(impair_set(&d, f->name, past, &dg), 0);
+		assert_true(diag_has(&dg, f->range));
+		if (f->lo > 0) {
+			snprintf(past, sizeof(past), "%lld%s", (long long)f->lo - 1,
+				 f->kind == IMPK_RATE ? "bit" : f->kind == IMPK_SIZE ? "b" : "ns");
+			ll_diag_clear(&dg);
+			assert_int_not_equal(impair_set(&d, f->name, past, &dg), 0);
+			assert_true(diag_has(&dg, f->range));
+		}
+		n++;
+	}
+	assert_true(n >= 8);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -553,6 +617,7 @@ int main(void)
 		cmocka_unit_test(test_plan_netem),
 		cmocka_unit_test(test_get_summary),
 		cmocka_unit_test(test_jitter_reorder_warning),
+		cmocka_unit_test(test_range_ends),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

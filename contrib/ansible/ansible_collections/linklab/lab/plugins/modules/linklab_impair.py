@@ -92,7 +92,7 @@ options:
     description: netem one-way delay, C(0ns) .. C(274s).
     type: str
   jitter:
-    description: netem jitter, C(0ns) .. C(2147483647ns); needs I(delay).
+    description: netem jitter, C(0ns) .. C(2.147483647s); needs I(delay).
     type: str
   delay_corr:
     description: delay correlation, C(0%) .. C(100%) (linklab C(--delay-corr)).
