@@ -471,6 +471,18 @@ sa1=$(ina cat /proc/sys/net/ipv4/tcp_rmem /proc/sys/net/ipv4/tcp_congestion_cont
 	pass "sysctl tcp_rmem and congestion control set on both peers" || fail "sysctl set: A $sa1 B $sb1: $r"
 r=$(ina "$LINKLAB" sysctl -F "$LL_SSH_CONFIG" --peer peer-b 'tcp_congestion_control=$(id)' 2>&1); rc=$?
 [ $rc = 2 ] && echo "$r" | grep -q "not a congestion control name" && pass "sysctl value checked before anything runs" || fail "bad sysctl value: rc $rc $r"
+# a congestion control the kernel does not have: found on both peers before
+# anything is written (tcp_adv_win_scale given first stays as it was)
+wa0=$(ina cat /proc/sys/net/ipv4/tcp_adv_win_scale); wb0=$(inb cat /proc/sys/net/ipv4/tcp_adv_win_scale)
+r=$(ina "$LINKLAB" sysctl -F "$LL_SSH_CONFIG" --peer peer-b tcp_adv_win_scale=3 tcp_congestion_control=nosuchcc 2>&1); rc=$?
+if [ $rc = 2 ] && [ "$(echo "$r" | grep -c '"nosuchcc" is not in this kernel.s tcp_available_congestion_control (')" = 2 ] &&
+   echo "$r" | grep -q '^linklab sysctl: A (this host):' && echo "$r" | grep -q '^linklab sysctl: B (peer-b):' &&
+   echo "$r" | grep -q "nothing was changed" &&
+   [ "$(ina cat /proc/sys/net/ipv4/tcp_adv_win_scale)" = "$wa0" ] && [ "$(inb cat /proc/sys/net/ipv4/tcp_adv_win_scale)" = "$wb0" ]; then
+	pass "sysctl tcp_congestion_control=nosuchcc: refused on both peers before any write, exit 2"
+else
+	fail "sysctl unavailable cc (rc $rc): $r"
+fi
 ina "$LINKLAB" sysctl -F "$LL_SSH_CONFIG" --peer peer-b --restore >/dev/null 2>&1
 sa2=$(ina cat /proc/sys/net/ipv4/tcp_rmem /proc/sys/net/ipv4/tcp_congestion_control | tr -s '\t\n' '  ')
 sb2=$(inb cat /proc/sys/net/ipv4/tcp_rmem /proc/sys/net/ipv4/tcp_congestion_control | tr -s '\t\n' '  ')
