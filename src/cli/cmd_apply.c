@@ -329,8 +329,8 @@ static int read_back(struct peerset *ps, const struct impair dial[2],
 
 /* A live console that drives side i (its interface dev on A, the whole
  * peer on B): its dial is that console's, so an apply from here is refused
- * naming it (diag). */
-static void cmd_apply_holder(struct peerset *ps, int i, const char *dev,
+ * naming it (diag). True when it is refused. */
+static bool cmd_apply_holder(struct peerset *ps, int i, const char *dev,
 			     struct ll_diag *diag)
 {
 	struct peer_lock_owner who;
@@ -352,23 +352,25 @@ static void cmd_apply_holder(struct peerset *ps, int i, const char *dev,
 				    err.msg);
 	}
 	if (rc != 1)
-		return;
+		return false;
 	peer_lock_describe(&who, desc, sizeof(desc));
 	ll_diag_add(diag, LL_DIAG_ERROR, NULL,
 		    "%s %s is driven by %s: its dial is that console's (dial it there, "
 		    "or quit that console first); nothing changed",
 		    i == 0 ? "A" : "B", dev, desc);
+	return true;
 }
 
-/* The interfaces each side needs, and on the one that carries the SSH
+/* The interfaces each side needs, a console that drives a side (each such
+ * refusal counted in *nheld), and on the interface that carries the SSH
  * session to B a warning (or 100 % loss refused without --force); problems
  * go to diag. */
 static void cmd_apply_preflight(const struct apply_args *a, struct peerset *ps,
 				unsigned sides, const struct impair dial[2],
-				struct ll_diag *diag)
+				struct ll_diag *diag, int *nheld)
 {
 	struct ll_err err = { 0 };
-	int i;
+	int i, before;
 
 	if ((sides & CMD_SIDE_A) && !ps->dev_a[0])
 		ll_diag_add(diag, LL_DIAG_ERROR, NULL, ps->has_b ?
@@ -378,16 +380,20 @@ static void cmd_apply_preflight(const struct apply_args *a, struct peerset *ps,
 	if ((sides & CMD_SIDE_B) && !ps->dev_b[0])
 		ll_diag_add(diag, LL_DIAG_ERROR, NULL,
 			    "no interface on the peer routes to this host: give --peer-dev IF");
-	/* the interface that carries the SSH session to B: warn, and
-	 * refuse 100 % loss on it without --force */
-	for (i = 0; i < 2 && diag->nerrors == 0; i++) {
+	/* a console on either side, then the interface that carries the SSH
+	 * session to B: warn, and refuse 100 % loss on it without --force */
+	before = diag->nerrors;
+	for (i = 0; i < 2; i++) {
 		const char *dev = i == 0 ? ps->dev_a : ps->dev_b;
 		char warn[LL_DIAG_LEN];
 
 		if (!(sides & (i == 0 ? CMD_SIDE_A : CMD_SIDE_B)) || !dev[0] ||
 		    impair_is_empty(&dial[i]))
 			continue;
-		cmd_apply_holder(ps, i, dev, diag);
+		if (cmd_apply_holder(ps, i, dev, diag))
+			(*nheld)++;
+		if (before)
+			continue;
 		if (peerset_ssh_check(ps, i, dev, &dial[i], a->c.po.force, warn,
 				      sizeof(warn), &err) < 0)
 			ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s", err.msg);
@@ -457,7 +463,7 @@ int cmd_apply(int argc, char **argv)
 	cJSON *doc = NULL;
 	unsigned sides = 0, done = 0;
 	bool opened = false, restored = false;
-	int i, rc, status = 0;
+	int i, rc, status = 0, nheld = 0;
 	char failmsg[LL_ERR_MAX + 64] = "";
 
 	ll_diag_clear(&diag);
@@ -484,7 +490,7 @@ int cmd_apply(int argc, char **argv)
 			 !a.c.local_only && !a.c.remote_only)
 			ll_diag_add(&diag, LL_DIAG_ERROR, NULL,
 				    "--split halves the dial between two peers: it needs --peer HOST");
-		cmd_apply_preflight(&a, &ps, sides, dial, &diag);
+		cmd_apply_preflight(&a, &ps, sides, dial, &diag, &nheld);
 	}
 	for (i = 0; i < 2; i++) {
 		char jw[LL_DIAG_LEN];
@@ -496,7 +502,9 @@ int cmd_apply(int argc, char **argv)
 	if (report(&diag, a.c.json)) {
 		if (opened)
 			peerset_close(&ps);
-		return 2;
+		/* refused only because a console drives a side: 1, as a second
+		 * console is; any problem of the command line: 2 */
+		return diag.nerrors > nheld ? 2 : 1;
 	}
 	if (a.split && sides == (CMD_SIDE_A | CMD_SIDE_B)) {
 		split_dial(&dial[0]);

@@ -312,4 +312,26 @@ else
 	fail "apply -J kernel failure (rc $rc): $(cat "$T/aj.out") / $(cat "$T/aj.err")"
 fi
 
+# --- exit status of a refusal by state ------------------------------------------
+# a console holds vh0 (its owner record and a live flock, peer_lock.h): apply is
+# refused naming it, exit 1 as a second console; with a bad value too, exit 2
+lk="$LINKLAB_RUN_DIR/owner-$(inn stat -L -c %i /proc/self/ns/net)-$(inn cat /sys/class/net/vh0/ifindex).lock"
+mkdir -p "$LINKLAB_RUN_DIR"
+printf 'pid 4242\nuid 1000\nuser alice\nhost lab\nsince %s\nifindex %s\ndev vh0\n' "$(date +%s)" \
+	"$(inn cat /sys/class/net/vh0/ifindex)" > "$lk"
+python3 -c "import fcntl,sys,time; f=open(sys.argv[1]); fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(30)" "$lk" > "$T/fl.out" &
+FL=$!
+k0=$(root_kind_h vh0)
+i=0; while ! grep -q held "$T/fl.out" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
+r=$(inn "$LINKLAB" apply --dev vh0 --rate 10mbit 2>&1); rc=$?
+r2=$(inn "$LINKLAB" apply --dev vh0 --rate 10mbit --delay 5furlong 2>&1); rc2=$?
+kill $FL 2>/dev/null; wait $FL 2>/dev/null; rm -f "$lk"
+if [ $rc = 1 ] && echo "$r" | grep -q "A vh0 is driven by console pid 4242 (user alice" &&
+   [ $rc2 = 2 ] && echo "$r2" | grep -q "driven by console pid 4242" && echo "$r2" | grep -q "delay: '5furlong'" &&
+   [ "$(root_kind_h vh0)" = "$k0" ]; then
+	pass "apply on an interface a console holds: refused naming it, exit 1 (2 with a bad value as well, both named)"
+else
+	fail "apply under a console's lock: rc $rc ($r) / rc $rc2 ($r2)"
+fi
+
 summary hostile
