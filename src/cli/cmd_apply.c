@@ -5,7 +5,6 @@
  * this host is put back as it was. */
 #include <limits.h>
 #include <net/if.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,21 +28,6 @@ struct apply_args {
 	bool check;               /* --check: compare only (cmd_apply_check.c) */
 	int engine;               /* enum enghook_mode (--engine) */
 };
-
-/* Split an end-to-end one-way target between the two peers: delay and jitter
- * halve, loss becomes 1-(1-p)^(1/2) on each side (both sides' losses compound
- * back to p). */
-static void split_dial(struct impair *d)
-{
-	double p;
-
-	d->delay /= 2;
-	d->jitter /= 2;
-	if (d->set & IMP_LOSS) {
-		p = units_prob_to_percent(d->loss) / 100.0;
-		d->loss = units_percent_to_prob(100.0 * (1.0 - sqrt(1.0 - p)));
-	}
-}
 
 /* True if field name appears in text as a word ("reorder needs delay"). */
 static bool mentions(const char *text, const char *name)
@@ -249,6 +233,26 @@ static int report(const struct ll_diag *diag, bool json)
 	if (diag->nerrors)
 		fprintf(stderr, "linklab apply: nothing was changed\n");
 	return diag->nerrors ? 2 : 0;
+}
+
+/* --split: each side's half of the dial (impair_split) in place, checked
+ * again: a half that breaks a cross-field rule (B's delay 0ns under a
+ * jitter, from --delay 1ns) is refused naming the side and what was given. */
+static void split_checked(struct impair dial[2], struct ll_diag *diag)
+{
+	struct ll_diag v;
+	int i, k;
+
+	impair_split(&dial[0], &dial[1]);
+	for (i = 0; i < 2; i++) {
+		ll_diag_clear(&v);
+		impair_validate(&dial[i], &v);
+		for (k = 0; k < v.n; k++)
+			ll_diag_add(diag, v.e[k].level, v.e[k].field,
+				    "--split: %s's half of the dial: %s (halves are whole ns, "
+				    "A taking the odd one: split a delay or jitter of 2ns or more)",
+				    i ? "B" : "A", v.e[k].text);
+	}
 }
 
 /* The engine choice to each side that can take it; a side that cannot
@@ -492,6 +496,8 @@ int cmd_apply(int argc, char **argv)
 				    "--split halves the dial between two peers: it needs --peer HOST");
 		cmd_apply_preflight(&a, &ps, sides, dial, &diag, &nheld);
 	}
+	if (a.split && sides == (CMD_SIDE_A | CMD_SIDE_B) && !diag.nerrors)
+		split_checked(dial, &diag);
 	for (i = 0; i < 2; i++) {
 		char jw[LL_DIAG_LEN];
 		if ((sides & (i == 0 ? CMD_SIDE_A : CMD_SIDE_B)) &&
@@ -505,10 +511,6 @@ int cmd_apply(int argc, char **argv)
 		/* refused only because a console drives a side: 1, as a second
 		 * console is; any problem of the command line: 2 */
 		return diag.nerrors > nheld ? 2 : 1;
-	}
-	if (a.split && sides == (CMD_SIDE_A | CMD_SIDE_B)) {
-		split_dial(&dial[0]);
-		split_dial(&dial[1]);
 	}
 	set_engines(&a, &ps, sides);
 	if (a.check) {

@@ -281,6 +281,30 @@ static char *elem_text(const struct impair *d, const struct impair_field *f, uns
 	}
 }
 
+/* Half of *v, the odd ns to the first side (first true). */
+static void halve_ns(int64_t *v, bool first)
+{
+	*v = first ? *v - *v / 2 : *v / 2;
+}
+
+static void split_one(struct impair *d, bool first)
+{
+	double p;
+
+	halve_ns(&d->delay, first);
+	halve_ns(&d->jitter, first);
+	if (d->set & IMP_LOSS) {
+		p = units_prob_to_percent(d->loss) / 100.0;
+		d->loss = units_percent_to_prob(100.0 * (1.0 - sqrt(1.0 - p)));
+	}
+}
+
+void impair_split(struct impair *a, struct impair *b)
+{
+	split_one(a, true);
+	split_one(b, false);
+}
+
 void impair_overlay(struct impair *dst, const struct impair *src)
 {
 	const struct impair_field *f;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* test_impair.c - dial parsing, validation messages, plan derivation. */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -604,6 +605,51 @@ static void test_range_ends(void **state)
 	assert_true(n >= 8);
 }
 
+/* --split: A's and B's halves add back to the delay and jitter given, down
+ * to 1ns (A takes the odd ns); loss compounds back to p. */
+static void test_split(void **state)
+{
+	static const struct { const char *delay, *jitter, *a_delay, *b_delay, *a_jit, *b_jit; } t[] = {
+		{ "1ns", "1ns", "1ns", "0ns", "1ns", "0ns" },
+		{ "3ns", "0ns", "2ns", "1ns", "0ns", "0ns" },
+		{ "100ms", "5ms", "50ms", "50ms", "2500us", "2500us" },
+		{ "1.000000001s", "2.147483647s", "500000001ns", "500ms", "1073741824ns", "1073741823ns" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct impair a = { 0 }, b;
+		struct ll_diag dg;
+		char v[48];
+		int64_t d0, j0;
+
+		ll_diag_clear(&dg);
+		assert_int_equal(impair_set(&a, "delay", t[i].delay, &dg), 0);
+		assert_int_equal(impair_set(&a, "jitter", t[i].jitter, &dg), 0);
+		assert_int_equal(impair_set(&a, "loss", "19%", &dg), 0);
+		d0 = a.delay;
+		j0 = a.jitter;
+		b = a;
+		impair_split(&a, &b);
+		assert_string_equal(impair_get(&a, impair_field_find("delay"), v, sizeof(v)), t[i].a_delay);
+		assert_string_equal(impair_get(&b, impair_field_find("delay"), v, sizeof(v)), t[i].b_delay);
+		assert_string_equal(impair_get(&a, impair_field_find("jitter"), v, sizeof(v)), t[i].a_jit);
+		assert_string_equal(impair_get(&b, impair_field_find("jitter"), v, sizeof(v)), t[i].b_jit);
+		assert_int_equal(a.delay + b.delay, d0);
+		assert_int_equal(a.jitter + b.jitter, j0);
+		/* each side about 10%, compounding back to 19% */
+		{
+			double pa = units_prob_to_percent(a.loss) / 100.0;
+			double pb = units_prob_to_percent(b.loss) / 100.0;
+
+			assert_true(pa > 0.0999999 && pa < 0.1000001);
+			assert_true(fabs(1.0 - (1.0 - pa) * (1.0 - pb) - 0.19) < 1e-7);
+		}
+		assert_int_equal(a.loss, b.loss);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -618,6 +664,7 @@ int main(void)
 		cmocka_unit_test(test_get_summary),
 		cmocka_unit_test(test_jitter_reorder_warning),
 		cmocka_unit_test(test_range_ends),
+		cmocka_unit_test(test_split),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
