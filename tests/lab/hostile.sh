@@ -123,6 +123,30 @@ else
 	fail "profile escapes: $(od -c "$T/plist" | head -10)"
 fi
 rm -f "$P/evil.ini"
+# names with an escape, an accent and wide characters: the next column starts
+# at the same screen column on every line (padded after escaping, by width)
+for nm in "$(printf 'x\033y')" "caf$(printf '\303\251')" plain "$(printf '\346\227\245\346\234\254')"; do
+	printf '[dial]\nrate = 1mbit\n' > "$P/$nm.ini"
+done
+LINKLAB_PROFILE_PATH="$P" "$LINKLAB" profile list > "$T/pcols" 2>&1
+cols=$(python3 -c '
+import sys, unicodedata
+def w(s): return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
+out, users = [], 0
+for l in open(sys.argv[1], encoding="utf-8"):
+    i = l.find(" user ")
+    users += i >= 0
+    i = i if i >= 0 else l.find(" built ")
+    out.append(str(w(l[:i])) if i >= 0 else "?")
+print(" ".join(sorted(set(out))), users)' "$T/pcols")
+if [ "$cols" = "22 4" ] && grep -q '^x\\x1by ' "$T/pcols"; then
+	pass "profile list: escaped, accented and wide names keep the columns aligned (column 22 on every line)"
+else
+	fail "profile list columns: $cols: $(cat "$T/pcols")"
+fi
+for nm in "$(printf 'x\033y')" "caf$(printf '\303\251')" plain "$(printf '\346\227\245\346\234\254')"; do
+	rm -f "$P/$nm.ini"
+done
 # a UTF-8 byte order mark (Windows editors) is read past; a message about a
 # profile names the user's file, never the descriptor iniparser read
 printf '\357\273\277[profile]\nname = bom\ndescription = with BOM\n[dial]\nrate = 10mbit\n' > "$P/bom.ini"
