@@ -12,6 +12,8 @@
 #include "linklab/model/dialopt.h"
 #include "linklab/model/profile.h"
 
+/* One side's dial as [label] and its keys in schema order (impair_fields),
+ * whatever order the file gave them in. */
 static void print_dial(const char *label, const struct impair *d)
 {
 	const struct impair_field *f;
@@ -119,7 +121,10 @@ static void profile_usage(FILE *f)
 {
 	fprintf(f, "usage: linklab profile list | show NAME | fields | save NAME "
 		"[--force] [--description TEXT] [--rate R] [--delay T] ...\n"
-		"       linklab profile rename NAME NEWNAME | delete NAME  (user profiles)\n");
+		"       linklab profile rename NAME NEWNAME | delete NAME  (user profiles)\n"
+		"show prints the dial each side gets: [dial] when both get the same, else [a]\n"
+		"and [b] (each [dial] with the side's own keys on top), one key a line in the\n"
+		"order of `linklab profile fields` (the schema's), whatever the file's order.\n");
 }
 
 int cmd_profile(int argc, char **argv)

@@ -123,6 +123,20 @@ else
 	fail "profile escapes: $(od -c "$T/plist" | head -10)"
 fi
 rm -f "$P/evil.ini"
+# profile show: the schema's order (as `profile fields`), not the file's;
+# [a] before [b]; -h says so
+printf '[b]\nloss = 2%%\n[dial]\nloss = 1%%\ndelay = 10ms\nrate = 5mbit\n[a]\njitter = 1ms\n' > "$P/order.ini"
+LINKLAB_PROFILE_PATH="$P" "$LINKLAB" profile show order > "$T/porder" 2>&1; rc=$?
+got=$(grep -v '^;' "$T/porder" | tr '\n' ' ')
+want="[a] rate = 5mbit delay = 10ms jitter = 1ms loss = 1% [b] rate = 5mbit delay = 10ms loss = 2% "
+sch=$("$LINKLAB" profile fields | awk '{print $1}' | grep -nxE 'rate|delay|jitter|loss' | cut -d: -f2 | tr '\n' ' ')
+if [ $rc = 0 ] && [ "$got" = "$want" ] && [ "$sch" = "rate delay jitter loss " ] &&
+   "$LINKLAB" profile -h | grep -q "order of .linklab profile fields. (the schema's), whatever the file's order"; then
+	pass "profile show: keys in the schema's order whatever the file's, [a] then [b]; -h says so"
+else
+	fail "profile show order (rc $rc): '$got' / fields '$sch'"
+fi
+rm -f "$P/order.ini"
 # names with an escape, an accent and wide characters: the next column starts
 # at the same screen column on every line (padded after escaping, by width)
 for nm in "$(printf 'x\033y')" "caf$(printf '\303\251')" plain "$(printf '\346\227\245\346\234\254')"; do
