@@ -468,9 +468,12 @@ int profile_load(const char *path, struct profile *p, struct ll_diag *diag)
 	if (!f)
 		return rc;
 	kl = calloc(1, sizeof(*kl));
+	/* the checked copy: a memfd, else an unlinked temporary file */
 	mfd = memfd_create("linklab-profile", MFD_CLOEXEC);
 	if (mfd >= 0 && !(clean = fdopen(mfd, "w+")))
 		close(mfd);
+	if (!clean)
+		clean = tmpfile();
 	if (!kl || !clean) {
 		fclose(f);
 		if (clean)
