@@ -127,3 +127,53 @@ int text_is_safe(const char *s, unsigned flags)
 	}
 	return 1;
 }
+
+/* Columns code point cp takes on a terminal: 0 for combining marks and
+ * zero-width characters, 2 for East Asian wide and fullwidth ones and
+ * emoji (after Markus Kuhn's wcwidth), else 1. */
+static int cp_width(uint32_t cp)
+{
+	static const uint32_t zero[][2] = {
+		{ 0x0300, 0x036f }, { 0x0483, 0x0489 }, { 0x0591, 0x05bd },
+		{ 0x0610, 0x061a }, { 0x064b, 0x065f }, { 0x0e31, 0x0e31 },
+		{ 0x0e34, 0x0e3a }, { 0x1ab0, 0x1aff }, { 0x1dc0, 0x1dff },
+		{ 0x200b, 0x200f }, { 0x20d0, 0x20ff }, { 0xfe00, 0xfe0f },
+		{ 0xfe20, 0xfe2f }, { 0xfeff, 0xfeff },
+	};
+	static const uint32_t wide[][2] = {
+		{ 0x1100, 0x115f }, { 0x2e80, 0x303e }, { 0x3041, 0x33ff },
+		{ 0x3400, 0x4dbf }, { 0x4e00, 0x9fff }, { 0xa000, 0xa4cf },
+		{ 0xac00, 0xd7a3 }, { 0xf900, 0xfaff }, { 0xfe30, 0xfe4f },
+		{ 0xff00, 0xff60 }, { 0xffe0, 0xffe6 }, { 0x1f300, 0x1f64f },
+		{ 0x1f900, 0x1f9ff }, { 0x20000, 0x3fffd },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(zero) / sizeof(zero[0]); i++)
+		if (cp >= zero[i][0] && cp <= zero[i][1])
+			return 0;
+	for (i = 0; i < sizeof(wide) / sizeof(wide[0]); i++)
+		if (cp >= wide[i][0] && cp <= wide[i][1])
+			return 2;
+	return 1;
+}
+
+size_t text_width(const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = s ? strlen(s) : 0, w = 0;
+
+	while (n) {
+		uint32_t cp = 0;
+		int len = utf8_len(u, n, &cp);
+
+		if (len <= 0) {
+			len = 1;          /* an invalid byte: one column */
+			cp = 'x';
+		}
+		w += (size_t)cp_width(cp);
+		u += len;
+		n -= (size_t)len;
+	}
+	return w;
+}

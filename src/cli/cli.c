@@ -26,7 +26,8 @@ static const struct cli_cmd cli_cmds[] = {
 	  "                 [--profile NAME] [--engine auto|kernel|user] [--dry-run|--check] [-J] DIAL...\n"
 	  "                 DIAL: --rate R --burst B --delay T --jitter T --loss P --duplicate P\n"
 	  "                 --corrupt P --reorder P --gap N --limit N ... (tc units: 50mbit, 100ms, 1%)\n"
-	  "                 --split halves delay/jitter and splits loss 1-(1-p)^1/2 per peer" },
+	  "                 --split halves delay/jitter (A takes an odd ns, so both add back to\n"
+	  "                 the value given) and splits loss 1-(1-p)^1/2 per peer" },
 	{ "show", cmd_show, "show [--peer HOST] [--dev IF] [--peer-dev IF] [-J] [--journal]" },
 	{ "clear", cmd_clear,
 	  "clear [--peer HOST] [--dev IF] [--peer-dev IF] [--local|--remote] [--all]\n"

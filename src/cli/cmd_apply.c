@@ -5,7 +5,6 @@
  * this host is put back as it was. */
 #include <limits.h>
 #include <net/if.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,21 +28,6 @@ struct apply_args {
 	bool check;               /* --check: compare only (cmd_apply_check.c) */
 	int engine;               /* enum enghook_mode (--engine) */
 };
-
-/* Split an end-to-end one-way target between the two peers: delay and jitter
- * halve, loss becomes 1-(1-p)^(1/2) on each side (both sides' losses compound
- * back to p). */
-static void split_dial(struct impair *d)
-{
-	double p;
-
-	d->delay /= 2;
-	d->jitter /= 2;
-	if (d->set & IMP_LOSS) {
-		p = units_prob_to_percent(d->loss) / 100.0;
-		d->loss = units_percent_to_prob(100.0 * (1.0 - sqrt(1.0 - p)));
-	}
-}
 
 /* True if field name appears in text as a word ("reorder needs delay"). */
 static bool mentions(const char *text, const char *name)
@@ -251,6 +235,26 @@ static int report(const struct ll_diag *diag, bool json)
 	return diag->nerrors ? 2 : 0;
 }
 
+/* --split: each side's half of the dial (impair_split) in place, checked
+ * again: a half that breaks a cross-field rule (B's delay 0ns under a
+ * jitter, from --delay 1ns) is refused naming the side and what was given. */
+static void split_checked(struct impair dial[2], struct ll_diag *diag)
+{
+	struct ll_diag v;
+	int i, k;
+
+	impair_split(&dial[0], &dial[1]);
+	for (i = 0; i < 2; i++) {
+		ll_diag_clear(&v);
+		impair_validate(&dial[i], &v);
+		for (k = 0; k < v.n; k++)
+			ll_diag_add(diag, v.e[k].level, v.e[k].field,
+				    "--split: %s's half of the dial: %s (halves are whole ns, "
+				    "A taking the odd one: split a delay or jitter of 2ns or more)",
+				    i ? "B" : "A", v.e[k].text);
+	}
+}
+
 /* The engine choice to each side that can take it; a side that cannot
  * (no set_engine) keeps the kernel. */
 static void set_engines(const struct apply_args *a, struct peerset *ps, unsigned sides)
@@ -329,8 +333,8 @@ static int read_back(struct peerset *ps, const struct impair dial[2],
 
 /* A live console that drives side i (its interface dev on A, the whole
  * peer on B): its dial is that console's, so an apply from here is refused
- * naming it (diag). */
-static void cmd_apply_holder(struct peerset *ps, int i, const char *dev,
+ * naming it (diag). True when it is refused. */
+static bool cmd_apply_holder(struct peerset *ps, int i, const char *dev,
 			     struct ll_diag *diag)
 {
 	struct peer_lock_owner who;
@@ -352,23 +356,25 @@ static void cmd_apply_holder(struct peerset *ps, int i, const char *dev,
 				    err.msg);
 	}
 	if (rc != 1)
-		return;
+		return false;
 	peer_lock_describe(&who, desc, sizeof(desc));
 	ll_diag_add(diag, LL_DIAG_ERROR, NULL,
 		    "%s %s is driven by %s: its dial is that console's (dial it there, "
 		    "or quit that console first); nothing changed",
 		    i == 0 ? "A" : "B", dev, desc);
+	return true;
 }
 
-/* The interfaces each side needs, and on the one that carries the SSH
+/* The interfaces each side needs, a console that drives a side (each such
+ * refusal counted in *nheld), and on the interface that carries the SSH
  * session to B a warning (or 100 % loss refused without --force); problems
  * go to diag. */
 static void cmd_apply_preflight(const struct apply_args *a, struct peerset *ps,
 				unsigned sides, const struct impair dial[2],
-				struct ll_diag *diag)
+				struct ll_diag *diag, int *nheld)
 {
 	struct ll_err err = { 0 };
-	int i;
+	int i, before;
 
 	if ((sides & CMD_SIDE_A) && !ps->dev_a[0])
 		ll_diag_add(diag, LL_DIAG_ERROR, NULL, ps->has_b ?
@@ -378,22 +384,26 @@ static void cmd_apply_preflight(const struct apply_args *a, struct peerset *ps,
 	if ((sides & CMD_SIDE_B) && !ps->dev_b[0])
 		ll_diag_add(diag, LL_DIAG_ERROR, NULL,
 			    "no interface on the peer routes to this host: give --peer-dev IF");
-	/* the interface that carries the SSH session to B: warn, and
-	 * refuse 100 % loss on it without --force */
-	for (i = 0; i < 2 && diag->nerrors == 0; i++) {
+	/* a console on either side, then the interface that carries the SSH
+	 * session to B: warn, and refuse 100 % loss on it without --force */
+	before = diag->nerrors;
+	for (i = 0; i < 2; i++) {
 		const char *dev = i == 0 ? ps->dev_a : ps->dev_b;
 		char warn[LL_DIAG_LEN];
 
 		if (!(sides & (i == 0 ? CMD_SIDE_A : CMD_SIDE_B)) || !dev[0] ||
 		    impair_is_empty(&dial[i]))
 			continue;
-		cmd_apply_holder(ps, i, dev, diag);
+		if (cmd_apply_holder(ps, i, dev, diag))
+			(*nheld)++;
 		if (i == 0 && a->c.po.exclude_ssh && a->engine == ENGHOOK_KERNEL)
 			ll_diag_add(diag, LL_DIAG_ERROR, "engine",
 				    "--exclude-ssh with --engine kernel: on this host only "
 				    "linklab's engine keeps the SSH port out of the dial (the "
 				    "qdisc tree here has no such filter); use --engine auto or "
 				    "user, or leave out --exclude-ssh");
+		if (before)
+			continue;
 		if (peerset_ssh_check(ps, i, dev, &dial[i], a->c.po.force, warn,
 				      sizeof(warn), &err) < 0)
 			ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s", err.msg);
@@ -463,7 +473,7 @@ int cmd_apply(int argc, char **argv)
 	cJSON *doc = NULL;
 	unsigned sides = 0, done = 0;
 	bool opened = false, restored = false;
-	int i, rc, status = 0;
+	int i, rc, status = 0, nheld = 0;
 	char failmsg[LL_ERR_MAX + 64] = "";
 
 	ll_diag_clear(&diag);
@@ -490,8 +500,10 @@ int cmd_apply(int argc, char **argv)
 			 !a.c.local_only && !a.c.remote_only)
 			ll_diag_add(&diag, LL_DIAG_ERROR, NULL,
 				    "--split halves the dial between two peers: it needs --peer HOST");
-		cmd_apply_preflight(&a, &ps, sides, dial, &diag);
+		cmd_apply_preflight(&a, &ps, sides, dial, &diag, &nheld);
 	}
+	if (a.split && sides == (CMD_SIDE_A | CMD_SIDE_B) && !diag.nerrors)
+		split_checked(dial, &diag);
 	for (i = 0; i < 2; i++) {
 		char jw[LL_DIAG_LEN];
 		if ((sides & (i == 0 ? CMD_SIDE_A : CMD_SIDE_B)) &&
@@ -502,11 +514,9 @@ int cmd_apply(int argc, char **argv)
 	if (report(&diag, a.c.json)) {
 		if (opened)
 			peerset_close(&ps);
-		return 2;
-	}
-	if (a.split && sides == (CMD_SIDE_A | CMD_SIDE_B)) {
-		split_dial(&dial[0]);
-		split_dial(&dial[1]);
+		/* refused only because a console drives a side: 1, as a second
+		 * console is; any problem of the command line: 2 */
+		return diag.nerrors > nheld ? 2 : 1;
 	}
 	set_engines(&a, &ps, sides);
 	if (a.check) {

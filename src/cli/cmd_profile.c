@@ -6,11 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "linklab/base/text.h"
 #include "linklab/cli/cli.h"
 #include "linklab/cli/cmd.h"
 #include "linklab/model/dialopt.h"
 #include "linklab/model/profile.h"
 
+/* One side's dial as [label] and its keys in schema order (impair_fields),
+ * whatever order the file gave them in. */
 static void print_dial(const char *label, const struct impair *d)
 {
 	const struct impair_field *f;
@@ -118,7 +121,10 @@ static void profile_usage(FILE *f)
 {
 	fprintf(f, "usage: linklab profile list | show NAME | fields | save NAME "
 		"[--force] [--description TEXT] [--rate R] [--delay T] ...\n"
-		"       linklab profile rename NAME NEWNAME | delete NAME  (user profiles)\n");
+		"       linklab profile rename NAME NEWNAME | delete NAME  (user profiles)\n"
+		"show prints the dial each side gets: [dial] when both get the same, else [a]\n"
+		"and [b] (each [dial] with the side's own keys on top), one key a line in the\n"
+		"order of `linklab profile fields` (the schema's), whatever the file's order.\n");
 }
 
 int cmd_profile(int argc, char **argv)
@@ -139,14 +145,20 @@ int cmd_profile(int argc, char **argv)
 		for (i = 0; i < n; i++) {
 			struct profile p;
 			struct ll_diag diag;
+			char name[4 * sizeof(v[i].name)];
+			size_t w;
 
+			/* the name as it is shown (escapes made visible),
+			 * padded to 22 columns by what it takes on screen */
+			text_sanitize(v[i].name, name, sizeof(name));
+			w = text_width(name);
+			printf("%s%*s %-5s ", name, w < 22 ? (int)(22 - w) : 0, "",
+			       v[i].user ? "user" : "built");
 			ll_diag_clear(&diag);
 			if (profile_load(v[i].path, &p, &diag) < 0)
-				printf("%-22s %-5s (invalid: %s)\n", v[i].name,
-				       v[i].user ? "user" : "built", diag.e[0].text);
+				printf("(invalid: %s)\n", diag.e[0].text);
 			else
-				printf("%-22s %-5s %s\n", v[i].name,
-				       v[i].user ? "user" : "built", p.description);
+				printf("%s\n", p.description);
 		}
 		free(v);
 		return 0;

@@ -11,6 +11,44 @@
 #include "linklab/peer/hosttune.h"
 #include "linklab/peer/peerset.h"
 
+/* Each NAME=VALUE of sets checked against what each side's kernel has (the
+ * sysctl there, the congestion control available) before anything is
+ * written: every problem said, naming the side; how many. */
+static int precheck(struct peerset *ps, unsigned sides, const char *const *sets,
+		    int nsets)
+{
+	struct ll_err err = { 0 };
+	int i, k, nbad = 0;
+
+	for (i = 0; i < 2; i++) {
+		struct peer *p = i ? &ps->b : &ps->a;
+		struct sysctl_state s;
+
+		if (!(sides & (i ? CMD_SIDE_B : CMD_SIDE_A)) || !p->ops->tune || !nsets)
+			continue;
+		if (p->ops->tune->sysctl_get(p, &s, &err) < 0) {
+			fprintf(stderr, "linklab sysctl: %s: %s\n", p->label, err.msg);
+			nbad++;
+			continue;
+		}
+		for (k = 0; k < nsets; k++) {
+			char name[64], val[64];
+			const char *eq = strchr(sets[k], '=');
+			int idx;
+
+			snprintf(name, sizeof(name), "%.*s", (int)(eq - sets[k]), sets[k]);
+			idx = hosttune_sysctl_index(name);
+			if (hosttune_sysctl_check(idx, eq + 1, val, sizeof(val), &err) < 0 ||
+			    hosttune_sysctl_precheck(&s, idx, val, &err) < 0) {
+				fprintf(stderr, "linklab sysctl: %s: '%s': %s\n", p->label,
+					sets[k], err.msg);
+				nbad++;
+			}
+		}
+	}
+	return nbad;
+}
+
 int cmd_sysctl(int argc, char **argv)
 {
 	struct cmd_common c;
@@ -57,6 +95,8 @@ int cmd_sysctl(int argc, char **argv)
 		printf("usage: linklab sysctl [--peer HOST] [--local|--remote] [NAME=VALUE]... [--restore]\n"
 		       "NAME: net.core.rmem_max net.core.wmem_max net.ipv4.tcp_rmem net.ipv4.tcp_wmem\n"
 		       "      net.ipv4.tcp_adv_win_scale net.ipv4.tcp_congestion_control (or the last part)\n"
+		       "Each value is checked on both peers first (tcp_congestion_control against\n"
+		       "the kernel's tcp_available_congestion_control): a problem changes nothing.\n"
 		       "Originals are journalled on each peer and put back by --restore.\n");
 		return 0;
 	}
@@ -66,6 +106,11 @@ int cmd_sysctl(int argc, char **argv)
 	if (!sides) {
 		peerset_close(&ps);
 		return cmd_fail("sysctl", &err);
+	}
+	if (precheck(&ps, sides, sets, nsets)) {
+		fprintf(stderr, "linklab sysctl: nothing was changed\n");
+		peerset_close(&ps);
+		return 2;
 	}
 	for (i = 0; i < 2; i++) {
 		struct peer *p = i ? &ps.b : &ps.a;

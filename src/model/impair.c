@@ -23,7 +23,10 @@
 #define NS_PER_S 1000000000LL
 /* netem's legacy 32-bit tick fields (64 ns ticks) top out at 274.877 s */
 #define DELAY_MAX_NS (274LL * NS_PER_S)
+/* jitter: INT32_MAX ns, shown as 2.147483647s (which parses back to it) */
 #define JITTER_MAX_NS ((int64_t)INT32_MAX)
+/* rates reach tbf and netem in whole bytes/s: 8bit is the smallest one */
+#define RATE_MIN_BPS 8ULL
 #define RATE_MAX_BPS 4000000000000ULL   /* 4tbit */
 #define TBF_LATENCY_DEFAULT_NS (50LL * 1000000LL)
 /* link rate assumed for the netem limit when no rate is dialled */
@@ -46,7 +49,7 @@ static const char *const dist_names[] = { "uniform", "normal", "pareto",
 
 const struct impair_field impair_fields[] = {
 	{ "rate", IMP_RATE, IMPK_RATE, AT(rate), .flags = IMPF_TBF,
-	  .lo = 1, .hi = RATE_MAX_BPS, .range = "1bit .. 4tbit",
+	  .lo = RATE_MIN_BPS, .hi = RATE_MAX_BPS, .range = "8bit .. 4tbit",
 	  .help = "tbf shaping rate (bit/s units: kbit mbit gbit; bytes/s: kbps mbps)" },
 	{ "burst", IMP_BURST, IMPK_SIZE, AT(burst), .flags = IMPF_TBF,
 	  .lo = 1, .hi = UINT32_MAX, .range = "1b .. 4294967295b",
@@ -62,7 +65,7 @@ const struct impair_field impair_fields[] = {
 	  .lo = 0, .hi = DELAY_MAX_NS, .range = "0ns .. 274s",
 	  .help = "netem one-way delay added on egress" },
 	{ "jitter", IMP_JITTER, IMPK_TIME, AT(jitter), .flags = IMPF_NETEM | IMPF_SIGNED,
-	  .lo = 0, .hi = JITTER_MAX_NS, .range = "0ns .. 2147483647ns",
+	  .lo = 0, .hi = JITTER_MAX_NS, .range = "0ns .. 2.147483647s",
 	  .help = "netem delay variation (uniform +/- jitter)" },
 	{ "delay-corr", IMP_DELAY_CORR, IMPK_PERCENT, AT(delay_corr), NETEM, PCT,
 	  .help = "correlation of successive delays" },
@@ -104,7 +107,7 @@ const struct impair_field impair_fields[] = {
 	  .range = "on | off",
 	  .help = "mark ECN-capable packets CE instead of dropping them (needs a loss)" },
 	{ "netem-rate", IMP_NETEM_RATE, IMPK_RATE, AT(netem_rate), NETEM,
-	  .lo = 1, .hi = RATE_MAX_BPS, .range = "1bit .. 4tbit",
+	  .lo = RATE_MIN_BPS, .hi = RATE_MAX_BPS, .range = "8bit .. 4tbit",
 	  .help = "netem's own rate limit (tc netem rate), counts packet/cell overheads" },
 	{ "packet-overhead", IMP_PKT_OVERHEAD, IMPK_INT, AT(packet_overhead),
 	  .flags = IMPF_NETEM | IMPF_SIGNED, .lo = INT32_MIN, .hi = INT32_MAX,
@@ -276,6 +279,30 @@ static char *elem_text(const struct impair *d, const struct impair_field *f, uns
 	case IMPK_INT: snprintf(buf, len, "%" PRId64, s); return buf;
 	default: snprintf(buf, len, "%" PRIu64, u); return buf;
 	}
+}
+
+/* Half of *v, the odd ns to the first side (first true). */
+static void halve_ns(int64_t *v, bool first)
+{
+	*v = first ? *v - *v / 2 : *v / 2;
+}
+
+static void split_one(struct impair *d, bool first)
+{
+	double p;
+
+	halve_ns(&d->delay, first);
+	halve_ns(&d->jitter, first);
+	if (d->set & IMP_LOSS) {
+		p = units_prob_to_percent(d->loss) / 100.0;
+		d->loss = units_percent_to_prob(100.0 * (1.0 - sqrt(1.0 - p)));
+	}
+}
+
+void impair_split(struct impair *a, struct impair *b)
+{
+	split_one(a, true);
+	split_one(b, false);
 }
 
 void impair_overlay(struct impair *dst, const struct impair *src)

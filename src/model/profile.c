@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,18 +27,38 @@
  * its messages here while profile_load runs (single-threaded use). */
 static char ini_errbuf[512];
 
-/* iniparser error callback: keep the first message, print nothing. */
+/* iniparser error callback: keep the first message (its lines joined by
+ * blanks), print nothing. */
 static int ini_errback(const char *fmt, ...)
 {
 	va_list ap;
+	char *c;
 
 	if (ini_errbuf[0])
 		return 0;
 	va_start(ap, fmt);
 	vsnprintf(ini_errbuf, sizeof(ini_errbuf), fmt, ap);
 	va_end(ap);
-	ini_errbuf[strcspn(ini_errbuf, "\n")] = '\0';
+	for (c = ini_errbuf; *c; c++)
+		if (*c == '\n')
+			*c = ' ';
+	while (c > ini_errbuf && c[-1] == ' ')
+		*--c = '\0';
 	return 0;
+}
+
+/* iniparser's message names the descriptor it read ("/proc/self/fd/N"):
+ * the same text into out with the user's file name instead. */
+static void ini_errtext(const char *fdpath, const char *path, char *out, size_t len)
+{
+	const char *at = strstr(ini_errbuf, fdpath);
+
+	if (!at) {
+		snprintf(out, len, "%s", ini_errbuf);
+		return;
+	}
+	snprintf(out, len, "%.*s%s%s", (int)(at - ini_errbuf), ini_errbuf, path,
+		 at + strlen(fdpath));
 }
 
 static const char *const known_sections[] = { "profile", "dial", "a", "b", NULL };
@@ -92,8 +113,9 @@ static int key_line(const struct key_lines *kl, const char *sec, const char *key
 }
 
 /* a [section] line s: its name into sec, checked against the known ones
- * and the ones seen (secs, *nsecs of them, at most 16 kept) */
-static void lint_section(char *s, const char *path, int lineno, char *sec,
+ * and the ones seen (secs, *nsecs of them, at most 16 kept). False when
+ * the line is no header iniparser reads (no ']', text after it). */
+static bool lint_section(char *s, const char *path, int lineno, char *sec,
 			 size_t seclen, char (*secs)[64], int *nsecs,
 			 struct ll_diag *diag)
 {
@@ -103,7 +125,14 @@ static void lint_section(char *s, const char *path, int lineno, char *sec,
 	if (!end) {
 		ll_diag_add(diag, LL_DIAG_ERROR, NULL,
 			    "%s:%d: section header without ']'", path, lineno);
-		return;
+		return false;
+	}
+	if (end[1]) {
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+			    "%s:%d: text after the section header: '%s' (a comment "
+			    "goes on a line of its own)", path, lineno,
+			    end + 1 + strspn(end + 1, " \t"));
+		return false;
 	}
 	*end = '\0';
 	snprintf(sec, seclen, "%s", trim(s + 1));
@@ -123,6 +152,7 @@ static void lint_section(char *s, const char *path, int lineno, char *sec,
 		ll_diag_add(diag, LL_DIAG_ERROR, NULL,
 			    "%s:%d: unknown section [%s] (known: profile, dial, a, b)",
 			    path, lineno, sec);
+	return true;
 }
 
 /* a key = value line in section sec: cut values, repeated keys (recorded
@@ -170,16 +200,43 @@ static void lint_key(const char *key, const char *val, const char *path,
 	}
 }
 
-static int lint_file(FILE *f, const char *path, struct key_lines *kl, struct ll_diag *diag)
+/* A UTF-8 byte order mark at the start of line 1 is dropped (editors on
+ * Windows write one); a UTF-16 one is refused naming the file. 0 or -EINVAL. */
+static int lint_bom(char *line, const char *path, struct ll_diag *diag)
 {
-	char line[PROFILE_LINE_MAX + 2], sec[64] = "";
+	unsigned char *u = (unsigned char *)line;
+
+	if (u[0] == 0xef && u[1] == 0xbb && u[2] == 0xbf) {
+		memmove(line, line + 3, strlen(line + 3) + 1);
+		return 0;
+	}
+	if ((u[0] == 0xff && u[1] == 0xfe) || (u[0] == 0xfe && u[1] == 0xff)) {
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+			    "%s: UTF-16 text (byte order mark %02X %02X): a profile is "
+			    "UTF-8 or ASCII text; save it as UTF-8", path, u[0], u[1]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Check every line of f; copy the file into clean (the text iniparser
+ * reads) without a UTF-8 byte order mark and with each line iniparser
+ * cannot read (reported here) blanked, so that the values of the other
+ * lines are still read and checked. */
+static int lint_file(FILE *f, FILE *clean, const char *path, struct key_lines *kl,
+		     struct ll_diag *diag)
+{
+	char line[PROFILE_LINE_MAX + 2], raw[PROFILE_LINE_MAX + 2], sec[64] = "";
 	char secs[16][64];
 	int nseen = 0, nsecs = 0, lineno = 0, nbad = 0;
 
 	while (fgets(line, sizeof(line), f)) {
 		char *s, *eq, *key, *val;
+		bool ok = true;
 
 		lineno++;
+		if (lineno == 1 && lint_bom(line, path, diag) < 0)
+			return -EINVAL;
 		if (!strchr(line, '\n') && !feof(f)) {
 			int c;
 
@@ -188,18 +245,18 @@ static int lint_file(FILE *f, const char *path, struct key_lines *kl, struct ll_
 				    lineno, PROFILE_LINE_MAX);
 			while ((c = fgetc(f)) != EOF && c != '\n')
 				;
+			fputc('\n', clean);
 			continue;
 		}
+		snprintf(raw, sizeof(raw), "%s", line);
 		s = trim(line);
-		if (!*s || *s == '#' || *s == ';')
-			continue;
-		if (*s == '[') {
-			lint_section(s, path, lineno, sec, sizeof(sec), secs, &nsecs,
-				     diag);
-			continue;
-		}
 		eq = strchr(s, '=');
-		if (!eq) {
+		if (!*s || *s == '#' || *s == ';') {
+			/* a blank line or a comment */
+		} else if (*s == '[') {
+			ok = lint_section(s, path, lineno, sec, sizeof(sec), secs, &nsecs,
+					  diag);
+		} else if (!eq) {
 			if (++nbad > PROFILE_MAX_BAD_LINES) {
 				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
 					    "%s: not an INI profile (%d lines are neither "
@@ -209,12 +266,21 @@ static int lint_file(FILE *f, const char *path, struct key_lines *kl, struct ll_
 			}
 			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
 				    "%s:%d: expected 'key = value'", path, lineno);
-			continue;
+			ok = false;
+		} else {
+			*eq = '\0';
+			key = trim(s);
+			val = trim(eq + 1);
+			if (!*key) {
+				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+					    "%s:%d: no key before '=' (expected 'key = value')",
+					    path, lineno);
+				ok = false;
+			} else {
+				lint_key(key, val, path, lineno, sec, kl, &nseen, diag);
+			}
 		}
-		*eq = '\0';
-		key = trim(s);
-		val = trim(eq + 1);
-		lint_key(key, val, path, lineno, sec, kl, &nseen, diag);
+		fputs(ok ? raw : "\n", clean);
 	}
 	return 0;
 }
@@ -310,15 +376,91 @@ static FILE *profile_open(const char *path, struct ll_diag *diag, int *rc)
 	return f;
 }
 
+/* True if text names field as a word ("reorder needs a delay"). */
+static bool names_field(const char *text, const char *field)
+{
+	size_t n = strlen(field);
+	const char *t;
+
+	for (t = strstr(text, field); t; t = strstr(t + 1, field)) {
+		bool left = t == text || !(t[-1] == '-' || isalnum((unsigned char)t[-1]));
+		bool right = !(t[n] == '-' || isalnum((unsigned char)t[n]));
+
+		if (left && right)
+			return true;
+	}
+	return false;
+}
+
+/* The cross-field checks of each side's dial (impair_validate) into diag,
+ * also when the file has other problems: a message about a field whose
+ * value was refused (diag entries from index vfirst on) is left out, as
+ * is [b]'s copy of a message [a] already gave. */
+static void validate_sides(const struct profile *p, const char *path,
+			   struct ll_diag *diag, int vfirst)
+{
+	struct ll_diag v, seen;
+	int side, i, k, vlast = diag->n;
+
+	ll_diag_clear(&seen);
+	for (side = 0; side < (p->per_side ? 2 : 1); side++) {
+		ll_diag_clear(&v);
+		impair_validate(side ? &p->b : &p->a, &v);
+		for (i = 0; i < v.n; i++) {
+			bool skip = false;
+
+			for (k = vfirst; k < vlast && !skip; k++)
+				skip = diag->e[k].field[0] &&
+				       (names_field(v.e[i].text, diag->e[k].field) ||
+					!strcmp(v.e[i].field, diag->e[k].field));
+			for (k = 0; k < seen.n && !skip; k++)
+				skip = !strcmp(seen.e[k].text, v.e[i].text);
+			if (skip)
+				continue;
+			ll_diag_add(&seen, v.e[i].level, NULL, "%s", v.e[i].text);
+			ll_diag_add(diag, v.e[i].level, v.e[i].field, "%s: %s%s",
+				    path, p->per_side ? (side ? "[b] " : "[a] ") : "",
+				    v.e[i].text);
+		}
+	}
+}
+
+/* iniparser reads the checked copy of the file (clean, a memfd) through
+ * /proc/self/fd; its message, if any, names path. NULL on failure (diag). */
+static dictionary *ini_read(FILE *clean, const char *path, struct ll_diag *diag)
+{
+	char fdpath[64], msg[LL_DIAG_LEN];
+	dictionary *ini;
+
+	if (fflush(clean) != 0) {
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fileno(clean));
+	ini_errbuf[0] = '\0';
+	iniparser_set_error_callback(ini_errback);
+	ini = iniparser_load(fdpath);
+	if (!ini || ini_errbuf[0]) {
+		ini_errtext(fdpath, path, msg, sizeof(msg));
+		if (strstr(msg, path))
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s", msg);
+		else
+			ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s: %s", path,
+				    msg[0] ? msg : "cannot parse");
+		if (ini)
+			iniparser_freedict(ini);
+		return NULL;
+	}
+	return ini;
+}
+
 int profile_load(const char *path, struct profile *p, struct ll_diag *diag)
 {
 	dictionary *ini;
 	const char *s, *base;
-	FILE *f;
-	struct ll_diag v;
+	FILE *f, *clean = NULL;
 	struct key_lines *kl;
-	char fdpath[64];
-	int before = diag->nerrors, side, i, rc;
+	int before = diag->nerrors, before_values, rc, mfd;
 
 	memset(p, 0, sizeof(*p));
 	snprintf(p->path, sizeof(p->path), "%s", path);
@@ -326,28 +468,26 @@ int profile_load(const char *path, struct profile *p, struct ll_diag *diag)
 	if (!f)
 		return rc;
 	kl = calloc(1, sizeof(*kl));
-	if (!kl) {
+	/* the checked copy: a memfd, else an unlinked temporary file */
+	mfd = memfd_create("linklab-profile", MFD_CLOEXEC);
+	if (mfd >= 0 && !(clean = fdopen(mfd, "w+")))
+		close(mfd);
+	if (!clean)
+		clean = tmpfile();
+	if (!kl || !clean) {
 		fclose(f);
-		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s: out of memory", path);
+		if (clean)
+			fclose(clean);
+		free(kl);
+		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s: %s", path,
+			    kl ? strerror(errno) : "out of memory");
 		return -ENOMEM;
 	}
-	if (lint_file(f, path, kl, diag) < 0) {
-		fclose(f);
-		free(kl);
-		return -EINVAL;
-	}
-
-	/* iniparser reads the file checked above, by its descriptor */
-	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fileno(f));
-	ini_errbuf[0] = '\0';
-	iniparser_set_error_callback(ini_errback);
-	ini = iniparser_load(fdpath);
+	rc = lint_file(f, clean, path, kl, diag);
 	fclose(f);
-	if (!ini || ini_errbuf[0]) {
-		ll_diag_add(diag, LL_DIAG_ERROR, NULL, "%s: %s", path,
-			    ini_errbuf[0] ? ini_errbuf : "cannot parse");
-		if (ini)
-			iniparser_freedict(ini);
+	ini = rc < 0 ? NULL : ini_read(clean, path, diag);
+	fclose(clean);
+	if (!ini) {
 		free(kl);
 		return -EINVAL;
 	}
@@ -360,6 +500,7 @@ int profile_load(const char *path, struct profile *p, struct ll_diag *diag)
 	s = iniparser_getstring(ini, "profile:description", "");
 	snprintf(p->description, sizeof(p->description), "%s", s);
 
+	before_values = diag->n;
 	load_section(ini, "dial", &p->a, path, kl, diag);
 	p->b = p->a;
 	if (iniparser_find_entry(ini, "a")) {
@@ -373,16 +514,7 @@ int profile_load(const char *path, struct profile *p, struct ll_diag *diag)
 	iniparser_freedict(ini);
 	free(kl);
 
-	for (side = 0; side < 2 && diag->nerrors == before; side++) {
-		ll_diag_clear(&v);
-		impair_validate(side ? &p->b : &p->a, &v);
-		for (i = 0; i < v.n; i++)
-			ll_diag_add(diag, v.e[i].level, v.e[i].field, "%s: %s%s",
-				    path, p->per_side ? (side ? "[b] " : "[a] ") : "",
-				    v.e[i].text);
-		if (!p->per_side)
-			break;
-	}
+	validate_sides(p, path, diag, before_values);
 	return diag->nerrors > before ? -EINVAL : 0;
 }
 
@@ -702,7 +834,11 @@ int profile_rename(const char *path, const char *newname, char *path_out,
 		return ll_err_set(err, rc, "cannot write %s: %s", npath, strerror(-rc));
 	}
 	while (fgets(line, sizeof(line), in)) {
-		char *s = trim(line), *e;
+		char *s, *e;
+
+		if (!memcmp(line, "\xef\xbb\xbf", 3))   /* a UTF-8 byte order mark */
+			memmove(line, line + 3, strlen(line + 3) + 1);
+		s = trim(line);
 
 		if (*s == '[' && (e = strchr(s, ']'))) {
 			if (!strcmp(sec, "profile") && !named) {

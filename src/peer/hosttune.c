@@ -127,6 +127,48 @@ int hosttune_sysctl_check(int i, const char *value, char *out, size_t len,
 	}
 }
 
+int hosttune_other_netns(int have_core, int have_init_only)
+{
+	return !have_core ? -1 : !have_init_only;
+}
+
+/* True if word is one of the blank-separated words of list. */
+static bool word_in(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	const char *p = list;
+
+	while (n && (p = strstr(p, word))) {
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+int hosttune_sysctl_precheck(const struct sysctl_state *s, int i, const char *value,
+			     struct ll_err *err)
+{
+	if (i < 0 || i >= HOSTTUNE_NSYSCTL)
+		return hosttune_sysctl_check(i, value, NULL, 0, err);
+	if (!s->v[i][0])
+		return ll_err_set(err, -ENOENT, "%s: not on this kernel", sc_names[i]);
+	if (i == 5 && s->cc_available[0] && !word_in(s->cc_available, value))
+		return ll_err_set(err, -EINVAL,
+				  "%s: \"%s\" is not in this kernel's "
+				  "tcp_available_congestion_control (%s); load its module "
+				  "first (modprobe tcp_%s)", sc_names[i], value,
+				  s->cc_available, value);
+	if (i == 5 && s->other_netns == 1 && s->cc_allowed[0] &&
+	    !word_in(s->cc_allowed, value))
+		return ll_err_set(err, -EPERM,
+				  "%s: \"%s\" is not in tcp_allowed_congestion_control (%s): "
+				  "in a network namespace other than the host's the kernel "
+				  "sets only those; add it there on the host first", sc_names[i],
+				  value, s->cc_allowed);
+	return 0;
+}
+
 int hosttune_parse_ethtool_k(const char *text, struct offload_state *o,
 			 struct ll_err *err)
 {
@@ -504,11 +546,15 @@ readback:
 	return rc;
 }
 
+/* /proc/sys path of sysctl i; i == HOSTTUNE_NSYSCTL (+ 1): the list of
+ * available (allowed) congestion controls. */
 static void proc_path(int i, char *buf, size_t len)
 {
 	char *c;
 
-	snprintf(buf, len, "/proc/sys/%s", sc_names[i]);
+	snprintf(buf, len, "/proc/sys/%s", i < HOSTTUNE_NSYSCTL ? sc_names[i] :
+		 i == HOSTTUNE_NSYSCTL ? "net.ipv4.tcp_available_congestion_control" :
+		 "net.ipv4.tcp_allowed_congestion_control");
 	for (c = buf + 10; *c; c++)
 		if (*c == '.')
 			*c = '/';
@@ -554,6 +600,10 @@ int hosttune_local_sysctl_get(struct sysctl_state *s, struct ll_err *err)
 	(void)err;
 	for (i = 0; i < HOSTTUNE_NSYSCTL; i++)
 		proc_read(i, s->v[i], sizeof(s->v[i]));
+	proc_read(HOSTTUNE_NSYSCTL, s->cc_available, sizeof(s->cc_available));
+	proc_read(HOSTTUNE_NSYSCTL + 1, s->cc_allowed, sizeof(s->cc_allowed));
+	s->other_netns = hosttune_other_netns(access("/proc/sys/net/core", F_OK) == 0,
+					      access(NETNS_INIT_ONLY, F_OK) == 0);
 	return 0;
 }
 

@@ -2070,30 +2070,52 @@ static int remote_sysctl_get(struct peer *p, struct sysctl_state *s,
 			     struct ll_err *err)
 {
 	struct remote *r = remote_of(p);
-	char cmd[1024] = "", path[96], *out = NULL, *line, *save = NULL;
+	char cmd[2048] = "", path[96], *out = NULL, *line, *save = NULL;
 	int i, rc;
 
-	for (i = 0; i < HOSTTUNE_NSYSCTL; i++) {
-		sysctl_proc(i, path, sizeof(path));
+	/* the six sysctls, then (as numbers 6, 7) the available and allowed
+	 * congestion controls, (8) whether the peer is in another netns than the
+	 * host's */
+	for (i = 0; i <= HOSTTUNE_NSYSCTL + 1; i++) {
+		if (i < HOSTTUNE_NSYSCTL)
+			sysctl_proc(i, path, sizeof(path));
+		else
+			snprintf(path, sizeof(path), "/proc/sys/net/ipv4/tcp_%s_congestion_control",
+				 i == HOSTTUNE_NSYSCTL ? "available" : "allowed");
 		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd),
 			 "printf '%d '; tr -s ' \\t' '  ' < %s 2>/dev/null || echo; ", i, path);
 	}
+	snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd),
+		 "printf '%d '; [ -d /proc/sys/net/core ] && "
+		 "{ [ -e %s ] && echo 0 || echo 1; } || echo; ",
+		 HOSTTUNE_NSYSCTL + 2, NETNS_INIT_ONLY);
 	memset(s, 0, sizeof(*s));
+	s->other_netns = -1;
 	rc = run(r, cmd, "read sysctls", &out, NULL, err);
 	if (rc < 0)
 		return rc;
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *v;
 
+		char *to;
+		size_t tolen;
+
 		i = atoi(line);
 		v = strchr(line, ' ');
-		if (i < 0 || i >= HOSTTUNE_NSYSCTL || !v)
+		if (i < 0 || i > HOSTTUNE_NSYSCTL + 2 || !v)
 			continue;
 		v++;
-		snprintf(s->v[i], sizeof(s->v[i]), "%s", v);
+		if (i == HOSTTUNE_NSYSCTL + 2) {
+			s->other_netns = *v == '1' ? 1 : *v == '0' ? 0 : -1;
+			continue;
+		}
+		to = i < HOSTTUNE_NSYSCTL ? s->v[i] : i == HOSTTUNE_NSYSCTL ?
+		     s->cc_available : s->cc_allowed;
+		tolen = i < HOSTTUNE_NSYSCTL ? sizeof(s->v[i]) : sizeof(s->cc_available);
+		snprintf(to, tolen, "%s", v);
 		/* the tabs collapsed to spaces; trailing space dropped */
-		while (s->v[i][0] && s->v[i][strlen(s->v[i]) - 1] == ' ')
-			s->v[i][strlen(s->v[i]) - 1] = '\0';
+		while (to[0] && to[strlen(to) - 1] == ' ')
+			to[strlen(to) - 1] = '\0';
 	}
 	free(out);
 	return 0;

@@ -123,6 +123,69 @@ else
 	fail "profile escapes: $(od -c "$T/plist" | head -10)"
 fi
 rm -f "$P/evil.ini"
+# profile show: the schema's order (as `profile fields`), not the file's;
+# [a] before [b]; -h says so
+printf '[b]\nloss = 2%%\n[dial]\nloss = 1%%\ndelay = 10ms\nrate = 5mbit\n[a]\njitter = 1ms\n' > "$P/order.ini"
+LINKLAB_PROFILE_PATH="$P" "$LINKLAB" profile show order > "$T/porder" 2>&1; rc=$?
+got=$(grep -v '^;' "$T/porder" | tr '\n' ' ')
+want="[a] rate = 5mbit delay = 10ms jitter = 1ms loss = 1% [b] rate = 5mbit delay = 10ms loss = 2% "
+sch=$("$LINKLAB" profile fields | awk '{print $1}' | grep -nxE 'rate|delay|jitter|loss' | cut -d: -f2 | tr '\n' ' ')
+if [ $rc = 0 ] && [ "$got" = "$want" ] && [ "$sch" = "rate delay jitter loss " ] &&
+   "$LINKLAB" profile -h | grep -q "order of .linklab profile fields. (the schema's), whatever the file's order"; then
+	pass "profile show: keys in the schema's order whatever the file's, [a] then [b]; -h says so"
+else
+	fail "profile show order (rc $rc): '$got' / fields '$sch'"
+fi
+rm -f "$P/order.ini"
+# names with an escape, an accent and wide characters: the next column starts
+# at the same screen column on every line (padded after escaping, by width)
+for nm in "$(printf 'x\033y')" "caf$(printf '\303\251')" plain "$(printf '\346\227\245\346\234\254')"; do
+	printf '[dial]\nrate = 1mbit\n' > "$P/$nm.ini"
+done
+LINKLAB_PROFILE_PATH="$P" "$LINKLAB" profile list > "$T/pcols" 2>&1
+cols=$(python3 -c '
+import sys, unicodedata
+def w(s): return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
+out, users = [], 0
+for l in open(sys.argv[1], encoding="utf-8"):
+    i = l.find(" user ")
+    users += i >= 0
+    i = i if i >= 0 else l.find(" built ")
+    out.append(str(w(l[:i])) if i >= 0 else "?")
+print(" ".join(sorted(set(out))), users)' "$T/pcols")
+if [ "$cols" = "22 4" ] && grep -q '^x\\x1by ' "$T/pcols"; then
+	pass "profile list: escaped, accented and wide names keep the columns aligned (column 22 on every line)"
+else
+	fail "profile list columns: $cols: $(cat "$T/pcols")"
+fi
+for nm in "$(printf 'x\033y')" "caf$(printf '\303\251')" plain "$(printf '\346\227\245\346\234\254')"; do
+	rm -f "$P/$nm.ini"
+done
+# a UTF-8 byte order mark (Windows editors) is read past; a message about a
+# profile names the user's file, never the descriptor iniparser read
+printf '\357\273\277[profile]\nname = bom\ndescription = with BOM\n[dial]\nrate = 10mbit\n' > "$P/bom.ini"
+printf '[dial] junk\nrate = 10mbit\n' > "$P/junk.ini"
+LINKLAB_PROFILE_PATH="$P" "$LINKLAB" profile show bom > "$T/pbom" 2>&1; rc=$?
+LINKLAB_PROFILE_PATH="$P" "$LINKLAB" profile show junk > "$T/pjunk" 2>&1; rc2=$?
+if [ $rc = 0 ] && grep -q '^rate = 10mbit$' "$T/pbom" && grep -q '^; with BOM$' "$T/pbom" &&
+   [ $rc2 != 0 ] && grep -q "$P/junk.ini" "$T/pjunk" && ! grep -q /proc/self/fd "$T/pjunk"; then
+	pass "profile with a UTF-8 BOM loads; a bad profile's messages name its file, not /proc/self/fd"
+else
+	fail "BOM / file name (rc $rc, $rc2): $(cat "$T/pbom" "$T/pjunk")"
+fi
+rm -f "$P/bom.ini" "$P/junk.ini"
+# a line iniparser cannot read does not hide the bad values of the others
+printf '[dial]\nrate = 50furlong\ngarbage line\njitter = 3ms\n[a] ; side\nloss-corr = 5%%\n' > "$P/mixed.ini"
+LINKLAB_PROFILE_PATH="$P" "$LINKLAB" profile show mixed > "$T/pmixed" 2>&1; rc=$?
+if [ $rc = 1 ] && grep -q "mixed.ini:3: expected 'key = value'" "$T/pmixed" &&
+   grep -q "mixed.ini:5: text after the section header: '; side'" "$T/pmixed" &&
+   grep -q "mixed.ini:2: \[dial\] rate: '50furlong': unknown rate unit" "$T/pmixed" &&
+   grep -q "jitter 3ms needs a delay" "$T/pmixed" && grep -q "loss-corr 5% needs a loss" "$T/pmixed"; then
+	pass "profile with bad lines and bad values: every problem named at once ($(wc -l < "$T/pmixed") lines)"
+else
+	fail "profile structure + values (rc $rc): $(cat "$T/pmixed")"
+fi
+rm -f "$P/mixed.ini"
 mkfifo "$P/fifo.ini"
 python3 -c '
 import sys
@@ -285,6 +348,28 @@ assert d["error"], d' "$T/aj.out"; then
 	pass "apply -J refused by the kernel (exit $rc): one JSON document with the error"
 else
 	fail "apply -J kernel failure (rc $rc): $(cat "$T/aj.out") / $(cat "$T/aj.err")"
+fi
+
+# --- exit status of a refusal by state ------------------------------------------
+# a console holds vh0 (its owner record and a live flock, peer_lock.h): apply is
+# refused naming it, exit 1 as a second console; with a bad value too, exit 2
+lk="$LINKLAB_RUN_DIR/owner-$(inn stat -L -c %i /proc/self/ns/net)-$(inn cat /sys/class/net/vh0/ifindex).lock"
+mkdir -p "$LINKLAB_RUN_DIR"
+printf 'pid 4242\nuid 1000\nuser alice\nhost lab\nsince %s\nifindex %s\ndev vh0\n' "$(date +%s)" \
+	"$(inn cat /sys/class/net/vh0/ifindex)" > "$lk"
+python3 -c "import fcntl,sys,time; f=open(sys.argv[1]); fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(30)" "$lk" > "$T/fl.out" &
+FL=$!
+k0=$(root_kind_h vh0)
+i=0; while ! grep -q held "$T/fl.out" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
+r=$(inn "$LINKLAB" apply --dev vh0 --rate 10mbit 2>&1); rc=$?
+r2=$(inn "$LINKLAB" apply --dev vh0 --rate 10mbit --delay 5furlong 2>&1); rc2=$?
+kill $FL 2>/dev/null; wait $FL 2>/dev/null; rm -f "$lk"
+if [ $rc = 1 ] && echo "$r" | grep -q "A vh0 is driven by console pid 4242 (user alice" &&
+   [ $rc2 = 2 ] && echo "$r2" | grep -q "driven by console pid 4242" && echo "$r2" | grep -q "delay: '5furlong'" &&
+   [ "$(root_kind_h vh0)" = "$k0" ]; then
+	pass "apply on an interface a console holds: refused naming it, exit 1 (2 with a bad value as well, both named)"
+else
+	fail "apply under a console's lock: rc $rc ($r) / rc $rc2 ($r2)"
 fi
 
 summary hostile

@@ -438,6 +438,31 @@ else
 fi
 kill $DPID 2>/dev/null; wait $DPID 2>/dev/null
 
+# --- apply --split: the halves add back to the value given --------------------
+r=$(ina "$LINKLAB" apply -F "$LL_SSH_CONFIG" --peer peer-b --split --delay 1ns --exclude-ssh --dry-run -J 2>&1); rc=$?
+ab=$(echo "$r" | python3 -c '
+import json,sys
+d=json.load(sys.stdin)
+def dl(side):
+    t=" ".join(d[side]["commands"])
+    for w in ("--delay 1ns", "delay 1ns"):
+        if w in t: return "1ns"
+    return "0ns"
+print(dl("a"), dl("b"))' 2>&1)
+if [ $rc = 0 ] && [ "$ab" = "1ns 0ns" ]; then
+	pass "apply --split --delay 1ns: A 1ns, B 0ns (they add back to 1ns, no longer 0ns + 0ns)"
+else
+	fail "apply --split --delay 1ns (rc $rc): $ab / $r"
+fi
+ka0=$(root_kind "$LL_NS_A" veth-a); kb0=$(root_kind "$LL_NS_B" veth-b)
+r=$(ina "$LINKLAB" apply -F "$LL_SSH_CONFIG" --peer peer-b --split --delay 1ns --jitter 3ns --exclude-ssh 2>&1); rc=$?
+if [ $rc = 2 ] && echo "$r" | grep -q "split: B's half of the dial: jitter 1ns needs a delay" &&
+   [ "$(root_kind "$LL_NS_A" veth-a)" = "$ka0" ] && [ "$(root_kind "$LL_NS_B" veth-b)" = "$kb0" ]; then
+	pass "apply --split leaving B jitter without delay: refused naming the side, nothing applied"
+else
+	fail "apply --split --delay 1ns --jitter 3ns (rc $rc): $r"
+fi
+
 # --- --peer-data, offloads and TCP sysctls on both peers -------------------
 r=$(ina timeout 30 "$LINKLAB" test -F "$LL_SSH_CONFIG" --peer peer-b --peer-data fd99::2 -t 1 -J 2>&1 |
 	python3 -c 'import json,sys; d=json.load(sys.stdin); c=d["start"]["connected"][0]; print(c["remote_host"], d["end"]["sum_received"]["bits_per_second"] > 0)' 2>&1)
@@ -471,6 +496,18 @@ sa1=$(ina cat /proc/sys/net/ipv4/tcp_rmem /proc/sys/net/ipv4/tcp_congestion_cont
 	pass "sysctl tcp_rmem and congestion control set on both peers" || fail "sysctl set: A $sa1 B $sb1: $r"
 r=$(ina "$LINKLAB" sysctl -F "$LL_SSH_CONFIG" --peer peer-b 'tcp_congestion_control=$(id)' 2>&1); rc=$?
 [ $rc = 2 ] && echo "$r" | grep -q "not a congestion control name" && pass "sysctl value checked before anything runs" || fail "bad sysctl value: rc $rc $r"
+# a congestion control the kernel does not have: found on both peers before
+# anything is written (tcp_adv_win_scale given first stays as it was)
+wa0=$(ina cat /proc/sys/net/ipv4/tcp_adv_win_scale); wb0=$(inb cat /proc/sys/net/ipv4/tcp_adv_win_scale)
+r=$(ina "$LINKLAB" sysctl -F "$LL_SSH_CONFIG" --peer peer-b tcp_adv_win_scale=3 tcp_congestion_control=nosuchcc 2>&1); rc=$?
+if [ $rc = 2 ] && [ "$(echo "$r" | grep -c '"nosuchcc" is not in this kernel.s tcp_available_congestion_control (')" = 2 ] &&
+   echo "$r" | grep -q '^linklab sysctl: A (this host):' && echo "$r" | grep -q '^linklab sysctl: B (peer-b):' &&
+   echo "$r" | grep -q "nothing was changed" &&
+   [ "$(ina cat /proc/sys/net/ipv4/tcp_adv_win_scale)" = "$wa0" ] && [ "$(inb cat /proc/sys/net/ipv4/tcp_adv_win_scale)" = "$wb0" ]; then
+	pass "sysctl tcp_congestion_control=nosuchcc: refused on both peers before any write, exit 2"
+else
+	fail "sysctl unavailable cc (rc $rc): $r"
+fi
 ina "$LINKLAB" sysctl -F "$LL_SSH_CONFIG" --peer peer-b --restore >/dev/null 2>&1
 sa2=$(ina cat /proc/sys/net/ipv4/tcp_rmem /proc/sys/net/ipv4/tcp_congestion_control | tr -s '\t\n' '  ')
 sb2=$(inb cat /proc/sys/net/ipv4/tcp_rmem /proc/sys/net/ipv4/tcp_congestion_control | tr -s '\t\n' '  ')

@@ -269,7 +269,7 @@ static void test_range_text(void **state)
 static int samples(const struct impair_field *f, const char *out[4])
 {
 	static const char *const by_kind[][4] = {
-		[IMPK_RATE] = { "1bit", "50mbit", "1.5gbit", "4tbit" },
+		[IMPK_RATE] = { "8bit", "50mbit", "1.5gbit", "4tbit" },
 		[IMPK_TIME] = { "1us", "1.5ms", "100ms", "274s" },
 		[IMPK_SIZE] = { "1b", "1514b", "64kb", "2147483647b" },
 		[IMPK_PERCENT] = { "0%", "0.1%", "33.3%", "100%" },
@@ -363,7 +363,7 @@ static void test_all_at_once(void **state)
 		      "--jitter 5ms --dport 70000 --limit", *argv[24];
 	int argc = words(line, argv);
 	static const char *const want[] = {
-		"rate: 0bit is out of range (1bit .. 4tbit)",
+		"rate: 0bit is out of range (8bit .. 4tbit)",
 		"delay: '-1ms' must not be negative (0ns .. 274s)",
 		"loss: 150% is out of range (0% .. 100%)",
 		"gap: '0' is not a count in range (1 .. 4294967295)",
@@ -430,7 +430,7 @@ static void test_dirs_aliases(void **state)
 	assert_string_equal(dg.e[0].text,
 			    "option --a-to-b-delay given twice ('1ms', then '2ms'): give it once");
 	assert_string_equal(dg.e[1].text,
-			    "b_to_a: jitter: '-1ms' must not be negative (0ns .. 2147483647ns)");
+			    "b_to_a: jitter: '-1ms' must not be negative (0ns .. 2.147483647s)");
 	dialopt_dial(o, DIALOPT_A_TO_B, &ab, NULL, 0);
 	assert_int_equal(ab.delay, 1000000);
 

@@ -60,6 +60,49 @@ static void test_check(void **state)
 	assert_non_null(strstr(err.msg, "net.ipv4.tcp_congestion_control"));
 }
 
+/* A value checked against what the kernel has before anything is written:
+ * a sysctl the kernel lacks, a congestion control not available, one not
+ * allowed outside the host's network namespace. */
+static void test_precheck(void **state)
+{
+	struct sysctl_state s;
+	struct ll_err err = {0};
+	int i;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	for (i = 0; i < HOSTTUNE_NSYSCTL; i++)
+		snprintf(s.v[i], sizeof(s.v[i]), "1");
+	snprintf(s.cc_available, sizeof(s.cc_available), "reno bbr cubic");
+	snprintf(s.cc_allowed, sizeof(s.cc_allowed), "reno bbr");
+	s.other_netns = 0;
+	assert_int_equal(hosttune_sysctl_precheck(&s, 5, "cubic", &err), 0);
+	assert_int_equal(hosttune_sysctl_precheck(&s, 5, "bbr", &err), 0);
+	assert_int_equal(hosttune_sysctl_precheck(&s, 5, "vegas", &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "net.ipv4.tcp_congestion_control: \"vegas\" is not in "
+			       "this kernel's tcp_available_congestion_control (reno bbr cubic)"));
+	assert_non_null(strstr(err.msg, "modprobe tcp_vegas"));
+	/* a word, not a part of one */
+	assert_int_equal(hosttune_sysctl_precheck(&s, 5, "bb", &err), -EINVAL);
+	assert_int_equal(hosttune_sysctl_precheck(&s, 5, "cubi", &err), -EINVAL);
+	s.other_netns = 1;
+	assert_int_equal(hosttune_sysctl_precheck(&s, 5, "reno", &err), 0);
+	assert_int_equal(hosttune_sysctl_precheck(&s, 5, "cubic", &err), -EPERM);
+	assert_non_null(strstr(err.msg, "\"cubic\" is not in tcp_allowed_congestion_control (reno bbr)"));
+	/* lists that could not be read are not checked */
+	s.cc_allowed[0] = '\0';
+	assert_int_equal(hosttune_sysctl_precheck(&s, 5, "cubic", &err), 0);
+	s.cc_available[0] = '\0';
+	assert_int_equal(hosttune_sysctl_precheck(&s, 5, "vegas", &err), 0);
+	s.v[0][0] = '\0';
+	assert_int_equal(hosttune_sysctl_precheck(&s, 0, "4096", &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "net.core.rmem_max: not on this kernel"));
+	assert_int_equal(hosttune_sysctl_precheck(&s, 4, "2", &err), 0);
+	assert_int_equal(hosttune_other_netns(0, 0), -1);
+	assert_int_equal(hosttune_other_netns(1, 0), 1);
+	assert_int_equal(hosttune_other_netns(1, 1), 0);
+}
+
 static void test_ethtool_k(void **state)
 {
 	struct offload_state o;
@@ -169,6 +212,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_precheck),
 		cmocka_unit_test(test_ethtool_k),
 		cmocka_unit_test(test_jline),
 		cmocka_unit_test(test_kernel_hz),

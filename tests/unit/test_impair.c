@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* test_impair.c - dial parsing, validation messages, plan derivation. */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <cmocka.h>
 
 #include "linklab/model/impair.h"
+#include "linklab/base/units.h"
 
 static int diag_has(const struct ll_diag *d, const char *frag)
 {
@@ -53,10 +55,14 @@ static void test_bad_values(void **state)
 		{ "delay", "300s", "delay: 300s is out of range (0ns .. 274s)" },
 		{ "delay", "fast", "delay: 'fast' is not a time" },
 		{ "jitter", "-1ms", "jitter: '-1ms' must not be negative" },
-		{ "jitter", "3s", "jitter: 3s is out of range (0ns .. 2147483647ns)" },
+		{ "jitter", "3s", "jitter: 3s is out of range (0ns .. 2.147483647s)" },
 		{ "latency", "0ms", "latency: 0ns is out of range (1us .. 274s)" },
-		{ "rate", "0bit", "rate: 0bit is out of range (1bit .. 4tbit)" },
-		{ "rate", "5tbit", "rate: 5tbit is out of range (1bit .. 4tbit)" },
+		{ "rate", "0bit", "rate: 0bit is out of range (8bit .. 4tbit)" },
+		{ "rate", "5tbit", "rate: 5tbit is out of range (8bit .. 4tbit)" },
+		/* tbf and netem take whole bytes/s: below 8bit is no rate */
+		{ "rate", "7bit", "rate: 7bit is out of range (8bit .. 4tbit)" },
+		{ "netem-rate", "1bit", "netem-rate: 1bit is out of range (8bit .. 4tbit)" },
+		{ "jitter", "2.147483648s", "jitter: 2147483648ns is out of range (0ns .. 2.147483647s)" },
 		{ "rate", "50mbs", "rate: '50mbs': unknown rate unit 'mbs'" },
 		{ "rate", "50", "rate: '50' has no unit; accepted units: bit kbit mbit" },
 		{ "rate", "-1mbit", "rate: '-1mbit' must not be negative" },
@@ -79,7 +85,7 @@ static void test_bad_values(void **state)
 		{ "loss-gemodel", "1%,2%,3%,4%,5%", "needs 1 to 4 percentages" },
 		{ "loss-gemodel", "1", "loss-gemodel: value 1: '1' needs a % sign" },
 		{ "ecn", "maybe", "ecn: 'maybe' is not on or off" },
-		{ "netem-rate", "0bit", "netem-rate: 0bit is out of range (1bit .. 4tbit)" },
+		{ "netem-rate", "0bit", "netem-rate: 0bit is out of range (8bit .. 4tbit)" },
 		{ "netem-rate", "8", "netem-rate: '8' has no unit" },
 		{ "packet-overhead", "1.5", "packet-overhead: '1.5' is not a whole number" },
 		{ "packet-overhead", "3000000000", "is not a whole number in range (-2147483648 .. 2147483647)" },
@@ -187,7 +193,7 @@ static void test_cross_fields(void **state)
 		h.delay = -5000000;
 		ll_diag_clear(&dg);
 		assert_int_equal(impair_validate(&h, &dg), -EINVAL);
-		assert_true(diag_has(&dg, "rate: 0bit is out of range (1bit .. 4tbit)"));
+		assert_true(diag_has(&dg, "rate: 0bit is out of range (8bit .. 4tbit)"));
 		assert_true(diag_has(&dg, "delay: '-5ms' must not be negative"));
 	}
 }
@@ -540,6 +546,110 @@ static void test_jitter_reorder_warning(void **state)
 	assert_int_equal(strlen(w), 15);
 }
 
+/* The range text of every rate, time and size field states the true
+ * limits: its two ends parse (as the user would type them) to exactly the
+ * field's lo and hi, both are accepted, and one unit past either end is
+ * refused with that same text. */
+static void test_range_ends(void **state)
+{
+	const struct impair_field *f;
+	int n = 0;
+
+	(void)state;
+	for (f = impair_fields; f->name; f++) {
+		char lo[48], hi[48], past[64];
+		struct ll_err e = { 0 };
+		struct ll_diag dg;
+		struct impair d = { 0 };
+		uint64_t ulo = 0, uhi = 0;
+		int64_t tlo = 0, thi = 0;
+
+		if ((f->kind != IMPK_RATE && f->kind != IMPK_TIME && f->kind != IMPK_SIZE) ||
+		    sscanf(f->range, "%47s .. %47s", lo, hi) != 2)
+			continue;
+		if (f->kind == IMPK_RATE) {
+			assert_int_equal(units_parse_rate(lo, &ulo, &e), 0);
+			assert_int_equal(units_parse_rate(hi, &uhi, &e), 0);
+		} else if (f->kind == IMPK_SIZE) {
+			assert_int_equal(units_parse_size(lo, &ulo, &e), 0);
+			assert_int_equal(units_parse_size(hi, &uhi, &e), 0);
+		} else {
+			assert_int_equal(units_parse_time(lo, &tlo, 0, &e), 0);
+			assert_int_equal(units_parse_time(hi, &thi, 0, &e), 0);
+			ulo = (uint64_t)tlo;
+			uhi = (uint64_t)thi;
+		}
+		if ((int64_t)ulo != f->lo || uhi != f->hi)
+			print_message("%s: range '%s' is %llu .. %llu, the field takes %lld .. %llu\n",
+				      f->name, f->range, (unsigned long long)ulo,
+				      (unsigned long long)uhi, (long long)f->lo,
+				      (unsigned long long)f->hi);
+		assert_int_equal((int64_t)ulo, f->lo);
+		assert_int_equal(uhi, f->hi);
+		ll_diag_clear(&dg);
+		assert_int_equal(impair_set(&d, f->name, lo, &dg), 0);
+		assert_int_equal(impair_set(&d, f->name, hi, &dg), 0);
+		snprintf(past, sizeof(past), "%llu%s", (unsigned long long)uhi + 1,
+			 f->kind == IMPK_RATE ? "bit" : f->kind == IMPK_SIZE ? "b" : "ns");
+		assert_int_not_equal(impair_set(&d, f->name, past, &dg), 0);
+		assert_true(diag_has(&dg, f->range));
+		if (f->lo > 0) {
+			snprintf(past, sizeof(past), "%lld%s", (long long)f->lo - 1,
+				 f->kind == IMPK_RATE ? "bit" : f->kind == IMPK_SIZE ? "b" : "ns");
+			ll_diag_clear(&dg);
+			assert_int_not_equal(impair_set(&d, f->name, past, &dg), 0);
+			assert_true(diag_has(&dg, f->range));
+		}
+		n++;
+	}
+	assert_true(n >= 8);
+}
+
+/* --split: A's and B's halves add back to the delay and jitter given, down
+ * to 1ns (A takes the odd ns); loss compounds back to p. */
+static void test_split(void **state)
+{
+	static const struct { const char *delay, *jitter, *a_delay, *b_delay, *a_jit, *b_jit; } t[] = {
+		{ "1ns", "1ns", "1ns", "0ns", "1ns", "0ns" },
+		{ "3ns", "0ns", "2ns", "1ns", "0ns", "0ns" },
+		{ "100ms", "5ms", "50ms", "50ms", "2500us", "2500us" },
+		{ "1.000000001s", "2.147483647s", "500000001ns", "500ms", "1073741824ns", "1073741823ns" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct impair a = { 0 }, b;
+		struct ll_diag dg;
+		char v[48];
+		int64_t d0, j0;
+
+		ll_diag_clear(&dg);
+		assert_int_equal(impair_set(&a, "delay", t[i].delay, &dg), 0);
+		assert_int_equal(impair_set(&a, "jitter", t[i].jitter, &dg), 0);
+		assert_int_equal(impair_set(&a, "loss", "19%", &dg), 0);
+		d0 = a.delay;
+		j0 = a.jitter;
+		b = a;
+		impair_split(&a, &b);
+		assert_string_equal(impair_get(&a, impair_field_find("delay"), v, sizeof(v)), t[i].a_delay);
+		assert_string_equal(impair_get(&b, impair_field_find("delay"), v, sizeof(v)), t[i].b_delay);
+		assert_string_equal(impair_get(&a, impair_field_find("jitter"), v, sizeof(v)), t[i].a_jit);
+		assert_string_equal(impair_get(&b, impair_field_find("jitter"), v, sizeof(v)), t[i].b_jit);
+		assert_int_equal(a.delay + b.delay, d0);
+		assert_int_equal(a.jitter + b.jitter, j0);
+		/* each side about 10%, compounding back to 19% */
+		{
+			double pa = units_prob_to_percent(a.loss) / 100.0;
+			double pb = units_prob_to_percent(b.loss) / 100.0;
+
+			assert_true(pa > 0.0999999 && pa < 0.1000001);
+			assert_true(fabs(1.0 - (1.0 - pa) * (1.0 - pb) - 0.19) < 1e-7);
+		}
+		assert_int_equal(a.loss, b.loss);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -553,6 +663,8 @@ int main(void)
 		cmocka_unit_test(test_plan_netem),
 		cmocka_unit_test(test_get_summary),
 		cmocka_unit_test(test_jitter_reorder_warning),
+		cmocka_unit_test(test_range_ends),
+		cmocka_unit_test(test_split),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -235,6 +235,84 @@ static void test_hostile_files(void **state)
 	assert_int_equal(rmdir(dir), 0);   /* no temporary file left */
 }
 
+/* Lines iniparser cannot read do not hide the values of the others: every
+ * problem of the file at once, structure, values and cross-field rules. */
+static void test_structure_and_values_at_once(void **state)
+{
+	struct profile p;
+	struct ll_diag diag;
+
+	(void)state;
+	ll_diag_clear(&diag);
+	assert_int_equal(profile_load("tests/data/profiles/bad-mixed.ini", &p, &diag), -EINVAL);
+	dump(&diag);
+	assert_true(diag_has(&diag, "bad-mixed.ini:5: expected 'key = value'"));
+	assert_true(diag_has(&diag, "bad-mixed.ini:8: no key before '='"));
+	assert_true(diag_has(&diag, "bad-mixed.ini:11: text after the section header: '; per side'"));
+	assert_true(diag_has(&diag, "bad-mixed.ini:4: [dial] rate: '50mbs'"));
+	/* the blanked [b] header leaves its delay in [a] */
+	assert_true(diag_has(&diag, "bad-mixed.ini:12: [a] delay: '-1ms' must not be negative"));
+	assert_true(diag_has(&diag, "[a] loss-corr 10% needs a loss"));
+	/* not also "jitter needs a delay": the delay given was refused */
+	assert_false(diag_has(&diag, "needs a delay"));
+	assert_false(diag_has(&diag, "iniparser"));
+	assert_int_equal(diag.nerrors, 6);
+}
+
+/* Write text (n bytes) to a new file in dir named name; its path into path. */
+static void write_file(const char *dir, const char *name, const char *text, size_t n,
+		       char *path, size_t len)
+{
+	FILE *f;
+
+	snprintf(path, len, "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, n, f), n);
+	fclose(f);
+}
+
+/* A UTF-8 byte order mark is read past; UTF-16 is refused naming the file;
+ * a message from iniparser names the user's file, never /proc/self/fd. */
+static void test_bom_and_names(void **state)
+{
+	static const char bom[] = "\xef\xbb\xbf[profile]\nname = Bom\n[dial]\nrate = 10mbit\n";
+	static const char u16[] = "\xff\xfe[\0d\0i\0a\0l\0]\0\n\0";
+	static const char junk[] = "[dial] junk\nrate = 10mbit\n";
+	char dir[] = "/tmp/llprofXXXXXX", path[600];
+	struct ll_diag diag;
+	struct profile p;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	write_file(dir, "bom.ini", bom, sizeof(bom) - 1, path, sizeof(path));
+	ll_diag_clear(&diag);
+	assert_int_equal(profile_load(path, &p, &diag), 0);
+	dump(&diag);
+	assert_int_equal(diag.n, 0);
+	assert_string_equal(p.name, "Bom");
+	assert_int_equal(p.a.rate, 10000000);
+	unlink(path);
+
+	write_file(dir, "u16.ini", u16, sizeof(u16) - 1, path, sizeof(path));
+	ll_diag_clear(&diag);
+	assert_int_equal(profile_load(path, &p, &diag), -EINVAL);
+	dump(&diag);
+	assert_true(diag_has(&diag, "u16.ini: UTF-16 text (byte order mark FF FE)"));
+	assert_true(diag_has(&diag, "save it as UTF-8"));
+	unlink(path);
+
+	write_file(dir, "junk.ini", junk, sizeof(junk) - 1, path, sizeof(path));
+	ll_diag_clear(&diag);
+	assert_int_equal(profile_load(path, &p, &diag), -EINVAL);
+	dump(&diag);
+	assert_true(diag.nerrors >= 1);
+	assert_true(diag_has(&diag, "junk.ini"));
+	assert_false(diag_has(&diag, "/proc/self/fd"));
+	unlink(path);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -245,6 +323,8 @@ int main(void)
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_save_roundtrip),
 		cmocka_unit_test(test_hostile_files),
+		cmocka_unit_test(test_bom_and_names),
+		cmocka_unit_test(test_structure_and_values_at_once),
 	};
 	return cmocka_run_group_tests_name("profile", tests, NULL, NULL);
 }

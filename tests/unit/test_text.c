@@ -112,6 +112,25 @@ static void test_bounds_and_flags(void **state)
 	assert_string_equal(big, "\x1b[\\x7f\\xc2\\x9b");
 }
 
+/* Columns on screen, not bytes: escapes as shown, accents, wide CJK and
+ * emoji, combining marks. */
+static void test_width(void **state)
+{
+	char b[64];
+
+	(void)state;
+	assert_int_equal(text_width(""), 0);
+	assert_int_equal(text_width(NULL), 0);
+	assert_int_equal(text_width("plain"), 5);
+	assert_int_equal(text_width("caf\xc3\xa9"), 4);                 /* 5 bytes */
+	assert_int_equal(text_width("\xe6\x97\xa5\xe6\x9c\xac"), 4);     /* 2 wide */
+	assert_int_equal(text_width("e\xcc\x81"), 1);                   /* e + U+0301 */
+	assert_int_equal(text_width("\xf0\x9f\x98\x80"), 2);             /* emoji */
+	assert_int_equal(text_width("\xef\xbc\x90"), 2);                 /* fullwidth 0 */
+	/* a name with ESC, as shown */
+	assert_int_equal(text_width(text_sanitize("x\x1by", b, sizeof(b))), 6);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -119,6 +138,7 @@ int main(void)
 		cmocka_unit_test(test_utf8_kept_and_invalid),
 		cmocka_unit_test(test_bounds_and_flags),
 		cmocka_unit_test(test_bidi),
+		cmocka_unit_test(test_width),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

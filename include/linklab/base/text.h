@@ -38,4 +38,10 @@ size_t text_sanitize_n(const char *s, size_t n, char *out, size_t outlen,
  * flags (0: text_sanitize), else 0. */
 int text_is_safe(const char *s, unsigned flags);
 
+/* Terminal columns s takes (NUL-terminated, printable UTF-8 as
+ * text_sanitize leaves it): combining marks and zero-width characters 0,
+ * East Asian wide/fullwidth characters and emoji 2, others 1 (an invalid
+ * byte 1). For padding a column by what is seen, not by bytes. */
+size_t text_width(const char *s);
+
 #endif

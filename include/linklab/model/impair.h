@@ -198,6 +198,12 @@ int impair_set(struct impair *d, const char *name, const char *value,
  * fields of src win, dst keeps the others. */
 void impair_overlay(struct impair *dst, const struct impair *src);
 
+/* Split an end-to-end target between the two peers' dials (apply --split):
+ * delay and jitter halve in whole ns, A taking the odd ns, so that A's and
+ * B's add back to the value given (1ns: A 1ns, B 0ns); loss p becomes
+ * 1-(1-p)^(1/2) on each side (both compound back to p). */
+void impair_split(struct impair *a, struct impair *b);
+
 /* The IMP_* bits of every field whose flags include all of flags
  * (enum impair_flag), e.g. IMPF_NETEM: the fields netem takes. */
 uint32_t impair_bits_with(unsigned flags);

@@ -8,7 +8,9 @@
  * ...) with values in tc units. Unknown keys, duplicate keys, sections that
  * differ only in case, values cut by an inline '#'/';' and lines over 1024
  * bytes are each reported with file:line - never silently dropped.
- * iniparser's own stderr messages are captured (never reach the screen).
+ * iniparser's own stderr messages are captured (never reach the screen) and
+ * name the user's file. A UTF-8 byte order mark at the start is read past;
+ * UTF-16 text is refused naming the file.
  *
  * Search path for NAME: $LINKLAB_PROFILE_PATH (':'-separated), then
  * $XDG_CONFIG_HOME/linklab/profiles (or ~/.config/linklab/profiles), then

@@ -28,9 +28,17 @@ struct offload_state {
 #define HOSTTUNE_NSYSCTL 6
 
 /* Values as /proc/sys prints them (tabs/spaces collapsed to one space);
- * "" = not present on that kernel. */
+ * "" = not present on that kernel. cc_available, cc_allowed: that kernel's
+ * net.ipv4.tcp_available_congestion_control and
+ * tcp_allowed_congestion_control ("" = could not be read); other_netns: 1
+ * when the peer runs in a network namespace other than the host's (the
+ * kernel then sets only an allowed congestion control), 0 in the host's,
+ * -1 unknown (hosttune_other_netns). */
 struct sysctl_state {
 	char v[HOSTTUNE_NSYSCTL][64];
+	char cc_available[256];
+	char cc_allowed[256];
+	int other_netns;
 };
 
 /* "tso", "gso", "gro" (i < HOSTTUNE_NOFF), else NULL. */
@@ -53,6 +61,24 @@ int hosttune_sysctl_index(const char *name);
  * name of [a-z0-9_], 1..15 characters. -EINVAL with the rule in err. */
 int hosttune_sysctl_check(int i, const char *value, char *out, size_t len,
 		      struct ll_err *err);
+
+/* A sysctl the kernel shows only in the initial network namespace
+ * (net_core_table, registered for init_net alone). */
+#define NETNS_INIT_ONLY "/proc/sys/net/core/netdev_max_backlog"
+
+/* sysctl_state.other_netns from whether /proc/sys/net/core exists and
+ * whether NETNS_INIT_ONLY does: -1 without the first, else 1 without the
+ * second, else 0. */
+int hosttune_other_netns(int have_core, int have_init_only);
+
+/* Whether value (checked by hosttune_sysctl_check) can be set on the
+ * kernel whose sysctls s holds, before anything is written: -ENOENT when
+ * sysctl i is not on that kernel; for tcp_congestion_control -EINVAL when
+ * value is not in s->cc_available, -EPERM when s->other_netns and value is
+ * not in s->cc_allowed (an empty list is not checked); each with the value
+ * and what is accepted in err; else 0. */
+int hosttune_sysctl_precheck(const struct sysctl_state *s, int i, const char *value,
+			     struct ll_err *err);
 
 /* Read `ethtool -k` output into o (lines "tcp-segmentation-offload: on",
  * "generic-segmentation-offload: off [fixed]", "generic-receive-offload:

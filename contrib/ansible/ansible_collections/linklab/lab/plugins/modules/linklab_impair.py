@@ -77,7 +77,7 @@ options:
         of the login (the role installs it in C(/usr/local/bin)).
     type: path
   rate:
-    description: tbf rate, C(1bit) .. C(4tbit) (C(mbit) is bit/s, C(mbps) bytes/s).
+    description: tbf rate, C(8bit) .. C(4tbit) (C(mbit) is bit/s, C(mbps) bytes/s).
     type: str
   burst:
     description: tbf bucket size, C(1b) .. C(4294967295b); default derived from the rate and HZ.
@@ -92,7 +92,7 @@ options:
     description: netem one-way delay, C(0ns) .. C(274s).
     type: str
   jitter:
-    description: netem jitter, C(0ns) .. C(2147483647ns); needs I(delay).
+    description: netem jitter, C(0ns) .. C(2.147483647s); needs I(delay).
     type: str
   delay_corr:
     description: delay correlation, C(0%) .. C(100%) (linklab C(--delay-corr)).
@@ -141,7 +141,7 @@ options:
     description: mark CE instead of dropping (needs a loss).
     type: bool
   netem_rate:
-    description: netem's own rate limit, C(1bit) .. C(4tbit).
+    description: netem's own rate limit, C(8bit) .. C(4tbit).
     type: str
   packet_overhead:
     description: bytes added per packet by I(netem_rate) accounting.
