@@ -126,6 +126,13 @@ static int run(char *const argv[], char *out, size_t outlen)
 	if (pid == 0) {
 		int nul = open("/dev/null", O_RDONLY);
 
+		/* a hang-up or Ctrl-C that ends the console must not end the
+		 * iptables it runs while restoring: its own process group, the
+		 * terminal's signals ignored (kept across exec) */
+		setpgid(0, 0);
+		signal(SIGHUP, SIG_IGN);
+		signal(SIGINT, SIG_IGN);
+		signal(SIGQUIT, SIG_IGN);
 		if (nul >= 0)
 			dup2(nul, 0);
 		dup2(pfd[1], 1);
@@ -401,25 +408,70 @@ int enghook_get(uint64_t netns, int ifindex, struct enghook_info *h)
 
 /* --- rules ---------------------------------------------------------------- */
 
-static void rules_remove_one(const char *bin, const struct enghook_info *h)
+/* The chain and its jumps from POSTROUTING in one table. Returns 0 when the
+ * chain is gone (or never was), -1 when it is still there. */
+static int rules_remove_one(const char *bin, const struct enghook_info *h)
 {
 	int i;
 
 	if (!bin[0] || !h->chain[0])
-		return;
+		return 0;
 	for (i = 0; i < 8; i++)
 		if (ipt(bin, NULL, 0, "-D", "POSTROUTING", "-o", h->dev, "-j",
 			h->chain, (char *)NULL) != 0)
 			break;
 	ipt(bin, NULL, 0, "-F", h->chain, (char *)NULL);
 	ipt(bin, NULL, 0, "-X", h->chain, (char *)NULL);
+	return ipt(bin, NULL, 0, "-S", h->chain, (char *)NULL) == 0 ? -1 : 0;
 }
 
-/* The rules in both tables (IPv4, IPv6). */
-static void rules_remove(const struct enghook_info *h)
+/* The rules in both tables (IPv4, IPv6); -1 when a chain is left. */
+static int rules_remove(const struct enghook_info *h)
 {
-	rules_remove_one(h->iptables, h);
-	rules_remove_one(h->ip6tables, h);
+	int a = rules_remove_one(h->iptables, h);
+	int b = rules_remove_one(h->ip6tables, h);
+
+	return a < 0 || b < 0 ? -1 : 0;
+}
+
+/* Chains LLENG-<ifindex>-* (ifindex < 0: every LLENG chain) in one table
+ * that no record names (keep: the chain of the record there, or ""), with
+ * their POSTROUTING jumps: what a restore cut short left behind. */
+static void orphans_remove_one(const char *bin, int ifindex, const char *keep)
+{
+	char out[8192], pre[32], *line, *save = NULL;
+	struct enghook_info o;
+
+	if (!bin[0] || ipt(bin, out, sizeof(out), "-S", "POSTROUTING", (char *)NULL) != 0)
+		return;
+	if (ifindex >= 0)
+		snprintf(pre, sizeof(pre), "LLENG-%d-", ifindex);
+	else
+		snprintf(pre, sizeof(pre), "LLENG-");
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char dev[IF_NAMESIZE], chain[sizeof(o.chain)];
+
+		/* -A POSTROUTING -o DEV -j LLENG-<ifindex>-<queue> */
+		if (sscanf(line, "-A POSTROUTING -o %15s -j %31s", dev, chain) != 2 ||
+		    strncmp(chain, pre, strlen(pre)) != 0 || (keep && !strcmp(chain, keep)))
+			continue;
+		memset(&o, 0, sizeof(o));
+		snprintf(o.dev, sizeof(o.dev), "%s", dev);
+		snprintf(o.chain, sizeof(o.chain), "%s", chain);
+		rules_remove_one(bin, &o);
+	}
+}
+
+/* Orphan chains in both tables (see orphans_remove_one). */
+static void orphans_remove(int ifindex, const char *keep)
+{
+	char bin[64] = "", bin6[64] = "";
+
+	if (pick_iptables(bin, sizeof(bin), NULL) < 0)
+		return;
+	pick_ip6tables(bin, bin6, sizeof(bin6));
+	orphans_remove_one(bin, ifindex, keep);
+	orphans_remove_one(bin6, ifindex, keep);
 }
 
 /* The chain's queue rules: NFQUEUE for the dial's scope, TCP to queue + 1
@@ -708,14 +760,17 @@ int enghook_dial(const struct enghook_info *h, struct impair *d)
 	return rc;
 }
 
-static void remove_hook(uint64_t netns, const struct enghook_info *h)
+/* The hook's rules, then its engine (rules first: traffic never waits on
+ * a queue nobody reads). -1 when a chain could not be removed. */
+static int remove_hook(uint64_t netns, const struct enghook_info *h)
 {
 	char sp[PATH_MAX];
+	int rc = rules_remove(h);
 
-	rules_remove(h);
 	engine_kill(h->pid, h->queue);
 	stat_path(netns, h->ifindex, h->queue, sp, sizeof(sp));
 	unlink(sp);
+	return rc;
 }
 
 /* The new hook's names (queue pair, chain, dial) beside the old one, if
@@ -821,8 +876,11 @@ int enghook_start(uint64_t netns, const char *dev, int ifindex,
 		goto fail;
 	/* recorded before the rule exists: kill -9 from here on is cleaned up */
 	rc = rec_write(netns, &h, err);
-	if (rc == 0)
+	if (rc == 0) {
+		/* a chain of this interface no record names is a leftover */
+		orphans_remove(ifindex, had_old ? old.chain : NULL);
 		rc = rules_install(&h, eng, exclude_port, err);
+	}
 	if (rc < 0) {
 		engine_kill(h.pid, h.queue);
 		unlink(sp);
@@ -852,11 +910,17 @@ int enghook_stop(uint64_t netns, int ifindex, struct ll_err *err)
 	struct enghook_info h;
 	char path[PATH_MAX];
 
-	(void)err;
-	if (enghook_get(netns, ifindex, &h) < 0)
+	if (enghook_get(netns, ifindex, &h) < 0) {
+		/* no record: chains of this interface a cut-short restore left */
+		orphans_remove(ifindex, NULL);
 		return 0;
-	remove_hook(netns, &h);
+	}
 	rec_path(netns, ifindex, path, sizeof(path));
+	if (remove_hook(netns, &h) < 0)
+		/* the record stays: the next clear or start finds the rules */
+		return ll_err_set(err, -EIO, "%s: the engine's iptables chain %s could not be "
+				  "removed; its record %s is kept (linklab clear retries)",
+				  h.dev, h.chain, path);
 	if (unlink(path) < 0 && errno != ENOENT)
 		return ll_err_set(err, -errno, "engine record %s: %s", path, strerror(errno));
 	return 0;
@@ -892,5 +956,7 @@ int enghook_stop_all(uint64_t netns, struct ll_err *err)
 		if (one < 0 && !rc)
 			rc = one;
 	}
+	if (rc == 0)
+		orphans_remove(-1, NULL);
 	return rc;
 }

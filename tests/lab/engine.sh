@@ -35,6 +35,7 @@ rules4() { ip netns exec "$1" iptables -w -t mangle -S 2>/dev/null | grep -c LLE
 rules() { echo $(( $(rules4 "$1") + $(ip netns exec "$1" ip6tables -w -t mangle -S 2>/dev/null | grep -c LLENG) )); }
 chains() { ip netns exec "$1" iptables -w -t mangle -S 2>/dev/null | grep -c '^-N LLENG'; }
 hook_pid() { py "import json,glob; print(json.load(open(glob.glob('$LINKLAB_RUN_DIR/engine-*.hook')[0]))['pid'])" 2>/dev/null; }
+hook_queue() { py "import json,glob; print(json.load(open(glob.glob('$LINKLAB_RUN_DIR/engine-*.hook')[0]))['queue'])" 2>/dev/null; }
 # the probes' own timestamps at SCHED_FIFO when chrt can (a loaded 2-core host
 # otherwise adds its scheduling delays to the RTT and jitter figures; the
 # engine runs at SCHED_FIFO 10 itself)
@@ -506,4 +507,27 @@ else
 	fail "engine: re-apply"
 fi
 clr
+
+# --- a chain no record names (a restore cut short after the record went) --------
+# clear finds it; an apply replaces it instead of failing on "Chain already exists"
+IFI=$(ina cat /sys/class/net/veth-a/ifindex)
+orphan() {
+	ina iptables -w -t mangle -N "LLENG-$IFI-20008" &&
+	ina iptables -w -t mangle -A "LLENG-$IFI-20008" -j RETURN &&
+	ina iptables -w -t mangle -A POSTROUTING -o veth-a -j "LLENG-$IFI-20008"
+}
+if orphan && ina "$LINKLAB" clear --dev veth-a > "$T/orph.out" 2>&1 && [ "$(rules "$LL_NS_A")" = 0 ]; then
+	pass "engine: clear --dev removes an engine chain no record names"
+else
+	fail "engine: orphan chain after clear: $(rules "$LL_NS_A") rule lines; $(cat "$T/orph.out")"
+fi
+if orphan && ea --delay 5ms && [ "$(chains "$LL_NS_A")" = 1 ] &&
+   [ "$(ina iptables -w -t mangle -S POSTROUTING | grep -c LLENG)" = 1 ] &&
+   ina iptables -w -t mangle -S "LLENG-$IFI-$(hook_queue)" | grep -q NFQUEUE; then
+	pass "engine: an apply over a leftover chain replaces it ($(chains "$LL_NS_A") chain)"
+else
+	fail "engine: apply over a leftover chain: $(cat "$T/ea.out"); $(chains "$LL_NS_A") chains"
+fi
+clr
+[ "$(rules "$LL_NS_A")" = 0 ] || fail "engine: clear after the leftover case left $(rules "$LL_NS_A") rule lines"
 summary engine
