@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
 
 #include "linklab/cli/cmd.h"
 #include "linklab/base/text.h"
@@ -292,4 +293,29 @@ void cmd_leftovers(const char *cmd)
 			"linklab %s: leftovers: %s on this host is still as %s left it (that console ended without restoring); `linklab clear --dev %s` or the next console's quit restores it\n",
 			cmd, st[i].dev[0], who, st[i].dev[0]);
 	}
+}
+
+int cmd_side_holder(struct peerset *ps, int i, const char *dev, char *desc, size_t len,
+		    char *werr, size_t wlen)
+{
+	struct peer_lock_owner who;
+	struct ll_err err = { 0 };
+	uint64_t ns;
+	unsigned idx;
+	int rc = 0;
+
+	if (werr && wlen)
+		werr[0] = '\0';
+	if (i == 0) {
+		idx = dev && dev[0] ? if_nametoindex(dev) : 0;
+		if (idx && journal_netns(&ns, NULL) == 0)
+			rc = peer_lock_holder(ns, (int)idx, &who);
+	} else if (ps->has_b && ps->b.ops->lock) {
+		rc = ps->b.ops->lock->lock_holder(&ps->b, &who, &err);
+		if (rc < 0 && werr && wlen)
+			snprintf(werr, wlen, "%s", err.msg);
+	}
+	if (rc == 1)
+		peer_lock_describe(&who, desc, len);
+	return rc;
 }

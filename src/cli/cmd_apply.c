@@ -331,33 +331,19 @@ static int read_back(struct peerset *ps, const struct impair dial[2],
 	return status;
 }
 
-/* A live console that drives side i (its interface dev on A, the whole
- * peer on B): its dial is that console's, so an apply from here is refused
- * naming it (diag). True when it is refused. */
+/* A live console that drives side i: an apply from here is refused naming
+ * it (diag). True when it is refused. */
 static bool cmd_apply_holder(struct peerset *ps, int i, const char *dev,
 			     struct ll_diag *diag)
 {
-	struct peer_lock_owner who;
-	struct ll_err err = { 0 };
-	char desc[200];
-	uint64_t ns;
-	unsigned idx;
-	int rc = 0;
+	char desc[200], werr[LL_DIAG_LEN];
+	int rc = cmd_side_holder(ps, i, dev, desc, sizeof(desc), werr, sizeof(werr));
 
-	if (i == 0) {
-		idx = if_nametoindex(dev);
-		if (idx && journal_netns(&ns, NULL) == 0)
-			rc = peer_lock_holder(ns, (int)idx, &who);
-	} else if (ps->b.ops->lock) {
-		rc = ps->b.ops->lock->lock_holder(&ps->b, &who, &err);
-		if (rc < 0)
-			ll_diag_add(diag, LL_DIAG_WARN, NULL,
-				    "B: could not tell whether a console drives the peer: %s",
-				    err.msg);
-	}
+	if (rc < 0)
+		ll_diag_add(diag, LL_DIAG_WARN, NULL,
+			    "B: could not tell whether a console drives the peer: %s", werr);
 	if (rc != 1)
 		return false;
-	peer_lock_describe(&who, desc, sizeof(desc));
 	ll_diag_add(diag, LL_DIAG_ERROR, NULL,
 		    "%s %s is driven by %s: its dial is that console's (dial it there, "
 		    "or quit that console first); nothing changed",

@@ -12,6 +12,7 @@
 #include "linklab/peer/enghook.h"
 #include "linklab/peer/journal.h"
 #include "linklab/peer/peer_lock.h"
+#include "linklab/peer/remote_record.h"
 
 /* --all here: bridge devices that a killed `linklab bridge --engine kernel`
  * left (bridge_kernel_stale) go too, after their ports' dials. */
@@ -83,6 +84,7 @@ static bool has_record(struct peer *p, const char *dev)
 	struct enghook_info h;
 	struct ll_err err = { 0 };
 	bool found = false;
+	uint64_t ns;
 	int n = 0, k;
 
 	if (!r || !p->ops->journal || p->ops->journal->records(p, r, 64, &n, &err) < 0) {
@@ -92,6 +94,8 @@ static bool has_record(struct peer *p, const char *dev)
 	for (k = 0; k < n && !found; k++)
 		found = !strcmp(r[k].dev, dev);
 	free(r);
+	if (!found && !strcmp(p->ops->name, "local") && journal_netns(&ns, NULL) == 0)
+		found = remote_record_exists(ns, dev);   /* left by an apply --peer */
 	if (!found && p->ops->engine)
 		found = p->ops->engine->engine_get(p, dev, &h, &err) == 0;
 	return found;
@@ -114,6 +118,31 @@ static void b_unreached(const struct peerset *ps, const struct cmd_common *c, bo
 		"B's dial by itself if one was armed; to restore B by hand, run on B: "
 		"linklab clear %s%s\n", all ? "--all" : "--dev ",
 		all ? "" : (c->po.peer_dev ? c->po.peer_dev : "IF"));
+}
+
+/* A live console drives a side to be cleared: its dial is that console's
+ * and it restores it on quit; refused naming it (both sides at once)
+ * unless --force. True when refused. */
+static bool clear_held(struct peerset *ps, const struct cmd_common *c, unsigned sides,
+		       bool all)
+{
+	char desc[200], werr[300];
+	bool held = false;
+	int i;
+
+	for (i = 0; i < 2 && !c->po.force; i++) {
+		const char *dev = i == 0 ? ps->dev_a : ps->dev_b;
+
+		if (!(sides & (i == 0 ? CMD_SIDE_A : CMD_SIDE_B)) ||
+		    (i == 0 && all) || cmd_side_holder(ps, i, dev, desc, sizeof(desc), werr,
+							 sizeof(werr)) != 1)
+			continue;
+		fprintf(stderr, "linklab clear: %s %s is driven by %s: quit that console "
+			"(it restores what it applied), or --force to clear under it; "
+			"nothing changed\n", i == 0 ? "A" : "B", dev, desc);
+		held = true;
+	}
+	return held;
 }
 
 int cmd_clear(int argc, char **argv)
@@ -157,6 +186,10 @@ int cmd_clear(int argc, char **argv)
 	if (!sides) {
 		peerset_close(&ps);
 		return cmd_fail("clear", &err);
+	}
+	if (!forget && clear_held(&ps, &c, sides, all)) {
+		peerset_close(&ps);
+		return 1;
 	}
 	if (c.json)
 		doc = cJSON_CreateObject();

@@ -363,10 +363,25 @@ k0=$(root_kind_h vh0)
 i=0; while ! grep -q held "$T/fl.out" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
 r=$(inn "$LINKLAB" apply --dev vh0 --rate 10mbit 2>&1); rc=$?
 r2=$(inn "$LINKLAB" apply --dev vh0 --rate 10mbit --delay 5furlong 2>&1); rc2=$?
+k2=$(root_kind_h vh0)
+# clear under the console: refused naming it (the console restores on quit);
+# --force clears anyway
+inn tc qdisc replace dev vh0 root tbf rate 7mbit burst 10k latency 50ms
+k1=$(root_kind_h vh0)
+r3=$(inn "$LINKLAB" clear --dev vh0 2>&1); rc3=$?
+k3=$(root_kind_h vh0)
+r4=$(inn "$LINKLAB" clear --dev vh0 --force 2>&1); rc4=$?
 kill $FL 2>/dev/null; wait $FL 2>/dev/null; rm -f "$lk"
+if [ $rc3 = 1 ] && echo "$r3" | grep -q "A vh0 is driven by console pid 4242 (user alice" &&
+   echo "$r3" | grep -q "nothing changed" && [ "$k3" = "$k1" ] && [ $rc4 = 0 ]; then
+	pass "clear on an interface a console holds: refused naming it, exit 1, nothing changed; --force clears"
+else
+	fail "clear under a console's lock: rc $rc3 ($r3), root $k3 (was $k1); --force rc $rc4 ($r4)"
+fi
+inn tc qdisc del dev vh0 root 2>/dev/null
 if [ $rc = 1 ] && echo "$r" | grep -q "A vh0 is driven by console pid 4242 (user alice" &&
    [ $rc2 = 2 ] && echo "$r2" | grep -q "driven by console pid 4242" && echo "$r2" | grep -q "delay: '5furlong'" &&
-   [ "$(root_kind_h vh0)" = "$k0" ]; then
+   [ "$k2" = "$k0" ]; then
 	pass "apply on an interface a console holds: refused naming it, exit 1 (2 with a bad value as well, both named)"
 else
 	fail "apply under a console's lock: rc $rc ($r) / rc $rc2 ($r2)"

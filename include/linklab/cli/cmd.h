@@ -73,6 +73,11 @@ void cmd_print_json(cJSON *doc);
  * interface is still journalled), one line per interface. */
 void cmd_leftovers(const char *cmd);
 
+/* Does a live console drive side i (0: A's interface dev, 1: the peer B)?
+ * 1 (desc: who, pid, since when), 0 no, <0 B could not tell (werr: why). */
+int cmd_side_holder(struct peerset *ps, int i, const char *dev, char *desc, size_t len,
+		    char *werr, size_t wlen);
+
 /* Report an error "linklab CMD: msg" on stderr; returns cmd_status(err). */
 int cmd_fail(const char *cmd, const struct ll_err *err);
 
