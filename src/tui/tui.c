@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "tui.h"
+#include "linklab/base/text.h"
 
 static bool tui_active;
 static int tui_saved_stderr = -1;   /* the real stderr while diverted */
@@ -181,10 +182,16 @@ unsigned tui_attr(const struct tui *t, enum tui_role r)
 
 int tui_put(int y, int x, int w, unsigned attr, const char *s)
 {
-	int n = (int)strlen(s);
+	char safe[2048];
+	int n;
 
 	if (w <= 0)
 		return 0;
+	/* whatever reaches the screen is shown, never obeyed: control and
+	 * bidi characters from profiles, peers or the network as \xNN */
+	if (!text_is_safe(s, 0))
+		s = text_sanitize(s, safe, sizeof(safe));
+	n = (int)strlen(s);
 	if (n > w)
 		n = w;
 	attrset(attr);

@@ -206,6 +206,22 @@ else
 	bad "profile aacut not listed after r"; capture | tail -3
 fi
 rm -f "$LAB_DIR/config/linklab/profiles/aacut.ini"
+# a description with a right-to-left override (U+202E) from a hand-written
+# file: shown as \xNN on the screen, never obeyed
+printf '[profile]\ndescription = evil \342\200\256gnp.exe here\n[dial]\ndelay = 5ms\n' \
+	> "$LAB_DIR/config/linklab/profiles/aabidi.ini"
+keys r
+if wait_for "aabidi +user" 30; then
+	keys g
+	if wait_for 'evil .xe2.x80.xaegnp' 20 && ! capture | grep -q "$(printf '\342\200\256')"; then
+		ok "profiles: a bidi override in a description is shown escaped (\\xe2\\x80\\xae)"
+	else
+		bad "profiles: bidi override reached the screen raw"; capture | grep -a evil
+	fi
+else
+	bad "profile aabidi not listed after r"; capture | tail -3
+fi
+rm -f "$LAB_DIR/config/linklab/profiles/aabidi.ini"
 keys r
 
 # 4. a 2-stream 3-second test: stream bars and a SUM line with figures
