@@ -42,6 +42,7 @@
 #include "linklab/netlink/flowfilter.h"
 #include "linklab/model/impair.h"
 #include "linklab/peer/journal.h"
+#include "linklab/peer/remote_record.h"
 #include "linklab/netlink/nlqdisc.h"
 #include "linklab/netlink/nltree.h"
 #include "linklab/peer/peer.h"
@@ -927,6 +928,17 @@ static int clear_qdiscs(struct local *l, const char *dev, int ifindex,
 	}
 	record_path(l, ifindex, path, sizeof(path));
 	rc = journal_lookup(l->netns, ifindex, je, err);
+	if (rc == -ENOENT && remote_record_exists(l->netns, dev)) {
+		/* this host was B of an apply --peer whose session is gone */
+		char rnote[600];
+
+		ll_err_clear(err);
+		dev_info_mac(l, dev, &dummy, NULL, mac, sizeof(mac), NULL);
+		rc = remote_record_restore(l->netns, dev, ifindex, mac, rnote, sizeof(rnote), err);
+		if (rnote[0])
+			note(l, "%s", rnote);
+		goto out;
+	}
 	if (rc == -ENOENT) {
 		ll_err_clear(err);
 		rc = 0;         /* linklab never touched it */

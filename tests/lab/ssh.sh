@@ -776,6 +776,24 @@ else
 	skip "escaped interface names: ip link add refused the name or linklab did not build"
 fi
 
+# B itself puts back what an apply --peer left there (its session cut by the
+# dial, say): linklab clear --dev IF run on B restores the recorded tree
+if [ -x "$LLB" ]; then
+	inb tc qdisc replace dev veth-b root tbf rate 7mbit burst 10k latency 50ms
+	rr0=$(inb tc qdisc show dev veth-b)
+	if ina "$LLB" apply -F "$LL_SSH_CONFIG" --peer peer-b --remote --rate 3mbit > "$T/rr.out" 2>&1 &&
+	   [ -f "$JDIR/remote-$NSID-veth-b.tc.json" ] &&
+	   inb "$LLB" clear --dev veth-b > "$T/rr2.out" 2>&1 &&
+	   grep -q "restored from the record a remote apply left" "$T/rr2.out" &&
+	   [ "$(inb tc qdisc show dev veth-b)" = "$rr0" ] && [ ! -f "$JDIR/remote-$NSID-veth-b.tc.json" ]; then
+		pass "clear --dev on B puts back what an apply --peer recorded there (tbf 7mbit again), record gone"
+	else
+		fail "clear on B of a remote record: $(cat "$T/rr.out" "$T/rr2.out"); now $(inb tc qdisc show dev veth-b), was $rr0"
+	fi
+	inb tc qdisc del dev veth-b root 2>/dev/null
+	rm -f "$JDIR/remote-$NSID-veth-b".*
+fi
+
 # a console-like idle session (keepalives only) for 50 s, beyond sshd's
 # ClientAliveInterval 15 x 3 (alone: the checks above kill sessions by port)
 r=$(D peer-b idle 50 2>&1)
