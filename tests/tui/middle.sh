@@ -127,7 +127,7 @@ if [ $attach = 1 ]; then
 	if wait_for "loss.*150%.*(0%|range)" 20; then ok "bad bridge value: inline error names field, value and range"; else bad "no inline error for loss 150%"; capture | tail -12; fi
 	keys Escape
 	st=$(mstatus)
-	case "$st" in *150*) bad "bridge changed by a refused value: $st" ;;
+	case "$st" in *150%*) bad "bridge changed by a refused value: $st" ;;
 	*40ms*) ok "bad value: the bridge still holds delay 40ms (nothing applied)" ;;
 	*) bad "bridge after the bad value: $st" ;; esac
 	# 9c2. v with a middle box: verify runs with --middle, so the rtt row's
