@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <unistd.h>
 #include <sys/socket.h>
 
@@ -445,6 +446,53 @@ static void progress(const struct verify_cli *c, const char *what)
 		fprintf(stderr, "linklab verify: measuring %s ...\n", what);
 }
 
+/* Does addr (numeric) fall in d's dst prefix? */
+static bool in_dst(const struct impair *d, const char *addr)
+{
+	uint8_t a[16];
+	unsigned i, plen = d->dst_plen;
+	const uint8_t *want = d->dst_family == AF_INET6 ? d->dst6 : d->dst_addr;
+	int fam = d->dst_family == AF_INET6 ? AF_INET6 : AF_INET;
+
+	if (inet_pton(fam, addr, a) != 1)
+		return false;
+	for (i = 0; i < plen; i++)
+		if (((a[i / 8] ^ want[i / 8]) >> (7 - i % 8)) & 1)
+			return false;
+	return true;
+}
+
+/* A dial scoped to a destination or port (apply --dst/--dport) shapes only
+ * the flows it matches: verify's flows must be among them, or the numbers
+ * would be of an unimpaired path. A->B flows go to host:port; B->A flows to
+ * this host's address on an ephemeral port (never a dport scope). 0, or -1
+ * with the reason in err. */
+static int scope_check(const struct verify_cli *c, const struct side_dial *s, int side,
+		       const char *to, struct ll_err *err)
+{
+	const struct impair *d = &s->d;
+	const char *who = side ? "B" : "A", *dir = side ? "B->A" : "A->B";
+
+	if (!s->known || !(d->set & (IMP_DPORT | IMP_DST)))
+		return 0;
+	if ((d->set & IMP_DPORT) && side == 1)
+		return ll_err_set(err, -ENOTSUP, "B's dial is scoped to dport %u: verify's "
+				  "B->A flows go to ephemeral ports of this host, outside it, "
+				  "and would measure an unimpaired path; nothing measured "
+				  "(verify a dport-scoped dial on A only, with -p %u)",
+				  d->dport, d->dport);
+	if ((d->set & IMP_DPORT) && d->dport != c->port)
+		return ll_err_set(err, -ENOTSUP, "A's dial is scoped to dport %u: verify's "
+				  "A->B flows go to port %d, outside it, and would measure an "
+				  "unimpaired path; nothing measured (give -p %u, a linklab serve "
+				  "on that port)", d->dport, c->port, d->dport);
+	if ((d->set & IMP_DST) && d->dst_plen && to && to[0] && !in_dst(d, to))
+		return ll_err_set(err, -ENOTSUP, "%s's dial is scoped to a destination that "
+				  "does not hold %s (verify's %s flows): nothing measured",
+				  who, to, dir);
+	return 0;
+}
+
 static int verify_measure(struct verify_cli *c, struct peerset *ps,
 			  struct verify_report *rep, struct ll_err *err)
 {
@@ -457,6 +505,10 @@ static int verify_measure(struct verify_cli *c, struct peerset *ps,
 	rc = read_side(&ps->a, ps->dev_a, &sa, err);
 	if (!rc && ps->has_b)
 		rc = read_side(&ps->b, ps->dev_b, &sb, err);
+	if (!rc)
+		rc = scope_check(c, &sa, 0, c->host, err);
+	if (!rc && ps->has_b)
+		rc = scope_check(c, &sb, 1, ps->addr_a, err);
 	if (!rc && c->has_mid) {
 		add_middle(c, MIDDLE_AB, &sa);
 		add_middle(c, MIDDLE_BA, &sb);

@@ -66,6 +66,21 @@ else fail "broken dial: rc=$rc $(head -c 500 "$T/broken.json") $(cat "$T/broken.
 kill $SRV 2>/dev/null; wait $SRV 2>/dev/null; SRV=
 inb tc qdisc del dev veth-b ingress 2>/dev/null; inb ip link del llvifb 2>/dev/null
 
+# a dial scoped to another port than verify's flows: refused with the
+# reason, nothing measured (it would read the unimpaired path as NOT OK)
+if ina "$LINKLAB" apply --dev veth-a --delay 30ms --dport 5399 > "$T/sc.out" 2>&1; then
+	ina "$LINKLAB" verify -c "$LL_ADDR_B" -p 5321 -t 2 > "$T/scope.out" 2>&1; rc=$?
+	if [ $rc != 0 ] && grep -q "scoped to dport 5399" "$T/scope.out" &&
+	   grep -q "nothing measured" "$T/scope.out" && ! grep -q "NOT OK" "$T/scope.out"; then
+		pass "verify of a dial scoped to another port: refused naming the scope, nothing measured"
+	else
+		fail "verify outside the dial's scope: rc=$rc $(cat "$T/scope.out")"
+	fi
+	ina "$LINKLAB" clear --dev veth-a > /dev/null 2>&1
+else
+	fail "apply --dport 5399: $(cat "$T/sc.out")"
+fi
+
 # delay and loss on this kernel: linklab's endpoint engine holds them (no
 # sch_netem here); the base RTT comes from a verify of the clean path
 ina "$LINKLAB" clear $P > /dev/null 2>&1
