@@ -163,6 +163,40 @@ int cmd_engine(int argc, char **argv)
 
 /* Which engine holds dev's dial on p, with the endpoint engine's counters:
  * into side (JSON) when given, else one line on f. */
+/* A running engine holds the side's dial: "dial" is the engine's (its
+ * options as {"rate": "30mbit", "delay": "10ms"}), the kernel's tree after it
+ * moves to "kernel_dial", and rate_bps is the lower of the two rates. */
+static void engine_dial_json(cJSON *side, const struct enghook_info *h)
+{
+	char text[sizeof(h->dial)], *save = NULL, *k, *v;
+	cJSON *kd = cJSON_DetachItemFromObjectCaseSensitive(side, "dial");
+	cJSON *dj = cJSON_CreateObject(), *kr;
+	struct impair d = { 0 };
+
+	if (kd)
+		cJSON_AddItemToObject(side, "kernel_dial", kd);
+	snprintf(text, sizeof(text), "%s", h->dial);
+	for (k = strtok_r(text, " ", &save); k; k = strtok_r(NULL, " ", &save)) {
+		v = strtok_r(NULL, " ", &save);
+		if (!v || strncmp(k, "--", 2) != 0)
+			break;
+		cJSON_AddStringToObject(dj, k + 2, v);
+	}
+	cJSON_AddItemToObject(side, "dial", dj);
+	if (enghook_dial(h, &d) < 0 || !(d.set & IMP_RATE) || !d.rate)
+		return;
+	kr = cJSON_GetObjectItemCaseSensitive(side, "rate_bps");
+	if (cJSON_IsNumber(kr) && kr->valuedouble > 0 && kr->valuedouble < (double)d.rate)
+		return;   /* the kernel's tree after the engine is the slower */
+	cJSON_DeleteItemFromObjectCaseSensitive(side, "rate_bps");
+	cJSON_DeleteItemFromObjectCaseSensitive(side, "goodput_ceiling_bps");
+	cJSON_AddNumberToObject(side, "rate_bps", (double)d.rate);
+	kr = cJSON_GetObjectItemCaseSensitive(side, "mtu");
+	if (cJSON_IsNumber(kr) && kr->valuedouble > 0)
+		cJSON_AddNumberToObject(side, "goodput_ceiling_bps",
+					impair_goodput_ceiling(d.rate, (unsigned)kr->valuedouble, 0));
+}
+
 void cmd_engine_report(FILE *f, cJSON *side, struct peer *p, const char *dev)
 {
 	struct enghook_info h;
@@ -206,4 +240,6 @@ void cmd_engine_report(FILE *f, cJSON *side, struct peer *p, const char *dev)
 		cJSON_AddNumberToObject(o, "queued", h.queued);
 	}
 	cJSON_AddItemToObject(side, "user_engine", o);
+	if (h.alive)
+		engine_dial_json(side, &h);
 }

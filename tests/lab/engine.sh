@@ -508,6 +508,26 @@ else
 fi
 clr
 
+# --- show -J: the engine's dial is the side's dial; the qdiscs' is kernel_dial -----
+if ea --rate 30mbit --delay 10ms --engine user; then
+	ina "$LINKLAB" show --dev veth-a -J > "$T/sj.json" 2>&1
+	if py "
+import json,sys
+a=json.load(open('$T/sj.json'))['a']
+assert a['engine'] == 'user', a['engine']
+assert a['dial'] == {'rate': '30mbit', 'delay': '10ms'}, a['dial']
+assert a['kernel_dial'] == {}, a.get('kernel_dial')
+assert a['rate_bps'] == 30000000, a.get('rate_bps')
+print('  figure: show -J a.dial %s, kernel_dial %s' % (a['dial'], a['kernel_dial']))"; then
+		pass "engine: show -J gives the engine's dial as the side's dial (kernel_dial: the qdiscs), rate_bps 30mbit"
+	else
+		fail "engine: show -J with the engine: $(cat "$T/sj.json")"
+	fi
+else
+	fail "engine: apply --rate 30mbit --delay 10ms --engine user"
+fi
+clr
+
 # --- a chain no record names (a restore cut short after the record went) --------
 # clear finds it; an apply replaces it instead of failing on "Chain already exists"
 IFI=$(ina cat /sys/class/net/veth-a/ifindex)
