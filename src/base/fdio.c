@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* fdio.c - whole writes on a file descriptor (fdio.h). */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -21,4 +23,18 @@ int fdio_write_all(int fd, const void *p, size_t n, bool sock)
 		n -= (size_t)w;
 	}
 	return 0;
+}
+
+void fdio_child_detach(int out_fd)
+{
+	int nul = open("/dev/null", O_RDONLY);
+
+	setpgid(0, 0);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	if (nul >= 0)
+		dup2(nul, 0);
+	dup2(out_fd, 1);
+	dup2(out_fd, 2);
 }

@@ -22,6 +22,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "linklab/base/fdio.h"
 #include "linklab/peer/enghook.h"
 #include "linklab/peer/journal.h"
 #include "linklab/peer/peer_lock.h"
@@ -124,19 +125,9 @@ static int run(char *const argv[], char *out, size_t outlen)
 		return -errno;
 	}
 	if (pid == 0) {
-		int nul = open("/dev/null", O_RDONLY);
-
 		/* a hang-up or Ctrl-C that ends the console must not end the
-		 * iptables it runs while restoring: its own process group, the
-		 * terminal's signals ignored (kept across exec) */
-		setpgid(0, 0);
-		signal(SIGHUP, SIG_IGN);
-		signal(SIGINT, SIG_IGN);
-		signal(SIGQUIT, SIG_IGN);
-		if (nul >= 0)
-			dup2(nul, 0);
-		dup2(pfd[1], 1);
-		dup2(pfd[1], 2);
+		 * iptables it runs while restoring */
+		fdio_child_detach(pfd[1]);
 		execvp(argv[0], argv);
 		_exit(127);
 	}

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "linklab/base/fdio.h"
 #include "linklab/peer/remote_record.h"
 #include "linklab/remote/tccmd.h"
 #include "linklab/remote/tctree.h"
@@ -72,16 +72,7 @@ static int sh_run(const char *cmd, char **out)
 		return -errno;
 	}
 	if (pid == 0) {
-		int nul = open("/dev/null", O_RDONLY);
-
-		setpgid(0, 0);
-		signal(SIGHUP, SIG_IGN);
-		signal(SIGINT, SIG_IGN);
-		signal(SIGQUIT, SIG_IGN);
-		if (nul >= 0)
-			dup2(nul, 0);
-		dup2(pfd[1], 1);
-		dup2(pfd[1], 2);
+		fdio_child_detach(pfd[1]);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* fdio.h - whole writes on a file descriptor. */
+/* fdio.h - whole writes on a file descriptor; a child's standard streams. */
 #ifndef LINKLAB_FDIO_H
 #define LINKLAB_FDIO_H
 
@@ -10,5 +10,11 @@
  * send(2) with MSG_NOSIGNAL (a closed peer gives EPIPE, not SIGPIPE), else
  * write(2). 0, or -1 with errno set (0 bytes written counts as failure). */
 int fdio_write_all(int fd, const void *p, size_t n, bool sock);
+
+/* In a forked child before exec: its own process group and the terminal's
+ * signals (SIGHUP, SIGINT, SIGQUIT) ignored - kept across exec, so a hang-up
+ * that ends the parent does not cut the child's work short - stdin from
+ * /dev/null, stdout and stderr to out_fd. */
+void fdio_child_detach(int out_fd);
 
 #endif
