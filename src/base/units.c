@@ -338,3 +338,25 @@ char *units_human_bytes(double bytes, char *buf, size_t len)
 	static const char *const n[] = { "B", "kB", "MB", "GB", "TB", NULL };
 	return human(bytes, n, 1000., buf, len);
 }
+
+int units_parse_suffixed(const char *s, double k, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || !isfinite(v) || v < 0)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': v *= k; end++; break;
+	case 'm': case 'M': v *= k * k; end++; break;
+	case 'g': case 'G': v *= k * k * k; end++; break;
+	case 't': case 'T': v *= k * k * k * k; end++; break;
+	default: break;
+	}
+	if (*end)
+		return -1;
+	*out = v;
+	return 0;
+}

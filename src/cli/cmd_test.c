@@ -16,6 +16,7 @@
 
 #include "linklab/cli/cli.h"
 #include "linklab/cli/cmd.h"
+#include "linklab/base/units.h"
 #include "linklab/traffic/csvout.h"
 #include "linklab/traffic/iperf3.h"
 #include "linklab/traffic/plot.h"
@@ -53,28 +54,6 @@ static int bad_opt(const char *opt, const char *val, const char *range)
 }
 
 /* number with optional iperf3 suffix K/M/G/T (1024-based when k1024). */
-static int parse_suffixed(const char *s, double k, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || errno || !isfinite(v) || v < 0)
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': v *= k; end++; break;
-	case 'm': case 'M': v *= k * k; end++; break;
-	case 'g': case 'G': v *= k * k * k; end++; break;
-	case 't': case 'T': v *= k * k * k * k; end++; break;
-	default: break;
-	}
-	if (*end)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static int parse_num(const char *s, double *out)
 {
 	char *end;
@@ -758,21 +737,21 @@ static int cmd_test_opt_main(int c, struct client_opts *o, int *json,
 		o->reverse = true;
 		return 0;
 	case 'l':
-		if (parse_suffixed(optarg, 1024, &v) || v < 1 ||
+		if (units_parse_suffixed(optarg, 1024, &v) || v < 1 ||
 		    v > IPERF3_MAX_BLOCKSIZE)
 			return bad_opt("-l", optarg,
 				       "bytes, 1..1M (K/M suffixes are 1024-based)");
 		o->blksize = (uint32_t)v;
 		return 0;
 	case 'w':
-		if (parse_suffixed(optarg, 1024, &v) || v < 1 ||
+		if (units_parse_suffixed(optarg, 1024, &v) || v < 1 ||
 		    v > IPERF3_MAX_WINDOW)
 			return bad_opt("-w", optarg,
 				       "bytes, 1..512M (K/M suffixes are 1024-based)");
 		o->window = (uint64_t)v;
 		return 0;
 	case 'b':
-		if (parse_suffixed(optarg, 1000, &v) || v > 1e15)
+		if (units_parse_suffixed(optarg, 1000, &v) || v > 1e15)
 			return bad_opt("-b", optarg,
 				       "bit/s, 0 (unlimited) .. 1000T (K/M/G are 1000-based)");
 		o->bitrate = (uint64_t)v;
@@ -811,14 +790,14 @@ static int cmd_test_opt_more(int c, struct client_opts *o)
 		o->omit = v;
 		return 0;
 	case 'n':
-		if (parse_suffixed(optarg, 1024, &v) || v < 1 || v > 1e18) {
+		if (units_parse_suffixed(optarg, 1024, &v) || v < 1 || v > 1e18) {
 			return bad_opt("-n", optarg,
 				       "1 byte .. 10^18 bytes; K/M/G/T suffixes, 1024-based");
 		}
 		o->bytes = (uint64_t)v;
 		return 0;
 	case 'k':
-		if (parse_suffixed(optarg, 1024, &v) || v < 1 || v > 1e15) {
+		if (units_parse_suffixed(optarg, 1024, &v) || v < 1 || v > 1e15) {
 			return bad_opt("-k", optarg,
 				       "1 .. 10^15 blocks; K/M/G/T suffixes, 1024-based");
 		}

@@ -528,18 +528,25 @@ static bool test_commit(struct tui *t)
 	case TT_BITRATE: {
 		struct ll_err e = { 0 };
 		uint64_t bps;
+		double v;
 
 		if (!t->le.buf[0] || !strcmp(t->le.buf, "0") ||
 		    !strcmp(t->le.buf, "unlimited")) {
 			t->req.bitrate = 0;
 			return true;
 		}
-		if (units_parse_rate(t->le.buf, &bps, &e) < 0) {
-			snprintf(t->test_msg, sizeof(t->test_msg), "bitrate: %.110s", e.msg);
-			return false;
+		if (units_parse_rate(t->le.buf, &bps, &e) == 0) {
+			t->req.bitrate = bps;
+			return true;
 		}
-		t->req.bitrate = bps;
-		return true;
+		/* iperf3's own form, as `linklab test -b`: 10M, 1.5G (1000-based) */
+		if (units_parse_suffixed(t->le.buf, 1000, &v) == 0 && v >= 1 && v <= 1e15) {
+			t->req.bitrate = (uint64_t)v;
+			return true;
+		}
+		snprintf(t->test_msg, sizeof(t->test_msg), "bitrate: %.60s (or iperf3's "
+			 "10M, 1.5G: 1000-based)", e.msg);
+		return false;
 	}
 	default:
 		return true;

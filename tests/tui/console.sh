@@ -292,10 +292,11 @@ else
 fi
 
 # 4b. UDP at twice the dialled rate: the receiver reports the loss
-# (form cursor on duration; -b is per stream: 2 x 50mbit = 2 x the dial)
-keys j j l j e C-u 5 0 m b i t Enter
+# (form cursor on duration; -b is per stream: 2 x 50mbit = 2 x the dial;
+# typed in iperf3's form, 50M, shown back as 50mbit)
+keys j j l j e C-u 5 0 M Enter
 keys k k k e C-u 2 Enter
-if wait_for "protocol +UDP" 20 && wait_for "bitrate -b 50mbit" 20; then ok "test form: UDP, 2 streams x -b 50mbit, 2 s"; else bad "UDP form"; capture; fi
+if wait_for "protocol +UDP" 20 && wait_for "bitrate -b 50mbit" 20; then ok "test form: UDP, 2 streams x -b 50M (iperf3's form) = 50mbit, 2 s"; else bad "UDP form"; capture; fi
 keys s
 if wait_for 'done: 2 UDP streams' 200; then
 	if capture | grep -Eq '\[SUM\].*receiver'; then ok "UDP test done with a receiver summary"; else bad "UDP summary"; capture; fi

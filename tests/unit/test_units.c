@@ -190,6 +190,27 @@ static void test_human(void **state)
 	assert_string_equal(units_human_bytes(1.5e6, buf, sizeof(buf)), "1.50 MB");
 }
 
+/* iperf3's K/M/G/T suffixes, 1000- or 1024-based */
+static void test_suffixed(void **state)
+{
+	double v;
+
+	(void)state;
+	assert_int_equal(units_parse_suffixed("10M", 1000, &v), 0);
+	assert_true(v == 10e6);
+	assert_int_equal(units_parse_suffixed("1.5g", 1000, &v), 0);
+	assert_true(v == 1.5e9);
+	assert_int_equal(units_parse_suffixed("64K", 1024, &v), 0);
+	assert_true(v == 65536);
+	assert_int_equal(units_parse_suffixed("100000", 1000, &v), 0);
+	assert_true(v == 100000);
+	assert_int_equal(units_parse_suffixed("10Mbit", 1000, &v), -1);
+	assert_int_equal(units_parse_suffixed("-1M", 1000, &v), -1);
+	assert_int_equal(units_parse_suffixed("inf", 1000, &v), -1);
+	assert_int_equal(units_parse_suffixed("", 1000, &v), -1);
+	assert_int_equal(units_parse_suffixed("M", 1000, &v), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -200,6 +221,7 @@ int main(void)
 		cmocka_unit_test(test_percent),
 		cmocka_unit_test(test_format_roundtrip),
 		cmocka_unit_test(test_human),
+		cmocka_unit_test(test_suffixed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,6 +23,12 @@
  * the accepted units) on junk, a missing or unknown unit, or overflow. */
 int units_parse_rate(const char *s, uint64_t *bps, struct ll_err *err);
 
+/* iperf3's number with an optional K/M/G/T suffix (either case), k-based
+ * (1000 for bit rates, 1024 for byte sizes, as iperf3's units.c): "10M",
+ * "1.5G", "100000". *out >= 0. 0, or -1 on junk, a negative or non-finite
+ * value. */
+int units_parse_suffixed(const char *s, double k, double *out);
+
 /* Time: "100ms", "1.5s", "250us", "10ns" (s sec secs ms msec usec us ns).
  * A unit is mandatory (a bare number means us to tc's get_time but ns to
  * get_time64, so we refuse it). Negative values allowed only if allow_neg.
