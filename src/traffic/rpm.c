@@ -160,6 +160,13 @@ static int load_run(const struct rpm_opts *o, int streams, double seconds,
 	to.live = o->reverse ? interval : 0;   /* the server's TCP_INFO */
 	snprintf(to.congestion, sizeof(to.congestion), "%s", o->congestion);
 	rc = testrun_sync(&to, load_on_interval, l, sum, stop, err);
+	/* a stock iperf3 -s listens again only after it has reset from the
+	 * previous round's test: a refused connect is retried for up to 2 s
+	 * (20 x 100 ms, poll as the wait) */
+	for (int k = 0; rc == -ECONNREFUSED && k < 20 && !(stop && atomic_load(stop)); k++) {
+		poll(NULL, 0, 100);
+		rc = testrun_sync(&to, load_on_interval, l, sum, stop, err);
+	}
 	if (rc == 0)
 		l->goodput_bps = sum->sum_received.bps;
 	free(sum);
