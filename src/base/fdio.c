@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -37,4 +39,23 @@ void fdio_child_detach(int out_fd)
 		dup2(nul, 0);
 	dup2(out_fd, 1);
 	dup2(out_fd, 2);
+}
+
+char *fdio_read_file(const char *path, size_t max, bool empty_null)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = f && max ? malloc(max) : NULL;
+	size_t n = 0;
+
+	if (buf) {
+		n = fread(buf, 1, max - 1, f);
+		buf[n] = '\0';
+	}
+	if (f)
+		fclose(f);
+	if (buf && !n && empty_null) {
+		free(buf);
+		buf = NULL;
+	}
+	return buf;
 }

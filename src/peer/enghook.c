@@ -281,23 +281,6 @@ static int rec_write(uint64_t netns, const struct enghook_info *h, struct ll_err
 	return 0;
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	size_t n;
-
-	if (!f)
-		return NULL;
-	buf = malloc(8192);
-	if (buf) {
-		n = fread(buf, 1, 8191, f);
-		buf[n] = '\0';
-	}
-	fclose(f);
-	return buf;
-}
-
 static double num(const cJSON *o, const char *k)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -350,7 +333,7 @@ static bool engine_alive(long pid, unsigned q)
 
 static void read_counters(const char *sp, struct enghook_info *h)
 {
-	char *text = slurp(sp);
+	char *text = fdio_read_file(sp, 8192, false);
 	cJSON *o = text ? cJSON_Parse(text) : NULL;
 
 	free(text);
@@ -376,7 +359,7 @@ int enghook_get(uint64_t netns, int ifindex, struct enghook_info *h)
 
 	memset(h, 0, sizeof(*h));
 	rec_path(netns, ifindex, path, sizeof(path));
-	text = slurp(path);
+	text = fdio_read_file(path, 8192, false);
 	o = text ? cJSON_Parse(text) : NULL;
 	free(text);
 	if (!o)
@@ -453,14 +436,19 @@ static void orphans_remove_one(const char *bin, int ifindex, const char *keep)
 	}
 }
 
-/* Orphan chains in both tables (see orphans_remove_one). */
-static void orphans_remove(int ifindex, const char *keep)
+/* Orphan chains in both tables (see orphans_remove_one); bin/bin6 the
+ * tools picked already, or NULL to pick them. */
+static void orphans_remove(int ifindex, const char *keep, const char *bin, const char *bin6)
 {
-	char bin[64] = "", bin6[64] = "";
+	char b[64] = "", b6[64] = "";
 
-	if (pick_iptables(bin, sizeof(bin), NULL) < 0)
-		return;
-	pick_ip6tables(bin, bin6, sizeof(bin6));
+	if (!bin) {
+		if (pick_iptables(b, sizeof(b), NULL) < 0)
+			return;
+		pick_ip6tables(b, b6, sizeof(b6));
+		bin = b;
+		bin6 = b6;
+	}
 	orphans_remove_one(bin, ifindex, keep);
 	orphans_remove_one(bin6, ifindex, keep);
 }
@@ -869,7 +857,7 @@ int enghook_start(uint64_t netns, const char *dev, int ifindex,
 	rc = rec_write(netns, &h, err);
 	if (rc == 0) {
 		/* a chain of this interface no record names is a leftover */
-		orphans_remove(ifindex, had_old ? old.chain : NULL);
+		orphans_remove(ifindex, had_old ? old.chain : NULL, h.iptables, h.ip6tables);
 		rc = rules_install(&h, eng, exclude_port, err);
 	}
 	if (rc < 0) {
@@ -903,7 +891,7 @@ int enghook_stop(uint64_t netns, int ifindex, struct ll_err *err)
 
 	if (enghook_get(netns, ifindex, &h) < 0) {
 		/* no record: chains of this interface a cut-short restore left */
-		orphans_remove(ifindex, NULL);
+		orphans_remove(ifindex, NULL, NULL, NULL);
 		return 0;
 	}
 	rec_path(netns, ifindex, path, sizeof(path));
@@ -948,6 +936,6 @@ int enghook_stop_all(uint64_t netns, struct ll_err *err)
 			rc = one;
 	}
 	if (rc == 0)
-		orphans_remove(-1, NULL);
+		orphans_remove(-1, NULL, NULL, NULL);
 	return rc;
 }

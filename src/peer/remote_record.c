@@ -34,26 +34,6 @@ int remote_record_exists(uint64_t netns, const char *dev)
 	return access(p, F_OK) == 0;
 }
 
-/* The whole of a small file, NUL-terminated (NULL: unreadable or empty). */
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = f ? malloc(RR_OUT) : NULL;
-	size_t n = 0;
-
-	if (buf) {
-		n = fread(buf, 1, RR_OUT - 1, f);
-		buf[n] = '\0';
-	}
-	if (f)
-		fclose(f);
-	if (buf && n == 0) {
-		free(buf);
-		buf = NULL;
-	}
-	return buf;
-}
-
 /* sh -c cmd, stdout and stderr into *out (malloc'd, may be NULL). Its exit
  * status, or -errno. The shell ignores the terminal's signals: a hang-up
  * that ends linklab does not cut a restore short. */
@@ -124,7 +104,7 @@ static int restore_command(uint64_t netns, const char *dev, const char *rec, cha
 
 	cmd[0] = '\0';
 	rr_path(netns, dev, "ifb", p, sizeof(p));
-	ifb = slurp(p);
+	ifb = fdio_read_file(p, RR_OUT, true);
 	if (ifb) {
 		ifb[strcspn(ifb, " \n")] = '\0';
 		if (ifb[0] && tccmd_quote(ifb, q, sizeof(q)) == 0)
@@ -142,7 +122,7 @@ int remote_record_restore(uint64_t netns, const char *dev, int ifindex, const ch
 
 	note[0] = '\0';
 	rr_path(netns, dev, "tc.json", p, sizeof(p));
-	rec = slurp(p);
+	rec = fdio_read_file(p, RR_OUT, true);
 	if (!rec)
 		return ll_err_set(err, -EIO, "%s: record %s is empty or unreadable; nothing "
 				  "restored", dev, p);

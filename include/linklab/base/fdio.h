@@ -11,6 +11,11 @@
  * write(2). 0, or -1 with errno set (0 bytes written counts as failure). */
 int fdio_write_all(int fd, const void *p, size_t n, bool sock);
 
+/* The first max - 1 bytes of the file at path, NUL-terminated, malloc'd
+ * (the caller frees). NULL when it cannot be opened, or (empty_null) is
+ * empty. */
+char *fdio_read_file(const char *path, size_t max, bool empty_null);
+
 /* In a forked child before exec: its own process group and the terminal's
  * signals (SIGHUP, SIGINT, SIGQUIT) ignored - kept across exec, so a hang-up
  * that ends the parent does not cut the child's work short - stdin from
