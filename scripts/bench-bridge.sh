@@ -3,7 +3,8 @@
 # (linklab bridge --engine kernel, no dial) in the same three-namespace lab
 # (lab/lab-bridge.sh), same run, runs interleaved, medians of
 # BENCH_BRIDGE_REPS (3):
-#  - TCP -P 1 and -P 4 A -> B (iperf3), no dial: Gbit/s, ratio user/kernel,
+#  - TCP -P 1 and -P 4 A -> B (iperf3), no dial: Gbit/s, ratio user/kernel
+#    (the user engine as it starts by default, and with --workers 1),
 #    CPU s/Gbit of everything that moves the data (iperf3 client + server +
 #    the engine process: without IRQ time accounting the kernel's
 #    forwarding softirqs are charged to the task they interrupt, so the
@@ -76,21 +77,25 @@ med() { sort -n "$1" | awk '{l[NR]=$0} END {print l[int((NR+1)/2)]}'; }
 
 echo "bench-bridge: iperf3 TCP A -> B, no dial, Linux bridge vs linklab's user engine, ${T}s each, median of $R (interleaved)"
 for P in 1 4; do
-	: > "$tmp/k$P"; : > "$tmp/u$P"
+	: > "$tmp/k$P"; : > "$tmp/u$P"; : > "$tmp/w$P"
 	i=0
 	while [ $i -lt "$R" ]; do
 		tcp --engine kernel -- -P $P >> "$tmp/k$P"
 		tcp --engine user -- -P $P >> "$tmp/u$P"
+		tcp --engine user --workers 1 -- -P $P >> "$tmp/w$P"
 		i=$((i + 1))
 	done
 	python3 - "$P" "$(med "$tmp/k$P")" "$(med "$tmp/u$P")" "$(cut -d' ' -f1 "$tmp/k$P" | tr '\n' ' ')" \
-		"$(cut -d' ' -f1 "$tmp/u$P" | tr '\n' ' ')" <<'PY'
+		"$(cut -d' ' -f1 "$tmp/u$P" | tr '\n' ' ')" "$(med "$tmp/w$P")" \
+		"$(cut -d' ' -f1 "$tmp/w$P" | tr '\n' ' ')" <<'PY'
 import sys
 P=sys.argv[1]
 kg,kc,ke,ks=map(float,sys.argv[2].split()); ug,uc,ue,us=map(float,sys.argv[3].split())
+wg,wc,we,ws=map(float,sys.argv[6].split())
 spg=lambda c,g,s: c/(g*s) if g else 0
-print("bridge TCP -P %s: Linux bridge %6.2f Gbit/s (%.3f CPU s/Gbit)   user engine %6.2f Gbit/s (%.3f CPU s/Gbit, engine alone %.3f)   ratio %.2fx   [runs: kernel %s| user %s]"
-      % (P, kg, spg(kc,kg,ks), ug, spg(uc,ug,us), spg(ue,ug,us), ug/kg if kg else 0, sys.argv[4], sys.argv[5]))
+print("bridge TCP -P %s: Linux bridge %6.2f Gbit/s (%.3f CPU s/Gbit)   user engine %6.2f Gbit/s (%.3f CPU s/Gbit, engine alone %.3f)   ratio %.2fx   (--workers 1: %.2f Gbit/s, %.2fx)   [runs: kernel %s| user %s| --workers 1 %s]"
+      % (P, kg, spg(kc,kg,ks), ug, spg(uc,ug,us), spg(ue,ug,us), ug/kg if kg else 0,
+         wg, wg/kg if kg else 0, sys.argv[4], sys.argv[5], sys.argv[7]))
 PY
 done
 

@@ -54,32 +54,51 @@ struct pkt {
 #define POOL_MIN 4096u  /* frames from this size on take a full-size buffer */
 #define POOL_MAX 128u   /* full-size buffers kept for reuse per direction */
 
+#define WORKERS_MAX 2   /* reading threads per direction */
+
+struct dir;
+
+/* One reading thread of a direction, on its own member of the ingress
+ * port's fanout group (PACKET_FANOUT_HASH: a flow's frames all come to one
+ * member, in order). It reads and sends without the model's lock; only the
+ * fate draws, the queue and the counters are shared. */
+struct worker {
+	struct dir *d;
+	int rx;                 /* socket (owned by the bridge) */
+	pthread_t th;
+	bool started;
+	unsigned char *rxbuf;
+	unsigned char *rctl;    /* per-frame control (receive time) */
+	struct mmsghdr *rmsg, *smsg;
+	struct iovec *riov, *siov;
+	unsigned npass;         /* frames on the pass-through send list */
+	struct bridge_stats sent;       /* its pass-through sends, not yet in
+					 * the direction's counters */
+};
+
 struct dir {
 	struct bridge *b;
 	int idx;
-	int rx, tx;             /* sockets (owned by the bridge) */
-	int tfd;                /* timerfd */
+	int tx;                 /* egress socket (owned by the bridge) */
+	int tfd;                /* timerfd (the first worker waits on it) */
 	struct emu *emu;
-	pthread_t th;
-	bool started;
+	struct worker w[WORKERS_MAX];
 	int64_t armed;          /* time the timer is armed for, INT64_MAX none */
 	int64_t armed_due;      /* the release it was armed for */
 	bool armed_last;        /* armed as a last step (wake.h) */
 	struct wake_lead lead;  /* how early the last step wakes */
 	pthread_mutex_t mu;
-	pthread_mutex_t emu_mu;         /* held while the thread uses emu (not
-					 * while it sleeps in poll):
+	pthread_mutex_t emu_mu;         /* held while a worker uses emu, the
+					 * queue and st (not while it sleeps,
+					 * reads or sends pass-through frames):
 					 * bridge_reconfigure swaps the model
 					 * between two batches */
-	struct bridge_stats st;         /* thread-local running counters */
+	struct bridge_stats st;         /* running counters, under emu_mu */
 	struct bridge_stats snap;       /* copy for readers, under mu */
 	uint64_t sock_drops;            /* under mu */
-	unsigned char *rxbuf;
-	unsigned char *rctl;            /* per-frame control (receive time) */
-	struct mmsghdr *rmsg, *smsg;
-	struct iovec *riov, *siov;
+	struct mmsghdr *smsg;           /* release()'s send list, under emu_mu */
+	struct iovec *siov;
 	struct pkt **sp;
-	unsigned npass;                 /* frames on the pass-through send list */
 	struct pkt *pool[POOL_MAX];     /* free full-size queue buffers */
 	unsigned npool;
 	uint64_t pass_pkts, pass_bytes; /* sent by pass-through (the model's
@@ -89,7 +108,8 @@ struct dir {
 struct bridge {
 	struct bridge_opts o;
 	unsigned batch;
-	int fd[2];              /* 0: IF_A, 1: IF_B */
+	unsigned nw;            /* workers per direction, 1..WORKERS_MAX */
+	int fd[2][WORKERS_MAX]; /* [0]: IF_A, [1]: IF_B; one per worker */
 	int stopfd;
 	bool discard, stopped;
 	struct dir d[2];
@@ -182,6 +202,42 @@ static int open_port(const char *ifname, int *fdp, struct ll_err *err)
 	}
 	*fdp = fd;
 	return 0;
+}
+
+/* n sockets on ifname (open_port each); with n > 1 they form a fanout
+ * group of their own (packet(7) PACKET_FANOUT_HASH, a unique id the kernel
+ * picks): each frame goes to one member, a flow's frames to the same one.
+ * fds[0..n) out; on error none stays open. */
+static int open_ports(const char *ifname, int *fds, unsigned n, struct ll_err *err)
+{
+	unsigned i;
+	int rc = 0, val = 0;
+	socklen_t l = sizeof(val);
+
+	for (i = 0; i < n; i++)
+		fds[i] = -1;
+	for (i = 0; i < n && rc == 0; i++)
+		rc = open_port(ifname, &fds[i], err);
+	if (rc == 0 && n > 1) {
+		int first = PACKET_FANOUT_HASH << 16 | PACKET_FANOUT_FLAG_UNIQUEID << 16;
+
+		if (setsockopt(fds[0], SOL_PACKET, PACKET_FANOUT, &first, sizeof(first)) < 0 ||
+		    getsockopt(fds[0], SOL_PACKET, PACKET_FANOUT, &val, &l) < 0)
+			rc = ll_err_set(err, -errno, "bridge: %s: PACKET_FANOUT: %s", ifname,
+					strerror(errno));
+		val = (val & 0xffff) | PACKET_FANOUT_HASH << 16;
+		for (i = 1; i < n && rc == 0; i++)
+			if (setsockopt(fds[i], SOL_PACKET, PACKET_FANOUT, &val, sizeof(val)) < 0)
+				rc = ll_err_set(err, -errno, "bridge: %s: PACKET_FANOUT join: %s",
+						ifname, strerror(errno));
+	}
+	if (rc < 0)
+		for (i = 0; i < n; i++)
+			if (fds[i] >= 0) {
+				close(fds[i]);
+				fds[i] = -1;
+			}
+	return rc;
 }
 
 /* --- frames ---------------------------------------------------------------- */
@@ -410,10 +466,12 @@ static void queue_copy(struct dir *d, const unsigned char *buf, uint32_t n,
 	enqueue_pkt(d, p, now);
 }
 
-/* A received frame: count it, draw its fate and queue what survives (a
- * copy). pass: the model sends at once (pass_through): a surviving frame
- * goes out of the receive buffer itself, added to the send list. */
-static void handle(struct dir *d, unsigned char *buf, uint32_t n, int64_t now, bool pass)
+/* A frame worker w received: count it, draw its fate and queue what
+ * survives (a copy). pass: the model sends at once (pass_through): a
+ * surviving frame goes out of the receive buffer itself, added to w's send
+ * list. Under emu_mu. */
+static void handle(struct dir *d, struct worker *w, unsigned char *buf, uint32_t n,
+		   int64_t now, bool pass)
 {
 	const struct virtio_net_hdr *vh = (const void *)buf;
 	struct emu_fate f, g;
@@ -435,9 +493,10 @@ static void handle(struct dir *d, unsigned char *buf, uint32_t n, int64_t now, b
 			return;
 		if (f.mark_ce)
 			emu_frame_set_ce(buf + VNET_HDR_LEN, n - VNET_HDR_LEN);
-		d->siov[d->npass].iov_base = buf;
-		d->siov[d->npass].iov_len = n;
-		d->npass++;
+		w->siov[w->npass].iov_base = buf;
+		w->siov[w->npass].iov_len = n;
+		w->npass++;
+		d->pass_pkts++;
 		d->pass_bytes += wire;
 		return;
 	}
@@ -466,30 +525,31 @@ static bool pass_through(const struct dir *d)
 	       c->limit >= d->b->batch && emu_next_time(d->emu) == INT64_MAX;
 }
 
-/* sendmmsg of siov[0..k) (one frame each) on the egress socket, counting
- * what went; a frame the kernel refuses is dropped (tx_errors). */
-static void xmit(struct dir *d, unsigned k)
+/* sendmmsg of siov[0..k) (one frame each) on socket fd, counting what
+ * went into st; a frame the kernel refuses is dropped (tx_errors). */
+static void xmit(int fd, struct mmsghdr *smsg, struct iovec *siov, unsigned k,
+		 struct bridge_stats *st)
 {
 	unsigned sent = 0, i;
 
 	for (i = 0; i < k; i++) {
-		memset(&d->smsg[i], 0, sizeof(d->smsg[i]));
-		d->smsg[i].msg_hdr.msg_iov = &d->siov[i];
-		d->smsg[i].msg_hdr.msg_iovlen = 1;
+		memset(&smsg[i], 0, sizeof(smsg[i]));
+		smsg[i].msg_hdr.msg_iov = &siov[i];
+		smsg[i].msg_hdr.msg_iovlen = 1;
 	}
 	while (sent < k) {
-		int r = sendmmsg(d->tx, d->smsg + sent, k - sent, 0);
+		int r = sendmmsg(fd, smsg + sent, k - sent, 0);
 
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			d->st.tx_errors++;
+			st->tx_errors++;
 			sent++;
 			continue;
 		}
 		for (i = sent; i < sent + (unsigned)r; i++) {
-			d->st.tx_pkts++;
-			d->st.tx_bytes += d->siov[i].iov_len - VNET_HDR_LEN;
+			st->tx_pkts++;
+			st->tx_bytes += siov[i].iov_len - VNET_HDR_LEN;
 		}
 		sent += (unsigned)r;
 	}
@@ -512,7 +572,7 @@ static void release(struct dir *d, int64_t now)
 		}
 		if (!k)
 			return;
-		xmit(d, k);
+		xmit(d->tx, d->smsg, d->siov, k, &d->st);
 		for (i = 0; i < k; i++)
 			pkt_put(d, d->sp[i]);
 		if (k < batch)
@@ -579,84 +639,117 @@ static void publish(struct dir *d)
 	pthread_mutex_unlock(&d->mu);
 }
 
-static void *dir_thread(void *arg)
+/* The pass-through frames worker w sent, into the direction's counters.
+ * Under emu_mu. */
+static void merge_sent(struct dir *d, struct worker *w)
 {
-	struct dir *d = arg;
+	d->st.tx_pkts += w->sent.tx_pkts;
+	d->st.tx_bytes += w->sent.tx_bytes;
+	d->st.tx_errors += w->sent.tx_errors;
+	memset(&w->sent, 0, sizeof(w->sent));
+}
+
+/* One recvmmsg of up to batch frames on w's socket (without the lock), then
+ * under emu_mu their fates; pass-through frames are sent after the lock is
+ * let go, queued ones released when due. Returns the frames read (0: none
+ * waiting). */
+static int read_batch(struct worker *w, unsigned batch)
+{
+	struct dir *d = w->d;
+	unsigned i;
+	int n, k;
+	int64_t now, off;
+	bool pass;
+
+	for (i = 0; i < batch; i++) {
+		memset(&w->rmsg[i], 0, sizeof(w->rmsg[i]));
+		w->rmsg[i].msg_hdr.msg_iov = &w->riov[i];
+		w->rmsg[i].msg_hdr.msg_iovlen = 1;
+		w->rmsg[i].msg_hdr.msg_control = w->rctl + (size_t)i * RXCTL;
+		w->rmsg[i].msg_hdr.msg_controllen = RXCTL;
+	}
+	n = recvmmsg(w->rx, w->rmsg, batch, MSG_DONTWAIT, NULL);
+	if (n <= 0)
+		return 0;
+	now = mono_ns();
+	off = real_ns() - now;
+	pthread_mutex_lock(&d->emu_mu);
+	pass = pass_through(d);
+	for (k = 0; k < n; k++) {
+		if (w->rmsg[k].msg_hdr.msg_flags & MSG_TRUNC) {
+			d->st.rx_truncated++;
+			continue;
+		}
+		handle(d, w, w->riov[k].iov_base, w->rmsg[k].msg_len,
+		       rx_time(&w->rmsg[k].msg_hdr, now, off), pass);
+	}
+	if (!pass)
+		release(d, now);
+	pthread_mutex_unlock(&d->emu_mu);
+	if (w->npass) {
+		xmit(d->tx, w->smsg, w->siov, w->npass, &w->sent);
+		w->npass = 0;
+	}
+	return n;
+}
+
+static void *worker_thread(void *arg)
+{
+	struct worker *w = arg;
+	struct dir *d = w->d;
 	struct bridge *b = d->b;
+	bool timer = w == &d->w[0];     /* the first worker runs the releases */
 	struct pollfd pfd[3] = {
-		{ .fd = d->rx, .events = POLLIN },
-		{ .fd = d->tfd, .events = POLLIN },
+		{ .fd = w->rx, .events = POLLIN },
 		{ .fd = b->stopfd, .events = POLLIN },
+		{ .fd = timer ? d->tfd : -1, .events = POLLIN },
 	};
 	unsigned batch = b->batch, i;
 	uint64_t junk;
-	struct pkt *p;
 
 	/* release on time: no 50 us default timer slack on the timerfd wake-up */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 	for (i = 0; i < batch; i++) {
-		d->riov[i].iov_base = d->rxbuf + (size_t)i * RXBUF;
-		d->riov[i].iov_len = RXBUF;
+		w->riov[i].iov_base = w->rxbuf + (size_t)i * RXBUF;
+		w->riov[i].iov_len = RXBUF;
 	}
 	for (;;) {
 		int rounds;
 
 		if (poll(pfd, 3, -1) < 0 && errno != EINTR)
 			break;
-		if (pfd[2].revents)
+		if (pfd[1].revents)
 			break;
-		pthread_mutex_lock(&d->emu_mu);
-		if (pfd[1].revents && read(d->tfd, &junk, sizeof(junk)) < 0)
-			junk = 0;
-		if (pfd[1].revents) {
+		if (pfd[2].revents) {
+			if (read(d->tfd, &junk, sizeof(junk)) < 0)
+				junk = 0;
+			pthread_mutex_lock(&d->emu_mu);
 			if (d->armed_last)
 				wake_lead_track(&d->lead, mono_ns() - d->armed);
 			d->armed = INT64_MAX;   /* fired: the next rearm must set it */
+			pthread_mutex_unlock(&d->emu_mu);
 		}
-		for (rounds = 0; rounds < 8; rounds++) {
-			bool pass = pass_through(d);
-			int n, k;
-			int64_t now, off;
-
-			for (i = 0; i < batch; i++) {
-				memset(&d->rmsg[i], 0, sizeof(d->rmsg[i]));
-				d->rmsg[i].msg_hdr.msg_iov = &d->riov[i];
-				d->rmsg[i].msg_hdr.msg_iovlen = 1;
-				d->rmsg[i].msg_hdr.msg_control = d->rctl + (size_t)i * RXCTL;
-				d->rmsg[i].msg_hdr.msg_controllen = RXCTL;
-			}
-			n = recvmmsg(d->rx, d->rmsg, batch, MSG_DONTWAIT, NULL);
-			if (n <= 0)
+		for (rounds = 0; rounds < 8; rounds++)
+			if ((unsigned)read_batch(w, batch) < batch)
 				break;
-			now = mono_ns();
-			off = real_ns() - now;
-			for (k = 0; k < n; k++) {
-				if (d->rmsg[k].msg_hdr.msg_flags & MSG_TRUNC) {
-					d->st.rx_truncated++;
-					continue;
-				}
-				handle(d, d->riov[k].iov_base, d->rmsg[k].msg_len,
-				       rx_time(&d->rmsg[k].msg_hdr, now, off), pass);
-			}
-			if (pass) {
-				d->pass_pkts += d->npass;
-				xmit(d, d->npass);
-				d->npass = 0;
-			} else {
-				release(d, now);
-			}
-			if ((unsigned)n < batch)
-				break;
-		}
+		pthread_mutex_lock(&d->emu_mu);
+		merge_sent(d, w);
 		release(d, mono_ns());
 		settle(d);
 		rearm(d);
 		publish(d);
 		pthread_mutex_unlock(&d->emu_mu);
 	}
-	/* stop: flush (send now) or discard what is queued */
+	return NULL;
+}
+
+/* After the workers stopped: flush (send now) or discard what is queued. */
+static void dir_finish(struct dir *d)
+{
+	struct pkt *p;
+
 	pthread_mutex_lock(&d->emu_mu);
-	if (!b->discard) {
+	if (!d->b->discard) {
 		while (emu_next_time(d->emu) != INT64_MAX)
 			release(d, INT64_MAX - 1);
 	}
@@ -664,10 +757,42 @@ static void *dir_thread(void *arg)
 		pkt_put(d, p);
 	publish(d);
 	pthread_mutex_unlock(&d->emu_mu);
-	return NULL;
 }
 
 /* --- life cycle --------------------------------------------------------------- */
+
+unsigned bridge_workers(const struct bridge_opts *o)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (o->workers)
+		return o->workers > WORKERS_MAX ? WORKERS_MAX : o->workers;
+	return cpus >= 2 ? WORKERS_MAX : 1;
+}
+
+/* A worker's buffers: batch receive slots of RXBUF bytes. -1: no memory. */
+static int worker_init(struct worker *w, struct dir *d, int rx, unsigned batch)
+{
+	w->d = d;
+	w->rx = rx;
+	w->rxbuf = malloc((size_t)batch * RXBUF);
+	w->rmsg = calloc(batch, sizeof(*w->rmsg));
+	w->rctl = calloc(batch, RXCTL);
+	w->smsg = calloc(batch, sizeof(*w->smsg));
+	w->riov = calloc(batch, sizeof(*w->riov));
+	w->siov = calloc(batch, sizeof(*w->siov));
+	return w->rxbuf && w->rmsg && w->rctl && w->smsg && w->riov && w->siov ? 0 : -1;
+}
+
+static void worker_free(struct worker *w)
+{
+	free(w->rxbuf);
+	free(w->rctl);
+	free(w->rmsg);
+	free(w->smsg);
+	free(w->riov);
+	free(w->siov);
+}
 
 int bridge_open(const struct bridge_opts *o, struct bridge **out, struct ll_err *err)
 {
@@ -682,14 +807,17 @@ int bridge_open(const struct bridge_opts *o, struct bridge **out, struct ll_err 
 		return ll_err_set(err, -ENOMEM, "bridge: out of memory");
 	b->o = *o;
 	b->batch = o->batch ? o->batch : 64;
-	b->fd[0] = b->fd[1] = b->stopfd = -1;
+	b->nw = bridge_workers(o);
+	b->stopfd = -1;
 	for (i = 0; i < 2; i++) {
+		for (unsigned j = 0; j < WORKERS_MAX; j++)
+			b->fd[i][j] = -1;
 		b->d[i].tfd = -1;
 		pthread_mutex_init(&b->d[i].mu, NULL);
 		pthread_mutex_init(&b->d[i].emu_mu, NULL);
 	}
-	if ((rc = open_port(o->if_a, &b->fd[0], err)) < 0 ||
-	    (rc = open_port(o->if_b, &b->fd[1], err)) < 0)
+	if ((rc = open_ports(o->if_a, b->fd[0], b->nw, err)) < 0 ||
+	    (rc = open_ports(o->if_b, b->fd[1], b->nw, err)) < 0)
 		goto fail;
 	b->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (b->stopfd < 0) {
@@ -701,8 +829,7 @@ int bridge_open(const struct bridge_opts *o, struct bridge **out, struct ll_err 
 
 		d->b = b;
 		d->idx = i;
-		d->rx = b->fd[i];
-		d->tx = b->fd[!i];
+		d->tx = b->fd[!i][0];
 		d->armed = d->armed_due = INT64_MAX;
 		rc = emu_new(&o->dir[i], &d->emu, err);
 		if (rc < 0) {
@@ -710,15 +837,13 @@ int bridge_open(const struct bridge_opts *o, struct bridge **out, struct ll_err 
 			goto fail;
 		}
 		d->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-		d->rxbuf = malloc((size_t)b->batch * RXBUF);
-		d->rmsg = calloc(b->batch, sizeof(*d->rmsg));
-		d->rctl = calloc(b->batch, RXCTL);
 		d->smsg = calloc(b->batch, sizeof(*d->smsg));
-		d->riov = calloc(b->batch, sizeof(*d->riov));
 		d->siov = calloc(b->batch, sizeof(*d->siov));
 		d->sp = calloc(b->batch, sizeof(*d->sp));
-		if (d->tfd < 0 || !d->rxbuf || !d->rctl || !d->rmsg || !d->smsg || !d->riov ||
-		    !d->siov || !d->sp) {
+		rc = 0;
+		for (unsigned j = 0; j < b->nw; j++)
+			rc |= worker_init(&d->w[j], d, b->fd[i][j], b->batch);
+		if (d->tfd < 0 || !d->smsg || !d->siov || !d->sp || rc) {
 			rc = ll_err_set(err, -ENOMEM, "bridge: buffers/timerfd: %s",
 					strerror(errno));
 			goto fail;
@@ -740,7 +865,8 @@ uint64_t bridge_mem_bound(const struct bridge_opts *o)
 
 	for (i = 0; i < 2; i++)
 		sum += (uint64_t)(o->dir[i].limit ? o->dir[i].limit : 1000) * frame +
-		       (uint64_t)batch * RXBUF + (uint64_t)POOL_MAX * frame;
+		       (uint64_t)bridge_workers(o) * batch * RXBUF +
+		       (uint64_t)POOL_MAX * frame;
 	return sum;
 }
 
@@ -749,7 +875,8 @@ int bridge_start(struct bridge *b, struct ll_err *err)
 	int i, rc;
 
 	b->stopped = false;
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 2 * (int)b->nw; i++) {
+		struct worker *w = &b->d[i % 2].w[i / 2];
 		pthread_attr_t at;
 		struct sched_param sp = { .sched_priority = b->o.rt_priority };
 
@@ -759,7 +886,7 @@ int bridge_start(struct bridge *b, struct ll_err *err)
 			pthread_attr_setschedpolicy(&at, SCHED_FIFO);
 			pthread_attr_setschedparam(&at, &sp);
 		}
-		rc = pthread_create(&b->d[i].th, &at, dir_thread, &b->d[i]);
+		rc = pthread_create(&w->th, &at, worker_thread, w);
 		pthread_attr_destroy(&at);
 		if (rc && b->o.rt_priority > 0) {
 			bridge_stop(b, true);
@@ -770,7 +897,7 @@ int bridge_start(struct bridge *b, struct ll_err *err)
 			bridge_stop(b, true);
 			return ll_err_set(err, -rc, "bridge: thread: %s", strerror(rc));
 		}
-		b->d[i].started = true;
+		w->started = true;
 	}
 	return 0;
 }
@@ -785,25 +912,36 @@ void bridge_stop(struct bridge *b, bool discard)
 	b->discard = discard;
 	if (write(b->stopfd, &one, sizeof(one)) < 0)
 		one = 0;
-	for (i = 0; i < 2; i++)
-		if (b->d[i].started) {
-			pthread_join(b->d[i].th, NULL);
-			b->d[i].started = false;
-		}
+	for (i = 0; i < 2; i++) {
+		bool ran = false;
+
+		for (unsigned j = 0; j < b->nw; j++)
+			if (b->d[i].w[j].started) {
+				pthread_join(b->d[i].w[j].th, NULL);
+				b->d[i].w[j].started = false;
+				ran = true;
+			}
+		if (ran)
+			dir_finish(&b->d[i]);
+	}
 	b->stopped = true;
 }
 
 void bridge_get_stats(struct bridge *b, enum bridge_dir dir, struct bridge_stats *s)
 {
 	struct dir *d = &b->d[dir];
-	struct tpacket_stats tp = { 0 };
-	socklen_t l = sizeof(tp);
 
 	pthread_mutex_lock(&d->mu);
-	if (getsockopt(d->rx, SOL_PACKET, PACKET_STATISTICS, &tp, &l) == 0)
-		d->sock_drops += tp.tp_drops;
+	for (unsigned j = 0; j < b->nw; j++) {
+		struct tpacket_stats tp = { 0 };
+		socklen_t l = sizeof(tp);
+
+		/* the counters reset as they are read: added up here */
+		if (getsockopt(b->fd[dir][j], SOL_PACKET, PACKET_STATISTICS, &tp, &l) == 0)
+			d->sock_drops += tp.tp_drops;
+	}
 	*s = d->snap;
-	if (!d->started && d->emu && !d->snap.rx_pkts)
+	if (!d->w[0].started && d->emu && !d->snap.rx_pkts)
 		emu_get_stats(d->emu, &s->emu);
 	s->sock_drops = d->sock_drops;
 	pthread_mutex_unlock(&d->mu);
@@ -830,17 +968,16 @@ void bridge_close(struct bridge *b)
 			free(d->pool[--d->npool]);
 		if (d->tfd >= 0)
 			close(d->tfd);
-		free(d->rxbuf);
-		free(d->rctl);
-		free(d->rmsg);
+		for (unsigned j = 0; j < WORKERS_MAX; j++) {
+			worker_free(&d->w[j]);
+			if (b->fd[i][j] >= 0)
+				close(b->fd[i][j]);
+		}
 		free(d->smsg);
-		free(d->riov);
 		free(d->siov);
 		free(d->sp);
 		pthread_mutex_destroy(&d->mu);
 		pthread_mutex_destroy(&d->emu_mu);
-		if (b->fd[i] >= 0)
-			close(b->fd[i]);
 	}
 	if (b->stopfd >= 0)
 		close(b->stopfd);

@@ -42,6 +42,7 @@ struct bopts {
 	double seconds;                  /* 0 = until a signal */
 	double interval;                 /* -i: counters every SEC, 0 = none */
 	int rt_priority;                 /* --rt-priority N (SCHED_FIFO) */
+	unsigned workers;                /* --workers N, 0: by the CPUs */
 	struct impair dial[DIRS];        /* the dial options of each direction:
 					  * plain ones with its own on top */
 	bool clear[DIRS];                /* --clear: no profile dial under it */
@@ -65,6 +66,8 @@ static void bridge_usage(FILE *f)
 		"  user engine only: --distribution FILE (a table file, as iproute2's *.dist)\n"
 		"  --discard (drop the queue at exit)\n"
 		"  --rt-priority N (SCHED_FIFO forwarding threads: releases on time on a busy host)\n"
+		"  --workers 1|2 reading threads per direction, a flow's frames to one of them\n"
+		"      (default 2 on a host with 2 or more CPUs, else 1)\n"
 		"  --bridge-name BR (kernel engine, default llbr0)\n"
 		"  --force  use a port that has an IP address (refused by default: a bridge port\n"
 		"      has none; lo and a port of another bridge are always refused)\n"
@@ -82,7 +85,8 @@ static void bridge_usage(FILE *f)
  * value? */
 static bool known_opt(const char *a, const char *eq)
 {
-	static const char *const own[] = { "engine", "profile", "rt-priority", "bridge-name", NULL };
+	static const char *const own[] = { "engine", "profile", "rt-priority", "workers",
+					   "bridge-name", NULL };
 	char name[64];
 	int k;
 
@@ -206,6 +210,14 @@ static int parse_words(int argc, char **argv, struct bopts *b, struct dialopt *d
 					    "--rt-priority '%s': SCHED_FIFO priority 1..99", val);
 			else
 				b->rt_priority = (int)v;
+			continue;
+		}
+		if (!strcmp(name, "workers")) {
+			if (!strcmp(val, "1") || !strcmp(val, "2"))
+				b->workers = (unsigned)(val[0] - '0');
+			else
+				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+					    "--workers '%s': reading threads per direction 1..2", val);
 			continue;
 		}
 		if (!strcmp(name, "bridge-name")) {
@@ -576,6 +588,7 @@ static int run_user(struct bopts *b, const struct impair dial[DIRS],
 	snprintf(o.if_a, sizeof(o.if_a), "%s", b->if_a);
 	snprintf(o.if_b, sizeof(o.if_b), "%s", b->if_b);
 	o.rt_priority = b->rt_priority;
+	o.workers = b->workers;
 	for (d = 0; d < DIRS; d++)
 		o.dir[d] = cfg[d];
 	rc = bridge_open(&o, &br, &err);
@@ -964,6 +977,10 @@ int cmd_bridge(int argc, char **argv)
 		fprintf(stderr, "linklab bridge: --engine kernel: --distribution FILE is a "
 			"user-engine option (the kernel takes iproute2's named tables: "
 			"normal, pareto, paretonormal)\n");
+		return 2;
+	} else if (!strcmp(b.engine, "kernel") && b.workers) {
+		fprintf(stderr, "linklab bridge: --engine kernel: --workers is a user-engine "
+			"option (the Linux bridge forwards in the kernel's softirqs)\n");
 		return 2;
 	} else {
 		has_netem = bridge_kernel_has_netem();

@@ -76,6 +76,17 @@ fi
 	pass "bridge: both ports promiscuous while forwarding" ||
 	fail "bridge: ports not promiscuous (veth-ma $(promisc veth-ma), veth-mb $(promisc veth-mb))"
 
+# one reading thread per direction instead of a fanout pair: the same path
+if engine --workers 1 && ltest -t 1 -P 4; then
+	set -- $(rtt 20 0.01)
+	g=$(py "import json; print('%.2f' % (json.load(open('$T/test.json'))['end']['sum_received']['bits_per_second']/1e9))")
+	py "import sys; sys.exit(0 if float('$1') < 2 and float('$g') > 0.1 else 1)" 2>/dev/null &&
+		pass "bridge: --workers 1 forwards too (RTT $1 ms, TCP -P 4 $g Gbit/s)" ||
+		fail "bridge: --workers 1: RTT '$1' ms, TCP -P 4 '$g' Gbit/s"
+else
+	fail "bridge: --workers 1: $(cat "$T/engine.log" "$T/test.err" 2>/dev/null)"
+fi
+
 # --- delay 50ms each way ---------------------------------------------------------
 if engine --delay 50ms; then
 	set -- $(rtt 40 0.02)
@@ -666,12 +677,16 @@ else
 fi
 # every problem at once, nothing started
 inm "$LINKLAB" bridge veth-ma veth-mb --overhead 5 --loss-gemodel 1%,x --a-to-b-seed zz \
-	--slot 1ms -t 1 > "$T/k.out" 2>&1
+	--slot 1ms --workers 3 -t 1 > "$T/k.out" 2>&1
 rc=$?
+inm "$LINKLAB" bridge veth-ma veth-mb --engine kernel --workers 2 -t 1 > "$T/k2.out" 2>&1
+rc2=$?
 [ $rc = 2 ] && grep -q "packet-overhead needs netem-rate" "$T/k.out" &&
 	grep -q "loss-gemodel: value 2: 'x'" "$T/k.out" && grep -q "seed: 'zz'" "$T/k.out" &&
-	pass "bridge: bad dial values and rules reported together (exit 2)" ||
-	{ fail "bridge: error report: rc $rc"; cat "$T/k.out"; }
+	grep -q -- "--workers '3': reading threads per direction 1..2" "$T/k.out" &&
+	[ $rc2 = 2 ] && grep -q -- "--engine kernel: --workers is a user-engine option" "$T/k2.out" &&
+	pass "bridge: bad dial values and rules reported together (exit 2); --workers on the kernel engine refused" ||
+	{ fail "bridge: error report: rc $rc, kernel --workers rc $rc2"; cat "$T/k.out" "$T/k2.out"; }
 $LB engine --engine kernel --rate 50mbit > "$T/engine.log" 2>&1
 if ltest -t 5; then
 	g=$(py "import json; print('%.2f' % (json.load(open('$T/test.json'))['end']['sum_received']['bits_per_second']/1e6))")

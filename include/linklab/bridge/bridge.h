@@ -35,9 +35,13 @@ struct bridge_opts {
 	char if_a[IF_NAMESIZE], if_b[IF_NAMESIZE];
 	struct emu_config dir[2];       /* indexed by enum bridge_dir */
 	unsigned batch;                 /* frames per recvmmsg/sendmmsg (0 -> 64) */
-	int rt_priority;                /* SCHED_FIFO priority 1..99 of the two
+	int rt_priority;                /* SCHED_FIFO priority 1..99 of the
 					 * forwarding threads (release on time on a
 					 * busy host); 0 = normal scheduling */
+	unsigned workers;               /* reading threads per direction, 1..2,
+					 * each on its own member of a fanout group
+					 * (a flow's frames to one of them); 0: 2
+					 * on a host with 2 or more CPUs, else 1 */
 };
 
 struct bridge_stats {
@@ -54,6 +58,10 @@ struct bridge_stats {
 };
 
 struct bridge;
+
+/* The reading threads per direction o asks for (opts.workers, 0 resolved
+ * against the CPUs online), 1..2. */
+unsigned bridge_workers(const struct bridge_opts *o);
 
 /* Open both sockets (needs CAP_NET_RAW), join promiscuous mode and build one
  * model per direction. -ENODEV (no such interface), -EPERM, -EINVAL (the
