@@ -94,6 +94,8 @@ struct dir {
 					 * bridge_reconfigure swaps the model
 					 * between two batches */
 	struct bridge_stats st;         /* running counters, under emu_mu */
+	int64_t last_rx;                /* the latest arrival given to the model,
+					 * under emu_mu */
 	struct bridge_stats snap;       /* copy for readers, under mu */
 	uint64_t sock_drops;            /* under mu */
 	struct mmsghdr *smsg;           /* release()'s send list, under emu_mu */
@@ -676,12 +678,20 @@ static int read_batch(struct worker *w, unsigned batch)
 	pthread_mutex_lock(&d->emu_mu);
 	pass = pass_through(d);
 	for (k = 0; k < n; k++) {
+		int64_t t;
+
 		if (w->rmsg[k].msg_hdr.msg_flags & MSG_TRUNC) {
 			d->st.rx_truncated++;
 			continue;
 		}
-		handle(d, w, w->riov[k].iov_base, w->rmsg[k].msg_len,
-		       rx_time(&w->rmsg[k].msg_hdr, now, off), pass);
+		/* the model's clock never goes back: the other worker may have
+		 * given it a later frame already (the frames then leave in the
+		 * order they entered the model, as netem's enqueue order) */
+		t = rx_time(&w->rmsg[k].msg_hdr, now, off);
+		if (t < d->last_rx)
+			t = d->last_rx;
+		d->last_rx = t;
+		handle(d, w, w->riov[k].iov_base, w->rmsg[k].msg_len, t, pass);
 	}
 	if (!pass)
 		release(d, now);
@@ -763,7 +773,12 @@ static void dir_finish(struct dir *d)
 
 unsigned bridge_workers(const struct bridge_opts *o)
 {
+	cpu_set_t set;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	/* the CPUs this process may run on (a cpuset, taskset), when known */
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		cpus = CPU_COUNT(&set);
 
 	if (o->workers)
 		return o->workers > WORKERS_MAX ? WORKERS_MAX : o->workers;

@@ -176,6 +176,8 @@ static cJSON *state_json(struct bridgectl *s)
 	cJSON_AddStringToObject(st, "engine", s->info.engine);
 	cJSON_AddStringToObject(st, "if_a", s->info.if_a);
 	cJSON_AddStringToObject(st, "if_b", s->info.if_b);
+	if (s->info.workers)
+		cJSON_AddNumberToObject(st, "workers", s->info.workers);
 	cJSON_AddNumberToObject(st, "leased_by", lease_pid);
 	for (d = 0; d < 2; d++) {
 		struct bridgectl_counters c;

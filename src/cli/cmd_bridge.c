@@ -67,7 +67,7 @@ static void bridge_usage(FILE *f)
 		"  --discard (drop the queue at exit)\n"
 		"  --rt-priority N (SCHED_FIFO forwarding threads: releases on time on a busy host)\n"
 		"  --workers 1|2 reading threads per direction, a flow's frames to one of them\n"
-		"      (default 2 on a host with 2 or more CPUs, else 1)\n"
+		"      (default 2 when this process may use 2 or more CPUs, else 1)\n"
 		"  --bridge-name BR (kernel engine, default llbr0)\n"
 		"  --force  use a port that has an IP address (refused by default: a bridge port\n"
 		"      has none; lo and a port of another bridge are always refused)\n"
@@ -607,11 +607,13 @@ static int run_user(struct bopts *b, const struct impair dial[DIRS],
 			"B->A %u frames, + receive buffers)\n", (double)bridge_mem_bound(&o) / 1e6,
 			o.dir[0].limit ? o.dir[0].limit : 1000, o.dir[1].limit ? o.dir[1].limit : 1000);
 	ctl_info(&info, b, "user");
+	info.workers = bridge_workers(&o);
 	if (bridgectl_serve_user(br, &info, dial, o.dir, &ctl, &err) < 0 && !b->lease)
 		fprintf(stderr, "linklab bridge: warning: no live control: %s\n", err.msg);
 	if (!b->lease)
-		fprintf(stderr, "linklab bridge: forwarding %s <-> %s; Ctrl-C stops\n",
-			b->if_a, b->if_b);
+		fprintf(stderr, "linklab bridge: forwarding %s <-> %s (%u reading thread%s per "
+			"direction); Ctrl-C stops\n", b->if_a, b->if_b, info.workers,
+			info.workers == 1 ? "" : "s");
 	ticker_init(&tk, br, NULL, ctl, b, dial, "user");
 	if (lease_begin(b, ctl, &err) == 0)
 		wait_stop(set, b->seconds, tick_period(b), tick, &tk);
@@ -954,6 +956,15 @@ int cmd_bridge(int argc, char **argv)
 					    dir_text[d], b.dist_file[d]);
 		}
 	}
+	/* what the kernel engine cannot do, with the other problems */
+	if (!strcmp(b.engine, "kernel") && user_only)
+		ll_diag_add(&diag, LL_DIAG_ERROR, "distribution",
+			    "--engine kernel: --distribution FILE is a user-engine option (the "
+			    "kernel takes iproute2's named tables: normal, pareto, paretonormal)");
+	if (!strcmp(b.engine, "kernel") && b.workers)
+		ll_diag_add(&diag, LL_DIAG_ERROR, "workers",
+			    "--engine kernel: --workers is a user-engine option (the Linux bridge "
+			    "forwards in the kernel's softirqs)");
 	/* cross-field rules too, even after a bad value: every problem at once */
 	for (d = 0; d < DIRS; d++)
 		if (!impair_is_empty(&dial[d]))
@@ -973,15 +984,6 @@ int cmd_bridge(int argc, char **argv)
 
 	if (!strcmp(b.engine, "user")) {
 		user = true;
-	} else if (!strcmp(b.engine, "kernel") && user_only) {
-		fprintf(stderr, "linklab bridge: --engine kernel: --distribution FILE is a "
-			"user-engine option (the kernel takes iproute2's named tables: "
-			"normal, pareto, paretonormal)\n");
-		return 2;
-	} else if (!strcmp(b.engine, "kernel") && b.workers) {
-		fprintf(stderr, "linklab bridge: --engine kernel: --workers is a user-engine "
-			"option (the Linux bridge forwards in the kernel's softirqs)\n");
-		return 2;
 	} else {
 		has_netem = bridge_kernel_has_netem();
 		if (!strcmp(b.engine, "kernel")) {

@@ -215,11 +215,13 @@ static void print_state(const cJSON *st)
 	const cJSON *e = cJSON_GetObjectItemCaseSensitive(st, "engine");
 	const cJSON *a = cJSON_GetObjectItemCaseSensitive(st, "if_a");
 	const cJSON *b = cJSON_GetObjectItemCaseSensitive(st, "if_b");
-	int d, lease = (int)num(st, "leased_by");
+	int d, lease = (int)num(st, "leased_by"), workers = (int)num(st, "workers");
 
 	printf("bridge %s <-> %s (pid %d): %s engine", cJSON_IsString(a) ? a->valuestring : "?",
 	       cJSON_IsString(b) ? b->valuestring : "?", (int)num(st, "pid"),
 	       cJSON_IsString(e) ? e->valuestring : "?");
+	if (workers > 0)
+		printf(", %d reading thread%s per direction", workers, workers == 1 ? "" : "s");
 	if (lease)
 		printf(", leased by pid %d", lease);
 	printf("\n");

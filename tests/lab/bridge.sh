@@ -81,10 +81,22 @@ if engine --workers 1 && ltest -t 1 -P 4; then
 	set -- $(rtt 20 0.01)
 	g=$(py "import json; print('%.2f' % (json.load(open('$T/test.json'))['end']['sum_received']['bits_per_second']/1e9))")
 	py "import sys; sys.exit(0 if float('$1') < 2 and float('$g') > 0.1 else 1)" 2>/dev/null &&
+		grep -q "(1 reading thread per direction)" "$LL_LAB_DIR/engine.err" &&
 		pass "bridge: --workers 1 forwards too (RTT $1 ms, TCP -P 4 $g Gbit/s)" ||
 		fail "bridge: --workers 1: RTT '$1' ms, TCP -P 4 '$g' Gbit/s"
 else
 	fail "bridge: --workers 1: $(cat "$T/engine.log" "$T/test.err" 2>/dev/null)"
+fi
+# two reading threads (the default here) and a delay: 4 flows split between
+# them, each in order, and the model counts no reordering it did not make
+if engine --workers 2 --delay 5ms && ltest -t 1 -P 4; then
+	stop_engine
+	grep -q "A->B: rx [1-9][0-9]* pkts.* reordered 0," "$T/stop.out" &&
+		pass "bridge: --workers 2 with delay 5ms: TCP -P 4 through, reordered 0" ||
+		{ fail "bridge: --workers 2 with delay: counters"; cat "$T/stop.out"; }
+else
+	stop_engine
+	fail "bridge: --workers 2 --delay 5ms: $(cat "$T/engine.log" "$T/test.err" 2>/dev/null)"
 fi
 
 # --- delay 50ms each way ---------------------------------------------------------
@@ -679,12 +691,13 @@ fi
 inm "$LINKLAB" bridge veth-ma veth-mb --overhead 5 --loss-gemodel 1%,x --a-to-b-seed zz \
 	--slot 1ms --workers 3 -t 1 > "$T/k.out" 2>&1
 rc=$?
-inm "$LINKLAB" bridge veth-ma veth-mb --engine kernel --workers 2 -t 1 > "$T/k2.out" 2>&1
+inm "$LINKLAB" bridge veth-ma veth-mb --engine kernel --workers 2 --loss 200% -t 1 > "$T/k2.out" 2>&1
 rc2=$?
 [ $rc = 2 ] && grep -q "packet-overhead needs netem-rate" "$T/k.out" &&
 	grep -q "loss-gemodel: value 2: 'x'" "$T/k.out" && grep -q "seed: 'zz'" "$T/k.out" &&
 	grep -q -- "--workers '3': reading threads per direction 1..2" "$T/k.out" &&
 	[ $rc2 = 2 ] && grep -q -- "--engine kernel: --workers is a user-engine option" "$T/k2.out" &&
+	grep -q "loss: 200% is out of range" "$T/k2.out" &&
 	pass "bridge: bad dial values and rules reported together (exit 2); --workers on the kernel engine refused" ||
 	{ fail "bridge: error report: rc $rc, kernel --workers rc $rc2"; cat "$T/k.out" "$T/k2.out"; }
 $LB engine --engine kernel --rate 50mbit > "$T/engine.log" 2>&1

@@ -41,7 +41,8 @@ struct bridge_opts {
 	unsigned workers;               /* reading threads per direction, 1..2,
 					 * each on its own member of a fanout group
 					 * (a flow's frames to one of them); 0: 2
-					 * on a host with 2 or more CPUs, else 1 */
+					 * when the process may use 2 or more
+					 * CPUs, else 1 */
 };
 
 struct bridge_stats {
@@ -60,7 +61,7 @@ struct bridge_stats {
 struct bridge;
 
 /* The reading threads per direction o asks for (opts.workers, 0 resolved
- * against the CPUs online), 1..2. */
+ * against the CPUs this process may run on: sched_getaffinity), 1..2. */
 unsigned bridge_workers(const struct bridge_opts *o);
 
 /* Open both sockets (needs CAP_NET_RAW), join promiscuous mode and build one

@@ -77,6 +77,8 @@ struct bridgectl_info {
 	int pid;                        /* the bridge process */
 	char engine[8];                 /* "user" or "kernel" */
 	char if_a[IF_NAMESIZE], if_b[IF_NAMESIZE];
+	unsigned workers;               /* the user engine's reading threads per
+					 * direction; 0: the kernel engine */
 };
 
 struct bridgectl;
