@@ -17,7 +17,6 @@
 #include <linux/if_ether.h>
 #include <netinet/in.h>
 #include <netinet/ip.h>
-#include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 
@@ -65,7 +64,6 @@ struct eng {
 	bool busy;                      /* the last window was busy: batch reads */
 	int64_t last_read;              /* when the queues were last read empty */
 	int64_t last_stamp;             /* the last arrival time given to the model */
-	int epfd;                       /* epoll set of the queues (-1: ppoll) */
 };
 
 static volatile sig_atomic_t stop_flag;
@@ -388,45 +386,6 @@ static int64_t batch_wait(struct eng *g, int64_t now, int64_t next)
 	return now;
 }
 
-/* The queues' epoll set: one epoll_pwait2 per wait instead of a ppoll
- * that takes and drops both sockets again each time (the engine waits
- * thousands of times a second). -1: none (ppoll then). */
-static int epoll_queues(const struct eng *g)
-{
-	int fd = epoll_create1(EPOLL_CLOEXEC);
-
-	for (int qi = 0; fd >= 0 && qi < NQ; qi++) {
-		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)qi };
-
-		if (g->q[qi] && epoll_ctl(fd, EPOLL_CTL_ADD, nfqueue_fd(g->q[qi]), &ev) < 0) {
-			close(fd);
-			fd = -1;
-		}
-	}
-	return fd;
-}
-
-/* Wait up to ts for a queue to be readable: pfd[].revents set as ppoll
- * would. Returns the queues ready, 0 on timeout, -1 on error (errno). */
-static int wait_queues(struct eng *g, struct pollfd *pfd, const struct timespec *ts)
-{
-	struct epoll_event ev[NQ];
-	int n;
-
-	if (g->epfd >= 0) {
-		n = epoll_pwait2(g->epfd, ev, NQ, ts, NULL);
-		if (n >= 0 || errno != ENOSYS) {
-			for (int i = 0; i < n; i++)
-				pfd[ev[i].data.u32].revents = (short)(ev[i].events & EPOLLIN ?
-								      POLLIN : POLLERR);
-			return n;
-		}
-		close(g->epfd);         /* kernel < 5.11: ppoll from now on */
-		g->epfd = -1;
-	}
-	return ppoll(pfd, NQ, ts, NULL);
-}
-
 static void track_busy(struct eng *g)
 {
 	int64_t now = mono_ns();
@@ -441,7 +400,7 @@ static void track_busy(struct eng *g)
 
 int engine_run(const struct engine_opts *o, struct ll_err *err)
 {
-	struct eng g = { .queue = o->queue, .stat_path = o->stat_path, .epfd = -1 };
+	struct eng g = { .queue = o->queue, .stat_path = o->stat_path };
 	struct emu_dist *dist = NULL;
 	struct sigaction sa;
 	int64_t next_stat = 0;
@@ -473,7 +432,6 @@ int engine_run(const struct engine_opts *o, struct ll_err *err)
 		return rc;
 	}
 	say_ready(o->ready_fd, NULL);
-	g.epfd = epoll_queues(&g);
 	g.may_batch = !getenv("LINKLAB_ENGINE_NOBATCH") && (o->dial->set & IMP_DELAY) &&
 		      !(o->dial->set & IMP_REORDER) &&
 		      o->dial->delay - 4 * ((o->dial->set & IMP_JITTER) ? o->dial->jitter : 0) >=
@@ -501,7 +459,7 @@ int engine_run(const struct engine_opts *o, struct ll_err *err)
 		wait = target > now ? target - now : 0;
 		ts.tv_sec = wait / 1000000000;
 		ts.tv_nsec = wait % 1000000000;
-		n = wait_queues(&g, pfd, &ts);
+		n = ppoll(pfd, NQ, &ts, NULL);
 		if (n == 0 && last)
 			wake_lead_track(&g.lead, mono_ns() - target);
 		/* the poll slept: what woke it arrived just now */
@@ -529,8 +487,6 @@ int engine_run(const struct engine_opts *o, struct ll_err *err)
 		}
 	}
 	rc = rc < 0 ? rc : 0;
-	if (g.epfd >= 0)
-		close(g.epfd);
 	write_stats(&g);
 	teardown(&g, dist);
 	return rc;
