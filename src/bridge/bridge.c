@@ -156,7 +156,7 @@ static int64_t rx_time(struct msghdr *mh, int64_t now, int64_t off)
 
 /* --- sockets -------------------------------------------------------------- */
 
-static int open_port(const char *ifname, int *fdp, struct ll_err *err)
+static int open_port(const char *ifname, bool promisc, int *fdp, struct ll_err *err)
 {
 	struct sockaddr_ll sll = { 0 };
 	struct packet_mreq mr = { 0 };
@@ -195,7 +195,7 @@ static int open_port(const char *ifname, int *fdp, struct ll_err *err)
 	}
 	mr.mr_ifindex = idx;
 	mr.mr_type = PACKET_MR_PROMISC;
-	if (setsockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof(mr)) < 0) {
+	if (promisc && setsockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof(mr)) < 0) {
 		int e = errno;
 
 		close(fd);
@@ -206,7 +206,8 @@ static int open_port(const char *ifname, int *fdp, struct ll_err *err)
 	return 0;
 }
 
-/* n sockets on ifname (open_port each); with n > 1 they form a fanout
+/* n sockets on ifname (open_port each, the first one making the port
+ * promiscuous: one membership, promiscuity 1); with n > 1 they form a fanout
  * group of their own (packet(7) PACKET_FANOUT_HASH, a unique id the kernel
  * picks): each frame goes to one member, a flow's frames to the same one.
  * fds[0..n) out; on error none stays open. */
@@ -219,7 +220,7 @@ static int open_ports(const char *ifname, int *fds, unsigned n, struct ll_err *e
 	for (i = 0; i < n; i++)
 		fds[i] = -1;
 	for (i = 0; i < n && rc == 0; i++)
-		rc = open_port(ifname, &fds[i], err);
+		rc = open_port(ifname, i == 0, &fds[i], err);
 	if (rc == 0 && n > 1) {
 		int first = PACKET_FANOUT_HASH << 16 | PACKET_FANOUT_FLAG_UNIQUEID << 16;
 
@@ -228,10 +229,17 @@ static int open_ports(const char *ifname, int *fds, unsigned n, struct ll_err *e
 			rc = ll_err_set(err, -errno, "bridge: %s: PACKET_FANOUT: %s", ifname,
 					strerror(errno));
 		val = (val & 0xffff) | PACKET_FANOUT_HASH << 16;
-		for (i = 1; i < n && rc == 0; i++)
+		for (i = 1; i < n && rc == 0; i++) {
+			char junk[64];
+
 			if (setsockopt(fds[i], SOL_PACKET, PACKET_FANOUT, &val, sizeof(val)) < 0)
 				rc = ll_err_set(err, -errno, "bridge: %s: PACKET_FANOUT join: %s",
 						ifname, strerror(errno));
+			/* what it read before the group formed, the first
+			 * socket read too: dropped, else it would leave twice */
+			while (rc == 0 && recv(fds[i], junk, sizeof(junk), MSG_DONTWAIT | MSG_TRUNC) >= 0)
+				;
+		}
 	}
 	if (rc < 0)
 		for (i = 0; i < n; i++)

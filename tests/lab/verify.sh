@@ -88,6 +88,12 @@ ina "$LINKLAB" verify $P -t 2 -J > "$T/base.json" 2>/dev/null
 base=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print([c for c in d["checks"] if c["quantity"]=="rtt"][0]["measured"])' "$T/base.json" 2>/dev/null)
 if ina "$LINKLAB" apply $P --engine user --delay 20ms --loss 2% > "$T/eng.out" 2>&1; then
 	ina "$LINKLAB" verify $P -t 4 --base-rtt "${base:-0}" -J > "$T/eng.json" 2> "$T/eng.err"; rc=$?
+	# the UDP stream's one hello datagram (iperf3's protocol has no resend)
+	# crosses the 2 % loss each way: when it is lost, verify is run once more
+	if [ $rc != 0 ] && grep -q "no reply to the stream hello" "$T/eng.err"; then
+		echo "  figure: verify through the engine: the stream hello was lost ($(grep -o 'stream [0-9]*: UDP[^,]*hello' "$T/eng.err" | head -1)); run again"
+		ina "$LINKLAB" verify $P -t 4 --base-rtt "${base:-0}" -J > "$T/eng.json" 2> "$T/eng.err"; rc=$?
+	fi
 	if [ $rc = 0 ] && python3 - "$T/eng.json" <<'PY'
 import json,sys
 d=json.load(open(sys.argv[1]))
