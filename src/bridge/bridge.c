@@ -782,14 +782,13 @@ static void dir_finish(struct dir *d)
 unsigned bridge_workers(const struct bridge_opts *o)
 {
 	cpu_set_t set;
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-
-	/* the CPUs this process may run on (a cpuset, taskset), when known */
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
-		cpus = CPU_COUNT(&set);
+	long cpus;
 
 	if (o->workers)
 		return o->workers > WORKERS_MAX ? WORKERS_MAX : o->workers;
+	/* the CPUs this process may run on (a cpuset, taskset), when known */
+	cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) :
+	       sysconf(_SC_NPROCESSORS_ONLN);
 	return cpus >= 2 ? WORKERS_MAX : 1;
 }
 
