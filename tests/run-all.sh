@@ -6,7 +6,10 @@ BUILD=${BUILD:-build}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 rcs=0
-for suite in "sh scripts/check-layering.sh" "sh tests/lint.sh" "make --no-print-directory BUILD=$BUILD unit" "make --no-print-directory BUILD=$BUILD fuzz-check" \
+# the unit binaries build and run J at a time (nothing in them is timed);
+# every lab and console suite runs alone, as they time what they measure
+J=$(nproc 2>/dev/null || echo 1)
+for suite in "sh scripts/check-layering.sh" "sh tests/lint.sh" "make --no-print-directory -j$J BUILD=$BUILD unit" "make --no-print-directory BUILD=$BUILD fuzz-check" \
 	"sh tests/lab/run.sh" "sh tests/lab/interop.sh" "sh tests/lab/ssh.sh" "sh tests/lab/bridge.sh" "sh tests/lab/bridgectl.sh" "sh tests/lab/impair.sh" "sh tests/lab/restore.sh" "sh tests/lab/rpm.sh" "sh tests/lab/verify.sh" "sh tests/lab/ansible.sh" "sh tests/lab/engine.sh" "sh tests/lab/hostile.sh" "sh tests/lab/exitpaths.sh" \
 	"sh tests/tui/run.sh"; do
 	set -- $suite
@@ -15,7 +18,9 @@ for suite in "sh scripts/check-layering.sh" "sh tests/lint.sh" "make --no-print-
 		rcs=1; continue
 	fi
 	echo "=== $suite"
+	t0=$(date +%s)
 	{ LINKLAB="$PWD/$BUILD/linklab" $suite 2>&1; echo "rc=$?" > "$log.rc"; } | tee -a "$log"
+	echo "=== $suite: $(( $(date +%s) - t0 )) s"
 	if ! grep -q '^rc=0$' "$log.rc"; then rcs=1; fi
 	rm -f "$log.rc"
 done
