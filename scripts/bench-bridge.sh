@@ -2,7 +2,7 @@
 # bench-bridge.sh - linklab bridge's user engine against the Linux bridge
 # (linklab bridge --engine kernel, no dial) in the same three-namespace lab
 # (lab/lab-bridge.sh), same run, runs interleaved, medians of
-# BENCH_BRIDGE_REPS (3):
+# BENCH_BRIDGE_REPS (5):
 #  - TCP -P 1 and -P 4 A -> B (iperf3), no dial: Gbit/s, ratio user/kernel
 #    (the user engine as it starts by default, and with --workers 1),
 #    CPU s/Gbit of everything that moves the data (iperf3 client + server +
@@ -23,7 +23,7 @@ cd "$(dirname "$0")/.." || exit 1
 LINKLAB=${LINKLAB:-$PWD/build/linklab}
 UDPBLAST=${UDPBLAST:-$PWD/build/udpblast}
 T=${BENCH_TIME:-5}
-R=${BENCH_BRIDGE_REPS:-3}
+R=${BENCH_BRIDGE_REPS:-5}
 GT=${BENCH_GEN_THREADS:-1}
 [ "$(id -u)" = 0 ] || { echo "bench-bridge: needs root (namespaces)"; exit 1; }
 [ -x "$UDPBLAST" ] || { echo "bench-bridge: $UDPBLAST not built (make bench-bin)"; exit 1; }

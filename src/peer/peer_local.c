@@ -1057,6 +1057,7 @@ static int local_apply(struct peer *p, const char *dev, const struct impair *d,
 		       struct ll_err *err)
 {
 	struct local *l = local_of(p);
+	struct enghook_info hook;
 	int rc, ifindex;
 
 	rc = need_net_admin(dev, err);
@@ -1067,8 +1068,12 @@ static int local_apply(struct peer *p, const char *dev, const struct impair *d,
 	if (use_engine(l, d))
 		return apply_engine(p, dev, d, err);
 	rc = apply_kernel(p, dev, d, err);
-	/* the kernel now holds the whole dial: an engine hook goes */
-	if (rc == 0 && (ifindex = (int)if_nametoindex(dev)) > 0)
+	/* the kernel now holds the whole dial: a recorded engine hook goes
+	 * (only when there is one: a chain no record names is clear's and
+	 * the engine's next start's to sweep, and looking for one costs
+	 * several iptables runs, 2.5x a whole tc replace + show) */
+	if (rc == 0 && (ifindex = (int)if_nametoindex(dev)) > 0 &&
+	    enghook_get(l->netns, ifindex, &hook) == 0)
 		enghook_stop(l->netns, ifindex, NULL);
 	return rc;
 }
