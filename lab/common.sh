@@ -135,6 +135,11 @@ write_middle_ssh() {
 	    -e "s|^ListenAddress .*|ListenAddress $ADDR_M|" \
 	    -e "s|^PidFile .*|PidFile $STATE/sshd-m.pid|" \
 	    "$STATE/sshd_config" | awk '!/^ListenAddress/ || !seen++' > "$STATE/sshd-m_config"
+	# the bridge runs in NS_M with this shell's environment: a session on the
+	# middle must look for its control socket in the same run directory
+	if [ -n "${LINKLAB_RUN_DIR:-}" ]; then
+		sed -i "s|^SetEnv PATH=.*|& LINKLAB_RUN_DIR=$LINKLAB_RUN_DIR|" "$STATE/sshd-m_config"
+	fi
 	ssh_host_entry middle "$ADDR_M" >> "$STATE/ssh_config"
 	key=$(cut -d' ' -f1,2 "$STATE/ssh_host_ed25519_key.pub")
 	echo "$ADDR_M $key" >> "$STATE/known_hosts"
