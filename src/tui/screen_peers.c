@@ -22,12 +22,20 @@ static void peers_counters(const struct qdisc_info *q, char *buf, size_t len)
 		 q->overlimits, bl);
 }
 
+/* Rows of want that fit from y before end (0 when none). */
+static int peers_room(int y, int end, int want)
+{
+	int r = end - y;
+
+	return r < want ? (r > 0 ? r : 0) : want;
+}
+
 /* One pane: header, link rows (two lines each), then the read-back. */
 static void peers_pane(struct tui *t, const struct console_side_view *s, int idx,
 		       int top, int rows, int x, int w)
 {
 	char line[512], addrs[400];
-	int y = top, k, a, first = 0, per, fit, bottom;
+	int y = top, k, a, first = 0, per, fit, bottom, end = top + rows;
 	bool focus = t->focus == idx;
 
 	snprintf(line, sizeof(line), "%s%s", focus ? "> " : "  ", s->label);
@@ -40,15 +48,18 @@ static void peers_pane(struct tui *t, const struct console_side_view *s, int idx
 	snprintf(line, sizeof(line), "  %-13s %-7s %5s  %s", "IFACE", "STATE",
 		 "MTU", "QDISC");
 	tui_put(y++, x, w, tui_attr(t, TUI_DIM), line);
-	/* reserve rows at the bottom for the read-back and counters */
-	bottom = top + rows - 8;
+	/* reserve rows at the bottom for the read-back and counters (fewer
+	 * on a short screen: one link row always shows) */
+	bottom = end - 8;
+	if (bottom < y + 2)
+		bottom = y + 2;
 	per = 2;
 	fit = (bottom - y) / per;
 	if (fit < 1)
 		fit = 1;
 	if (s->sel >= fit)
 		first = s->sel - fit + 1;
-	for (k = first; k < s->links.n && k < first + fit; k++) {
+	for (k = first; k < s->links.n && k < first + fit && y < end; k++) {
 		const struct link_info *l = &s->links.l[k];
 		bool sel = k == s->sel;
 		bool route = !strcmp(l->name, s->route_dev);
@@ -75,37 +86,42 @@ static void peers_pane(struct tui *t, const struct console_side_view *s, int idx
 		else
 			snprintf(line, sizeof(line), "    %s",
 				 l->naddrs ? addrs : "(no address)");
-		tui_put(y++, x, w, tui_attr(t, TUI_DIM), line);
+		if (y < end)
+			tui_put(y++, x, w, tui_attr(t, TUI_DIM), line);
 	}
 	if (s->links.n == 0)
 		tui_put(y++, x + 2, w - 2, tui_attr(t, TUI_DIM), "(no interfaces listed)");
-	if (s->links.n > first + fit) {
+	if (s->links.n > first + fit && y < end) {
 		snprintf(line, sizeof(line), "  ... %d more", s->links.n - first - fit);
 		tui_put(y++, x, w, tui_attr(t, TUI_DIM), line);
 	}
-	/* the read-back right under the list (never below the reserve) */
-	y = y + 1 < bottom ? y + 1 : bottom;
+	/* the read-back right under the list, a blank row between when there
+	 * is room; nothing of it is drawn past the pane's last row */
+	if (y + 1 < bottom)
+		y++;
+	if (y >= end)
+		return;
 	snprintf(line, sizeof(line), "kernel holds on %s:", s->dev[0] ? s->dev : "-");
 	tui_put(y++, x, w, A_BOLD, line);
 	if (s->qd_valid) {
-		y += tui_wrap(y, x + 2, w - 2, 2, tui_attr(t, TUI_OK),
+		y += tui_wrap(y, x + 2, w - 2, peers_room(y, end, 2), tui_attr(t, TUI_OK),
 				s->held_text[0] ? s->held_text : "(nothing read)");
-		for (k = 0; k < s->qd.n && k < 2 && y < top + rows - 1 &&
+		for (k = 0; k < s->qd.n && k < 2 && y < end - 1 &&
 			    strcmp(s->qd.q[0].kind, "noqueue"); k++) {
 			peers_counters(&s->qd.q[k], line, sizeof(line));
-			y += tui_wrap(y, x + 2, w - 2, 2, A_NORMAL, line);
+			y += tui_wrap(y, x + 2, w - 2, peers_room(y, end, 2), A_NORMAL, line);
 		}
-		if (s->tx_bps >= 0 && y < top + rows) {
+		if (s->tx_bps >= 0 && y < end) {
 			char r[32];
 
 			snprintf(line, sizeof(line), "  now sending %s",
 				 units_human_rate(s->tx_bps, r, sizeof(r)));
 			tui_put(y++, x, w, tui_attr(t, TUI_BAR), line);
 		}
-	} else
+	} else if (y < end)
 		tui_put(y++, x + 2, w - 2, tui_attr(t, TUI_DIM), "(not read)");
 	if (s->err[0])
-		tui_wrap(y, x + 2, w - 2, top + rows - y, tui_attr(t, TUI_ERROR),
+		tui_wrap(y, x + 2, w - 2, peers_room(y, end, end - y), tui_attr(t, TUI_ERROR),
 			   s->err);
 }
 
