@@ -177,3 +177,24 @@ size_t text_width(const char *s)
 	}
 	return w;
 }
+
+size_t text_fit(const char *s, size_t cols)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = s ? strlen(s) : 0, w = 0, used = 0;
+
+	while (used < n) {
+		uint32_t cp = 0;
+		int len = utf8_len(u + used, n - used, &cp);
+
+		if (len <= 0) {
+			len = 1;
+			cp = 'x';
+		}
+		if (w + (size_t)cp_width(cp) > cols)
+			break;
+		w += (size_t)cp_width(cp);
+		used += (size_t)len;
+	}
+	return used;
+}

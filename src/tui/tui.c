@@ -191,9 +191,8 @@ int tui_put(int y, int x, int w, unsigned attr, const char *s)
 	 * bidi characters from profiles, peers or the network as \xNN */
 	if (!text_is_safe(s, 0))
 		s = text_sanitize(s, safe, sizeof(safe));
-	n = (int)strlen(s);
-	if (n > w)
-		n = w;
+	/* w is columns: cut at a character boundary, never inside UTF-8 */
+	n = (int)text_fit(s, (size_t)w);
 	attrset(attr);
 	mvaddnstr(y, x, s, n);
 	attrset(A_NORMAL);
@@ -213,23 +212,30 @@ void tui_flash(const struct tui *t, const char *msg)
 	refresh();
 }
 
-/* Word-wrap s into at most maxl lines of width w starting at (y, x).
- * Returns lines used. */
+/* Word-wrap s into at most maxl lines of width w (columns) starting at
+ * (y, x). The text is made safe first, so that the lines are cut where the
+ * escaped text (what is seen) reaches the edge. Returns lines used. */
 int tui_wrap(int y, int x, int w, int maxl, unsigned attr, const char *s)
 {
 	int used = 0, n;
-	const char *p = s;
-	char part[256];
+	char safe[2048], part[1024];
+	const char *p;
 
+	if (w <= 0)
+		return 0;
+	p = text_is_safe(s, 0) ? s : text_sanitize(s, safe, sizeof(safe));
 	while (*p && used < maxl) {
-		n = (int)strlen(p);
-		if (n > w) {
-			int cut = w;
+		n = (int)text_fit(p, (size_t)w);
+		if (p[n]) {
+			int cut = n;
 
 			while (cut > 0 && p[cut] != ' ')
 				cut--;
-			n = cut > 0 ? cut : w;
+			if (cut > 0)
+				n = cut;
 		}
+		if (n == 0)        /* a character wider than w */
+			break;
 		snprintf(part, sizeof(part), "%.*s", n, p);
 		tui_put(y + used, x, w, attr, part);
 		used++;

@@ -131,6 +131,21 @@ static void test_width(void **state)
 	assert_int_equal(text_width(text_sanitize("x\x1by", b, sizeof(b))), 6);
 }
 
+/* A prefix that fits so many columns: never inside a UTF-8 sequence nor
+ * half of a wide character. */
+static void test_fit(void **state)
+{
+	(void)state;
+	assert_int_equal(text_fit(NULL, 5), 0);
+	assert_int_equal(text_fit("plain", 0), 0);
+	assert_int_equal(text_fit("plain", 3), 3);
+	assert_int_equal(text_fit("plain", 9), 5);
+	assert_int_equal(text_fit("\xc3\xa9\xc3\xa9\xc3\xa9", 2), 4);   /* 2 of 3 e-acute */
+	assert_int_equal(text_fit("\xe6\x97\xa5\xe6\x9c\xac", 3), 3);   /* 1 wide, not 1.5 */
+	assert_int_equal(text_fit("e\xcc\x81x", 1), 3);                /* the mark stays */
+	assert_int_equal(text_fit("\xf0\x9f\x98\x80", 1), 0);         /* emoji needs 2 */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -139,6 +154,7 @@ int main(void)
 		cmocka_unit_test(test_bounds_and_flags),
 		cmocka_unit_test(test_bidi),
 		cmocka_unit_test(test_width),
+		cmocka_unit_test(test_fit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -44,4 +44,9 @@ int text_is_safe(const char *s, unsigned flags);
  * byte 1). For padding a column by what is seen, not by bytes. */
 size_t text_width(const char *s);
 
+/* How many bytes of s (as text_width takes it) fit in cols terminal
+ * columns, cut at a character boundary: a prefix never splits a UTF-8
+ * sequence nor a wide character. 0 for s NULL. */
+size_t text_fit(const char *s, size_t cols);
+
 #endif
