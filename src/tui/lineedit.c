@@ -8,12 +8,16 @@ void lineedit_init(struct lineedit *le, const char *text)
 {
 	size_t n = text ? strlen(text) : 0;
 
-	if (n > LE_MAX - 1)
+	if (n > LE_MAX - 1) {
 		n = LE_MAX - 1;
+		while (n > 0 && ((unsigned char)text[n] & 0xc0) == 0x80)
+			n--;
+	}
 	memcpy(le->buf, text ? text : "", n);
 	le->buf[n] = '\0';
 	le->len = (int)n;
 	le->cur = (int)n;
+	le->skip = 0;
 }
 
 /* A UTF-8 continuation byte (10xxxxxx): the cursor never stops before one. */
@@ -86,6 +90,19 @@ int lineedit_key(struct lineedit *le, int key)
 	 * character vanishing */
 	if (key < 0x20 || key == 0x7f || key > 0xff)
 		return LE_IGNORED;
+	if (key >= 0x80 && key < 0xc0 && le->skip > 0) {
+		le->skip--;             /* the rest of a refused character */
+		return LE_CONTINUE;
+	}
+	le->skip = 0;
+	if (key >= 0xc0) {              /* a lead byte: room for all of it? */
+		int need = key < 0xe0 ? 2 : key < 0xf0 ? 3 : 4;
+
+		if (le->len + need > LE_MAX - 1) {
+			le->skip = need - 1;
+			return LE_CONTINUE;
+		}
+	}
 	if (le->len >= LE_MAX - 1)
 		return LE_CONTINUE;
 	memmove(le->buf + le->cur + 1, le->buf + le->cur,

@@ -28,14 +28,17 @@ struct lineedit {
 	char buf[LE_MAX];    /* NUL-terminated text */
 	int len;             /* bytes used (< LE_MAX) */
 	int cur;             /* cursor position, 0..len */
+	int skip;            /* continuation bytes still to drop of a character
+			      * refused because the field was full */
 };
 
-/* Start editing with initial text (truncated to LE_MAX - 1 bytes); the
- * cursor goes to the end. */
+/* Start editing with initial text (truncated to LE_MAX - 1 bytes at a
+ * character boundary); the cursor goes to the end. */
 void lineedit_init(struct lineedit *le, const char *text);
 
 /* Apply one key: printable ASCII 0x20..0x7e and the bytes 0x80..0xff of a
- * UTF-8 character insert at the cursor (ignored when full; the caller's
+ * UTF-8 character insert at the cursor (ignored when full, a whole
+ * character at a time: a field never ends inside one; the caller's
  * check refuses non-ASCII text with its own message), LE_* codes edit or
  * finish; cursor moves, Backspace and Delete step over whole UTF-8
  * characters. Returns enum le_result. */

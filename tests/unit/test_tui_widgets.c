@@ -103,6 +103,33 @@ static void lineedit_utf8(void **state)
 	assert_int_equal(le.cur, 1);
 }
 
+/* A full field takes whole characters only: 2-byte e-acute typed past the
+ * end is dropped with its continuation byte, never cut in half; so is text
+ * too long for the field at init. */
+static void lineedit_full_utf8(void **state)
+{
+	struct lineedit le;
+	char big[3 * LE_MAX];
+	int k;
+
+	(void)state;
+	lineedit_init(&le, "");
+	for (k = 0; k < LE_MAX; k++)
+		le_type(&le, "\xc3\xa9");
+	assert_int_equal(le.len, (LE_MAX - 1) / 2 * 2);
+	for (k = 0; k < le.len; k += 2)
+		assert_memory_equal(le.buf + k, "\xc3\xa9", 2);
+	le_type(&le, "x");                       /* ASCII still fits one byte */
+	assert_int_equal(le.len, LE_MAX - 1);
+	assert_int_equal(le.buf[le.len - 1], 'x');
+	memset(big, 0, sizeof(big));
+	for (k = 0; k < LE_MAX; k++)
+		memcpy(big + 2 * k, "\xc3\xa9", 2);
+	lineedit_init(&le, big);
+	assert_int_equal(le.len % 2, 0);
+	assert_true(le.len >= LE_MAX - 2);
+}
+
 static void bar_ascii(void **state)
 {
 	char b[64];
@@ -202,6 +229,7 @@ int main(void)
 		cmocka_unit_test(lineedit_insert_move_delete),
 		cmocka_unit_test(lineedit_finish_and_limits),
 		cmocka_unit_test(lineedit_utf8),
+		cmocka_unit_test(lineedit_full_utf8),
 		cmocka_unit_test(bar_ascii),
 		cmocka_unit_test(bar_utf8_eighths),
 		cmocka_unit_test(spark_levels),
