@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "linklab/base/err.h"
+#include "linklab/base/text.h"
 
 int ll_err_set(struct ll_err *err, int code, const char *fmt, ...)
 {
@@ -53,6 +54,7 @@ void ll_err_clear(struct ll_err *err)
 void ll_diag_add(struct ll_diag *d, enum ll_diag_level lvl, const char *field,
 		 const char *fmt, ...)
 {
+	char raw[LL_DIAG_LEN];
 	va_list ap;
 
 	if (!d)
@@ -67,8 +69,11 @@ void ll_diag_add(struct ll_diag *d, enum ll_diag_level lvl, const char *field,
 	snprintf(d->e[d->n].field, sizeof(d->e[d->n].field), "%s",
 		 field ? field : "");
 	va_start(ap, fmt);
-	vsnprintf(d->e[d->n].text, sizeof(d->e[d->n].text), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	/* one line per problem: a value quoted in it ("--rate '5mbit\n'") is
+	 * shown escaped, never as a line break or a terminal control */
+	text_sanitize(raw, d->e[d->n].text, sizeof(d->e[d->n].text));
 	d->n++;
 }
 

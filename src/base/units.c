@@ -206,6 +206,10 @@ int units_parse_percent(const char *s, uint32_t *prob, struct ll_err *err)
 		return ll_err_set(err, -EINVAL,
 				  "'%s' is not a percentage (e.g. 1%% or 0.1%%)",
 				  s ? s : "");
+	if (suf[0] == '%' && suf[1])
+		return ll_err_set(err, -EINVAL,
+				  "'%s' has '%s' after the number: a percentage ends "
+				  "in one %% sign (e.g. 1%% or 0.1%%)", s, suf + 1);
 	if (strcmp(suf, "%") != 0)
 		return ll_err_set(err, -EINVAL,
 				  "'%s' needs a %% sign (e.g. 1%% or 0.1%%)", s);
@@ -213,6 +217,12 @@ int units_parse_percent(const char *s, uint32_t *prob, struct ll_err *err)
 		return ll_err_set(err, -EINVAL,
 				  "%s is out of range (0%% .. 100%%)", s);
 	*prob = units_percent_to_prob(v);
+	/* the kernel's step is 1 in 2^32 (about 0.0000000233%): a value
+	 * that rounds to 0 would silently mean none */
+	if (v > 0 && *prob == 0)
+		return ll_err_set(err, -EINVAL,
+				  "%s is below the smallest step, 1 in 2^32 "
+				  "(0.0000000233%%); 0%% means none", s);
 	return 0;
 }
 

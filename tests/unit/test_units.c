@@ -127,6 +127,12 @@ static void test_percent(void **state)
 	assert_non_null(strstr(e.msg, "150% is out of range (0% .. 100%)"));
 	assert_int_equal(units_parse_percent("-1%", &p, &e), -EINVAL);
 	assert_int_equal(units_parse_percent("1%%", &p, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "ends in one % sign"));
+	/* nonzero, yet 0 in the kernel's 1-in-2^32 steps: refused, not 0 */
+	assert_int_equal(units_parse_percent("1e-20%", &p, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "below the smallest step"));
+	assert_int_equal(units_parse_percent("0.0000001%", &p, &e), 0);
+	assert_true(p == 4U);
 }
 
 static void test_format_roundtrip(void **state)
