@@ -3,8 +3,10 @@
  * profile, the interfaces on both peers - and report every problem at once;
  * then apply on this host and/or the peer, all or nothing: if the peer fails,
  * this host is put back as it was. */
+#include <errno.h>
 #include <limits.h>
 #include <net/if.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -449,6 +451,55 @@ static void cmd_apply_print_notes(struct peer *p)
 	}
 }
 
+/* SIGINT, SIGTERM, SIGHUP and SIGQUIT while the dial is being applied: the
+ * handler only records the signal. The side being changed finishes (its
+ * waits stay bounded by --peer-timeout: cut short, a change on the peer
+ * could be confirmed there while this host puts its side back), no further
+ * side starts, and what was applied is put back, as when the peer fails.
+ * A signal after the last side leaves the whole dial in place. */
+static volatile sig_atomic_t apply_sig;
+static const int apply_sigs[4] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+static void apply_on_signal(int sig)
+{
+	apply_sig = sig;
+}
+
+static void apply_signals(struct sigaction old[4], bool on)
+{
+	struct sigaction sa;
+	int k;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = apply_on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (k = 0; k < 4; k++)
+		if (on)
+			sigaction(apply_sigs[k], &sa, &old[k]);
+		else
+			sigaction(apply_sigs[k], &old[k], NULL);
+}
+
+static const char *apply_signame(int sig)
+{
+	switch (sig) {
+	case SIGINT: return "SIGINT";
+	case SIGTERM: return "SIGTERM";
+	case SIGHUP: return "SIGHUP";
+	case SIGQUIT: return "SIGQUIT";
+	}
+	return "a signal";
+}
+
+/* The exit status 128 + signal, with the message. */
+static int apply_stopped(char *failmsg, size_t len)
+{
+	fprintf(stderr, "linklab apply: stopped by %s\n", apply_signame(apply_sig));
+	snprintf(failmsg, len, "stopped by %s", apply_signame(apply_sig));
+	return 128 + apply_sig;
+}
+
 int cmd_apply(int argc, char **argv)
 {
 	struct apply_args a = { 0 };
@@ -459,10 +510,12 @@ int cmd_apply(int argc, char **argv)
 	cJSON *doc = NULL;
 	unsigned sides = 0, done = 0;
 	bool opened = false, restored = false;
-	int i, rc, status = 0, nheld = 0;
+	int i, rc, status = 0, nheld = 0, nrun = 0;
 	char failmsg[LL_ERR_MAX + 64] = "";
+	struct sigaction old[4];
 
 	ll_diag_clear(&diag);
+	apply_sig = 0;
 	parse_args(&a, argc, argv, &diag);
 	if (a.c.help) {
 		cli_print_usage("apply", stdout);
@@ -472,9 +525,13 @@ int cmd_apply(int argc, char **argv)
 
 	/* Open the peers even when the dial is wrong, so that a wrong
 	 * interface is reported in the same run. */
-	if (peerset_open(&ps, &a.c.po, &err) < 0)
+	if (peerset_open(&ps, &a.c.po, &err) < 0) {
 		ll_diag_add(&diag, LL_DIAG_ERROR, NULL, "%s", err.msg);
-	else
+		/* a peer that cannot be reached is a failure (1), not a
+		 * mistake of the command line (2: a bad name or interface) */
+		if (err.code != -EINVAL && err.code != -ENODEV)
+			nrun++;
+	} else
 		opened = true;
 	if (opened)
 		cmd_leftovers("apply");
@@ -500,9 +557,10 @@ int cmd_apply(int argc, char **argv)
 	if (report(&diag, a.c.json)) {
 		if (opened)
 			peerset_close(&ps);
-		/* refused only because a console drives a side: 1, as a second
-		 * console is; any problem of the command line: 2 */
-		return diag.nerrors > nheld ? 2 : 1;
+		/* refused only because a console drives a side or the peer
+		 * cannot be reached: 1, as a second console is; any problem
+		 * of the command line: 2 */
+		return diag.nerrors > nheld + nrun ? 2 : 1;
 	}
 	set_engines(&a, &ps, sides);
 	if (a.check) {
@@ -512,6 +570,7 @@ int cmd_apply(int argc, char **argv)
 	}
 	if (a.dry && a.c.json)
 		doc = cJSON_CreateObject();
+	apply_signals(old, true);
 	for (i = 0; i < 2; i++) {
 		unsigned side = i == 0 ? CMD_SIDE_A : CMD_SIDE_B;
 		struct peer *p = i == 0 ? &ps.a : &ps.b;
@@ -519,6 +578,10 @@ int cmd_apply(int argc, char **argv)
 
 		if (!(sides & side) || impair_is_empty(&dial[i]))
 			continue;
+		if (apply_sig) {        /* stopped before this side: none of it */
+			status = apply_stopped(failmsg, sizeof(failmsg));
+			break;
+		}
 		if (a.dry) {
 			status = cmd_apply_dry_side(p, dev, i, &dial[i], doc, failmsg,
 						    sizeof(failmsg));
@@ -533,7 +596,10 @@ int cmd_apply(int argc, char **argv)
 				cmd_errtext(dev, &err));
 			snprintf(failmsg, sizeof(failmsg), "%s %s: %s", p->label, dev,
 				 cmd_errtext(dev, &err));
-			status = cmd_status(&err);
+			if (apply_sig)
+				fprintf(stderr, "linklab apply: stopped by %s\n",
+					apply_signame(apply_sig));
+			status = apply_sig ? 128 + apply_sig : cmd_status(&err);
 			break;
 		}
 		done |= side;
@@ -557,6 +623,12 @@ int cmd_apply(int argc, char **argv)
 		json_failure(NULL, failmsg, restored);
 	if (!status && !a.dry)
 		status = read_back(&ps, dial, done, a.c.json);
+	if (done && apply_sig)
+		/* every side finished before the signal was seen: the dial is
+		 * whole, and stays */
+		fprintf(stderr, "linklab apply: %s came when the dial was applied: "
+			"it stays (linklab clear removes it)\n", apply_signame(apply_sig));
 	peerset_close(&ps);
+	apply_signals(old, false);
 	return status;
 }

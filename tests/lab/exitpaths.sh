@@ -10,7 +10,9 @@
 # mid-apply; a later confirmed apply over the same session is not undone by
 # the older timer; a confirmed apply leaves no timer behind. clear with B
 # unreachable restores A (exit 1, says why); clear removes a killed
-# console's owner record on A, never a live one's.
+# console's owner record on A, never a live one's. SIGTERM to `apply --peer`
+# while B stalls: exit 143, A put back exactly, B's late change undone by its
+# timer; SIGTERM once both sides changed: the whole dial stays.
 # Uses its own namespaces/state dir (lib.sh lab_up).
 . "$(dirname "$0")/lib.sh"
 need_root exitpaths
@@ -19,6 +21,7 @@ T=$(mktemp -d /tmp/ll-eptest.XXXXXX)
 cleanup() {
 	[ -f "$T/sshd-ct.pid" ] && kill "$(cat "$T/sshd-ct.pid")" 2>/dev/null
 	[ -f "$T/silent.pid" ] && kill "$(cat "$T/silent.pid")" 2>/dev/null
+	[ -f "$T/sshd-slow.pid" ] && kill "$(cat "$T/sshd-slow.pid")" 2>/dev/null
 	[ -f "$T/holder.pid" ] && kill "$(cat "$T/holder.pid")" 2>/dev/null
 	[ -n "$LOCKF" ] && rm -f "$LOCKF"
 	lab_down
@@ -266,5 +269,84 @@ else
 	skip "live holder's record: no python3 to hold the flock"
 fi
 rm -f "$LOCKF"
+
+# --- SIGTERM to `apply --peer` while B has not answered ---------------------
+# A third sshd in B (port 2223) puts a tc first on PATH that stalls 3 s
+# before a root change: A's side is applied, then linklab waits for B
+# (--peer-timeout 1). A SIGTERM then must not leave A's dial behind: exit
+# 143, A's pfifo limit 777 back exactly, and B's change, made after linklab
+# gave up, undone by B's own revert timer (6 s).
+mkdir -p "$T/slow"
+REALTC=$(inb sh -c 'command -v tc')
+cat > "$T/slow/tc" <<EOS
+#!/bin/sh
+case "\$1 \$2 \$5" in "qdisc replace root") [ -e "$T/slow.on" ] && { sleep 3; touch "$T/slow.done"; };; esac
+exec "$REALTC" "\$@"
+EOS
+chmod 755 "$T/slow/tc"
+sed -e 's/^Port .*/Port 2223/' -e "s|^PidFile .*|PidFile $T/sshd-slow.pid|" \
+	-e "s|^SetEnv PATH=|SetEnv PATH=$T/slow:|" "$LL_LAB_DIR/sshd_config" > "$T/sshd-slow_config"
+{
+	echo "Host peer-slow"
+	echo "  HostName $LL_ADDR_B"
+	echo "  Port 2223"
+	echo "  User root"
+	echo "  IdentityFile $LL_LAB_DIR/id_ed25519"
+	echo "  IdentitiesOnly yes"
+	echo "  UserKnownHostsFile $T/known_hosts"
+	echo "  StrictHostKeyChecking yes"
+	echo "  BatchMode yes"
+} >> "$T/ssh_config"
+echo "[$LL_ADDR_B]:2223 $key" >> "$T/known_hosts"
+if inb "$(command -v sshd)" -f "$T/sshd-slow_config" -E "$T/sshd-slow.log"; then
+	i=0; while [ ! -s "$T/sshd-slow.pid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+	ina tc qdisc replace dev veth-a root pfifo limit 777
+	inb tc qdisc replace dev veth-b root pfifo limit 555
+	a0=$(ina tc qdisc show dev veth-a); b0=$(inb tc qdisc show dev veth-b)
+	touch "$T/slow.on"
+	# not through ina: $! must be linklab itself (ip netns exec execs it)
+	ip netns exec "$LL_NS_A" "$LINKLAB" apply -F "$T/ssh_config" --peer peer-slow --peer-dev veth-b \
+		--dev veth-a --peer-timeout 1 --revert-after 6 --rate 5mbit > "$T/sig.out" 2>&1 &
+	ap=$!
+	wait_kind "$LL_NS_A" veth-a tbf 100
+	kill -TERM $ap
+	wait $ap; rc=$?
+	a1=$(ina tc qdisc show dev veth-a)
+	if [ $rc = 143 ] && [ "$a1" = "$a0" ] && grep -q "stopped by SIGTERM" "$T/sig.out" &&
+	   grep -q "veth-a restored; nothing applied" "$T/sig.out"; then
+		pass "SIGTERM while B had not answered: exit 143, A's pfifo limit 777 back exactly"
+	else
+		fail "SIGTERM mid-apply: rc $rc, A '$a1' (was '$a0'): $(cat "$T/sig.out")"
+	fi
+	# the stalled tc on B ends 3 s in; what it changed, B's timer (6 s)
+	# undoes: B is as before once both have passed
+	i=0; while [ ! -e "$T/slow.done" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+	i=0; while [ $i -lt 100 ]; do
+		[ "$(inb tc qdisc show dev veth-b)" = "$b0" ] && [ -z "$(timers)" ] && break
+		sleep 0.1; i=$((i+1))
+	done
+	[ -e "$T/slow.done" ] && [ "$(inb tc qdisc show dev veth-b)" = "$b0" ] &&
+		pass "B as before once its stalled tc ended: pfifo limit 555, no timer left" ||
+		fail "B after SIGTERM mid-apply: $(inb tc qdisc show dev veth-b) (was $b0)"
+	rm -f "$T/slow.on"
+	# a SIGTERM after the last side: the dial stays, whole
+	ip netns exec "$LL_NS_A" env LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS=1500 "$LINKLAB" apply -F "$T/ssh_config" \
+		--peer peer-slow --peer-dev veth-b --dev veth-a --rate 5mbit > "$T/sig2.out" 2>&1 &
+	ap=$!
+	wait_kind "$LL_NS_B" veth-b tbf 100
+	kill -TERM $ap
+	wait $ap; rc=$?
+	if [ "$(root_kind "$LL_NS_A" veth-a)" = tbf ] && [ "$(root_kind "$LL_NS_B" veth-b)" = tbf ] &&
+	   grep -q "SIGTERM came when the dial was applied: it stays" "$T/sig2.out"; then
+		pass "SIGTERM once both sides were changed: the whole dial stays (exit $rc), said so"
+	else
+		fail "SIGTERM after B's change: rc $rc, A $(root_kind "$LL_NS_A" veth-a), B $(root_kind "$LL_NS_B" veth-b): $(cat "$T/sig2.out")"
+	fi
+	ina "$LINKLAB" clear -F "$T/ssh_config" --peer peer-slow --peer-dev veth-b --dev veth-a > /dev/null 2>&1
+	[ "$(ina tc qdisc show dev veth-a)" = "$a0" ] || fail "clear after the signal cases: A $(ina tc qdisc show dev veth-a)"
+	kill "$(cat "$T/sshd-slow.pid")" 2>/dev/null
+else
+	fail "sshd with a slow tc did not start: $(tail -3 "$T/sshd-slow.log")"
+fi
 
 summary exitpaths
