@@ -286,8 +286,10 @@ static int check_side(struct peer *p, const char *dev, const struct impair *want
 	/* linklab's endpoint engine, where it runs, holds the whole dial (the
 	 * netem fields and, with them, the rate): the qdisc under it is what
 	 * was there before, not part of the dial */
+	/* an engine stopped, or whose rule is gone, does not hold the dial:
+	 * an apply replaces it */
 	if (p->ops->engine && p->ops->engine->engine_get(p, dev, &eng, NULL) == 0 &&
-	    eng.alive) {
+	    eng.alive && !eng.stopped && eng.hooked != 0) {
 		memset(&held, 0, sizeof(held));
 		enghook_dial(&eng, &held);
 	} else {

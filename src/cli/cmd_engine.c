@@ -25,6 +25,9 @@ static void print_hook(const struct enghook_info *h)
 	cJSON_AddStringToObject(o, "dev", h->dev);
 	cJSON_AddNumberToObject(o, "pid", (double)h->pid);
 	cJSON_AddBoolToObject(o, "running", h->alive);
+	cJSON_AddBoolToObject(o, "stopped", h->stopped);
+	if (h->hooked >= 0)
+		cJSON_AddBoolToObject(o, "hooked", h->hooked);
 	cJSON_AddNumberToObject(o, "queue", h->queue);
 	cJSON_AddStringToObject(o, "iptables", h->iptables);
 	cJSON_AddStringToObject(o, "chain", h->chain);
@@ -82,6 +85,8 @@ static int engine_hooks(int argc, char **argv)
 			fprintf(stderr, "linklab engine: %s: no endpoint engine\n", dev);
 			return 3;
 		}
+		if (h.alive)
+			enghook_probe(&h);
 		print_hook(&h);
 		return 0;
 	}
@@ -212,6 +217,15 @@ void cmd_engine_report(FILE *f, cJSON *side, struct peer *p, const char *dev)
 		if (!h.alive)
 			fprintf(f, "  engine: user, but its process (pid %ld) is gone: packets "
 				"pass unimpaired; linklab clear removes the rule\n", h.pid);
+		else if (h.stopped)
+			fprintf(f, "  engine: user, but its process (pid %ld) is stopped (SIGSTOP "
+				"or a debugger): packets wait in its queue, traffic on %s "
+				"stalls; kill -CONT %ld resumes it, linklab clear removes it\n",
+				h.pid, dev, h.pid);
+		else if (h.hooked == 0)
+			fprintf(f, "  engine: user (pid %ld), but its iptables rule (%s) is "
+				"gone: packets pass unimpaired; linklab apply puts it back, "
+				"linklab clear removes the engine\n", h.pid, h.chain);
 		else
 			fprintf(f, "  engine: user (linklab engine pid %ld, queue %u): %s\n"
 				"    in %" PRIu64
@@ -225,6 +239,9 @@ void cmd_engine_report(FILE *f, cJSON *side, struct peer *p, const char *dev)
 	o = cJSON_CreateObject();
 	cJSON_AddNumberToObject(o, "pid", (double)h.pid);
 	cJSON_AddBoolToObject(o, "running", h.alive);
+	cJSON_AddBoolToObject(o, "stopped", h.stopped);
+	if (h.hooked >= 0)
+		cJSON_AddBoolToObject(o, "hooked", h.hooked);
 	cJSON_AddNumberToObject(o, "queue", h.queue);
 	cJSON_AddStringToObject(o, "iptables", h.iptables);
 	cJSON_AddStringToObject(o, "chain", h.chain);

@@ -250,7 +250,8 @@ static void console_engine_show(const struct enghook_info *h, struct console_sid
 	}
 	snprintf(t, sizeof(t), "%s%suser engine (pid %ld%s): %s",
 		 kern ? s->held_text : "", kern ? " + " : "", h->pid,
-		 h->alive ? "" : ", gone: passing", h->dial);
+		 !h->alive ? ", gone: passing" : h->stopped ? ", STOPPED: traffic stalls" :
+		 h->hooked == 0 ? ", rule gone: passing" : "", h->dial);
 	n = strlen(t) < sizeof(s->held_text) - 1 ? strlen(t) : sizeof(s->held_text) - 1;
 	memcpy(s->held_text, t, n);
 	s->held_text[n] = '\0';

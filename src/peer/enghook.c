@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -295,6 +296,24 @@ static void str(const cJSON *o, const char *k, char *dst, size_t len)
 	snprintf(dst, len, "%s", cJSON_IsString(v) ? v->valuestring : "");
 }
 
+/* The state letter of /proc/PID/stat (R, S, T, Z, ...), or 0. */
+static char proc_state(long pid)
+{
+	char path[64], st[512], *p;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	n = fread(st, 1, sizeof(st) - 1, f);
+	fclose(f);
+	st[n] = '\0';
+	p = strrchr(st, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
 /* A pid that is a linklab engine on queue q (not a recycled pid). */
 static bool engine_alive(long pid, unsigned q)
 {
@@ -374,6 +393,12 @@ int enghook_get(uint64_t netns, int ifindex, struct enghook_info *h)
 	str(o, "dial", h->dial, sizeof(h->dial));
 	cJSON_Delete(o);
 	h->alive = engine_alive(h->pid, h->queue);
+	if (h->alive) {
+		char s = proc_state(h->pid);
+
+		h->stopped = s == 'T' || s == 't';
+	}
+	h->hooked = -1;
 	stat_path(netns, ifindex, h->queue, sp, sizeof(sp));
 	if (h->alive)
 		read_counters(sp, h);
@@ -381,6 +406,15 @@ int enghook_get(uint64_t netns, int ifindex, struct enghook_info *h)
 }
 
 /* --- rules ---------------------------------------------------------------- */
+
+void enghook_probe(struct enghook_info *h)
+{
+	h->hooked = -1;
+	if (!h->iptables[0] || !h->chain[0] || !h->dev[0])
+		return;
+	h->hooked = ipt(h->iptables, NULL, 0, "-C", "POSTROUTING", "-o", h->dev,
+			"-j", h->chain, (char *)NULL) == 0;
+}
 
 /* The chain and its jumps from POSTROUTING in one table. Returns 0 when the
  * chain is gone (or never was), -1 when it is still there. */
@@ -579,6 +613,93 @@ static void engine_kill(long pid, unsigned q)
 	}
 	if (engine_alive(pid, q))
 		kill((pid_t)pid, SIGKILL);
+}
+
+/* The queue a process's argv names if it is a linklab engine
+ * ("... engine ... --queue Q"), else 0. */
+static unsigned engine_queue_of(long pid)
+{
+	char path[64], buf[1024];
+	size_t n, i;
+	unsigned q = 0;
+	bool is_engine = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (i = 0; i < n; i += strlen(buf + i) + 1) {
+		if (!strcmp(buf + i, "engine"))
+			is_engine = true;
+		if (!strcmp(buf + i, "--queue") && i + 8 < n)
+			q = (unsigned)strtoul(buf + i + 8, NULL, 10);
+	}
+	return is_engine ? q : 0;
+}
+
+/* The first linklab engine in namespace netns on a queue in [lo, hi), not
+ * pid keep, that no record names (detached: only one an apply started,
+ * its own session leader, not one run by hand); 0 if none. *q gets its
+ * queue. */
+static long engine_unrecorded(uint64_t netns, unsigned lo, unsigned hi, long keep,
+			      bool detached, unsigned *q)
+{
+	struct dirent *de;
+	long found = 0;
+	DIR *dir = opendir("/proc");
+
+	while (dir && !found && (de = readdir(dir))) {
+		char path[80];
+		struct stat st;
+		struct enghook_info r;
+		long pid = strtol(de->d_name, NULL, 10);
+
+		if (pid <= 0 || pid == keep || pid == (long)getpid())
+			continue;
+		*q = engine_queue_of(pid);
+		if (*q < lo || *q >= hi || (detached && getsid((pid_t)pid) != (pid_t)pid))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/ns/net", pid);
+		if (stat(path, &st) < 0 || (uint64_t)st.st_ino != netns)
+			continue;
+		/* named by the record of its interface: not an orphan */
+		if (enghook_get(netns, (int)((*q - 20000u) / 4u), &r) == 0 && r.pid == pid)
+			continue;
+		found = pid;
+	}
+	if (dir)
+		closedir(dir);
+	return found;
+}
+
+/* The queues of ifindex (ifindex < 0: every linklab queue). */
+static void engine_queues(int ifindex, unsigned *lo, unsigned *hi)
+{
+	*lo = 20000u;
+	*hi = 60000u;
+	if (ifindex >= 0) {
+		*lo = 20000u + (unsigned)(ifindex % 10000) * 4u;
+		*hi = *lo + 4u;
+	}
+}
+
+/* Detached linklab engines in namespace netns that no record names (their
+ * record lost: /run wiped, another LINKLAB_RUN_DIR) on ifindex's queues,
+ * except pid keep, are ended: such an engine holds its queue, so a new one
+ * could not start there. */
+static void orphan_engines_kill(uint64_t netns, int ifindex, long keep)
+{
+	unsigned lo, hi, q;
+	long pid;
+	int n = 0;
+
+	engine_queues(ifindex, &lo, &hi);
+	while (n++ < 16 && (pid = engine_unrecorded(netns, lo, hi, keep, true, &q)) > 0)
+		engine_kill(pid, q);
 }
 
 /* argv of `linklab engine --dev DEV --queue Q --stat PATH --ready-fd 3 DIAL`. */
@@ -820,8 +941,39 @@ void enghook_dry_remote(const char *dev, const struct impair *eng, char *lines, 
 		 "--queue-bypass, and the detached `linklab engine`)\n", d, dev, d, dev);
 }
 
+/* Starts are one at a time per run directory (flock on the directory: no
+ * file of its own): two applies at once must not take each other's new
+ * engine, not yet recorded, for an orphan. -1 when it cannot be opened. */
+static int start_lock(void)
+{
+	int fd = open(journal_dir(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd >= 0)
+		while (flock(fd, LOCK_EX) < 0 && errno == EINTR)
+			;
+	return fd;
+}
+
+static int enghook_start_locked(uint64_t netns, const char *dev, int ifindex,
+				const struct impair *eng, int exclude_port,
+				struct ll_err *err);
+
 int enghook_start(uint64_t netns, const char *dev, int ifindex,
 		  const struct impair *eng, int exclude_port, struct ll_err *err)
+{
+	int fd, rc;
+
+	mkdir(journal_dir(), 0700);
+	fd = start_lock();
+	rc = enghook_start_locked(netns, dev, ifindex, eng, exclude_port, err);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+static int enghook_start_locked(uint64_t netns, const char *dev, int ifindex,
+				const struct impair *eng, int exclude_port,
+				struct ll_err *err)
 {
 	struct enghook_info old, h;
 	struct peer_lock_owner who;
@@ -847,12 +999,28 @@ int enghook_start(uint64_t netns, const char *dev, int ifindex,
 	pick_ip6tables(h.iptables, h.ip6tables, sizeof(h.ip6tables));
 	mkdir(journal_dir(), 0700);
 	stat_path(netns, ifindex, h.queue, sp, sizeof(sp));
+	/* an engine of this interface no record names holds a queue */
+	orphan_engines_kill(netns, ifindex, had_old ? old.pid : 0);
 	rc = engine_argv(dev, h.queue, sp, eng, store, sizeof(store), argv, err);
 	if (rc < 0)
 		goto fail;
 	rc = engine_spawn(argv, &h.pid, err);
-	if (rc < 0)
+	if (rc < 0) {
+		unsigned lo, hi, q;
+		long holder;
+
+		engine_queues(ifindex, &lo, &hi);
+		holder = err && strstr(err->msg, "in use") ?
+			 engine_unrecorded(netns, lo, hi, 0, false, &q) : 0;
+		if (holder > 0) {
+			size_t n = strlen(err->msg);
+
+			snprintf(err->msg + n, sizeof(err->msg) - n, " (a linklab engine "
+				 "run by hand holds it: pid %ld, queue %u; end it with "
+				 "kill %ld)", holder, q, holder);
+		}
 		goto fail;
+	}
 	/* recorded before the rule exists: kill -9 from here on is cleaned up */
 	rc = rec_write(netns, &h, err);
 	if (rc == 0) {
@@ -890,8 +1058,10 @@ int enghook_stop(uint64_t netns, int ifindex, struct ll_err *err)
 	char path[PATH_MAX];
 
 	if (enghook_get(netns, ifindex, &h) < 0) {
-		/* no record: chains of this interface a cut-short restore left */
+		/* no record: chains of this interface a cut-short restore left,
+		 * and an engine whose record was lost */
 		orphans_remove(ifindex, NULL, NULL, NULL);
+		orphan_engines_kill(netns, ifindex, 0);
 		return 0;
 	}
 	rec_path(netns, ifindex, path, sizeof(path));
@@ -915,9 +1085,7 @@ int enghook_stop_all(uint64_t netns, struct ll_err *err)
 	snprintf(dirp, sizeof(dirp), "%s", journal_dir());
 	snprintf(prefix, sizeof(prefix), "engine-%" PRIu64 "-", netns);
 	dir = opendir(dirp);
-	if (!dir)
-		return 0;
-	while ((de = readdir(dir)) && n < 256) {
+	while (dir && (de = readdir(dir)) && n < 256) {
 		size_t l = strlen(de->d_name);
 		int ifi;
 		char tail[8];
@@ -929,13 +1097,16 @@ int enghook_stop_all(uint64_t netns, struct ll_err *err)
 		    !strcmp(tail, ".hook"))
 			idx[n++] = ifi;
 	}
-	closedir(dir);
+	if (dir)
+		closedir(dir);
 	for (i = 0; i < n; i++) {
 		one = enghook_stop(netns, idx[i], err);
 		if (one < 0 && !rc)
 			rc = one;
 	}
-	if (rc == 0)
+	if (rc == 0) {
 		orphans_remove(-1, NULL, NULL, NULL);
+		orphan_engines_kill(netns, -1, 0);
+	}
 	return rc;
 }

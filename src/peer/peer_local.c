@@ -1111,7 +1111,10 @@ static int local_engine_get(struct peer *p, const char *dev, struct enghook_info
 
 	if (rc < 0)
 		return rc;
-	return enghook_get(local_of(p)->netns, ifindex, out);
+	rc = enghook_get(local_of(p)->netns, ifindex, out);
+	if (rc == 0 && out->alive)
+		enghook_probe(out);    /* its rule may be gone (removed by hand) */
+	return rc;
 }
 
 /* Every journal entry of this network namespace: restore it; an entry whose

@@ -2714,6 +2714,9 @@ static int remote_engine_get(struct peer *p, const char *dev, struct enghook_inf
 	h->pid = (long)NUM("pid");
 	h->queue = (unsigned)NUM("queue");
 	h->alive = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "running"));
+	h->stopped = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "stopped"));
+	v = cJSON_GetObjectItemCaseSensitive(j, "hooked");
+	h->hooked = cJSON_IsBool(v) ? cJSON_IsTrue(v) : -1;
 	h->have_counters = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "have_counters"));
 	h->in = (uint64_t)NUM("in");
 	h->out = (uint64_t)NUM("out");

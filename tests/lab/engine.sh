@@ -12,7 +12,8 @@
 #   rate 50mbit (tbf) + delay 10ms (engine) -> TCP goodput >= 99 % of the ceiling
 #   kill -9 of the engine -> traffic flows within 1 s; clear removes the rule
 #   scope dport, --exclude-ssh (ssh works under loss 100 %), refusals by name,
-#   show / show -J name the engine with its pid and counters, clear --all.
+#   show / show -J name the engine with its pid and counters, clear --all;
+#   a rule removed by hand, a SIGSTOP'd engine and a lost record are found.
 . "$(dirname "$0")/lib.sh"
 need_root engine
 for t in python3 iptables; do
@@ -412,8 +413,8 @@ ip netns exec "$LL_NS_A" "$LINKLAB" engine --dev veth-a --queue $((q+2)) --stat 
 h2=$!
 sleep 0.5
 ina "$LINKLAB" apply --dev veth-a --delay 10ms > "$T/r.out" 2>&1
-if grep -q "in use" "$T/r.out" && [ "$(rules "$LL_NS_A")" = 0 ]; then
-	pass "engine: queue in use -> says so; nothing changed"
+if grep -q "in use.*a linklab engine run by hand holds it: pid \($h1\|$h2\)" "$T/r.out" && [ "$(rules "$LL_NS_A")" = 0 ]; then
+	pass "engine: queue in use -> says so, naming the linklab engine run by hand that holds it; nothing changed"
 else
 	fail "engine: queue in use: $(cat "$T/r.out")"
 fi
@@ -556,4 +557,58 @@ else
 fi
 clr
 [ "$(rules "$LL_NS_A")" = 0 ] || fail "engine: clear after the leftover case left $(rules "$LL_NS_A") rule lines"
+# --- what the kernel holds, not only the record ---------------------------------
+# the engine's rule removed by hand: show says so, --check says an apply
+# would change it, and an apply puts it back
+engs() { ps -eo pid=,args= | awk '$2 ~ /linklab$/ && $3 == "engine" && / --dev veth-a / {print $1}'; }
+if ea --engine user --delay 20ms; then
+	ina iptables -w -t mangle -D POSTROUTING -o veth-a -j "LLENG-$IFI-$(hook_queue)"
+	ina "$LINKLAB" show --dev veth-a > "$T/sh.out" 2>&1
+	ina "$LINKLAB" apply --check -J --dev veth-a --engine user --delay 20ms > "$T/ck.json" 2>&1
+	if grep -q "iptables rule (LLENG-$IFI-[0-9]*) is gone: packets pass unimpaired" "$T/sh.out" &&
+	   py "import json; d=json.load(open('$T/ck.json')); assert d['changed'] is True" 2>/dev/null &&
+	   ea --engine user --delay 20ms && [ "$(ina iptables -w -t mangle -S POSTROUTING | grep -c LLENG)" = 1 ]; then
+		pass "engine: rule removed by hand: show says so, --check says changed, apply puts it back"
+	else
+		fail "engine: rule removed by hand: $(cat "$T/sh.out"); check: $(cat "$T/ck.json")"
+	fi
+	# a stopped engine (SIGSTOP): show says traffic stalls and how to resume
+	p=$(hook_pid)
+	kill -STOP "$p"
+	ina "$LINKLAB" show --dev veth-a > "$T/sh.out" 2>&1
+	ina "$LINKLAB" show -J --dev veth-a > "$T/sh.json" 2>&1
+	kill -CONT "$p"
+	if grep -q "(pid $p) is stopped (SIGSTOP or a debugger).*kill -CONT $p" "$T/sh.out" &&
+	   py "import json; d=json.load(open('$T/sh.json')); assert d['a']['user_engine']['stopped'] is True" 2>/dev/null; then
+		pass "engine: a SIGSTOP'd engine: show and show -J say it is stopped"
+	else
+		fail "engine: SIGSTOP'd engine not reported: $(cat "$T/sh.out")"
+	fi
+	# the record lost (another run dir): apply takes the orphan's queue back,
+	# clear --dev and clear --all end an engine no record names
+	mv "$LINKLAB_RUN_DIR" "$T/run.lost"
+	if ea --engine user --delay 30ms && [ "$(engs | wc -l)" = 1 ] && [ "$(engs)" = "$(hook_pid)" ]; then
+		pass "engine: record lost: a new apply ends the old engine and starts its own"
+	else
+		fail "engine: apply after a lost record: $(cat "$T/ea.out"); engines: $(engs | tr '\n' ' ')"
+	fi
+	rm -rf "$LINKLAB_RUN_DIR"
+	ina "$LINKLAB" clear --dev veth-a > /dev/null 2>&1
+	if [ -z "$(engs)" ] && [ "$(rules "$LL_NS_A")" = 0 ]; then
+		pass "engine: record lost: clear --dev ends the engine and its rule"
+	else
+		fail "engine: clear --dev after a lost record left engines '$(engs | tr '\n' ' ')', $(rules "$LL_NS_A") rule lines"
+	fi
+	ea --engine user --delay 30ms
+	rm -rf "$LINKLAB_RUN_DIR"
+	ina "$LINKLAB" clear --all > /dev/null 2>&1
+	[ -z "$(engs)" ] && [ "$(rules "$LL_NS_A")" = 0 ] &&
+		pass "engine: record lost: clear --all ends the engine and its rule" ||
+		fail "engine: clear --all after a lost record left engines '$(engs | tr '\n' ' ')', $(rules "$LL_NS_A") rule lines"
+	rm -rf "$T/run.lost"
+else
+	fail "engine: apply --engine user --delay 20ms for the kernel-state cases"
+fi
+clr
+
 summary engine

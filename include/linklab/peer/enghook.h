@@ -40,6 +40,11 @@ struct enghook_info {
 	int ifindex;
 	long pid;
 	bool alive;              /* the engine process runs */
+	bool stopped;            /* ... but is stopped (SIGSTOP, a debugger):
+				  * packets wait in its queue */
+	int hooked;              /* its POSTROUTING jump is there: 1, gone
+				  * (removed by hand): 0, not checked: -1
+				  * (enghook_probe checks) */
 	unsigned queue;
 	char iptables[64];       /* the iptables binary the rule was set with */
 	char ip6tables[64];      /* ... and ip6tables ("": IPv4 only) */
@@ -58,11 +63,13 @@ int enghook_check(const struct impair *eng, const char *dev, struct ll_err *err)
 /* Start the engine for the dial eng on dev (its netem fields, and its rate
  * as the model's token bucket after them; the scope goes to the rule) (ifindex, in this namespace netns) and
  * hook it in; a hook already on ifindex is replaced after the new one runs
- * (the old rule and engine are removed last). exclude_port > 0: TCP
+ * (the old rule and engine are removed last); a detached engine on
+ * ifindex's queues that no record names (its record lost) is ended first.
+ * Starts are serialised per run directory (flock). exclude_port > 0: TCP
  * packets from or to that port skip the engine (--exclude-ssh). Nothing
- * changes on failure: -ENOENT (no iptables), -EPERM, -EBUSY (queue in use,
- * or another live console holds ifindex's owner lock (peer_lock.h): err
- * names it),
+ * changes on failure: -ENOENT (no iptables), -EPERM, -EBUSY (queue in use:
+ * a linklab engine run by hand that holds it is named; or another live
+ * console holds ifindex's owner lock (peer_lock.h): err names it),
  * -EOPNOTSUPP/-EINVAL (the dial, by name), -EIO; err says why. */
 int enghook_start(uint64_t netns, const char *dev, int ifindex,
 		  const struct impair *eng, int exclude_port, struct ll_err *err);
@@ -79,11 +86,20 @@ int enghook_dry_run(uint64_t netns, const char *dev, int ifindex, const struct i
 void enghook_dry_remote(const char *dev, const struct impair *eng, char *lines, size_t len);
 
 /* Remove the hook on ifindex (rule first, then the engine: SIGTERM, SIGKILL
- * after 1 s) and its record. 0 also when there is none. */
+ * after 1 s) and its record. 0 also when there is none: then the chains
+ * and the detached engines of ifindex that no record names are removed. */
 int enghook_stop(uint64_t netns, int ifindex, struct ll_err *err);
 
-/* Every hook recorded for netns (clear --all). 0 or the first error. */
+/* Every hook recorded for netns (clear --all), then every LLENG chain and
+ * detached linklab engine of netns no record names. 0 or the first
+ * error. */
 int enghook_stop_all(uint64_t netns, struct ll_err *err);
+
+/* Check that h's POSTROUTING jump (-o dev -j chain) is still in place
+ * (runs iptables -C): sets h->hooked to 1 or 0; -1 when h names no chain
+ * or no iptables. A hook whose rule was removed by hand passes traffic
+ * unimpaired while its record and engine stay. */
+void enghook_probe(struct enghook_info *h);
 
 /* The hook on ifindex: 0, or -ENOENT when there is none. */
 int enghook_get(uint64_t netns, int ifindex, struct enghook_info *out);
