@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* cmd_clear.c - `linklab clear`: restore what was on the interfaces before
  * linklab touched them. */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,34 @@ static void print_notes(struct peer *p, FILE *out)
 
 /* Whether dev on p has anything to restore: a record (damaged ones too) or
  * an endpoint engine holding its dial. true when it cannot be told. */
+/* Whether clear --all has anything to put back on p: a record (of any
+ * kind, damaged ones too) or, here, an engine hook record. True when it
+ * cannot tell. */
+static bool has_any_record(struct peer *p)
+{
+	struct peer_record *r = calloc(64, sizeof(*r));
+	struct ll_err err = { 0 };
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+	bool found;
+
+	if (!r || !p->ops->journal || p->ops->journal->records(p, r, 64, &n, &err) < 0) {
+		free(r);
+		return true;
+	}
+	free(r);
+	found = n > 0;
+	if (found || strcmp(p->ops->name, "local"))
+		return found || strcmp(p->ops->name, "local");
+	d = opendir(journal_dir());
+	while (d && !found && (de = readdir(d)))
+		found = !strncmp(de->d_name, "engine-", 7) || !strncmp(de->d_name, "remote-", 7);
+	if (d)
+		closedir(d);
+	return found;
+}
+
 static bool has_record(struct peer *p, const char *dev)
 {
 	struct peer_record *r = calloc(64, sizeof(*r));
@@ -223,6 +252,7 @@ int cmd_clear(int argc, char **argv)
 			continue;
 		}
 		if (all && p->ops->clear_all) {
+			had = has_any_record(p);
 			rc = p->ops->clear_all(p, &err);
 			if (rc >= 0 && !strcmp(p->ops->name, "local"))
 				reap_bridges(p, doc ? stderr : stdout);
@@ -259,6 +289,8 @@ int cmd_clear(int argc, char **argv)
 		} else if (!all && (!had || (p->ops->journal && strstr(p->ops->journal->notes(p),
 								     "nothing restored")))) {
 			printf("%s: nothing to restore on %s\n", p->label, dev);
+		} else if (all && !had) {
+			printf("%s: nothing to restore (no records)\n", p->label);
 		} else {
 			printf("%s: %s restored\n", p->label, all ? "all interfaces" : dev);
 		}

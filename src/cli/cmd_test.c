@@ -45,6 +45,11 @@ static void on_sig(int sig)
 	test_sig = sig;
 }
 
+static const char *test_signame(int sig)
+{
+	return sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGINT";
+}
+
 /* Print one option problem (option, value, accepted range); returns 1 so
  * the parser counts them and reports every one before exiting 2, like tc. */
 static int bad_opt(const char *opt, const char *val, const char *range)
@@ -423,7 +428,7 @@ static int cmd_test_write_files(struct client *t, const struct client_opts *o,
 
 int cmd_test_run(const struct client_opts *o, int json)
 {
-	struct sigaction sa, old_int, old_term;
+	struct sigaction sa, old_int, old_term, old_hup;
 	struct client *t = NULL;
 	struct client_event *ev;
 	struct ll_err err = { 0 };
@@ -447,6 +452,7 @@ int cmd_test_run(const struct client_opts *o, int json)
 	test_sig = 0;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);   /* the terminal gone: stop as on TERM */
 	if (text) {
 		printf("Connecting to host %s, port %d\n", o->host, o->port);
 		fflush(stdout);
@@ -481,15 +487,16 @@ int cmd_test_run(const struct client_opts *o, int json)
 		/* like iperf3: the totals cover the run so far, the exit
 		 * status says it did not run its course */
 		fprintf(stderr, "linklab test: interrupt - stopped by %s; the summary "
-			"covers the run so far\n", test_sig == SIGTERM ? "SIGTERM" : "SIGINT");
+			"covers the run so far\n", test_signame(test_sig));
 		snprintf(out_opts.last_err, sizeof(out_opts.last_err),
-			 "stopped by %s", test_sig == SIGTERM ? "SIGTERM" : "SIGINT");
+			 "stopped by %s", test_signame(test_sig));
 		rc = 1;
 	}
 	client_free(t);
 	free(ev);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
 	return rc;
 }
 
