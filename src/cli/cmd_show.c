@@ -201,6 +201,23 @@ static int show_journal(struct peerset *ps, unsigned sides, cJSON *doc)
 	return status;
 }
 
+
+/* -J: a failure is JSON too, {"error": TEXT} (as apply -J): into doc when
+ * given (the first error only), else printed alone on stdout. */
+static void show_json_error(bool json, cJSON *doc, const char *text)
+{
+	if (!json)
+		return;
+	if (doc) {
+		if (!cJSON_GetObjectItem(doc, "error"))
+			cJSON_AddStringToObject(doc, "error", text);
+		return;
+	}
+	doc = cJSON_CreateObject();
+	cJSON_AddStringToObject(doc, "error", text);
+	cmd_print_json(doc);
+}
+
 /* show --journal when the peer cannot be reached: A's records, then why
  * B's could not be read (exit 1). */
 static int show_journal_a_only(struct cmd_common *c, struct ll_err *berr)
@@ -259,8 +276,10 @@ int cmd_show(int argc, char **argv)
 			nbad++;
 		}
 	}
-	if (nbad)
+	if (nbad) {
+		show_json_error(c.json, NULL, "bad options (each named on stderr)");
 		return 2;
+	}
 	if (c.help) {
 		cli_print_usage("show", stdout);
 		return 0;
@@ -268,6 +287,7 @@ int cmd_show(int argc, char **argv)
 	if (peerset_open(&ps, &c.po, &err) < 0) {
 		if (journal && c.po.peer && !c.remote_only)
 			return show_journal_a_only(&c, &err);
+		show_json_error(c.json, NULL, err.msg);
 		return cmd_fail("show", &err);
 	}
 	cmd_leftovers("show");
@@ -276,6 +296,7 @@ int cmd_show(int argc, char **argv)
 	if (!sides || !qs) {
 		peerset_close(&ps);
 		free(qs);
+		show_json_error(c.json, NULL, err.msg);
 		return cmd_fail("show", &err);
 	}
 	if (c.json)
@@ -304,12 +325,15 @@ int cmd_show(int argc, char **argv)
 				continue;
 			fprintf(stderr, "linklab show: %s: no interface: give %s IF\n",
 				p->label, i == 0 ? "--dev" : "--peer-dev");
+			show_json_error(doc != NULL, doc, i == 0 ? "no interface: give --dev IF" :
+					"no interface: give --peer-dev IF");
 			status = 2;
 			continue;
 		}
 		memset(qs, 0, sizeof(*qs));
 		if (p->ops->read_qdiscs(p, dev, qs, &err) < 0) {
 			fprintf(stderr, "linklab show: %s: %s\n", p->label, err.msg);
+			show_json_error(doc != NULL, doc, err.msg);
 			status = 1;
 			continue;
 		}
