@@ -40,7 +40,7 @@ static void test_bad_values(void **state)
 		{ "loss", "-1%", "loss: -1% is out of range (0% .. 100%)" },
 		{ "loss", "1", "loss: '1' needs a % sign" },
 		{ "loss", "abc", "loss: 'abc' is not a percentage" },
-		{ "loss", "1%%", "loss: '1%%' needs a % sign" },
+		{ "loss", "1%%", "loss: '1%%' has '%' after the number" },
 		{ "loss-corr", "101%", "loss-corr: 101% is out of range" },
 		{ "duplicate", "200%", "duplicate: 200% is out of range (0% .. 100%)" },
 		{ "dup-corr", "x%", "dup-corr: 'x%' is not a percentage" },
