@@ -155,7 +155,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 6
 FUZZ_SRC     := $(wildcard fuzz/fuzz_*.c)
 FUZZ_BIN     := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/%)
-FUZZ_CORE    := src/traffic/iperf3.c src/traffic/udpstats.c src/base/err.c
+FUZZ_CORE    := src/traffic/iperf3.c src/traffic/udpstats.c src/base/err.c src/base/text.c
 FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -fsanitize=fuzzer,address,undefined \
                 -fno-sanitize-recover=undefined \
                 $(shell pkg-config --cflags libcjson 2>/dev/null)
