@@ -97,6 +97,21 @@ if [ $attach = 1 ]; then
 	else
 		bad "no middle section"; capture
 	fi
+	# the documented minimum (60x16) and a few rows more: each pane's
+	# read-back stays under its list, never over the tab bar
+	small=""
+	for g in 60x16 60x18 100x16; do
+		$TMUX resize-window -t tui -x "${g%x*}" -y "${g#*x}"
+		sleep 0.5
+		top=$(capture | head -2)
+		case "$top" in
+		*"Peers] Dial"*) case "$top" in *noqueue*|*"now sending"*|*"kernel holds"*) small="$small $g" ;; esac ;;
+		*) small="$small $g" ;;
+		esac
+	done
+	$TMUX resize-window -t tui -x 120 -y 40
+	[ -z "$small" ] && ok "small screens (60x16, 60x18, 100x16): the read-back stays under the interface list" ||
+		{ bad "small screens:$small: the read-back drawn over the top rows"; capture | head -3; }
 	keys '?'
 	if wait_for "with --middle: clear the bridge" 30; then ok "help lists the middle box keys (from the key table)"; else bad "help: no middle keys"; capture | head -20; fi
 	keys Escape
