@@ -1604,6 +1604,21 @@ static int apply_join(struct rapply *a, struct ll_err *err)
 {
 	char *s;
 
+	/* a change that reaches the peer only after its revert timer gave up
+	 * (the session stalled that long) would stay for good: it runs only
+	 * while the timer that undoes it is armed */
+	if (a->timer > 1) {
+		char g[160];
+		size_t u = strlen(a->cmd);
+		int gl = snprintf(g, sizeof(g), "{ kill -0 %ld 2>/dev/null || { echo "
+				  "'revert timer %ld is gone: not applied' >&2; exit 75; }; }%s",
+				  a->timer, a->timer, u ? " && " : "");
+
+		if (gl < 0 || (size_t)gl >= sizeof(g) || u + (size_t)gl >= CMD_MAX)
+			return ll_err_set(err, -ENOSPC, "tc command too long");
+		memmove(a->cmd + gl, a->cmd, u + 1);     /* first, before all */
+		memcpy(a->cmd, g, (size_t)gl);
+	}
 	for (s = a->lines; *s; ) {
 		size_t n = strcspn(s, "\n"), u = strlen(a->cmd);
 

@@ -68,8 +68,15 @@ static void reset(void)
 	probe_answer = "250\n@\n4026531840\n";
 }
 
+/* s begins with p, past the guard a change carries ("{ kill -0 TIMER ||
+ * { ...; exit 75; }; } && ": it runs only while its revert timer is
+ * armed) */
 static int started(const char *s, const char *p)
 {
+	const char *g = strstr(s, "exit 75; }; } && ");
+
+	if (!strncmp(s, "{ kill -0 ", 10) && g && strncmp(p, "{ kill -0 ", 10))
+		s = g + strlen("exit 75; }; } && ");
 	return strncmp(s, p, strlen(p)) == 0;
 }
 
@@ -326,6 +333,9 @@ static void test_apply_hostile_name(void **state)
 	assert_non_null(strstr(c, "sleep 30 & s=$!; wait $s || exit 0; [ \"$(cksum < '\\''/run/linklab/remote-4026531840-x$(id);b.tc.json'\\'' 2>/dev/null)\" = \"$J0\" ] || exit 0;"));
 	assert_non_null(strstr(c, "= \"$$ $(snap)\" ]; else [ \"$(snap)\" != \"$B0\" ]; fi ||"));
 	assert_non_null(strstr(c, "{ out=$(tc qdisc del dev '\\''x$(id);b'\\'' root 2>&1)"));
+	/* the change runs only while its timer (4242) is armed */
+	assert_non_null(find_cmd("{ kill -0 4242 2>/dev/null || { echo 'revert timer 4242 is "
+				 "gone: not applied' >&2; exit 75; }; } && tc qdisc replace dev 'x$(id);b' root"));
 	/* the change writes the .applied line of its timer (4242) */
 	assert_non_null(strstr(find_cmd("tc qdisc replace dev 'x$(id);b' root") ? find_cmd("tc qdisc replace dev 'x$(id);b' root") : "",
 			       "&& { printf '%s %s\\n' 4242 \"$(tc qdisc show dev 'x$(id);b' | sed"));
