@@ -126,7 +126,7 @@ static void parse_args(struct apply_args *a, int argc, char **argv,
 		}
 		if (dialopt_take(dial, argc, argv, &i, diag))
 			continue;
-		if (strncmp(name, "--", 2) != 0)
+		if (name[0] != '-' || !name[1])
 			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
 				    "unexpected argument '%s'", name);
 		else
@@ -549,7 +549,8 @@ int cmd_apply(int argc, char **argv)
 		split_checked(dial, &diag);
 	for (i = 0; i < 2; i++) {
 		char jw[LL_DIAG_LEN];
-		if ((sides & (i == 0 ? CMD_SIDE_A : CMD_SIDE_B)) &&
+		/* a dial refused is not applied: no warning about it */
+		if (!diag.nerrors && (sides & (i == 0 ? CMD_SIDE_A : CMD_SIDE_B)) &&
 		    impair_jitter_reorder_warning(&dial[i], 0, 0, jw, sizeof(jw)))
 			ll_diag_add(&diag, LL_DIAG_WARN, "jitter", "%s: %s",
 				    i == 0 ? "A" : "B", jw);

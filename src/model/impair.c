@@ -375,8 +375,17 @@ static int set_rate(struct impair *d, const struct impair_field *f,
 			return out_of_range(diag, f, units_format_rate(0, b, sizeof(b)));
 		return refuse_ranged(diag, f, e.msg);
 	}
-	if (!uval_ok(f, v))
-		return out_of_range(diag, f, units_format_rate(v, b, sizeof(b)));
+	if (!uval_ok(f, v)) {
+		char shown[200];
+
+		/* what was typed, and what it means when that reads otherwise */
+		units_format_rate(v, b, sizeof(b));
+		if (strcmp(b, value))
+			snprintf(shown, sizeof(shown), "'%.120s' (= %s)", value, b);
+		else
+			snprintf(shown, sizeof(shown), "%s", b);
+		return out_of_range(diag, f, shown);
+	}
 	store(d, f, 0, v);
 	return 0;
 }
