@@ -296,58 +296,62 @@ static void str(const cJSON *o, const char *k, char *dst, size_t len)
 	snprintf(dst, len, "%s", cJSON_IsString(v) ? v->valuestring : "");
 }
 
-/* The state letter of /proc/PID/stat (R, S, T, Z, ...), or 0. */
-static char proc_state(long pid)
+/* /proc/PID/WHAT into buf (NUL-terminated, NULs inside kept): bytes read,
+ * 0 when it cannot be read. */
+static size_t proc_read(long pid, const char *what, char *buf, size_t len)
 {
-	char path[64], st[512], *p;
+	char path[64];
 	size_t n;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	snprintf(path, sizeof(path), "/proc/%ld/%s", pid, what);
 	f = fopen(path, "r");
 	if (!f)
 		return 0;
-	n = fread(st, 1, sizeof(st) - 1, f);
+	n = fread(buf, 1, len - 1, f);
 	fclose(f);
-	st[n] = '\0';
+	buf[n] = '\0';
+	return n;
+}
+
+/* The state letter of /proc/PID/stat (R, S, T, Z, ...), or 0. */
+static char proc_state(long pid)
+{
+	char st[512], *p;
+
+	if (!proc_read(pid, "stat", st, sizeof(st)))
+		return 0;
 	p = strrchr(st, ')');
 	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* The queue a process's argv names if it is a linklab engine
+ * ("... engine ... --queue Q"), else 0. */
+static unsigned engine_queue_of(long pid)
+{
+	char buf[1024];
+	size_t n = proc_read(pid, "cmdline", buf, sizeof(buf)), i;
+	unsigned q = 0;
+	bool is_engine = false;
+
+	for (i = 0; i < n; i += strlen(buf + i) + 1) {
+		if (!strcmp(buf + i, "engine"))
+			is_engine = true;
+		if (!strcmp(buf + i, "--queue") && i + 8 < n)
+			q = (unsigned)strtoul(buf + i + 8, NULL, 10);
+	}
+	return is_engine ? q : 0;
 }
 
 /* A pid that is a linklab engine on queue q (not a recycled pid). */
 static bool engine_alive(long pid, unsigned q)
 {
-	char path[64], buf[1024], want[32], st[512];
-	size_t n, i;
-	FILE *f;
-	bool is_engine = false, on_q = false;
+	char s;
 
 	if (pid <= 0)
 		return false;
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	n = fread(st, 1, sizeof(st) - 1, f);
-	fclose(f);
-	st[n] = '\0';
-	if (strstr(st, ") Z") || strstr(st, ") X"))
-		return false;
-	snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	snprintf(want, sizeof(want), "%u", q);
-	for (i = 0; i < n; i += strlen(buf + i) + 1) {
-		if (!strcmp(buf + i, "engine"))
-			is_engine = true;
-		if (!strcmp(buf + i, "--queue") && i + 8 < n && !strcmp(buf + i + 8, want))
-			on_q = true;
-	}
-	return is_engine && on_q;
+	s = proc_state(pid);
+	return s && s != 'Z' && s != 'X' && engine_queue_of(pid) == q;
 }
 
 static void read_counters(const char *sp, struct enghook_info *h)
@@ -615,31 +619,6 @@ static void engine_kill(long pid, unsigned q)
 		kill((pid_t)pid, SIGKILL);
 }
 
-/* The queue a process's argv names if it is a linklab engine
- * ("... engine ... --queue Q"), else 0. */
-static unsigned engine_queue_of(long pid)
-{
-	char path[64], buf[1024];
-	size_t n, i;
-	unsigned q = 0;
-	bool is_engine = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	for (i = 0; i < n; i += strlen(buf + i) + 1) {
-		if (!strcmp(buf + i, "engine"))
-			is_engine = true;
-		if (!strcmp(buf + i, "--queue") && i + 8 < n)
-			q = (unsigned)strtoul(buf + i + 8, NULL, 10);
-	}
-	return is_engine ? q : 0;
-}
 
 /* The first linklab engine in namespace netns on a queue in [lo, hi), not
  * pid keep, that no record names (detached: only one an apply started,

@@ -51,19 +51,15 @@ sed -e 's/^Port .*/Port 2222/' -e "s|^PidFile .*|PidFile $T/sshd-ct.pid|" \
 	"$LL_LAB_DIR/sshd_config" > "$T/sshd-ct_config"
 echo "ChannelTimeout session:*=3s" >> "$T/sshd-ct_config"
 cp "$LL_LAB_DIR/ssh_config" "$T/ssh_config"
-{
-	echo "Host peer-ct"
-	echo "  HostName $LL_ADDR_B"
-	echo "  Port 2222"
-	echo "  User root"
-	echo "  IdentityFile $LL_LAB_DIR/id_ed25519"
-	echo "  IdentitiesOnly yes"
-	echo "  UserKnownHostsFile $T/known_hosts"
-	echo "  StrictHostKeyChecking yes"
-	echo "  BatchMode yes"
-} >> "$T/ssh_config"
+cp "$LL_LAB_DIR/known_hosts" "$T/known_hosts"
 key=$(cut -d' ' -f1,2 "$LL_LAB_DIR/ssh_host_ed25519_key.pub")
-{ cat "$LL_LAB_DIR/known_hosts"; echo "[$LL_ADDR_B]:2222 $key"; } > "$T/known_hosts"
+# Host NAME for B's address on PORT in $T/ssh_config, its key in known_hosts
+host_entry() { # NAME PORT
+	printf 'Host %s\n  HostName %s\n  Port %s\n  User root\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n  BatchMode yes\n' \
+		"$1" "$LL_ADDR_B" "$2" "$LL_LAB_DIR/id_ed25519" "$T/known_hosts" >> "$T/ssh_config"
+	echo "[$LL_ADDR_B]:$2 $key" >> "$T/known_hosts"
+}
+host_entry peer-ct 2222
 if ! inb "$(command -v sshd)" -f "$T/sshd-ct_config" -E "$T/sshd-ct.log"; then
 	fail "sshd with ChannelTimeout did not start: $(tail -3 "$T/sshd-ct.log")"
 	summary exitpaths; exit 1
@@ -286,18 +282,7 @@ EOS
 chmod 755 "$T/slow/tc"
 sed -e 's/^Port .*/Port 2223/' -e "s|^PidFile .*|PidFile $T/sshd-slow.pid|" \
 	-e "s|^SetEnv PATH=|SetEnv PATH=$T/slow:|" "$LL_LAB_DIR/sshd_config" > "$T/sshd-slow_config"
-{
-	echo "Host peer-slow"
-	echo "  HostName $LL_ADDR_B"
-	echo "  Port 2223"
-	echo "  User root"
-	echo "  IdentityFile $LL_LAB_DIR/id_ed25519"
-	echo "  IdentitiesOnly yes"
-	echo "  UserKnownHostsFile $T/known_hosts"
-	echo "  StrictHostKeyChecking yes"
-	echo "  BatchMode yes"
-} >> "$T/ssh_config"
-echo "[$LL_ADDR_B]:2223 $key" >> "$T/known_hosts"
+host_entry peer-slow 2223
 if inb "$(command -v sshd)" -f "$T/sshd-slow_config" -E "$T/sshd-slow.log"; then
 	i=0; while [ ! -s "$T/sshd-slow.pid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
 	ina tc qdisc replace dev veth-a root pfifo limit 777
