@@ -42,7 +42,7 @@ void console_b_lost(struct console *c, const struct peerq_job *j)
 			    j->rc == -ETIMEDOUT ? j->err.msg : j->rb_err.msg);
 		console_mark_lost(c, why);
 		console_fmt(c->v.b_lost_msg, sizeof(c->v.b_lost_msg),
-			    "peer B gone: no answer within %d s (%s); B restores what linklab changed there by itself (revert timer, or hold guard once it runs again)",
+			    "peer B gone: no answer within %d s (%s); B restores itself when its sshd sees the session end (at once if it runs again; a B cut off may take hours: linklab clear there)",
 			    console_timeout_s(c), j->kind == PQ_APPLY ? "apply" : j->kind == PQ_CLEAR ? "clear" :
 			    j->kind == PQ_LIST ? "list links" : j->kind == PQ_SERVER_START ?
 			    "start test server" : "read qdiscs");

@@ -6,6 +6,8 @@
 #include "linklab/model/theory.h"
 #include "linklab/base/units.h"
 
+#define THEORY_MAX_STREAMS 128   /* the -P limit (iperf3 and linklab test) */
+
 uint64_t theory_bdp(uint64_t rate, double rtt)
 {
 	if (rtt <= 0)
@@ -66,11 +68,18 @@ void theory_compute(const struct theory_in *in, struct theory_out *out)
 			       units_human_rate(best, c, sizeof(c)));
 		/* streams to reach the dialled rate; without a rate there
 		 * is nothing to reach */
-		if (out->frame_bps > 0 && len > 0 && (size_t)len < sizeof(out->line))
-			len += snprintf(out->line + len, sizeof(out->line) - (size_t)len,
-					"; try -P %d or raise tcp_rmem",
-					(int)ceil(out->frame_bps / (best / n)));
-		else if (len > 0 && (size_t)len < sizeof(out->line))
+		if (out->frame_bps > 0 && len > 0 && (size_t)len < sizeof(out->line)) {
+			double need = ceil(out->frame_bps / (best / n));
+
+			/* -P stops at 128 (iperf3's and linklab's limit) */
+			if (need <= THEORY_MAX_STREAMS)
+				len += snprintf(out->line + len, sizeof(out->line) - (size_t)len,
+						"; try -P %d or raise tcp_rmem", (int)need);
+			else
+				len += snprintf(out->line + len, sizeof(out->line) - (size_t)len,
+						"; %.0f streams would be needed (over -P %d): "
+						"raise tcp_rmem", need, THEORY_MAX_STREAMS);
+		} else if (len > 0 && (size_t)len < sizeof(out->line))
 			len += snprintf(out->line + len, sizeof(out->line) - (size_t)len,
 					"; no rate dialled");
 		break;

@@ -99,7 +99,7 @@ static void peers_pane(struct tui *t, const struct console_side_view *s, int idx
 	 * is room; nothing of it is drawn past the pane's last row */
 	if (y + 1 < bottom)
 		y++;
-	if (y >= end)
+	if (y + 1 >= end)       /* no row for what it holds: no title either */
 		return;
 	snprintf(line, sizeof(line), "kernel holds on %s:", s->dev[0] ? s->dev : "-");
 	tui_put(y++, x, w, A_BOLD, line);

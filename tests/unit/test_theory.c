@@ -41,6 +41,13 @@ static void test_seed000_window_vs_streams(void **state)
 	theory_compute(&in, &out);
 	assert_int_equal(out.bound, THEORY_RATE);
 	assert_true(out.expect_bps > 955e6 && out.expect_bps < 958e6);
+	/* 4 Tbit/s over 100 ms: no -P up to 128 reaches it; the advice
+	 * never names a stream count the test refuses */
+	in.rate = 4000000000000ULL;
+	in.streams = 1;
+	theory_compute(&in, &out);
+	assert_null(strstr(out.line, "try -P"));
+	assert_non_null(strstr(out.line, "streams would be needed (over -P 128): raise tcp_rmem"));
 }
 
 static void test_window_without_rate_gives_no_advice(void **state)
