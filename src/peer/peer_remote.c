@@ -151,6 +151,9 @@ static int run(struct remote *r, const char *cmd, const char *what,
 				  "peer %s did not answer within %d s: %s not run (raise the bound with --peer-timeout SEC)",
 				  r->t.alias, peer_timeout_s(r), what);
 	rc = ssh_exec(r->s, cmd, &o, &e, &st, peer_timeout_s(r) * 1000, err);
+	/* the session answers: a beat for the hold guard (guard_refresh) */
+	if (rc == 0 && r->guard)
+		ssh_spawn_write(r->guard, "beat\n", 5, 1000, NULL);
 	if (rc == -ETIMEDOUT)
 		return ll_err_set(err, -ETIMEDOUT,
 				  "peer %s did not answer within %d s (%s; raise the bound with --peer-timeout SEC)",
@@ -1184,11 +1187,11 @@ static int exclude_lines(struct remote *r, const char *dev,
 }
 
 
-/* safety.hold: a guard channel on the peer,
- *   sh -c 'read x; [ "$x" = disarm ] || { RESTORE...; }'
- * reads its stdin: "disarm" (a normal close, or before a newer guard
- * replaces it) ends it quietly; EOF - the session died (kill, SIGHUP of
- * the console, network) - runs the restore of every journalled device. */
+/* safety.hold: a guard channel on the peer that reads its stdin:
+ * "disarm" (a normal close, or before a newer guard replaces it) ends it
+ * quietly; EOF - the session died (kill, SIGHUP of the console, network) -
+ * or no line for guard_silence_s (the session hangs: B's sshd stopped, the
+ * network cut without a FIN) runs the restore of every journalled device. */
 static void guard_disarm(struct remote *r)
 {
 	if (!r->guard)
@@ -1202,6 +1205,20 @@ static void guard_disarm(struct remote *r)
 }
 
 static void tune_jpath(struct remote *r, char *buf, size_t len);
+
+/* Seconds without a line from this side after which B's hold guard takes
+ * the session for dead: 4 command bounds, at least 60 s (each command run
+ * over the session is a beat, and so is each keepalive of an idle session,
+ * every 5 s). */
+static int guard_silence_s(const struct remote *r)
+{
+	const char *t = getenv("LINKLAB_TEST_GUARD_SILENCE_S");   /* tests */
+	int s = 4 * peer_timeout_s(r);
+
+	if (t && atoi(t) >= 2 && atoi(t) <= 3600)
+		return atoi(t);
+	return s < 60 ? 60 : s;
+}
 
 static int guard_refresh(struct remote *r, struct ll_err *err)
 {
@@ -1217,7 +1234,20 @@ static int guard_refresh(struct remote *r, struct ll_err *err)
 		free(cmd);
 		return ll_err_set(err, -ENOMEM, "out of memory");
 	}
-	snprintf(inner, CMD_MAX, "read x; [ \"$x\" = disarm ] || {");
+	/* a reader takes the lines ("disarm" ends the guard quietly, any
+	 * other line is a beat; its stdin through fd 3: dash gives a
+	 * background job /dev/null otherwise); a watchdog ends the reader when
+	 * no line came for guard_silence_s: a session that hangs (B's sshd
+	 * stopped, the network cut without a FIN) restores B as a closed one
+	 * does */
+	snprintf(inner, CMD_MAX,
+		 "exec 3<&0; B=$(mktemp \"${TMPDIR:-/tmp}/linklab-guard.XXXXXX\") || exit 1;"
+		 " date +%%s > \"$B\";"
+		 " ( while read x; do case \"$x\" in disarm) rm -f \"$B\"; exit 0;; esac;"
+		 " date +%%s > \"$B\"; done; exit 1 ) <&3 2>/dev/null & R=$!;"
+		 " while kill -0 $R 2>/dev/null; do sleep 1; t=$(cat \"$B\" 2>/dev/null) || break;"
+		 " [ $(( $(date +%%s) - t )) -gt %d ] && { kill $R 2>/dev/null; break; }; done;"
+		 " wait $R; rc=$?; rm -f \"$B\"; [ $rc = 0 ] || {", guard_silence_s(r));
 	for (i = 0; i < RJ_MAX; i++) {
 		size_t u = strlen(inner);
 
@@ -2779,7 +2809,13 @@ static const char *remote_warning(struct peer *p)
 
 static int remote_keepalive(struct peer *p, int *next_s, struct ll_err *err)
 {
-	return ssh_keepalive(remote_of(p)->s, next_s, err);
+	struct remote *r = remote_of(p);
+	int rc = ssh_keepalive(r->s, next_s, err);
+
+	/* the session is idle but alive: a beat for the hold guard too */
+	if (rc == 0 && r->guard)
+		ssh_spawn_write(r->guard, "beat\n", 5, 1000, NULL);
+	return rc;
 }
 
 static int remote_poll_fd(struct peer *p)

@@ -11,6 +11,8 @@
 # option is not given (e.g. to measure a binary without it).
 # Prints PASS/FAIL/SKIP lines with the measured figures and
 # "tui-freeze: N passed, N failed, N skipped" (helpers: tests/tui/lib.sh).
+# Last: B's sshd stopped for good, the console gone: B's hold guard restores
+# B after its silence bound.
 . "$(dirname "$0")/lib.sh"
 PT=${FREEZE_PEER_TIMEOUT-6}
 PTOPT=${PT:+--peer-timeout $PT}
@@ -376,5 +378,42 @@ case "$out" in
 *"--peer-timeout 0: expected seconds, 1..300"*) ok "--peer-timeout 0 refused with the range" ;;
 *) bad "--peer-timeout 0: $out" ;;
 esac
+
+
+# --- B's sshd stopped for good: the hold guard's watchdog restores B ----------
+# a stopped sshd never closes the session, so B's guard cannot see EOF; it
+# takes LINKLAB_TEST_GUARD_SILENCE_S (8; 60 s or 4 command bounds by
+# default) without a beat from the console as the session's end
+XDG_SAVE=$XDG
+XDG="$XDG LINKLAB_TEST_GUARD_SILENCE_S=8"
+if ! start_console; then
+	bad "watchdog run: console did not start"
+elif ! apply_rate; then
+	bad "watchdog run: apply failed"; capture | tail -5
+else
+	sleep 12     # longer than the silence bound: the beats keep B as dialled
+	if case "$(tcj "$NS_B" veth-b)" in *'"kind":"tbf"'*) true ;; *) false ;; esac; then
+		ok "watchdog: a live console's beats keep B's dial past the 8 s silence bound"
+	else
+		bad "watchdog: B restored under a live console: $(tcj "$NS_B" veth-b)"
+	fi
+	pids=$(sshd_of "$(console_pid)" | tr '\n' ' ')
+	if [ -n "$pids" ]; then
+		stop_pids $pids
+		t0=$(now_ms)
+		keys q
+		wait_for "console-exit=" 60 || bad "watchdog: q did not exit"
+		if wait_kind "$NS_B" veth-b noqueue 250; then
+			ok "watchdog: B's sshd still stopped, B restored itself $(( $(now_ms) - t0 )) ms after the stall began (bound 8 s)"
+		else
+			bad "watchdog: B's sshd stopped, veth-b not restored: $(tcj "$NS_B" veth-b)"
+		fi
+		cont_pids $pids
+	else
+		bad "watchdog: the console's sshd processes not found in $NS_B"
+	fi
+fi
+$TMUX kill-session -t tui 2>/dev/null
+XDG=$XDG_SAVE
 
 finish
