@@ -42,10 +42,11 @@ void console_b_lost(struct console *c, const struct peerq_job *j)
 			    j->rc == -ETIMEDOUT ? j->err.msg : j->rb_err.msg);
 		console_mark_lost(c, why);
 		console_fmt(c->v.b_lost_msg, sizeof(c->v.b_lost_msg),
-			    "peer B gone: no answer within %d s (%s); B restores itself when its sshd sees the session end (at once if it runs again; a B cut off may take hours: linklab clear there)",
+			    "peer B gone: no answer within %d s (%s); B restores itself when it sees the session end, at most %d s after its last word from here (its hold guard)",
 			    console_timeout_s(c), j->kind == PQ_APPLY ? "apply" : j->kind == PQ_CLEAR ? "clear" :
 			    j->kind == PQ_LIST ? "list links" : j->kind == PQ_SERVER_START ?
-			    "start test server" : "read qdiscs");
+			    "start test server" : "read qdiscs",
+			    4 * console_timeout_s(c) > 60 ? 4 * console_timeout_s(c) : 60);
 		console_fmt(c->v.status, sizeof(c->v.status), "%s", c->v.b_lost_msg);
 		console_fmt(c->v.side[CONSOLE_IDX_B].err, sizeof(c->v.side[CONSOLE_IDX_B].err), "%s",
 			    c->v.b_lost_msg);
