@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "lineedit.h"
+#include "linklab/base/text.h"
 
 void lineedit_init(struct lineedit *le, const char *text)
 {
@@ -113,14 +114,34 @@ int lineedit_key(struct lineedit *le, int key)
 	return LE_CONTINUE;
 }
 
+/* Columns the bytes [from, to) of le's text take on screen. */
+static int span_cols(const struct lineedit *le, int from, int to)
+{
+	char tmp[LE_MAX];
+
+	if (to <= from)
+		return 0;
+	memcpy(tmp, le->buf + from, (size_t)(to - from));
+	tmp[to - from] = '\0';
+	return (int)text_width(tmp);
+}
+
 void lineedit_window(const struct lineedit *le, int cols, int *first)
 {
 	int f = 0;
 
 	if (cols < 2)
 		cols = 2;
-	/* keep one cell for the cursor after the last byte */
-	if (le->cur >= cols)
-		f = le->cur - cols + 1;
+	/* keep one cell for the cursor after the last character */
+	while (f < le->cur && span_cols(le, f, le->cur) > cols - 1) {
+		f++;
+		while (f < le->len && ((unsigned char)le->buf[f] & 0xc0) == 0x80)
+			f++;
+	}
 	*first = f;
+}
+
+int lineedit_col(const struct lineedit *le, int first)
+{
+	return span_cols(le, first, le->cur);
 }

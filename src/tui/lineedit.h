@@ -44,8 +44,12 @@ void lineedit_init(struct lineedit *le, const char *text);
  * characters. Returns enum le_result. */
 int lineedit_key(struct lineedit *le, int key);
 
-/* The visible window of width cols that keeps the cursor in view: *first is
- * the first byte shown. */
+/* The visible window of width cols (terminal columns: wide characters
+ * count 2) that keeps the cursor in view: *first is the first byte shown,
+ * always at a character boundary. */
 void lineedit_window(const struct lineedit *le, int cols, int *first);
+
+/* The cursor's column in the window that starts at byte first. */
+int lineedit_col(const struct lineedit *le, int first);
 
 #endif

@@ -481,9 +481,9 @@ void screen_dial_draw(struct tui *t, const struct console_view *v, int top,
 			lineedit_window(&t->le, w, &first);
 			attrset(A_UNDERLINE);
 			mvhline(y, vx, ' ', w);
-			snprintf(val, sizeof(val), "%.*s", w, t->le.buf + first);
-			tui_put(y, vx, w, A_UNDERLINE, val);
-			move(y, vx + t->le.cur - first);
+			snprintf(val, sizeof(val), "%s", t->le.buf + first);
+			tui_put(y, vx, w, A_UNDERLINE, val);   /* cut at w columns */
+			move(y, vx + lineedit_col(&t->le, first));
 			curs_set(1);
 		} else {
 			tui_put(y, vx, 16, val[0] ? A_BOLD : tui_attr(t, TUI_DIM),

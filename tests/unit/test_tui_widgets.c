@@ -122,6 +122,18 @@ static void lineedit_full_utf8(void **state)
 	le_type(&le, "x");                       /* ASCII still fits one byte */
 	assert_int_equal(le.len, LE_MAX - 1);
 	assert_int_equal(le.buf[le.len - 1], 'x');
+	/* the window counts columns: ten wide CJK characters and "ABC" in 16
+	 * columns show the last 7 characters and the cursor cell */
+	lineedit_init(&le, "");
+	le_type(&le, "\xe4\xb8\x80\xe4\xba\x8c\xe4\xb8\x89\xe5\x9b\x9b\xe4\xba\x94"
+		     "\xe5\x85\xad\xe4\xb8\x83\xe5\x85\xab\xe4\xb9\x9d\xe5\x8d\x81" "ABC");
+	lineedit_window(&le, 16, &k);
+	assert_int_equal(k, 3 * 4);                     /* from the 5th: 6 wide + ABC = 15 */
+	assert_int_equal(lineedit_col(&le, k), 15);
+	lineedit_key(&le, LE_HOME);
+	lineedit_window(&le, 16, &k);
+	assert_int_equal(k, 0);
+	assert_int_equal(lineedit_col(&le, k), 0);
 	memset(big, 0, sizeof(big));
 	for (k = 0; k < LE_MAX; k++)
 		memcpy(big + 2 * k, "\xc3\xa9", 2);
