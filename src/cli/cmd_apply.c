@@ -620,6 +620,10 @@ int cmd_apply(int argc, char **argv)
 		done = 0;
 		restored = true;
 	}
+	if (status && !done && !restored && !a.dry && !a.c.json &&
+	    !strstr(failmsg, "nothing changed") && !strstr(failmsg, "nothing was changed"))
+		/* each side's apply is all or nothing: none of it happened */
+		fprintf(stderr, "linklab apply: nothing was changed\n");
 	if (status && a.c.json && !a.dry)
 		json_failure(NULL, failmsg, restored);
 	if (!status && !a.dry)
