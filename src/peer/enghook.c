@@ -411,13 +411,28 @@ int enghook_get(uint64_t netns, int ifindex, struct enghook_info *h)
 
 /* --- rules ---------------------------------------------------------------- */
 
+/* In one table: 1 the chain and its jump are there, 0 the chain is there
+ * without its jump, -1 no chain (that family is not hooked). */
+static int probe_one(const char *bin, const struct enghook_info *h)
+{
+	if (!bin[0] || ipt(bin, NULL, 0, "-S", h->chain, (char *)NULL) != 0)
+		return -1;
+	return ipt(bin, NULL, 0, "-C", "POSTROUTING", "-o", h->dev, "-j", h->chain,
+		   (char *)NULL) == 0;
+}
+
 void enghook_probe(struct enghook_info *h)
 {
+	int a, b;
+
 	h->hooked = -1;
 	if (!h->iptables[0] || !h->chain[0] || !h->dev[0])
 		return;
-	h->hooked = ipt(h->iptables, NULL, 0, "-C", "POSTROUTING", "-o", h->dev,
-			"-j", h->chain, (char *)NULL) == 0;
+	/* a dst scope of one family hooks that family only: each table that
+	 * holds the chain must also hold its jump */
+	a = probe_one(h->iptables, h);
+	b = probe_one(h->ip6tables, h);
+	h->hooked = a != 0 && b != 0 && (a == 1 || b == 1);
 }
 
 /* The chain and its jumps from POSTROUTING in one table. Returns 0 when the
@@ -618,7 +633,6 @@ static void engine_kill(long pid, unsigned q)
 	if (engine_alive(pid, q))
 		kill((pid_t)pid, SIGKILL);
 }
-
 
 /* The first linklab engine in namespace netns on a queue in [lo, hi), not
  * pid keep, that no record names (detached: only one an apply started,

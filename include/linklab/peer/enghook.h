@@ -96,7 +96,8 @@ int enghook_stop(uint64_t netns, int ifindex, struct ll_err *err);
 int enghook_stop_all(uint64_t netns, struct ll_err *err);
 
 /* Check that h's POSTROUTING jump (-o dev -j chain) is still in place
- * (runs iptables -C): sets h->hooked to 1 or 0; -1 when h names no chain
+ * in each table that holds its chain (iptables, ip6tables -S/-C): sets
+ * h->hooked to 1 or 0; -1 when h names no chain
  * or no iptables. A hook whose rule was removed by hand passes traffic
  * unimpaired while its record and engine stay. */
 void enghook_probe(struct enghook_info *h);
