@@ -264,7 +264,7 @@ static int check_side(struct peer *p, const char *dev, const struct impair *want
 	struct impair held;
 	struct enghook_info eng;
 	struct ll_diag dg;
-	bool by_engine;
+	bool by_engine, have_eng;
 	char before[1024], after[1024], lines[4096];
 	unsigned mtu, hz = hostinfo_kernel_hz();
 	int rc;
@@ -288,8 +288,10 @@ static int check_side(struct peer *p, const char *dev, const struct impair *want
 	 * was there before, not part of the dial */
 	/* an engine stopped, or whose rule is gone, does not hold the dial:
 	 * an apply replaces it */
-	if (p->ops->engine && p->ops->engine->engine_get(p, dev, &eng, NULL) == 0 &&
-	    eng.alive && !eng.stopped && eng.hooked != 0) {
+	have_eng = p->ops->engine && p->ops->engine->engine_get(p, dev, &eng, NULL) == 0;
+	if (have_eng && eng.alive && eng.hooked < 0 && !strcmp(p->ops->name, "local"))
+		enghook_probe(&eng);        /* its rule may be gone */
+	if (have_eng && eng.alive && !eng.stopped && eng.hooked != 0) {
 		memset(&held, 0, sizeof(held));
 		enghook_dial(&eng, &held);
 	} else {

@@ -213,6 +213,10 @@ void cmd_engine_report(FILE *f, cJSON *side, struct peer *p, const char *dev)
 			cJSON_AddStringToObject(side, "engine", "kernel");
 		return;
 	}
+	/* its rule may be gone (removed by hand): checked here, on demand,
+	 * not on every read-back (a peer's status has checked it there) */
+	if (h.alive && h.hooked < 0 && !strcmp(p->ops->name, "local"))
+		enghook_probe(&h);
 	if (!side) {
 		if (!h.alive)
 			fprintf(f, "  engine: user, but its process (pid %ld) is gone: packets "

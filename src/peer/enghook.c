@@ -396,11 +396,12 @@ int enghook_get(uint64_t netns, int ifindex, struct enghook_info *h)
 	str(o, "chain", h->chain, sizeof(h->chain));
 	str(o, "dial", h->dial, sizeof(h->dial));
 	cJSON_Delete(o);
-	h->alive = engine_alive(h->pid, h->queue);
-	if (h->alive) {
-		char s = proc_state(h->pid);
+	{
+		/* one read of its state for both: alive, and stopped */
+		char s = h->pid > 0 ? proc_state(h->pid) : 0;
 
-		h->stopped = s == 'T' || s == 't';
+		h->alive = s && s != 'Z' && s != 'X' && engine_queue_of(h->pid) == h->queue;
+		h->stopped = h->alive && (s == 'T' || s == 't');
 	}
 	h->hooked = -1;
 	stat_path(netns, ifindex, h->queue, sp, sizeof(sp));

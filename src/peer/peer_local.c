@@ -1111,10 +1111,7 @@ static int local_engine_get(struct peer *p, const char *dev, struct enghook_info
 
 	if (rc < 0)
 		return rc;
-	rc = enghook_get(local_of(p)->netns, ifindex, out);
-	if (rc == 0 && out->alive)
-		enghook_probe(out);    /* its rule may be gone (removed by hand) */
-	return rc;
+	return enghook_get(local_of(p)->netns, ifindex, out);
 }
 
 /* Every journal entry of this network namespace: restore it; an entry whose
