@@ -61,6 +61,8 @@ struct remote {
 	struct ssh_proc *guard;   /* safety.hold: restores on session loss */
 	struct ssh_proc *keeper;  /* owner record holder (peer_lock.h) */
 	bool tuned;               /* offloads/sysctls changed in this session */
+	bool abandoned;           /* closed as lost (remote_abandon): the
+				   * guard is left to restore */
 	char warn[512];
 	int engine_mode;          /* enum enghook_mode */
 	int exclude_port;         /* --exclude-ssh: the engine skips this TCP port */
@@ -1196,9 +1198,9 @@ static void guard_disarm(struct remote *r)
 {
 	if (!r->guard)
 		return;
-	/* a stalled peer is abandoned, not closed normally: no "disarm", so
-	 * the guard restores it once it runs again and sees the session gone */
-	if (!ssh_stalled(r->s))
+	/* a stalled or abandoned peer is not closed normally: no "disarm", so
+	 * the guard restores it once it sees the session gone */
+	if (!ssh_stalled(r->s) && !r->abandoned)
 		ssh_spawn_write(r->guard, "disarm\n", 7, 2000, NULL);
 	ssh_spawn_close(r->guard);
 	r->guard = NULL;
@@ -1989,6 +1991,17 @@ static void remote_close(struct peer *p)
 	ssh_close(r->s);
 	free(r);
 	p->priv = NULL;
+}
+
+/* Closed as a lost session: the guard keeps what it holds to restore. */
+static void remote_abandon(struct peer *p)
+{
+	struct remote *r = remote_of(p);
+
+	if (!r)
+		return;
+	r->abandoned = true;
+	remote_close(p);
 }
 
 
@@ -2865,6 +2878,7 @@ static const struct peer_session_ops remote_session_ops = {
 	.warning = remote_warning,
 	.keepalive = remote_keepalive,
 	.poll_fd = remote_poll_fd,
+	.abandon = remote_abandon,
 };
 
 static const struct peer_tune_ops remote_tune_ops = {

@@ -204,20 +204,26 @@ static void pq_post(struct peerq *q, struct peerq_job *j)
 	}
 }
 
-/* A lost session is closed at once: a stopped sshd that runs again later
- * then finds the connection gone, and B's hold guard restores it. */
-static void pq_close_peer(struct peerq *q)
+/* Close the peer once. abandon (a lost session, or a stop with jobs left
+ * unrun, such as restores the caller stopped waiting for): closed as lost,
+ * so B's hold guard is not disarmed and restores what it holds - a stopped
+ * sshd that runs again later then finds the connection gone. Otherwise a
+ * normal close (the guard disarmed: nothing is left for it). */
+static void pq_close_peer(struct peerq *q, bool abandon)
 {
+	const struct peer_ops *o = q->p.ops;
 	bool was;
 
 	pthread_mutex_lock(&q->mu);
 	was = q->closed;
 	q->closed = true;
 	pthread_mutex_unlock(&q->mu);
-	if (was)
+	if (was || !o)
 		return;
-	if (q->p.ops && q->p.ops->close)
-		q->p.ops->close(&q->p);
+	if (abandon && o->session)
+		o->session->abandon(&q->p);
+	else if (o->close)
+		o->close(&q->p);
 }
 
 /* Idle: wait for a job or stop, keeping the session alive meanwhile. */
@@ -274,7 +280,7 @@ static void pq_idle_wait(struct peerq *q, double *next_ka, double *quiet)
 		pthread_mutex_lock(&q->mu);
 		pq_post(q, j);
 		pthread_mutex_unlock(&q->mu);
-		pq_close_peer(q);
+		pq_close_peer(q, true);
 	}
 }
 
@@ -282,6 +288,7 @@ static void *pq_worker(void *arg)
 {
 	struct peerq *q = arg;
 	double next_ka = pq_now() + 1, quiet = 0;
+	bool left;
 
 	for (;;) {
 		struct peerq_job *j = NULL;
@@ -324,10 +331,13 @@ static void *pq_worker(void *arg)
 		pq_post(q, j);
 		pthread_mutex_unlock(&q->mu);
 		if (lost)
-			pq_close_peer(q);
+			pq_close_peer(q, true);
 		next_ka = pq_now() + 5;
 	}
-	pq_close_peer(q);
+	pthread_mutex_lock(&q->mu);
+	left = q->ntodo > 0;
+	pthread_mutex_unlock(&q->mu);
+	pq_close_peer(q, left);
 	return NULL;
 }
 
@@ -562,7 +572,7 @@ void peerq_free(struct peerq *q, int wait_ms)
 		close(q->wake[0]);
 		close(q->wake[1]);
 	} else {
-		pq_close_peer(q);
+		pq_close_peer(q, false);
 	}
 	for (i = 0; i < q->ntodo; i++)
 		free(q->todo[i]);

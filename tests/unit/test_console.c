@@ -329,6 +329,7 @@ static const struct peer_session_ops fake_session_ops = {
 	.warning = fake_warning,
 	.keepalive = fake_keepalive,
 	.poll_fd = fake_poll_fd,
+	.abandon = fake_close,
 };
 
 static const struct peer_tune_ops fake_ssh_tune_ops = {

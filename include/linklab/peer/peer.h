@@ -79,6 +79,11 @@ struct peer_session_ops {
 	/* The session's socket to add to poll() (POLLIN: call keepalive or
 	 * any op; POLLHUP/POLLERR: session lost), -1 if none. */
 	int (*poll_fd)(struct peer *p);
+	/* Release everything as a lost session does, in place of close: the
+	 * hold guard (peer_safety.hold) is not disarmed, so the peer restores
+	 * every interface journalled there once the session ends. For a
+	 * caller that gives up on work it queued (restores that never ran). */
+	void (*abandon)(struct peer *p);
 };
 
 /* NIC offloads and TCP sysctls (hosttune.h; peer_ops.tune): read, set (the

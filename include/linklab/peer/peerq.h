@@ -130,7 +130,9 @@ bool peerq_lost(struct peerq *q);
 
 /* Stop the worker (the running job ends within its bound; waited for at
  * most wait_ms, else the worker is left to finish alone and q is not
- * freed), close the peer, free q. NULL is a no-op. */
+ * freed), close the peer, free q. Jobs still queued are not run: the peer
+ * is then abandoned (ops->session->abandon), not closed, so its hold guard
+ * restores what those jobs would have. NULL is a no-op. */
 void peerq_free(struct peerq *q, int wait_ms);
 
 #endif
