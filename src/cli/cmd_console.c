@@ -701,11 +701,21 @@ static int cmd_console_restore(struct tui *t, struct console *c, int sig)
 	char summary[512];
 	int rc;
 
-	/* a key or a second signal stops waiting for a B that has not
-	 * answered */
+	/* a key or a later SIGINT/SIGTERM/SIGQUIT stops waiting for a B that
+	 * has not answered. Not a hangup: the terminal going away (its
+	 * SIGHUPs, its fd 0 hung up) leaves nobody to ask, so B's restore is
+	 * waited for, within its bound; signals that came with the one that
+	 * ended the loop are part of that same request */
 	{
 		int fds[2] = { 0, cmd_console_sigpipe[0] };
+		struct sigaction sa;
+		unsigned char sb[16];
 
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = SIG_IGN;
+		sigaction(SIGHUP, &sa, NULL);
+		while (read(cmd_console_sigpipe[0], sb, sizeof(sb)) > 0)
+			;
 		console_set_quit_cancel(c, fds, 2);
 	}
 	tui_flash(t, console_peer_busy(c) ?

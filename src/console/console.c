@@ -161,7 +161,9 @@ const struct console_view *console_view(const struct console *c)
 }
 
 /* Wait for B's queue to empty: at most the command bound (plus 2 s), and
- * not after one of the cancel fds (console_set_quit_cancel) became readable.
+ * not after one of the cancel fds (console_set_quit_cancel) became readable
+ * (input: a key). A cancel fd that is hung up or failed (the terminal gone)
+ * is dropped from the wait instead: nobody is left to press a key.
  * true when B finished everything. */
 static bool console_quit_wait_b(struct console *c)
 {
@@ -177,9 +179,12 @@ static bool console_quit_wait_b(struct console *c)
 		if (console_now() >= end)
 			return false;
 		if (poll(pf, (nfds_t)c->ncancel, 50) > 0)
-			for (k = 0; k < c->ncancel; k++)
-				if (pf[k].revents & (POLLIN | POLLHUP | POLLERR))
+			for (k = 0; k < c->ncancel; k++) {
+				if (pf[k].revents & (POLLHUP | POLLERR | POLLNVAL))
+					pf[k].fd = -1;
+				else if (pf[k].revents & POLLIN)
 					return false;
+			}
 	}
 	return true;
 }

@@ -88,9 +88,17 @@ elif start_console && apply_rate 10mbit; then
 	cpid=$(console_pid)
 	$TMUX kill-session -t "$S"
 	n=0; while [ $n -lt 150 ] && ! noqueue_both; do sleep 0.1; n=$((n+1)); done
-	if noqueue_both; then ok "terminal closed: both peers back to noqueue after $((n/10)).$((n%10)) s"; else bad "terminal closed: $(tcj "$NS_A" veth-a) / $(tcj "$NS_B" veth-b)"; fi
+	if noqueue_both; then
+		ok "terminal closed: both peers back to noqueue after $((n/10)).$((n%10)) s"
+	else
+		bad "terminal closed: $(tcj "$NS_A" veth-a) / $(tcj "$NS_B" veth-b)"
+		echo "  B's records and guards:"; ip netns exec "$NS_B" sh -c 'ls -l /run/linklab 2>&1; ps -eo pid,args | grep -E "linklab-(guard|revert)" | grep -v grep' | sed 's/^/    /'
+	fi
 	n=0; while [ $n -lt 50 ] && [ -d /proc/"$cpid" ]; do sleep 0.1; n=$((n+1)); done
 	[ -d /proc/"$cpid" ] && bad "terminal closed: console pid $cpid still runs" || ok "terminal closed: the console ended"
+	# what a failure left must not fail the cases after this one
+	ip netns exec "$NS_A" tc qdisc del dev veth-a root 2>/dev/null
+	ip netns exec "$NS_B" tc qdisc del dev veth-b root 2>/dev/null
 else
 	bad "1b: console or apply failed"
 fi

@@ -358,7 +358,8 @@ int console_tick(struct console *c, bool remote);
 /* console_quit waits for a B that has not answered yet at most the command
  * bound (+2 s); it stops waiting as soon as one of fds (up to 2, e.g. the
  * terminal and a signal pipe) is readable: B is then left to restore
- * itself ("B not answering (restores itself)"). */
+ * itself ("B not answering (restores itself)"; its hold guard stays armed).
+ * An fd that is hung up or failed (a terminal gone) no longer counts. */
 void console_set_quit_cancel(struct console *c, const int *fds, int n);
 
 /* Free everything and close the peers (call console_quit first to restore). */
