@@ -202,21 +202,48 @@ void tui_footer(enum tui_screen s, char *buf, size_t len, int cols)
 	tui_footer_ctx(s, 0, buf, len, cols);
 }
 
+/* The footer entries a user needs to find the rest and to leave: kept on
+ * every width that holds them, whatever else must go. */
+static bool footer_kept(const struct tui_keydef *kd)
+{
+	return kd->screens == TK_ALL && !kd->need &&
+	       (!strcmp(kd->foot, "help") || !strcmp(kd->foot, "quit"));
+}
+
+/* "  k1 foot" (no leading spaces for the first entry) */
+static void footer_part(const struct tui_keydef *kd, bool first, char *part,
+			size_t len)
+{
+	char k1[24];
+
+	/* the first key of "a, b" only */
+	snprintf(k1, sizeof(k1), "%.*s", (int)strcspn(kd->keys, ","), kd->keys);
+	snprintf(part, len, "%s%s %s", first ? "" : "  ", k1, kd->foot);
+}
+
 void tui_footer_ctx(enum tui_screen s, unsigned flags, char *buf, size_t len,
 		    int cols)
 {
 	const struct tui_keydef *kd;
 	char part[64];
-	size_t used = 0;
+	size_t used = 0, keep = 0;
 	int pass;
 
 	buf[0] = '\0';
+	/* room for the kept entries (not while editing: the editor takes
+	 * every key) */
+	for (kd = tui_keys; kd->keys && !(flags & TF_EDITING); kd++)
+		if (kd->foot && footer_kept(kd)) {
+			footer_part(kd, false, part, sizeof(part));
+			keep += strlen(part);
+		}
+	if ((int)keep > cols - 1)
+		keep = 0;
 	/* the context's keys first (the middle box's, or only the editor's),
 	 * then the screen keys, then the global ones, while they fit */
 	for (pass = 0; pass < 4; pass++)
 		for (kd = tui_keys; kd->keys; kd++) {
-			bool global = kd->screens == TK_ALL;
-			char k1[24];
+			bool global = kd->screens == TK_ALL, kept;
 
 			if (!kd->foot || (!global && !(kd->screens & SCREEN_BIT(s))))
 				continue;
@@ -228,11 +255,12 @@ void tui_footer_ctx(enum tui_screen s, unsigned flags, char *buf, size_t len,
 			 * the screen's, the global ones */
 			if (!kd->need != (pass >= 2) || global != (pass & 1))
 				continue;
-			/* the first key of "a, b" only */
-			snprintf(k1, sizeof(k1), "%.*s", (int)strcspn(kd->keys, ","),
-				 kd->keys);
-			snprintf(part, sizeof(part), "%s%s %s", used ? "  " : "", k1,
-				 kd->foot);
+			kept = keep && footer_kept(kd);
+			footer_part(kd, used == 0, part, sizeof(part));
+			if (kept)
+				keep -= strlen(part) + (used == 0 ? 2 : 0);
+			else if ((int)(used + strlen(part) + keep) > cols - 1)
+				continue;
 			if ((int)(used + strlen(part)) > cols - 1 || used + strlen(part) + 1 > len)
 				continue;
 			memcpy(buf + used, part, strlen(part) + 1);

@@ -465,6 +465,21 @@ static void help_and_footer_from_key_table(void **state)
 	}
 	tui_footer(TS_DIAL, foot, sizeof(foot), 80);
 	assert_null(strstr(foot, "rename"));
+	/* how to leave and where the rest is: on every screen at 80 and 40
+	 * columns, at the end, the screen's own keys giving way */
+	for (k = 0; k < TS_NSCREENS; k++) {
+		int w;
+
+		for (w = 40; w <= 80; w += 40) {
+			tui_footer((enum tui_screen)k, foot, sizeof(foot), w);
+			assert_true((int)strlen(foot) <= w - 1);
+			assert_non_null(strstr(foot, "q quit"));
+			assert_non_null(strstr(foot, "? help"));
+			assert_true(strstr(foot, "? help") < strstr(foot, "q quit"));
+		}
+	}
+	tui_footer_ctx(TS_DIAL, TF_EDITING, foot, sizeof(foot), 80);
+	assert_null(strstr(foot, "q quit"));
 }
 
 /* An apply waiting for y/n owns the keyboard: y sends it back confirmed
