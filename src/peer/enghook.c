@@ -756,6 +756,8 @@ static int engine_spawn(char **argv, long *pid_out, struct ll_err *err)
 	char line[700] = "";
 	size_t n = 0;
 	pid_t pid;
+	struct timespec t0, t1;
+	bool eof = false;
 
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return ll_err_set(err, -errno, "pipe: %s", strerror(errno));
@@ -787,17 +789,31 @@ static int engine_spawn(char **argv, long *pid_out, struct ll_err *err)
 	close(pfd[1]);
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	/* 5 s for its word; a signal meanwhile (the caller's SIGTERM, whose
+	 * handler only sets a flag) does not shorten the wait */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		struct pollfd p = { pfd[0], POLLIN, 0 };
 		ssize_t r;
+		int left;
 
-		if (poll(&p, 1, 5000) <= 0)
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		left = 5000 - (int)((t1.tv_sec - t0.tv_sec) * 1000 +
+				    (t1.tv_nsec - t0.tv_nsec) / 1000000);
+		if (left <= 0)
 			break;
-		r = read(pfd[0], line + n, sizeof(line) - 1 - n);
+		r = poll(&p, 1, left);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			break;
+		r = read(pfd[0], line + n, sizeof(line) - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			eof = r == 0;
+			break;
+		}
 		n += (size_t)r;
 		line[n] = '\0';
 		if (strchr(line, '\n') || n + 1 >= sizeof(line))
@@ -813,7 +829,7 @@ static int engine_spawn(char **argv, long *pid_out, struct ll_err *err)
 				  strstr(line, "in use") ? -EBUSY : -EINVAL,
 				  "the endpoint engine did not start: %s", line + 7);
 	return ll_err_set(err, -EIO, "the endpoint engine (%s) did not start%s", argv[0],
-			  n ? "" : " (no answer in 5 s)");
+			  n ? "" : eof ? " (it ended without a word)" : " (no answer in 5 s)");
 }
 
 /* --- start / stop --------------------------------------------------------- */
