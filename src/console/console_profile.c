@@ -221,8 +221,9 @@ int console_profile_save(struct console *c, const char *name, struct ll_err *err
 	const struct console_side_view *A = &c->v.side[CONSOLE_IDX_A];
 	const struct console_side_view *B = &c->v.side[CONSOLE_IDX_B];
 	const struct impair *a, *b;
-	char desc[256], sa[96], sb[96], path[PATH_MAX];
+	char desc[256], sa[96], sb[96], path[PATH_MAX], old[PATH_MAX];
 	struct ll_err e = { 0 };
+	bool shipped;
 	int rc;
 
 	a = A->qd_valid && !impair_is_empty(&A->held) ? &A->held : &c->v.dial;
@@ -234,12 +235,15 @@ int console_profile_save(struct console *c, const char *name, struct ll_err *err
 				"save profile: nothing dialled or held to save");
 		goto fail;
 	}
+	/* a shipped profile of that name: the saved one hides it from now on */
+	shipped = profile_find(name, old, sizeof(old), NULL) == 0 && !profile_is_user_path(old);
 	rc = profile_save_sides(name, desc, a, b, path, sizeof(path), &e);
 	if (rc < 0)
 		goto fail;
 	console_profiles_reload(c, NULL);
 	console_fmt(c->v.profile_name, sizeof(c->v.profile_name), "%s", name);
-	console_fmt(c->v.status, sizeof(c->v.status), "saved profile %s (%s)", name, path);
+	console_fmt(c->v.status, sizeof(c->v.status), "saved profile %s (%s)%s%s", name, path,
+		    shipped ? "; it is used instead of the shipped " : "", shipped ? old : "");
 	c->v.error[0] = '\0';
 	return 0;
 fail:
