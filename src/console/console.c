@@ -201,15 +201,16 @@ void console_set_quit_cancel(struct console *c, const int *fds, int n)
 
 /* Quit, side B: restore its changed interfaces (and tunings) through its
  * queue, waiting at most the command bound (plus 2 s) for all of it; a B
- * that does not answer by then is left to restore itself. */
-static int console_quit_b(struct console *c, char *summary, size_t len, int *nrest,
-			  struct ll_err *err)
+ * that does not answer by then (or did not settle its change in flight:
+ * settled false) is left to restore itself. */
+static int console_quit_b(struct console *c, bool settled, char *summary, size_t len,
+			  int *nrest, struct ll_err *err)
 {
 	struct console_changed *ch = &c->changed[CONSOLE_IDX_B];
 	struct peerq_job *j;
 	char part[128];
 	int k, rc, first = 0, nq = 0;
-	bool gone = false;
+	bool gone = !settled;
 
 	if (c->tuned[CONSOLE_IDX_B] && (j = peerq_job_new(PQ_TUNE_RESTORE))) {
 		j->tag = CONSOLE_TAG_QUIT;
@@ -259,6 +260,11 @@ static int console_quit_b(struct console *c, char *summary, size_t len, int *nre
 			console_b_lost(c, j);
 		free(j);
 	}
+	/* anything not seen restored on B (no answer, a failed restore, a
+	 * change that finished after the restores were queued) is left to
+	 * B's hold guard: the session is abandoned, not closed */
+	if (gone || nq > 0 || first || ch->n > 0)
+		peerq_abandon_at_close(c->bq);
 	if (gone || nq > 0) {
 		/* B did not answer: what it holds is its own to restore */
 		console_fmt(part, sizeof(part), "%sB not answering (restores itself)",
@@ -345,10 +351,21 @@ static void console_quit_summary(const struct console *c, char *summary,
 	}
 }
 
+/* true while a change of B (apply or clear) waits for its result */
+static bool console_b_changing(const struct console *c)
+{
+	size_t k;
+
+	for (k = 0; k < sizeof(c->chg) / sizeof(c->chg[0]); k++)
+		if (c->chg[k].id)
+			return true;
+	return false;
+}
+
 int console_quit(struct console *c, char *summary, size_t len, struct ll_err *err)
 {
 	int i, rc, first = 0, nrest = 0;
-	bool mlost = false;
+	bool mlost = false, b_settled = true;
 	char part[128];
 
 	if (summary && len)
@@ -361,12 +378,20 @@ int console_quit(struct console *c, char *summary, size_t len, struct ll_err *er
 		console_test_end(c);
 	}
 	console_server_stop(c);
+	/* a change of B still running (an apply confirmed just before the
+	 * quit) decides what both sides hold - B's result, or A rolled back
+	 * when B failed: it is waited for first, so that the restores below
+	 * cover it */
+	if (c->bq && c->b_async && console_b_changing(c)) {
+		b_settled = console_quit_wait_b(c);
+		console_peer_pump(c);
+	}
 	for (i = 0; i < 2; i++) {
 		struct peer *p = console_peer(c, i);
 		struct console_changed *ch = &c->changed[i];
 
 		if (p && i == CONSOLE_IDX_B) {
-			rc = console_quit_b(c, summary, len, &nrest, err);
+			rc = console_quit_b(c, b_settled, summary, len, &nrest, err);
 			if (rc < 0 && !first)
 				first = rc;
 			continue;

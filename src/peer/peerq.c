@@ -37,6 +37,7 @@ struct peerq {
 	bool stop;
 	bool lost;
 	bool closed;                   /* p closed */
+	bool abandon_close;            /* close as lost even with no job left */
 	struct peer_safety safety;
 	bool safety_dirty;
 	int evfd;                      /* results waiting */
@@ -335,7 +336,7 @@ static void *pq_worker(void *arg)
 		next_ka = pq_now() + 5;
 	}
 	pthread_mutex_lock(&q->mu);
-	left = q->ntodo > 0;
+	left = q->ntodo > 0 || q->abandon_close;
 	pthread_mutex_unlock(&q->mu);
 	pq_close_peer(q, left);
 	return NULL;
@@ -530,6 +531,13 @@ void peerq_set_safety(struct peerq *q, const struct peer_safety *s)
 	}
 }
 
+void peerq_abandon_at_close(struct peerq *q)
+{
+	pthread_mutex_lock(&q->mu);
+	q->abandon_close = true;
+	pthread_mutex_unlock(&q->mu);
+}
+
 bool peerq_lost(struct peerq *q)
 {
 	bool l;
@@ -572,7 +580,7 @@ void peerq_free(struct peerq *q, int wait_ms)
 		close(q->wake[0]);
 		close(q->wake[1]);
 	} else {
-		pq_close_peer(q, false);
+		pq_close_peer(q, q->abandon_close);
 	}
 	for (i = 0; i < q->ntodo; i++)
 		free(q->todo[i]);

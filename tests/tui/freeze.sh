@@ -258,6 +258,52 @@ else
 fi
 $TMUX kill-session -t tui 2>/dev/null
 
+# --- 2c. q while B's apply is still running: its change is restored too ---
+# B's tc sleeps 2 s first ($HANG/slow) from the confirmation on; q comes as
+# soon as A holds the dial, with B's apply still in flight. The console
+# waits for that apply's result, then restores both sides itself.
+if ! start_console; then
+	bad "console (q during B's apply) did not start"
+else
+	keys d
+	wait_for "Impairment dial" 30
+	keys e C-u 1 0 m b i t Enter Enter
+	if ! wait_for "y: apply anyway" 150; then
+		bad "q during B's apply: no confirmation asked"; capture | tail -4
+	else
+		touch "$HANG/slow"
+		keys y
+		if ! wait_kind "$NS_A" veth-a tbf 50; then
+			bad "q during B's apply: A never held the dial"; capture | tail -4
+		else
+			inb_kind=$(tcj "$NS_B" veth-b)
+			keys q
+			rm -f "$HANG/slow"
+			case $inb_kind in *'"kind":"noqueue"'*) ;; *) bad "q during B's apply: B changed before q (the case needs B's apply in flight): $inb_kind" ;; esac
+			if wait_for "console-exit=" $(( (BOUND + 6) * 10 )); then
+				sum=$(capture | grep 'linklab:' | tail -1)
+				if capture | grep -q "console-exit=0" && echo "$sum" | grep -q "restored A veth-a, B veth-b"; then
+					ok "q during B's apply: exit 0, $sum"
+				else
+					bad "q during B's apply: $(capture | grep -E 'console-exit|linklab:' | tail -2)"
+				fi
+			else
+				bad "q during B's apply: no exit within $((BOUND + 6)) s"; capture | tail -4
+			fi
+			if wait_kind "$NS_A" veth-a noqueue 10; then ok "q during B's apply: veth-a restored"; else bad "q during B's apply: veth-a: $(tcj "$NS_A" veth-a)"; fi
+			if wait_kind "$NS_B" veth-b noqueue 10; then
+				ok "q during B's apply: veth-b restored by the console's quit"
+			else
+				bad "q during B's apply: veth-b left impaired: $(tcj "$NS_B" veth-b)"
+			fi
+		fi
+	fi
+	rm -f "$HANG/slow"
+	ip netns exec "$NS_A" tc qdisc del dev veth-a root 2>/dev/null
+	ip netns exec "$NS_B" tc qdisc del dev veth-b root 2>/dev/null
+fi
+$TMUX kill-session -t tui 2>/dev/null
+
 # --- 3. a tc that hangs on B -------------------------------------------------
 if ! start_console; then
 	bad "console (hanging tc run) did not start"

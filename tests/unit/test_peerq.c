@@ -2,7 +2,8 @@
 /* test_peerq.c - how the threaded peer queue ends its peer (peerq.h): a
  * normal stop closes it (the hold guard disarmed), a session lost in a job
  * abandons it (the guard left armed to restore), and a stop with jobs left
- * unrun abandons it too. A fake peer counts the calls. */
+ * unrun abandons it too, as does one the caller asked to abandon (a change
+ * it did not see undone). A fake peer counts the calls. */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -247,12 +248,31 @@ static void test_stop_with_jobs_left_abandons(void **state)
 	fake_done(&f);
 }
 
+/* every job done, but the caller asked for an abandon (the peer holds a
+ * change it did not undo): the stop abandons, it does not close */
+static void test_abandon_at_close(void **state)
+{
+	struct fake f = { 0 };
+	struct peerq *q = fake_queue(&f);
+
+	(void)state;
+	submit(q, PQ_APPLY);
+	free(next_done(q));
+	assert_true(peerq_wait_idle(q, 10000));
+	peerq_abandon_at_close(q);
+	peerq_free(q, 10000);
+	assert_int_equal(f.nabandon, 1);
+	assert_int_equal(f.nclose, 0);
+	fake_done(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stop_idle_closes),
 		cmocka_unit_test(test_lost_abandons),
 		cmocka_unit_test(test_stop_with_jobs_left_abandons),
+		cmocka_unit_test(test_abandon_at_close),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

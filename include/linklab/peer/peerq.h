@@ -125,6 +125,12 @@ const struct peer_ops *peerq_ops(const struct peerq *q);
 /* New baseline safety for the following jobs. */
 void peerq_set_safety(struct peerq *q, const struct peer_safety *s);
 
+/* When q is freed, abandon the peer (ops->session->abandon) even if no job
+ * is left unrun: the caller knows the peer holds a change it did not undo
+ * (a restore failed or was not waited for, an apply finished after the
+ * restores were queued), so the peer's hold guard must restore it. */
+void peerq_abandon_at_close(struct peerq *q);
+
 /* The session is gone (a job came back lost): later submits are refused. */
 bool peerq_lost(struct peerq *q);
 
