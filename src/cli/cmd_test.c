@@ -617,7 +617,8 @@ static void test_usage(FILE *f)
 		"  --bidir   both directions at once, -P streams each way (1..64)\n"
 		"  -l LEN    block size in bytes, K/M suffixes 1024-based, 1..1M (TCP default 128K)\n"
 		"  -w SIZE   socket buffer size, K/M suffixes, up to 512M\n"
-		"  -b RATE   target bit/s per stream, K/M/G 1000-based (default unlimited)\n"
+		"  -b RATE   target bit/s per stream: 10M (K/M/G 1000-based) or 10mbit\n"
+		"            (tc units); default unlimited\n"
 		"  -u        UDP (default -b 1M per stream; -l 16..65507, default the\n"
 		"            control connection's TCP MSS as iperf3: 1448 on a 1500 MTU\n"
 		"            path with TCP timestamps, 1460 when the MSS is unknown)\n"
@@ -757,13 +758,22 @@ static int cmd_test_opt_main(int c, struct client_opts *o, int *json,
 				       "bytes, 1..512M (K/M suffixes are 1024-based)");
 		o->window = (uint64_t)v;
 		return 0;
-	case 'b':
-		if (units_parse_suffixed(optarg, 1000, &v) || v > 1e15)
+	case 'b': {
+		/* iperf3's form (10M, 1.5G: 1000-based) or tc's units, as apply
+		 * and the console's test form take them (10mbit, 1gbit) */
+		struct ll_err re = { 0 };
+		uint64_t bps;
+
+		if (units_parse_suffixed(optarg, 1000, &v) == 0 && v <= 1e15)
+			o->bitrate = (uint64_t)v;
+		else if (units_parse_rate(optarg, &bps, &re) == 0 && bps <= 1000000000000000ULL)
+			o->bitrate = bps;
+		else
 			return bad_opt("-b", optarg,
-				       "bit/s, 0 (unlimited) .. 1000T (K/M/G are 1000-based)");
-		o->bitrate = (uint64_t)v;
+				       "bit/s, 0 (unlimited) .. 1000T: iperf3's 10M, 1.5G (1000-based) or tc's 10mbit, 1gbit");
 		*b_given = true;
 		return 0;
+	}
 	case 'u':
 		o->udp = true;
 		return 0;

@@ -68,6 +68,21 @@ wait $SRV 2>/dev/null
 ina "$LINKLAB" test $P -P 4 -t 5 -J > "$T/t4.json" 2>"$T/t4.err"
 check_run "linklab test --peer (server started over SSH), -P 4 -t 5" "$T/t4.json"
 
+# -b in tc's units (as apply and the console take it): 20mbit of UDP through
+# the 50mbit link arrives at 20 Mbit/s, measured at the receiver
+inb "$LINKLAB" serve -1 -p 5304 > "$T/serve4.out" 2>&1 & SRV=$!
+wait_port "$LL_NS_B" 5304
+ina "$LINKLAB" test -c "$LL_ADDR_B" -p 5304 -u -b 20mbit -t 3 -J > "$T/t5.json" 2>"$T/t5.err"
+v=$(python3 -c '
+import json,sys
+e=json.load(open(sys.argv[1]))["end"]
+s=e.get("sum_received") or e.get("sum")
+print("%.2f" % (s["bits_per_second"]/1e6))' "$T/t5.json" 2>/dev/null)
+if [ -n "$v" ] && python3 -c "import sys; sys.exit(0 if 19.6<=float('$v')<=20.4 else 1)"; then
+	pass "test -u -b 20mbit (tc units): $v Mbit/s received (19.6..20.4)"
+else fail "test -u -b 20mbit: '$v' Mbit/s ($(cat "$T/t5.err"; head -c 300 "$T/t5.json"))"; fi
+wait $SRV 2>/dev/null
+
 # --- clear --------------------------------------------------------------------
 if ina "$LINKLAB" clear $P > "$T/clear.out" 2>&1; then pass "clear on both peers"
 else fail "clear: $(cat "$T/clear.out")"; fi
