@@ -220,15 +220,26 @@ int console_profile_save(struct console *c, const char *name, struct ll_err *err
 {
 	const struct console_side_view *A = &c->v.side[CONSOLE_IDX_A];
 	const struct console_side_view *B = &c->v.side[CONSOLE_IDX_B];
+	static const struct impair none;
 	const struct impair *a, *b;
 	char desc[256], sa[96], sb[96], path[PATH_MAX], old[PATH_MAX];
 	struct ll_err e = { 0 };
-	bool shipped;
+	bool shipped, a_held, b_held;
 	int rc;
 
-	a = A->qd_valid && !impair_is_empty(&A->held) ? &A->held : &c->v.dial;
-	b = B->present && B->qd_valid ? &B->held : a;
-	console_fmt(desc, sizeof(desc), "saved from the console: A %s, B %s",
+	/* what the kernels hold, both sides as they are (a side that holds
+	 * nothing saves nothing); only when neither holds anything, the dial
+	 * as set on the Dial screen (not applied), for both sides */
+	a_held = A->qd_valid && !impair_is_empty(&A->held);
+	b_held = B->present && B->qd_valid && !impair_is_empty(&B->held);
+	if (a_held || b_held) {
+		a = A->qd_valid ? &A->held : &none;
+		b = B->present ? (B->qd_valid ? &B->held : &none) : a;
+	} else {
+		a = b = &c->v.dial;
+	}
+	console_fmt(desc, sizeof(desc), "saved from the console (%s): A %s, B %s",
+		    a_held || b_held ? "held" : "the dial, not applied",
 		    impair_summary(a, sa, sizeof(sa)), impair_summary(b, sb, sizeof(sb)));
 	if (impair_is_empty(a) && impair_is_empty(b)) {
 		rc = ll_err_set(&e, -EINVAL,
@@ -242,7 +253,9 @@ int console_profile_save(struct console *c, const char *name, struct ll_err *err
 		goto fail;
 	console_profiles_reload(c, NULL);
 	console_fmt(c->v.profile_name, sizeof(c->v.profile_name), "%s", name);
-	console_fmt(c->v.status, sizeof(c->v.status), "saved profile %s (%s)%s%s", name, path,
+	console_fmt(c->v.status, sizeof(c->v.status), "saved profile %s (%s): %s%s%s", name, path,
+		    a_held || b_held ? "what the peers hold" :
+		    "nothing is held: the dial's values (not applied)",
 		    shipped ? "; it is used instead of the shipped " : "", shipped ? old : "");
 	c->v.error[0] = '\0';
 	return 0;

@@ -106,7 +106,7 @@ void screen_profiles_draw(struct tui *t, const struct console_view *v, int top,
 	case TP_SAVE_NAME:
 	case TP_RENAME:
 		snprintf(line, sizeof(line), t->prof_mode == TP_SAVE_NAME ?
-			 "save what the peers hold as:" : "rename %s to:",
+			 "save what the peers hold (none: the dial) as:" : "rename %s to:",
 			 p ? p->name : "");
 		k = tui_put(y, x, w, A_BOLD, line);
 		attrset(A_UNDERLINE);

@@ -1037,6 +1037,27 @@ static void profiles_apply_save_rename_delete(void **state)
 	assert_int_equal(v->profiles[k].b.rate, 20000008);
 	assert_int_equal(console_profile_save(x->c, "bad/name", &err), -EINVAL);
 	assert_non_null(strstr(v->error, "bad/name"));
+	/* nothing held on either side (cleared): the dial as set is saved,
+	 * for both sides, and the status says it is not what the peers hold */
+	{
+		struct console_intent in;
+
+		memset(&in, 0, sizeof(in));
+		in.kind = CI_CLEAR;
+		in.sides = CONSOLE_BOTH;
+		assert_int_equal(console_do(x->c, &in, &err), 0);
+		in.kind = CI_SET_DIAL;
+		in.dial = rate_dial(3000000);
+		in.sides = CONSOLE_BOTH;
+		assert_int_equal(console_do(x->c, &in, &err), 0);
+		assert_int_equal(console_profile_save(x->c, "dialonly", &err), 0);
+		assert_non_null(strstr(v->status, "nothing is held: the dial's values"));
+		k = prof_idx(v, "dialonly");
+		assert_true(k >= 0);
+		assert_int_equal(v->profiles[k].a.rate, 3000000);
+		assert_int_equal(v->profiles[k].b.rate, 3000000);
+		assert_int_equal(console_profile_delete(x->c, k, &err), 0);
+	}
 	/* apply one side only */
 	x->fa.rate[1] = 0;
 	x->fb.rate[1] = 0;
