@@ -60,29 +60,40 @@ static const char *const help_screen_names[TS_NSCREENS] = {
 	"Profiles screen",
 };
 
-/* Help text from the key column on fits a 100-column screen in this many
- * characters; a longer text goes on in lines of its own under it. */
-#define HELP_TEXT_W 76
+/* The help column starts after "  KEYS(16) "; its text wraps at the
+ * screen's width (cols less the two margin columns), never narrower than
+ * HELP_TEXT_MIN. */
+#define HELP_KEY_W 19
+#define HELP_TEXT_MIN 20
 
-/* Length of the first line of text p: all of it when it fits HELP_TEXT_W,
- * else up to its last space that does (or HELP_TEXT_W). */
-static int help_wrap(const char *p)
+static int help_text_w(int cols)
+{
+	int w = cols - 2 - HELP_KEY_W;
+
+	return w < HELP_TEXT_MIN ? HELP_TEXT_MIN : w;
+}
+
+/* Length of the first line of text p at width w: all of it when it fits,
+ * else up to its last space that does (or w). */
+static int help_wrap(const char *p, int w)
 {
 	int n = (int)strlen(p), cut;
 
-	if (n <= HELP_TEXT_W)
+	if (n <= w)
 		return n;
-	for (cut = HELP_TEXT_W; cut > 0 && p[cut] != ' '; cut--)
+	for (cut = w; cut > 0 && p[cut] != ' '; cut--)
 		;
-	return cut ? cut : HELP_TEXT_W;
+	return cut ? cut : w;
 }
 
-/* The help lines, generated on demand: index k of the whole text. */
-static int help_build(int want, char *buf, size_t len, bool *heading)
+/* The help lines at cols columns, generated on demand: index k of the
+ * whole text. */
+static int help_build(int want, int cols, char *buf, size_t len, bool *heading)
 {
 	const struct tui_keydef *kd;
 	const struct impair_field *f;
-	int k = 0, s;
+	int k = 0, s, w = help_text_w(cols);
+	char text[512];
 
 #define LINE(h, ...) do { \
 		if (k == want) { \
@@ -91,12 +102,12 @@ static int help_build(int want, char *buf, size_t len, bool *heading)
 		} \
 		k++; \
 	} while (0)
-	/* a key and its help, wrapped under the help column */
-#define KEYLINES(kd) do { \
-		const char *p_ = (kd)->help; \
-		const char *keys_ = (kd)->keys; \
+	/* a key (or field) and its text, wrapped under the help column */
+#define WRAPLINES(keys, text) do { \
+		const char *p_ = (text); \
+		const char *keys_ = (keys); \
 		while (*p_) { \
-			int n_ = help_wrap(p_); \
+			int n_ = help_wrap(p_, w); \
 			LINE(false, "  %-16s %.*s", keys_, n_, p_); \
 			keys_ = ""; \
 			p_ += n_; \
@@ -107,43 +118,45 @@ static int help_build(int want, char *buf, size_t len, bool *heading)
 	LINE(true, "Keys on every screen");
 	for (kd = tui_keys; kd->keys; kd++)
 		if (kd->screens == TK_ALL)
-			KEYLINES(kd);
+			WRAPLINES(kd->keys, kd->help);
 	for (s = 0; s < TS_NSCREENS; s++) {
 		LINE(false, "%s", "");
 		LINE(true, "%s", help_screen_names[s]);
 		for (kd = tui_keys; kd->keys; kd++)
 			if (kd->screens != TK_ALL && (kd->screens & SCREEN_BIT(s)))
-				KEYLINES(kd);
+				WRAPLINES(kd->keys, kd->help);
 	}
 	LINE(false, "%s", "");
 	LINE(true, "Dial fields (tc units; doc/linklab-profile.5)");
-	for (f = impair_fields; f->name; f++)
-		LINE(false, "  %-16s %s [%s]", f->name, f->help, f->range);
+	for (f = impair_fields; f->name; f++) {
+		snprintf(text, sizeof(text), "%s [%s]", f->help, f->range);
+		WRAPLINES(f->name, text);
+	}
 	LINE(false, "%s", "");
 	LINE(false, "%s", "Under each pane: what the kernel holds, read back after every change.");
-#undef KEYLINES
+#undef WRAPLINES
 #undef LINE
 	return k;
 }
 
-int screen_help_nlines(void)
+int screen_help_nlines(int cols)
 {
 	char buf[8];
 	bool h;
 
-	return help_build(-1, buf, sizeof(buf), &h);
+	return help_build(-1, cols, buf, sizeof(buf), &h);
 }
 
-void screen_help_line(int k, char *buf, size_t len, bool *heading)
+void screen_help_line(int k, int cols, char *buf, size_t len, bool *heading)
 {
 	buf[0] = '\0';
 	*heading = false;
-	help_build(k, buf, len, heading);
+	help_build(k, cols, buf, len, heading);
 }
 
 void screen_help_draw(struct tui *t, int top, int rows, int cols)
 {
-	int n = screen_help_nlines(), k;
+	int n = screen_help_nlines(cols), k;
 	char line[512];
 	bool h;
 
@@ -156,7 +169,7 @@ void screen_help_draw(struct tui *t, int top, int rows, int cols)
 	/* the last row says how much is left when the text goes on */
 	shown = t->help_top + rows < n ? rows - 1 : rows;
 	for (k = 0; k < shown && t->help_top + k < n; k++) {
-		screen_help_line(t->help_top + k, line, sizeof(line), &h);
+		screen_help_line(t->help_top + k, cols, line, sizeof(line), &h);
 		tui_put(top + k, 1, cols - 2, h ? A_BOLD : tui_attr(t, TUI_NORMAL), line);
 	}
 	if (shown < rows) {
@@ -190,7 +203,7 @@ int screen_help_key(struct tui *t, int key, int rows)
 		return TR_REDRAW;
 	case 'G':
 	case KEY_END:
-		t->help_top = screen_help_nlines();
+		t->help_top = 1 << 20;   /* clamped to the last page when drawn */
 		return TR_REDRAW;
 	default:
 		return TR_NONE;

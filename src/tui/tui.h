@@ -146,10 +146,11 @@ struct tui_keydef {
 #define TF_EDITING 2u           /* a field editor is open */
 #define TK_ALL 0xffffu
 extern const struct tui_keydef tui_keys[];
-/* Lines of the help screen (key table, then the dial fields from
- * impair_fields with range and help). Returns the count; line k into buf. */
-int screen_help_nlines(void);
-void screen_help_line(int k, char *buf, size_t len, bool *heading);
+/* Lines of the help screen at cols columns (key table, then the dial
+ * fields from impair_fields with help and range, each text wrapped under
+ * the help column to fit cols - 2). Returns the count; line k into buf. */
+int screen_help_nlines(int cols);
+void screen_help_line(int k, int cols, char *buf, size_t len, bool *heading);
 void screen_help_draw(struct tui *t, int top, int rows, int cols);
 int screen_help_key(struct tui *t, int key, int rows);
 /* The footer for screen s: "keys foot" pairs from tui_keys, clipped to

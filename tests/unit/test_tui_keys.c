@@ -406,53 +406,74 @@ static void test_form_udp_bitrate_pause_save(void **state)
 	free(k);
 }
 
+/* Help line k at cols and the lines under it that go on with it (wrapped
+ * under the help column), joined with spaces; each no wider than cols - 2.
+ * The text from the help column of line k, or "" when k is a heading. */
+static void help_joined(int k, int n, int cols, char *joined, size_t len)
+{
+	char line[512];
+	bool h;
+	int j;
+
+	joined[0] = '\0';
+	screen_help_line(k, cols, line, sizeof(line), &h);
+	assert_true((int)strlen(line) <= cols - 2);
+	if (h || strlen(line) < 19)
+		return;
+	snprintf(joined, len, "%s", line + 19);
+	for (j = k + 1; j < n; j++) {
+		screen_help_line(j, cols, line, sizeof(line), &h);
+		if (strncmp(line, "                   ", 19) || line[19] == ' ' || !line[19])
+			break;
+		assert_true((int)strlen(line) <= cols - 2);
+		strncat(joined, " ", len - strlen(joined) - 1);
+		strncat(joined, line + 19, len - strlen(joined) - 1);
+	}
+}
+
 static void help_and_footer_from_key_table(void **state)
 {
 	const struct impair_field *f;
-	char line[512], foot[512];
-	int n = screen_help_nlines(), k, found;
+	char line[512], foot[512], joined[1024], want[512];
+	int n, k, found, ci;
 	bool h;
+	static const int widths[] = { 100, 80, 60 };
 
 	(void)state;
-	assert_true(n > 40);
-	/* every dial field appears with its range */
-	for (f = impair_fields; f->name; f++) {
-		found = 0;
-		for (k = 0; k < n && !found; k++) {
-			screen_help_line(k, line, sizeof(line), &h);
-			if (!h && strstr(line, f->name) && strstr(line, f->range))
-				found = 1;
-		}
-		if (!found)
-			print_message("help lacks field %s\n", f->name);
-		assert_true(found);
-	}
-	/* every key table entry is in the help: its text from the help
-	 * column, and the lines under it that go on with it (wrapped), no
-	 * line wider than a 100-column screen */
-	for (const struct tui_keydef *kd = tui_keys; kd->keys; kd++) {
-		found = 0;
-		for (k = 0; k < n && !found; k++) {
-			char joined[1024] = "";
-			int j;
+	/* at 100, 80 and 60 columns: every dial field with its help and
+	 * range, every key table entry with its help, wrapped under the help
+	 * column, nothing cut (no line wider than the screen) */
+	for (ci = 0; ci < 3; ci++) {
+		int cols = widths[ci];
 
-			screen_help_line(k, line, sizeof(line), &h);
-			if (strlen(line) < 19 || strncmp(line + 19, kd->help, strlen(line + 19)))
-				continue;
-			snprintf(joined, sizeof(joined), "%s", line + 19);
-			for (j = k + 1; j < n; j++) {
-				screen_help_line(j, line, sizeof(line), &h);
-				if (strncmp(line, "                   ", 19) || line[19] == ' ')
-					break;
-				assert_true(strlen(line) <= 98);
-				strncat(joined, " ", sizeof(joined) - strlen(joined) - 1);
-				strncat(joined, line + 19, sizeof(joined) - strlen(joined) - 1);
+		n = screen_help_nlines(cols);
+		assert_true(n > 40);
+		for (f = impair_fields; f->name; f++) {
+			snprintf(want, sizeof(want), "%s [%s]", f->help, f->range);
+			found = 0;
+			for (k = 0; k < n && !found; k++) {
+				screen_help_line(k, cols, line, sizeof(line), &h);
+				if (h || strncmp(line + 2, f->name, strlen(f->name)) ||
+				    line[2 + strlen(f->name)] != ' ')
+					continue;
+				help_joined(k, n, cols, joined, sizeof(joined));
+				found = !strcmp(joined, want);
 			}
-			found = !strcmp(joined, kd->help);
+			if (!found)
+				print_message("help at %d columns lacks field %s\n", cols, f->name);
+			assert_true(found);
 		}
-		if (!found)
-			print_message("help lacks key %s: %s\n", kd->keys, kd->help);
-		assert_true(found);
+		for (const struct tui_keydef *kd = tui_keys; kd->keys; kd++) {
+			found = 0;
+			for (k = 0; k < n && !found; k++) {
+				help_joined(k, n, cols, joined, sizeof(joined));
+				found = !strcmp(joined, kd->help);
+			}
+			if (!found)
+				print_message("help at %d columns lacks key %s: %s\n", cols,
+					      kd->keys, kd->help);
+			assert_true(found);
+		}
 	}
 	/* footer: screen keys first, fits the width, ends with global ones */
 	tui_footer(TS_PROFILES, foot, sizeof(foot), 200);
