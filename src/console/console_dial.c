@@ -96,12 +96,42 @@ static void console_path_dir(const struct impair *e, const struct impair *m,
 	}
 }
 
+/* out->line from the figures; a direction whose egress side was not read
+ * back (unread[0]: A->B, unread[1]: B->A) says so instead of "unshaped",
+ * and the round trip's figures are then lower bounds. */
+static void console_path_format(struct console_path *out, bool bridge, const bool unread[2])
+{
+	char R[32], D[32], rt[32], half[2][96];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		uint64_t rate = i ? out->rate_ba : out->rate_ab;
+		int64_t delay = i ? out->delay_ba : out->delay_ab;
+		double loss = i ? out->loss_ba : out->loss_ab;
+
+		if (unread[i]) {
+			console_fmt(half[i], sizeof(half[i]), "? (%s not read back)", i ? "B" : "A");
+			continue;
+		}
+		if (rate)
+			units_format_rate(rate, R, sizeof(R));
+		else
+			snprintf(R, sizeof(R), "unshaped");
+		units_format_time(delay, D, sizeof(D));
+		console_fmt(half[i], sizeof(half[i]), "%s/%s/%.3g%%", R, D, loss * 100);
+	}
+	units_format_time(out->rtt_added, rt, sizeof(rt));
+	console_fmt(out->line, sizeof(out->line),
+		    "A->B %s | B->A %s | RTT +%s%s, loss %.3g%%%s%s", half[0],
+		    half[1], rt, unread[0] || unread[1] ? " or more" : "", out->loss_rt * 100,
+		    unread[0] || unread[1] ? " or more" : "", bridge ? " (bridge included)" : "");
+}
+
 void console_path_compute_mid(const struct impair *a, const struct impair *b,
 			      const struct impair *mab, const struct impair *mba,
 			      struct console_path *out)
 {
-	char r1[32], d1[32], l1[32], r2[32], d2[32], l2[32], rt[32], half[2][96];
-	int i;
+	static const bool none[2];
 
 	memset(out, 0, sizeof(*out));
 	out->valid = a || b || mab || mba;
@@ -109,25 +139,7 @@ void console_path_compute_mid(const struct impair *a, const struct impair *b,
 	console_path_dir(b, mba, &out->rate_ba, &out->delay_ba, &out->loss_ba);
 	out->rtt_added = out->delay_ab + out->delay_ba;
 	out->loss_rt = 1.0 - (1.0 - out->loss_ab) * (1.0 - out->loss_ba);
-	for (i = 0; i < 2; i++) {
-		uint64_t rate = i ? out->rate_ba : out->rate_ab;
-		int64_t delay = i ? out->delay_ba : out->delay_ab;
-		double loss = i ? out->loss_ba : out->loss_ab;
-		char *R = i ? r2 : r1, *D = i ? d2 : d1, *L = i ? l2 : l1;
-
-		if (rate)
-			units_format_rate(rate, R, 32);
-		else
-			snprintf(R, 32, "unshaped");
-		units_format_time(delay, D, 32);
-		snprintf(L, 32, "%.3g%%", loss * 100);
-		console_fmt(half[i], sizeof(half[i]), "%s/%s/%s", R, D, L);
-	}
-	units_format_time(out->rtt_added, rt, sizeof(rt));
-	console_fmt(out->line, sizeof(out->line),
-		    "A->B %s | B->A %s | RTT +%s, loss %.3g%%%s", half[0],
-		    half[1], rt, out->loss_rt * 100,
-		    mab || mba ? " (bridge included)" : "");
+	console_path_format(out, mab || mba, none);
 }
 
 /* Mean TCP RTT of the sending streams in one interval, seconds (0 =
@@ -185,11 +197,19 @@ void console_derive(struct console *c)
 		const struct console_middle_view *M = &c->v.middle;
 		bool mid = M->present && M->attached;
 
+		bool unread[2];
+
 		console_path_compute_mid(A->qd_valid ? &A->held : NULL,
 					 B->present && B->qd_valid ? &B->held : NULL,
 					 mid ? &M->dir[MIDDLE_AB].fields : NULL,
 					 mid ? &M->dir[MIDDLE_BA].fields : NULL,
 					 &c->v.path);
+		/* a side with an interface whose qdiscs could not be read (B
+		 * gone, a read that failed) is not "unshaped": unknown */
+		unread[0] = A->dev[0] && !A->qd_valid;
+		unread[1] = B->present && B->dev[0] && !B->qd_valid;
+		if (c->v.path.valid && (unread[0] || unread[1]))
+			console_path_format(&c->v.path, mid, unread);
 	}
 	/* the bottleneck of the sending direction: the smallest of the
 	 * egress dial and the bridge's dial in that direction */

@@ -1440,6 +1440,10 @@ static void async_timeout_marks_gone(void **state)
 	assert_true(v->b_lost);
 	assert_non_null(strstr(v->b_lost_msg, "peer B gone: no answer within 10 s (read qdiscs)"));
 	assert_true(v->revert_deadline == 0);
+	/* what B holds is unknown, not "unshaped" */
+	assert_non_null(strstr(v->path.line, "B->A ? (B not read back)"));
+	assert_non_null(strstr(v->path.line, "or more"));
+	assert_null(strstr(v->path.line, "B->A unshaped"));
 	assert_int_equal(console_peer_fd(x->c), -1);
 	assert_int_equal(console_peer_busy(x->c), 0);
 	t0 = mono_s();
