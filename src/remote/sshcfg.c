@@ -265,7 +265,7 @@ static int split_host(const char *in, char *user, size_t ulen, char *host,
 		errno = 0;
 		p = strtol(colon + 1, &end, 10);
 		if (errno || *end || end == colon + 1 || p < 1 || p > 65535)
-			return -EINVAL;
+			return -ERANGE;
 		*port = (int)p;
 	}
 	if (!tmp[0] || strlen(tmp) >= hlen)
@@ -362,8 +362,12 @@ int sshcfg_resolve(const char *host, const struct sshcfg_opts *o,
 	memset(t, 0, sizeof(*t));
 	if (!host || !*host)
 		return ll_err_set(err, -EINVAL, "ssh: empty peer name");
-	if (split_host(host, user, sizeof(user), h, sizeof(h), &port) < 0 ||
-	    h[0] == '-')
+	rc = split_host(host, user, sizeof(user), h, sizeof(h), &port);
+	if (rc == -ERANGE)
+		return ll_err_set(err, -EINVAL,
+				  "ssh: peer \"%s\": the port after ':' must be a number 1..65535",
+				  host);
+	if (rc < 0 || h[0] == '-')
 		return ll_err_set(err, -EINVAL,
 				  "ssh: cannot read peer \"%s\" (expected alias, user@host or user@host:port)",
 				  host);

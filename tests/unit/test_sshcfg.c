@@ -220,6 +220,7 @@ static void test_bad_forms(void **state)
 	(void)state;
 	assert_int_equal(sshcfg_resolve("host:99999", &o, &t, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "host:99999"));
+	assert_non_null(strstr(err.msg, "port after ':' must be a number 1..65535"));
 	assert_int_equal(sshcfg_resolve("@host", &o, &t, &err), -EINVAL);
 	assert_int_equal(sshcfg_resolve("-oProxyCommand=x", &o, &t, &err), -EINVAL);
 	assert_int_equal(sshcfg_resolve("", &o, &t, &err), -EINVAL);
