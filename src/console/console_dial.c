@@ -226,6 +226,9 @@ void console_derive(struct console *c)
 	}
 	in.window = c->v.window;
 	in.streams = t->opts.streams > 0 ? t->opts.streams : 1;
+	/* the sender's congestion control: the test's -C, else its sysctl */
+	in.cc = t->state != CONSOLE_TEST_IDLE && t->opts.congestion[0] ? t->opts.congestion :
+		(rev ? B : A)->cc;
 	theory_compute(&in, &c->v.theory);
 	/* without a rate in the sending direction the ceilings are only
 	 * window or loss figures of an unshaped link: nothing to hold a

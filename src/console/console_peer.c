@@ -404,12 +404,18 @@ static void console_reselect(struct console_side_view *s)
 		console_fmt(s->dev, sizeof(s->dev), "%s", s->links.l[s->sel].name);
 }
 
-/* The receive window of one TCP socket from tcp_rmem / tcp_adv_win_scale. */
-static void console_rcv_window(struct console_side_view *s, const struct sysctl_state *ss)
+/* What the theory line needs of a side's sysctls: the receive window of one
+ * TCP socket (tcp_rmem / tcp_adv_win_scale) and the congestion control. */
+static void console_side_sysctls(struct console_side_view *s, const struct sysctl_state *ss)
 {
 	int ir = hosttune_sysctl_index("tcp_rmem");
 	int iw = hosttune_sysctl_index("tcp_adv_win_scale");
+	int ic = hosttune_sysctl_index("tcp_congestion_control");
 	long long lo, def, max, scale = 1;
+
+	if (ic >= 0)
+		console_fmt(s->cc, sizeof(s->cc), "%.*s", (int)strcspn(ss->v[ic], " \t\n"),
+			    ss->v[ic]);
 
 	if (ir >= 0 && sscanf(ss->v[ir], "%lld %lld %lld", &lo, &def, &max) == 3 &&
 	    max > 0) {
@@ -438,7 +444,7 @@ static int console_list_done(struct console *c, int i, int rc, const struct link
 	s->links = *ll;
 	console_reselect(s);
 	if (ss)
-		console_rcv_window(s, ss);
+		console_side_sysctls(s, ss);
 	return console_read_back(c, i, err);
 }
 

@@ -2,6 +2,7 @@
 /* theory.c - expected TCP ceilings: frame overhead, window/RTT, Mathis. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "linklab/model/theory.h"
 #include "linklab/base/units.h"
@@ -26,6 +27,11 @@ uint64_t theory_window_from_space(uint64_t space, int adv_win_scale)
 	return space >> -adv_win_scale;
 }
 
+bool theory_cc_loss_based(const char *cc)
+{
+	return !cc || strncmp(cc, "bbr", 3) != 0;
+}
+
 void theory_compute(const struct theory_in *in, struct theory_out *out)
 {
 	double mss = in->mss ? in->mss : 1448, best = 0;
@@ -46,7 +52,7 @@ void theory_compute(const struct theory_in *in, struct theory_out *out)
 			out->bound = THEORY_WINDOW;
 		}
 	}
-	if (in->loss > 0 && in->rtt > 0) {
+	if (in->loss > 0 && in->rtt > 0 && theory_cc_loss_based(in->cc)) {
 		out->mathis_bps = n * mss * 8.0 / in->rtt * 1.22 / sqrt(in->loss);
 		if (!best || out->mathis_bps < best) {
 			best = out->mathis_bps;
@@ -85,13 +91,20 @@ void theory_compute(const struct theory_in *in, struct theory_out *out)
 		break;
 	case THEORY_LOSS:
 		len = snprintf(out->line, sizeof(out->line),
-			       "loss-limited (Mathis): %d x MSS/RTT x 1.22/sqrt(%.3g%%) = %s",
-			       n, in->loss * 100, units_human_rate(best, a, sizeof(a)));
+			       "loss-limited (Mathis, %s): %d x MSS/RTT x 1.22/sqrt(%.3g%%) = %s",
+			       in->cc && in->cc[0] ? in->cc : "loss-based CC assumed", n,
+			       in->loss * 100, units_human_rate(best, a, sizeof(a)));
 		break;
 	case THEORY_NONE:
 		len = snprintf(out->line, sizeof(out->line),
 			       "no ceiling known (dial a rate or measure the RTT)");
 		break;
 	}
-	(void)len;
+	/* a loss the sender's CC does not answer with a back-off: said, so
+	 * that the missing loss ceiling is not taken for an oversight */
+	if (in->loss > 0 && !theory_cc_loss_based(in->cc) && len > 0 &&
+	    (size_t)len < sizeof(out->line))
+		snprintf(out->line + len, sizeof(out->line) - (size_t)len,
+			 "; %.3g%% loss sets no ceiling for %s (Mathis holds for loss-based CC: cubic, reno)",
+			 in->loss * 100, in->cc);
 }

@@ -44,6 +44,7 @@ struct fake {
 	bool no_timer;           /* apply: -ENOLCK unless safety.unarmed_ok */
 	int nunarmed;            /* applies made with safety.unarmed_ok */
 	const char *rmem;        /* tcp_rmem for sysctl_get, NULL = -ENOTSUP */
+	const char *cc;          /* tcp_congestion_control for sysctl_get */
 	int server_rc;           /* forced server_start result */
 	/* the SSH safety ops (remote peer only) */
 	char route[IF_NAMESIZE]; /* route_dev answer ("" = -ENOTSUP) */
@@ -191,6 +192,8 @@ static int fake_sysctl_get(struct peer *p, struct sysctl_state *out,
 		return ll_err_set(err, -ENOTSUP, "no sysctls here");
 	snprintf(out->v[hosttune_sysctl_index("tcp_rmem")], 64, "%s", f->rmem);
 	snprintf(out->v[hosttune_sysctl_index("tcp_adv_win_scale")], 64, "1");
+	if (f->cc)
+		snprintf(out->v[hosttune_sysctl_index("tcp_congestion_control")], 64, "%s", f->cc);
 	return 0;
 }
 
@@ -950,8 +953,11 @@ static void theory_follows_what_is_held(void **state)
 	/* B's tcp_rmem max 6 MiB, adv_win_scale 1: a 3 MiB window; 100 ms
 	 * of dialled RTT (as seed 000) makes one stream window-limited */
 	x->fb.rmem = "4096 131072 6291456";
+	x->fb.cc = "bbr";
 	assert_int_equal(console_refresh(x->c, &err), 0);
 	assert_int_equal(v->side[1].rcv_window, 3145728);
+	/* its congestion control too, for the theory's loss ceiling */
+	assert_string_equal(v->side[1].cc, "bbr");
 	assert_int_equal(v->window, 3145728);
 	/* live counters: a tick re-reads A only (B is an SSH round trip) */
 	x->fb.rate[1] = 7000000;

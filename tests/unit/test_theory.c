@@ -82,6 +82,23 @@ static void test_mathis(void **state)
 	theory_compute(&in, &out);
 	assert_int_equal(out.bound, THEORY_LOSS);
 	assert_true(out.mathis_bps > 1.40e6 && out.mathis_bps < 1.42e6);
+	assert_non_null(strstr(out.line, "Mathis, loss-based CC assumed"));
+	/* a named loss-based CC: the same ceiling, named */
+	in.cc = "cubic";
+	theory_compute(&in, &out);
+	assert_int_equal(out.bound, THEORY_LOSS);
+	assert_non_null(strstr(out.line, "loss-limited (Mathis, cubic)"));
+	/* bbr does not halve its window per loss: no loss ceiling, the rate
+	 * binds, and the line says why the loss sets none */
+	in.cc = "bbr";
+	theory_compute(&in, &out);
+	assert_int_equal(out.bound, THEORY_RATE);
+	assert_true(out.mathis_bps == 0);
+	assert_non_null(strstr(out.line, "1% loss sets no ceiling for bbr"));
+	assert_false(theory_cc_loss_based("bbr2"));
+	assert_true(theory_cc_loss_based("reno"));
+	assert_true(theory_cc_loss_based(""));
+	assert_true(theory_cc_loss_based(NULL));
 }
 
 /* tcp_win_from_space(): the default scale 1 halves, 2 keeps 3/4, a

@@ -76,6 +76,9 @@ struct console_side_view {
 	 * tcp_rmem max less its 1/2^tcp_adv_win_scale share (the kernel's
 	 * tcp_win_from_space), read with ops->tune->sysctl_get; 0 = unknown */
 	uint64_t rcv_window;
+	/* the side's net.ipv4.tcp_congestion_control (sysctl_get), "" =
+	 * unknown: the theory line's loss ceiling holds for loss-based ones */
+	char cc[32];
 };
 
 /* The path A -> B as dialled: each side's egress read back (A's egress

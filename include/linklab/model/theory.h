@@ -6,8 +6,12 @@
  *    50 Mbit/s -> 47.8 Mbit/s;
  *  - window: streams x window / RTT (window = receive buffer max from
  *    tcp_rmem, less the tcp_adv_win_scale share kept for overhead);
- *  - Mathis et al. 1997: streams x MSS / RTT x 1.22 / sqrt(p).
+ *  - Mathis et al. 1997: streams x MSS / RTT x 1.22 / sqrt(p), for a
+ *    loss-based congestion control (Reno, CUBIC: one window halving per
+ *    loss); BBR paces to its model of the bottleneck and does not back off
+ *    per loss, so no loss ceiling applies to it.
  */
+#include <stdbool.h>
 #ifndef LINKLAB_THEORY_H
 #define LINKLAB_THEORY_H
 
@@ -23,6 +27,9 @@ struct theory_in {
 	uint32_t mss;      /* bytes; 0 -> 1448 */
 	uint64_t window;   /* bytes per stream; 0 = unknown */
 	int streams;       /* >= 1 */
+	const char *cc;    /* the sender's TCP congestion control
+			    * (net.ipv4.tcp_congestion_control or -C);
+			    * NULL or "" = unknown, taken as loss-based */
 };
 
 struct theory_out {
@@ -33,6 +40,11 @@ struct theory_out {
 	enum theory_bound bound;
 	char line[256];    /* "window-limited: 3.0 MB / 100 ms = 252 Mbit/s; ..." */
 };
+
+/* Does congestion control cc back off per loss, so that Mathis' ceiling
+ * holds? false for bbr (any version: "bbr", "bbr2", "bbr3"); true for the
+ * others (reno, cubic, htcp, ...) and for an unknown one (NULL, ""). */
+bool theory_cc_loss_based(const char *cc);
 
 /* Compute the ceilings and the one-line explanation. A window-limited line
  * advises "try -P N" (N streams reach the rate ceiling) only when a rate is
