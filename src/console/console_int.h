@@ -198,6 +198,10 @@ void console_sysctl_done(struct console *c, struct peerq_job *j);
 /* console_test.c */
 void console_server_stop(struct console *c);
 void console_test_end(struct console *c);
+/* the dials a run starts under (each side's read-back), and a read-back of
+ * side i during the run checked against them (test.dial_note) */
+void console_test_dial_start(struct console *c);
+void console_test_dial_check(struct console *c, int i);
 void console_test_server_done(struct console *c, struct peerq_job *j);
 
 #endif

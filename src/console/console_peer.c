@@ -334,6 +334,7 @@ int console_read_done(struct console *c, int i, int rc, const struct qdisc_state
 			c->prev_bytes[i] = bytes;
 		}
 	}
+	console_test_dial_check(c, i);
 	console_derive(c);
 	return 0;
 }

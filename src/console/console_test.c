@@ -135,6 +135,72 @@ fail:
 	return rc;
 }
 
+/* What side i holds as one line: its read-back ("not read back" without
+ * one), with the endpoint engine's state when it holds the dial. */
+static void console_test_held_text(const struct console_side_view *s, char *buf, size_t len)
+{
+	static const struct { const char *mark, *says; } eng[] = {
+		{ ", gone: passing", "linklab's engine gone: traffic passes unimpaired" },
+		{ ", STOPPED", "linklab's engine stopped: traffic stalls" },
+		{ ", rule gone", "the engine's rule removed: traffic passes unimpaired" },
+		{ "user engine (", "linklab's engine" },
+	};
+	size_t k, n;
+
+	if (!s->qd_valid) {
+		console_fmt(buf, len, "not read back");
+		return;
+	}
+	impair_summary(&s->held, buf, len);
+	for (k = 0; k < sizeof(eng) / sizeof(eng[0]); k++)
+		if (strstr(s->held_text, eng[k].mark)) {
+			n = strlen(buf);
+			console_fmt(buf + n, len - n, " (%s)", eng[k].says);
+			return;
+		}
+}
+
+/* The dials a run starts under: each side's read-back now. */
+void console_test_dial_start(struct console *c)
+{
+	struct console_test_view *t = &c->v.test;
+	int i;
+
+	t->start_mono = console_now();
+	t->dial_note[0] = '\0';
+	for (i = 0; i < 2; i++) {
+		const struct console_side_view *s = &c->v.side[i];
+
+		t->held_start_valid[i] = (i == CONSOLE_IDX_A || s->present) && s->qd_valid;
+		memset(&t->held_start[i], 0, sizeof(t->held_start[i]));
+		if (t->held_start_valid[i])
+			t->held_start[i] = s->held;
+		console_test_held_text(s, t->held_start_text[i], sizeof(t->held_start_text[i]));
+	}
+}
+
+/* A read-back of side i came while a run goes on: a dial other than the
+ * one the run started under (changed, its engine gone or stopped) is
+ * noted once, with when, for the screen and the saved results. */
+void console_test_dial_check(struct console *c, int i)
+{
+	struct console_test_view *t = &c->v.test;
+	const struct console_side_view *s = &c->v.side[i];
+	char now[256];
+
+	if ((t->state != CONSOLE_TEST_STARTING && t->state != CONSOLE_TEST_RUNNING) ||
+	    t->dial_note[0] || !t->held_start_valid[i] || !s->qd_valid)
+		return;
+	console_test_held_text(s, now, sizeof(now));
+	if (!strcmp(now, t->held_start_text[i]))
+		return;
+	console_fmt(t->dial_note, sizeof(t->dial_note),
+		    "%s's dial changed %.1f s into the run: was '%.80s', now '%.120s'; "
+		    "the figures from then on are not under the dial",
+		    console_side_name(i), console_now() - t->start_mono,
+		    t->held_start_text[i], now);
+}
+
 /* B's server answered (or not): start the client, or say why not. */
 void console_test_server_done(struct console *c, struct peerq_job *j)
 {
@@ -176,6 +242,7 @@ static int console_test_launch(struct console *c, const struct client_opts *oin,
 	t->state = CONSOLE_TEST_STARTING;
 	t->opts = o;
 	c->nivs = 0;
+	console_test_dial_start(c);
 	console_derive(c);
 	console_fmt(c->v.status, sizeof(c->v.status),
 		 "test: %d %s stream%s, %g s to %s:%d%s", o.streams,
@@ -364,10 +431,10 @@ void console_test_caption(const struct console *c, char *buf, size_t len)
 	else if (r->valid)
 		console_fmt(rpm, sizeof(rpm), "\nresponsiveness: working RTT %.3g ms "
 			    "(the streams' TCP RTT), RPM %.0f", r->working_ms, r->rpm);
-	if (v->side[0].qd_valid)
-		impair_summary(&v->side[0].held, a, sizeof(a));
-	if (v->side[1].present && v->side[1].qd_valid)
-		impair_summary(&v->side[1].held, b, sizeof(b));
+	if (v->test.held_start_valid[0])
+		impair_summary(&v->test.held_start[0], a, sizeof(a));
+	if (v->test.held_start_valid[1])
+		impair_summary(&v->test.held_start[1], b, sizeof(b));
 	if (o->bitrate)
 		units_format_rate(o->bitrate, br, sizeof(br));
 	console_fmt(prof, sizeof(prof), v->profile_name[0] ? " (profile %s)" : "%s",
@@ -376,7 +443,7 @@ void console_test_caption(const struct console *c, char *buf, size_t len)
 		    "dial%s: A %s egress: %s; B %s egress: %s\n"
 		    "peers: %s, %s; %s\n"
 		    "test: %d %s stream%s, %g s, %s%s%s\n"
-		    "theory (RTT %s %.3g ms): %s%s",
+		    "theory (RTT %s %.3g ms): %s%s%s%s",
 		    prof, v->side[0].dev, a,
 		    v->side[1].present ? v->side[1].dev : "-", b,
 		    v->side[0].label, v->side[1].label, v->session,
@@ -384,7 +451,8 @@ void console_test_caption(const struct console *c, char *buf, size_t len)
 		    o->duration, o->reverse ? "B -> A (-R)" : "A -> B",
 		    br[0] ? ", -b " : "", br,
 		    v->theory_rtt_measured ? "measured" : "dialled",
-		    v->theory_rtt * 1000, v->theory.line, rpm);
+		    v->theory_rtt * 1000, v->theory.line, rpm,
+		    v->test.dial_note[0] ? "\nWARNING: " : "", v->test.dial_note);
 }
 
 /* Write text to a new file at path (O_EXCL: never over another file). */
@@ -438,11 +506,16 @@ int console_test_save(struct console *c, struct ll_err *err)
 	if (rc < 0)
 		goto fail;
 	console_fmt(path, sizeof(path), "%s/profile.ini", dir);
-	rc = profile_write(path, c->v.profile_name[0] ? c->v.profile_name : "run",
-			   "the dials both peers held during this run",
-			   c->v.side[0].qd_valid ? &c->v.side[0].held : &none,
-			   c->v.side[1].present && c->v.side[1].qd_valid ?
-			   &c->v.side[1].held : &none, err);
+	{
+		char desc[400];
+
+		/* the dials the run started under; a change during it is said */
+		console_fmt(desc, sizeof(desc), "the dials both peers held when this run started%s%s",
+			    t->dial_note[0] ? "; NOT held throughout: " : "", t->dial_note);
+		rc = profile_write(path, c->v.profile_name[0] ? c->v.profile_name : "run", desc,
+				   t->held_start_valid[0] ? &t->held_start[0] : &none,
+				   t->held_start_valid[1] ? &t->held_start[1] : &none, err);
+	}
 	if (rc < 0)
 		goto fail;
 	if (c->verify_json && c->verify_json[0]) {

@@ -456,6 +456,9 @@ void screen_test_draw(struct tui *t, const struct console_view *v, int top,
 		tv->state == CONSOLE_TEST_FAILED ? tui_attr(t, TUI_ERROR) : A_BOLD, line);
 	if (tv->state == CONSOLE_TEST_FAILED && tv->err[0])
 		y += tui_wrap(y, 1, cols - 2, 2, tui_attr(t, TUI_ERROR), tv->err);
+	/* a dial that changed during the run: its figures are not the dial's */
+	if (tv->dial_note[0])
+		y += tui_wrap(y, 1, cols - 2, 2, tui_attr(t, TUI_ERROR), tv->dial_note);
 	full = tv->scale_bps > 0 ? tv->scale_bps : tv->max_sum_bps;
 	if (tv->have_summary && tv->state == CONSOLE_TEST_DONE) {
 		test_draw_done(t, v, y, bottom, cols, full);

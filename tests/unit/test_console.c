@@ -901,6 +901,91 @@ static void test_runs_and_scales_to_held_rate(void **state)
 }
 
 
+/* A dial that changes while a run goes on (here A's rate removed, as when
+ * linklab's engine dies): the run says so, with when, and its saved
+ * profile.ini holds the dial it started under, described as not held
+ * throughout. */
+static void test_dial_change_during_run_is_said(void **state)
+{
+	struct fix *x;
+	struct srv s = { .port = 0 };
+	struct console_test_req r = { .streams = 1, .duration = 2, .interval = 0.5 };
+	struct ll_err err = { 0 };
+	struct impair d = rate_dial(40000000);
+	const struct console_test_view *tv;
+	struct pollfd pfd;
+	struct console *c;
+	int k, fd, rows = 0, said = 0;
+	bool changed = false;
+	char xdg[] = "/tmp/llD2-xdg-XXXXXX", cmdbuf[128], p[PATH_MAX + 32], line[512];
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(xdg));
+	setenv("XDG_DATA_HOME", xdg, 1);
+	pthread_mutex_init(&s.mu, NULL);
+	pthread_cond_init(&s.cv, NULL);
+	assert_int_equal(pthread_create(&s.th, NULL, srv_main, &s), 0);
+	pthread_mutex_lock(&s.mu);
+	while (s.port == 0)
+		pthread_cond_wait(&s.cv, &s.mu);
+	pthread_mutex_unlock(&s.mu);
+	assert_true(s.port > 0);
+	x = calloc(1, sizeof(*x));
+	assert_non_null(x);
+	fake_add(&x->fa, "lo", "127.0.0.1/8");
+	x->ps.a.ops = &fake_ops;
+	x->ps.a.priv = &x->fa;
+	assert_int_equal(console_new(&c, &x->ps, "127.0.0.1", s.port, &err), 0);
+	x->c = c;
+	assert_int_equal(console_apply(c, &d, CONSOLE_A, &err), 0);
+	assert_int_equal(console_test_start(c, &r, &err), 0);
+	tv = &console_view(c)->test;
+	assert_string_equal(tv->dial_note, "");
+	for (k = 0; k < 200 && tv->state != CONSOLE_TEST_DONE &&
+		    tv->state != CONSOLE_TEST_FAILED; k++) {
+		fd = console_test_fd(c);
+		if (fd < 0)
+			break;
+		pfd.fd = fd;
+		pfd.events = POLLIN;
+		poll(&pfd, 1, 100);
+		console_test_pump(c);
+		/* the same dial read back: nothing to say */
+		assert_int_equal(console_tick(c, false), 1);
+		if (tv->nintervals >= 1 && !changed) {
+			assert_string_equal(tv->dial_note, "");
+			x->fa.rate[0] = 0;       /* lo holds nothing any more */
+			changed = true;
+			assert_int_equal(console_tick(c, false), 1);
+		}
+	}
+	assert_int_equal(tv->state, CONSOLE_TEST_DONE);
+	assert_true(changed);
+	assert_non_null(strstr(tv->dial_note, "A's dial changed"));
+	assert_non_null(strstr(tv->dial_note, "s into the run: was 'rate 40000008bit"));
+	assert_non_null(strstr(tv->dial_note, "now 'none'"));
+	/* saved: the dial the run started under, and that it did not hold */
+	snprintf(p, sizeof(p), "%s/profile.ini", tv->saved_dir);
+	f = fopen(p, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (!strcmp(line, "rate = 40000008bit\n"))
+			rows++;
+		if (strstr(line, "NOT held throughout: A's dial changed"))
+			said++;
+	}
+	fclose(f);
+	assert_int_equal(rows, 1);
+	assert_int_equal(said, 1);
+	snprintf(cmdbuf, sizeof(cmdbuf), "rm -rf %s", xdg);
+	assert_int_equal(system(cmdbuf), 0);
+	pthread_join(s.th, NULL);
+	assert_int_equal(s.rc, 0);
+	fix_free(x);
+}
+
+
 static void path_sums_delay_and_combines_loss(void **state)
 {
 	struct impair a = { 0 }, b = { 0 };
@@ -1563,6 +1648,7 @@ int main(void)
 		cmocka_unit_test(test_start_errors),
 		cmocka_unit_test(test_failure_is_pumped),
 		cmocka_unit_test(test_runs_and_scales_to_held_rate),
+		cmocka_unit_test(test_dial_change_during_run_is_said),
 		cmocka_unit_test(path_sums_delay_and_combines_loss),
 		cmocka_unit_test(theory_follows_what_is_held),
 		cmocka_unit_test(profiles_apply_save_rename_delete),

@@ -184,6 +184,16 @@ struct console_test_view {
 		double working_ms;
 		double rpm;
 	} rpm;
+	/* the dials the run started under (each side's read-back when it
+	 * started) and, once a read-back during the run differs (a dial
+	 * changed, linklab's engine gone or stopped), what changed and when:
+	 * "" = the same dials throughout (A is read every second, B every
+	 * 5 s) */
+	struct impair held_start[2];
+	bool held_start_valid[2];
+	char held_start_text[2][128];
+	double start_mono;            /* monotonic seconds at the start */
+	char dial_note[320];
 };
 
 /* The last `linklab verify` run from the console (V on the peers screen):
