@@ -184,8 +184,12 @@ static bool cmd_console_tick(struct tui *t, struct console *c, unsigned *ticks,
 	if (console_middle_tick(c))
 		dirty = true;
 	/* counters only matter on the peers screen; B's read is
-	 * one SSH round trip, so only every few ticks */
-	if (t->screen == TS_PEERS &&
+	 * one SSH round trip, so only every few ticks. While a test
+	 * runs, on any screen: a dial that changes under the run
+	 * (an engine gone) is noted on it */
+	if ((t->screen == TS_PEERS ||
+	     console_view(c)->test.state == CONSOLE_TEST_STARTING ||
+	     console_view(c)->test.state == CONSOLE_TEST_RUNNING) &&
 	    console_tick(c, ++*ticks % CMD_CONSOLE_REMOTE_TICKS == 0))
 		dirty = true;
 	if (countdown)

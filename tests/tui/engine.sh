@@ -7,7 +7,8 @@
 # under load reads ~100 ms, quit removes the rules and engines on both
 # peers; after kill -9 of the console the next one finds the engine's
 # leftovers and its quit removes them; console --engine kernel refuses the
-# delay; --engine warp exit 2.
+# delay; --engine warp exit 2; A's engine killed during a run: the test
+# screen says the dial changed.
 #   LINKLAB=path/to/linklab sh tests/tui/engine.sh   (default build/linklab)
 # Helpers: tests/tui/lib.sh.
 # Prints PASS/FAIL/SKIP lines and "tui-engine: N passed, N failed, N skipped".
@@ -88,6 +89,23 @@ else
 			ok "endpoint engine: one rule chain in each namespace while applied"
 		else
 			bad "endpoint engine: chains A $(llchains "$NS_A") B $(llchains "$NS_B")"
+		fi
+		# A's engine killed during a run: traffic passes unimpaired (fail
+		# open), and the test screen says the run is no longer under the dial
+		keys g j e C-u 8 Enter
+		wait_for "duration +8 s" 20 || bad "engine: test form duration 8 not set"
+		keys s
+		epid=$(for p in $(ip netns pids "$NS_A"); do
+			case "$(tr '\0' ' ' < /proc/"$p"/cmdline 2>/dev/null)" in *" engine "*veth-a*) echo "$p" ;; esac
+		done | head -1)
+		if [ -z "$epid" ]; then
+			bad "engine killed mid-run: A's engine process not found"
+		elif wait_for "running: .*\[[2-9] intervals\]" 100 && kill -9 "$epid" &&
+		     wait_for "A's dial changed [0-9.]+ s into the run: was 'delay 50ms loss 1% \\(linklab's engine\\)', now 'none \\(linklab's engine gone" 60; then
+			ok "engine killed mid-run: the test screen says so ($(capture | grep -o "A's dial changed [0-9.]* s into the run" | head -1))"
+			wait_for "done: " 150 || bad "engine killed mid-run: the run did not finish"
+		else
+			bad "engine killed mid-run: no note on the test screen (engine pid $epid)"; capture | head -24
 		fi
 		quit_removes "endpoint engine"
 	else
