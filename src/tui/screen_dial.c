@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "linklab/base/text.h"
 #include "linklab/model/impair.h"
 #include "linklab/peer/hostinfo.h"
 #include "tui.h"
@@ -447,6 +448,9 @@ void screen_dial_draw(struct tui *t, const struct console_view *v, int top,
 {
 	char line[512], val[64], pre[320], pres[16][24];
 	int k, y = top + 1, p, first, np, nf = dial_nfields(), fit, from = 0;
+	int y_ref = -1;               /* the row of a refused value, if any */
+	const char *ref = NULL;       /* its message, the row's name cut */
+	bool ref_whole = false;       /* the message stands whole by the rows */
 	/* "> name " then the value column (16) and the presets after it */
 	int nw = dial_name_width(), vx = 1 + 2 + nw + 1, px = vx + 16 + 1;
 	const struct impair_field *f;
@@ -510,6 +514,10 @@ void screen_dial_draw(struct tui *t, const struct console_view *v, int top,
 			if (cols - px - 1 > 0)
 				tui_put(y, px, cols - px - 1, tui_attr(t, TUI_ERROR) | A_BOLD,
 					pre);
+			y_ref = y;
+			ref = m;
+			ref_whole = cols - px - 1 > 0 && text_fit(pre, (size_t)(cols - px - 1)) ==
+				    strlen(pre);
 		} else if (cols - px - 1 > 0)
 			tui_put(y, px, cols - px - 1, tui_attr(t, TUI_DIM), pre);
 	}
@@ -529,12 +537,26 @@ void screen_dial_draw(struct tui *t, const struct console_view *v, int top,
 			snprintf(line, sizeof(line), "%c [ Apply ]", sel ? '>' : ' ');
 		tui_put(y, 1, cols - 2, attr, line);
 	}
+	/* a refusal longer than its row: the whole of it (the value, the
+	 * accepted range) under the row, over the rows below it down to
+	 * [ Apply ] (fields, target: they wait while the editor is open) */
+	if (ref && !ref_whole && y - 1 - y_ref >= 1) {
+		int room = y - 1 - y_ref > 6 ? 6 : y - 1 - y_ref, l;
+		int need = tui_wrap_lines(ref, cols - 4);
+
+		ref_whole = need <= room;
+		if (need > room)
+			need = room;
+		for (l = 1; l <= need; l++)
+			mvhline(y_ref + l, 1, ' ', cols - 2);
+		tui_wrap(y_ref + 1, 3, cols - 4, need, tui_attr(t, TUI_ERROR), ref);
+	}
 	y++;
 	impair_summary(&t->dial, pre, sizeof(pre));
 	snprintf(line, sizeof(line), "dial: %.180s  ->  %s", pre,
 		 dial_target_name(t->dial_sides));
 	tui_put(y++, 1, cols - 2, A_NORMAL, line);
-	if (t->dial_msg[0])
+	if (t->dial_msg[0] && !(ref && ref_whole))
 		y += tui_wrap(y, 1, cols - 2, 2,
 			      tui_attr(t, t->dial_msg_err ? TUI_ERROR : TUI_WARN),
 			      t->dial_msg);

@@ -215,6 +215,42 @@ void tui_flash(const struct tui *t, const char *msg)
 /* Word-wrap s into at most maxl lines of width w (columns) starting at
  * (y, x). The text is made safe first, so that the lines are cut where the
  * escaped text (what is seen) reaches the edge. Returns lines used. */
+/* Bytes of p on its next line of w columns: up to the last space that
+ * fits (or cut at w when a word is longer); 0 when a character is wider
+ * than w. */
+static int wrap_next(const char *p, int w)
+{
+	int n = (int)text_fit(p, (size_t)w);
+
+	if (p[n]) {
+		int cut = n;
+
+		while (cut > 0 && p[cut] != ' ')
+			cut--;
+		if (cut > 0)
+			n = cut;
+	}
+	return n;
+}
+
+int tui_wrap_lines(const char *s, int w)
+{
+	char safe[2048];
+	const char *p;
+	int used = 0, n;
+
+	if (w <= 0)
+		return 0;
+	p = text_is_safe(s, 0) ? s : text_sanitize(s, safe, sizeof(safe));
+	while (*p && (n = wrap_next(p, w)) > 0) {
+		used++;
+		p += n;
+		while (*p == ' ')
+			p++;
+	}
+	return used;
+}
+
 int tui_wrap(int y, int x, int w, int maxl, unsigned attr, const char *s)
 {
 	int used = 0, n;
@@ -225,15 +261,7 @@ int tui_wrap(int y, int x, int w, int maxl, unsigned attr, const char *s)
 		return 0;
 	p = text_is_safe(s, 0) ? s : text_sanitize(s, safe, sizeof(safe));
 	while (*p && used < maxl) {
-		n = (int)text_fit(p, (size_t)w);
-		if (p[n]) {
-			int cut = n;
-
-			while (cut > 0 && p[cut] != ' ')
-				cut--;
-			if (cut > 0)
-				n = cut;
-		}
+		n = wrap_next(p, w);
 		if (n == 0)        /* a character wider than w */
 			break;
 		snprintf(part, sizeof(part), "%.*s", n, p);

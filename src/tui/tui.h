@@ -173,6 +173,8 @@ int tui_le_key(int key);
 /* Word-wrap s into at most maxl lines of width w from (y, x); returns the
  * lines used. */
 int tui_wrap(int y, int x, int w, int maxl, unsigned attr, const char *s);
+/* The lines tui_wrap needs for the whole of s at width w. */
+int tui_wrap_lines(const char *s, int w);
 
 /* Draw s at (y, x), clipped to width w; returns cells used. */
 int tui_put(int y, int x, int w, unsigned attr, const char *s);

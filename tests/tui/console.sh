@@ -83,6 +83,12 @@ if capture | grep -Eq "^ > rate +50xyz +REFUSED \(Esc cancels\): '50xyz' is not 
    capture | tail -1 | grep -q "^Enter accept  Esc cancel edit" &&
    ! capture | tail -1 | grep -q "e edit"; then
 	ok "refused value: REFUSED on the edited row, footer 'Enter accept  Esc cancel edit'"
+	# the whole message, wrapped under the row: the accepted range shows
+	if capture | grep -q "accepted: 8bit \.\. 4tbit"; then
+		ok "refused value: the whole message under the row, with the accepted range (8bit .. 4tbit)"
+	else
+		bad "refused value: the accepted range is not on the screen"; capture | head -12
+	fi
 else
 	bad "refused value: not obvious on the row / footer"; capture | grep -E "^ > |accept"
 fi
