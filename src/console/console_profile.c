@@ -64,6 +64,7 @@ int console_profiles_reload(struct console *c, struct ll_err *err)
 		v[i].a = p->a;
 		v[i].b = p->b;
 		/* errors first, then warnings */
+		v[i].nproblems_all = d->n;
 		for (k = 0; k < d->n && v[i].nproblems < 4; k++)
 			if (d->e[k].level == LL_DIAG_ERROR)
 				console_fmt(v[i].problems[v[i].nproblems++], LL_DIAG_LEN,

@@ -92,24 +92,56 @@ static char *trim(char *s)
 
 /* Returns -EINVAL when the file is plainly not an INI profile (too many
  * lines that are neither sections nor 'key = value'). */
-/* Where each "section:key" of the file is (its first line), so that a bad
- * value found after iniparser read the file is reported with file:line. */
+/* Where each "section:key" of the file is, one entry per line that gives
+ * it, with the value as given, so that a bad value found after iniparser
+ * read the file (the last line of a repeated key: the value it keeps) is
+ * reported with file:line, and an earlier value of a repeated key (which
+ * iniparser drops) is checked all the same. */
 struct key_lines {
 	char key[64][96];
 	int line[64];
+	char val[64][160];
 	int n;
 };
 
+/* The last line that gives sec:key (the value iniparser keeps), 0 if none. */
 static int key_line(const struct key_lines *kl, const char *sec, const char *key)
 {
 	char k[96];
-	int i;
+	int i, ln = 0;
 
 	snprintf(k, sizeof(k), "%s:%s", sec, key);
 	for (i = 0; i < kl->n; i++)
 		if (!strcasecmp(kl->key[i], k))
-			return kl->line[i];
-	return 0;
+			ln = kl->line[i];
+	return ln;
+}
+
+/* The value of a dial field that a later line of the file overrides: checked
+ * as load_section checks the value kept, reported at its own line. */
+static void lint_dropped_value(const char *path, int lineno, const char *sec,
+			       const char *key, const char *val, struct ll_diag *diag)
+{
+	struct impair scratch = { 0 };
+	struct ll_diag one;
+	char v[160];
+	size_t n;
+	int i;
+
+	if (!impair_field_find(key) || (strcmp(sec, "dial") && strcmp(sec, "a") && strcmp(sec, "b")))
+		return;
+	/* the value as iniparser reads it: quotes dropped, else cut at an
+	 * inline comment */
+	n = strlen(val);
+	if (n >= 2 && val[0] == '"' && val[n - 1] == '"')
+		snprintf(v, sizeof(v), "%.*s", (int)(n - 2), val + 1);
+	else
+		snprintf(v, sizeof(v), "%.*s", (int)strcspn(val, "#;"), val);
+	ll_diag_clear(&one);
+	if (impair_set(&scratch, key, trim(v), &one) < 0)
+		for (i = 0; i < one.n; i++)
+			ll_diag_add(diag, one.e[i].level, NULL, "%s:%d: [%s] %s", path, lineno,
+				    sec, one.e[i].text);
 }
 
 /* a [section] line s: its name into sec, checked against the known ones
@@ -169,7 +201,7 @@ static void lint_key(const char *key, const char *val, const char *path,
 			    "%s:%d: %s: value '%s' is cut at '#' or ';' (the rest "
 			    "is a comment): the value used is '%.*s'",
 			    path, lineno, key, val, (int)strcspn(val, "#;"), val);
-	for (i = 0; i < *nseen; i++) {
+	for (i = *nseen - 1; i >= 0; i--) {
 		char k[96];
 
 		snprintf(k, sizeof(k), "%s:%s", sec, key);
@@ -177,11 +209,15 @@ static void lint_key(const char *key, const char *val, const char *path,
 			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
 				    "%s:%d: key '%s' repeated in [%s]", path,
 				    lineno, key, sec);
+			/* the value before this line is dropped by iniparser:
+			 * its problems are said all the same */
+			lint_dropped_value(path, kl->line[i], sec, key, kl->val[i], diag);
 			break;
 		}
 	}
 	if (*nseen < 64) {
 		kl->line[*nseen] = lineno;
+		snprintf(kl->val[*nseen], sizeof(kl->val[0]), "%s", val);
 		snprintf(seen[(*nseen)++], sizeof(seen[0]), "%s:%s", sec, key);
 		kl->n = *nseen;
 	}
@@ -201,14 +237,15 @@ static void lint_key(const char *key, const char *val, const char *path,
 }
 
 /* A UTF-8 byte order mark at the start of line 1 is dropped (editors on
- * Windows write one); a UTF-16 one is refused naming the file. 0 or -EINVAL. */
+ * Windows write one); a UTF-16 one is refused naming the file. The bytes
+ * dropped (0 or 3), or -EINVAL. */
 static int lint_bom(char *line, const char *path, struct ll_diag *diag)
 {
 	unsigned char *u = (unsigned char *)line;
 
 	if (u[0] == 0xef && u[1] == 0xbb && u[2] == 0xbf) {
 		memmove(line, line + 3, strlen(line + 3) + 1);
-		return 0;
+		return 3;
 	}
 	if ((u[0] == 0xff && u[1] == 0xfe) || (u[0] == 0xfe && u[1] == 0xff)) {
 		ll_diag_add(diag, LL_DIAG_ERROR, NULL,
@@ -226,25 +263,38 @@ static int lint_bom(char *line, const char *path, struct ll_diag *diag)
 static int lint_file(FILE *f, FILE *clean, const char *path, struct key_lines *kl,
 		     struct ll_diag *diag)
 {
-	char line[PROFILE_LINE_MAX + 2], raw[PROFILE_LINE_MAX + 2], sec[64] = "";
+	char raw[PROFILE_LINE_MAX + 2], sec[64] = "", *line = NULL;
 	char secs[16][64];
 	int nseen = 0, nsecs = 0, lineno = 0, nbad = 0;
+	size_t cap = 0;
+	ssize_t len;
 
-	while (fgets(line, sizeof(line), f)) {
+	/* getline: the length counts NUL bytes too (fgets would take a line
+	 * with one for an endless line) */
+	while ((len = getline(&line, &cap, f)) >= 0) {
 		char *s, *eq, *key, *val;
 		bool ok = true;
 
 		lineno++;
-		if (lineno == 1 && lint_bom(line, path, diag) < 0)
-			return -EINVAL;
-		if (!strchr(line, '\n') && !feof(f)) {
-			int c;
+		if (lineno == 1) {
+			int dropped = lint_bom(line, path, diag);
 
-			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
-				    "%s:%d: line longer than %d bytes", path,
-				    lineno, PROFILE_LINE_MAX);
-			while ((c = fgetc(f)) != EOF && c != '\n')
-				;
+			if (dropped < 0) {
+				free(line);
+				return -EINVAL;
+			}
+			len -= dropped;
+		}
+		if (len > PROFILE_LINE_MAX + 1 || memchr(line, '\0', (size_t)len)) {
+			if (len > PROFILE_LINE_MAX + 1)
+				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+					    "%s:%d: line longer than %d bytes", path,
+					    lineno, PROFILE_LINE_MAX);
+			else
+				ll_diag_add(diag, LL_DIAG_ERROR, NULL,
+					    "%s:%d: a NUL byte at column %d (a profile is text)",
+					    path, lineno,
+					    (int)((char *)memchr(line, '\0', (size_t)len) - line) + 1);
 			fputc('\n', clean);
 			continue;
 		}
@@ -262,6 +312,7 @@ static int lint_file(FILE *f, FILE *clean, const char *path, struct key_lines *k
 					    "%s: not an INI profile (%d lines are neither "
 					    "'key = value' nor [section]); stopped reading at line %d",
 					    path, nbad, lineno);
+				free(line);
 				return -EINVAL;
 			}
 			ll_diag_add(diag, LL_DIAG_ERROR, NULL,
@@ -282,6 +333,7 @@ static int lint_file(FILE *f, FILE *clean, const char *path, struct key_lines *k
 		}
 		fputs(ok ? raw : "\n", clean);
 	}
+	free(line);
 	return 0;
 }
 

@@ -77,7 +77,15 @@ void screen_profiles_draw(struct tui *t, const struct console_view *v, int top,
 		if (p->description[0])
 			y += tui_wrap(y, x, w, 2, A_NORMAL, p->description);
 		y++;
-		if (p->valid || p->a.set || p->b.set) {
+		if (!p->valid) {
+			/* a file with errors is refused whole: no dial of it
+			 * is shown as if it could be applied */
+			snprintf(line, sizeof(line), "not applicable: %d problem%s (the file is "
+				 "refused whole)", p->nproblems_all > p->nproblems ?
+				 p->nproblems_all : p->nproblems,
+				 (p->nproblems_all > 1 || p->nproblems > 1) ? "s" : "");
+			tui_put(y++, x, w, tui_attr(t, TUI_ERROR) | A_BOLD, line);
+		} else {
 			impair_summary(&p->a, sum, sizeof(sum));
 			snprintf(line, sizeof(line), "[a] A's egress (A->B): %s", sum);
 			y += tui_wrap(y, x, w, 2, tui_attr(t, TUI_OK), line);
@@ -97,6 +105,11 @@ void screen_profiles_draw(struct tui *t, const struct console_view *v, int top,
 		y++;
 		for (k = 0; k < p->nproblems && y < bottom - 2; k++)
 			y += tui_wrap(y, x, w, 3, tui_attr(t, TUI_ERROR), p->problems[k]);
+		if (p->nproblems_all > p->nproblems && y < bottom - 2) {
+			snprintf(line, sizeof(line), "... and %d more: linklab profile show %s",
+				 p->nproblems_all - p->nproblems, p->name);
+			tui_put(y++, x, w, tui_attr(t, TUI_ERROR), line);
+		}
 		if (y < bottom - 2)
 			y += tui_wrap(y, x, w, 2, tui_attr(t, TUI_DIM), p->path);
 	}

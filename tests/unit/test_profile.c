@@ -101,6 +101,43 @@ static void test_bad_keys_all_reported(void **state)
 	assert_true(diag_has(&diag, "bad-keys.ini:10: unknown section [bogus]"));
 }
 
+/* A key given twice: iniparser keeps the last value; the earlier ones are
+ * checked too, each at its own line, and a bad last value is said at the
+ * last line (the one kept). A NUL byte is said as such, not as a line
+ * too long. */
+static void test_repeated_and_nul_reported(void **state)
+{
+	struct profile p;
+	struct ll_diag diag;
+	char path[] = "/tmp/llD2-prof-XXXXXX";
+	FILE *f;
+	int fd;
+
+	(void)state;
+	ll_diag_clear(&diag);
+	assert_int_equal(profile_load("tests/data/profiles/bad-repeated.ini", &p, &diag), -22);
+	dump(&diag);
+	assert_true(diag_has(&diag, "bad-repeated.ini:5: [dial] delay: '-1ms' must not be negative"));
+	assert_true(diag_has(&diag, "bad-repeated.ini:6: [dial] rate: '5' has no unit"));
+	assert_true(diag_has(&diag, "bad-repeated.ini:7: key 'delay' repeated in [dial]"));
+	assert_true(diag_has(&diag, "bad-repeated.ini:9: key 'rate' repeated in [dial]"));
+	/* the values kept are the last ones */
+	assert_int_equal(p.a.delay, 10000000);
+	assert_int_equal(p.a.rate, 9000000);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fwrite("[dial]\nrate = 1mbit\n\0\0garbage\n", 1, 29, f);
+	fclose(f);
+	ll_diag_clear(&diag);
+	assert_int_equal(profile_load(path, &p, &diag), -22);
+	dump(&diag);
+	assert_true(diag_has(&diag, ":3: a NUL byte at column 1 (a profile is text)"));
+	assert_false(diag_has(&diag, "longer than"));
+	unlink(path);
+}
+
 static void test_bad_values_all_reported(void **state)
 {
 	struct profile p;
@@ -320,6 +357,7 @@ int main(void)
 		cmocka_unit_test(test_per_side),
 		cmocka_unit_test(test_bad_keys_all_reported),
 		cmocka_unit_test(test_bad_values_all_reported),
+		cmocka_unit_test(test_repeated_and_nul_reported),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_save_roundtrip),
 		cmocka_unit_test(test_hostile_files),

@@ -143,6 +143,7 @@ struct console_profile {
 	char description[256];
 	int nproblems;                /* problems[] used (errors, warnings) */
 	char problems[4][LL_DIAG_LEN];/* "FILE:LINE: message" */
+	int nproblems_all;            /* all the file has (more than shown) */
 	bool per_side;
 	struct impair a, b;           /* dials for A's and B's egress */
 };
