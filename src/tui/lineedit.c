@@ -19,6 +19,7 @@ void lineedit_init(struct lineedit *le, const char *text)
 	le->len = (int)n;
 	le->cur = (int)n;
 	le->skip = 0;
+	le->fresh = n > 0;
 }
 
 /* A UTF-8 continuation byte (10xxxxxx): the cursor never stops before one. */
@@ -31,6 +32,16 @@ int lineedit_key(struct lineedit *le, int key)
 {
 	int to;
 
+	/* a fresh initial text: typing replaces it, Backspace/Delete clear it,
+	 * anything else keeps it as it is from now on */
+	if (le->fresh) {
+		le->fresh = 0;
+		if (key == LE_BACKSPACE || key == LE_DELETE ||
+		    (key >= 0x20 && key != 0x7f && key <= 0xff && !(key >= 0x80 && key < 0xc0)))
+			lineedit_init(le, "");
+		if (key == LE_BACKSPACE || key == LE_DELETE)
+			return LE_CONTINUE;
+	}
 	switch (key) {
 	case LE_ENTER:
 		return LE_DONE;

@@ -30,10 +30,15 @@ struct lineedit {
 	int cur;             /* cursor position, 0..len */
 	int skip;            /* continuation bytes still to drop of a character
 			      * refused because the field was full */
+	int fresh;           /* the initial text is still whole and untouched:
+			      * the first character typed replaces it (as a
+			      * selected field), a cursor key keeps it */
 };
 
 /* Start editing with initial text (truncated to LE_MAX - 1 bytes at a
- * character boundary); the cursor goes to the end. */
+ * character boundary); the cursor goes to the end. A non-empty text is
+ * "fresh": the first character typed replaces it, Backspace or Delete
+ * clears it, a cursor key (Left, Right, Home, End) keeps it for editing. */
 void lineedit_init(struct lineedit *le, const char *text);
 
 /* Apply one key: printable ASCII 0x20..0x7e and the bytes 0x80..0xff of a

@@ -486,7 +486,8 @@ void screen_dial_draw(struct tui *t, const struct console_view *v, int top,
 			attrset(A_UNDERLINE);
 			mvhline(y, vx, ' ', w);
 			snprintf(val, sizeof(val), "%s", t->le.buf + first);
-			tui_put(y, vx, w, A_UNDERLINE, val);   /* cut at w columns */
+			/* a fresh value (typing replaces it) shows selected */
+			tui_put(y, vx, w, t->le.fresh ? A_REVERSE : A_UNDERLINE, val);
 			move(y, vx + lineedit_col(&t->le, first));
 			curs_set(1);
 		} else {

@@ -124,7 +124,7 @@ void screen_profiles_draw(struct tui *t, const struct console_view *v, int top,
 		k = tui_put(y, x, w, A_BOLD, line);
 		attrset(A_UNDERLINE);
 		mvhline(y, x + k + 1, ' ', 24);
-		tui_put(y, x + k + 1, 24, A_UNDERLINE, t->le.buf);
+		tui_put(y, x + k + 1, 24, t->le.fresh ? A_REVERSE : A_UNDERLINE, t->le.buf);
 		attrset(A_NORMAL);
 		break;
 	case TP_CONFIRM_DELETE:

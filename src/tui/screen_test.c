@@ -290,7 +290,7 @@ static void test_draw_form(struct tui *t, const struct console_view *v, int y,
 			tui_put(yy, x, 13, attr, line);
 			attrset(A_UNDERLINE);
 			mvhline(yy, x + 13, ' ', 14);
-			tui_put(yy, x + 13, 14, A_UNDERLINE, t->le.buf);
+			tui_put(yy, x + 13, 14, t->le.fresh ? A_REVERSE : A_UNDERLINE, t->le.buf);
 			attrset(A_NORMAL);
 			continue;
 		}

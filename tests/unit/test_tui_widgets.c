@@ -28,6 +28,8 @@ static void lineedit_insert_move_delete(void **state)
 	(void)state;
 	lineedit_init(&le, "50");
 	assert_int_equal(le.cur, 2);
+	/* the initial text is fresh: a cursor key keeps it for editing */
+	assert_int_equal(lineedit_key(&le, LE_END), LE_CONTINUE);
 	le_type(&le, "mbit");
 	assert_string_equal(le.buf, "50mbit");
 	assert_int_equal(lineedit_key(&le, LE_HOME), LE_CONTINUE);
@@ -51,6 +53,34 @@ static void lineedit_insert_move_delete(void **state)
 	assert_int_equal(lineedit_key(&le, LE_BACKSPACE), LE_CONTINUE);
 	assert_int_equal(lineedit_key(&le, LE_LEFT), LE_CONTINUE);
 	assert_int_equal(le.cur, 0);
+}
+
+/* A field opened with its value: typing replaces it (as a selected
+ * field), Backspace clears it, a cursor key keeps it; an empty field
+ * simply takes what is typed. */
+static void lineedit_fresh_text_is_replaced(void **state)
+{
+	struct lineedit le;
+
+	(void)state;
+	lineedit_init(&le, "1");
+	le_type(&le, "0");
+	assert_string_equal(le.buf, "0");       /* not "10" */
+	le_type(&le, "5");
+	assert_string_equal(le.buf, "05");      /* then it inserts */
+	lineedit_init(&le, "50ms");
+	assert_int_equal(lineedit_key(&le, LE_BACKSPACE), LE_CONTINUE);
+	assert_string_equal(le.buf, "");
+	lineedit_init(&le, "50ms");
+	assert_int_equal(lineedit_key(&le, LE_LEFT), LE_CONTINUE);
+	le_type(&le, "0");
+	assert_string_equal(le.buf, "50m0s");
+	lineedit_init(&le, "50ms");
+	assert_int_equal(lineedit_key(&le, LE_ENTER), LE_DONE);
+	assert_string_equal(le.buf, "50ms");    /* Enter accepts it as it is */
+	lineedit_init(&le, "");
+	le_type(&le, "7");
+	assert_string_equal(le.buf, "7");
 }
 
 static void lineedit_finish_and_limits(void **state)
@@ -98,6 +128,7 @@ static void lineedit_utf8(void **state)
 	lineedit_key(&le, LE_DELETE);                   /* the whole character */
 	assert_string_equal(le.buf, "10mbit");
 	lineedit_init(&le, "a\xc3\xa9");
+	lineedit_key(&le, LE_END);                      /* keep it, to edit */
 	lineedit_key(&le, LE_BACKSPACE);
 	assert_string_equal(le.buf, "a");
 	assert_int_equal(le.cur, 1);
@@ -239,6 +270,7 @@ int main(void)
 		cmocka_unit_test(chart_ramp_ascii),
 		cmocka_unit_test(chart_mark_and_utf8),
 		cmocka_unit_test(lineedit_insert_move_delete),
+		cmocka_unit_test(lineedit_fresh_text_is_replaced),
 		cmocka_unit_test(lineedit_finish_and_limits),
 		cmocka_unit_test(lineedit_utf8),
 		cmocka_unit_test(lineedit_full_utf8),
