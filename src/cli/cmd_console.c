@@ -37,6 +37,9 @@
 #include "linklab/remote/sshcfg.h"
 #include "../tui/tui.h"
 
+/* exit status of a quit that left B to restore itself (B gone or not
+ * answering): A is restored, B's restore was not seen from here */
+#define CMD_CONSOLE_EXIT_B_LEFT 3
 #define CMD_CONSOLE_REDRAW_MS 100
 #define CMD_CONSOLE_TICK_MS 1000        /* live qdisc counters on A (netlink) */
 #define CMD_CONSOLE_REMOTE_TICKS 5      /* B's counters every 5th tick (SSH) */
@@ -703,6 +706,7 @@ static int cmd_console_restore(struct tui *t, struct console *c, int sig)
 {
 	struct ll_err err = { 0 };
 	char summary[512];
+	bool b_left;
 	int rc;
 
 	/* a key or a later SIGINT/SIGTERM/SIGQUIT stops waiting for a B that
@@ -727,6 +731,7 @@ static int cmd_console_restore(struct tui *t, struct console *c, int sig)
 		  "restoring both peers ...");
 	ll_err_clear(&err);
 	rc = console_quit(c, summary, sizeof(summary), &err);
+	b_left = console_quit_b_left(c);
 	tui_done();
 	if (sig)
 		printf("linklab: %s: %s\n", strsignal(sig), summary);
@@ -738,8 +743,9 @@ static int cmd_console_restore(struct tui *t, struct console *c, int sig)
 	if (rc < 0)
 		return 1;
 	/* after restoring, a signal's exit status as shells expect:
-	 * 128 + signal (SIGINT 130, SIGQUIT 131, SIGTERM 143, SIGHUP 129) */
-	return sig ? 128 + sig : 0;
+	 * 128 + signal (SIGINT 130, SIGQUIT 131, SIGTERM 143, SIGHUP 129);
+	 * else 3 when B's restore was left to B (not seen here) */
+	return sig ? 128 + sig : b_left ? CMD_CONSOLE_EXIT_B_LEFT : 0;
 }
 
 int cmd_console(int argc, char **argv)

@@ -266,6 +266,7 @@ static int console_quit_b(struct console *c, bool settled, char *summary, size_t
 	if (gone || nq > 0 || first || ch->n > 0)
 		peerq_abandon_at_close(c->bq);
 	if (gone || nq > 0) {
+		c->quit_b_left = true;
 		/* B did not answer: what it holds is its own to restore */
 		console_fmt(part, sizeof(part), "%sB not answering (restores itself)",
 			    *nrest ? ", " : "");
@@ -399,6 +400,7 @@ int console_quit(struct console *c, char *summary, size_t len, struct ll_err *er
 		if (!p) {
 			ch->n = 0;
 			if (i == CONSOLE_IDX_B && c->v.b_lost) {
+				c->quit_b_left = true;
 				console_fmt(part, sizeof(part),
 					    "%sB lost (restores itself)",
 					    nrest ? ", " : "");
@@ -424,6 +426,11 @@ int console_quit(struct console *c, char *summary, size_t len, struct ll_err *er
 	c->quit_done = true;
 	c->quit_ok = first == 0;
 	return first;
+}
+
+bool console_quit_b_left(const struct console *c)
+{
+	return c->quit_b_left;
 }
 
 void console_free(struct console *c)

@@ -59,6 +59,7 @@ struct console {
 	struct console_changed changed[2];
 	struct owner own;             /* the hold on A's interfaces and B */
 	bool quit_ok;                 /* console_quit restored everything */
+	bool quit_b_left;             /* ... but B restores itself */
 	bool unarmed_asked;           /* view.confirm asks about an apply
 				       * without B's revert timer */
 	struct console_view v;

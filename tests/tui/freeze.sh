@@ -159,8 +159,8 @@ else
 		keys q
 		if wait_for "console-exit=" 60; then
 			ms=$(( $(now_ms) - t0 ))
-			if [ "$ms" -le 2000 ] && capture | grep -q "console-exit=0"; then
-				ok "stopped sshd: q restores A at once and exits 0 in $ms ms (<= 2000)"
+			if [ "$ms" -le 2000 ] && capture | grep -q "console-exit=3"; then
+				ok "stopped sshd: q restores A at once and exits 3 (B restores itself) in $ms ms (<= 2000)"
 			else
 				bad "stopped sshd: q took $ms ms, $(capture | grep -o 'console-exit=[0-9]*')"
 			fi
@@ -242,9 +242,9 @@ else
 		keys Space
 		if wait_for "console-exit=" 60; then
 			ms=$(( $(now_ms) - t0 ))
-			if [ "$ms" -le 2000 ] && capture | grep -q "console-exit=0" &&
+			if [ "$ms" -le 2000 ] && capture | grep -q "console-exit=3" &&
 			   capture | grep -q "restored A veth-a, B not answering (restores itself)"; then
-				ok "q with B stalled, then a key: exit 0 in $ms ms: $(capture | grep 'linklab:' | tail -1)"
+				ok "q with B stalled, then a key: exit 3 in $ms ms: $(capture | grep 'linklab:' | tail -1)"
 			else
 				bad "q + key: $ms ms, $(capture | grep -E 'console-exit|linklab:' | tail -2)"
 			fi
@@ -326,9 +326,9 @@ else
 	fi
 	t0=$(now_ms)
 	keys q
-	if wait_for "console-exit=0" 60; then
+	if wait_for "console-exit=3" 60; then
 		ms=$(( $(now_ms) - t0 ))
-		if [ "$ms" -le 2000 ]; then ok "hanging tc: q exits in $ms ms"; else bad "hanging tc: q took $ms ms"; fi
+		if [ "$ms" -le 2000 ]; then ok "hanging tc: q exits 3 (B restores itself) in $ms ms"; else bad "hanging tc: q took $ms ms"; fi
 	else
 		bad "hanging tc: q did not exit"; capture | tail -4
 	fi

@@ -360,6 +360,10 @@ int console_do(struct console *c, const struct console_intent *in, struct ll_err
  * (every restore is still attempted). Idempotent. */
 int console_quit(struct console *c, char *summary, size_t len, struct ll_err *err);
 
+/* After console_quit: true when B was left to restore itself (gone, or not
+ * answering within the bound): its restore was not seen from here. */
+bool console_quit_b_left(const struct console *c);
+
 /* Put msg on the view's status line (a console-side note). */
 void console_note(struct console *c, const char *msg);
 
