@@ -765,10 +765,38 @@ static void *srv_main(void *arg)
 	return NULL;
 }
 
+/* A one-off linklab server on loopback in a thread: s->port once it listens. */
+static void srv_start(struct srv *s)
+{
+	memset(s, 0, sizeof(*s));
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
+	assert_int_equal(pthread_create(&s->th, NULL, srv_main, s), 0);
+	pthread_mutex_lock(&s->mu);
+	while (s->port == 0)
+		pthread_cond_wait(&s->cv, &s->mu);
+	pthread_mutex_unlock(&s->mu);
+	assert_true(s->port > 0);
+}
+
+/* A fixture whose A is a fake with lo, its console testing 127.0.0.1:port. */
+static struct fix *fix_loopback(int port)
+{
+	struct fix *x = calloc(1, sizeof(*x));
+	struct ll_err err = { 0 };
+
+	assert_non_null(x);
+	fake_add(&x->fa, "lo", "127.0.0.1/8");
+	x->ps.a.ops = &fake_ops;
+	x->ps.a.priv = &x->fa;
+	assert_int_equal(console_new(&x->c, &x->ps, "127.0.0.1", port, &err), 0);
+	return x;
+}
+
 static void test_runs_and_scales_to_held_rate(void **state)
 {
 	struct fix *x;
-	struct srv s = { .port = 0 };
+	struct srv s;
 	struct console_test_req r = { .streams = 2, .duration = 1, .interval = 0.5 };
 	struct ll_err err = { 0 };
 	struct impair d = rate_dial(40000000);
@@ -781,22 +809,9 @@ static void test_runs_and_scales_to_held_rate(void **state)
 	(void)state;
 	assert_non_null(mkdtemp(xdg));
 	setenv("XDG_DATA_HOME", xdg, 1);
-	pthread_mutex_init(&s.mu, NULL);
-	pthread_cond_init(&s.cv, NULL);
-	assert_int_equal(pthread_create(&s.th, NULL, srv_main, &s), 0);
-	pthread_mutex_lock(&s.mu);
-	while (s.port == 0)
-		pthread_cond_wait(&s.cv, &s.mu);
-	pthread_mutex_unlock(&s.mu);
-	assert_true(s.port > 0);
-
-	x = calloc(1, sizeof(*x));
-	assert_non_null(x);
-	fake_add(&x->fa, "lo", "127.0.0.1/8");
-	x->ps.a.ops = &fake_ops;
-	x->ps.a.priv = &x->fa;
-	assert_int_equal(console_new(&c, &x->ps, "127.0.0.1", s.port, &err), 0);
-	x->c = c;
+	srv_start(&s);
+	x = fix_loopback(s.port);
+	c = x->c;
 	/* the fake A holds 40000008 bit/s after this */
 	assert_int_equal(console_apply(c, &d, CONSOLE_A, &err), 0);
 	assert_int_equal(console_test_start(c, &r, &err), 0);
@@ -908,7 +923,7 @@ static void test_runs_and_scales_to_held_rate(void **state)
 static void test_dial_change_during_run_is_said(void **state)
 {
 	struct fix *x;
-	struct srv s = { .port = 0 };
+	struct srv s;
 	struct console_test_req r = { .streams = 1, .duration = 2, .interval = 0.5 };
 	struct ll_err err = { 0 };
 	struct impair d = rate_dial(40000000);
@@ -923,21 +938,9 @@ static void test_dial_change_during_run_is_said(void **state)
 	(void)state;
 	assert_non_null(mkdtemp(xdg));
 	setenv("XDG_DATA_HOME", xdg, 1);
-	pthread_mutex_init(&s.mu, NULL);
-	pthread_cond_init(&s.cv, NULL);
-	assert_int_equal(pthread_create(&s.th, NULL, srv_main, &s), 0);
-	pthread_mutex_lock(&s.mu);
-	while (s.port == 0)
-		pthread_cond_wait(&s.cv, &s.mu);
-	pthread_mutex_unlock(&s.mu);
-	assert_true(s.port > 0);
-	x = calloc(1, sizeof(*x));
-	assert_non_null(x);
-	fake_add(&x->fa, "lo", "127.0.0.1/8");
-	x->ps.a.ops = &fake_ops;
-	x->ps.a.priv = &x->fa;
-	assert_int_equal(console_new(&c, &x->ps, "127.0.0.1", s.port, &err), 0);
-	x->c = c;
+	srv_start(&s);
+	x = fix_loopback(s.port);
+	c = x->c;
 	assert_int_equal(console_apply(c, &d, CONSOLE_A, &err), 0);
 	assert_int_equal(console_test_start(c, &r, &err), 0);
 	tv = &console_view(c)->test;
