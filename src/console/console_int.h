@@ -89,6 +89,10 @@ struct console {
 	bool mid_busy_err;            /* v.error says a set was refused
 				       * because the middle did not answer */
 	double mid_retry;             /* next attach attempt, 0 = none */
+	struct impair mid_redo[2];    /* the dials a bridge this console
+				       * started held when it stopped: set
+				       * again once it is started again */
+	bool mid_redo_valid;
 	uint64_t mid_prev[2][2];      /* rx/tx bytes per direction at mid_t */
 	bool mid_prev_valid;
 	/* linklab verify, run as a child process */
@@ -203,6 +207,9 @@ void console_test_end(struct console *c);
  * side i during the run checked against them (test.dial_note) */
 void console_test_dial_start(struct console *c);
 void console_test_dial_check(struct console *c, int i);
+/* what changed under a running test (the first note only, after how far
+ * into the run it came): the test screen and the saved results say it */
+void console_test_note(struct console *c, const char *what);
 void console_test_server_done(struct console *c, struct peerq_job *j);
 
 #endif

@@ -107,7 +107,20 @@ static void console_middle_failed(struct console *c, int rc, const struct ll_err
 
 	if (middle_lost(c->mid)) {
 		console_middle_lost(c, e->msg);
+		console_test_note(c, "the middle box was lost: the bridge's dial is not known from then on");
 	} else if (!middle_attached(c->mid)) {
+		/* a bridge this console started stopped (killed, crashed): the
+		 * next attach starts a new one, which gets the dials this one
+		 * held; a run going on is told its path was cut */
+		if (M->attached && M->engine_asked[0] && !c->mid_redo_valid) {
+			c->mid_redo[MIDDLE_AB] = M->dir[MIDDLE_AB].fields;
+			c->mid_redo[MIDDLE_BA] = M->dir[MIDDLE_BA].fields;
+			c->mid_redo_valid = !impair_is_empty(&c->mid_redo[0]) ||
+					    !impair_is_empty(&c->mid_redo[1]);
+		}
+		if (M->attached)
+			console_test_note(c, "the middle box's bridge stopped: the path was cut "
+					  "until it ran again, and its dial not held");
 		M->attached = false;
 		M->stall_s = 0;
 		M->changed = false;
@@ -119,6 +132,28 @@ static void console_middle_failed(struct console *c, int rc, const struct ll_err
 		console_derive(c);
 	}
 	(void)rc;
+}
+
+/* A bridge this console started stopped and a new one was started: the
+ * dials the stopped one held are set on it again (the new one starts with
+ * none), and the status says so, or why they could not be. */
+static void console_middle_redo(struct console *c)
+{
+	struct impair ab = c->mid_redo[MIDDLE_AB], ba = c->mid_redo[MIDDLE_BA];
+	struct ll_err e = { 0 };
+	char keep[sizeof(c->v.status)];
+
+	c->mid_redo_valid = false;
+	if (console_middle_set2(c, &ab, &ba, &e) < 0) {
+		console_fmt(c->v.error, sizeof(c->v.error),
+			    "the bridge was started again after it stopped, but its dials could "
+			    "not be set again: %.300s", e.msg);
+		return;
+	}
+	console_fmt(keep, sizeof(keep), "%s", c->v.status);
+	console_fmt(c->v.status, sizeof(c->v.status),
+		    "the bridge stopped and was started again (pid %ld); its dials set again: %.180s",
+		    c->v.middle.pid, keep);
 }
 
 /* Attach (or re-attach) to the middle's bridge. */
@@ -144,6 +179,8 @@ static int console_middle_attach(struct console *c)
 	c->mid_retry = 0;
 	c->v.middle.changed = false;
 	console_middle_update(c, &st);
+	if (c->mid_redo_valid)
+		console_middle_redo(c);
 	return 0;
 }
 

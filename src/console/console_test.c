@@ -194,11 +194,25 @@ void console_test_dial_check(struct console *c, int i)
 	console_test_held_text(s, now, sizeof(now));
 	if (!strcmp(now, t->held_start_text[i]))
 		return;
-	console_fmt(t->dial_note, sizeof(t->dial_note),
-		    "%s's dial changed %.1f s into the run: was '%.80s', now '%.120s'; "
-		    "the figures from then on are not under the dial",
-		    console_side_name(i), console_now() - t->start_mono,
-		    t->held_start_text[i], now);
+	{
+		char what[sizeof(t->dial_note)];
+
+		console_fmt(what, sizeof(what), "%s's dial changed: was '%.80s', now '%.120s'; "
+			    "the figures from then on are not under the dial",
+			    console_side_name(i), t->held_start_text[i], now);
+		console_test_note(c, what);
+	}
+}
+
+void console_test_note(struct console *c, const char *what)
+{
+	struct console_test_view *t = &c->v.test;
+
+	if ((t->state != CONSOLE_TEST_STARTING && t->state != CONSOLE_TEST_RUNNING) ||
+	    t->dial_note[0])
+		return;
+	console_fmt(t->dial_note, sizeof(t->dial_note), "%.1f s into the run: %s",
+		    console_now() - t->start_mono, what);
 }
 
 /* B's server answered (or not): start the client, or say why not. */

@@ -101,8 +101,8 @@ else
 		if [ -z "$epid" ]; then
 			bad "engine killed mid-run: A's engine process not found"
 		elif wait_for "running: .*\[[2-9] intervals\]" 100 && kill -9 "$epid" &&
-		     wait_for "A's dial changed [0-9.]+ s into the run: was 'delay 50ms loss 1% \\(linklab's engine\\)', now 'none \\(linklab's engine gone" 60; then
-			ok "engine killed mid-run: the test screen says so ($(capture | grep -o "A's dial changed [0-9.]* s into the run" | head -1))"
+		     wait_for "[0-9.]+ s into the run: A's dial changed: was 'delay 50ms loss 1% \\(linklab's engine\\)', now 'none \\(linklab's engine gone" 60; then
+			ok "engine killed mid-run: the test screen says so ($(capture | grep -o "[0-9.]* s into the run: A's dial changed" | head -1))"
 			wait_for "done: " 150 || bad "engine killed mid-run: the run did not finish"
 		else
 			bad "engine killed mid-run: no note on the test screen (engine pid $epid)"; capture | head -24

@@ -656,8 +656,15 @@ fi
 if start_mid_console --peer peer-b --middle middle --bridge veth-ma,veth-mb &&
    wait_for "M \(middle\): bridge (user engine \(auto: no netem there\)|kernel engine \(auto: netem there\))" 150; then
 	ok "--bridge (engine auto): $(capture | grep -Eo 'bridge [a-z]+ engine \(auto: [a-z ]+\)' | head -1)"
-	# the started bridge stopped from outside (SIGTERM): the retry starts a new one
+	# the started bridge stopped from outside (SIGTERM): the retry starts a
+	# new one, and sets the dial the stopped one held on it again
 	spid() { capture | grep -Eo "veth-mb, pid [0-9]+, started" | grep -Eo "[0-9]+" | head -1; }
+	dial_target 3
+	dial_row delay
+	keys e C-u 3 0 m s Enter Enter
+	wait_for "applied on bridge A->B: .*30ms" 100 || { bad "--bridge (auto): delay 30ms not applied"; capture | tail -4; }
+	keys p
+	wait_for "veth-mb, pid [0-9]+, started" 50 || bad "--bridge (auto): the peers screen did not come back"
 	bp=$(spid)
 	np=
 	# (only the bridge this test's console started: its command line says so)
@@ -672,6 +679,12 @@ if start_mid_console --peer peer-b --middle middle --bridge veth-ma,veth-mb &&
 	fi
 	if [ -n "$np" ] && [ "$np" != "$bp" ] && [ "$(lease_procs)" = 1 ]; then
 		ok "--bridge: the started bridge (pid $bp) stopped by SIGTERM: the console started pid $np ($((n/10)).$((n%10)) s)"
+		if wait_for "the bridge stopped and was started again \\(pid $np\\); its dials set again" 50 &&
+		   case "$(mstatus)" in *30ms*) true ;; *) false ;; esac; then
+			ok "--bridge: the new bridge holds the stopped one's dial again (delay 30ms), said on the status line"
+		else
+			bad "--bridge: the new bridge's dial: $(mstatus)"; capture | tail -3
+		fi
 	else
 		bad "--bridge: no new bridge after SIGTERM of pid '$bp' (now '$np', $(lease_procs) running)"; capture | grep -A2 "M (middle)"
 	fi
