@@ -448,7 +448,12 @@ static uint32_t blksize(const struct client *t)
 }
 
 /* iperf3_udp_connect: connect()ed UDP socket, "9876" out, 4-byte reply in
- * (in -R data may arrive first: skipped). */
+ * (in -R data may arrive first: skipped). The hello is one datagram: on a
+ * lossy path (the dial under test) it or its reply may be lost, so it is
+ * sent again every UDP_HELLO_RESEND_MS until the reply or the connect
+ * timeout. A server that got both takes the second as a short datagram:
+ * linklab's receiver skips it, iperf3's counts it as one out of order. */
+#define UDP_HELLO_RESEND_MS 1000
 static int udp_connect(struct client *t, int *out, struct ll_err *err)
 {
 	const struct sockaddr *sa = (const struct sockaddr *)&t->addr;
@@ -474,7 +479,14 @@ static int udp_connect(struct client *t, int *out, struct ll_err *err)
 	}
 	for (;;) {
 		int left = (int)((until - iperf3_now()) * 1000);
-		r = wait_or_stop(t, fd, POLLIN, left > 0 ? left : 0);
+
+		r = wait_or_stop(t, fd, POLLIN, left > UDP_HELLO_RESEND_MS ? UDP_HELLO_RESEND_MS :
+				 left > 0 ? left : 0);
+		if (r == 0 && left > UDP_HELLO_RESEND_MS) {
+			if (send(fd, IPERF3_UDP_HELLO, 4, 0) == 4)
+				continue;
+			r = -errno;
+		}
 		if (r <= 0) {
 			close(fd);
 			if (r == -ECANCELED)
