@@ -716,9 +716,12 @@ int profile_name_check(const char *name, struct ll_err *err)
 
 	if (!*name || strlen(name) > 48)
 		return ll_err_set(err, -EINVAL, "profile name '%s': 1 to 48 characters", name);
-	if (name[0] == '.')
-		return ll_err_set(err, -EINVAL, "profile name '%s': must not start with '.'",
-				  name);
+	if (name[0] == '.' || name[0] == '-')
+		return ll_err_set(err, -EINVAL, "profile name '%s': must not start with '%c'%s",
+				  name, name[0], name[0] == '-' ? " (it would read as an option)" : "");
+	if (strlen(name) > 4 && !strcasecmp(name + strlen(name) - 4, ".ini"))
+		return ll_err_set(err, -EINVAL, "profile name '%s': give it without '.ini' "
+				  "(the file is NAME.ini)", name);
 	for (c = name; *c; c++)
 		if (!isalnum((unsigned char)*c) && !strchr("-_.", *c))
 			return ll_err_set(err, -EINVAL,

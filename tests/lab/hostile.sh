@@ -308,7 +308,7 @@ case "$r" in *"option -p given twice ('5394', then '5395')"*) [ $rc = 2 ] && pas
 r=$(LINKLAB_PROFILE_PATH="$P" "$LINKLAB" profile save y --rate 1mbit --rate 2mbit 2>&1); rc=$?
 [ $rc = 2 ] && [ ! -e "$P/y.ini" ] && case "$r" in *"option --rate given twice"*) true;; *) false;; esac &&
 	pass "profile save --rate twice: refused, nothing saved" || fail "profile save repeated (rc $rc): $r"
-for nm in "$(printf 'a\033]0;x\007b')" "" "../../etc/evil"; do
+for nm in "$(printf 'a\033]0;x\007b')" "" "../../etc/evil" "-x" "x.ini"; do
 	r=$(LINKLAB_PROFILE_PATH="$P" "$LINKLAB" profile save "$nm" --rate 1mbit 2>&1); rc=$?
 	case "$r" in *"profile name '"*) [ $rc = 2 ] && ! printf '%s' "$r" | grep -q "$(printf '\033')" &&
 		pass "profile save with bad name '$(printf '%s' "$nm" | od -An -c | tr -s ' ')': exit 2, named" ||
