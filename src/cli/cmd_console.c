@@ -178,6 +178,7 @@ static void cmd_console_verify_argv(struct console *c, const struct peerset_opts
 static bool cmd_console_tick(struct tui *t, struct console *c, unsigned *ticks,
 			     bool countdown)
 {
+	enum console_test_state ts = console_view(c)->test.state;
 	bool dirty = false;
 
 	/* the middle box: counters once a second on every
@@ -190,9 +191,7 @@ static bool cmd_console_tick(struct tui *t, struct console *c, unsigned *ticks,
 	 * one SSH round trip, so only every few ticks. While a test
 	 * runs, on any screen: a dial that changes under the run
 	 * (an engine gone) is noted on it */
-	if ((t->screen == TS_PEERS ||
-	     console_view(c)->test.state == CONSOLE_TEST_STARTING ||
-	     console_view(c)->test.state == CONSOLE_TEST_RUNNING) &&
+	if ((t->screen == TS_PEERS || ts == CONSOLE_TEST_STARTING || ts == CONSOLE_TEST_RUNNING) &&
 	    console_tick(c, ++*ticks % CMD_CONSOLE_REMOTE_TICKS == 0))
 		dirty = true;
 	if (countdown)

@@ -127,19 +127,28 @@ static void console_path_format(struct console_path *out, bool bridge, const boo
 		    unread[0] || unread[1] ? " or more" : "", bridge ? " (bridge included)" : "");
 }
 
-void console_path_compute_mid(const struct impair *a, const struct impair *b,
+/* The path from each direction's egress dial and bridge dial (any NULL);
+ * unread: the sides whose egress was not read back. */
+static void console_path_fill(const struct impair *a, const struct impair *b,
 			      const struct impair *mab, const struct impair *mba,
-			      struct console_path *out)
+			      const bool unread[2], struct console_path *out)
 {
-	static const bool none[2];
-
 	memset(out, 0, sizeof(*out));
 	out->valid = a || b || mab || mba;
 	console_path_dir(a, mab, &out->rate_ab, &out->delay_ab, &out->loss_ab);
 	console_path_dir(b, mba, &out->rate_ba, &out->delay_ba, &out->loss_ba);
 	out->rtt_added = out->delay_ab + out->delay_ba;
 	out->loss_rt = 1.0 - (1.0 - out->loss_ab) * (1.0 - out->loss_ba);
-	console_path_format(out, mab || mba, none);
+	console_path_format(out, mab || mba, unread);
+}
+
+void console_path_compute_mid(const struct impair *a, const struct impair *b,
+			      const struct impair *mab, const struct impair *mba,
+			      struct console_path *out)
+{
+	static const bool none[2];
+
+	console_path_fill(a, b, mab, mba, none, out);
 }
 
 /* Mean TCP RTT of the sending streams in one interval, seconds (0 =
@@ -196,20 +205,15 @@ void console_derive(struct console *c)
 	{
 		const struct console_middle_view *M = &c->v.middle;
 		bool mid = M->present && M->attached;
-
-		bool unread[2];
-
-		console_path_compute_mid(A->qd_valid ? &A->held : NULL,
-					 B->present && B->qd_valid ? &B->held : NULL,
-					 mid ? &M->dir[MIDDLE_AB].fields : NULL,
-					 mid ? &M->dir[MIDDLE_BA].fields : NULL,
-					 &c->v.path);
 		/* a side with an interface whose qdiscs could not be read (B
 		 * gone, a read that failed) is not "unshaped": unknown */
-		unread[0] = A->dev[0] && !A->qd_valid;
-		unread[1] = B->present && B->dev[0] && !B->qd_valid;
-		if (c->v.path.valid && (unread[0] || unread[1]))
-			console_path_format(&c->v.path, mid, unread);
+		bool unread[2] = { A->dev[0] && !A->qd_valid,
+				   B->present && B->dev[0] && !B->qd_valid };
+
+		console_path_fill(A->qd_valid ? &A->held : NULL,
+				  B->present && B->qd_valid ? &B->held : NULL,
+				  mid ? &M->dir[MIDDLE_AB].fields : NULL,
+				  mid ? &M->dir[MIDDLE_BA].fields : NULL, unread, &c->v.path);
 	}
 	/* the bottleneck of the sending direction: the smallest of the
 	 * egress dial and the bridge's dial in that direction */

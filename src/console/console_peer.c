@@ -242,6 +242,8 @@ static void console_engine_show(const struct enghook_info *h, struct console_sid
 	char t[1024];
 	size_t n;
 
+	s->engine = !h->alive ? CONSOLE_ENG_GONE : h->stopped ? CONSOLE_ENG_STOPPED :
+		    h->hooked == 0 ? CONSOLE_ENG_UNHOOKED : CONSOLE_ENG_HOLDS;
 	if (h->alive) {
 		enghook_dial(h, &s->held);
 		/* the engine holds the whole dial: the qdisc under it is not
@@ -289,6 +291,7 @@ int console_read_done(struct console *c, int i, int rc, const struct qdisc_state
 	memset(&s->held, 0, sizeof(s->held));
 	memset(&s->ours, 0, sizeof(s->ours));
 	s->held_text[0] = '\0';
+	s->engine = CONSOLE_ENG_NONE;
 	if (rc < 0) {
 		memset(&s->qd, 0, sizeof(s->qd));
 		console_derive(c);

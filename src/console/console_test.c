@@ -136,28 +136,26 @@ fail:
 }
 
 /* What side i holds as one line: its read-back ("not read back" without
- * one), with the endpoint engine's state when it holds the dial. */
+ * one), with the endpoint engine's state when one hooks the interface. */
 static void console_test_held_text(const struct console_side_view *s, char *buf, size_t len)
 {
-	static const struct { const char *mark, *says; } eng[] = {
-		{ ", gone: passing", "linklab's engine gone: traffic passes unimpaired" },
-		{ ", STOPPED", "linklab's engine stopped: traffic stalls" },
-		{ ", rule gone", "the engine's rule removed: traffic passes unimpaired" },
-		{ "user engine (", "linklab's engine" },
+	static const char *const eng[] = {
+		[CONSOLE_ENG_HOLDS] = "linklab's engine",
+		[CONSOLE_ENG_GONE] = "linklab's engine gone: traffic passes unimpaired",
+		[CONSOLE_ENG_STOPPED] = "linklab's engine stopped: traffic stalls",
+		[CONSOLE_ENG_UNHOOKED] = "the engine's rule removed: traffic passes unimpaired",
 	};
-	size_t k, n;
+	size_t n;
 
 	if (!s->qd_valid) {
 		console_fmt(buf, len, "not read back");
 		return;
 	}
 	impair_summary(&s->held, buf, len);
-	for (k = 0; k < sizeof(eng) / sizeof(eng[0]); k++)
-		if (strstr(s->held_text, eng[k].mark)) {
-			n = strlen(buf);
-			console_fmt(buf + n, len - n, " (%s)", eng[k].says);
-			return;
-		}
+	if (s->engine != CONSOLE_ENG_NONE) {
+		n = strlen(buf);
+		console_fmt(buf + n, len - n, " (%s)", eng[s->engine]);
+	}
 }
 
 /* The dials a run starts under: each side's read-back now. */
@@ -186,7 +184,7 @@ void console_test_dial_check(struct console *c, int i)
 {
 	struct console_test_view *t = &c->v.test;
 	const struct console_side_view *s = &c->v.side[i];
-	char now[256];
+	char now[256], what[sizeof(t->dial_note)];
 
 	if ((t->state != CONSOLE_TEST_STARTING && t->state != CONSOLE_TEST_RUNNING) ||
 	    t->dial_note[0] || !t->held_start_valid[i] || !s->qd_valid)
@@ -194,14 +192,10 @@ void console_test_dial_check(struct console *c, int i)
 	console_test_held_text(s, now, sizeof(now));
 	if (!strcmp(now, t->held_start_text[i]))
 		return;
-	{
-		char what[sizeof(t->dial_note)];
-
-		console_fmt(what, sizeof(what), "%s's dial changed: was '%.80s', now '%.120s'; "
-			    "the figures from then on are not under the dial",
-			    console_side_name(i), t->held_start_text[i], now);
-		console_test_note(c, what);
-	}
+	console_fmt(what, sizeof(what), "%s's dial changed: was '%.80s', now '%.120s'; "
+		    "the figures from then on are not under the dial",
+		    console_side_name(i), t->held_start_text[i], now);
+	console_test_note(c, what);
 }
 
 void console_test_note(struct console *c, const char *what)

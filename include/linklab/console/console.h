@@ -68,6 +68,14 @@ struct console_side_view {
 	bool held_ours;               /* A's journal: linklab applied dev's qdisc */
 	char held_ours_dev[IF_NAMESIZE]; /* the dev held_ours was read for */
 	char held_text[256];          /* qdisc_state_summary(qd) */
+	/* linklab's endpoint engine on dev, as the last read-back found it */
+	enum console_engine_state {
+		CONSOLE_ENG_NONE,         /* none hooks dev */
+		CONSOLE_ENG_HOLDS,        /* it holds the dial */
+		CONSOLE_ENG_GONE,         /* its process ended: traffic passes */
+		CONSOLE_ENG_STOPPED,      /* stopped (SIGSTOP): traffic stalls */
+		CONSOLE_ENG_UNHOOKED,     /* its rule removed: traffic passes */
+	} engine;
 	char err[LL_ERR_MAX];         /* last error on this side, "" if none */
 	/* live counters (console_tick): root qdisc bytes sent per second x 8
 	 * between the last two reads, bit/s; < 0 = unknown yet */
