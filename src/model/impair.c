@@ -547,18 +547,26 @@ static int set_flag(struct impair *d, const struct impair_field *f,
 		      value, f->range);
 }
 
-/* Split a list on commas and blanks: up to max words into w (each < 64). */
+/* Split a list on commas and blanks: up to max words into w (each < 64).
+ * -1 when there are more or one is too long; SPLIT_EMPTY when a comma has
+ * no item before or after it ("1%,,3%": a value would move to the next
+ * slot). */
+#define SPLIT_EMPTY (-2)
 static int split_list(const char *value, char w[][64], int max)
 {
 	int n = 0;
 	const char *s = value;
 
+	if (!value[strspn(value, ", \t")])
+		return 0;               /* no item at all */
 	for (;;) {
 		size_t k;
 
-		s += strspn(s, ", \t");
+		s += strspn(s, " \t");
 		if (!*s)
 			break;
+		if (*s == ',')
+			return SPLIT_EMPTY;
 		k = strcspn(s, ", \t");
 		if (n >= max || k >= 64)
 			return -1;
@@ -566,6 +574,11 @@ static int split_list(const char *value, char w[][64], int max)
 		w[n][k] = '\0';
 		n++;
 		s += k;
+		s += strspn(s, " \t");
+		if (*s == ',' && !s[1 + strspn(s + 1, " \t")])
+			return SPLIT_EMPTY;
+		if (*s == ',')
+			s++;
 	}
 	return n;
 }
@@ -580,6 +593,9 @@ static int set_plist(struct impair *d, const struct impair_field *f,
 	uint8_t given;
 
 	n = split_list(value, w, max);
+	if (n == SPLIT_EMPTY)
+		return refuse(diag, f, "'%s' has an empty item between commas (each of up to %d "
+			      "percentages in its place: %s)", value, max, f->range);
 	if (n < 1)
 		return refuse(diag, f, "'%s' needs 1 to %d percentages (%s)", value, max,
 			      f->range);
@@ -604,6 +620,8 @@ static int set_timepair(struct impair *d, const struct impair_field *f,
 	int n, i;
 
 	n = split_list(value, w, 2);
+	if (n == SPLIT_EMPTY)
+		return refuse(diag, f, "'%s' has an empty item between commas (%s)", value, f->range);
 	if (n < 1)
 		return refuse(diag, f, "'%s' needs one or two times (%s)", value, f->range);
 	for (i = 0; i < n; i++)
