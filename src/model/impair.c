@@ -1070,6 +1070,15 @@ static int impair_plan_tbf(const struct impair *d, unsigned mtu, unsigned hz,
 	if (tbf_buffer_fits(d, p->rate_Bps, p->burst, diag) < 0)
 		return -EINVAL;
 	if (has(d, IMP_TBF_LIMIT)) {
+		/* a queue that cannot hold one full-size packet drops them all,
+		 * as a burst that small does */
+		if (d->tbf_limit < floor_mtu) {
+			ll_diag_add(diag, LL_DIAG_ERROR, "tbf-limit",
+				    "tbf-limit: %s is smaller than MTU + 14 (%s): the kernel drops every full-size packet",
+				    units_format_size(d->tbf_limit, b1, sizeof(b1)),
+				    units_format_size(floor_mtu, b2, sizeof(b2)));
+			return -EINVAL;
+		}
 		p->tbf_limit = clamp32(d->tbf_limit);
 		if (p->tbf_limit < p->burst)
 			ll_diag_add(diag, LL_DIAG_WARN, "tbf-limit",

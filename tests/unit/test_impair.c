@@ -406,6 +406,16 @@ static void test_plan_figures(void **state)
 	ll_diag_clear(&dg);
 	assert_int_equal(impair_plan(&d, 1500, 250, &p, &dg), -EINVAL);
 	assert_true(diag_has(&dg, "smaller than MTU + 14 (1514b)"));
+	/* so is a tbf-limit that cannot hold one full-size packet */
+	{
+		struct impair q = { 0 };
+
+		assert_int_equal(impair_set(&q, "rate", "1mbit", &dg), 0);
+		assert_int_equal(impair_set(&q, "tbf-limit", "100b", &dg), 0);
+		ll_diag_clear(&dg);
+		assert_int_equal(impair_plan(&q, 1500, 250, &p, &dg), -EINVAL);
+		assert_true(diag_has(&dg, "tbf-limit: 100b is smaller than MTU + 14 (1514b)"));
+	}
 	assert_int_equal(impair_set(&d, "rate", "100mbit", &dg), 0);
 	assert_int_equal(impair_set(&d, "burst", "2000b", &dg), 0);
 	ll_diag_clear(&dg);
