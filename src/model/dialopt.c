@@ -94,7 +94,9 @@ int dialopt_take(struct dialopt *o, int argc, char *const *argv, int *i,
 		return 0;
 	if (eq) {
 		v = eq + 1;
-	} else if (*i + 1 < argc) {
+	} else if (*i + 1 < argc && strncmp(argv[*i + 1], "--", 2) != 0) {
+		/* the next word is the value unless it is the next option
+		 * (no dial value starts with "--") */
 		v = argv[++*i];
 	} else {
 		ll_diag_add(diag, LL_DIAG_ERROR, f[0] ? f[0]->name : name,

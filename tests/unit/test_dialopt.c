@@ -356,6 +356,25 @@ static void test_overlay(void **state)
 	assert_int_equal(a.loss_state_n, 1);
 }
 
+/* An option whose value is missing before the next option: "missing
+ * value", not the next option taken as its value. */
+static void test_missing_value_before_option(void **state)
+{
+	char line[] = "--delay --loss 1%", *argv[4];
+	int argc = words(line, argv);
+	struct dialopt o;
+	struct ll_diag dg;
+
+	(void)state;
+	dialopt_init(&o, 0);
+	ll_diag_clear(&dg);
+	assert_int_equal(argc, 3);
+	dialopt_parse(&o, argc, argv, &dg);
+	assert_int_equal(dg.n, 1);
+	assert_string_equal(dg.e[0].text, "--delay: missing value (0ns .. 274s)");
+	assert_true(o.lvl[DIALOPT_BOTH].set & IMP_LOSS);
+}
+
 /* Every problem of one command line at once, each naming its field. */
 static void test_all_at_once(void **state)
 {
@@ -452,6 +471,7 @@ int main(void)
 		cmocka_unit_test(test_roundtrip_all),
 		cmocka_unit_test(test_overlay),
 		cmocka_unit_test(test_all_at_once),
+		cmocka_unit_test(test_missing_value_before_option),
 		cmocka_unit_test(test_dirs_aliases),
 	};
 	return cmocka_run_group_tests_name("dialopt", tests, NULL, NULL);
