@@ -974,6 +974,22 @@ static uint32_t clamp32(uint64_t v)
  * refuse it with the accepted burst at this rate and rate for this burst. */
 #define TBF_BUFFER_MAX_S (4294967296.0 * 64e-9)
 
+/* A tbf size (burst, limit) below one full-size frame: every such packet is
+ * dropped by the kernel. Said as an error naming field; true then. */
+static bool below_frame(struct ll_diag *diag, const char *field, uint64_t bytes,
+			uint64_t frame)
+{
+	char b1[32], b2[32];
+
+	if (bytes >= frame)
+		return false;
+	ll_diag_add(diag, LL_DIAG_ERROR, field,
+		    "%s: %s is smaller than MTU + 14 (%s): the kernel drops every full-size packet",
+		    field, units_format_size(bytes, b1, sizeof(b1)),
+		    units_format_size(frame, b2, sizeof(b2)));
+	return true;
+}
+
 static int tbf_buffer_fits(const struct impair *d, uint64_t rate_Bps,
 			   uint64_t burst, struct ll_diag *diag)
 {
@@ -1042,13 +1058,8 @@ static int impair_plan_tbf(const struct impair *d, unsigned mtu, unsigned hz,
 	if (by_ms > min_burst)
 		min_burst = by_ms;
 	if (has(d, IMP_BURST)) {
-		if (d->burst < floor_mtu) {
-			ll_diag_add(diag, LL_DIAG_ERROR, "burst",
-				    "burst: %s is smaller than MTU + 14 (%s): the kernel drops every full-size packet",
-				    units_format_size(d->burst, b1, sizeof(b1)),
-				    units_format_size(floor_mtu, b2, sizeof(b2)));
+		if (below_frame(diag, "burst", d->burst, floor_mtu))
 			return -EINVAL;
-		}
 		if (d->burst < min_burst)
 			ll_diag_add(diag, LL_DIAG_WARN, "burst",
 				    "burst: %s is below max(rate/HZ, 1 ms of rate) = %s; throughput will fall short of the rate",
@@ -1072,13 +1083,8 @@ static int impair_plan_tbf(const struct impair *d, unsigned mtu, unsigned hz,
 	if (has(d, IMP_TBF_LIMIT)) {
 		/* a queue that cannot hold one full-size packet drops them all,
 		 * as a burst that small does */
-		if (d->tbf_limit < floor_mtu) {
-			ll_diag_add(diag, LL_DIAG_ERROR, "tbf-limit",
-				    "tbf-limit: %s is smaller than MTU + 14 (%s): the kernel drops every full-size packet",
-				    units_format_size(d->tbf_limit, b1, sizeof(b1)),
-				    units_format_size(floor_mtu, b2, sizeof(b2)));
+		if (below_frame(diag, "tbf-limit", d->tbf_limit, floor_mtu))
 			return -EINVAL;
-		}
 		p->tbf_limit = clamp32(d->tbf_limit);
 		if (p->tbf_limit < p->burst)
 			ll_diag_add(diag, LL_DIAG_WARN, "tbf-limit",
