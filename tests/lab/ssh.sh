@@ -569,7 +569,8 @@ kill $DPID 2>/dev/null; wait $DPID 2>/dev/null
 inb sh -c 'echo 1 > /proc/sys/net/ipv4/tcp_adv_win_scale'
 r=$(D --hold peer-b apply-wait veth-b 20mbit 0 2>&1)
 sleep 0.5
-guards=$(ps -eo args= | grep -c '[l]inklab-guard')
+# guards in B's namespace only (other suites may run side by side)
+guards=$(for p in $(pgrep -f 'linklab-guard$'); do [ "$(stat -L -c %i /proc/$p/ns/net 2>/dev/null)" = "$NSID" ] && echo "$p"; done | wc -l)
 [ "$r" = applied ] && [ "$(root_kind "$LL_NS_B" veth-b)" = tbf ] && [ "$guards" = 0 ] &&
 	pass "hold: a normal close disarms the guard (the dial stays, no guard process left)" || fail "hold normal close: $r kind $(root_kind "$LL_NS_B" veth-b) guards $guards"
 D peer-b clear veth-b >/dev/null 2>&1
