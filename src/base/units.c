@@ -349,14 +349,23 @@ char *units_human_bytes(double bytes, char *buf, size_t len)
 	return human(bytes, n, 1000., buf, len);
 }
 
-int units_parse_suffixed(const char *s, double k, double *out)
+int units_parse_number(const char *s, double *out)
 {
-	char *end;
+	const char *end;
 	double v;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || errno || !isfinite(v) || v < 0)
+	if (split_num(s, &v, &end) || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int units_parse_suffixed(const char *s, double k, double *out)
+{
+	const char *end;
+	double v;
+
+	if (split_num(s, &v, &end) || v < 0)
 		return -1;
 	switch (*end) {
 	case 'k': case 'K': v *= k; end++; break;

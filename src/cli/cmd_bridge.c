@@ -174,18 +174,13 @@ static int parse_words(int argc, char **argv, struct bopts *b, struct dialopt *d
 		if (cmd_seen_twice(&seen, a, eq ? (size_t)(eq - a) : strlen(a), val, diag))
 			continue;
 		if (!strcmp(a, "-i") || !strncmp(a, "-i=", 3)) {
-			char *end;
-
-			b->interval = strtod(val, &end);
-			if (*end || b->interval < 0.1 || b->interval > 3600)
+			if (units_parse_number(val, &b->interval) || b->interval < 0.1 ||
+			    b->interval > 3600)
 				ll_diag_add(diag, LL_DIAG_ERROR, NULL, "-i '%s': seconds, 0.1..3600", val);
 			continue;
 		}
 		if (!strcmp(a, "-t") || !strncmp(a, "-t=", 3)) {
-			char *end;
-
-			b->seconds = strtod(val, &end);
-			if (*end || b->seconds <= 0)
+			if (units_parse_number(val, &b->seconds) || b->seconds <= 0)
 				ll_diag_add(diag, LL_DIAG_ERROR, NULL, "-t '%s': seconds > 0", val);
 			continue;
 		}

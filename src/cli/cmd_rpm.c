@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "linklab/base/units.h"
 #include "linklab/cli/cli.h"
 #include "linklab/cli/cmd.h"
 #include "linklab/peer/peerset.h"
@@ -34,14 +35,11 @@ struct rpm_cli {
 static int num_opt(int argc, char **argv, int *i, double lo, double hi,
 		   double *out)
 {
-	char *end;
-
 	if (*i + 1 >= argc) {
 		fprintf(stderr, "linklab rpm: %s needs a value\n", argv[*i]);
 		return -1;
 	}
-	*out = strtod(argv[++*i], &end);
-	if (*end || end == argv[*i] || !(*out >= lo && *out <= hi)) {
+	if (units_parse_number(argv[++*i], out) || !(*out >= lo && *out <= hi)) {
 		fprintf(stderr, "linklab rpm: %s '%s': need a number in %g..%g\n",
 			argv[*i - 1], argv[*i], lo, hi);
 		return -1;

@@ -58,14 +58,10 @@ static int bad_opt(const char *opt, const char *val, const char *range)
 	return 1;
 }
 
-/* number with optional iperf3 suffix K/M/G/T (1024-based when k1024). */
+/* a plain decimal number (units_parse_number: no hex, inf or nan) */
 static int parse_num(const char *s, double *out)
 {
-	char *end;
-
-	errno = 0;
-	*out = strtod(s, &end);
-	return (end == s || *end || errno || !isfinite(*out)) ? -1 : 0;
+	return units_parse_number(s, out);
 }
 
 /* iperf3 units.c style: bytes 1024-based "12.3 MBytes", bits 1000-based. */

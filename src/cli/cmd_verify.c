@@ -23,6 +23,7 @@
 #include "linklab/peer/hostinfo.h"
 #include "linklab/base/stats.h"
 #include "linklab/base/text.h"
+#include "linklab/base/units.h"
 #include "linklab/cli/cli.h"
 #include "linklab/cli/cmd.h"
 #include "linklab/console/middle.h"
@@ -59,7 +60,6 @@ struct side_dial {
 static int parse(struct verify_cli *c, int argc, char **argv)
 {
 	struct ll_err err = { 0 };
-	char *end;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -75,8 +75,8 @@ static int parse(struct verify_cli *c, int argc, char **argv)
 			c->middle = argv[++i];
 		} else if ((!strcmp(a, "-p") || !strcmp(a, "-t") ||
 			    !strcmp(a, "--base-rtt")) && i + 1 < argc) {
-			double v = strtod(argv[++i], &end);
-			int okv = *end == '\0' && end != argv[i];
+			double v = 0;
+			int okv = units_parse_number(argv[++i], &v) == 0;
 			if (!strcmp(a, "-p") && okv && v >= 1 && v <= 65535)
 				c->port = (int)v;
 			else if (!strcmp(a, "-t") && okv && v >= 2 && v <= 300)

@@ -215,6 +215,30 @@ static void test_suffixed(void **state)
 	assert_int_equal(units_parse_suffixed("inf", 1000, &v), -1);
 	assert_int_equal(units_parse_suffixed("", 1000, &v), -1);
 	assert_int_equal(units_parse_suffixed("M", 1000, &v), -1);
+	assert_int_equal(units_parse_suffixed("0x10", 1000, &v), -1);
+}
+
+/* plain numbers for options such as -t, -p, --base-rtt: decimal only */
+static void test_number(void **state)
+{
+	double v;
+
+	(void)state;
+	assert_int_equal(units_parse_number("12", &v), 0);
+	assert_true(v == 12);
+	assert_int_equal(units_parse_number("-1.5", &v), 0);
+	assert_true(v == -1.5);
+	assert_int_equal(units_parse_number("2e3", &v), 0);
+	assert_true(v == 2000);
+	assert_int_equal(units_parse_number("0x10", &v), -1);
+	assert_int_equal(units_parse_number("-0X10", &v), -1);
+	assert_int_equal(units_parse_number("inf", &v), -1);
+	assert_int_equal(units_parse_number("nan", &v), -1);
+	assert_int_equal(units_parse_number(" 5", &v), -1);
+	assert_int_equal(units_parse_number("5 ", &v), -1);
+	assert_int_equal(units_parse_number("5s", &v), -1);
+	assert_int_equal(units_parse_number("", &v), -1);
+	assert_int_equal(units_parse_number("1e999", &v), -1);
 }
 
 int main(void)
@@ -228,6 +252,7 @@ int main(void)
 		cmocka_unit_test(test_format_roundtrip),
 		cmocka_unit_test(test_human),
 		cmocka_unit_test(test_suffixed),
+		cmocka_unit_test(test_number),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,6 +23,11 @@
  * the accepted units) on junk, a missing or unknown unit, or overflow. */
 int units_parse_rate(const char *s, uint64_t *bps, struct ll_err *err);
 
+/* A plain decimal number: digits, an optional sign and dot, an exponent
+ * ("12", "-1.5", "2e3"); no unit, no blanks. Hex ("0x10"), "inf" and "nan"
+ * are refused (strtod alone would take them). 0, or -1. */
+int units_parse_number(const char *s, double *out);
+
 /* iperf3's number with an optional K/M/G/T suffix (either case), k-based
  * (1000 for bit rates, 1024 for byte sizes, as iperf3's units.c): "10M",
  * "1.5G", "100000". *out >= 0. 0, or -1 on junk, a negative or non-finite
