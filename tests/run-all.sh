@@ -2,14 +2,17 @@
 # make check: every suite, then one closing line "N passed, N failed, N skipped".
 # Suites print their own "NAME: N passed, N failed[, N skipped]" line.
 #
-# Two phases:
-#  1. the suites that time nothing (unit tests, restore, refusal and fault
-#     checks) run side by side in LANES: a lane runs its suites one after the
-#     other, the lanes run at once; each suite's output is held and printed
-#     whole, in the order of SIDE_BY_SIDE, when the phase ends;
-#  2. the suites that time what they measure (throughput, RTT, loss, the
-#     console's live tests) run alone, one after the other, their output live.
-# CHECK_SERIAL=1 runs phase 1 one suite at a time too (for a noisy machine).
+# Three phases:
+#  1. the build-heavy checks, alone: layering, lint, the unit tests under
+#     ASan/UBSan (some of them time an emulated delay) and the fuzz targets;
+#  2. the suites that time nothing and mostly wait (on revert timers, SSH
+#     sessions, the console's screens) run side by side in LANES: a lane runs
+#     its suites one after the other, the lanes run at once; each suite's
+#     output is held and printed whole, in the order of SIDE_BY_SIDE, when
+#     the phase ends;
+#  3. the suites that time what they measure (throughput, RTT, loss, the
+#     console's live tests) run alone, one after the other.
+# CHECK_SERIAL=1 runs phase 2 one suite at a time too (for a busy machine).
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
 J=$(nproc 2>/dev/null || echo 1)
@@ -18,15 +21,17 @@ held=$(mktemp -d)
 trap 'rm -rf "$log" "$held"' EXIT
 rcs=0
 
-# Phase 1's lanes, separated by '|'; a lane's suites separated by ','. The
-# lanes are about as long as each other (seconds alone on the 2-core CI
-# machine): restore 257 + console exit paths; ssh 189 + exitpaths 56; the
-# unit tests 97 + fuzz 29 + hostile 14 (these two take the CPU); ansible
-# 144 + the console's fault scenarios.
-SIDE_BY_SIDE="sh tests/lab/restore.sh, sh tests/tui/exitpaths.sh|\
-sh tests/lab/ssh.sh, sh tests/lab/exitpaths.sh, sh tests/tui/notty.sh|\
-sh scripts/check-layering.sh, sh tests/lint.sh, make --no-print-directory -j$J BUILD=$BUILD unit, make --no-print-directory BUILD=$BUILD fuzz-check, sh tests/lab/hostile.sh|\
-sh tests/lab/ansible.sh, sh tests/tui/signals.sh, sh tests/tui/lost.sh, sh tests/tui/passphrase.sh, sh tests/tui/input.sh"
+FIRST="sh scripts/check-layering.sh|sh tests/lint.sh|\
+make --no-print-directory -j$J BUILD=$BUILD unit|make --no-print-directory BUILD=$BUILD fuzz-check"
+
+# Phase 2's lanes, separated by '|'; a lane's suites separated by ','. Alone
+# on the 2-core CI machine (wall s / CPU s): restore 269/134; ssh 176/61 +
+# the console's fault scenarios 48/12; ansible 141/62 + console exit paths
+# 96/23 + exitpaths 54/21 + hostile 15/17. Together they keep about one
+# core busy, and the phase takes about as long as restore alone.
+SIDE_BY_SIDE="sh tests/lab/restore.sh|\
+sh tests/lab/ssh.sh, sh tests/tui/notty.sh, sh tests/tui/signals.sh, sh tests/tui/lost.sh, sh tests/tui/passphrase.sh, sh tests/tui/input.sh|\
+sh tests/lab/ansible.sh, sh tests/tui/exitpaths.sh, sh tests/lab/exitpaths.sh, sh tests/lab/hostile.sh"
 
 ALONE="sh tests/tui/golden.sh|sh tests/lab/run.sh|sh tests/lab/interop.sh|sh tests/lab/bridge.sh|\
 sh tests/lab/bridgectl.sh|sh tests/lab/impair.sh|sh tests/lab/rpm.sh|\
@@ -50,7 +55,27 @@ run_held() {
 	echo "$? $(( $(date +%s) - t0 ))" > "$held/$n.rc"
 }
 
-# phase 1: start every lane, wait for all, print each suite's held output
+# run_alone LIST: the suites of LIST ('|'-separated) one at a time, output live
+run_alone() {
+	IFS='|'; for suite in $1; do
+		unset IFS
+		set -- $suite
+		if missing "$@"; then echo "=== $suite: missing"; rcs=1; IFS='|'; continue; fi
+		echo "=== $suite"
+		t0=$(date +%s)
+		{ LINKLAB="$PWD/$BUILD/linklab" "$@" 2>&1; echo "rc=$?" > "$log.rc"; } | tee -a "$log"
+		echo "=== $suite: $(( $(date +%s) - t0 )) s"
+		grep -q '^rc=0$' "$log.rc" || rcs=1
+		rm -f "$log.rc"
+		IFS='|'
+	done
+	unset IFS
+}
+
+# phase 1
+run_alone "$FIRST"
+
+# phase 2: start every lane, wait for all, print each suite's held output
 t1=$(date +%s)
 n=0
 IFS='|'; for lane in $SIDE_BY_SIDE; do
@@ -85,20 +110,8 @@ while [ $k -le $n ]; do
 done
 echo "=== side-by-side phase: $(( $(date +%s) - t1 )) s"
 
-# phase 2: one suite at a time, output live
-IFS='|'; for suite in $ALONE; do
-	unset IFS
-	set -- $suite
-	if missing "$@"; then echo "=== $suite: missing"; rcs=1; IFS='|'; continue; fi
-	echo "=== $suite"
-	t0=$(date +%s)
-	{ LINKLAB="$PWD/$BUILD/linklab" "$@" 2>&1; echo "rc=$?" > "$log.rc"; } | tee -a "$log"
-	echo "=== $suite: $(( $(date +%s) - t0 )) s"
-	grep -q '^rc=0$' "$log.rc" || rcs=1
-	rm -f "$log.rc"
-	IFS='|'
-done
-unset IFS
+# phase 3
+run_alone "$ALONE"
 
 p=0; f=0; s=0
 for x in $(sed -n 's/.*[: ]\([0-9][0-9]*\) passed.*/\1/p' "$log"); do p=$((p+x)); done

@@ -9,7 +9,7 @@
 #  key types in failures; the session's own interface (refusal, warning,
 #  --exclude-ssh); nothing left after a normal quit; sshd child killed
 #  mid-apply / mid-test / under --hold; clear --all; --peer-data; offloads
-#  and sysctls on both peers; ProxyJump; a 50 s idle session.
+#  and sysctls on both peers; ProxyJump; a 17 s idle session.
 #  Scope and ingress: --dport and --direction ingress applied remotely read
 #  back as the local backend reads them in A; clear, clear --all and the
 #  revert timer leave noqueue and no IFB; a foreign ingress qdisc is refused.
@@ -795,9 +795,19 @@ if [ -x "$LLB" ]; then
 	rm -f "$JDIR/remote-$NSID-veth-b".*
 fi
 
-# a console-like idle session (keepalives only) for 50 s, beyond sshd's
-# ClientAliveInterval 15 x 3 (alone: the checks above kill sessions by port)
-r=$(D peer-b idle 50 2>&1)
-[ "$r" = "alive after 50 s idle" ] && pass "50 s idle with ssh_keepalive only: the session still answers" || fail "idle session: $r"
+# a console-like idle session (keepalives only) against an sshd that drops a
+# client after 2 unanswered ClientAlive probes 3 s apart: 17 s idle is nearly
+# three times that bound and past linklab's own 15 s keepalive (alone:
+# the checks above kill sessions by port)
+inb /usr/sbin/sshd -f "$LL_LAB_DIR/sshd_config" -o Port=2223 -o PidFile="$T/sshd3.pid" \
+	-o ClientAliveInterval=3 -o ClientAliveCountMax=2 -E "$T/sshd3.log"
+i=0; while [ ! -s "$T/sshd3.pid" ] && [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done
+cp "$LL_LAB_DIR/known_hosts" "$T/kh_idle"
+echo "[$LL_ADDR_B]:2223 $(cut -d' ' -f1,2 "$LL_LAB_DIR/ssh_host_ed25519_key.pub")" >> "$T/kh_idle"
+r=$(D --known-hosts "$T/kh_idle" --ssh-key "$LL_LAB_DIR/id_ed25519" root@$LL_ADDR_B:2223 idle 17 2>&1)
+[ "$r" = "alive after 17 s idle" ] &&
+	pass "17 s idle with ssh_keepalive only (sshd ClientAliveInterval 3, CountMax 2): the session still answers" ||
+	fail "idle session: $r"
+[ -s "$T/sshd3.pid" ] && kill "$(cat "$T/sshd3.pid")" 2>/dev/null
 
 summary ssh
