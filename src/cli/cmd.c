@@ -126,19 +126,30 @@ cJSON *cmd_json_qdiscs(const struct qdisc_state *s)
 void cmd_print_links(FILE *f, const char *label, const struct link_list *ll,
 		     const char *selected)
 {
-	int i, k;
+	int i, k, wname = 15, wstate = 8;
+	char name[4 * IF_NAMESIZE + 1];
 
+	/* columns as wide as the widest name and state of the list
+	 * (LOWERLAYERDOWN, an escaped name) */
+	for (i = 0; i < ll->n; i++) {
+		text_sanitize(ll->l[i].name, name, sizeof(name));
+		if ((int)strlen(name) > wname)
+			wname = (int)strlen(name);
+		if ((int)strlen(ll->l[i].state) > wstate)
+			wstate = (int)strlen(ll->l[i].state);
+	}
 	fprintf(f, "%s\n", label);
 	for (i = 0; i < ll->n; i++) {
 		const struct link_info *l = &ll->l[i];
 		int sel = selected && !strcmp(selected, l->name);
-		char name[4 * IF_NAMESIZE + 1];
 
 		/* escaped before the padding, so that a name with control
 		 * bytes (shown as \xNN) keeps the columns */
 		text_sanitize(l->name, name, sizeof(name));
-		fprintf(f, " %c %-15s %-8s mtu %-5u qdisc %-10s", sel ? '*' : ' ',
-			name, l->state, l->mtu, l->qdisc[0] ? l->qdisc : "-");
+		/* no padding after the last column (no trailing blanks) */
+		fprintf(f, " %c %-*s %-*s mtu %-5u qdisc %-*s", sel ? '*' : ' ',
+			wname, name, wstate, l->state, l->mtu, l->naddrs ? 10 : 0,
+			l->qdisc[0] ? l->qdisc : "-");
 		for (k = 0; k < l->naddrs; k++)
 			fprintf(f, " %s", l->addrs[k]);
 		fprintf(f, "\n");
