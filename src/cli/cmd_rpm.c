@@ -112,7 +112,7 @@ static int parse(struct rpm_cli *c, int argc, char **argv)
 	if (c->o.congestion[0]) {
 		struct ll_err e = { 0 };
 		if (iperf3_cc_check(c->o.congestion, &e) < 0) {
-			fprintf(stderr, "linklab rpm: -C: %s\n", e.msg);
+			fprintf(stderr, "linklab rpm: %s\n", e.msg);
 			c->nbad++;
 		}
 	}
