@@ -20,6 +20,7 @@ log=$(mktemp)
 held=$(mktemp -d)
 trap 'rm -rf "$log" "$held"' EXIT
 rcs=0
+LL_PY_REPO=$PWD; . tests/python-path.sh
 
 FIRST="sh scripts/check-layering.sh|sh tests/lint.sh|\
 make --no-print-directory -j$J BUILD=$BUILD unit|make --no-print-directory BUILD=$BUILD fuzz-check"

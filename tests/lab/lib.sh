@@ -1,6 +1,7 @@
 # Shared helpers for the lab suites (sourced). Each suite uses its own
 # namespace names and state dir so suites and a running demo never collide.
 LL_REPO=$(cd "$(dirname "$0")/../.." && pwd)
+LL_PY_REPO=$LL_REPO; . "$LL_REPO/tests/python-path.sh"
 LINKLAB=${LINKLAB:-$LL_REPO/build/linklab}
 PASS=0; FAIL=0; SKIP=0
 pass() { PASS=$((PASS+1)); echo "PASS: $*"; }
@@ -24,12 +25,12 @@ lab_down() { sh "$LL_REPO/lab/lab.sh" down >/dev/null 2>&1; }
 ina() { ip netns exec "$LL_NS_A" "$@"; }
 inb() { ip netns exec "$LL_NS_B" "$@"; }
 inm() { ip netns exec "$LL_NS_M" "$@"; }   # the middle box (lab/lab-bridge.sh)
-# root qdisc kind of DEV in namespace NS
+# root qdisc kind of DEV in namespace NS ("none" when it has none): tc's
+# "qdisc KIND HANDLE: root ..." line, read without a python3 start (the wait
+# loops call this every 50-100 ms)
 root_kind() {
-	ip netns exec "$1" tc -j qdisc show dev "$2" | python3 -c '
-import json,sys
-q=[x for x in json.load(sys.stdin) if x.get("root")]
-print(q[0]["kind"] if q else "none")'
+	set -- $(ip netns exec "$1" tc qdisc show dev "$2" root 2>/dev/null)
+	echo "${2:-none}"
 }
 # tbf rate of the root qdisc in bit/s (tc -j prints bytes/s)
 root_tbf_rate() {

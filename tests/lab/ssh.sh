@@ -397,9 +397,11 @@ sshd_child_of_port() {
 # (LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS); the session is killed there
 ina env LINKLAB_TEST_HOLD_BEFORE_CONFIRM_MS=3000 "$DRV" -F "$LL_SSH_CONFIG" --revert-after 4 peer-b apply veth-b 1kbit > "$T/mid.out" 2>&1 &
 DPID=$!
-i=0; while [ "$(root_kind "$LL_NS_B" veth-b)" != tbf ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
-port=$(client_port_of $DPID)
+# the session's sshd child is found while the driver connects, so that only
+# the wait for B's change stands between it and the kill (a busy host)
+port=; i=0; while [ -z "$port" ] && [ $i -lt 100 ]; do port=$(client_port_of $DPID); [ -n "$port" ] || sleep 0.05; i=$((i+1)); done
 child=$(sshd_child_of_port "$port")
+i=0; while [ "$(root_kind "$LL_NS_B" veth-b)" != tbf ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
 if [ -n "$child" ] && [ "$(root_kind "$LL_NS_B" veth-b)" = tbf ] && kill -0 $DPID 2>/dev/null; then
 	kill -9 "$child"
 	t0=$(date +%s)

@@ -10,6 +10,7 @@
 set -u
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
+LL_PY_REPO=$REPO; . "$REPO/tests/python-path.sh"
 BIN=${LINKLAB:-$REPO/build/linklab}
 case "$BIN" in /*) ;; *) BIN=$REPO/$BIN ;; esac
 TUI_SUITE=tui-$(basename "$0" .sh)
