@@ -97,7 +97,7 @@ void verify_fraction(struct verify_row *r, double dialled, uint64_t k,
 {
 	double lo, hi;
 
-	stats_wilson(k, n, VERIFY_Z99, &lo, &hi);
+	stats_wilson(k, n, VERIFY_Z999, &lo, &hi);
 	r->dialled = dialled;
 	r->measured = n ? (double)k / (double)n : 0;
 	/* ok when the dialled value lies in the measured interval:
@@ -106,7 +106,7 @@ void verify_fraction(struct verify_row *r, double dialled, uint64_t k,
 	r->ok = n > 0 && dialled >= lo && dialled <= hi;
 	r->tol_lo = -(hi - r->measured);
 	r->tol_hi = r->measured - lo;
-	snprintf(r->detail, sizeof(r->detail), "%llu of %llu datagrams; 99 %% "
+	snprintf(r->detail, sizeof(r->detail), "%llu of %llu datagrams; 99.9 %% "
 		 "interval %.4f .. %.4f", (unsigned long long)k,
 		 (unsigned long long)n, lo, hi);
 	if (!n)

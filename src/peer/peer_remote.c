@@ -47,7 +47,7 @@ struct remote {
 	unsigned hz;              /* peer's CONFIG_HZ, 0 = not probed yet */
 	struct rjournal j[RJ_MAX];
 	char nsid[24];            /* peer's netns inode: journals per netns */
-	char probe_err[512];      /* why the netns probe failed ("" = fine) */
+	char probe_err[768];      /* why the netns probe failed ("" = fine) */
 	char notes[2048];         /* for the user after clear (peer_ops.notes) */
 	struct ssh_proc *srv;
 	long srv_pid;
@@ -315,13 +315,16 @@ static int remote_read_qdiscs(struct peer *p, const char *dev,
  * namespace (journal names). */
 static void remote_probe(struct remote *r)
 {
+	struct ll_err e = { 0 };
 	char *o = NULL, *at;
 	unsigned hz = 0;
+	int rc;
 
 	if (r->hz)
 		return;
-	if (run(r, "{ zcat /proc/config.gz 2>/dev/null || cat \"/boot/config-$(uname -r)\" 2>/dev/null; } | sed -n 's/^CONFIG_HZ=//p'; echo @; stat -L -c %i /proc/self/ns/net",
-		"probe CONFIG_HZ and netns", &o, NULL, NULL) == 0 && o) {
+	rc = run(r, "{ zcat /proc/config.gz 2>/dev/null || cat \"/boot/config-$(uname -r)\" 2>/dev/null; } | sed -n 's/^CONFIG_HZ=//p'; echo @; stat -L -c %i /proc/self/ns/net",
+		 "probe CONFIG_HZ and netns", &o, NULL, &e);
+	if (rc == 0 && o) {
 		hz = (unsigned)strtoul(o, NULL, 10);
 		at = strchr(o, '@');
 		if (at && strspn(at + 2, "0123456789") > 0)
@@ -334,9 +337,16 @@ static void remote_probe(struct remote *r)
 		/* never a shared "0": another namespace's records would be
 		 * taken for this one's */
 		snprintf(r->nsid, sizeof(r->nsid), "unknown");
-		snprintf(r->probe_err, sizeof(r->probe_err),
-			 "peer %.200s: cannot tell the peer's network namespace (stat -L -c %%i /proc/self/ns/net failed); its journal cannot be named, nothing changed",
-			 r->t.alias);
+		/* the probe itself failed (a timeout, a lost session): say
+		 * that, not that stat did */
+		if (rc < 0 && e.msg[0])
+			snprintf(r->probe_err, sizeof(r->probe_err),
+				 "peer %.200s: cannot tell the peer's network namespace (%.300s); its journal cannot be named, nothing changed",
+				 r->t.alias, e.msg);
+		else
+			snprintf(r->probe_err, sizeof(r->probe_err),
+				 "peer %.200s: cannot tell the peer's network namespace (stat -L -c %%i /proc/self/ns/net failed); its journal cannot be named, nothing changed",
+				 r->t.alias);
 	}
 }
 

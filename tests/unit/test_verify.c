@@ -57,6 +57,12 @@ static void test_fraction_row(void **state)
 	assert_true(r->ok);
 	verify_fraction(r, 0.10, 190, 1000);   /* 10 % dialled, 19 % seen */
 	assert_false(r->ok);
+	/* 2 % dialled: 176 of 6906 lost (3.3 standard deviations high) lies
+	 * in the 99.9 % interval; 3 % seen over as many does not */
+	verify_fraction(r, 0.02, 176, 6906);
+	assert_true(r->ok);
+	verify_fraction(r, 0.02, 207, 6906);
+	assert_false(r->ok);
 	verify_fraction(r, 0, 0, 20000);       /* none dialled, none lost */
 	assert_true(r->ok);
 	verify_fraction(r, 0.01, 0, 0);        /* nothing received */
