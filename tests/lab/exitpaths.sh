@@ -112,9 +112,10 @@ if wait_kind "$LL_NS_B" veth-b noqueue 120; then
 else
 	fail "ChannelTimeout: veth-b not restored within 12 s: $(inb tc qdisc show dev veth-b)"
 fi
-[ -z "$(timers)" ] && pass "the timer ended after restoring" || fail "timer still there: $(timers)"
-ls /run/linklab/remote-"$NSID"-veth-b.tc.json >/dev/null 2>&1 &&
-	fail "journal left after the timer's restore" || pass "the timer's restore removed the journal"
+no_timers() { [ -z "$(timers)" ]; }
+eventually 30 no_timers && pass "the timer ended after restoring" || fail "timer still there: $(timers)"
+eventually 30 absent /run/linklab/remote-"$NSID"-veth-b.tc.json &&
+	pass "the timer's restore removed the journal" || fail "journal left after the timer's restore"
 
 # 2b. the same session goes on after the lost confirmation (only the
 #     channel was closed): a newer apply arms its own timer, and the

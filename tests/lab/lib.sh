@@ -32,6 +32,18 @@ root_kind() {
 	set -- $(ip netns exec "$1" tc qdisc show dev "$2" root 2>/dev/null)
 	echo "${2:-none}"
 }
+# eventually TENTHS CMD...: true once CMD succeeds, tried every 0.1 s at
+# most TENTHS times (a revert timer or hold guard removes its journal and
+# exits a moment after the qdisc it restored is back)
+eventually() {
+	_ev_n=$1; shift
+	while ! "$@"; do
+		_ev_n=$((_ev_n - 1)); [ $_ev_n -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+# absent PATH...: none of the paths exists
+absent() { for _ab_p in "$@"; do [ ! -e "$_ab_p" ] || return 1; done; }
 # tbf rate of the root qdisc in bit/s (tc -j prints bytes/s)
 root_tbf_rate() {
 	ip netns exec "$1" tc -j qdisc show dev "$2" | python3 -c '

@@ -415,7 +415,7 @@ if [ -n "$child" ] && [ "$(root_kind "$LL_NS_B" veth-b)" = tbf ] && kill -0 $DPI
 	wait $DPID
 	grep -Eq "session lost (while applying to|before the change to) veth-b.*the peer restores the original within 4 s" "$T/mid.out" &&
 		pass "the CLI reports the lost session and the pending revert" || fail "mid-apply report: $(cat "$T/mid.out")"
-	ls $JDIR/remote-$NSID-veth-b.tc.json >/dev/null 2>&1 && fail "journal left after the revert" || pass "the revert removed the journal"
+	eventually 30 absent $JDIR/remote-$NSID-veth-b.tc.json && pass "the revert removed the journal" || fail "journal left after the revert"
 else
 	wait $DPID
 	fail "mid-apply: session not caught mid-apply (port $port child $child kind $(root_kind "$LL_NS_B" veth-b)): $(cat "$T/mid.out")"
@@ -545,7 +545,7 @@ if [ "$(root_kind "$LL_NS_B" veth-b)" = tbf ] && [ -n "$child" ]; then
 	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 	[ "$(root_kind "$LL_NS_B" veth-b)" = noqueue ] && pass "hold: session killed after a confirmed apply -> the guard restored the peer in $ms ms" \
 		|| fail "hold: not restored after the session died: $(root_kind "$LL_NS_B" veth-b)"
-	ls $JDIR/remote-$NSID-veth-b.tc.json >/dev/null 2>&1 && fail "hold: journal left" || pass "hold: the guard removed the journal"
+	eventually 30 absent $JDIR/remote-$NSID-veth-b.tc.json && pass "hold: the guard removed the journal" || fail "hold: journal left"
 else
 	fail "hold: apply-wait $(cat "$T/hold2.out") child $child"
 fi
