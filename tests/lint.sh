@@ -10,6 +10,7 @@
 #  - the man page's SYNOPSIS names every command of the CLI's table
 #    (src/cli/cli.c) and every option its usage text lists for verify, rpm,
 #    show and clear.
+LL_REPO=$(cd "$(dirname "$0")/.." && pwd)
 . "$(dirname "$0")/lab/lib.sh"
 LL_REPO=$(cd "$(dirname "$0")/.." && pwd)  # lib.sh assumes tests/lab/
 cd "$LL_REPO" || exit 1

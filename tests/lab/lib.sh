@@ -1,6 +1,8 @@
 # Shared helpers for the lab suites (sourced). Each suite uses its own
 # namespace names and state dir so suites and a running demo never collide.
-LL_REPO=$(cd "$(dirname "$0")/../.." && pwd)
+# the repository: two levels above a suite (tests/lab/NAME.sh), unless the
+# sourcing script sits elsewhere and set it (tests/lint.sh)
+LL_REPO=${LL_REPO:-$(cd "$(dirname "$0")/../.." && pwd)}
 LL_PY_REPO=$LL_REPO; . "$LL_REPO/tests/python-path.sh"
 LINKLAB=${LINKLAB:-$LL_REPO/build/linklab}
 PASS=0; FAIL=0; SKIP=0

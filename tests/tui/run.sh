@@ -9,6 +9,8 @@
 cd "$(dirname "$0")" || exit 1
 rc=0
 for s in notty golden console signals lost passphrase middle verify freeze engine input exitpaths; do
+	t0=$(date +%s)
 	sh "./$s.sh" || rc=1
+	echo "  tui-$s: $(( $(date +%s) - t0 )) s"
 done
 exit $rc
